@@ -1,0 +1,632 @@
+//! The road-sign catalogue: what to suggest after each call, and before it.
+//!
+//! Every hint is driven by data in the result (ids, counts, kinds), never by
+//! placeholders: an actionable hint is a call that works when sent verbatim.
+//! Rules: at most [`MAX_HINTS`] hints, best first; reasons of at most
+//! [`MAX_REASON`] characters; no two hints with the same tool and arguments.
+
+use serde_json::{Map, Value, json};
+
+use crate::coerce::{self, Problem};
+use crate::model::{Advice, Call, ErrorKind, Hint, Outcome, Session, ToolError};
+
+/// Most hints in one response.
+pub const MAX_HINTS: usize = 5;
+/// Longest reason, in characters.
+pub const MAX_REASON: usize = 120;
+/// Most ids an actionable continuation carries.
+const MAX_HINT_IDS: usize = 10;
+
+/// Non-blocking suggestions before `call` runs.
+pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
+    let param = match call.tool.as_str() {
+        "describe" => "id",
+        "neighbors" => "ids",
+        _ => return Vec::new(),
+    };
+    let Ok(ids) = coerce::analyze(call, param) else {
+        return Vec::new();
+    };
+    let unseen = ids.iter().filter(|id| !session.has_seen(id)).count();
+    if unseen == 0 {
+        return Vec::new();
+    }
+    let what = if ids.len() == 1 { "this id".to_owned() } else { format!("{unseen} of these ids") };
+    vec![Hint::advice(
+        "resolve",
+        json!({}),
+        format!("{what} not seen in this session; ids come from resolve/search/find — proceeding anyway"),
+    )]
+}
+
+/// Hints, state tag, summary, details and ask-user line for a finished call.
+pub fn advise(call: &Call, outcome: &Outcome, _session: &Session) -> Advice {
+    let mut advice = match outcome {
+        Outcome::Failure(err) => failure(call, err),
+        Outcome::Success(result) => match call.tool.as_str() {
+            "resolve" => resolve(call, result),
+            "describe" => describe(result),
+            "find" => find(call, result),
+            "search" => search(call, result),
+            "neighbors" => neighbors(call, result),
+            other => Advice { state_tag: "ok".into(), summary: format!("{other} done"), ..Advice::default() },
+        },
+    };
+    advice.hints = tidy(std::mem::take(&mut advice.hints));
+    advice
+}
+
+/// Applies the catalogue rules: dedupe by tool + canonical args, cut reasons,
+/// keep the best [`MAX_HINTS`].
+pub fn tidy(hints: Vec<Hint>) -> Vec<Hint> {
+    let mut out: Vec<Hint> = Vec::with_capacity(MAX_HINTS);
+    for mut hint in hints {
+        // serde_json without `preserve_order` sorts keys: to_string is canonical.
+        if out.iter().any(|h| h.tool == hint.tool && h.args == hint.args && h.actionable == hint.actionable) {
+            continue;
+        }
+        if hint.reason.chars().count() > MAX_REASON {
+            hint.reason = hint.reason.chars().take(MAX_REASON - 1).collect::<String>() + "…";
+        }
+        out.push(hint);
+        if out.len() == MAX_HINTS {
+            break;
+        }
+    }
+    out
+}
+
+// ---- reading results -------------------------------------------------------
+
+/// A symbol record as tools return it.
+struct Rec<'a>(&'a Value);
+
+impl<'a> Rec<'a> {
+    fn field(&self, k: &str) -> &'a str {
+        self.0.get(k).and_then(Value::as_str).unwrap_or("")
+    }
+    fn id(&self) -> &'a str {
+        self.field("id")
+    }
+    fn kind(&self) -> &'a str {
+        self.field("kind")
+    }
+    fn fqn(&self) -> &'a str {
+        match self.field("fqn") {
+            "" => self.field("name"),
+            fqn => fqn,
+        }
+    }
+    fn line(&self) -> String {
+        let id = self.id();
+        let score = self.0.get("score").and_then(Value::as_f64).map(|s| format!(" ({s:.2})")).unwrap_or_default();
+        format!("{id} {} {}{score}", self.kind(), self.fqn())
+    }
+    fn location(&self) -> Option<String> {
+        let file = self.field("file");
+        if file.is_empty() {
+            return None;
+        }
+        Some(match self.0.get("line").and_then(Value::as_u64) {
+            Some(line) => format!("{file}:{line}"),
+            None => file.to_owned(),
+        })
+    }
+}
+
+fn list<'a>(result: &'a Value, key: &str) -> &'a [Value] {
+    result.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
+}
+
+fn num(result: &Value, key: &str) -> u64 {
+    result.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn describe_hint(rec: &Rec, reason: impl Into<String>) -> Option<Hint> {
+    (!rec.id().is_empty()).then(|| Hint::call("describe", json!({"id": rec.id()}), reason))
+}
+
+fn neighbors_hint(ids: &[&str], direction: &str, edge: &str, reason: impl Into<String>) -> Hint {
+    Hint::call("neighbors", json!({"ids": ids, "direction": direction, "edge_types": [edge]}), reason)
+}
+
+/// The next page of a paged call, when the result says there is one.
+fn next_page(call: &Call, result: &Value) -> Option<Hint> {
+    let (total, limit, offset) = (num(result, "total"), num(result, "limit"), num(result, "offset"));
+    let shown = list(result, "results").len() as u64;
+    let next = offset + shown;
+    if shown == 0 || next >= total {
+        return None;
+    }
+    let mut args = call.args.clone();
+    if call.tool == "neighbors" {
+        // Canonical ids, whatever shape the agent sent.
+        args.insert("ids".into(), result.get("ids").cloned().unwrap_or(Value::Null));
+    }
+    args.insert("offset".into(), json!(next));
+    if limit > 0 {
+        args.insert("limit".into(), json!(limit));
+    }
+    Some(Hint::call(&call.tool, Value::Object(args), format!("next page: {} more", total - next)))
+}
+
+// ---- resolve ---------------------------------------------------------------
+
+fn resolve(call: &Call, result: &Value) -> Advice {
+    let identifier = call.str_arg("identifier").unwrap_or("");
+    let kind = call.str_arg("kind").filter(|k| !k.is_empty());
+    let candidates = list(result, "candidates");
+    let mut hints = Vec::new();
+    match result.get("status").and_then(Value::as_str) {
+        Some("one") if !candidates.is_empty() => {
+            let rec = Rec(&candidates[0]);
+            hints.extend(describe_hint(&rec, "see its record and edge summary"));
+            hints.extend(member_or_caller_hint(&rec));
+            Advice {
+                state_tag: "resolved".into(),
+                summary: format!("{identifier} → {} {}", rec.kind(), rec.fqn()),
+                details: [Some(format!("id {}", rec.id())), rec.location()].into_iter().flatten().collect(),
+                hints,
+                ask_user: None,
+            }
+        }
+        Some("many") => {
+            let mut kinds: Vec<&str> = candidates.iter().map(|c| Rec(c).kind()).collect();
+            kinds.dedup();
+            kinds.sort_unstable();
+            kinds.dedup();
+            if kind.is_none() && kinds.len() > 1 {
+                for k in kinds.iter().take(2) {
+                    hints.push(Hint::call(
+                        "resolve",
+                        json!({"identifier": identifier, "kind": k}),
+                        format!("narrow to the {k}"),
+                    ));
+                }
+            }
+            let fqns: Vec<&str> = candidates.iter().map(|c| Rec(c).fqn()).collect();
+            for fqn in fqns.iter().take(2) {
+                if let Some(suffix) = unique_suffix(fqn, &fqns)
+                    && !suffix.eq_ignore_ascii_case(identifier)
+                {
+                    hints.push(Hint::call(
+                        "resolve",
+                        json!({"identifier": suffix}),
+                        format!("narrow by qualifying the name: {suffix}"),
+                    ));
+                }
+            }
+            for c in candidates.iter().take(3) {
+                let rec = Rec(c);
+                hints.extend(describe_hint(&rec, format!("candidate: {}", rec.fqn())));
+            }
+            let names: Vec<&str> = candidates.iter().take(4).map(|c| Rec(c).fqn()).collect();
+            Advice {
+                state_tag: "ambiguous".into(),
+                summary: format!("{identifier} matches {} symbols", candidates.len()),
+                details: candidates.iter().map(|c| Rec(c).line()).collect(),
+                hints,
+                ask_user: Some(format!("which {identifier} is meant: {}?", names.join(" or "))),
+            }
+        }
+        _ => {
+            if !identifier.is_empty() {
+                hints.push(Hint::call(
+                    "search",
+                    json!({"query": identifier}),
+                    "no exact match — try ranked fuzzy lookup",
+                ));
+                if let Some(k) = kind {
+                    hints.push(Hint::call(
+                        "resolve",
+                        json!({"identifier": identifier}),
+                        format!("nothing of kind {k}; drop the kind filter"),
+                    ));
+                }
+                let last = identifier.rsplit(['.', ':', '/', '#']).find(|s| !s.is_empty()).unwrap_or(identifier);
+                hints.push(Hint::call("find", json!({"name": last}), "browse symbols whose name contains it"));
+            }
+            Advice {
+                state_tag: "not_found".into(),
+                summary: format!("no symbol named {identifier}"),
+                details: vec!["resolve matches exact names, qualified names or ids".into()],
+                hints,
+                ask_user: None,
+            }
+        }
+    }
+}
+
+/// The shortest dotted suffix of `fqn` (two segments or more) that no other
+/// of `all` ends with: a qualified name that `resolve` reads as one symbol.
+fn unique_suffix<'a>(fqn: &'a str, all: &[&str]) -> Option<&'a str> {
+    let dots: Vec<usize> = fqn.match_indices('.').map(|(i, _)| i).collect();
+    for &dot in dots.iter().rev().skip(1).chain(std::iter::once(&usize::MAX)) {
+        let suffix = if dot == usize::MAX { fqn } else { &fqn[dot + 1..] };
+        let needle = format!(".{}", suffix.to_lowercase());
+        let clash = all.iter().filter(|o| **o != fqn).any(|o| {
+            let o = o.to_lowercase();
+            o == suffix.to_lowercase() || o.ends_with(&needle)
+        });
+        if !clash {
+            return Some(suffix);
+        }
+    }
+    None
+}
+
+/// The natural continuation from a single symbol by its kind.
+fn member_or_caller_hint(rec: &Rec) -> Option<Hint> {
+    let id = rec.id();
+    match rec.kind() {
+        "class" | "interface" | "module" | "enum" | "struct" | "trait" => {
+            Some(neighbors_hint(&[id], "out", "DECLARES", "list its members"))
+        }
+        "method" | "function" => Some(neighbors_hint(&[id], "in", "CALLS", "who calls it")),
+        "route" => Some(neighbors_hint(&[id], "in", "EXPOSES", "the handler serving this route")),
+        "topic" => Some(neighbors_hint(&[id], "in", "PUBLISHES", "who publishes to it")),
+        _ => None,
+    }
+}
+
+// ---- describe --------------------------------------------------------------
+
+/// (direction, edge key, reason) in priority order: the road signs that
+/// matter most for an agent exploring a code base come first.
+const DESCRIBE_SIGNS: &[(&str, &str, &str)] = &[
+    ("out", "DECLARES.EXPOSES", "routes exposed by its members"),
+    ("in", "EXPOSES", "the handler serving this route"),
+    ("in", "OVERRIDES", "overridden by"),
+    ("out", "TARGETS", "endpoints this client calls"),
+    ("in", "TARGETS", "clients that call this route"),
+    ("in", "CALLS", "callers"),
+    ("in", "IMPLEMENTS", "implementations"),
+    ("in", "EXTENDS", "subclasses"),
+    ("out", "PUBLISHES", "topics it publishes to"),
+    ("in", "PUBLISHES", "publishers of this topic"),
+    ("in", "SUBSCRIBES", "subscribers of this topic"),
+    ("out", "DECLARES.PUBLISHES", "topics its members publish to"),
+    ("out", "DECLARES", "members"),
+    ("out", "CALLS", "calls"),
+    ("out", "OVERRIDES", "the method it overrides"),
+    ("out", "IMPLEMENTS", "interfaces it implements"),
+    ("out", "EXTENDS", "its superclass"),
+    ("in", "REFERENCES", "referenced by"),
+    ("in", "DECLARES", "declared in"),
+];
+
+fn describe(result: &Value) -> Advice {
+    let record = result.get("record").unwrap_or(&Value::Null);
+    let rec = Rec(record);
+    let summary_of = |dir: &str| -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = result
+            .pointer(&format!("/edge_summary/{dir}"))
+            .and_then(Value::as_object)
+            .map(|m| m.iter().filter_map(|(k, n)| Some((k.clone(), n.as_u64()?))).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let (out, inn) = (summary_of("out"), summary_of("in"));
+    let count = |dir: &str, key: &str| -> u64 {
+        let side = if dir == "out" { &out } else { &inn };
+        side.iter().find(|(k, _)| k == key).map_or(0, |(_, n)| *n)
+    };
+    let mut hints = Vec::new();
+    for (dir, key, why) in DESCRIBE_SIGNS {
+        let n = count(dir, key);
+        if n > 0 {
+            hints.push(neighbors_hint(&[rec.id()], dir, key, format!("{why} ({n})")));
+        }
+    }
+    if hints.is_empty() && !rec.field("file").is_empty() {
+        hints.push(Hint::call("find", json!({"path": rec.field("file")}), "no edges; other symbols in the same file"));
+    }
+    let fmt = |side: &[(String, u64)]| side.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ");
+    let mut details = vec![format!("id {}", rec.id())];
+    details.extend(rec.location());
+    let roles: Vec<&str> =
+        record.get("roles").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    if !roles.is_empty() {
+        details.push(format!("roles: {}", roles.join(", ")));
+    }
+    if !rec.field("doc").is_empty() {
+        details.push(format!("doc: {}", coerce::clip(rec.field("doc"))));
+    }
+    if !out.is_empty() {
+        details.push(format!("out: {}", fmt(&out)));
+    }
+    if !inn.is_empty() {
+        details.push(format!("in: {}", fmt(&inn)));
+    }
+    Advice {
+        state_tag: "record".into(),
+        summary: format!("{} {}", rec.kind(), rec.fqn()),
+        details,
+        hints,
+        ask_user: None,
+    }
+}
+
+// ---- find / search ---------------------------------------------------------
+
+fn find(call: &Call, result: &Value) -> Advice {
+    let results = list(result, "results");
+    let total = num(result, "total");
+    let filters: Vec<String> = ["kind", "role", "name", "path"]
+        .iter()
+        .filter_map(|k| call.str_arg(k).filter(|v| !v.is_empty()).map(|v| format!("{k}={v}")))
+        .collect();
+    let filter_text = if filters.is_empty() { "no filter".to_owned() } else { filters.join(" ") };
+    let mut hints = Vec::new();
+    hints.extend(next_page(call, result));
+    if let Some(first) = results.first() {
+        let rec = Rec(first);
+        hints.extend(describe_hint(&rec, format!("inspect {}", rec.fqn())));
+    } else {
+        if let Some(name) = call.str_arg("name").filter(|n| !n.is_empty()) {
+            hints.push(Hint::call("search", json!({"query": name}), "no name contains it; try fuzzy search"));
+        }
+        // Drop one filter at a time, narrowest first.
+        for drop in ["path", "name", "role", "kind"] {
+            if call.args.get(drop).and_then(Value::as_str).is_some_and(|v| !v.is_empty()) && filters.len() > 1 {
+                let mut args: Map<String, Value> = Map::new();
+                for k in ["kind", "role", "name", "path"] {
+                    if k != drop
+                        && let Some(v) = call.str_arg(k).filter(|v| !v.is_empty())
+                    {
+                        args.insert(k.into(), json!(v));
+                    }
+                }
+                hints.push(Hint::call("find", Value::Object(args), format!("nothing matched; drop the {drop} filter")));
+                break;
+            }
+        }
+        if hints.is_empty() {
+            hints.push(Hint::call("find", json!({}), "nothing matched; browse without filters"));
+        }
+    }
+    let (tag, summary) = if results.is_empty() {
+        ("empty", format!("no symbols match {filter_text}"))
+    } else {
+        ("listing", format!("{} of {total} symbols match {filter_text}", results.len()))
+    };
+    Advice {
+        state_tag: tag.into(),
+        summary,
+        details: results.iter().map(|r| Rec(r).line()).collect(),
+        hints,
+        ask_user: None,
+    }
+}
+
+/// Below this top score, search results are weak guesses.
+const WEAK_SCORE: f64 = 0.5;
+
+fn search(call: &Call, result: &Value) -> Advice {
+    let query = call.str_arg("query").unwrap_or("");
+    let results = list(result, "results");
+    let total = num(result, "total");
+    let top = results.first().and_then(|r| r.get("score")).and_then(Value::as_f64).unwrap_or(0.0);
+    let mut hints = Vec::new();
+    let tag;
+    if let Some(first) = results.first() {
+        let rec = Rec(first);
+        if top < WEAK_SCORE {
+            tag = "weak_results";
+            hints.push(Hint::advice(
+                "search",
+                json!({}),
+                "results look weak — use a more specific name, or find with a kind/role filter",
+            ));
+            if !rec.kind().is_empty() {
+                hints.push(Hint::call(
+                    "find",
+                    json!({"kind": rec.kind(), "name": query}),
+                    format!("browse {}s whose name contains the query", rec.kind()),
+                ));
+            }
+        } else {
+            tag = "results";
+        }
+        hints.extend(describe_hint(&rec, format!("best match: {}", rec.fqn())));
+        if let Some(second) = results.get(1) {
+            let sec = Rec(second);
+            let score = second.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+            if top - score < 0.05 {
+                hints.extend(describe_hint(&sec, format!("close second: {}", sec.fqn())));
+            }
+        }
+        hints.extend(next_page(call, result));
+    } else {
+        tag = "empty";
+        let words: Vec<&str> = query.split_whitespace().collect();
+        if words.len() > 1 {
+            let longest = words.iter().max_by_key(|w| w.len()).copied().unwrap_or(query);
+            hints.push(Hint::call(
+                "search",
+                json!({"query": longest}),
+                "nothing matched all words; try the most specific one",
+            ));
+        }
+        hints.push(Hint::call("find", json!({}), "nothing matched; browse symbols instead"));
+    }
+    Advice {
+        state_tag: tag.into(),
+        summary: if results.is_empty() {
+            format!("nothing matches \"{}\"", coerce::clip(query))
+        } else {
+            format!("{} of {total} matches for \"{}\"", results.len(), coerce::clip(query))
+        },
+        details: results.iter().map(|r| Rec(r).line()).collect(),
+        hints,
+        ask_user: None,
+    }
+}
+
+// ---- neighbors -------------------------------------------------------------
+
+fn neighbors(call: &Call, result: &Value) -> Advice {
+    let results = list(result, "results");
+    let total = num(result, "total");
+    let direction = call.str_arg("direction").unwrap_or("out");
+    let ids: Vec<&str> = list(result, "ids").iter().filter_map(Value::as_str).collect();
+    let edges: Vec<&str> = match call.args.get("edge_types") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let edge_text = edges.join(",");
+    let mut hints = Vec::new();
+    if results.is_empty() {
+        hints.extend(corrected_neighbors(result, &ids, direction, &edges));
+        if let Some(first) = ids.first() {
+            hints.push(Hint::call("describe", json!({"id": first}), "see which edges it has"));
+        }
+        return Advice {
+            state_tag: "empty".into(),
+            summary: format!("no {direction} {edge_text} edges"),
+            details: Vec::new(),
+            hints,
+            ask_user: None,
+        };
+    }
+    hints.extend(next_page(call, result));
+    let others: Vec<Rec> = results.iter().map(|r| Rec(r.get("other").unwrap_or(&Value::Null))).collect();
+    let mut other_ids: Vec<&str> = others.iter().map(Rec::id).filter(|id| !id.is_empty()).collect();
+    other_ids.dedup();
+    other_ids.truncate(MAX_HINT_IDS);
+    // Natural continuations: follow the same relation one step further.
+    for edge in &edges {
+        let cont = match (*edge, direction) {
+            ("CALLS", "in") => Some(("in", "CALLS", "callers of these callers")),
+            ("CALLS", "out") => Some(("out", "CALLS", "what these call in turn")),
+            ("DECLARES.EXPOSES", "out") | ("EXPOSES", "out") => Some(("in", "TARGETS", "clients calling these routes")),
+            ("TARGETS", "out") => Some(("in", "EXPOSES", "handlers serving these routes")),
+            ("EXPOSES", "in") => Some(("in", "CALLS", "callers of this handler")),
+            ("OVERRIDES", "in") => Some(("in", "CALLS", "callers of the overriders")),
+            ("IMPLEMENTS", "in") | ("EXTENDS", "in") => Some(("out", "DECLARES", "members of these types")),
+            ("PUBLISHES", "out") => Some(("in", "SUBSCRIBES", "subscribers of these topics")),
+            _ => None,
+        };
+        if let Some((dir, key, why)) = cont
+            && !other_ids.is_empty()
+        {
+            hints.push(neighbors_hint(&other_ids, dir, key, why));
+        }
+    }
+    if let Some(first) = others.first() {
+        hints.extend(describe_hint(first, format!("inspect {}", first.fqn())));
+    }
+    let details = results
+        .iter()
+        .zip(&others)
+        .map(|(r, other)| {
+            let edge = r.get("edge").and_then(Value::as_str).unwrap_or("");
+            let arrow = if direction == "in" { "<-" } else { "->" };
+            format!("{arrow}{edge} {}", other.line())
+        })
+        .collect();
+    Advice {
+        state_tag: "neighbors".into(),
+        summary: format!("{} of {total} {direction} {edge_text} neighbors", results.len()),
+        details,
+        hints,
+        ask_user: None,
+    }
+}
+
+/// For an empty `neighbors` result, the call that would have found edges:
+/// the other direction, or the edge types the node actually has.
+fn corrected_neighbors(result: &Value, ids: &[&str], direction: &str, edges: &[&str]) -> Vec<Hint> {
+    let Some(available) = result.get("available") else {
+        return Vec::new();
+    };
+    let side = |dir: &str| -> Vec<(&str, u64)> {
+        let mut v: Vec<(&str, u64)> = available
+            .get(dir)
+            .and_then(Value::as_object)
+            .map(|m| m.iter().filter_map(|(k, n)| Some((k.as_str(), n.as_u64()?))).collect())
+            .unwrap_or_default();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    };
+    let flipped = if direction == "in" { "out" } else { "in" };
+    let mut hints = Vec::new();
+    let in_flipped: Vec<&str> = side(flipped).iter().map(|(k, _)| *k).filter(|k| edges.contains(k)).collect();
+    if !in_flipped.is_empty() {
+        hints.push(Hint::call(
+            "neighbors",
+            json!({"ids": ids, "direction": flipped, "edge_types": in_flipped}),
+            format!("these edges run {flipped}, not {direction}"),
+        ));
+    }
+    let here = side(direction);
+    if let Some((key, n)) = here.first() {
+        let have: Vec<String> = here.iter().take(4).map(|(k, n)| format!("{k} {n}")).collect();
+        hints.push(Hint::call(
+            "neighbors",
+            json!({"ids": ids, "direction": direction, "edge_types": [key]}),
+            format!("no such edges; {direction} edges here: {} ({n} {key})", have.join(", ")),
+        ));
+    }
+    hints
+}
+
+// ---- failures --------------------------------------------------------------
+
+fn failure(call: &Call, err: &ToolError) -> Advice {
+    let mut hints = Vec::new();
+    let tag = match err.kind {
+        ErrorKind::InvalidId => {
+            let param = if call.tool == "describe" { "id" } else { "ids" };
+            match coerce::analyze(call, param) {
+                Err((Problem::Name(name), _)) => hints.push(Hint::call(
+                    "resolve",
+                    json!({"identifier": name}),
+                    "a name where an id belongs: resolve it to get the id",
+                )),
+                Err((_, Some(_))) => {
+                    if let Some(example) = &err.example {
+                        hints.push(Hint::call(
+                            &call.tool,
+                            example.clone(),
+                            "the same call with the ids that were readable",
+                        ));
+                    }
+                }
+                _ => {
+                    if let Some(example) = &err.example {
+                        hints.push(Hint::advice(
+                            &call.tool,
+                            example.clone(),
+                            "the shape to send; take ids from resolve/search results",
+                        ));
+                    }
+                }
+            }
+            "invalid_id"
+        }
+        ErrorKind::UnknownId => {
+            hints.push(Hint::advice(
+                "search",
+                json!({}),
+                "no symbol has this id; ids come from resolve, search or find results of this graph",
+            ));
+            "not_found"
+        }
+        ErrorKind::BadArgument => {
+            if let Some(example) = &err.example {
+                hints.push(Hint::call(&call.tool, example.clone(), "a corrected call"));
+            }
+            "bad_argument"
+        }
+        ErrorKind::Internal => "error",
+    };
+    Advice {
+        state_tag: tag.into(),
+        summary: format!("{} failed: {}", call.tool, err.message),
+        details: Vec::new(),
+        hints,
+        ask_user: None,
+    }
+}

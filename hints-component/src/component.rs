@@ -1,0 +1,95 @@
+//! The wit-bindgen glue: converts between the generated WIT types and
+//! [`crate::model`], and nothing else. The generated code needs `unsafe`
+//! (canonical ABI exports); no hand-written code here does.
+#![allow(unsafe_code)]
+
+use crate::model;
+use exports::signpost::policy::policy::Guest;
+use signpost::policy::types as wit;
+
+wit_bindgen::generate!({
+    path: "../wit",
+    world: "hints",
+});
+
+struct Policy;
+
+export!(Policy);
+
+impl Guest for Policy {
+    fn identity() -> wit::PolicyInfo {
+        wit::PolicyInfo { name: crate::NAME.into(), version: crate::VERSION.into() }
+    }
+
+    fn coerce_ids(call: wit::Call, param: String) -> Result<Vec<String>, wit::CoercionError> {
+        crate::coerce::coerce_ids(&from_call(&call), &param)
+            .map_err(|e| wit::CoercionError { message: e.message, example: e.example.to_string() })
+    }
+
+    fn prerequisites(call: wit::Call, session: wit::Session) -> Vec<wit::Hint> {
+        crate::advise::prerequisites(&from_call(&call), &from_session(session)).into_iter().map(to_hint).collect()
+    }
+
+    fn advise(call: wit::Call, outcome: wit::Outcome, session: wit::Session) -> wit::Advice {
+        let advice = crate::advise::advise(&from_call(&call), &from_outcome(outcome), &from_session(session));
+        wit::Advice {
+            state_tag: advice.state_tag,
+            summary: advice.summary,
+            details: advice.details,
+            hints: advice.hints.into_iter().map(to_hint).collect(),
+            ask_user: advice.ask_user,
+        }
+    }
+
+    fn render(call: wit::Call, advice: wit::Advice) -> String {
+        let advice = model::Advice {
+            state_tag: advice.state_tag,
+            summary: advice.summary,
+            details: advice.details,
+            hints: advice.hints.into_iter().map(from_hint).collect(),
+            ask_user: advice.ask_user,
+        };
+        crate::render::render(&from_call(&call), &advice)
+    }
+}
+
+fn from_call(call: &wit::Call) -> model::Call {
+    model::Call::from_json(&call.tool, &call.args)
+}
+
+fn from_session(s: wit::Session) -> model::Session {
+    model::Session {
+        call_count: s.call_count,
+        recent: s.recent.into_iter().map(|c| model::PastCall { tool: c.tool, ok: c.ok, ids: c.ids }).collect(),
+        seen_ids: s.seen_ids,
+    }
+}
+
+fn from_outcome(o: wit::Outcome) -> model::Outcome {
+    match o {
+        wit::Outcome::Success(json) => model::Outcome::Success(serde_json::from_str(&json).unwrap_or_default()),
+        wit::Outcome::Failure(e) => model::Outcome::Failure(model::ToolError {
+            kind: match e.kind {
+                wit::ErrorKind::InvalidId => model::ErrorKind::InvalidId,
+                wit::ErrorKind::UnknownId => model::ErrorKind::UnknownId,
+                wit::ErrorKind::BadArgument => model::ErrorKind::BadArgument,
+                wit::ErrorKind::Internal => model::ErrorKind::Internal,
+            },
+            message: e.message,
+            example: e.example.and_then(|x| serde_json::from_str(&x).ok()),
+        }),
+    }
+}
+
+fn to_hint(h: model::Hint) -> wit::Hint {
+    wit::Hint { tool: h.tool, args: h.args.to_string(), actionable: h.actionable, reason: h.reason }
+}
+
+fn from_hint(h: wit::Hint) -> model::Hint {
+    model::Hint {
+        tool: h.tool,
+        args: serde_json::from_str(&h.args).unwrap_or_default(),
+        actionable: h.actionable,
+        reason: h.reason,
+    }
+}

@@ -1,0 +1,97 @@
+//! Builds the policy components from source for `wasm32-wasip2` with a nested
+//! cargo: the default policy (`hints-component/`, embedded in the binary)
+//! and the hostile test policy (`tests/policies/chaos/`, tests only).
+//!
+//! The nested build uses its own target directory under `OUT_DIR`, so it
+//! never waits on the outer build's lock. The resulting paths are exported as
+//! `SIGNPOST_DEFAULT_POLICY` (for `include_bytes!` and the tests) and
+//! `SIGNPOST_CHAOS_POLICY`.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, bail};
+
+const TARGET: &str = "wasm32-wasip2";
+
+fn main() -> anyhow::Result<()> {
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR")?);
+    let root = manifest_dir.parent().context("host/ has a parent")?;
+    let out_dir = PathBuf::from(env::var("OUT_DIR")?);
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    ensure_target()?;
+
+    // (crate dir, wasm file name, exported env var)
+    let guests = [
+        ("hints-component", "signpost_hints.wasm", "SIGNPOST_DEFAULT_POLICY"),
+        ("tests/policies/chaos", "signpost_chaos_policy.wasm", "SIGNPOST_CHAOS_POLICY"),
+    ];
+    for (dir, file, var) in guests {
+        let guest = root.join(dir);
+        for path in ["src", "Cargo.toml", "Cargo.lock"] {
+            println!("cargo:rerun-if-changed={}", guest.join(path).display());
+        }
+        let wasm = build_guest(&guest, &out_dir.join("guest-target"), file)?;
+        println!("cargo:rustc-env={var}={}", wasm.display());
+    }
+    Ok(())
+}
+
+/// Installs the wasm32-wasip2 standard library through rustup when missing.
+fn ensure_target() -> anyhow::Result<()> {
+    let sysroot = Command::new(rustc()).args(["--print", "sysroot"]).output()?;
+    let sysroot = PathBuf::from(String::from_utf8(sysroot.stdout)?.trim());
+    if sysroot.join("lib/rustlib").join(TARGET).exists() {
+        return Ok(());
+    }
+    println!("cargo:warning=installing the {TARGET} target with rustup (one time)");
+    let status = Command::new("rustup").args(["target", "add", TARGET]).status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => bail!(
+            "`rustup target add {TARGET}` failed ({s}). Signpost's default policy is a \
+             WebAssembly component and needs this target: run that command by hand and \
+             read its error (network? a toolchain not managed by rustup?)"
+        ),
+        Err(e) => bail!(
+            "the {TARGET} target is missing and rustup could not be run ({e}). Install it with \
+             your toolchain manager (e.g. `rustup target add {TARGET}`)"
+        ),
+    }
+}
+
+fn build_guest(guest: &Path, target_dir: &Path, file: &str) -> anyhow::Result<PathBuf> {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(guest)
+        .args(["build", "--release", "--locked", "--target", TARGET])
+        .env("CARGO_TARGET_DIR", target_dir);
+    // Settings of the outer (host) build must not leak into the guest build.
+    for (key, _) in env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CARGO_ENCODED_RUSTFLAGS")
+            || key == "RUSTFLAGS"
+            || key.starts_with("CARGO_FEATURE_")
+            || key.starts_with("CARGO_CFG_")
+            || key.starts_with("CARGO_PROFILE_")
+            || key.starts_with("CARGO_BUILD_")
+            || key == "RUSTC_WORKSPACE_WRAPPER"
+            || key == "CARGO_MAKEFLAGS"
+        {
+            cmd.env_remove(&key);
+        }
+    }
+    let status = cmd.status().context("running cargo for the policy component")?;
+    if !status.success() {
+        bail!("building {} for {TARGET} failed ({status}); see the cargo output above", guest.display());
+    }
+    let wasm = target_dir.join(TARGET).join("release").join(file);
+    if !wasm.exists() {
+        bail!("the guest build succeeded but {} is missing", wasm.display());
+    }
+    Ok(wasm)
+}
+
+fn rustc() -> String {
+    env::var("RUSTC").unwrap_or_else(|_| "rustc".into())
+}

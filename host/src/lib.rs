@@ -1,0 +1,28 @@
+//! Signpost: an MCP server for coding agents whose hints and id coercion run
+//! in a sandboxed, hot-swappable WebAssembly policy component.
+//!
+//! Data flows one way per tool call (see `ARCHITECTURE.md`):
+//! [`server`] (rmcp) → [`pipeline`] → the policy's `prerequisites` and
+//! `coerce-ids` ([`policy`]) → [`tools`] on the [`graph`] → the policy's
+//! `advise` → hint validation → the policy's `render` → the response.
+
+pub mod graph;
+pub mod pipeline;
+pub mod policy;
+pub mod search;
+pub mod server;
+pub mod session;
+pub mod tools;
+
+/// The default policy component, built from `hints-component/` by `build.rs`.
+pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));
+
+/// At most 80 characters of untrusted text, control characters removed, for
+/// messages and logs.
+pub fn clip(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
+    if s.chars().count() > 80 {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,331 @@
+//! One tool call, end to end: the policy's prerequisites, its id coercion,
+//! the tool on the graph, the policy's advice, hint validation, and the
+//! policy's text rendering.
+//!
+//! The guarantees live here. Every actionable hint that leaves this module
+//! validated against its tool's input schema *and* parsed as a working call
+//! on this graph; anything else was dropped and counted. A policy that traps,
+//! times out or returns garbage costs the response its hints, never the
+//! result: each policy step has a host fallback.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arc_swap::ArcSwap;
+use rmcp::model::Tool;
+use serde_json::{Map, Value, json};
+
+use crate::graph::Graph;
+use crate::policy::{self, Policy, PolicyFault, Stats};
+use crate::session::History;
+use crate::tools::{self, ErrorKind, HintOut, IdCoercer, StrictIds, TOOL_NAMES, ToolError};
+
+/// Most hints in one response, whatever the policy returns.
+pub const MAX_HINTS: usize = 8;
+/// Longest hint reason kept, in characters.
+pub const MAX_REASON: usize = 200;
+/// Longest serialized hint arguments kept, in bytes.
+pub const MAX_HINT_ARGS: usize = 4096;
+/// Longest rendered text kept, in bytes.
+pub const MAX_TEXT: usize = 256 << 10;
+/// Most detail lines kept from a policy.
+pub const MAX_DETAILS: usize = 200;
+
+/// What a tool call returns to the agent.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// Whether the call failed (`isError`).
+    pub is_error: bool,
+    /// The terse text projection.
+    pub text: String,
+    /// The result (or `{error}`) plus `hints`.
+    pub structured: Value,
+}
+
+/// The graph, the tools and the live policy, shared by every session.
+pub struct Signpost {
+    graph: Graph,
+    tools: Vec<Tool>,
+    validators: HashMap<&'static str, jsonschema::Validator>,
+    policy: ArcSwap<Policy>,
+}
+
+impl Signpost {
+    /// Serves `graph` with `policy`.
+    pub fn new(graph: Graph, policy: Policy) -> anyhow::Result<Self> {
+        let tools = tools::definitions();
+        let mut validators = HashMap::new();
+        for (name, tool) in TOOL_NAMES.iter().zip(&tools) {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let validator = jsonschema::validator_for(&schema)
+                .map_err(|e| anyhow::anyhow!("input schema of {name} does not compile: {e}"))?;
+            validators.insert(*name, validator);
+        }
+        Ok(Signpost { graph, tools, validators, policy: ArcSwap::from_pointee(policy) })
+    }
+
+    /// The graph served.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The tool definitions.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The live policy.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.load_full()
+    }
+
+    /// Makes `policy` the live one; calls already running finish on theirs.
+    pub fn swap_policy(&self, policy: Policy) -> Arc<Policy> {
+        self.policy.swap(Arc::new(policy))
+    }
+
+    /// Runs one tool call for a session. Blocking (policy calls are
+    /// synchronous and bounded by the policy deadline).
+    pub fn call(&self, tool: &str, args: Map<String, Value>, history: &Mutex<History>) -> Response {
+        let policy = self.policy.load_full();
+        let mut lease = policy.lease();
+        let session = snapshot(history);
+        let call = policy::Call { tool: tool.to_owned(), args: Value::Object(args.clone()).to_string() };
+
+        let mut hints = lease.prerequisites(&call, &session).unwrap_or_default();
+        let outcome = {
+            let mut ids = PolicyIds { lease: &mut lease, call: &call };
+            tools::parse(&self.graph, tool, &args, &mut ids).and_then(|parsed| tools::execute(&self.graph, parsed))
+        };
+        let wit_outcome = match &outcome {
+            Ok(result) => policy::Outcome::Success(result.to_string()),
+            Err(e) => policy::Outcome::Failure(policy::WitToolError {
+                kind: match e.kind {
+                    ErrorKind::InvalidId => policy::WitErrorKind::InvalidId,
+                    ErrorKind::UnknownId => policy::WitErrorKind::UnknownId,
+                    ErrorKind::BadArgument => policy::WitErrorKind::BadArgument,
+                    ErrorKind::Internal => policy::WitErrorKind::Internal,
+                },
+                message: e.message.clone(),
+                example: e.example.as_ref().map(Value::to_string),
+            }),
+        };
+
+        let (out_hints, text) = match lease.advise(&call, &wit_outcome, &session) {
+            Ok(mut advice) => {
+                sanitize_advice(&mut advice, outcome.is_ok());
+                hints.append(&mut advice.hints);
+                let valid = self.validate(hints, policy.stats());
+                advice.hints = valid
+                    .iter()
+                    .map(|h| policy::Hint {
+                        tool: h.tool.clone(),
+                        args: Value::Object(h.args.clone()).to_string(),
+                        actionable: h.actionable,
+                        reason: h.reason.clone(),
+                    })
+                    .collect();
+                let text = match lease.render(&call, &advice) {
+                    Ok(text) => only_valid_next_lines(&clean_text(&text), &valid),
+                    Err(_) => fallback_render(&advice),
+                };
+                (valid, text)
+            }
+            Err(fault) => (Vec::new(), fallback_text(tool, &outcome, &fault)),
+        };
+        drop(lease);
+
+        let (is_error, mut structured) = match &outcome {
+            Ok(Value::Object(map)) => (false, map.clone()),
+            Ok(other) => (false, Map::from_iter([("result".to_owned(), other.clone())])),
+            Err(e) => (true, Map::from_iter([("error".to_owned(), json!(e))])),
+        };
+        structured.insert("hints".into(), json!(out_hints));
+        if let Ok(mut h) = history.lock() {
+            h.record(tool, !is_error, outcome.as_ref().ok());
+        }
+        Response { is_error, text, structured: Value::Object(structured) }
+    }
+
+    /// Keeps the hints that are safe to show: known tools, bounded sizes,
+    /// and for actionable ones, arguments that validate against the tool's
+    /// schema and parse as a working call on this graph.
+    pub fn validate(&self, hints: Vec<policy::Hint>, stats: &Stats) -> Vec<HintOut> {
+        let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
+        let mut dropped = 0u64;
+        for hint in hints {
+            if out.len() == MAX_HINTS {
+                dropped += 1;
+                continue;
+            }
+            match self.check_hint(&hint) {
+                Ok(h) => {
+                    if !out.iter().any(|o| o.tool == h.tool && o.args == h.args && o.actionable == h.actionable) {
+                        out.push(h);
+                    }
+                }
+                Err(why) => {
+                    dropped += 1;
+                    tracing::debug!(tool = %crate::clip(&hint.tool), why, "dropped an invalid hint");
+                }
+            }
+        }
+        Stats::add(&stats.hints_emitted, out.len() as u64);
+        Stats::add(&stats.hints_dropped, dropped);
+        out
+    }
+
+    fn check_hint(&self, hint: &policy::Hint) -> Result<HintOut, &'static str> {
+        let tool = TOOL_NAMES.iter().find(|t| **t == hint.tool).ok_or("unknown tool")?;
+        let reason = clean_line(&hint.reason, MAX_REASON);
+        let args = match serde_json::from_str::<Value>(&hint.args) {
+            Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => Some(map),
+            _ => None,
+        };
+        if !hint.actionable {
+            return Ok(HintOut { tool: (*tool).to_owned(), args: args.unwrap_or_default(), actionable: false, reason });
+        }
+        let args = args.ok_or("args are not a JSON object of bounded size")?;
+        let value = Value::Object(args);
+        if !self.validators.get(tool).is_some_and(|v| v.is_valid(&value)) {
+            return Err("args do not match the input schema");
+        }
+        let Value::Object(args) = value else { return Err("unreachable") };
+        tools::parse(&self.graph, tool, &args, &mut StrictIds).map_err(|_| "args do not make a working call")?;
+        Ok(HintOut { tool: (*tool).to_owned(), args, actionable: true, reason })
+    }
+}
+
+/// Reads ids through the policy; falls back to [`StrictIds`] when the policy
+/// faults or answers with something that is not a list of canonical ids.
+struct PolicyIds<'a, 'p> {
+    lease: &'a mut policy::Lease<'p>,
+    call: &'a policy::Call,
+}
+
+impl IdCoercer for PolicyIds<'_, '_> {
+    fn coerce(&mut self, tool: &str, args: &Map<String, Value>, param: &str) -> Result<Vec<String>, ToolError> {
+        match self.lease.coerce_ids(self.call, param) {
+            Ok(Ok(ids)) if !ids.is_empty() && ids.len() <= 1024 && ids.iter().all(|id| crate::graph::is_id(id)) => {
+                Ok(ids)
+            }
+            Ok(Err(e)) => Err(ToolError {
+                kind: ErrorKind::InvalidId,
+                message: clean_line(&e.message, 1000),
+                example: serde_json::from_str::<Value>(&e.example).ok().filter(Value::is_object),
+            }),
+            Ok(Ok(_)) => {
+                tracing::warn!("policy coerce-ids returned malformed ids; using strict coercion");
+                StrictIds.coerce(tool, args, param)
+            }
+            Err(_) => StrictIds.coerce(tool, args, param),
+        }
+    }
+}
+
+fn snapshot(history: &Mutex<History>) -> policy::Session {
+    let Ok(h) = history.lock() else {
+        return policy::Session { call_count: 0, recent: Vec::new(), seen_ids: Vec::new() };
+    };
+    policy::Session {
+        call_count: h.call_count(),
+        recent: h.recent().map(|c| policy::PastCall { tool: c.tool.clone(), ok: c.ok, ids: c.ids.clone() }).collect(),
+        seen_ids: h.seen().cloned().collect(),
+    }
+}
+
+fn is_tag(tag: &str) -> bool {
+    (1..=32).contains(&tag.len())
+        && tag.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
+        && tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Makes a policy's advice safe to show: a well-formed tag, single lines of
+/// bounded length, a bounded number of details.
+fn sanitize_advice(advice: &mut policy::Advice, ok: bool) {
+    if !is_tag(&advice.state_tag) {
+        advice.state_tag = if ok { "ok" } else { "error" }.into();
+    }
+    advice.summary = clean_line(&advice.summary, 500);
+    advice.details.truncate(MAX_DETAILS);
+    for d in &mut advice.details {
+        *d = clean_line(d, 500);
+    }
+    advice.ask_user = advice.ask_user.as_deref().map(|a| clean_line(a, 500)).filter(|a| !a.is_empty());
+}
+
+/// One line: control characters become spaces; at most `max` characters.
+pub fn clean_line(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if s.chars().nth(max).is_some() {
+        out.pop();
+        out.push('…');
+    }
+    out
+}
+
+/// Text: control characters other than newline and tab removed; bounded.
+fn clean_text(s: &str) -> String {
+    let mut out: String = s.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
+    if out.len() > MAX_TEXT {
+        let mut cut = MAX_TEXT;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push_str("\n… (truncated)");
+    }
+    out
+}
+
+/// Removes `→ next:` lines that do not render a validated actionable hint, so
+/// an invalid call cannot reach the agent through the text either. A line is
+/// kept when it reads `→ next: <tool> <JSON args>[ — reason]` and tool + args
+/// (compared as JSON values, key order free) are one of `hints`.
+pub fn only_valid_next_lines(text: &str, hints: &[HintOut]) -> String {
+    const NEXT: &str = "→ next: ";
+    let is_valid = |line: &str| -> bool {
+        let Some(rest) = line.strip_prefix(NEXT) else { return true };
+        let Some((tool, tail)) = rest.split_once(' ') else { return false };
+        let mut stream = serde_json::Deserializer::from_str(tail).into_iter::<Value>();
+        let Some(Ok(Value::Object(args))) = stream.next() else { return false };
+        hints.iter().any(|h| h.actionable && h.tool == tool && h.args == args)
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.split('\n').filter(|l| is_valid(l)) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The documented layout, rendered by the host when the policy's `render`
+/// failed.
+pub fn fallback_render(advice: &policy::Advice) -> String {
+    let mut lines = vec![format!("[{}] {}", advice.state_tag, advice.summary)];
+    lines.extend(advice.details.iter().cloned());
+    for h in &advice.hints {
+        if h.actionable {
+            lines.push(format!("→ next: {} {} — {}", h.tool, h.args, h.reason));
+        } else {
+            lines.push(format!("note: {}", h.reason));
+        }
+    }
+    if let Some(ask) = &advice.ask_user {
+        lines.push(format!("? ask user: {ask}"));
+    }
+    lines.join("\n")
+}
+
+/// The text when the policy could not advise: the result itself, unhinted.
+fn fallback_text(tool: &str, outcome: &Result<Value, ToolError>, fault: &PolicyFault) -> String {
+    match outcome {
+        Ok(result) => format!("[ok] {tool} result (no hints: {fault})\n{result}"),
+        Err(e) => {
+            let example = e.example.as_ref().map(|x| format!("\nSend: {tool} {x}")).unwrap_or_default();
+            format!("[error] {tool} failed: {}{example}", e.message)
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! The policy sandbox: compiles a policy component once, links it once
+//! (`instantiate_pre`), and runs its functions under limits.
+//!
+//! Instances are pooled and reused (a call on a warm instance costs about a
+//! microsecond; a fresh instance tens of microseconds). An instance that
+//! trapped, timed out or was used [`MAX_USES`] times is dropped, never
+//! reused. Every call runs with a memory limit and an epoch deadline; WASI is
+//! linked with nothing granted: no preopened directories, no environment, no
+//! arguments, no sockets, and stdout/stderr captured into the host's log.
+
+mod bindings;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+pub use bindings::types::{
+    Advice, Call, CoercionError, ErrorKind as WitErrorKind, Hint, Outcome, PastCall, PolicyInfo, Session,
+    ToolError as WitToolError,
+};
+use bindings::{Hints, HintsPre};
+pub use bindings::{POLICY_INTERFACE, WIT_VERSION};
+
+/// Calls after which a pooled instance is retired (bounds leaks in a policy).
+pub const MAX_USES: u32 = 10_000;
+/// Idle instances kept per policy.
+pub const MAX_IDLE: usize = 16;
+/// Epoch tick: the resolution of the per-call deadline.
+pub const TICK: Duration = Duration::from_millis(5);
+
+/// The limits every policy call runs under.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Linear memory per instance, in bytes.
+    pub memory_bytes: usize,
+    /// Wall-clock budget of one policy function call.
+    pub timeout: Duration,
+    /// Bytes of stdout and of stderr an instance may write before it is retired.
+    pub output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { memory_bytes: 64 << 20, timeout: Duration::from_millis(100), output_bytes: 64 << 10 }
+    }
+}
+
+/// Why a policy component could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Not a WebAssembly component wasmtime can compile.
+    #[error("not a valid WebAssembly component: {0}")]
+    Compile(String),
+    /// Imports something the sandbox does not provide.
+    #[error("the component imports what the sandbox does not grant: {0}")]
+    Link(String),
+    /// Does not export the policy interface this host speaks.
+    #[error(
+        "the component does not implement {POLICY_INTERFACE} (this host speaks signpost:policy@{WIT_VERSION}): {detail}; it exports: [{exports}]"
+    )]
+    World {
+        /// What wasmtime reported.
+        detail: String,
+        /// What the component does export.
+        exports: String,
+    },
+    /// Failed its first call (`identity`).
+    #[error("the component failed its identity call: {0}")]
+    Identity(PolicyFault),
+}
+
+/// A policy call that did not return normally. Costs the response its hints,
+/// never the response itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyFault {
+    /// Ran past its deadline.
+    Timeout,
+    /// Trapped (panic, unreachable, out of memory, stack overflow, …).
+    Trap(String),
+    /// Could not be instantiated.
+    Instantiate(String),
+}
+
+impl fmt::Display for PolicyFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PolicyFault::Timeout => write!(f, "policy call timed out"),
+            PolicyFault::Trap(m) => write!(f, "policy trapped: {m}"),
+            PolicyFault::Instantiate(m) => write!(f, "policy could not be instantiated: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for PolicyFault {}
+
+/// Counters of one loaded policy.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Policy function calls made.
+    pub calls: AtomicU64,
+    /// Calls that trapped.
+    pub traps: AtomicU64,
+    /// Calls that timed out.
+    pub timeouts: AtomicU64,
+    /// Hints that reached an agent.
+    pub hints_emitted: AtomicU64,
+    /// Hints dropped by validation.
+    pub hints_dropped: AtomicU64,
+}
+
+impl Stats {
+    /// Adds `n` to a counter.
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The shared wasmtime engine and linker; one per process, shared by every
+/// policy it loads (so compiled code stays compatible across swaps).
+#[derive(Clone)]
+pub struct PolicyEngine {
+    engine: Engine,
+    linker: Arc<Linker<HostState>>,
+    limits: Limits,
+}
+
+impl fmt::Debug for PolicyEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PolicyEngine").field("limits", &self.limits).finish_non_exhaustive()
+    }
+}
+
+/// Per-instance host state: WASI with nothing granted, memory limits and the
+/// captured output streams.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl PolicyEngine {
+    /// A new engine with epoch interruption and the sandbox's linker. Starts
+    /// the epoch ticker thread, which ends when the engine is dropped.
+    pub fn new(limits: Limits) -> anyhow::Result<Self> {
+        let mut config = Config::new();
+        config.wasm_component_model(true).epoch_interruption(true).max_wasm_stack(1 << 20);
+        let engine = Engine::new(&config)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        let weak = engine.weak();
+        std::thread::Builder::new().name("signpost-epoch".into()).spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(TICK);
+            }
+        })?;
+        Ok(PolicyEngine { engine, linker: Arc::new(linker), limits })
+    }
+
+    /// The limits calls run under.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Compiles, links and identifies a policy component. `source` names
+    /// where it came from (a path, or "embedded").
+    pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
+        let started = Instant::now();
+        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(format!("{e:#}")))?;
+        let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
+            detail: format!("{e:#}"),
+            exports: component
+                .component_type()
+                .exports(&self.engine)
+                .map(|(name, _)| name.to_owned())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let mut policy = Policy {
+            pre,
+            engine: self.clone(),
+            pool: Mutex::new(Vec::new()),
+            stats: Stats::default(),
+            info: Identity {
+                name: String::new(),
+                version: String::new(),
+                sha256,
+                source: source.to_owned(),
+                loaded_at: SystemTime::now(),
+            },
+        };
+        let info = policy.lease().identity().map_err(LoadError::Identity)?;
+        policy.info.name = crate::clip(&info.name);
+        policy.info.version = crate::clip(&info.version);
+        tracing::info!(
+            policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
+            ms = started.elapsed().as_millis() as u64, "policy loaded"
+        );
+        Ok(policy)
+    }
+
+    fn deadline_ticks(&self) -> u64 {
+        (self.limits.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1
+    }
+}
+
+/// Who a loaded policy is and where it came from.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// Name the policy reports.
+    pub name: String,
+    /// Version the policy reports.
+    pub version: String,
+    /// SHA-256 of the component bytes, hex.
+    pub sha256: String,
+    /// Where it was loaded from.
+    pub source: String,
+    /// When it was loaded.
+    pub loaded_at: SystemTime,
+}
+
+/// A compiled, linked policy component, ready to run.
+pub struct Policy {
+    pre: HintsPre<HostState>,
+    engine: PolicyEngine,
+    pool: Mutex<Vec<Slot>>,
+    stats: Stats,
+    info: Identity,
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+struct Slot {
+    store: Store<HostState>,
+    hints: Hints,
+    uses: u32,
+    logged: (usize, usize),
+}
+
+impl Policy {
+    /// The policy's identity.
+    pub fn identity(&self) -> &Identity {
+        &self.info
+    }
+
+    /// The policy's counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Checks out an instance for the calls of one tool call; it goes back
+    /// to the pool when the lease is dropped, unless it faulted.
+    pub fn lease(&self) -> Lease<'_> {
+        let slot = self.pool.lock().ok().and_then(|mut pool| pool.pop());
+        Lease { policy: self, slot }
+    }
+
+    fn instantiate(&self) -> Result<Slot, PolicyFault> {
+        let limits = self.engine.limits;
+        let stdout = MemoryOutputPipe::new(limits.output_bytes);
+        let stderr = MemoryOutputPipe::new(limits.output_bytes);
+        // Nothing inherited: no env, args, preopens or network.
+        let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
+        let state = HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(limits.memory_bytes)
+                .instances(16)
+                .tables(16)
+                .memories(4)
+                .build(),
+            stdout,
+            stderr,
+        };
+        let mut store = Store::new(&self.engine.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(self.engine.deadline_ticks());
+        let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(format!("{e:#}")))?;
+        Ok(Slot { store, hints, uses: 0, logged: (0, 0) })
+    }
+}
+
+/// An instance checked out of a policy's pool.
+pub struct Lease<'p> {
+    policy: &'p Policy,
+    slot: Option<Slot>,
+}
+
+impl Lease<'_> {
+    fn run<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&Hints, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PolicyFault> {
+        let policy = self.policy;
+        let mut slot = match self.slot.take() {
+            Some(slot) => slot,
+            None => policy.instantiate()?,
+        };
+        Stats::add(&policy.stats.calls, 1);
+        slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
+        let result = f(&slot.hints, &mut slot.store);
+        slot.uses += 1;
+        drain_output(&mut slot, &policy.info.name);
+        match result {
+            Ok(value) => {
+                self.slot = Some(slot);
+                Ok(value)
+            }
+            Err(e) => {
+                let fault = match e.downcast_ref::<Trap>() {
+                    Some(Trap::Interrupt) => {
+                        Stats::add(&policy.stats.timeouts, 1);
+                        PolicyFault::Timeout
+                    }
+                    _ => {
+                        Stats::add(&policy.stats.traps, 1);
+                        PolicyFault::Trap(format!("{e:#}"))
+                    }
+                };
+                tracing::warn!(policy = %policy.info.name, function = what, %fault, "policy call failed; instance discarded");
+                Err(fault)
+            }
+        }
+    }
+
+    /// `identity()`.
+    pub fn identity(&mut self) -> Result<PolicyInfo, PolicyFault> {
+        self.run("identity", |h, s| h.signpost_policy_policy().call_identity(s))
+    }
+
+    /// `coerce-ids(call, param)`.
+    pub fn coerce_ids(&mut self, call: &Call, param: &str) -> Result<Result<Vec<String>, CoercionError>, PolicyFault> {
+        self.run("coerce-ids", |h, s| h.signpost_policy_policy().call_coerce_ids(s, call, param))
+    }
+
+    /// `prerequisites(call, session)`.
+    pub fn prerequisites(&mut self, call: &Call, session: &Session) -> Result<Vec<Hint>, PolicyFault> {
+        self.run("prerequisites", |h, s| h.signpost_policy_policy().call_prerequisites(s, call, session))
+    }
+
+    /// `advise(call, outcome, session)`.
+    pub fn advise(&mut self, call: &Call, outcome: &Outcome, session: &Session) -> Result<Advice, PolicyFault> {
+        self.run("advise", |h, s| h.signpost_policy_policy().call_advise(s, call, outcome, session))
+    }
+
+    /// `render(call, advice)`.
+    pub fn render(&mut self, call: &Call, advice: &Advice) -> Result<String, PolicyFault> {
+        self.run("render", |h, s| h.signpost_policy_policy().call_render(s, call, advice))
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let Some(slot) = self.slot.take() else { return };
+        let limits = self.policy.engine.limits;
+        let spent = slot.logged.0.max(slot.logged.1);
+        if slot.uses >= MAX_USES || spent > limits.output_bytes / 2 {
+            return;
+        }
+        if let Ok(mut pool) = self.policy.pool.lock()
+            && pool.len() < MAX_IDLE
+        {
+            pool.push(slot);
+        }
+    }
+}
+
+/// Forwards what the guest wrote since the last call to the host log.
+fn drain_output(slot: &mut Slot, policy: &str) {
+    let state = slot.store.data();
+    for (stream, pipe, logged) in
+        [("stdout", &state.stdout, &mut slot.logged.0), ("stderr", &state.stderr, &mut slot.logged.1)]
+    {
+        let bytes = pipe.contents();
+        if bytes.len() > *logged {
+            let text = String::from_utf8_lossy(&bytes[*logged..]);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                tracing::info!(target: "signpost::policy_output", policy, stream, "{line}");
+            }
+            *logged = bytes.len();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Per-session history: a bounded summary of the calls an MCP session made,
+//! which the policy reads to suggest prerequisites.
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+use crate::graph::is_id;
+
+/// Most recent calls remembered.
+pub const MAX_RECENT: usize = 16;
+/// Most ids remembered.
+pub const MAX_SEEN: usize = 512;
+/// Most ids taken from one result.
+pub const MAX_IDS_PER_CALL: usize = 64;
+
+/// One remembered call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PastCall {
+    /// Tool name.
+    pub tool: String,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// Ids of the records it returned.
+    pub ids: Vec<String>,
+}
+
+/// What one MCP session did so far, bounded in size.
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    call_count: u32,
+    recent: VecDeque<PastCall>,
+    seen: VecDeque<String>,
+}
+
+impl History {
+    /// Calls made so far.
+    pub fn call_count(&self) -> u32 {
+        self.call_count
+    }
+
+    /// Most recent calls, oldest first.
+    pub fn recent(&self) -> impl Iterator<Item = &PastCall> {
+        self.recent.iter()
+    }
+
+    /// Ids seen, most recent last.
+    pub fn seen(&self) -> impl Iterator<Item = &String> {
+        self.seen.iter()
+    }
+
+    /// Records a finished call and the ids its result showed.
+    pub fn record(&mut self, tool: &str, ok: bool, result: Option<&Value>) {
+        self.call_count = self.call_count.saturating_add(1);
+        let ids = result.map(result_ids).unwrap_or_default();
+        for id in &ids {
+            if let Some(pos) = self.seen.iter().position(|s| s == id) {
+                self.seen.remove(pos);
+            }
+            if self.seen.len() == MAX_SEEN {
+                self.seen.pop_front();
+            }
+            self.seen.push_back(id.clone());
+        }
+        if self.recent.len() == MAX_RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(PastCall { tool: tool.to_owned(), ok, ids });
+    }
+}
+
+/// Ids of the records in a tool result (any `id` field holding an id),
+/// in document order, at most [`MAX_IDS_PER_CALL`].
+pub fn result_ids(result: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>, depth: u8) {
+        if out.len() >= MAX_IDS_PER_CALL || depth > 6 {
+            return;
+        }
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    match v {
+                        Value::String(s) if (k == "id" || k == "origin") && is_id(s) => {
+                            if !out.contains(s) && out.len() < MAX_IDS_PER_CALL {
+                                out.push(s.clone());
+                            }
+                        }
+                        Value::Object(_) | Value::Array(_) if k != "hints" => walk(v, out, depth + 1),
+                        _ => {}
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(result, &mut out, 0);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn history_is_bounded() {
+        let mut h = History::default();
+        for i in 0..1000u32 {
+            let id = format!("{i:040x}");
+            h.record("describe", true, Some(&json!({"record": {"id": id}})));
+        }
+        assert_eq!(h.call_count(), 1000);
+        assert_eq!(h.recent().count(), MAX_RECENT);
+        assert_eq!(h.seen().count(), MAX_SEEN);
+        assert_eq!(h.seen().last().map(String::as_str), Some(format!("{:040x}", 999).as_str()));
+    }
+
+    #[test]
+    fn ids_come_from_records_not_hints() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let r = json!({"results": [{"origin": a, "other": {"id": b}}], "hints": [{"args": {"id": "c".repeat(40)}}]});
+        assert_eq!(result_ids(&r), vec![a, b]);
+    }
+}

@@ -1,0 +1,14 @@
+//! Signpost's end-to-end tests: one binary (see `tests/README.md`).
+//!
+//! Everything here drives real parts: the `signpost` binary over stdio with
+//! rmcp's MCP client, the default policy component and the hostile `chaos`
+//! component built from source by `host/build.rs`, and the default policy
+//! compiled natively.
+
+mod cli;
+mod coercion;
+mod common;
+mod hints_walk;
+mod mcp_stdio;
+mod policy_native;
+mod sandbox;

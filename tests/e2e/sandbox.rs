@@ -1,0 +1,135 @@
+//! The host's guarantees against a hostile policy, with real components:
+//! the `chaos` policy (built from `tests/policies/chaos/`) traps, loops,
+//! exhausts memory and returns garbage; tiny WAT components are malformed.
+
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use signpost::graph::Graph;
+use signpost::pipeline::{Response, Signpost};
+use signpost::policy::{Limits, LoadError, PolicyEngine, PolicyFault};
+use signpost::session::History;
+
+use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, obj};
+
+fn engine() -> PolicyEngine {
+    let limits = Limits { memory_bytes: 16 << 20, timeout: Duration::from_millis(50), ..Limits::default() };
+    PolicyEngine::new(limits).unwrap_or_else(|e| panic!("engine: {e}"))
+}
+
+fn signpost_with(path: &str) -> Signpost {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let policy = engine().load(&bytes, path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Signpost::new(Graph::sample(), policy).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn call(sp: &Signpost, tool: &str, args: Value) -> Response {
+    sp.call(tool, obj(args), &Mutex::new(History::default()))
+}
+
+#[test]
+fn default_policy_loads_and_identifies_itself() {
+    let sp = signpost_with(DEFAULT_POLICY);
+    let policy = sp.policy();
+    assert_eq!(policy.identity().name, "signpost-default");
+    assert_eq!(policy.identity().sha256.len(), 64);
+}
+
+#[test]
+fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
+    let sp = signpost_with(CHAOS_POLICY);
+    for (mode, fault_counter) in [("chaos:panic", "traps"), ("chaos:loop", "timeouts"), ("chaos:oom", "traps")] {
+        let policy = sp.policy();
+        let counter = |name: &str| match name {
+            "traps" => policy.stats().traps.load(Ordering::Relaxed),
+            _ => policy.stats().timeouts.load(Ordering::Relaxed),
+        };
+        let before = counter(fault_counter);
+        let started = Instant::now();
+        let r = call(&sp, "search", json!({"query": mode}));
+        assert!(started.elapsed() < Duration::from_secs(5), "{mode} took {:?}", started.elapsed());
+        assert!(!r.is_error, "{mode}: the answer must come back: {}", r.text);
+        assert_eq!(r.structured["hints"], json!([]), "{mode}: no hints from a faulting policy");
+        assert!(r.structured["results"].is_array(), "{mode}: the result is still there");
+        assert!(r.text.starts_with("[ok] search result (no hints: policy"), "{mode}: {}", r.text);
+        assert!(counter(fault_counter) > before, "{mode} must be counted as {fault_counter}");
+        // The instance was discarded; the next call works on a fresh one.
+        let r = call(&sp, "resolve", json!({"identifier": "OrderService"}));
+        assert_eq!(r.structured["status"], "one");
+    }
+}
+
+#[test]
+fn garbage_from_the_policy_never_reaches_the_agent() {
+    let sp = signpost_with(CHAOS_POLICY);
+    let r = call(&sp, "search", json!({"query": "order"}));
+    assert!(!r.is_error);
+    let hints = r.structured["hints"].as_array().cloned().unwrap_or_default();
+    // Of chaos's 8 hints (twice: prerequisites and advice), only two are valid:
+    // an actionable search (reason cut) and an advisory find (cleaned).
+    assert_eq!(hints.len(), 2, "{hints:#?}");
+    assert_eq!(hints[0]["tool"], "search");
+    assert_eq!(hints[0]["actionable"], true);
+    assert_eq!(hints[0]["reason"].as_str().map(|r| r.chars().count()), Some(200));
+    assert_eq!(hints[1]["reason"], "advice with control chars");
+    let stats = sp.policy();
+    assert!(stats.stats().hints_dropped.load(Ordering::Relaxed) >= 12);
+    // Text: no control characters, the malformed tag replaced.
+    assert!(r.text.starts_with("[ok] line one line two"), "{}", r.text);
+    assert!(!r.text.chars().any(|c| c.is_control() && c != '\n'), "{:?}", r.text);
+    // Coercion garbage: malformed ids fall back to strict reading…
+    let id = Graph::sample().nodes()[0].id.clone();
+    let r =
+        call(&sp, "neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["DECLARES", "chaos:badids"]}));
+    assert_eq!(r.structured["error"]["kind"], "bad_argument", "strict coercion read the ids: {}", r.text);
+    // …and a refusal's message is cleaned, its unparsable example dropped.
+    let r = call(&sp, "describe", json!({"id": id}));
+    assert_eq!(r.structured["error"]["kind"], "invalid_id");
+    assert_eq!(r.structured["error"]["message"], "chaos refuses all ids");
+    assert!(r.structured["error"].get("example").is_none());
+}
+
+#[test]
+fn malformed_components_are_refused_with_a_reason() {
+    let engine = engine();
+    let wat = |text: &str| wat::parse_str(text).unwrap_or_else(|e| panic!("{e}"));
+    let not_wasm = engine.load(b"\x00asm but not really", "junk").map(|_| ()).unwrap_err();
+    assert!(matches!(not_wasm, LoadError::Compile(_)), "{not_wasm}");
+    let module = engine.load(&wat("(module)"), "core module").map(|_| ()).unwrap_err();
+    assert!(matches!(module, LoadError::Compile(_)), "{module}");
+    let empty = engine.load(&wat("(component)"), "empty").map(|_| ()).unwrap_err();
+    assert!(matches!(empty, LoadError::World { .. }), "{empty}");
+    assert!(empty.to_string().contains("signpost:policy/policy@0.1.0"), "{empty}");
+    let greedy = engine
+        .load(&wat(r#"(component (import "evil:fs/files" (instance (export "read" (func)))))"#), "greedy")
+        .map(|_| ())
+        .unwrap_err();
+    assert!(matches!(greedy, LoadError::Link(_)), "{greedy}");
+    assert!(greedy.to_string().contains("evil:fs/files"), "{greedy}");
+}
+
+#[test]
+fn lease_faults_are_reported_precisely() {
+    let bytes = std::fs::read(CHAOS_POLICY).unwrap_or_default();
+    let policy = engine().load(&bytes, "chaos").unwrap_or_else(|e| panic!("{e}"));
+    let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:loop"}"#.into() };
+    let session = signpost::policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] };
+    let started = Instant::now();
+    assert_eq!(policy.lease().prerequisites(&call, &session).err(), Some(PolicyFault::Timeout));
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(45) && took < Duration::from_secs(2), "deadline honoured: {took:?}");
+    let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:panic"}"#.into() };
+    assert!(matches!(policy.lease().prerequisites(&call, &session), Err(PolicyFault::Trap(_))));
+}
+
+#[tokio::test]
+async fn a_faulting_policy_over_stdio_still_answers() {
+    let client = Client::spawn(&["--policy", CHAOS_POLICY, "--policy-timeout-ms", "50"]).await;
+    for query in ["chaos:loop", "chaos:panic", "chaos:print", "order"] {
+        let r = client.call("search", json!({"query": query})).await;
+        assert!(!r.is_error, "{query}: {}", r.text);
+        assert!(r.structured["results"].is_array(), "{query}");
+    }
+}

@@ -1,0 +1,100 @@
+//! A hostile policy for the host's tests. What it does is chosen by the
+//! agent's arguments, so one component exercises every failure mode:
+//!
+//! - any string argument containing `chaos:loop` → spins forever;
+//! - `chaos:panic` → panics (a trap, with a message on stderr);
+//! - `chaos:oom` → allocates until memory runs out;
+//! - `chaos:print` → writes to stdout and stderr, then behaves;
+//! - otherwise → returns garbage the host must filter: hints to unknown
+//!   tools, invalid or non-object args, unknown ids, huge reasons, control
+//!   characters in text, a malformed state tag, malformed coerced ids.
+#![allow(unsafe_code, missing_docs)]
+
+use exports::signpost::policy::policy::Guest;
+use signpost::policy::types::*;
+
+wit_bindgen::generate!({ path: "../../../wit", world: "hints" });
+
+struct Chaos;
+export!(Chaos);
+
+fn act(args: &str) {
+    if args.contains("chaos:loop") {
+        #[allow(clippy::empty_loop)]
+        loop {
+            std::hint::black_box(());
+        }
+    }
+    if args.contains("chaos:panic") {
+        panic!("chaos policy panics on purpose");
+    }
+    if args.contains("chaos:oom") {
+        let mut hoard: Vec<Vec<u8>> = Vec::new();
+        loop {
+            hoard.push(vec![7u8; 1 << 20]);
+            std::hint::black_box(&hoard);
+        }
+    }
+    if args.contains("chaos:print") {
+        println!("chaos says hello on stdout");
+        eprintln!("chaos says hello on stderr");
+    }
+}
+
+fn garbage_hints() -> Vec<Hint> {
+    let h = |tool: &str, args: &str, actionable: bool, reason: &str| Hint {
+        tool: tool.into(),
+        args: args.into(),
+        actionable,
+        reason: reason.into(),
+    };
+    vec![
+        h("rm_rf", "{}", true, "unknown tool"),
+        h("describe", "not json", true, "args are not JSON"),
+        h("describe", "[1,2]", true, "args are not an object"),
+        h("describe", r#"{"id":"0000000000000000000000000000000000000000"}"#, true, "unknown id"),
+        h("neighbors", r#"{"ids":["x"],"direction":"up","edge_types":[]}"#, true, "schema violation"),
+        h("find", r#"{"limit":100000}"#, true, "out of range"),
+        h("search", r#"{"query":"order"}"#, true, &"long reason ".repeat(100)),
+        h("find", r#"{"kind":"class"}"#, false, "advice\u{7}with\ncontrol chars"),
+    ]
+}
+
+impl Guest for Chaos {
+    fn identity() -> PolicyInfo {
+        PolicyInfo { name: "chaos".into(), version: "6.6.6".into() }
+    }
+
+    fn coerce_ids(call: Call, _param: String) -> Result<Vec<String>, CoercionError> {
+        act(&call.args);
+        if call.args.contains("chaos:badids") {
+            return Ok(vec!["not-an-id".into()]);
+        }
+        Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() })
+    }
+
+    fn prerequisites(call: Call, _session: Session) -> Vec<Hint> {
+        act(&call.args);
+        garbage_hints()
+    }
+
+    fn advise(call: Call, _outcome: Outcome, _session: Session) -> Advice {
+        act(&call.args);
+        Advice {
+            state_tag: "Not A Tag!\n".into(),
+            summary: "line one\nline two\u{1b}[31m".into(),
+            details: vec!["x".repeat(10_000); 1000],
+            hints: garbage_hints(),
+            ask_user: Some("\n".into()),
+        }
+    }
+
+    fn render(call: Call, advice: Advice) -> String {
+        act(&call.args);
+        let mut text = format!("[{}] {}\u{0}\u{1b}[2J", advice.state_tag, advice.summary);
+        for h in &advice.hints {
+            text.push_str(&format!("\n→ next: {} {}", h.tool, h.args));
+        }
+        text
+    }
+}
