@@ -253,10 +253,7 @@ pub fn example_call(call: &Call, param: &str, id: Option<&str>) -> Value {
     let id = id.unwrap_or(PLACEHOLDER);
     match (call.tool.as_str(), param) {
         ("neighbors", "ids") => {
-            let direction = match call.str_arg("direction") {
-                Some(d @ ("in" | "out")) => d,
-                _ => "out",
-            };
+            let direction = call.str_arg("direction").filter(|d| matches!(*d, "in" | "out")).unwrap_or("out");
             let edge_types = match call.args.get("edge_types") {
                 Some(Value::Array(items))
                     if !items.is_empty() && items.iter().all(|v| v.as_str().is_some_and(|s| !s.is_empty())) =>

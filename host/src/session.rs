@@ -80,10 +80,13 @@ pub fn result_ids(result: &Value) -> Vec<String> {
             Value::Object(map) => {
                 for (k, v) in map {
                     match v {
-                        Value::String(s) if (k == "id" || k == "origin") && is_id(s) => {
-                            if !out.contains(s) && out.len() < MAX_IDS_PER_CALL {
-                                out.push(s.clone());
-                            }
+                        Value::String(s)
+                            if (k == "id" || k == "origin")
+                                && is_id(s)
+                                && !out.contains(s)
+                                && out.len() < MAX_IDS_PER_CALL =>
+                        {
+                            out.push(s.clone());
                         }
                         Value::Object(_) | Value::Array(_) if k != "hints" => walk(v, out, depth + 1),
                         _ => {}
