@@ -40,7 +40,7 @@ pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
 }
 
 /// Hints, state tag, summary, details and ask-user line for a finished call.
-pub fn advise(call: &Call, outcome: &Outcome, _session: &Session) -> Advice {
+pub fn advise(call: &Call, outcome: &Outcome, session: &Session) -> Advice {
     let mut advice = match outcome {
         Outcome::Failure(err) => failure(call, err),
         Outcome::Success(result) => match call.tool.as_str() {
@@ -52,7 +52,10 @@ pub fn advise(call: &Call, outcome: &Outcome, _session: &Session) -> Advice {
             other => Advice { state_tag: "ok".into(), summary: format!("{other} done"), ..Advice::default() },
         },
     };
+    // The response carries the prerequisites too: keep the total within MAX_HINTS.
+    let budget = MAX_HINTS.saturating_sub(prerequisites(call, session).len());
     advice.hints = tidy(std::mem::take(&mut advice.hints));
+    advice.hints.truncate(budget);
     advice
 }
 

@@ -244,6 +244,11 @@ main = node("method", f"{PKG}.ShopApplication.main", "main", "src/main/java/com/
             "Starts the application.")
 edge(cfg, main, "DECLARES")
 
+# Dead code: a class nothing declares, calls or references.
+node("class", f"{PKG}.pricing.LegacyPriceCalculator", "LegacyPriceCalculator",
+     "src/main/java/com/acme/shop/pricing/LegacyPriceCalculator.java", [],
+     "Pre-2019 price rules; unused since the pricing service moved out.")
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample-graph.json")
 with open(out, "w") as fh:
     json.dump({"format": "signpost-graph", "version": 1, "name": "acme-shop", "nodes": nodes, "edges": edges},

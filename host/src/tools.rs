@@ -721,6 +721,22 @@ fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
         hits = by_name.iter().copied().filter(keep).collect();
     }
     hits.retain(keep);
+    // Names that differ only in case (`Order.status`, `Order.Status`): the
+    // one spelled exactly as asked wins, when there is exactly one.
+    if hits.len() > 1 {
+        let dotted = format!(".{ident}");
+        let exact: Vec<NodeIx> = hits
+            .iter()
+            .copied()
+            .filter(|ix| {
+                let n = graph.node(*ix);
+                n.name == ident || n.fqn == ident || n.fqn.ends_with(&dotted)
+            })
+            .collect();
+        if exact.len() == 1 {
+            hits = exact;
+        }
+    }
     hits.sort_by_key(|ix| {
         let n = graph.node(*ix);
         (kind_rank(&n.kind), n.fqn.len(), n.fqn.clone())

@@ -34,12 +34,15 @@ pub struct Reply {
 impl Client {
     /// Spawns `signpost ARGS` (quiet logs) and initializes a session.
     pub async fn spawn(args: &[&str]) -> Client {
+        Client::spawn_logging(args, "warn", Stdio::null()).await
+    }
+
+    /// Spawns `signpost ARGS` with `RUST_LOG=log` and stderr sent to `stderr`.
+    pub async fn spawn_logging(args: &[&str], log: &str, stderr: impl Into<Stdio>) -> Client {
         let mut cmd = tokio::process::Command::new(BIN);
-        cmd.args(args).env("RUST_LOG", "warn");
-        let (transport, _stderr) = TokioChildProcess::builder(cmd)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
+        cmd.args(args).env("RUST_LOG", log);
+        let (transport, _stderr) =
+            TokioChildProcess::builder(cmd).stderr(stderr).spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
         let service = ().serve(transport).await.unwrap_or_else(|e| panic!("MCP initialize failed: {e}"));
         Client { service }
     }
@@ -78,6 +81,11 @@ impl Client {
         let r = self.call("resolve", serde_json::json!({"identifier": name})).await;
         assert_eq!(r.structured["status"], "one", "{name}: {}", r.text);
         r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Ends the session and waits for the server to exit.
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
     }
 
     /// The underlying rmcp client.

@@ -178,3 +178,107 @@ mod render {
         );
     }
 }
+
+/// The same inputs through the native build and the component give the same
+/// answers: the native unit tests above speak for the component too.
+mod component_agrees_with_native {
+    use serde_json::{Value, json};
+    use signpost::graph::Graph;
+    use signpost::policy::{self, Limits, PolicyEngine};
+    use signpost::tools::{self, StrictIds};
+    use signpost_hints::model;
+
+    fn to_wit_session(s: &model::Session) -> policy::Session {
+        policy::Session { call_count: s.call_count, recent: vec![], seen_ids: s.seen_ids.clone() }
+    }
+
+    #[test]
+    fn coercion_advice_and_text_match() {
+        let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+        let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").unwrap_or_else(|e| panic!("{e}"));
+        let mut lease = policy.lease();
+        let graph = Graph::sample();
+        let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
+        let (ctrl, svc) = (id("OrderController"), id("OrderService"));
+        let calls = [
+            ("resolve", json!({"identifier": "placeOrder"})),
+            ("resolve", json!({"identifier": "Nope", "kind": "class"})),
+            ("describe", json!({"id": ctrl})),
+            ("find", json!({"role": "service", "limit": 2})),
+            ("search", json!({"query": "ordctl"})),
+            ("neighbors", json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES.EXPOSES"]})),
+            ("neighbors", json!({"ids": [svc], "direction": "in", "edge_types": ["EXPOSES"]})),
+            ("neighbors", json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]})),
+            ("neighbors", json!({"ids": format!("('{svc}', '{ctrl}',)"), "direction": "out", "edge_types": ["CALLS"]})),
+            ("describe", json!({"id": [ctrl, svc]})),
+        ];
+        let sessions =
+            [model::Session::default(), model::Session { call_count: 4, recent: vec![], seen_ids: vec![ctrl.clone()] }];
+        for (tool, args) in calls {
+            let call = policy::Call { tool: tool.into(), args: args.to_string() };
+            let native_call = model::Call::from_json(tool, &call.args);
+            // Coercion.
+            for param in ["id", "ids"] {
+                let wasm = lease.coerce_ids(&call, param).unwrap_or_else(|e| panic!("{e}"));
+                let native = signpost_hints::coerce::coerce_ids(&native_call, param);
+                match (wasm, native) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "{tool} {args}"),
+                    (Err(a), Err(b)) => {
+                        assert_eq!(a.message, b.message, "{tool} {args}");
+                        assert_eq!(serde_json::from_str::<Value>(&a.example).ok(), Some(b.example));
+                    }
+                    (a, b) => panic!("{tool} {args} {param}: component {:?} vs native {:?}", a.is_ok(), b.is_ok()),
+                }
+            }
+            // Advice and text, for success and failure outcomes alike.
+            let outcome = tools::parse(&graph, tool, args.as_object().unwrap_or(&Default::default()), &mut StrictIds)
+                .and_then(|p| tools::execute(&graph, p));
+            let (wit_outcome, native_outcome) = match &outcome {
+                Ok(v) => (policy::Outcome::Success(v.to_string()), model::Outcome::Success(v.clone())),
+                Err(e) => (
+                    policy::Outcome::Failure(policy::WitToolError {
+                        kind: policy::WitErrorKind::InvalidId,
+                        message: e.message.clone(),
+                        example: e.example.as_ref().map(Value::to_string),
+                    }),
+                    model::Outcome::Failure(model::ToolError {
+                        kind: model::ErrorKind::InvalidId,
+                        message: e.message.clone(),
+                        example: e.example.clone(),
+                    }),
+                ),
+            };
+            for session in &sessions {
+                let native = signpost_hints::advise::advise(&native_call, &native_outcome, session);
+                let wasm =
+                    lease.advise(&call, &wit_outcome, &to_wit_session(session)).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(wasm.state_tag, native.state_tag, "{tool} {args}");
+                assert_eq!(wasm.summary, native.summary);
+                assert_eq!(wasm.details, native.details);
+                assert_eq!(wasm.ask_user, native.ask_user);
+                let wasm_hints: Vec<(String, Value, bool, String)> = wasm
+                    .hints
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.tool.clone(),
+                            serde_json::from_str(&h.args).unwrap_or_default(),
+                            h.actionable,
+                            h.reason.clone(),
+                        )
+                    })
+                    .collect();
+                let native_hints: Vec<(String, Value, bool, String)> = native
+                    .hints
+                    .iter()
+                    .map(|h| (h.tool.clone(), h.args.clone(), h.actionable, h.reason.clone()))
+                    .collect();
+                assert_eq!(wasm_hints, native_hints, "{tool} {args}");
+                let text = lease.render(&call, &wasm).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(text, signpost_hints::render::render(&native_call, &native), "{tool} {args}");
+                let prereq = lease.prerequisites(&call, &to_wit_session(session)).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(prereq.len(), signpost_hints::advise::prerequisites(&native_call, session).len());
+            }
+        }
+    }
+}

@@ -133,3 +133,24 @@ async fn a_faulting_policy_over_stdio_still_answers() {
         assert!(r.structured["results"].is_array(), "{query}");
     }
 }
+
+#[tokio::test]
+async fn policy_output_goes_to_the_host_log_not_stdout() {
+    let log = std::env::temp_dir().join(format!("signpost-policy-log-{}.txt", std::process::id()));
+    let file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
+    let client = Client::spawn_logging(&["--policy", CHAOS_POLICY], "info", file).await;
+    // stdout is the MCP channel: if the guest's println reached it, this
+    // session would break instead of answering.
+    let r = client.call("search", json!({"query": "chaos:print"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    let r = client.call("resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(r.structured["status"], "one");
+    client.close().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    for stream in ["stdout", "stderr"] {
+        let line = text.lines().find(|l| l.contains(&format!("chaos says hello on {stream}")));
+        let line = line.unwrap_or_else(|| panic!("guest {stream} missing from the host log:\n{text}"));
+        assert!(line.contains("policy_output") && line.contains(&format!("stream=\"{stream}\"")), "{line}");
+    }
+}

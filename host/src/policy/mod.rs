@@ -277,6 +277,12 @@ impl Policy {
         Lease { policy: self, slot }
     }
 
+    /// A lease on a new instance, bypassing the pool: what a call costs when
+    /// no warm instance is available (benchmarks, tests).
+    pub fn cold_lease(&self) -> Lease<'_> {
+        Lease { policy: self, slot: None }
+    }
+
     fn instantiate(&self) -> Result<Slot, PolicyFault> {
         let limits = self.engine.limits;
         let stdout = MemoryOutputPipe::new(limits.output_bytes);

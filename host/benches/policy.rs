@@ -1,0 +1,92 @@
+//! What the policy costs per tool call: the default policy natively vs. as a
+//! sandboxed component (warm pooled instance, and a fresh instance), and a
+//! whole in-process tool call with and without the policy.
+//!
+//! Run: `cargo bench --bench policy`. Compare within one run (ratios): the
+//! machines here are shared and noisy. Results: BENCHMARKS.md.
+
+use std::hint::black_box;
+use std::sync::Mutex;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use signpost::graph::Graph;
+use signpost::pipeline::Signpost;
+use signpost::policy::{self, Limits, PolicyEngine};
+use signpost::session::History;
+use signpost::tools::{self, StrictIds};
+
+fn bench(c: &mut Criterion) {
+    let engine = PolicyEngine::new(Limits::default()).expect("engine");
+    let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").expect("default policy");
+    let graph = Graph::sample();
+    let ctrl = graph.nodes().iter().find(|n| n.name == "OrderController").expect("sample").id.clone();
+    let describe_args = json!({"id": ctrl});
+    let describe_result = tools::execute(
+        &graph,
+        tools::parse(&graph, "describe", describe_args.as_object().expect("object"), &mut StrictIds).expect("parse"),
+    )
+    .expect("describe");
+    let session = policy::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] };
+    let native_session = signpost_hints::model::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] };
+
+    let ids_raw = format!("['{ctrl}']");
+    let coerce_call = policy::Call {
+        tool: "neighbors".into(),
+        args: json!({"ids": ids_raw, "direction": "out", "edge_types": ["CALLS"]}).to_string(),
+    };
+    let native_coerce_call = signpost_hints::model::Call::from_json(&coerce_call.tool, &coerce_call.args);
+    let mut group = c.benchmark_group("coerce-ids");
+    group.bench_function("native", |b| {
+        b.iter(|| signpost_hints::coerce::coerce_ids(black_box(&native_coerce_call), "ids"))
+    });
+    group.bench_function("component-warm", |b| {
+        let mut lease = policy.lease();
+        b.iter(|| lease.coerce_ids(black_box(&coerce_call), "ids").expect("no fault"))
+    });
+    group.bench_function("component-fresh-instance", |b| {
+        b.iter(|| policy.cold_lease().coerce_ids(black_box(&coerce_call), "ids").expect("no fault"))
+    });
+    group.finish();
+
+    let call = policy::Call { tool: "describe".into(), args: describe_args.to_string() };
+    let outcome = policy::Outcome::Success(describe_result.to_string());
+    let native_call = signpost_hints::model::Call::from_json("describe", &call.args);
+    let native_outcome = signpost_hints::model::Outcome::Success(describe_result.clone());
+    let mut group = c.benchmark_group("advise+render describe");
+    group.bench_function("native", |b| {
+        b.iter(|| {
+            let advice = signpost_hints::advise::advise(&native_call, black_box(&native_outcome), &native_session);
+            signpost_hints::render::render(&native_call, &advice)
+        })
+    });
+    group.bench_function("component-warm", |b| {
+        let mut lease = policy.lease();
+        b.iter(|| {
+            let advice = lease.advise(&call, black_box(&outcome), &session).expect("no fault");
+            lease.render(&call, &advice).expect("no fault")
+        })
+    });
+    group.finish();
+
+    let signpost = Signpost::new(Graph::sample(), policy).expect("signpost");
+    let history = Mutex::new(History::default());
+    let args = describe_args.as_object().cloned().expect("object");
+    let mut group = c.benchmark_group("tool call describe");
+    group.bench_function("graph only (no policy)", |b| {
+        b.iter(|| {
+            let parsed = tools::parse(signpost.graph(), "describe", black_box(&args), &mut StrictIds).expect("parse");
+            tools::execute(signpost.graph(), parsed).expect("ok")
+        })
+    });
+    group.bench_function("whole pipeline", |b| b.iter(|| signpost.call("describe", black_box(args.clone()), &history)));
+    group.finish();
+    let _: Value = describe_result;
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);
