@@ -1,6 +1,7 @@
 //! Builds the policy components from source for `wasm32-wasip2` with a nested
 //! cargo: the default policy (`hints-component/`, embedded in the binary)
-//! and the hostile test policy (`tests/policies/chaos/`, tests only).
+//! and the test policies under `tests/policies/` (`chaos`: hostile; `strict`:
+//! an alternative policy).
 //!
 //! The nested build uses its own target directory under `OUT_DIR`, so it
 //! never waits on the outer build's lock. The resulting paths are exported as
@@ -22,17 +23,26 @@ fn main() -> anyhow::Result<()> {
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
     ensure_target()?;
 
-    // (crate dir, wasm file name, exported env var)
+    // (crate dir, features, wasm file name, exported env var)
     let guests = [
-        ("hints-component", "signpost_hints.wasm", "SIGNPOST_DEFAULT_POLICY"),
-        ("tests/policies/chaos", "signpost_chaos_policy.wasm", "SIGNPOST_CHAOS_POLICY"),
+        ("hints-component", "", "signpost_hints.wasm", "SIGNPOST_DEFAULT_POLICY"),
+        ("tests/policies/chaos", "", "signpost_chaos_policy.wasm", "SIGNPOST_CHAOS_POLICY"),
+        ("tests/policies/chaos", "always-garbage", "signpost_chaos_policy.wasm", "SIGNPOST_GARBAGE_POLICY"),
+        ("tests/policies/strict", "", "signpost_strict_policy.wasm", "SIGNPOST_STRICT_POLICY"),
     ];
-    for (dir, file, var) in guests {
+    for (dir, features, file, var) in guests {
         let guest = root.join(dir);
         for path in ["src", "Cargo.toml", "Cargo.lock"] {
             println!("cargo:rerun-if-changed={}", guest.join(path).display());
         }
-        let wasm = build_guest(&guest, &out_dir.join("guest-target"), file)?;
+        // One target dir per feature set: the same crate built twice must not
+        // overwrite its own artifact.
+        let target = out_dir.join(if features.is_empty() {
+            "guest-target".to_owned()
+        } else {
+            format!("guest-target-{features}")
+        });
+        let wasm = build_guest(&guest, &target, features, file)?;
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
     Ok(())
@@ -61,11 +71,14 @@ fn ensure_target() -> anyhow::Result<()> {
     }
 }
 
-fn build_guest(guest: &Path, target_dir: &Path, file: &str) -> anyhow::Result<PathBuf> {
+fn build_guest(guest: &Path, target_dir: &Path, features: &str, file: &str) -> anyhow::Result<PathBuf> {
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(guest)
         .args(["build", "--release", "--locked", "--target", TARGET])
         .env("CARGO_TARGET_DIR", target_dir);
+    if !features.is_empty() {
+        cmd.args(["--features", features]);
+    }
     // Settings of the outer (host) build must not leak into the guest build.
     for (key, _) in env::vars_os() {
         let key = key.to_string_lossy().into_owned();

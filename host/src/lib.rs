@@ -7,12 +7,16 @@
 //! `advise` → hint validation → the policy's `render` → the response.
 
 pub mod graph;
+pub mod live;
 pub mod pipeline;
 pub mod policy;
+pub mod reload;
 pub mod search;
+pub mod selfcheck;
 pub mod server;
 pub mod session;
 pub mod tools;
+pub mod validate;
 
 /// The default policy component, built from `hints-component/` by `build.rs`.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));

@@ -10,8 +10,10 @@ use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
 use signpost::graph::Graph;
 use signpost::pipeline::Signpost;
-use signpost::policy::{Limits, PolicyEngine};
+use signpost::policy::{Limits, Policy, PolicyEngine};
+use signpost::reload::{self, Reloader};
 use signpost::server::Session;
+use signpost::validate::HintValidator;
 
 /// An MCP server for coding agents whose hints run in a sandboxed,
 /// hot-swappable WebAssembly policy.
@@ -35,7 +37,8 @@ enum Command {
 
 #[derive(Subcommand)]
 enum PolicyCommand {
-    /// Compile, link and identify a policy component; exit non-zero if it fails.
+    /// Run exactly the checks a hot swap runs (compile, link, identify,
+    /// self-check) and report; exit non-zero if the policy would be refused.
     Check {
         /// The component file (.wasm).
         file: PathBuf,
@@ -47,9 +50,19 @@ struct ServeArgs {
     /// A graph in the signpost JSON format (default: the embedded sample graph).
     #[arg(long, value_name = "PATH")]
     graph: Option<PathBuf>,
-    /// A policy component (default: the embedded default policy).
+    /// A policy component (default: the embedded default policy). The file is
+    /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
+    /// Do not watch the policy file (SIGHUP still reloads it).
+    #[arg(long)]
+    no_watch: bool,
+    /// Where compiled policies are cached [default: $XDG_CACHE_HOME/signpost or ~/.cache/signpost].
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile policies every time; never read or write the cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
     /// Deadline of one policy function call, in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     policy_timeout_ms: u64,
@@ -59,6 +72,29 @@ struct ServeArgs {
 }
 
 impl ServeArgs {
+    fn engine(&self) -> anyhow::Result<PolicyEngine> {
+        let engine = PolicyEngine::new(self.limits())?;
+        if self.no_cache {
+            return Ok(engine);
+        }
+        let dir = self.cache_dir.clone().or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .map(|d| d.join("signpost"))
+        });
+        match dir {
+            Some(dir) => match engine.clone().with_cache(dir.clone()) {
+                Ok(engine) => Ok(engine),
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "compiled-policy cache disabled");
+                    Ok(engine)
+                }
+            },
+            None => Ok(engine),
+        }
+    }
+
     fn limits(&self) -> Limits {
         Limits {
             memory_bytes: (self.policy_memory_mib as usize) << 20,
@@ -90,16 +126,18 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Result<signpost::policy::Policy> {
-    match path {
-        Some(path) => {
-            let bytes = std::fs::read(path).with_context(|| format!("reading policy {}", path.display()))?;
-            Ok(engine
-                .load(&bytes, &path.display().to_string())
-                .with_context(|| format!("loading policy {}", path.display()))?)
-        }
-        None => Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?),
-    }
+/// Loads the policy to start with: the file (through every check a swap
+/// runs), or the embedded default.
+fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Result<Policy> {
+    let Some(path) = path else {
+        return Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?);
+    };
+    let bytes = std::fs::read(path).with_context(|| format!("reading policy {}", path.display()))?;
+    let validator = HintValidator::new()?;
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string())
+        .map_err(|e| anyhow::anyhow!("policy {} refused: {e}", path.display()))?;
+    tracing::info!(%report, "policy passed its self-check");
+    Ok(policy)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -111,11 +149,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => Graph::sample(),
     };
     tracing::info!(graph = graph.name(), nodes = graph.node_count(), edges = graph.edge_count(), "graph loaded");
-    let engine = PolicyEngine::new(args.limits())?;
-    let policy = load_policy(&engine, args.policy.as_ref())?;
+    let engine = args.engine()?;
+    let policy = initial_policy(&engine, args.policy.as_ref())?;
     let signpost = Arc::new(Signpost::new(graph, policy)?);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
+        if let Some(path) = &args.policy {
+            Arc::new(Reloader::new(signpost.clone(), engine, path.clone())).start(!args.no_watch)?;
+        }
         let service = Session::new(signpost).serve(rmcp::transport::stdio()).await?;
         tracing::info!("serving MCP on stdio");
         service.waiting().await?;
@@ -126,14 +167,25 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
 fn check(file: &PathBuf) -> anyhow::Result<ExitCode> {
     let engine = PolicyEngine::new(Limits::default())?;
-    match load_policy(&engine, Some(file)) {
-        Ok(policy) => {
+    let validator = HintValidator::new()?;
+    let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
+    println!("policy   {}", file.display());
+    match reload::prepare(&engine, &validator, &bytes, &file.display().to_string()) {
+        Ok((policy, report)) => {
             let id = policy.identity();
-            println!("ok: {} {} (sha256 {})", id.name, id.version, id.sha256);
+            println!("identity {} {}", id.name, id.version);
+            println!("sha256   {}", id.sha256);
+            println!(
+                "world    {} (host speaks signpost:policy@{})",
+                signpost::policy::POLICY_INTERFACE,
+                signpost::policy::WIT_VERSION
+            );
+            println!("check    {report}");
+            println!("ok: {} {} would be accepted", id.name, id.version);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("FAILED: {e:#}");
+            println!("FAILED: {e}");
             Ok(ExitCode::FAILURE)
         }
     }

@@ -8,24 +8,18 @@
 //! times out or returns garbage costs the response its hints, never the
 //! result: each policy step has a host fallback.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwap;
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
+use crate::live::LivePolicy;
 use crate::policy::{self, Policy, PolicyFault, Stats};
 use crate::session::History;
-use crate::tools::{self, ErrorKind, HintOut, IdCoercer, StrictIds, TOOL_NAMES, ToolError};
+use crate::tools::{self, ErrorKind, IdCoercer, StrictIds, ToolError};
+use crate::validate::{self, HintValidator, clean_line, only_valid_next_lines};
 
-/// Most hints in one response, whatever the policy returns.
-pub const MAX_HINTS: usize = 8;
-/// Longest hint reason kept, in characters.
-pub const MAX_REASON: usize = 200;
-/// Longest serialized hint arguments kept, in bytes.
-pub const MAX_HINT_ARGS: usize = 4096;
 /// Longest rendered text kept, in bytes.
 pub const MAX_TEXT: usize = 256 << 10;
 /// Most detail lines kept from a policy.
@@ -46,22 +40,19 @@ pub struct Response {
 pub struct Signpost {
     graph: Graph,
     tools: Vec<Tool>,
-    validators: HashMap<&'static str, jsonschema::Validator>,
-    policy: ArcSwap<Policy>,
+    validator: HintValidator,
+    live: LivePolicy,
 }
 
 impl Signpost {
     /// Serves `graph` with `policy`.
     pub fn new(graph: Graph, policy: Policy) -> anyhow::Result<Self> {
-        let tools = tools::definitions();
-        let mut validators = HashMap::new();
-        for (name, tool) in TOOL_NAMES.iter().zip(&tools) {
-            let schema = Value::Object((*tool.input_schema).clone());
-            let validator = jsonschema::validator_for(&schema)
-                .map_err(|e| anyhow::anyhow!("input schema of {name} does not compile: {e}"))?;
-            validators.insert(*name, validator);
-        }
-        Ok(Signpost { graph, tools, validators, policy: ArcSwap::from_pointee(policy) })
+        Ok(Signpost {
+            graph,
+            tools: tools::definitions(),
+            validator: HintValidator::new()?,
+            live: LivePolicy::new(policy),
+        })
     }
 
     /// The graph served.
@@ -74,20 +65,25 @@ impl Signpost {
         &self.tools
     }
 
-    /// The live policy.
+    /// The policy serving now.
     pub fn policy(&self) -> Arc<Policy> {
-        self.policy.load_full()
+        self.live.current()
     }
 
-    /// Makes `policy` the live one; calls already running finish on theirs.
-    pub fn swap_policy(&self, policy: Policy) -> Arc<Policy> {
-        self.policy.swap(Arc::new(policy))
+    /// The live policy: swaps, rollback, status.
+    pub fn live(&self) -> &LivePolicy {
+        &self.live
+    }
+
+    /// The hint validator (also used by the self-check).
+    pub fn validator(&self) -> &HintValidator {
+        &self.validator
     }
 
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
     pub fn call(&self, tool: &str, args: Map<String, Value>, history: &Mutex<History>) -> Response {
-        let policy = self.policy.load_full();
+        let policy = self.live.current();
         let mut lease = policy.lease();
         let session = snapshot(history);
         let call = policy::Call { tool: tool.to_owned(), args: Value::Object(args.clone()).to_string() };
@@ -115,16 +111,10 @@ impl Signpost {
             Ok(mut advice) => {
                 sanitize_advice(&mut advice, outcome.is_ok());
                 hints.append(&mut advice.hints);
-                let valid = self.validate(hints, policy.stats());
-                advice.hints = valid
-                    .iter()
-                    .map(|h| policy::Hint {
-                        tool: h.tool.clone(),
-                        args: Value::Object(h.args.clone()).to_string(),
-                        actionable: h.actionable,
-                        reason: h.reason.clone(),
-                    })
-                    .collect();
+                let (valid, dropped) = self.validator.filter(&self.graph, hints);
+                Stats::add(&policy.stats().hints_emitted, valid.len() as u64);
+                Stats::add(&policy.stats().hints_dropped, dropped);
+                advice.hints = validate::to_wit(&valid);
                 let text = match lease.render(&call, &advice) {
                     Ok(text) => only_valid_next_lines(&clean_text(&text), &valid),
                     Err(_) => fallback_render(&advice),
@@ -133,7 +123,9 @@ impl Signpost {
             }
             Err(fault) => (Vec::new(), fallback_text(tool, &outcome, &fault)),
         };
+        let faulted = lease.faults() > 0;
         drop(lease);
+        self.live.after_call(&policy, faulted);
 
         let (is_error, mut structured) = match &outcome {
             Ok(Value::Object(map)) => (false, map.clone()),
@@ -145,54 +137,6 @@ impl Signpost {
             h.record(tool, !is_error, outcome.as_ref().ok());
         }
         Response { is_error, text, structured: Value::Object(structured) }
-    }
-
-    /// Keeps the hints that are safe to show: known tools, bounded sizes,
-    /// and for actionable ones, arguments that validate against the tool's
-    /// schema and parse as a working call on this graph.
-    pub fn validate(&self, hints: Vec<policy::Hint>, stats: &Stats) -> Vec<HintOut> {
-        let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
-        let mut dropped = 0u64;
-        for hint in hints {
-            if out.len() == MAX_HINTS {
-                dropped += 1;
-                continue;
-            }
-            match self.check_hint(&hint) {
-                Ok(h) => {
-                    if !out.iter().any(|o| o.tool == h.tool && o.args == h.args && o.actionable == h.actionable) {
-                        out.push(h);
-                    }
-                }
-                Err(why) => {
-                    dropped += 1;
-                    tracing::debug!(tool = %crate::clip(&hint.tool), why, "dropped an invalid hint");
-                }
-            }
-        }
-        Stats::add(&stats.hints_emitted, out.len() as u64);
-        Stats::add(&stats.hints_dropped, dropped);
-        out
-    }
-
-    fn check_hint(&self, hint: &policy::Hint) -> Result<HintOut, &'static str> {
-        let tool = TOOL_NAMES.iter().find(|t| **t == hint.tool).ok_or("unknown tool")?;
-        let reason = clean_line(&hint.reason, MAX_REASON);
-        let args = match serde_json::from_str::<Value>(&hint.args) {
-            Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => Some(map),
-            _ => None,
-        };
-        if !hint.actionable {
-            return Ok(HintOut { tool: (*tool).to_owned(), args: args.unwrap_or_default(), actionable: false, reason });
-        }
-        let args = args.ok_or("args are not a JSON object of bounded size")?;
-        let value = Value::Object(args);
-        if !self.validators.get(tool).is_some_and(|v| v.is_valid(&value)) {
-            return Err("args do not match the input schema");
-        }
-        let Value::Object(args) = value else { return Err("unreachable") };
-        tools::parse(&self.graph, tool, &args, &mut StrictIds).map_err(|_| "args do not make a working call")?;
-        Ok(HintOut { tool: (*tool).to_owned(), args, actionable: true, reason })
     }
 }
 
@@ -234,7 +178,8 @@ fn snapshot(history: &Mutex<History>) -> policy::Session {
     }
 }
 
-fn is_tag(tag: &str) -> bool {
+/// Whether `tag` is a well-formed state tag: lower_snake_case, 1 to 32 bytes.
+pub fn is_tag(tag: &str) -> bool {
     (1..=32).contains(&tag.len())
         && tag.bytes().next().is_some_and(|b| b.is_ascii_lowercase())
         && tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
@@ -254,16 +199,6 @@ fn sanitize_advice(advice: &mut policy::Advice, ok: bool) {
     advice.ask_user = advice.ask_user.as_deref().map(|a| clean_line(a, 500)).filter(|a| !a.is_empty());
 }
 
-/// One line: control characters become spaces; at most `max` characters.
-pub fn clean_line(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().nth(max).is_some() {
-        out.pop();
-        out.push('…');
-    }
-    out
-}
-
 /// Text: control characters other than newline and tab removed; bounded.
 fn clean_text(s: &str) -> String {
     let mut out: String = s.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
@@ -274,29 +209,6 @@ fn clean_text(s: &str) -> String {
         }
         out.truncate(cut);
         out.push_str("\n… (truncated)");
-    }
-    out
-}
-
-/// Removes `→ next:` lines that do not render a validated actionable hint, so
-/// an invalid call cannot reach the agent through the text either. A line is
-/// kept when it reads `→ next: <tool> <JSON args>[ — reason]` and tool + args
-/// (compared as JSON values, key order free) are one of `hints`.
-pub fn only_valid_next_lines(text: &str, hints: &[HintOut]) -> String {
-    const NEXT: &str = "→ next: ";
-    let is_valid = |line: &str| -> bool {
-        let Some(rest) = line.strip_prefix(NEXT) else { return true };
-        let Some((tool, tail)) = rest.split_once(' ') else { return false };
-        let mut stream = serde_json::Deserializer::from_str(tail).into_iter::<Value>();
-        let Some(Ok(Value::Object(args))) = stream.next() else { return false };
-        hints.iter().any(|h| h.actionable && h.tool == tool && h.args == args)
-    };
-    let mut out = String::with_capacity(text.len());
-    for line in text.split('\n').filter(|l| is_valid(l)) {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(line);
     }
     out
 }

@@ -5,15 +5,20 @@
 //! on tokio's blocking pool: policy calls are synchronous and bounded by the
 //! policy deadline, and WASI host functions must not run on an async worker.
 
+#![allow(deprecated)] // MCP logging (SEP-2577 deprecates it; our users' clients still read it)
+
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
+    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
 use crate::session::History;
 use crate::tools::TOOL_NAMES;
@@ -22,25 +27,117 @@ const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a 
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
 complete calls you can send as they are. Text results start with [state_tag]; `→ next:` lines are those calls.";
 
+/// The status resource of the live policy.
+pub const POLICY_STATUS_URI: &str = "signpost://policy";
+
 /// One MCP session's handler.
 #[derive(Clone)]
 pub struct Session {
     signpost: Arc<Signpost>,
     history: Arc<Mutex<History>>,
+    log_level: Arc<Mutex<LoggingLevel>>,
 }
 
 impl Session {
     /// A new session with an empty history.
     pub fn new(signpost: Arc<Signpost>) -> Self {
-        Session { signpost, history: Arc::new(Mutex::new(History::default())) }
+        Session {
+            signpost,
+            history: Arc::new(Mutex::new(History::default())),
+            log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+        }
+    }
+}
+
+fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+fn swap_level(record: &SwapRecord) -> LoggingLevel {
+    match record.result {
+        SwapResult::Published => LoggingLevel::Notice,
+        SwapResult::Unchanged => LoggingLevel::Info,
+        SwapResult::Rejected | SwapResult::RolledBack => LoggingLevel::Warning,
     }
 }
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_logging().build())
             .with_server_info(Implementation::new("signpost", env!("CARGO_PKG_VERSION")).with_title("Signpost"))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Forward policy swaps to this session as logging notifications,
+        // until the session ends.
+        let mut swaps = self.signpost.live().subscribe();
+        let (peer, level) = (context.peer, self.log_level.clone());
+        tokio::spawn(async move {
+            loop {
+                let record = match swaps.recv().await {
+                    Ok(record) => record,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                };
+                let wanted = *level.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let this = swap_level(&record);
+                if severity(this) < severity(wanted) {
+                    continue;
+                }
+                let data = serde_json::to_value(&record).unwrap_or_default();
+                let param = LoggingMessageNotificationParam::new(this, data).with_logger("signpost.policy");
+                if peer.notify_logging_message(param).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = request.level;
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let status = Resource::new(POLICY_STATUS_URI, "policy")
+            .with_title("Live hint policy")
+            .with_description("The serving policy (name, version, sha256), its counters, and the last swap")
+            .with_mime_type("application/json");
+        Ok(ListResourcesResult::with_all_items(vec![status]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != POLICY_STATUS_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource `{}`; try {POLICY_STATUS_URI}", crate::clip(&request.uri)),
+                None,
+            ));
+        }
+        let text = serde_json::to_string_pretty(&self.signpost.live().status()).unwrap_or_default();
+        let contents = ResourceContents::text(text, POLICY_STATUS_URI).with_mime_type("application/json");
+        Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
     async fn list_tools(

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::{BIN, CHAOS_POLICY, DEFAULT_POLICY};
+use crate::common::{BIN, CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
 
 fn run(args: &[&str]) -> (bool, String) {
     let out = Command::new(BIN).args(args).env("RUST_LOG", "error").output().unwrap_or_else(|e| panic!("{e}"));
@@ -16,9 +16,15 @@ fn run(args: &[&str]) -> (bool, String) {
 fn policy_check_reports_identity_or_failure() {
     let (ok, text) = run(&["policy", "check", DEFAULT_POLICY]);
     assert!(ok, "{text}");
-    assert!(text.contains("ok: signpost-default 0.1.0 (sha256 "), "{text}");
-    let (ok, text) = run(&["policy", "check", CHAOS_POLICY]);
-    assert!(ok, "{text}");
+    assert!(text.contains("identity signpost-default 0.1.0"), "{text}");
+    assert!(text.contains("all valid") && text.contains("ok: signpost-default 0.1.0 would be accepted"), "{text}");
+    for other in [CHAOS_POLICY, STRICT_POLICY] {
+        let (ok, text) = run(&["policy", "check", other]);
+        assert!(ok, "{text}");
+    }
+    let (ok, text) = run(&["policy", "check", GARBAGE_POLICY]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("FAILED: self-check failed") && text.contains("invalid hint"), "{text}");
     let junk = std::env::temp_dir().join(format!("signpost-junk-{}.wasm", std::process::id()));
     std::fs::write(&junk, b"definitely not wasm").unwrap_or_default();
     let (ok, text) = run(&["policy", "check", &junk.display().to_string()]);

@@ -1,12 +1,15 @@
 //! A real MCP client for the real binary, and assertions shared by suites.
+#![allow(deprecated)] // MCP logging notifications
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::model::{CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ReadResourceRequestParams};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{Map, Value};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_signpost");
@@ -14,10 +17,33 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_signpost");
 pub const DEFAULT_POLICY: &str = env!("SIGNPOST_DEFAULT_POLICY");
 /// The hostile test policy, built from `tests/policies/chaos/`.
 pub const CHAOS_POLICY: &str = env!("SIGNPOST_CHAOS_POLICY");
+/// The chaos policy built to return garbage on every call (fails the self-check).
+pub const GARBAGE_POLICY: &str = env!("SIGNPOST_GARBAGE_POLICY");
+/// The alternative `strict` policy, built from `tests/policies/strict/`.
+pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
+
+/// A client handler that records the server's logging notifications.
+#[derive(Clone, Default)]
+pub struct Recorder {
+    logs: Arc<Mutex<Vec<Value>>>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let entry = json!({"level": params.level, "logger": params.logger, "data": params.data});
+        self.logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(entry);
+    }
+}
 
 /// An MCP client session with a freshly spawned `signpost`.
 pub struct Client {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Recorder>,
+    recorder: Recorder,
+    pid: Option<u32>,
 }
 
 /// One tool result, unpacked.
@@ -43,8 +69,46 @@ impl Client {
         cmd.args(args).env("RUST_LOG", log);
         let (transport, _stderr) =
             TokioChildProcess::builder(cmd).stderr(stderr).spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
-        let service = ().serve(transport).await.unwrap_or_else(|e| panic!("MCP initialize failed: {e}"));
-        Client { service }
+        let pid = transport.id();
+        let recorder = Recorder::default();
+        let service = recorder.clone().serve(transport).await.unwrap_or_else(|e| panic!("MCP initialize failed: {e}"));
+        Client { service, recorder, pid }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.pid.unwrap_or_else(|| panic!("no pid"))
+    }
+
+    /// Logging notifications received so far.
+    pub fn logs(&self) -> Vec<Value> {
+        self.recorder.logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// The `signpost://policy` status resource, parsed.
+    pub async fn status(&self) -> Value {
+        let r = self
+            .service
+            .read_resource(ReadResourceRequestParams::new("signpost://policy"))
+            .await
+            .unwrap_or_else(|e| panic!("reading signpost://policy: {e}"));
+        let text = r.contents.first().and_then(|c| match c {
+            rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
+            _ => None,
+        });
+        serde_json::from_str(&text.unwrap_or_default()).unwrap_or_default()
+    }
+
+    /// Polls the status until `done` holds (at most `limit`); the last status.
+    pub async fn wait_status(&self, limit: Duration, done: impl Fn(&Value) -> bool) -> Value {
+        let started = Instant::now();
+        loop {
+            let status = self.status().await;
+            if done(&status) || started.elapsed() > limit {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
 
     /// The default server: embedded graph, embedded policy.
@@ -76,6 +140,14 @@ impl Client {
         reply
     }
 
+    /// Calls a tool and returns its text, without the default policy's shape
+    /// checks (for other policies' formats).
+    pub async fn call_raw_text(&self, tool: &str, args: Value) -> String {
+        let result = self.raw(tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
+        assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
+        result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+    }
+
     /// Resolves a name that must be unique; its id.
     pub async fn id_of(&self, name: &str) -> String {
         let r = self.call("resolve", serde_json::json!({"identifier": name})).await;
@@ -89,7 +161,7 @@ impl Client {
     }
 
     /// The underlying rmcp client.
-    pub fn service(&self) -> &RunningService<RoleClient, ()> {
+    pub fn service(&self) -> &RunningService<RoleClient, Recorder> {
         &self.service
     }
 }

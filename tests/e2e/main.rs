@@ -9,6 +9,7 @@ mod cli;
 mod coercion;
 mod common;
 mod hints_walk;
+mod hot_swap;
 mod mcp_stdio;
 mod policy_native;
 mod sandbox;

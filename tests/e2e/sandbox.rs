@@ -64,7 +64,7 @@ fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
 #[test]
 fn garbage_from_the_policy_never_reaches_the_agent() {
     let sp = signpost_with(CHAOS_POLICY);
-    let r = call(&sp, "search", json!({"query": "order"}));
+    let r = call(&sp, "search", json!({"query": "order chaos:garbage"}));
     assert!(!r.is_error);
     let hints = r.structured["hints"].as_array().cloned().unwrap_or_default();
     // Of chaos's 8 hints (twice: prerequisites and advice), only two are valid:
@@ -85,7 +85,7 @@ fn garbage_from_the_policy_never_reaches_the_agent() {
         call(&sp, "neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["DECLARES", "chaos:badids"]}));
     assert_eq!(r.structured["error"]["kind"], "bad_argument", "strict coercion read the ids: {}", r.text);
     // …and a refusal's message is cleaned, its unparsable example dropped.
-    let r = call(&sp, "describe", json!({"id": id}));
+    let r = call(&sp, "describe", json!({"id": "chaos:refuse"}));
     assert_eq!(r.structured["error"]["kind"], "invalid_id");
     assert_eq!(r.structured["error"]["message"], "chaos refuses all ids");
     assert!(r.structured["error"].get("example").is_none());

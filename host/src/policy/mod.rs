@@ -9,8 +9,11 @@
 //! arguments, no sockets, and stdout/stderr captured into the host's log.
 
 mod bindings;
+mod cache;
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -113,6 +116,10 @@ pub struct Stats {
     pub hints_emitted: AtomicU64,
     /// Hints dropped by validation.
     pub hints_dropped: AtomicU64,
+    /// Tool calls served.
+    pub tool_calls: AtomicU64,
+    /// Tool calls during which the policy faulted at least once.
+    pub faulted_tool_calls: AtomicU64,
 }
 
 impl Stats {
@@ -129,6 +136,7 @@ pub struct PolicyEngine {
     engine: Engine,
     linker: Arc<Linker<HostState>>,
     limits: Limits,
+    cache: Option<PathBuf>,
 }
 
 impl fmt::Debug for PolicyEngine {
@@ -170,7 +178,60 @@ impl PolicyEngine {
                 std::thread::sleep(TICK);
             }
         })?;
-        Ok(PolicyEngine { engine, linker: Arc::new(linker), limits })
+        Ok(PolicyEngine { engine, linker: Arc::new(linker), limits, cache: None })
+    }
+
+    /// Caches compiled components in `dir` (created 0700 if missing), keyed
+    /// by the component's sha256 and this engine's compatibility hash, so a
+    /// restart or a swap back to a known version skips compilation.
+    pub fn with_cache(mut self, dir: PathBuf) -> std::io::Result<Self> {
+        std::fs::create_dir_all(&dir)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        self.cache = Some(dir);
+        Ok(self)
+    }
+
+    /// The cache directory, if caching.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache.as_deref()
+    }
+
+    fn cache_path(&self, sha256: &str) -> Option<PathBuf> {
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.engine.precompile_compatibility_hash().hash(&mut hasher);
+        env!("CARGO_PKG_VERSION").hash(&mut hasher);
+        Some(self.cache.as_ref()?.join(format!("{sha256}-{:016x}.cwasm", hasher.finish())))
+    }
+
+    /// The compiled component: from the cache when a trusted entry exists,
+    /// else compiled (and cached). The flag says whether the cache served.
+    fn compile(&self, bytes: &[u8], sha256: &str) -> Result<(Component, bool), LoadError> {
+        let path = self.cache_path(sha256);
+        if let Some(path) = path.as_deref().filter(|p| cache::trusted(p)) {
+            match cache::load(&self.engine, path) {
+                Ok(component) => return Ok((component, true)),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %format!("{e:#}"), "ignoring unusable cache entry");
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+        }
+        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        if let Some(path) = path {
+            match component.serialize() {
+                Ok(compiled) => {
+                    if let Err(e) = cache::store(&path, &compiled) {
+                        tracing::warn!(path = %path.display(), error = %e, "could not cache compiled policy");
+                    }
+                }
+                Err(e) => tracing::warn!(error = %format!("{e:#}"), "could not serialize compiled policy"),
+            }
+        }
+        Ok((component, false))
     }
 
     /// The limits calls run under.
@@ -182,7 +243,8 @@ impl PolicyEngine {
     /// where it came from (a path, or "embedded").
     pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
         let started = Instant::now();
-        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let (component, from_cache) = self.compile(bytes, &sha256)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(format!("{e:#}")))?;
         let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
             detail: format!("{e:#}"),
@@ -193,7 +255,6 @@ impl PolicyEngine {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
         let mut policy = Policy {
             pre,
             engine: self.clone(),
@@ -205,6 +266,7 @@ impl PolicyEngine {
                 sha256,
                 source: source.to_owned(),
                 loaded_at: SystemTime::now(),
+                from_cache,
             },
         };
         let info = policy.lease().identity().map_err(LoadError::Identity)?;
@@ -212,7 +274,7 @@ impl PolicyEngine {
         policy.info.version = crate::clip(&info.version);
         tracing::info!(
             policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
-            ms = started.elapsed().as_millis() as u64, "policy loaded"
+            from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
         );
         Ok(policy)
     }
@@ -235,6 +297,8 @@ pub struct Identity {
     pub source: String,
     /// When it was loaded.
     pub loaded_at: SystemTime,
+    /// Whether its compiled code came from the cache.
+    pub from_cache: bool,
 }
 
 /// A compiled, linked policy component, ready to run.
@@ -274,13 +338,13 @@ impl Policy {
     /// to the pool when the lease is dropped, unless it faulted.
     pub fn lease(&self) -> Lease<'_> {
         let slot = self.pool.lock().ok().and_then(|mut pool| pool.pop());
-        Lease { policy: self, slot }
+        Lease { policy: self, slot, faults: 0 }
     }
 
     /// A lease on a new instance, bypassing the pool: what a call costs when
     /// no warm instance is available (benchmarks, tests).
     pub fn cold_lease(&self) -> Lease<'_> {
-        Lease { policy: self, slot: None }
+        Lease { policy: self, slot: None, faults: 0 }
     }
 
     fn instantiate(&self) -> Result<Slot, PolicyFault> {
@@ -313,9 +377,15 @@ impl Policy {
 pub struct Lease<'p> {
     policy: &'p Policy,
     slot: Option<Slot>,
+    faults: u32,
 }
 
 impl Lease<'_> {
+    /// How many of this lease's calls faulted.
+    pub fn faults(&self) -> u32 {
+        self.faults
+    }
+
     fn run<R>(
         &mut self,
         what: &'static str,
@@ -324,7 +394,7 @@ impl Lease<'_> {
         let policy = self.policy;
         let mut slot = match self.slot.take() {
             Some(slot) => slot,
-            None => policy.instantiate()?,
+            None => policy.instantiate().inspect_err(|_| self.faults += 1)?,
         };
         Stats::add(&policy.stats.calls, 1);
         slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
@@ -337,6 +407,7 @@ impl Lease<'_> {
                 Ok(value)
             }
             Err(e) => {
+                self.faults += 1;
                 let fault = match e.downcast_ref::<Trap>() {
                     Some(Trap::Interrupt) => {
                         Stats::add(&policy.stats.timeouts, 1);

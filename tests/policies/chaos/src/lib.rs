@@ -1,13 +1,17 @@
-//! A hostile policy for the host's tests. What it does is chosen by the
-//! agent's arguments, so one component exercises every failure mode:
+//! A hostile policy for the host's tests. It behaves (no hints, a plain
+//! `[chaos]` text, so it passes the host's self-check) until a marker in the
+//! agent's arguments asks for trouble, so one component exercises every
+//! failure mode, including the ones that only show on live traffic:
 //!
-//! - any string argument containing `chaos:loop` → spins forever;
+//! - `chaos:loop` → spins forever;
 //! - `chaos:panic` → panics (a trap, with a message on stderr);
 //! - `chaos:oom` → allocates until memory runs out;
 //! - `chaos:print` → writes to stdout and stderr, then behaves;
-//! - otherwise → returns garbage the host must filter: hints to unknown
+//! - `chaos:garbage` → returns garbage the host must filter: hints to unknown
 //!   tools, invalid or non-object args, unknown ids, huge reasons, control
-//!   characters in text, a malformed state tag, malformed coerced ids.
+//!   characters in text, a malformed state tag;
+//! - `chaos:badids` → coerces ids into malformed ones;
+//! - `chaos:refuse` → refuses ids with a malformed teaching error.
 #![allow(unsafe_code, missing_docs)]
 
 use exports::signpost::policy::policy::Guest;
@@ -41,6 +45,10 @@ fn act(args: &str) {
     }
 }
 
+fn garbage(args: &str) -> bool {
+    cfg!(feature = "always-garbage") || args.contains("chaos:garbage")
+}
+
 fn garbage_hints() -> Vec<Hint> {
     let h = |tool: &str, args: &str, actionable: bool, reason: &str| Hint {
         tool: tool.into(),
@@ -70,16 +78,28 @@ impl Guest for Chaos {
         if call.args.contains("chaos:badids") {
             return Ok(vec!["not-an-id".into()]);
         }
-        Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() })
+        if call.args.contains("chaos:refuse") {
+            return Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() });
+        }
+        Err(CoercionError { message: "chaos reads no ids".into(), example: "{}".into() })
     }
 
     fn prerequisites(call: Call, _session: Session) -> Vec<Hint> {
         act(&call.args);
-        garbage_hints()
+        if garbage(&call.args) { garbage_hints() } else { Vec::new() }
     }
 
     fn advise(call: Call, _outcome: Outcome, _session: Session) -> Advice {
         act(&call.args);
+        if !garbage(&call.args) {
+            return Advice {
+                state_tag: "chaos".into(),
+                summary: format!("{} answered by chaos", call.tool),
+                details: Vec::new(),
+                hints: Vec::new(),
+                ask_user: None,
+            };
+        }
         Advice {
             state_tag: "Not A Tag!\n".into(),
             summary: "line one\nline two\u{1b}[31m".into(),
@@ -91,9 +111,12 @@ impl Guest for Chaos {
 
     fn render(call: Call, advice: Advice) -> String {
         act(&call.args);
-        let mut text = format!("[{}] {}\u{0}\u{1b}[2J", advice.state_tag, advice.summary);
-        for h in &advice.hints {
-            text.push_str(&format!("\n→ next: {} {}", h.tool, h.args));
+        let mut text = format!("[{}] {}", advice.state_tag, advice.summary);
+        if garbage(&call.args) {
+            text.push_str("\u{0}\u{1b}[2J");
+            for h in &advice.hints {
+                text.push_str(&format!("\n→ next: {} {}", h.tool, h.args));
+            }
         }
         text
     }

@@ -1,0 +1,237 @@
+//! The live policy and its swaps: which policy serves, the last good one to
+//! roll back to, the probation of a newly published policy, and the record
+//! of every swap (the `signpost://policy` status resource and the MCP
+//! logging notifications are built from it).
+//!
+//! Publishing is one `ArcSwap::store`: a call that already loaded the old
+//! policy finishes on it, new calls see the new one, and no call ever mixes
+//! two policies.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use crate::policy::Policy;
+
+/// Tool calls a newly published policy is watched for.
+pub const PROBATION_CALLS: u64 = 20;
+/// Faulted calls needed before a rollback is considered.
+pub const ROLLBACK_MIN_FAULTS: u64 = 3;
+/// Share of faulted calls during probation above which the previous policy
+/// comes back.
+pub const ROLLBACK_SHARE: f64 = 0.25;
+
+/// What became of one swap attempt.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SwapResult {
+    /// The candidate passed every check and now serves.
+    Published,
+    /// The candidate failed a check; the previous policy keeps serving.
+    Rejected,
+    /// The candidate is the one already serving.
+    Unchanged,
+    /// A published policy faulted too often; the previous one came back.
+    RolledBack,
+}
+
+/// One swap attempt, as the status resource shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SwapRecord {
+    /// What happened.
+    pub result: SwapResult,
+    /// Where the candidate came from.
+    pub source: String,
+    /// The candidate's sha256, when it could be read.
+    pub sha256: Option<String>,
+    /// Human-readable detail (the rejection reason, the rollback cause).
+    pub message: String,
+    /// Unix time of the attempt, in milliseconds.
+    pub at_unix_ms: u64,
+    /// From trigger to decision, in milliseconds.
+    pub duration_ms: u64,
+    /// Whether compiled code came from the cache.
+    pub from_cache: bool,
+}
+
+impl SwapRecord {
+    /// A record stamped now.
+    pub fn new(result: SwapResult, source: &str, sha256: Option<String>, message: String) -> Self {
+        SwapRecord {
+            result,
+            source: source.to_owned(),
+            sha256,
+            message,
+            at_unix_ms: unix_ms(SystemTime::now()),
+            duration_ms: 0,
+            from_cache: false,
+        }
+    }
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[derive(Debug)]
+struct Probation {
+    calls: u64,
+    faulted: u64,
+}
+
+#[derive(Default)]
+struct SwapState {
+    previous: Option<Arc<Policy>>,
+    probation: Option<Probation>,
+    last: Option<SwapRecord>,
+    published: u64,
+    rejected: u64,
+    rolled_back: u64,
+}
+
+/// The policy serving now, and everything about how it got there.
+pub struct LivePolicy {
+    current: ArcSwap<Policy>,
+    state: Mutex<SwapState>,
+    events: broadcast::Sender<SwapRecord>,
+}
+
+impl LivePolicy {
+    /// Starts serving `policy`.
+    pub fn new(policy: Policy) -> Self {
+        LivePolicy {
+            current: ArcSwap::from_pointee(policy),
+            state: Mutex::new(SwapState::default()),
+            events: broadcast::channel(64).0,
+        }
+    }
+
+    /// The policy serving now.
+    pub fn current(&self) -> Arc<Policy> {
+        self.current.load_full()
+    }
+
+    /// Swap records as they happen (for logging notifications).
+    pub fn subscribe(&self) -> broadcast::Receiver<SwapRecord> {
+        self.events.subscribe()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, SwapState> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Makes `policy` serve; the one it replaces becomes the rollback target
+    /// and `policy` starts its probation.
+    pub fn publish(&self, policy: Policy, mut record: SwapRecord) -> Arc<Policy> {
+        let policy = Arc::new(policy);
+        let mut state = self.state();
+        let old = self.current.swap(policy.clone());
+        state.previous = Some(old);
+        state.probation = Some(Probation { calls: 0, faulted: 0 });
+        state.published += 1;
+        record.result = SwapResult::Published;
+        self.record(&mut state, record);
+        policy
+    }
+
+    /// Notes a swap that did not happen (rejected or unchanged).
+    pub fn refuse(&self, record: SwapRecord) {
+        let mut state = self.state();
+        if record.result == SwapResult::Rejected {
+            state.rejected += 1;
+        }
+        self.record(&mut state, record);
+    }
+
+    fn record(&self, state: &mut SwapState, record: SwapRecord) {
+        match record.result {
+            SwapResult::Rejected | SwapResult::RolledBack => {
+                tracing::warn!(result = ?record.result, source = %record.source, message = %record.message, "policy swap")
+            }
+            _ => {
+                tracing::info!(result = ?record.result, source = %record.source, message = %record.message, "policy swap")
+            }
+        }
+        let _ = self.events.send(record.clone());
+        state.last = Some(record);
+    }
+
+    /// Accounts one finished tool call of `policy`. During probation, rolls
+    /// back to the previous policy when too many calls faulted.
+    pub fn after_call(&self, policy: &Arc<Policy>, faulted: bool) {
+        let stats = policy.stats();
+        stats.tool_calls.fetch_add(1, Ordering::Relaxed);
+        if faulted {
+            stats.faulted_tool_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut state = self.state();
+        if !Arc::ptr_eq(policy, &self.current.load()) {
+            return;
+        }
+        let Some(p) = state.probation.as_mut() else { return };
+        p.calls += 1;
+        p.faulted += u64::from(faulted);
+        let (calls, faulted) = (p.calls, p.faulted);
+        if faulted >= ROLLBACK_MIN_FAULTS && faulted as f64 > ROLLBACK_SHARE * calls as f64 {
+            let Some(previous) = state.previous.take() else { return };
+            let bad = self.current.swap(previous.clone());
+            state.probation = None;
+            state.rolled_back += 1;
+            let message = format!(
+                "{} {} faulted on {faulted} of its first {calls} calls; {} {} is back",
+                bad.identity().name,
+                bad.identity().version,
+                previous.identity().name,
+                previous.identity().version
+            );
+            let record = SwapRecord::new(
+                SwapResult::RolledBack,
+                &bad.identity().source,
+                Some(bad.identity().sha256.clone()),
+                message,
+            );
+            self.record(&mut state, record);
+        } else if calls >= PROBATION_CALLS {
+            state.probation = None;
+        }
+    }
+
+    /// The status document served as `signpost://policy`.
+    pub fn status(&self) -> Value {
+        let current = self.current();
+        let state = self.state();
+        let id = current.identity();
+        let stats = current.stats();
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        json!({
+            "active": {
+                "name": id.name,
+                "version": id.version,
+                "sha256": id.sha256,
+                "source": id.source,
+                "loaded_at_unix_ms": unix_ms(id.loaded_at),
+                "from_cache": id.from_cache,
+                "on_probation": state.probation.as_ref().map(|p| json!({"calls": p.calls, "faulted": p.faulted, "of": PROBATION_CALLS})),
+            },
+            "counters": {
+                "tool_calls": n(&stats.tool_calls),
+                "faulted_tool_calls": n(&stats.faulted_tool_calls),
+                "policy_calls": n(&stats.calls),
+                "traps": n(&stats.traps),
+                "timeouts": n(&stats.timeouts),
+                "hints_emitted": n(&stats.hints_emitted),
+                "hints_dropped": n(&stats.hints_dropped),
+            },
+            "rollback_to": state.previous.as_ref().map(|p| json!({
+                "name": p.identity().name, "version": p.identity().version, "sha256": p.identity().sha256,
+            })),
+            "last_swap": state.last,
+            "swaps": {"published": state.published, "rejected": state.rejected, "rolled_back": state.rolled_back},
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! Hot swap: replacing the live policy without a restart.
+//!
+//! A candidate goes live only after it compiled (or came from the cache),
+//! linked against the `hints` world, identified itself and passed the
+//! [`selfcheck`](crate::selfcheck). Anything less leaves the serving policy
+//! in place and is recorded. Triggers: changes to the `--policy` file
+//! (writes, creates and atomic renames, debounced) and SIGHUP. Swaps run one
+//! at a time, off the request path.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use crate::live::{SwapRecord, SwapResult};
+use crate::pipeline::Signpost;
+use crate::policy::{Policy, PolicyEngine};
+use crate::selfcheck::{self, Report};
+use crate::validate::HintValidator;
+
+/// Quiet time after a file event before reloading (editors write in bursts).
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// Compiles, links, identifies and self-checks a candidate policy: exactly
+/// what a swap requires, and what `signpost policy check` runs.
+pub fn prepare(
+    engine: &PolicyEngine,
+    validator: &HintValidator,
+    bytes: &[u8],
+    source: &str,
+) -> Result<(Policy, Report), String> {
+    let policy = engine.load(bytes, source).map_err(|e| e.to_string())?;
+    let report = selfcheck::run(&policy, validator).map_err(|e| format!("self-check failed: {e}"))?;
+    Ok((policy, report))
+}
+
+/// Reloads the policy file into a running [`Signpost`].
+pub struct Reloader {
+    signpost: Arc<Signpost>,
+    engine: PolicyEngine,
+    path: PathBuf,
+}
+
+impl Reloader {
+    /// Watches `path` for `signpost`, compiling with `engine`.
+    pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
+        Reloader { signpost, engine, path }
+    }
+
+    /// Reads the policy file and swaps it in if it is new and passes every
+    /// check. Blocking (compilation); the record says what happened.
+    pub fn reload(&self) -> SwapRecord {
+        let started = Instant::now();
+        let live = self.signpost.live();
+        let source = self.path.display().to_string();
+        let bytes = match std::fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                let record = SwapRecord::new(SwapResult::Rejected, &source, None, format!("cannot read: {e}"));
+                live.refuse(record.clone());
+                return record;
+            }
+        };
+        let sha256 = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
+        if sha256 == live.current().identity().sha256 {
+            let record = SwapRecord::new(SwapResult::Unchanged, &source, Some(sha256), "already serving".into());
+            live.refuse(record.clone());
+            return record;
+        }
+        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source) {
+            Ok((policy, report)) => {
+                let id = policy.identity();
+                let mut record = SwapRecord::new(
+                    SwapResult::Published,
+                    &source,
+                    Some(sha256),
+                    format!("{} {} is live ({report})", id.name, id.version),
+                );
+                record.from_cache = id.from_cache;
+                record.duration_ms = started.elapsed().as_millis() as u64;
+                live.publish(policy, record.clone());
+                return record;
+            }
+            Err(why) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), why),
+        };
+        record.duration_ms = started.elapsed().as_millis() as u64;
+        live.refuse(record.clone());
+        record
+    }
+
+    /// Starts the triggers: a watcher on the file's directory (unless
+    /// `watch` is false) and SIGHUP. Returns the channel that requests a
+    /// reload, for other triggers. Needs a tokio runtime.
+    pub fn start(self: Arc<Self>, watch: bool) -> anyhow::Result<mpsc::Sender<()>> {
+        let (tx, rx) = mpsc::channel::<()>(16);
+        if watch {
+            let watcher = watch_file(&self.path, tx.clone())?;
+            // The watcher lives as long as the reload task.
+            tokio::spawn(self.clone().run(rx, Some(watcher)));
+        } else {
+            tokio::spawn(self.clone().run(rx, None));
+        }
+        #[cfg(unix)]
+        {
+            let tx = tx.clone();
+            let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+            tokio::spawn(async move {
+                while hangup.recv().await.is_some() {
+                    tracing::info!("SIGHUP: reloading the policy");
+                    if tx.send(()).await.is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        Ok(tx)
+    }
+
+    async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<notify::RecommendedWatcher>) {
+        while rx.recv().await.is_some() {
+            // Debounce: wait for quiet, then take every pending request at once.
+            loop {
+                tokio::time::sleep(DEBOUNCE).await;
+                let mut more = false;
+                while rx.try_recv().is_ok() {
+                    more = true;
+                }
+                if !more {
+                    break;
+                }
+            }
+            let me = self.clone();
+            if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {
+                tracing::error!(error = %e, "policy reload task failed");
+            }
+        }
+    }
+}
+
+/// Watches the directory of `path` (so atomic renames are seen) and asks for
+/// a reload when an event names the file.
+fn watch_file(path: &Path, tx: mpsc::Sender<()>) -> anyhow::Result<notify::RecommendedWatcher> {
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_owned());
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        let relevant = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_))
+            && event.paths.iter().any(|p| p.file_name() == name.as_deref());
+        if relevant {
+            let _ = tx.try_send(());
+        }
+    })?;
+    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+    tracing::info!(dir = %dir.display(), "watching the policy file");
+    Ok(watcher)
+}

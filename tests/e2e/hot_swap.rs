@@ -1,0 +1,266 @@
+//! Hot swap through the real binary: file writes, atomic renames and SIGHUP;
+//! bad candidates that leave the previous policy serving; automatic rollback;
+//! the compiled-policy cache; and many swaps under concurrent load.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Value, json};
+
+use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A fresh directory for one test, with the policy file and a cache dir.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("signpost-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        Scratch { dir }
+    }
+
+    fn policy(&self) -> PathBuf {
+        self.dir.join("policy.wasm")
+    }
+
+    fn policy_arg(&self) -> String {
+        self.policy().display().to_string()
+    }
+
+    fn cache_arg(&self) -> String {
+        self.dir.join("cache").display().to_string()
+    }
+
+    /// Replaces the policy file atomically (write elsewhere, rename over).
+    fn install(&self, bytes: &[u8]) {
+        let tmp = self.dir.join(".policy.wasm.tmp");
+        std::fs::write(&tmp, bytes).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::rename(&tmp, self.policy()).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Overwrites the policy file in place.
+    fn overwrite(&self, bytes: &[u8]) {
+        std::fs::write(self.policy(), bytes).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn active(status: &Value) -> &str {
+    status["active"]["name"].as_str().unwrap_or("")
+}
+
+fn last(status: &Value) -> &str {
+    status["last_swap"]["result"].as_str().unwrap_or("")
+}
+
+#[tokio::test]
+async fn swaps_on_file_write_rename_and_sighup() {
+    let s = Scratch::new("swap-triggers");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let ctrl = client.id_of("OrderController").await;
+    assert_eq!(active(&client.status().await), "signpost-default");
+    let before = client.call("describe", json!({"id": ctrl})).await;
+    assert!(before.text.starts_with("[record]"), "{}", before.text);
+
+    // A write in place.
+    s.overwrite(&read(STRICT_POLICY));
+    let status = client.wait_status(WAIT, |st| active(st) == "strict").await;
+    assert_eq!(active(&status), "strict", "{status:#}");
+    assert_eq!(last(&status), "published");
+    let after = client.call_raw_text("describe", json!({"id": ctrl})).await;
+    assert!(after.contains("### Next steps") && after.contains("strict: "), "hints changed on the next call:\n{after}");
+
+    // An atomic rename back: served from the cache this time.
+    s.install(&read(DEFAULT_POLICY));
+    let status = client.wait_status(WAIT, |st| active(st) == "signpost-default").await;
+    assert_eq!(active(&status), "signpost-default", "{status:#}");
+    assert_eq!(status["last_swap"]["from_cache"], true, "a known version skips compilation: {status:#}");
+    let logs = client.logs();
+    assert!(
+        logs.iter().any(|l| l["logger"] == "signpost.policy" && l["data"]["result"] == "published"),
+        "swaps are sent as logging notifications: {logs:#?}"
+    );
+
+    // SIGHUP, with the watcher off.
+    let s2 = Scratch::new("swap-sighup");
+    s2.install(&read(DEFAULT_POLICY));
+    let quiet = Client::spawn(&["--policy", &s2.policy_arg(), "--no-watch", "--no-cache"]).await;
+    s2.install(&read(STRICT_POLICY));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(active(&quiet.status().await), "signpost-default", "no watcher: nothing happens on its own");
+    let ok = std::process::Command::new("kill").args(["-HUP", &quiet.pid().to_string()]).status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let status = quiet.wait_status(WAIT, |st| active(st) == "strict").await;
+    assert_eq!(active(&status), "strict", "{status:#}");
+    let r = quiet.call_raw_text("resolve", json!({"identifier": "OrderService"})).await;
+    assert!(r.starts_with("**ok**"), "{r}");
+}
+
+#[tokio::test]
+async fn bad_candidates_leave_the_previous_policy_serving() {
+    let s = Scratch::new("swap-bad");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--no-cache"]).await;
+    let sha = client.status().await["active"]["sha256"].as_str().unwrap_or("").to_owned();
+    let empty_component = wat::parse_str("(component)").unwrap_or_default();
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("corrupt", b"\x00asm\x0d\x00\x01\x00 truncated".to_vec(), "not a valid WebAssembly component"),
+        ("incompatible", empty_component, "does not implement signpost:policy/policy@0.1.0"),
+        ("fails self-check", read(GARBAGE_POLICY), "self-check failed"),
+    ];
+    for (label, bytes, needle) in cases {
+        s.install(&bytes);
+        let status = client
+            .wait_status(WAIT, |st| {
+                last(st) == "rejected" && st["last_swap"]["message"].as_str().is_some_and(|m| m.contains(needle))
+            })
+            .await;
+        assert_eq!(last(&status), "rejected", "{label}: {status:#}");
+        assert!(status["last_swap"]["message"].as_str().unwrap_or("").contains(needle), "{label}: {status:#}");
+        assert_eq!(status["active"]["sha256"], sha.as_str(), "{label}: the previous policy keeps serving");
+        let r = client.call("resolve", json!({"identifier": "OrderService"})).await;
+        assert_eq!(r.tag(), "resolved", "{label}: still answering with the default policy");
+    }
+    let rejected = client.status().await["swaps"]["rejected"].as_u64().unwrap_or(0);
+    assert!(rejected >= 3, "rejections are counted");
+    let logs = client.logs();
+    assert!(logs.iter().any(|l| l["level"] == "warning" && l["data"]["result"] == "rejected"), "{logs:#?}");
+}
+
+#[tokio::test]
+async fn a_policy_that_faults_on_live_calls_is_rolled_back() {
+    let s = Scratch::new("swap-rollback");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--no-cache", "--policy-timeout-ms", "50"]).await;
+    // chaos passes the self-check, then traps on live traffic.
+    s.install(&read(CHAOS_POLICY));
+    let status = client.wait_status(WAIT, |st| active(st) == "chaos").await;
+    assert_eq!(active(&status), "chaos", "{status:#}");
+    for i in 0..4 {
+        let r = client.call("search", json!({"query": format!("chaos:panic {i}")})).await;
+        assert!(!r.is_error && r.structured["results"].is_array(), "answers survive the faults: {}", r.text);
+    }
+    let status = client.wait_status(WAIT, |st| active(st) == "signpost-default").await;
+    assert_eq!(active(&status), "signpost-default", "{status:#}");
+    assert_eq!(last(&status), "rolled_back", "{status:#}");
+    assert_eq!(status["swaps"]["rolled_back"], 1);
+    let r = client.call("resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(r.tag(), "resolved");
+}
+
+#[tokio::test]
+async fn cache_survives_a_restart() {
+    let s = Scratch::new("swap-cache");
+    s.install(&read(STRICT_POLICY));
+    let first = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    assert_eq!(first.status().await["active"]["from_cache"], false);
+    first.close().await;
+    let second = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let status = second.status().await;
+    assert_eq!(status["active"]["name"], "strict");
+    assert_eq!(status["active"]["from_cache"], true, "{status:#}");
+    // A tampered cache entry is not trusted blindly: it is recompiled.
+    for entry in std::fs::read_dir(s.dir.join("cache")).into_iter().flatten().flatten() {
+        std::fs::write(entry.path(), b"garbage").unwrap_or_default();
+    }
+    second.close().await;
+    let third = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let status = third.status().await;
+    assert_eq!(status["active"]["name"], "strict", "a corrupt cache entry costs a compile, not the policy");
+    assert_eq!(status["active"]["from_cache"], false);
+}
+
+/// Several concurrent callers while the policy file is replaced 50 times,
+/// alternating two real components: no call fails, and every response's
+/// hints and text come wholly from one policy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swap_under_load() {
+    const SWAPS: usize = 50;
+    let s = Scratch::new("swap-load");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let ctrl = client.id_of("OrderController").await;
+    let (default_bytes, strict_bytes) = (read(DEFAULT_POLICY), read(STRICT_POLICY));
+    let stop = Arc::new(AtomicUsize::new(0));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let peer = client.service().peer().clone();
+        let (stop, calls, ctrl) = (stop.clone(), calls.clone(), ctrl.clone());
+        workers.push(tokio::spawn(async move {
+            let requests = [
+                ("describe", json!({"id": ctrl})),
+                ("resolve", json!({"identifier": "OrderController"})),
+                ("neighbors", json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES"]})),
+                ("search", json!({"query": "payment"})),
+            ];
+            let mut by_policy = [0usize; 2];
+            let mut i = w;
+            while stop.load(Ordering::Relaxed) == 0 {
+                let (tool, args) = &requests[i % requests.len()];
+                i += 1;
+                let params = CallToolRequestParams::new(tool.to_string())
+                    .with_arguments(args.as_object().cloned().unwrap_or_default());
+                let result =
+                    peer.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: call failed during swaps: {e}"));
+                assert_ne!(result.is_error, Some(true), "{tool} failed during swaps: {result:?}");
+                let text = result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+                let hints =
+                    result.structured_content.as_ref().and_then(|s| s["hints"].as_array().cloned()).unwrap_or_default();
+                let strict_hints =
+                    hints.iter().filter(|h| h["reason"].as_str().is_some_and(|r| r.starts_with("strict: "))).count();
+                if text.starts_with("**") {
+                    assert_eq!(strict_hints, hints.len(), "strict text with foreign hints: {text}\n{hints:?}");
+                    by_policy[1] += 1;
+                } else {
+                    assert!(text.starts_with('['), "unknown text shape: {text}");
+                    assert_eq!(strict_hints, 0, "default text with strict hints: {text}\n{hints:?}");
+                    by_policy[0] += 1;
+                }
+                calls.fetch_add(1, Ordering::Relaxed);
+            }
+            by_policy
+        }));
+    }
+    for i in 0..SWAPS {
+        let (bytes, name) = if i % 2 == 0 { (&strict_bytes, "strict") } else { (&default_bytes, "signpost-default") };
+        s.install(bytes);
+        let status = client.wait_status(WAIT, |st| active(st) == name).await;
+        assert_eq!(active(&status), name, "swap {i}: {status:#}");
+    }
+    stop.store(1, Ordering::Relaxed);
+    let mut totals = [0usize; 2];
+    for w in workers {
+        let counts = w.await.unwrap_or_else(|e| panic!("worker: {e}"));
+        totals[0] += counts[0];
+        totals[1] += counts[1];
+    }
+    let status = client.status().await;
+    let published = status["swaps"]["published"].as_u64().unwrap_or(0);
+    println!(
+        "swap under load: {published} swaps, {} calls ({} default, {} strict), 0 failed",
+        calls.load(Ordering::Relaxed),
+        totals[0],
+        totals[1]
+    );
+    assert!(published >= SWAPS as u64, "{status:#}");
+    assert!(totals[0] > 0 && totals[1] > 0, "both policies served: {totals:?}");
+}
