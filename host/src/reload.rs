@@ -120,17 +120,8 @@ impl Reloader {
 
     async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<notify::RecommendedWatcher>) {
         while rx.recv().await.is_some() {
-            // Debounce: wait for quiet, then take every pending request at once.
-            loop {
-                tokio::time::sleep(DEBOUNCE).await;
-                let mut more = false;
-                while rx.try_recv().is_ok() {
-                    more = true;
-                }
-                if !more {
-                    break;
-                }
-            }
+            // Debounce: reload once no request came for DEBOUNCE.
+            while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
             let me = self.clone();
             if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {
                 tracing::error!(error = %e, "policy reload task failed");
