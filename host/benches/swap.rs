@@ -69,7 +69,11 @@ fn main() {
             }
         }
         let label = if cache { "cached" } else { "cold (compile)" };
-        println!("reload, {label}: median {:.1} ms over {} swaps", median(times.clone()).as_secs_f64() * 1e3, times.len());
+        println!(
+            "reload, {label}: median {:.1} ms over {} swaps",
+            median(times.clone()).as_secs_f64() * 1e3,
+            times.len()
+        );
     }
 
     // 2. file write → serving, through the watcher.
@@ -147,7 +151,10 @@ fn main() {
             w.join().expect("worker");
         }
         let rate = calls.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64();
-        println!("describe calls/s on 2 threads, {}: {rate:.0}", if swapping { format!("{swaps} swaps (every 100 ms)") } else { "no swaps".into() });
+        println!(
+            "describe calls/s on 2 threads, {}: {rate:.0}",
+            if swapping { format!("{swaps} swaps (every 100 ms)") } else { "no swaps".into() }
+        );
         rates.push(rate);
     }
     println!("throughput with swaps / without: {:.2}", rates[1] / rates[0]);

@@ -93,19 +93,7 @@ impl Signpost {
             let mut ids = PolicyIds { lease: &mut lease, call: &call };
             tools::parse(&self.graph, tool, &args, &mut ids).and_then(|parsed| tools::execute(&self.graph, parsed))
         };
-        let wit_outcome = match &outcome {
-            Ok(result) => policy::Outcome::Success(result.to_string()),
-            Err(e) => policy::Outcome::Failure(policy::WitToolError {
-                kind: match e.kind {
-                    ErrorKind::InvalidId => policy::WitErrorKind::InvalidId,
-                    ErrorKind::UnknownId => policy::WitErrorKind::UnknownId,
-                    ErrorKind::BadArgument => policy::WitErrorKind::BadArgument,
-                    ErrorKind::Internal => policy::WitErrorKind::Internal,
-                },
-                message: e.message.clone(),
-                example: e.example.as_ref().map(Value::to_string),
-            }),
-        };
+        let wit_outcome = to_wit_outcome(&outcome);
 
         let (out_hints, text) = match lease.advise(&call, &wit_outcome, &session) {
             Ok(mut advice) => {
@@ -137,6 +125,23 @@ impl Signpost {
             h.record(tool, !is_error, outcome.as_ref().ok());
         }
         Response { is_error, text, structured: Value::Object(structured) }
+    }
+}
+
+/// A tool's outcome as the WIT `outcome` the policy reads.
+pub fn to_wit_outcome(outcome: &Result<Value, ToolError>) -> policy::Outcome {
+    match outcome {
+        Ok(result) => policy::Outcome::Success(result.to_string()),
+        Err(e) => policy::Outcome::Failure(policy::WitToolError {
+            kind: match e.kind {
+                ErrorKind::InvalidId => policy::WitErrorKind::InvalidId,
+                ErrorKind::UnknownId => policy::WitErrorKind::UnknownId,
+                ErrorKind::BadArgument => policy::WitErrorKind::BadArgument,
+                ErrorKind::Internal => policy::WitErrorKind::Internal,
+            },
+            message: e.message.clone(),
+            example: e.example.as_ref().map(Value::to_string),
+        }),
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::graph::{Graph, is_id};
 use crate::policy::{self, Policy};
-use crate::tools::{self, ErrorKind, StrictIds};
+use crate::tools::{self, StrictIds};
 use crate::validate::HintValidator;
 
 /// What the self-check ran.
@@ -91,19 +91,7 @@ pub fn run(policy: &Policy, validator: &HintValidator) -> Result<Report, String>
     for (tool, args) in probes {
         let map = args.as_object().cloned().unwrap_or_default();
         let outcome = tools::parse(&graph, tool, &map, &mut StrictIds).and_then(|p| tools::execute(&graph, p));
-        let wit_outcome = match &outcome {
-            Ok(v) => policy::Outcome::Success(v.to_string()),
-            Err(e) => policy::Outcome::Failure(policy::WitToolError {
-                kind: match e.kind {
-                    ErrorKind::InvalidId => policy::WitErrorKind::InvalidId,
-                    ErrorKind::UnknownId => policy::WitErrorKind::UnknownId,
-                    ErrorKind::BadArgument => policy::WitErrorKind::BadArgument,
-                    ErrorKind::Internal => policy::WitErrorKind::Internal,
-                },
-                message: e.message.clone(),
-                example: e.example.as_ref().map(Value::to_string),
-            }),
-        };
+        let wit_outcome = crate::pipeline::to_wit_outcome(&outcome);
         let call = policy::Call { tool: tool.into(), args: args.to_string() };
         for session in sessions(&svc) {
             let what = format!("{tool} {args}");
