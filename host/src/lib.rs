@@ -7,6 +7,7 @@
 //! `advise` → hint validation → the policy's `render` → the response.
 
 pub mod graph;
+pub mod http;
 pub mod live;
 pub mod pipeline;
 pub mod policy;

@@ -63,6 +63,30 @@ struct ServeArgs {
     /// Compile policies every time; never read or write the cache.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
+    /// Serve MCP over streamable HTTP at this address (`PORT` or `HOST:PORT`;
+    /// a bare port binds loopback) instead of stdio. The endpoint is `/mcp`,
+    /// the health check `/healthz`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// File holding a bearer token every HTTP request must carry (also read
+    /// from the SIGNPOST_TOKEN environment variable).
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+    /// Another accepted `Host` header value (loopback names are always accepted).
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+    /// Another accepted `Origin` (e.g. `https://app.example.com:443`; loopback origins are always accepted).
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
+    /// Largest HTTP request body, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(64 << 20)))]
+    max_body_bytes: u64,
+    /// Most concurrent HTTP MCP sessions.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_sessions: u64,
+    /// Close HTTP sessions idle for this many seconds.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    session_idle_secs: u64,
     /// Deadline of one policy function call, in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     policy_timeout_ms: u64,
@@ -72,6 +96,35 @@ struct ServeArgs {
 }
 
 impl ServeArgs {
+    fn http_options(&self, addr: &str) -> anyhow::Result<signpost::http::HttpOptions> {
+        let addr: std::net::SocketAddr = match addr.parse::<u16>() {
+            Ok(port) => (std::net::Ipv4Addr::LOCALHOST, port).into(),
+            Err(_) => addr.parse().with_context(|| format!("--http {addr}: expected PORT or HOST:PORT"))?,
+        };
+        let token = match (&self.token_file, std::env::var("SIGNPOST_TOKEN")) {
+            (Some(path), _) => Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("reading token file {}", path.display()))?
+                    .trim()
+                    .to_owned(),
+            ),
+            (None, Ok(token)) => Some(token.trim().to_owned()),
+            (None, Err(_)) => None,
+        };
+        if token.as_ref().is_some_and(|t| t.len() < 16) {
+            anyhow::bail!("the bearer token is shorter than 16 characters; use a long random one");
+        }
+        Ok(signpost::http::HttpOptions {
+            addr,
+            token,
+            allowed_hosts: self.allowed_host.clone(),
+            allowed_origins: self.allowed_origin.clone(),
+            max_body_bytes: self.max_body_bytes as usize,
+            max_sessions: self.max_sessions as usize,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+        })
+    }
+
     fn engine(&self) -> anyhow::Result<PolicyEngine> {
         let engine = PolicyEngine::new(self.limits())?;
         if self.no_cache {
@@ -156,6 +209,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         if let Some(path) = &args.policy {
             Arc::new(Reloader::new(signpost.clone(), engine, path.clone())).start(!args.no_watch)?;
+        }
+        if let Some(addr) = &args.http {
+            let opts = args.http_options(addr)?;
+            return signpost::http::serve(signpost, opts, signpost::http::shutdown_signal()).await;
         }
         let service = Session::new(signpost).serve(rmcp::transport::stdio()).await?;
         tracing::info!("serving MCP on stdio");

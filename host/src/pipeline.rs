@@ -8,6 +8,7 @@
 //! times out or returns garbage costs the response its hints, never the
 //! result: each policy step has a host fallback.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::Tool;
@@ -42,6 +43,23 @@ pub struct Signpost {
     tools: Vec<Tool>,
     validator: HintValidator,
     live: LivePolicy,
+    in_flight: AtomicUsize,
+}
+
+/// Counts a call as in flight for as long as it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Signpost {
@@ -52,6 +70,7 @@ impl Signpost {
             tools: tools::definitions(),
             validator: HintValidator::new()?,
             live: LivePolicy::new(policy),
+            in_flight: AtomicUsize::new(0),
         })
     }
 
@@ -75,6 +94,11 @@ impl Signpost {
         &self.live
     }
 
+    /// Tool calls running now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
     /// The hint validator (also used by the self-check).
     pub fn validator(&self) -> &HintValidator {
         &self.validator
@@ -83,6 +107,7 @@ impl Signpost {
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
     pub fn call(&self, tool: &str, args: Map<String, Value>, history: &Mutex<History>) -> Response {
+        let _in_flight = InFlight::new(&self.in_flight);
         let policy = self.live.current();
         let mut lease = policy.lease();
         let session = snapshot(history);

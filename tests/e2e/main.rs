@@ -8,8 +8,10 @@
 mod cli;
 mod coercion;
 mod common;
+mod conformance;
 mod hints_walk;
 mod hot_swap;
+mod http;
 mod mcp_stdio;
 mod policy_native;
 mod sandbox;

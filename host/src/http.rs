@@ -1,0 +1,241 @@
+//! MCP over streamable HTTP, for one Signpost shared by many agents.
+//!
+//! rmcp's `StreamableHttpService` does the protocol; this module adds what an
+//! operator needs around it:
+//! - one [`Session`] (and so one history) per MCP session, a bounded number
+//!   of them, idle sessions expired;
+//! - DNS-rebinding defences: `Host` must be an allowed host (loopback by
+//!   default) and a present `Origin` must be an allowed origin (loopback
+//!   origins by default);
+//! - an optional bearer token, compared in constant time, on every MCP
+//!   request (the health endpoint excepted);
+//! - a request body limit; `GET /healthz` for load balancers;
+//! - graceful shutdown: stop accepting, let in-flight tool calls finish,
+//!   then close the sessions.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+use tokio_util::sync::CancellationToken;
+
+use crate::pipeline::Signpost;
+use crate::server::Session;
+
+/// The MCP endpoint path.
+pub const MCP_PATH: &str = "/mcp";
+/// The health endpoint path.
+pub const HEALTH_PATH: &str = "/healthz";
+/// Longest wait for in-flight tool calls at shutdown.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+
+/// How the HTTP server runs.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen.
+    pub addr: SocketAddr,
+    /// A bearer token every MCP request must carry, if set.
+    pub token: Option<String>,
+    /// Extra allowed `Host` values (loopback names are always allowed).
+    pub allowed_hosts: Vec<String>,
+    /// Extra allowed `Origin` values (loopback origins are always allowed).
+    pub allowed_origins: Vec<String>,
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// Most concurrent MCP sessions.
+    pub max_sessions: usize,
+    /// Sessions idle this long are closed.
+    pub session_idle: Duration,
+}
+
+#[derive(Clone)]
+struct Guard {
+    max_body_bytes: usize,
+    token_digest: Option<[u8; 32]>,
+    sessions: Arc<LocalSessionManager>,
+    max_sessions: usize,
+    signpost: Arc<Signpost>,
+}
+
+fn digest(s: &[u8]) -> [u8; 32] {
+    Sha256::digest(s).into()
+}
+
+/// Builds the router: `/mcp` (MCP) and `/healthz`.
+pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].iter().map(|s| (*s).to_owned()).collect();
+    hosts.extend(opts.allowed_hosts.iter().cloned());
+    let mut origins: Vec<String> =
+        ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].iter().map(|s| (*s).to_owned()).collect();
+    origins.extend(opts.allowed_origins.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(opts.max_body_bytes)
+        .with_cancellation_token(cancel);
+    let mut session_config = SessionConfig::default();
+    session_config.keep_alive = Some(opts.session_idle);
+    let mut manager = LocalSessionManager::default();
+    manager.session_config = session_config;
+    let sessions = Arc::new(manager);
+    let factory = {
+        let signpost = signpost.clone();
+        move || Ok(Session::new(signpost.clone()))
+    };
+    let mcp = StreamableHttpService::new(factory, sessions.clone(), config);
+    let guard = Guard {
+        max_body_bytes: opts.max_body_bytes,
+        token_digest: opts.token.as_deref().map(|t| digest(t.as_bytes())),
+        sessions,
+        max_sessions: opts.max_sessions,
+        signpost,
+    };
+    Router::new()
+        .route(HEALTH_PATH, axum::routing::get(health))
+        .nest_service(MCP_PATH, mcp)
+        .layer(middleware::from_fn_with_state(guard.clone(), check))
+        .with_state(guard)
+}
+
+async fn health(State(guard): State<Guard>) -> Response {
+    let policy = guard.signpost.policy();
+    let sessions = guard.sessions.sessions.read().await.len();
+    let body = json!({
+        "status": "ok",
+        "policy": {"name": policy.identity().name, "version": policy.identity().version},
+        "sessions": sessions,
+        "in_flight": guard.signpost.in_flight(),
+    });
+    (StatusCode::OK, axum::Json(body)).into_response()
+}
+
+/// JSON-RPC error codes used at the HTTP edge.
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+
+fn refuse(status: StatusCode, message: &str) -> Response {
+    refuse_with(status, INVALID_REQUEST, message)
+}
+
+fn refuse_with(status: StatusCode, code: i32, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    let mut response = (status, axum::Json(body)).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+/// Token and session-count checks in front of the MCP endpoint.
+async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    if request.uri().path() == HEALTH_PATH {
+        return next.run(request).await;
+    }
+    if let Some(expected) = &guard.token_digest {
+        let presented = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(|t| digest(t.trim().as_bytes()));
+        // Both sides are SHA-256 digests: equal length, compared in constant time.
+        let ok = presented.is_some_and(|p| bool::from(p.ct_eq(expected)));
+        if !ok {
+            return refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)");
+        }
+    }
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    if !request.headers().contains_key("mcp-session-id")
+        && guard.sessions.sessions.read().await.len() >= guard.max_sessions
+    {
+        return refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("too many MCP sessions (at most {}); close one or retry later", guard.max_sessions),
+        );
+    }
+    // Read the body once, bounded, and answer what is not JSON-RPC with the
+    // proper JSON-RPC error before it reaches the protocol layer.
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!("request body larger than {} bytes", guard.max_body_bytes),
+        );
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => return refuse_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("parse error: {e}")),
+        Ok(serde_json::Value::Object(_)) => {}
+        Ok(_) => {
+            return refuse(StatusCode::BAD_REQUEST, "invalid request: expected one JSON-RPC message (a JSON object)");
+        }
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+}
+
+/// Serves until `shutdown` resolves, then drains: no new connections,
+/// in-flight tool calls finish (at most [`DRAIN_LIMIT`]), sessions close.
+pub async fn serve(
+    signpost: Arc<Signpost>,
+    opts: HttpOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(opts.addr).await?;
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && opts.token.is_none() {
+        tracing::warn!(%addr, "serving beyond loopback without a bearer token (--token-file or SIGNPOST_TOKEN)");
+    }
+    let cancel = CancellationToken::new();
+    let app = router(signpost.clone(), &opts, cancel.clone());
+    // A line operators and tests can read: where to point clients.
+    eprintln!("signpost: listening on http://{addr}{MCP_PATH}");
+    tracing::info!(%addr, "serving MCP over streamable HTTP");
+    let drain = async move {
+        shutdown.await;
+        tracing::info!("shutting down: finishing in-flight calls");
+        tokio::spawn(async move {
+            let started = Instant::now();
+            while signpost.in_flight() > 0 && started.elapsed() < DRAIN_LIMIT {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            cancel.cancel();
+        });
+    };
+    axum::serve(listener, app).with_graceful_shutdown(drain).await?;
+    tracing::info!("HTTP server stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

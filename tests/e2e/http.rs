@@ -1,0 +1,255 @@
+//! The real binary over streamable HTTP: sessions with separate histories,
+//! the bearer token, Host/Origin checks, body and session limits, malformed
+//! JSON-RPC, health, graceful shutdown, and the official MCP conformance
+//! suite.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::common::{BIN, CHAOS_POLICY, Recorder};
+
+const TOKEN: &str = "correct-horse-battery-staple-42";
+
+/// A `signpost --http` process on a free loopback port; killed on drop.
+pub struct HttpServer {
+    child: Child,
+    /// `http://127.0.0.1:PORT/mcp`
+    pub url: String,
+    /// `http://127.0.0.1:PORT`
+    pub base: String,
+}
+
+impl HttpServer {
+    pub fn start(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["--http", "127.0.0.1:0"]).args(args).env("RUST_LOG", "warn").env_remove("SIGNPOST_TOKEN");
+        cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
+        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines.next().and_then(Result::ok).unwrap_or_else(|| panic!("server exited before listening"));
+            if let Some(url) = line.strip_prefix("signpost: listening on ") {
+                break url.trim().to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        let base = url.trim_end_matches("/mcp").to_owned();
+        HttpServer { child, url, base }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// An rmcp client session over HTTP.
+    pub async fn client(&self, token: Option<&str>) -> Result<RunningService<RoleClient, Recorder>, String> {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        Recorder::default().serve(transport).await.map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, args: Value) -> Value {
+    let params =
+        CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().cloned().unwrap_or_default());
+    let r = client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    json!({"text": text, "structured": r.structured_content, "is_error": r.is_error})
+}
+
+fn initialize_body() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+}
+
+fn post(url: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+}
+
+#[tokio::test]
+async fn concurrent_sessions_keep_separate_histories() {
+    let server = HttpServer::start(&[], &[]);
+    let (a, b) = tokio::join!(server.client(None), server.client(None));
+    let (a, b) = (a.unwrap_or_else(|e| panic!("{e}")), b.unwrap_or_else(|e| panic!("{e}")));
+    let resolved = call(&a, "resolve", json!({"identifier": "OrderController"})).await;
+    let id = resolved["structured"]["candidates"][0]["id"].clone();
+    // A has seen the id; B has not: only B gets the "not seen" suggestion.
+    let (in_a, in_b) = tokio::join!(call(&a, "describe", json!({"id": id})), call(&b, "describe", json!({"id": id})));
+    let note = "not seen in this session";
+    assert!(!in_a["text"].as_str().unwrap_or("").contains(note), "{in_a:#}");
+    assert!(in_b["text"].as_str().unwrap_or("").contains(note), "{in_b:#}");
+    assert_eq!(in_a["structured"]["record"]["name"], "OrderController");
+    let health: Value = reqwest::get(format!("{}/healthz", server.base))
+        .await
+        .and_then(|r| r.error_for_status())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .json()
+        .await
+        .unwrap_or_default();
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["sessions"], 2, "{health}");
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+}
+
+#[tokio::test]
+async fn token_is_required_on_every_mcp_request() {
+    let server = HttpServer::start(&[], &[("SIGNPOST_TOKEN", TOKEN)]);
+    assert!(server.client(None).await.is_err(), "no token, no session");
+    assert!(server.client(Some("wrong-token-of-some-length")).await.is_err(), "wrong token, no session");
+    for auth in [None, Some("Bearer nope"), Some(TOKEN), Some("Basic Zm9vOmJhcg==")] {
+        let mut req = post(&server.url).json(&initialize_body());
+        if let Some(auth) = auth {
+            req = req.header("Authorization", auth);
+        }
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(resp.status(), 401, "Authorization {auth:?}");
+        assert_eq!(resp.headers().get("www-authenticate").map(|v| v.as_bytes()), Some(&b"Bearer"[..]));
+    }
+    let client = server.client(Some(TOKEN)).await.unwrap_or_else(|e| panic!("with the token: {e}"));
+    let r = call(&client, "resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(r["structured"]["status"], "one");
+    // Health stays open for load balancers.
+    let health = reqwest::get(format!("{}/healthz", server.base)).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(health.status(), 200);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn hostile_http_is_refused_and_the_server_keeps_serving() {
+    let server = HttpServer::start(&["--max-body-bytes", "4096", "--max-sessions", "2"], &[]);
+    let cases: Vec<(&str, reqwest::RequestBuilder, u16)> = vec![
+        ("foreign Origin", post(&server.url).header("Origin", "http://evil.example").json(&initialize_body()), 403),
+        ("foreign Host", post(&server.url).header("Host", "evil.example:80").json(&initialize_body()), 403),
+        ("oversize body", post(&server.url).body(format!("{{\"pad\":\"{}\"}}", "x".repeat(10_000))), 413),
+        ("not JSON", post(&server.url).body("{not json"), 400),
+        ("JSON, not JSON-RPC", post(&server.url).body("[1,2,3]"), 400),
+    ];
+    for (label, req, status) in cases {
+        let resp = req.send().await.unwrap_or_else(|e| panic!("{label}: {e}"));
+        assert_eq!(resp.status().as_u16(), status, "{label}");
+        if label != "foreign Host" && label != "foreign Origin" {
+            let body: Value = resp.json().await.unwrap_or_default();
+            assert_eq!(body["jsonrpc"], "2.0", "{label}: a JSON-RPC error body: {body}");
+            let code = body["error"]["code"].as_i64().unwrap_or(0);
+            assert!(code == -32700 || code == -32600, "{label}: {body}");
+        }
+    }
+    // Inside a session: unknown methods and wrong param types are JSON-RPC errors.
+    let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let raw = client.peer().clone();
+    let unknown = raw
+        .send_request(rmcp::model::ClientRequest::CustomRequest(rmcp::model::CustomRequest::new("signpost/nope", None)))
+        .await;
+    assert!(unknown.is_err(), "unknown method must be an error: {unknown:?}");
+    let r = call(&client, "find", json!({"limit": "many"})).await;
+    assert_eq!(r["is_error"], true);
+    // The session cap: two sessions open, a third is refused with 503.
+    let second = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let third = post(&server.url).json(&initialize_body()).send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(third.status(), 503);
+    // Still serving.
+    let r = call(&second, "resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(r["structured"]["status"], "one");
+    let _ = client.cancel().await;
+    let _ = second.cancel().await;
+}
+
+#[tokio::test]
+async fn sigterm_lets_in_flight_calls_finish() {
+    // chaos:loop holds each policy step for its full 700 ms deadline: a slow call.
+    let mut server = HttpServer::start(&["--policy", CHAOS_POLICY, "--policy-timeout-ms", "700"], &[]);
+    let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let slow = tokio::spawn(async move { call(&client, "search", json!({"query": "chaos:loop"})).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let ok = Command::new("kill").args(["-TERM", &server.pid().to_string()]).status();
+    assert!(ok.is_ok_and(|s| s.success()));
+    let r = slow.await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r["is_error"], false, "the in-flight call finished: {r:#}");
+    assert!(r["structured"]["results"].is_array());
+    let started = Instant::now();
+    let status = loop {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            break Some(status);
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.is_some_and(|s| s.success()), "exits cleanly after SIGTERM: {status:?}");
+}
+
+/// The official MCP conformance suite against the HTTP server, for the
+/// scenarios that apply to Signpost (see docs/conformance.md for the others).
+#[tokio::test]
+async fn official_conformance_suite() {
+    const APPLICABLE: [&str; 8] = [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "logging-set-level",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
+        "resources-list",
+        "server-sse-polling",
+    ];
+    let runner = crate::conformance::Runner::install();
+    let server = HttpServer::start(&[], &[]);
+    let mut failures = Vec::new();
+    for scenario in APPLICABLE {
+        let (passed, output) = runner.run(&server.url, scenario);
+        if !passed {
+            failures.push(format!("{scenario}:\n{output}"));
+        }
+    }
+    assert!(failures.is_empty(), "conformance failures:\n{}", failures.join("\n\n"));
+    println!("conformance: {} of {} applicable scenarios passed", APPLICABLE.len(), APPLICABLE.len());
+}
+
+#[tokio::test]
+async fn idle_sessions_expire_and_are_freed() {
+    let server = HttpServer::start(&["--session-idle-secs", "1"], &[]);
+    let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let r = call(&client, "resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(r["structured"]["status"], "one");
+    let health = |base: String| async move {
+        let v: Value = reqwest::get(format!("{base}/healthz"))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .json()
+            .await
+            .unwrap_or_default();
+        v["sessions"].as_u64().unwrap_or(u64::MAX)
+    };
+    assert_eq!(health(server.base.clone()).await, 1);
+    let started = Instant::now();
+    while health(server.base.clone()).await != 0 {
+        assert!(started.elapsed() < Duration::from_secs(15), "the idle session was never closed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(client);
+}
