@@ -6,6 +6,7 @@
 //! `coerce-ids` ([`policy`]) → [`tools`] on the [`graph`] → the policy's
 //! `advise` → hint validation → the policy's `render` → the response.
 
+pub mod cases;
 pub mod graph;
 pub mod http;
 pub mod live;

@@ -43,6 +43,16 @@ enum PolicyCommand {
         /// The component file (.wasm).
         file: PathBuf,
     },
+    /// Run golden cases (JSON files: calls and what the response must show)
+    /// against a component, on the embedded sample graph; exit non-zero if
+    /// any fails. The default policy's cases are in hints-component/cases/.
+    Test {
+        /// The component file (.wasm).
+        file: PathBuf,
+        /// A directory of case files (*.json).
+        #[arg(long, value_name = "DIR")]
+        cases: PathBuf,
+    },
 }
 
 #[derive(clap::Args, Clone)]
@@ -167,6 +177,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
+        Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     };
@@ -246,4 +257,28 @@ fn check(file: &PathBuf) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+fn test_cases(file: &PathBuf, cases: &PathBuf) -> anyhow::Result<ExitCode> {
+    let engine = PolicyEngine::new(Limits::default())?;
+    let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
+    let policy = engine.load(&bytes, &file.display().to_string())?;
+    println!("policy {} {} ({})", policy.identity().name, policy.identity().version, file.display());
+    let results = signpost::cases::run(policy, cases).map_err(anyhow::Error::msg)?;
+    let failed = results.iter().filter(|r| !r.failures.is_empty()).count();
+    for r in &results {
+        let name = r.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if r.failures.is_empty() {
+            println!("PASS {name}: {}", r.description);
+        } else {
+            println!("FAIL {name}: {}", r.description);
+            for f in &r.failures {
+                for (i, line) in f.lines().enumerate() {
+                    println!("{}{line}", if i == 0 { "     - " } else { "       " });
+                }
+            }
+        }
+    }
+    println!("{} of {} cases passed", results.len() - failed, results.len());
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }

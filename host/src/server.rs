@@ -1,6 +1,6 @@
 //! The MCP face of Signpost: an rmcp [`ServerHandler`] per session.
 //!
-//! Each MCP session (one stdio connection; one HTTP session later) gets its
+//! Each MCP session (the stdio connection, or one streamable-HTTP session) gets its
 //! own [`History`], so the policy sees what *this* agent did. Tool calls run
 //! on tokio's blocking pool: policy calls are synchronous and bounded by the
 //! policy deadline, and WASI host functions must not run on an async worker.

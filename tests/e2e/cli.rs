@@ -52,3 +52,31 @@ fn bad_graph_files_are_refused_clearly() {
     let (ok, text) = run(&["--policy-timeout-ms", "0"]);
     assert!(!ok && text.contains("policy-timeout-ms"), "{text}");
 }
+
+#[test]
+fn policy_test_runs_golden_cases() {
+    let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/../hints-component/cases");
+    let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", cases]);
+    assert!(ok, "{text}");
+    let total = std::fs::read_dir(cases).map(|d| d.count()).unwrap_or(0);
+    assert!(total >= 10, "the default policy ships its cases");
+    assert!(text.contains(&format!("{total} of {total} cases passed")), "{text}");
+    // Another policy with another philosophy fails them, saying why.
+    let (ok, text) = run(&["policy", "test", STRICT_POLICY, "--cases", cases]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("FAIL 11-coerce-name-teaches-resolve.json") && text.contains("first hint is not resolve"),
+        "{text}"
+    );
+    // A malformed case is a failure with a reason; an empty directory an error.
+    let dir = std::env::temp_dir().join(format!("signpost-cases-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_default();
+    let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", &dir.display().to_string()]);
+    assert!(!ok && text.contains("no *.json cases"), "{text}");
+    std::fs::write(dir.join("bad.json"), r#"{"call": {"tool": "resolve"}, "expect": {"colour": "blue"}}"#)
+        .unwrap_or_default();
+    let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", &dir.display().to_string()]);
+    assert!(!ok && text.contains("FAIL bad.json") && text.contains("not a case"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}

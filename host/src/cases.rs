@@ -1,0 +1,226 @@
+//! Golden cases for policy authors: `signpost policy test FILE --cases DIR`.
+//!
+//! A case is a JSON file: calls made, in one session, through the real
+//! pipeline on the embedded sample graph (the policy's coercion, the tool,
+//! the policy's advice, hint validation, rendering), and what the last
+//! response must show. Any component can be run against any case set.
+//!
+//! ```json
+//! {
+//!   "description": "a name where an id belongs teaches resolve",
+//!   "before": [{"tool": "resolve", "args": {"identifier": "OrderService"}}],
+//!   "call": {"tool": "neighbors", "args": {"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}},
+//!   "expect": {
+//!     "is_error": true,
+//!     "error_kind": "invalid_id",
+//!     "state_tag": "invalid_id",
+//!     "result": {"/error/example/direction": "out"},
+//!     "hints_include": [{"tool": "resolve", "args": {"identifier": "OrderService"}, "actionable": true}],
+//!     "first_hint": {"tool": "resolve"},
+//!     "max_hints": 5,
+//!     "text_contains": ["→ next: resolve"]
+//!   }
+//! }
+//! ```
+//!
+//! Every `expect` field is optional; `result` maps JSON pointers into
+//! `structuredContent` to the values they must hold.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::graph::Graph;
+use crate::pipeline::{Response, Signpost};
+use crate::policy::Policy;
+use crate::session::History;
+
+/// One call of a case.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseCall {
+    /// Tool name.
+    pub tool: String,
+    /// Arguments, as an agent would send them.
+    #[serde(default)]
+    pub args: Map<String, Value>,
+}
+
+/// A hint a case expects (fields left out are not compared).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HintPattern {
+    /// Tool.
+    pub tool: String,
+    /// Exact arguments.
+    #[serde(default)]
+    pub args: Option<Map<String, Value>>,
+    /// Actionable or not.
+    #[serde(default)]
+    pub actionable: Option<bool>,
+}
+
+/// What the last response must show.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// `isError`.
+    pub is_error: Option<bool>,
+    /// `structuredContent.error.kind`.
+    pub error_kind: Option<String>,
+    /// The `[state_tag]` of the text's first line.
+    pub state_tag: Option<String>,
+    /// JSON pointer into `structuredContent` → value.
+    #[serde(default)]
+    pub result: Map<String, Value>,
+    /// Hints that must be present.
+    #[serde(default)]
+    pub hints_include: Vec<HintPattern>,
+    /// The first hint.
+    pub first_hint: Option<HintPattern>,
+    /// Most hints allowed.
+    pub max_hints: Option<usize>,
+    /// Substrings the text must contain.
+    #[serde(default)]
+    pub text_contains: Vec<String>,
+}
+
+/// A golden case.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    /// What the case shows.
+    pub description: String,
+    /// Calls made first, in the same session.
+    #[serde(default)]
+    pub before: Vec<CaseCall>,
+    /// The call under test.
+    pub call: CaseCall,
+    /// What its response must show.
+    #[serde(default)]
+    pub expect: Expect,
+}
+
+/// The outcome of one case file.
+#[derive(Debug)]
+pub struct CaseResult {
+    /// The file.
+    pub path: PathBuf,
+    /// The case's description (or the file name when unreadable).
+    pub description: String,
+    /// Every expectation that did not hold (empty: passed).
+    pub failures: Vec<String>,
+}
+
+/// Loads every `*.json` case in `dir`, sorted by name.
+pub fn load_dir(dir: &Path) -> Result<Vec<(PathBuf, Result<Case, String>)>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("reading cases from {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!("no *.json cases in {}", dir.display()));
+    }
+    Ok(paths
+        .into_iter()
+        .map(|p| {
+            let case = std::fs::read_to_string(&p)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<Case>(&t).map_err(|e| format!("not a case: {e}")));
+            (p, case)
+        })
+        .collect())
+}
+
+fn matches(hint: &Value, pattern: &HintPattern) -> bool {
+    hint["tool"] == pattern.tool.as_str()
+        && pattern.args.as_ref().is_none_or(|a| hint["args"] == Value::Object(a.clone()))
+        && pattern.actionable.is_none_or(|a| hint["actionable"] == a)
+}
+
+fn describe_pattern(p: &HintPattern) -> String {
+    let args = p.args.as_ref().map(|a| format!(" {}", Value::Object(a.clone()))).unwrap_or_default();
+    let act = p.actionable.map(|a| format!(" (actionable: {a})")).unwrap_or_default();
+    format!("{}{args}{act}", p.tool)
+}
+
+/// Checks `response` against `expect`: the expectations that failed.
+pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
+    let mut failures = Vec::new();
+    let s = &response.structured;
+    if let Some(want) = expect.is_error
+        && want != response.is_error
+    {
+        failures.push(format!("isError is {}, expected {want}", response.is_error));
+    }
+    if let Some(kind) = &expect.error_kind
+        && s.pointer("/error/kind") != Some(&Value::String(kind.clone()))
+    {
+        failures.push(format!("error kind is {}, expected {kind}", s.pointer("/error/kind").unwrap_or(&Value::Null)));
+    }
+    let tag = response.text.strip_prefix('[').and_then(|t| t.split(']').next()).unwrap_or("");
+    if let Some(want) = &expect.state_tag
+        && tag != want
+    {
+        failures.push(format!("state tag is `{tag}`, expected `{want}`"));
+    }
+    for (pointer, want) in &expect.result {
+        let got = s.pointer(pointer);
+        if got != Some(want) {
+            failures.push(format!("{pointer} is {}, expected {want}", got.unwrap_or(&Value::Null)));
+        }
+    }
+    let hints = s["hints"].as_array().cloned().unwrap_or_default();
+    for pattern in &expect.hints_include {
+        if !hints.iter().any(|h| matches(h, pattern)) {
+            failures.push(format!("no hint {}", describe_pattern(pattern)));
+        }
+    }
+    if let Some(pattern) = &expect.first_hint
+        && !hints.first().is_some_and(|h| matches(h, pattern))
+    {
+        failures.push(format!("first hint is not {}", describe_pattern(pattern)));
+    }
+    if let Some(max) = expect.max_hints
+        && hints.len() > max
+    {
+        failures.push(format!("{} hints, at most {max} expected", hints.len()));
+    }
+    for needle in &expect.text_contains {
+        if !response.text.contains(needle.as_str()) {
+            failures.push(format!("text lacks {needle:?}"));
+        }
+    }
+    if !failures.is_empty() {
+        failures.push(format!("text was:\n{}", response.text));
+    }
+    failures
+}
+
+/// Runs every case in `dir` against `policy` on the sample graph.
+pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
+    let cases = load_dir(dir)?;
+    let signpost = Signpost::new(Graph::sample(), policy).map_err(|e| e.to_string())?;
+    let mut results = Vec::with_capacity(cases.len());
+    for (path, case) in cases {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let case = match case {
+            Ok(case) => case,
+            Err(e) => {
+                results.push(CaseResult { path, description: name, failures: vec![e] });
+                continue;
+            }
+        };
+        let history = Mutex::new(History::default());
+        for before in &case.before {
+            signpost.call(&before.tool, before.args.clone(), &history);
+        }
+        let response = signpost.call(&case.call.tool, case.call.args.clone(), &history);
+        results.push(CaseResult { path, description: case.description, failures: check(&case.expect, &response) });
+    }
+    Ok(results)
+}
