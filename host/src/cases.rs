@@ -114,8 +114,11 @@ pub struct CaseResult {
     pub failures: Vec<String>,
 }
 
+/// A case file and its parsed case (or why it could not be read).
+pub type CaseFile = (PathBuf, Result<Case, String>);
+
 /// Loads every `*.json` case in `dir`, sorted by name.
-pub fn load_dir(dir: &Path) -> Result<Vec<(PathBuf, Result<Case, String>)>, String> {
+pub fn load_dir(dir: &Path) -> Result<Vec<CaseFile>, String> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("reading cases from {}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
