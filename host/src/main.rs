@@ -1,6 +1,6 @@
 //! The `signpost` command: serve MCP over stdio, or check a policy component.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -233,7 +233,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn check(file: &PathBuf) -> anyhow::Result<ExitCode> {
+fn check(file: &Path) -> anyhow::Result<ExitCode> {
     let engine = PolicyEngine::new(Limits::default())?;
     let validator = HintValidator::new()?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
@@ -259,7 +259,7 @@ fn check(file: &PathBuf) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn test_cases(file: &PathBuf, cases: &PathBuf) -> anyhow::Result<ExitCode> {
+fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> {
     let engine = PolicyEngine::new(Limits::default())?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     let policy = engine.load(&bytes, &file.display().to_string())?;
