@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use crate::policy::Policy;
+use crate::policy::{Policy, Stats};
 
 /// Tool calls a newly published policy is watched for.
 pub const PROBATION_CALLS: u64 = 20;
@@ -165,10 +165,8 @@ impl LivePolicy {
     /// back to the previous policy when too many calls faulted.
     pub fn after_call(&self, policy: &Arc<Policy>, faulted: bool) {
         let stats = policy.stats();
-        stats.tool_calls.fetch_add(1, Ordering::Relaxed);
-        if faulted {
-            stats.faulted_tool_calls.fetch_add(1, Ordering::Relaxed);
-        }
+        Stats::add(&stats.tool_calls, 1);
+        Stats::add(&stats.faulted_tool_calls, u64::from(faulted));
         let mut state = self.state();
         if !Arc::ptr_eq(policy, &self.current.load()) {
             return;

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use crate::live::{SwapRecord, SwapResult};
@@ -63,7 +62,7 @@ impl Reloader {
                 return record;
             }
         };
-        let sha256 = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let sha256 = crate::policy::sha256_hex(&bytes);
         if sha256 == live.current().identity().sha256 {
             let record = SwapRecord::new(SwapResult::Unchanged, &source, Some(sha256), "already serving".into());
             live.refuse(record.clone());

@@ -5,6 +5,7 @@
 //! and every actionable hint validates exactly as it would for an agent.
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
@@ -47,7 +48,9 @@ fn sessions(seen: &str) -> [policy::Session; 2] {
 
 /// Runs the probes. `Err` lists every problem found (the first 10).
 pub fn run(policy: &Policy, validator: &HintValidator) -> Result<Report, String> {
-    let graph = Graph::sample();
+    // Parsed once per process: every swap runs a self-check.
+    static SAMPLE: OnceLock<Graph> = OnceLock::new();
+    let graph = SAMPLE.get_or_init(Graph::sample);
     let id_of = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
     let (ctrl, svc) = (id_of("OrderController"), id_of("OrderService"));
     let mut problems: Vec<String> = Vec::new();
@@ -90,7 +93,7 @@ pub fn run(policy: &Policy, validator: &HintValidator) -> Result<Report, String>
     ];
     for (tool, args) in probes {
         let map = args.as_object().cloned().unwrap_or_default();
-        let outcome = tools::parse(&graph, tool, &map, &mut StrictIds).and_then(|p| tools::execute(&graph, p));
+        let outcome = tools::parse(graph, tool, &map, &mut StrictIds).and_then(|p| tools::execute(graph, p));
         let wit_outcome = crate::pipeline::to_wit_outcome(&outcome);
         let call = policy::Call { tool: tool.into(), args: args.to_string() };
         for session in sessions(&svc) {
@@ -99,7 +102,7 @@ pub fn run(policy: &Policy, validator: &HintValidator) -> Result<Report, String>
                 for hint in hints {
                     report.hints_checked += 1;
                     report.actionable_checked += usize::from(hint.actionable);
-                    if let Err(why) = validator.check(&graph, hint) {
+                    if let Err(why) = validator.check(graph, hint) {
                         problems.push(format!("{origin}({what}) returned an invalid hint: {why}"));
                     }
                 }

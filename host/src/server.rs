@@ -159,10 +159,7 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !TOOL_NAMES.contains(&name.as_str()) {
-            return Err(McpError::invalid_params(
-                format!("unknown tool `{}`; tools: {}", crate::clip(&name), TOOL_NAMES.join(", ")),
-                None,
-            ));
+            return Err(McpError::invalid_params(crate::tools::unknown_tool(&name), None));
         }
         let args = request.arguments.unwrap_or_default();
         let (signpost, history) = (self.signpost.clone(), self.history.clone());

@@ -440,6 +440,11 @@ pub enum Parsed {
     },
 }
 
+/// The message for a tool name that is not one of [`TOOL_NAMES`].
+pub fn unknown_tool(name: &str) -> String {
+    format!("unknown tool `{}`; tools: {}", crate::clip(name), TOOL_NAMES.join(", "))
+}
+
 /// A generic correct call per tool, for teaching messages.
 pub fn example_for(tool: &str) -> Value {
     match tool {
@@ -601,10 +606,7 @@ pub fn parse(
             check_page(tool, a.limit, a.offset, &example)?;
             Ok(Parsed::Neighbors { origins, direction: a.direction, keys, limit: a.limit, offset: a.offset })
         }
-        other => Err(ToolError::bad(
-            format!("unknown tool `{}`; tools: {}", crate::clip(other), TOOL_NAMES.join(", ")),
-            None,
-        )),
+        other => Err(ToolError::bad(unknown_tool(other), None)),
     }
 }
 

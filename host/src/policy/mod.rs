@@ -13,7 +13,7 @@ mod cache;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -195,11 +195,6 @@ impl PolicyEngine {
         Ok(self)
     }
 
-    /// The cache directory, if caching.
-    pub fn cache_dir(&self) -> Option<&Path> {
-        self.cache.as_deref()
-    }
-
     fn cache_path(&self, sha256: &str) -> Option<PathBuf> {
         let mut hasher = std::hash::DefaultHasher::new();
         self.engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -243,7 +238,7 @@ impl PolicyEngine {
     /// where it came from (a path, or "embedded").
     pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
         let started = Instant::now();
-        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let sha256 = sha256_hex(bytes);
         let (component, from_cache) = self.compile(bytes, &sha256)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(format!("{e:#}")))?;
         let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
@@ -282,6 +277,11 @@ impl PolicyEngine {
     fn deadline_ticks(&self) -> u64 {
         (self.limits.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1
     }
+}
+
+/// The SHA-256 of `bytes`, as lowercase hex: how policies are identified.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Who a loaded policy is and where it came from.
