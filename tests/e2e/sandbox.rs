@@ -79,6 +79,10 @@ fn garbage_from_the_policy_never_reaches_the_agent() {
     // Text: no control characters, the malformed tag replaced.
     assert!(r.text.starts_with("[ok] line one line two"), "{}", r.text);
     assert!(!r.text.chars().any(|c| c.is_control() && c != '\n'), "{:?}", r.text);
+    // chaos renders a `→ next:` line for every hint it got, the advisory one
+    // included: only the line of the valid actionable hint may survive.
+    let next: Vec<&str> = r.text.lines().filter(|l| l.starts_with("→ next: ")).collect();
+    assert_eq!(next, [format!("→ next: search {}", json!({"query": "order"}))], "{}", r.text);
     // Coercion garbage: malformed ids fall back to strict reading…
     let id = Graph::sample().nodes()[0].id.clone();
     let r =
