@@ -15,39 +15,39 @@ use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, STRICT
 const WAIT: Duration = Duration::from_secs(20);
 
 /// A fresh directory for one test, with the policy file and a cache dir.
-struct Scratch {
+pub struct Scratch {
     dir: PathBuf,
 }
 
 impl Scratch {
-    fn new(name: &str) -> Scratch {
+    pub fn new(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("signpost-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
         Scratch { dir }
     }
 
-    fn policy(&self) -> PathBuf {
+    pub fn policy(&self) -> PathBuf {
         self.dir.join("policy.wasm")
     }
 
-    fn policy_arg(&self) -> String {
+    pub fn policy_arg(&self) -> String {
         self.policy().display().to_string()
     }
 
-    fn cache_arg(&self) -> String {
+    pub fn cache_arg(&self) -> String {
         self.dir.join("cache").display().to_string()
     }
 
     /// Replaces the policy file atomically (write elsewhere, rename over).
-    fn install(&self, bytes: &[u8]) {
+    pub fn install(&self, bytes: &[u8]) {
         let tmp = self.dir.join(".policy.wasm.tmp");
         std::fs::write(&tmp, bytes).unwrap_or_else(|e| panic!("{e}"));
         std::fs::rename(&tmp, self.policy()).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Overwrites the policy file in place.
-    fn overwrite(&self, bytes: &[u8]) {
+    pub fn overwrite(&self, bytes: &[u8]) {
         std::fs::write(self.policy(), bytes).unwrap_or_else(|e| panic!("{e}"));
     }
 }

@@ -217,7 +217,7 @@ async fn official_conformance_suite() {
         "resources-list",
         "server-sse-polling",
     ];
-    let runner = crate::conformance::Runner::install();
+    let Some(runner) = crate::conformance::Runner::install() else { return };
     let server = HttpServer::start(&[], &[]);
     let mut failures = Vec::new();
     for scenario in APPLICABLE {

@@ -14,4 +14,6 @@ mod hot_swap;
 mod http;
 mod mcp_stdio;
 mod policy_native;
+mod polyglot;
 mod sandbox;
+mod toolchain;

