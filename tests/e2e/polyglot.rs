@@ -1,6 +1,7 @@
-//! Beyond Rust and beyond Signpost: a policy written in Python (built with
-//! componentize-py) that passes `policy check` and swaps live next to the
-//! two Rust policies; and the default policy component, unchanged, in other
+//! Beyond Rust and beyond Signpost: policies written in Python (built with
+//! componentize-py) and JavaScript (componentize-js) that pass `policy
+//! check` and swap live next to the two Rust policies; and the default
+//! policy component, unchanged, in other
 //! WebAssembly hosts (Node.js through jco, Python through wasmtime-py, and
 //! the wasmtime CLI when one is installed), giving the same answers as in
 //! Signpost.
@@ -45,6 +46,20 @@ fn build_python_policy() -> Result<PathBuf, String> {
     Ok(out)
 }
 
+/// Builds `tests/policies/js` with its own script, next to its npm packages
+/// (installed from its package.json and lock); the component's path.
+fn build_js_policy() -> Result<PathBuf, String> {
+    let project = repo().join("tests/policies/js");
+    let node = Node::find(18)?;
+    let dir = node.npm_install("componentize-js", Some(&project), &[])?;
+    for file in ["build.mjs", "policy.js"] {
+        std::fs::copy(project.join(file), dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    }
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compass.wasm");
+    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))?;
+    Ok(out)
+}
+
 fn check(file: &Path) -> String {
     let out = Command::new(BIN)
         .args(["policy", "check"])
@@ -71,24 +86,32 @@ fn described(reply: &crate::common::Reply) -> Vec<String> {
         .collect()
 }
 
-/// The "done when" of the authoring work: three policy components, two in
-/// Rust and one in Python, each accepted by `policy check` and each swapped
-/// in live under one running server, whose next answers are the new
-/// policy's.
+/// The "done when" of the authoring work: four policy components, two in
+/// Rust, one in Python and one in JavaScript, each accepted by `policy
+/// check` and each swapped in live under one running server, whose next
+/// answers are the new policy's.
 #[tokio::test]
-async fn three_policies_in_two_languages_pass_check_and_swap_live() {
+async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     let Some(trail) = toolchain::require(COMPONENTIZE_PY, build_python_policy()) else { return };
-    for (file, name) in [(Path::new(DEFAULT_POLICY), "signpost-default"), (Path::new(STRICT_POLICY), "strict")] {
-        assert!(check(file).contains(&format!("ok: {name} ")), "{name}");
+    let Some(compass) = toolchain::require("@bytecodealliance/componentize-js (npm)", build_js_policy()) else {
+        return;
+    };
+    for (file, name) in [
+        (Path::new(DEFAULT_POLICY), "signpost-default"),
+        (Path::new(STRICT_POLICY), "strict"),
+        (trail.as_path(), "trail"),
+        (compass.as_path(), "compass"),
+    ] {
+        let report = check(file);
+        assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
     }
-    let report = check(&trail);
-    assert!(report.contains("ok: trail 0.1.0 would be accepted"), "{report}");
 
     let s = Scratch::new("polyglot-swap");
     s.install(&read(Path::new(DEFAULT_POLICY)));
     let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
     let active = |st: &Value| st["active"]["name"].as_str().unwrap_or("").to_owned();
-    let wait = Duration::from_secs(60); // a cold compile of the 18 MB Python component takes seconds
+    // A cold compile of the Python (18 MB) or JS (13 MB) component takes seconds.
+    let wait = Duration::from_secs(60);
     let ctrl = client.id_of("OrderController").await;
 
     s.install(&read(&trail));
@@ -117,6 +140,20 @@ async fn three_policies_in_two_languages_pass_check_and_swap_live() {
         .call_any_policy("neighbors", json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}))
         .await;
     assert!(r.is_error && r.text.contains("trail: `ids` of neighbors must hold"), "a teaching error: {}", r.text);
+
+    // The JavaScript policy: one hint at most, its own text and errors.
+    s.install(&read(&compass));
+    let status = client.wait_status(wait, |st| active(st) == "compass").await;
+    assert_eq!(active(&status), "compass", "{status:#}");
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(r.text.starts_with("compass: class ") && r.text.contains("\n→ neighbors "), "{}", r.text);
+    assert_eq!(r.hints().len(), 1, "{}", r.text);
+    let as_text = json!({"ids": json!([ctrl]).to_string(), "direction": "out", "edge_types": ["DECLARES"]});
+    let r = client.call_any_policy("neighbors", as_text).await;
+    assert!(!r.is_error && r.text.starts_with("compass: 5 result(s)"), "a JSON array sent as a string: {}", r.text);
+    let r =
+        client.call_any_policy("neighbors", json!({"ids": ctrl, "direction": "out", "edge_types": ["CALLS"]})).await;
+    assert!(r.is_error && r.text.contains("compass: `ids` of neighbors takes a JSON array"), "{}", r.text);
 
     // Then the strict Rust policy, then back to Python (from the cache).
     s.install(&read(Path::new(STRICT_POLICY)));

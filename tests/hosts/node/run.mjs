@@ -10,7 +10,6 @@
 // `{tag, val}` variants, `undefined` for none, a thrown ComponentError for
 // `err`); the conversions below are the whole difference.
 
-import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
@@ -55,7 +54,10 @@ const calls = {
   render: (call, advice) => policy.render(toJs(call), toJs(advice)),
 };
 
-const probes = JSON.parse(readFileSync(0, "utf8"));
+// Not readFileSync(0): on a pipe that is not ready yet it fails with EAGAIN.
+let input = "";
+for await (const chunk of process.stdin.setEncoding("utf8")) input += chunk;
+const probes = JSON.parse(input);
 const answers = probes.map(({ fn, args }) => {
   if (!(fn in calls)) throw new Error(`signpost:policy/policy@0.1.0 has no function ${JSON.stringify(fn)}`);
   return calls[fn](...args);

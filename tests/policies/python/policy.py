@@ -5,8 +5,9 @@ Its philosophy differs from the two Rust policies:
 - ids: anything that contains 40-hex ids is accepted (a JSON list, a list
   written as text, commas, spaces, quotes); every 40-hex run is taken,
   lowercased and deduplicated in order. Nothing else is guessed.
-- hints: at most three, and each one leads somewhere this session has not
-  been yet: symbols the agent already saw are not suggested again.
+- hints: at most three, and each one leads somewhere new: a symbol already
+  shown to the agent in this session (the host's `seen-ids`) is not
+  suggested again.
 - text: one `trail:` line, the details indented, then `then:` lines.
 """
 
@@ -139,7 +140,8 @@ class Policy(exports.Policy):
                     key = max(counts, key=lambda k: counts[k] if isinstance(counts[k], int) else 0)
                     details.append(f"{direction}: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
                     args = {"ids": [_field(record, "id")], "direction": direction, "edge_types": [key]}
-                    hints.append(_hint("neighbors", args, f"follow its {direction}going {key} edges"))
+                    way = "outgoing" if direction == "out" else "incoming"
+                    hints.append(_hint("neighbors", args, f"follow its {way} {key} edges"))
         elif call.tool == "neighbors":
             rows = _items(result, "results")
             for row in rows:
