@@ -15,10 +15,17 @@ use signpost::reload::{self, Reloader};
 use signpost::server::Session;
 use signpost::validate::HintValidator;
 
+/// `signpost --version`: the policy interface this host accepts (kept equal
+/// to `policy::POLICY_INTERFACE` by a test).
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\naccepts policy components that export signpost:policy/policy@0.1.0 (WIT package signpost:policy@0.1.0)"
+);
+
 /// An MCP server for coding agents whose hints run in a sandboxed,
 /// hot-swappable WebAssembly policy.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(version, long_version = LONG_VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+use signpost::policy;
+
 use crate::common::{BIN, CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
 
 fn run(args: &[&str]) -> (bool, String) {
@@ -32,6 +34,14 @@ fn policy_check_reports_identity_or_failure() {
     let (ok, text) = run(&["policy", "check", "/nonexistent/policy.wasm"]);
     assert!(!ok && text.contains("reading policy /nonexistent/policy.wasm"), "{text}");
     let _ = std::fs::remove_file(junk);
+}
+
+#[test]
+fn version_states_the_policy_interface_it_accepts() {
+    let (ok, text) = run(&["--version"]);
+    assert!(ok, "{text}");
+    let accepted = format!("export {} (WIT package signpost:policy@{})", policy::POLICY_INTERFACE, policy::WIT_VERSION);
+    assert!(text.starts_with("signpost ") && text.contains(&accepted), "{text}");
 }
 
 #[test]
