@@ -1,9 +1,14 @@
 //! What the policy costs per tool call: the default policy natively vs. as a
-//! sandboxed component (warm pooled instance, and a fresh instance), and a
-//! whole in-process tool call with and without the policy.
+//! sandboxed component (warm pooled instance, and a fresh instance), a whole
+//! in-process tool call with and without the policy, and the same policy
+//! calls for policies written in other languages.
 //!
 //! Run: `cargo bench --bench policy`. Compare within one run (ratios): the
 //! machines here are shared and noisy. Results: BENCHMARKS.md.
+//!
+//! `SIGNPOST_BENCH_POLICIES=a.wasm,b.wasm` adds components to the language
+//! comparison (the test suite builds the Python and JavaScript examples to
+//! `target/tmp/trail.wasm` and `target/tmp/compass.wasm`).
 
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -68,6 +73,40 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // The same calls on policies built from other languages.
+    let mut others = vec![(env!("SIGNPOST_STRICT_POLICY").to_owned(), std::fs::read(env!("SIGNPOST_STRICT_POLICY")))];
+    for path in std::env::var("SIGNPOST_BENCH_POLICIES").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
+        others.push((path.to_owned(), std::fs::read(path)));
+    }
+    let mut languages = vec![("signpost-default (Rust)".to_owned(), engine.load(signpost::DEFAULT_POLICY, "default"))];
+    for (path, bytes) in others {
+        let bytes = bytes.unwrap_or_else(|e| panic!("{path}: {e}"));
+        let loaded = engine.load(&bytes, &path);
+        let name = loaded.as_ref().map(|p| p.identity().name.clone()).unwrap_or_else(|e| panic!("{path}: {e}"));
+        languages.push((format!("{name} ({} KB)", bytes.len() / 1024), loaded));
+    }
+    let mut group = c.benchmark_group("policies: advise+render describe, warm");
+    for (name, loaded) in &languages {
+        let other = loaded.as_ref().expect("loaded");
+        group.bench_function(name.as_str(), |b| {
+            let mut lease = other.lease();
+            b.iter(|| {
+                let advice = lease.advise(&call, black_box(&outcome), &session).expect("no fault");
+                lease.render(&call, &advice).expect("no fault")
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("policies: fresh instance + coerce-ids");
+    for (name, loaded) in &languages {
+        let other = loaded.as_ref().expect("loaded");
+        group.bench_function(name.as_str(), |b| {
+            b.iter(|| other.cold_lease().coerce_ids(black_box(&coerce_call), "ids").expect("no fault"))
+        });
+    }
+    group.finish();
+    drop(languages);
 
     let signpost = Signpost::new(Graph::sample(), policy).expect("signpost");
     let history = Mutex::new(History::default());

@@ -224,6 +224,7 @@ impl LivePolicy {
                 "timeouts": n(&stats.timeouts),
                 "hints_emitted": n(&stats.hints_emitted),
                 "hints_dropped": n(&stats.hints_dropped),
+                "instances_recycled_for_memory": n(&stats.recycled_for_memory),
             },
             "rollback_to": state.previous.as_ref().map(|p| json!({
                 "name": p.identity().name, "version": p.identity().version, "sha256": p.identity().sha256,

@@ -61,6 +61,24 @@ fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
     }
 }
 
+/// A heap that only grows (a leak, or a garbage-collected runtime that
+/// collects lazily) must not end in a trap at the memory cap: the host
+/// retires the instance while it still has room, and no answer loses hints.
+#[test]
+fn instances_whose_memory_only_grows_are_retired_before_the_cap() {
+    let sp = signpost_with(CHAOS_POLICY); // 16 MiB per instance; chaos:leak keeps 1 MiB a policy call
+    let policy = sp.policy();
+    let stats = policy.stats();
+    for i in 0..40 {
+        let r = call(&sp, "search", json!({"query": "order chaos:leak"}));
+        assert!(r.text.starts_with("[chaos]"), "call {i} lost its policy text: {}", r.text);
+    }
+    assert_eq!(stats.traps.load(Ordering::Relaxed), 0, "no call may hit the cap");
+    let recycled = stats.recycled_for_memory.load(Ordering::Relaxed);
+    // 40 tool calls leak well over 100 MiB in all: many 16 MiB instances.
+    assert!(recycled >= 5, "instances retired for memory: {recycled}");
+}
+
 #[test]
 fn garbage_from_the_policy_never_reaches_the_agent() {
     let sp = signpost_with(CHAOS_POLICY);

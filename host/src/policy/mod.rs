@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, Linker, ResourceTable};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Config, Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -120,6 +120,8 @@ pub struct Stats {
     pub tool_calls: AtomicU64,
     /// Tool calls during which the policy faulted at least once.
     pub faulted_tool_calls: AtomicU64,
+    /// Instances retired before a fault because their memory neared the cap.
+    pub recycled_for_memory: AtomicU64,
 }
 
 impl Stats {
@@ -150,9 +152,56 @@ impl fmt::Debug for PolicyEngine {
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: Limiter,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
+}
+
+/// [`StoreLimits`], remembering the largest linear memory the instance has
+/// grown to: a guest whose heap only ever grows (a garbage-collected runtime
+/// that collects lazily, a leak) is retired while it still has room, instead
+/// of trapping on an allocation that fails at the cap.
+struct Limiter {
+    limits: StoreLimits,
+    /// Largest size (bytes) any memory of the instance reached.
+    peak: usize,
+    /// `peak` right after instantiation.
+    initial: usize,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let allowed = self.limits.memory_growing(current, desired, maximum)?;
+        if allowed {
+            self.peak = self.peak.max(desired);
+        }
+        Ok(allowed)
+    }
+
+    fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
+impl Limiter {
+    /// Whether the instance has used three quarters of the room it had to
+    /// grow after instantiation.
+    fn nearly_full(&self, cap: usize) -> bool {
+        let room = cap.saturating_sub(self.initial);
+        self.peak.saturating_sub(self.initial) > room / 4 * 3
+    }
 }
 
 impl WasiView for HostState {
@@ -356,12 +405,16 @@ impl Policy {
         let state = HostState {
             wasi,
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(limits.memory_bytes)
-                .instances(16)
-                .tables(16)
-                .memories(4)
-                .build(),
+            limits: Limiter {
+                limits: StoreLimitsBuilder::new()
+                    .memory_size(limits.memory_bytes)
+                    .instances(16)
+                    .tables(16)
+                    .memories(4)
+                    .build(),
+                peak: 0,
+                initial: 0,
+            },
             stdout,
             stderr,
         };
@@ -369,6 +422,8 @@ impl Policy {
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(self.engine.deadline_ticks());
         let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(format!("{e:#}")))?;
+        let limiter = &mut store.data_mut().limits;
+        limiter.initial = limiter.peak;
         Ok(Slot { store, hints, uses: 0, logged: (0, 0) })
     }
 }
@@ -403,7 +458,16 @@ impl Lease<'_> {
         drain_output(&mut slot, &policy.info.name);
         match result {
             Ok(value) => {
-                self.slot = Some(slot);
+                let memory = &slot.store.data().limits;
+                if memory.nearly_full(policy.engine.limits.memory_bytes) {
+                    Stats::add(&policy.stats.recycled_for_memory, 1);
+                    tracing::debug!(
+                        policy = %policy.info.name, peak = memory.peak, initial = memory.initial, uses = slot.uses,
+                        "instance retired: its memory neared the cap"
+                    );
+                } else {
+                    self.slot = Some(slot);
+                }
                 Ok(value)
             }
             Err(e) => {

@@ -6,6 +6,8 @@
 //! - `chaos:loop` → spins forever;
 //! - `chaos:panic` → panics (a trap, with a message on stderr);
 //! - `chaos:oom` → allocates until memory runs out;
+//! - `chaos:leak` → leaks 1 MiB per policy call, then behaves (a heap that
+//!   only grows, like a lazily collected runtime's);
 //! - `chaos:print` → writes to stdout and stderr, then behaves;
 //! - `chaos:garbage` → returns garbage the host must filter: hints to unknown
 //!   tools, invalid or non-object args, unknown ids, huge reasons, control
@@ -38,6 +40,9 @@ fn act(args: &str) {
             hoard.push(vec![7u8; 1 << 20]);
             std::hint::black_box(&hoard);
         }
+    }
+    if args.contains("chaos:leak") {
+        std::mem::forget(std::hint::black_box(vec![7u8; 1 << 20]));
     }
     if args.contains("chaos:print") {
         println!("chaos says hello on stdout");
