@@ -207,6 +207,7 @@ impl LivePolicy {
         let stats = current.stats();
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         json!({
+            "accepts": crate::policy::POLICY_INTERFACE,
             "active": {
                 "name": id.name,
                 "version": id.version,

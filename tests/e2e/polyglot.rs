@@ -1,10 +1,9 @@
 //! Beyond Rust and beyond Signpost: policies written in Python (built with
 //! componentize-py) and JavaScript (componentize-js) that pass `policy
 //! check` and swap live next to the two Rust policies; and the default
-//! policy component, unchanged, in other
-//! WebAssembly hosts (Node.js through jco, Python through wasmtime-py, and
-//! the wasmtime CLI when one is installed), giving the same answers as in
-//! Signpost.
+//! policy component, unchanged, in other WebAssembly hosts (Node.js through
+//! jco, Python through wasmtime-py, and the wasmtime CLI when one is
+//! installed), giving the same answers as in Signpost.
 //!
 //! The tools come from npm and PyPI through [`crate::toolchain`].
 
@@ -28,36 +27,42 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Builds `tests/policies/python` with its own script; the component's path.
-fn build_python_policy() -> Result<PathBuf, String> {
-    let tools = toolchain::pip("componentize-py", &[COMPONENTIZE_PY])?;
+/// Builds `tests/policies/python` with its own script; the component's path,
+/// or `None` when componentize-py cannot be installed (see [`toolchain::require`]).
+fn build_python_policy() -> Option<PathBuf> {
+    let tools = toolchain::require(COMPONENTIZE_PY, toolchain::pip("componentize-py", &[COMPONENTIZE_PY]))?;
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trail.wasm");
     let path = std::env::join_paths(
         std::iter::once(tools.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
     )
-    .map_err(|e| e.to_string())?;
+    .unwrap_or_else(|e| panic!("PATH: {e}"));
     toolchain::run_ok(
         Command::new("sh")
             .arg(repo().join("tests/policies/python/build.sh"))
             .arg(&out)
             .env("PATH", path)
             .env("PYTHONPATH", &tools),
-    )?;
-    Ok(out)
+    )
+    .unwrap_or_else(|e| panic!("building the Python policy: {e}"));
+    Some(out)
 }
 
 /// Builds `tests/policies/js` with its own script, next to its npm packages
-/// (installed from its package.json and lock); the component's path.
-fn build_js_policy() -> Result<PathBuf, String> {
+/// (installed from its package.json and lock); the component's path, or
+/// `None` when they cannot be installed.
+fn build_js_policy() -> Option<PathBuf> {
     let project = repo().join("tests/policies/js");
-    let node = Node::find(18)?;
-    let dir = node.npm_install("componentize-js", Some(&project), &[])?;
+    let installed =
+        Node::find(18).and_then(|node| Ok((node.npm_install("componentize-js", Some(&project), &[])?, node)));
+    let (dir, node) = toolchain::require("@bytecodealliance/componentize-js (npm)", installed)?;
+    // Next to node_modules, so its imports resolve.
     for file in ["build.mjs", "policy.js"] {
-        std::fs::copy(project.join(file), dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        std::fs::copy(project.join(file), dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compass.wasm");
-    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))?;
-    Ok(out)
+    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))
+        .unwrap_or_else(|e| panic!("building the JavaScript policy: {e}"));
+    Some(out)
 }
 
 fn check(file: &Path) -> String {
@@ -92,10 +97,7 @@ fn described(reply: &crate::common::Reply) -> Vec<String> {
 /// answers are the new policy's.
 #[tokio::test]
 async fn four_policies_in_three_languages_pass_check_and_swap_live() {
-    let Some(trail) = toolchain::require(COMPONENTIZE_PY, build_python_policy()) else { return };
-    let Some(compass) = toolchain::require("@bytecodealliance/componentize-js (npm)", build_js_policy()) else {
-        return;
-    };
+    let (Some(trail), Some(compass)) = (build_python_policy(), build_js_policy()) else { return };
     for (file, name) in [
         (Path::new(DEFAULT_POLICY), "signpost-default"),
         (Path::new(STRICT_POLICY), "strict"),
@@ -118,6 +120,7 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     let status = client.wait_status(wait, |st| active(st) == "trail").await;
     assert_eq!(active(&status), "trail", "{status:#}");
     assert_eq!(status["last_swap"]["result"], "published", "{status:#}");
+    assert_eq!(status["accepts"], "signpost:policy/policy@0.1.0", "the status names the interface it takes");
 
     // The Python policy's text, hints and coercion, through the real server.
     let r = client.call_any_policy("describe", json!({"id": ctrl})).await;

@@ -58,10 +58,26 @@ fn install(name: &str, fill: impl FnOnce(&Path) -> Result<(), String>) -> Result
     Ok(dir)
 }
 
+/// Makes `python3 -m pip` work: `ensurepip`, else (as root, on Debian-like
+/// systems) `apt-get install python3-pip`.
+fn ensure_pip() -> Result<(), String> {
+    let works = || Command::new("python3").args(["-m", "pip", "--version"]).output().is_ok_and(|o| o.status.success());
+    if works() {
+        return Ok(());
+    }
+    let _ = Command::new("python3").args(["-m", "ensurepip", "--user"]).output();
+    if !works() && Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n")) {
+        let _ = Command::new("apt-get").args(["update", "-q"]).output();
+        let _ = Command::new("apt-get").args(["install", "-y", "-q", "python3-pip"]).output();
+    }
+    if works() { Ok(()) } else { Err("python3 -m pip is not available: install pip (python3-pip)".into()) }
+}
+
 /// PyPI packages installed with `pip --target`: the directory to put on
 /// `PYTHONPATH` (its `bin/` holds their scripts).
 pub fn pip(name: &str, packages: &[&str]) -> Result<PathBuf, String> {
     install(name, |dir| {
+        ensure_pip()?;
         let mut cmd = Command::new("python3");
         cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--target"])
             .arg(dir)
@@ -76,7 +92,8 @@ fn node_major(node: &Path) -> Option<u32> {
     v.trim().trim_start_matches('v').split('.').next()?.parse().ok()
 }
 
-/// Node.js: the machine's when at least `min_major`, else Node 24 from PyPI.
+/// Node.js: the machine's when at least `min_major` and npm is there too,
+/// else Node 24 (with its npm) from PyPI.
 pub struct Node {
     /// The `node` executable.
     pub node: PathBuf,
@@ -86,7 +103,8 @@ pub struct Node {
 
 impl Node {
     pub fn find(min_major: u32) -> Result<Node, String> {
-        if node_major(Path::new("node")).is_some_and(|m| m >= min_major) {
+        let has_npm = || Command::new("npm").arg("--version").output().is_ok_and(|o| o.status.success());
+        if node_major(Path::new("node")).is_some_and(|m| m >= min_major) && has_npm() {
             return Ok(Node { node: "node".into(), npm: vec!["npm".into()] });
         }
         let wheel = pip("node24", &[NODE_WHEEL])?;
