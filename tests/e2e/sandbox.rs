@@ -124,6 +124,28 @@ fn malformed_components_are_refused_with_a_reason() {
     let empty = engine.load(&wat("(component)"), "empty").map(|_| ()).unwrap_err();
     assert!(matches!(empty, LoadError::World { .. }), "{empty}");
     assert!(empty.to_string().contains("signpost:policy/policy@0.1.0"), "{empty}");
+    // A policy built against another version of the WIT package: the refusal
+    // names what it exports and what this host speaks.
+    let exporting = |name: &str| {
+        wat(&format!(
+            r#"(component
+                 (core module $m (func (export "f")))
+                 (core instance $i (instantiate $m))
+                 (func $f (canon lift (core func $i "f")))
+                 (instance $p (export "identity" (func $f)))
+                 (export "{name}" (instance $p)))"#
+        ))
+    };
+    let future = engine.load(&exporting("signpost:policy/policy@0.2.0"), "future").map(|_| ()).unwrap_err();
+    assert!(matches!(future, LoadError::World { .. }), "{future}");
+    let said = future.to_string();
+    assert!(
+        said.contains("signpost:policy/policy@0.2.0") && said.contains("this host speaks signpost:policy@0.1.0"),
+        "{said}"
+    );
+    // The right name with the wrong shape (identity returns nothing here).
+    let misshapen = engine.load(&exporting("signpost:policy/policy@0.1.0"), "misshapen").map(|_| ()).unwrap_err();
+    assert!(misshapen.to_string().contains("signpost:policy/policy@0.1.0"), "{misshapen}");
     let greedy = engine
         .load(&wat(r#"(component (import "evil:fs/files" (instance (export "read" (func)))))"#), "greedy")
         .map(|_| ())
