@@ -240,3 +240,33 @@ impl Reply {
 pub fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
+
+/// Arguments an agent should never send, one tool call each: deep nesting,
+/// huge strings and lists, wrong types, control and bidi characters.
+pub fn hostile_calls() -> Vec<(&'static str, Value)> {
+    let mut deep = json!("x");
+    for _ in 0..100 {
+        deep = json!([deep]);
+    }
+    let huge_list: Vec<String> = (0..5000).map(|i| format!("{i:040x}")).collect();
+    vec![
+        ("resolve", json!({"identifier": "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ☃ \u{202e}evil"})),
+        ("resolve", json!({"identifier": "x".repeat(100_000)})),
+        ("resolve", json!({"identifier": ["a", "b"]})),
+        ("describe", json!({"id": deep.clone()})),
+        ("describe", json!({"id": {"id": {"id": "a"}}})),
+        ("describe", json!({"id": null})),
+        ("neighbors", json!({"ids": deep, "direction": "out", "edge_types": ["CALLS"]})),
+        ("neighbors", json!({"ids": huge_list, "direction": "out", "edge_types": ["CALLS"]})),
+        ("neighbors", json!({"ids": "[".repeat(50_000), "direction": "out", "edge_types": ["CALLS"]})),
+        (
+            "neighbors",
+            json!({"ids": "[".repeat(5_000) + &"]".repeat(5_000), "direction": "out", "edge_types": ["CALLS"]}),
+        ),
+        ("neighbors", json!({"ids": ["a".repeat(40)], "direction": "out", "edge_types": ["A.B.C.D.E"]})),
+        ("find", json!({"kind": "class", "limit": 1e300})),
+        ("find", json!({"name": "%s%n%x\u{7f}"})),
+        ("search", json!({"query": "' OR 1=1 --"})),
+        ("search", json!({"query": "🙂".repeat(200)})),
+    ]
+}

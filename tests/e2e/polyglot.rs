@@ -91,6 +91,20 @@ fn described(reply: &crate::common::Reply) -> Vec<String> {
         .collect()
 }
 
+/// Hostile arguments reach the policy's own code (coercion and advice parse
+/// the agent's JSON): the answers all come back, and the policy never faults.
+async fn survives_hostile_input(client: &Client, policy: &str) {
+    for (tool, args) in crate::common::hostile_calls() {
+        let shown: String = args.to_string().chars().take(120).collect();
+        let r = client.call_any_policy(tool, args).await;
+        assert!(!r.text.is_empty(), "{policy}: {tool} {shown}: no answer");
+    }
+    let status = client.status().await;
+    assert_eq!(status["active"]["name"], policy, "{status:#}");
+    let counters = &status["counters"];
+    assert!(counters["traps"] == 0 && counters["timeouts"] == 0, "{policy} faulted on hostile input: {status:#}");
+}
+
 /// The "done when" of the authoring work: four policy components, two in
 /// Rust, one in Python and one in JavaScript, each accepted by `policy
 /// check` and each swapped in live under one running server, whose next
@@ -144,6 +158,8 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
         .await;
     assert!(r.is_error && r.text.contains("trail: `ids` of neighbors must hold"), "a teaching error: {}", r.text);
 
+    survives_hostile_input(&client, "trail").await;
+
     // The JavaScript policy: one hint at most, its own text and errors.
     s.install(&read(&compass));
     let status = client.wait_status(wait, |st| active(st) == "compass").await;
@@ -157,6 +173,8 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     let r =
         client.call_any_policy("neighbors", json!({"ids": ctrl, "direction": "out", "edge_types": ["CALLS"]})).await;
     assert!(r.is_error && r.text.contains("compass: `ids` of neighbors takes a JSON array"), "{}", r.text);
+
+    survives_hostile_input(&client, "compass").await;
 
     // Then the strict Rust policy, then back to Python (from the cache).
     s.install(&read(Path::new(STRICT_POLICY)));

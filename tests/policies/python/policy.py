@@ -74,7 +74,7 @@ class Policy(exports.Policy):
     def coerce_ids(self, call, param):
         try:
             args = json.loads(call.args)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep
             args = {}
         ids = _ids_in(args.get(param) if isinstance(args, dict) else None)
         if ids:
@@ -109,7 +109,7 @@ class Policy(exports.Policy):
             )
         try:
             result = json.loads(outcome.value)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep
             result = {}
         seen = set(session.seen_ids)
         hints = []
