@@ -70,7 +70,7 @@ pub struct Expect {
     pub is_error: Option<bool>,
     /// `structuredContent.error.kind`.
     pub error_kind: Option<String>,
-    /// The `[state_tag]` of the text's first line.
+    /// The advice's state tag (whatever the text looks like).
     pub state_tag: Option<String>,
     /// JSON pointer into `structuredContent` → value.
     #[serde(default)]
@@ -165,11 +165,10 @@ pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
     {
         failures.push(format!("error kind is {}, expected {kind}", s.pointer("/error/kind").unwrap_or(&Value::Null)));
     }
-    let tag = response.text.strip_prefix('[').and_then(|t| t.split(']').next()).unwrap_or("");
     if let Some(want) = &expect.state_tag
-        && tag != want
+        && &response.state_tag != want
     {
-        failures.push(format!("state tag is `{tag}`, expected `{want}`"));
+        failures.push(format!("state tag is `{}`, expected `{want}`", response.state_tag));
     }
     for (pointer, want) in &expect.result {
         let got = s.pointer(pointer);

@@ -33,6 +33,9 @@ pub struct Response {
     pub is_error: bool,
     /// The terse text projection.
     pub text: String,
+    /// The advice's state tag (`ok`/`error` when the policy faulted), however
+    /// the policy rendered its text.
+    pub state_tag: String,
     /// The result (or `{error}`) plus `hints`.
     pub structured: Value,
 }
@@ -120,7 +123,7 @@ impl Signpost {
         };
         let wit_outcome = to_wit_outcome(&outcome);
 
-        let (out_hints, text) = match lease.advise(&call, &wit_outcome, &session) {
+        let (out_hints, text, state_tag) = match lease.advise(&call, &wit_outcome, &session) {
             Ok(mut advice) => {
                 sanitize_advice(&mut advice, outcome.is_ok());
                 hints.append(&mut advice.hints);
@@ -132,9 +135,12 @@ impl Signpost {
                     Ok(text) => only_valid_next_lines(&clean_text(&text), &valid),
                     Err(_) => fallback_render(&advice),
                 };
-                (valid, text)
+                (valid, text, advice.state_tag)
             }
-            Err(fault) => (Vec::new(), fallback_text(tool, &outcome, &fault)),
+            Err(fault) => {
+                let tag = if outcome.is_ok() { "ok" } else { "error" };
+                (Vec::new(), fallback_text(tool, &outcome, &fault), tag.to_owned())
+            }
         };
         let faulted = lease.faults() > 0;
         drop(lease);
@@ -149,7 +155,7 @@ impl Signpost {
         if let Ok(mut h) = history.lock() {
             h.record(tool, !is_error, outcome.as_ref().ok());
         }
-        Response { is_error, text, structured: Value::Object(structured) }
+        Response { is_error, text, state_tag, structured: Value::Object(structured) }
     }
 }
 

@@ -77,6 +77,19 @@ fn check(file: &Path) -> String {
     text
 }
 
+/// `signpost policy test FILE --cases DIR`: (passed, report).
+fn golden(file: &Path, cases: &str) -> (bool, String) {
+    let out = Command::new(BIN)
+        .args(["policy", "test"])
+        .arg(file)
+        .arg("--cases")
+        .arg(repo().join(cases))
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -120,6 +133,17 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     ] {
         let report = check(file);
         assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
+    }
+
+    // Each ships golden cases that pin its own behaviour, and only its own.
+    for (file, own, other) in [
+        (&trail, "tests/policies/python/cases", "tests/policies/js/cases"),
+        (&compass, "tests/policies/js/cases", "tests/policies/python/cases"),
+    ] {
+        let (passed, report) = golden(file, own);
+        assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
+        let (passed, report) = golden(file, other);
+        assert!(!passed && report.contains("FAIL "), "another policy's cases must fail: {report}");
     }
 
     let s = Scratch::new("polyglot-swap");
