@@ -1,18 +1,9 @@
 //! The `signpost` command line: `policy check`, and refusing bad files with
 //! a clear message and a non-zero exit (never a panic).
 
-use std::process::Command;
-
 use signpost::policy;
 
-use crate::common::{BIN, CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
-
-fn run(args: &[&str]) -> (bool, String) {
-    let out = Command::new(BIN).args(args).env("RUST_LOG", "error").output().unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(!text.contains("panicked"), "{args:?} panicked:\n{text}");
-    (out.status.success(), text)
-}
+use crate::common::{CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY, run_cli as run};
 
 #[test]
 fn policy_check_reports_identity_or_failure() {

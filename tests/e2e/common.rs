@@ -236,6 +236,16 @@ impl Reply {
     }
 }
 
+/// Runs `signpost ARGS` to completion: (exit status success, stdout +
+/// stderr). Fails the test if it panicked.
+pub fn run_cli<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> (bool, String) {
+    let out =
+        std::process::Command::new(BIN).args(args).env("RUST_LOG", "error").output().unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("panicked"), "{args:?} panicked:\n{text}");
+    (out.status.success(), text)
+}
+
 /// `json!` as a map.
 pub fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()

@@ -16,7 +16,7 @@ use signpost::graph::Graph;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::tools::{self, StrictIds};
 
-use crate::common::{BIN, Client, DEFAULT_POLICY, STRICT_POLICY};
+use crate::common::{Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
 use crate::hot_swap::Scratch;
 use crate::toolchain::{self, Node};
 
@@ -66,28 +66,15 @@ fn build_js_policy() -> Option<PathBuf> {
 }
 
 fn check(file: &Path) -> String {
-    let out = Command::new(BIN)
-        .args(["policy", "check"])
-        .arg(file)
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "policy check {}:\n{text}", file.display());
-    text
+    let (passed, report) = run_cli(&["policy".as_ref(), "check".as_ref(), file.as_os_str()]);
+    assert!(passed, "policy check {}:\n{report}", file.display());
+    report
 }
 
 /// `signpost policy test FILE --cases DIR`: (passed, report).
 fn golden(file: &Path, cases: &str) -> (bool, String) {
-    let out = Command::new(BIN)
-        .args(["policy", "test"])
-        .arg(file)
-        .arg("--cases")
-        .arg(repo().join(cases))
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    let cases = repo().join(cases);
+    run_cli(&["policy".as_ref(), "test".as_ref(), file.as_os_str(), "--cases".as_ref(), cases.as_os_str()])
 }
 
 fn read(path: &Path) -> Vec<u8> {
