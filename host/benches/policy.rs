@@ -75,21 +75,21 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     // The same calls on policies built from other languages.
-    let mut others = vec![(env!("SIGNPOST_STRICT_POLICY").to_owned(), std::fs::read(env!("SIGNPOST_STRICT_POLICY")))];
-    for path in std::env::var("SIGNPOST_BENCH_POLICIES").unwrap_or_default().split(',').filter(|p| !p.is_empty()) {
-        others.push((path.to_owned(), std::fs::read(path)));
-    }
-    let mut languages = vec![("signpost-default (Rust)".to_owned(), engine.load(signpost::DEFAULT_POLICY, "default"))];
-    for (path, bytes) in others {
-        let bytes = bytes.unwrap_or_else(|e| panic!("{path}: {e}"));
-        let loaded = engine.load(&bytes, &path);
-        let name = loaded.as_ref().map(|p| p.identity().name.clone()).unwrap_or_else(|e| panic!("{path}: {e}"));
-        languages.push((format!("{name} ({} KB)", bytes.len() / 1024), loaded));
-    }
+    let extra = std::env::var("SIGNPOST_BENCH_POLICIES").unwrap_or_default();
+    let paths = std::iter::once(env!("SIGNPOST_STRICT_POLICY")).chain(extra.split(',').filter(|p| !p.is_empty()));
+    let others: Vec<(String, policy::Policy)> = paths
+        .map(|path| {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let other = engine.load(&bytes, path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            (format!("{} ({} KB)", other.identity().name, bytes.len() / 1024), other)
+        })
+        .collect();
+    let languages: Vec<(&str, &policy::Policy)> = std::iter::once(("signpost-default (Rust)", &policy))
+        .chain(others.iter().map(|(name, other)| (name.as_str(), other)))
+        .collect();
     let mut group = c.benchmark_group("policies: advise+render describe, warm");
-    for (name, loaded) in &languages {
-        let other = loaded.as_ref().expect("loaded");
-        group.bench_function(name.as_str(), |b| {
+    for (name, other) in &languages {
+        group.bench_function(*name, |b| {
             let mut lease = other.lease();
             b.iter(|| {
                 let advice = lease.advise(&call, black_box(&outcome), &session).expect("no fault");
@@ -99,14 +99,12 @@ fn bench(c: &mut Criterion) {
     }
     group.finish();
     let mut group = c.benchmark_group("policies: fresh instance + coerce-ids");
-    for (name, loaded) in &languages {
-        let other = loaded.as_ref().expect("loaded");
-        group.bench_function(name.as_str(), |b| {
+    for (name, other) in &languages {
+        group.bench_function(*name, |b| {
             b.iter(|| other.cold_lease().coerce_ids(black_box(&coerce_call), "ids").expect("no fault"))
         });
     }
     group.finish();
-    drop(languages);
 
     let signpost = Signpost::new(Graph::sample(), policy).expect("signpost");
     let history = Mutex::new(History::default());

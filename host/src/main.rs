@@ -15,11 +15,14 @@ use signpost::reload::{self, Reloader};
 use signpost::server::Session;
 use signpost::validate::HintValidator;
 
-/// `signpost --version`: the policy interface this host accepts (kept equal
-/// to `policy::POLICY_INTERFACE` by a test).
+/// `signpost --version`: the policy interface this host accepts.
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "\naccepts policy components that export signpost:policy/policy@0.1.0 (WIT package signpost:policy@0.1.0)"
+    "\naccepts policy components that export signpost:policy/policy@",
+    signpost::wit_version!(),
+    " (WIT package signpost:policy@",
+    signpost::wit_version!(),
+    ")"
 );
 
 /// An MCP server for coding agents whose hints run in a sandboxed,

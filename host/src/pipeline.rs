@@ -137,10 +137,7 @@ impl Signpost {
                 };
                 (valid, text, advice.state_tag)
             }
-            Err(fault) => {
-                let tag = if outcome.is_ok() { "ok" } else { "error" };
-                (Vec::new(), fallback_text(tool, &outcome, &fault), tag.to_owned())
-            }
+            Err(fault) => (Vec::new(), fallback_text(tool, &outcome, &fault), plain_tag(outcome.is_ok()).to_owned()),
         };
         let faulted = lease.faults() > 0;
         drop(lease);
@@ -221,11 +218,16 @@ pub fn is_tag(tag: &str) -> bool {
         && tag.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
+/// The state tag when the policy gave none usable.
+fn plain_tag(ok: bool) -> &'static str {
+    if ok { "ok" } else { "error" }
+}
+
 /// Makes a policy's advice safe to show: a well-formed tag, single lines of
 /// bounded length, a bounded number of details.
 fn sanitize_advice(advice: &mut policy::Advice, ok: bool) {
     if !is_tag(&advice.state_tag) {
-        advice.state_tag = if ok { "ok" } else { "error" }.into();
+        advice.state_tag = plain_tag(ok).into();
     }
     advice.summary = clean_line(&advice.summary, 500);
     advice.details.truncate(MAX_DETAILS);

@@ -149,9 +149,9 @@ impl Client {
     /// Calls a tool and returns its text, without the default policy's shape
     /// checks (for other policies' formats).
     pub async fn call_raw_text(&self, tool: &str, args: Value) -> String {
-        let result = self.raw(tool, args.clone()).await.unwrap_or_else(|e| panic!("{tool} {args}: {e}"));
-        assert_ne!(result.is_error, Some(true), "{tool} {args}: {result:?}");
-        result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+        let reply = self.call_any_policy(tool, args.clone()).await;
+        assert!(!reply.is_error, "{tool} {args}: {}", reply.text);
+        reply.text
     }
 
     /// Resolves a name that must be unique; its id.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::toolchain::{self, Node};
+use crate::toolchain;
 
 const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
 
@@ -17,12 +17,9 @@ pub struct Runner {
 impl Runner {
     /// Finds or installs Node >= 22 and the suite; `None` if skipped.
     pub fn install() -> Option<Runner> {
-        let installed = Node::find(22).and_then(|node| {
-            let dir = node.npm_install("mcp-conformance", None, &[SUITE])?;
-            Ok(Runner {
-                node: node.node,
-                cli: dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
-            })
+        let installed = toolchain::npm_tools("mcp-conformance", 22, None, &[SUITE]).map(|(node, dir)| Runner {
+            node: node.node,
+            cli: dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
         });
         toolchain::require(SUITE, installed)
     }

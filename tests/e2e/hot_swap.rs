@@ -58,11 +58,14 @@ impl Drop for Scratch {
     }
 }
 
-fn read(path: &str) -> Vec<u8> {
-    std::fs::read(Path::new(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+/// A policy file's bytes.
+pub fn read(path: impl AsRef<Path>) -> Vec<u8> {
+    let path = path.as_ref();
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn active(status: &Value) -> &str {
+/// The serving policy's name, from the status resource.
+pub fn active(status: &Value) -> &str {
     status["active"]["name"].as_str().unwrap_or("")
 }
 

@@ -17,8 +17,8 @@ use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::tools::{self, StrictIds};
 
 use crate::common::{Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
-use crate::hot_swap::Scratch;
-use crate::toolchain::{self, Node};
+use crate::hot_swap::{Scratch, active, read};
+use crate::toolchain;
 
 const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 const WASMTIME_PY: &str = "wasmtime==50.0.1";
@@ -52,9 +52,8 @@ fn build_python_policy() -> Option<PathBuf> {
 /// `None` when they cannot be installed.
 fn build_js_policy() -> Option<PathBuf> {
     let project = repo().join("tests/policies/js");
-    let installed =
-        Node::find(18).and_then(|node| Ok((node.npm_install("componentize-js", Some(&project), &[])?, node)));
-    let (dir, node) = toolchain::require("@bytecodealliance/componentize-js (npm)", installed)?;
+    let installed = toolchain::npm_tools("componentize-js", 18, Some(&project), &[]);
+    let (node, dir) = toolchain::require("@bytecodealliance/componentize-js (npm)", installed)?;
     // Next to node_modules, so its imports resolve.
     for file in ["build.mjs", "policy.js"] {
         std::fs::copy(project.join(file), dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -75,10 +74,6 @@ fn check(file: &Path) -> String {
 fn golden(file: &Path, cases: &str) -> (bool, String) {
     let cases = repo().join(cases);
     run_cli(&["policy".as_ref(), "test".as_ref(), file.as_os_str(), "--cases".as_ref(), cases.as_os_str()])
-}
-
-fn read(path: &Path) -> Vec<u8> {
-    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The ids the describe hints of a reply point at.
@@ -134,9 +129,8 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     }
 
     let s = Scratch::new("polyglot-swap");
-    s.install(&read(Path::new(DEFAULT_POLICY)));
+    s.install(&read(DEFAULT_POLICY));
     let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
-    let active = |st: &Value| st["active"]["name"].as_str().unwrap_or("").to_owned();
     // A cold compile of the Python (18 MB) or JS (13 MB) component takes seconds.
     let wait = Duration::from_secs(60);
     let ctrl = client.id_of("OrderController").await;
@@ -188,7 +182,7 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     survives_hostile_input(&client, "compass").await;
 
     // Then the strict Rust policy, then back to Python (from the cache).
-    s.install(&read(Path::new(STRICT_POLICY)));
+    s.install(&read(STRICT_POLICY));
     let status = client.wait_status(wait, |st| active(st) == "strict").await;
     assert_eq!(active(&status), "strict", "{status:#}");
     assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.contains("### Next steps"));
@@ -262,7 +256,7 @@ fn answered<T>(r: Result<T, policy::PolicyFault>) -> T {
 /// outcomes, two sessions, and the rendering of each advice.
 fn probes() -> Probes {
     let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
-    let policy = engine.load(&read(Path::new(DEFAULT_POLICY)), "default").unwrap_or_else(|e| panic!("{e}"));
+    let policy = engine.load(&read(DEFAULT_POLICY), "default").unwrap_or_else(|e| panic!("{e}"));
     let mut lease = policy.lease();
     let graph = Graph::sample();
     let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
@@ -377,8 +371,8 @@ fn assert_same_answers(host: &str, probes: &Probes, answers: &[Value]) {
 #[test]
 fn default_component_runs_in_node_through_jco() {
     let project = repo().join("tests/hosts/node");
-    let installed = Node::find(18).and_then(|node| Ok((node.npm_install("jco", Some(&project), &[])?, node)));
-    let Some((dir, node)) = toolchain::require("@bytecodealliance/jco (npm)", installed) else { return };
+    let installed = toolchain::npm_tools("jco", 18, Some(&project), &[]);
+    let Some((node, dir)) = toolchain::require("@bytecodealliance/jco (npm)", installed) else { return };
     // Inside the install dir, so the transpiled JS resolves preview2-shim.
     let out = tempdir_in(&dir, "transpiled");
     toolchain::run_ok(

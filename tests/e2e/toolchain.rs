@@ -142,6 +142,20 @@ impl Node {
     }
 }
 
+/// Node (at least `min_major`) and the npm packages installed for `name`
+/// (see [`Node::npm_install`]): the node, and the directory holding
+/// `node_modules`.
+pub fn npm_tools(
+    name: &str,
+    min_major: u32,
+    project: Option<&Path>,
+    specs: &[&str],
+) -> Result<(Node, PathBuf), String> {
+    let node = Node::find(min_major)?;
+    let dir = node.npm_install(name, project, specs)?;
+    Ok((node, dir))
+}
+
 /// What pip and npm print when the registry cannot be reached.
 const UNREACHABLE: [&str; 9] = [
     "NewConnectionError",

@@ -9,7 +9,16 @@ wasmtime::component::bindgen!({
 
 pub use self::signpost::policy::types;
 
+/// The WIT package version this host implements, as a literal (for
+/// `concat!`): the one place it is written.
+#[macro_export]
+macro_rules! wit_version {
+    () => {
+        "0.1.0"
+    };
+}
+
 /// The WIT package version this host implements.
-pub const WIT_VERSION: &str = "0.1.0";
+pub const WIT_VERSION: &str = crate::wit_version!();
 /// The exported interface a policy component must provide.
-pub const POLICY_INTERFACE: &str = "signpost:policy/policy@0.1.0";
+pub const POLICY_INTERFACE: &str = concat!("signpost:policy/policy@", crate::wit_version!());
