@@ -11,14 +11,13 @@
 //! `target/tmp/trail.wasm` and `target/tmp/compass.wasm`).
 
 use std::hint::black_box;
-use std::sync::Mutex;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use signpost::graph::Graph;
 use signpost::pipeline::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
-use signpost::session::History;
+use signpost::session::SessionContext;
 use signpost::tools::{self, StrictIds};
 
 fn bench(c: &mut Criterion) {
@@ -46,7 +45,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| signpost_hints::coerce::coerce_ids(black_box(&native_coerce_call), "ids"))
     });
     group.bench_function("component-warm", |b| {
-        let mut lease = policy.lease();
+        let mut lease = policy.cold_lease();
         b.iter(|| lease.coerce_ids(black_box(&coerce_call), "ids").expect("no fault"))
     });
     group.bench_function("component-fresh-instance", |b| {
@@ -66,7 +65,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("component-warm", |b| {
-        let mut lease = policy.lease();
+        let mut lease = policy.cold_lease();
         b.iter(|| {
             let advice = lease.advise(&call, black_box(&outcome), &session).expect("no fault");
             lease.render(&call, &advice).expect("no fault")
@@ -90,7 +89,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("policies: advise+render describe, warm");
     for (name, other) in &languages {
         group.bench_function(*name, |b| {
-            let mut lease = other.lease();
+            let mut lease = other.cold_lease();
             b.iter(|| {
                 let advice = lease.advise(&call, black_box(&outcome), &session).expect("no fault");
                 lease.render(&call, &advice).expect("no fault")
@@ -107,7 +106,7 @@ fn bench(c: &mut Criterion) {
     group.finish();
 
     let signpost = Signpost::new(Graph::sample(), policy).expect("signpost");
-    let history = Mutex::new(History::default());
+    let history = SessionContext::new();
     let args = describe_args.as_object().cloned().expect("object");
     let mut group = c.benchmark_group("tool call describe");
     group.bench_function("graph only (no policy)", |b| {

@@ -10,8 +10,8 @@
 //! Run: `cargo bench --bench swap`. Results: BENCHMARKS.md.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -19,7 +19,7 @@ use signpost::graph::Graph;
 use signpost::pipeline::Signpost;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::reload::Reloader;
-use signpost::session::History;
+use signpost::session::SessionContext;
 
 const DEFAULT: &str = env!("SIGNPOST_DEFAULT_POLICY");
 const STRICT: &str = env!("SIGNPOST_STRICT_POLICY");
@@ -125,7 +125,7 @@ fn main() {
             .map(|_| {
                 let (sp, stop, calls, ctrl) = (sp.clone(), stop.clone(), calls.clone(), ctrl.clone());
                 std::thread::spawn(move || {
-                    let history = Mutex::new(History::default());
+                    let history = SessionContext::new();
                     let args = json!({"id": ctrl}).as_object().cloned().expect("object");
                     while !stop.load(Ordering::Relaxed) {
                         let r = sp.call("describe", args.clone(), &history);

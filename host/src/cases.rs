@@ -27,7 +27,6 @@
 //! `structuredContent` to the values they must hold.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -35,7 +34,7 @@ use serde_json::{Map, Value};
 use crate::graph::Graph;
 use crate::pipeline::{Response, Signpost};
 use crate::policy::Policy;
-use crate::session::History;
+use crate::session::SessionContext;
 
 /// One call of a case.
 #[derive(Debug, Deserialize)]
@@ -217,11 +216,11 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
                 continue;
             }
         };
-        let history = Mutex::new(History::default());
+        let session = SessionContext::new();
         for before in &case.before {
-            signpost.call(&before.tool, before.args.clone(), &history);
+            signpost.call(&before.tool, before.args.clone(), &session);
         }
-        let response = signpost.call(&case.call.tool, case.call.args.clone(), &history);
+        let response = signpost.call(&case.call.tool, case.call.args.clone(), &session);
         results.push(CaseResult { path, description: case.description, failures: check(&case.expect, &response) });
     }
     Ok(results)

@@ -13,6 +13,7 @@ pub mod live;
 pub mod pipeline;
 pub mod policy;
 pub mod reload;
+pub mod sanitize;
 pub mod search;
 pub mod selfcheck;
 pub mod server;
@@ -23,12 +24,8 @@ pub mod validate;
 /// The default policy component, built from `hints-component/` by `build.rs`.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));
 
-/// At most 80 characters of untrusted text, control characters removed, for
-/// messages and logs.
+/// At most 80 characters of untrusted text on one line, control and
+/// invisible characters removed, for messages.
 pub fn clip(s: &str) -> String {
-    let mut out: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
-    if s.chars().count() > 80 {
-        out.push('…');
-    }
-    out
+    sanitize::line(s, 80)
 }

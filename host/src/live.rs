@@ -1,7 +1,16 @@
 //! The live policy and its swaps: which policy serves, the last good one to
-//! roll back to, the probation of a newly published policy, and the record
-//! of every swap (the `signpost://policy` status resource and the MCP
-//! logging notifications are built from it).
+//! roll back to, the watch on its fault rate for its whole life (the first
+//! [`PROBATION_CALLS`] calls are its probation), and the record of every swap
+//! (the `signpost://policy` status resource and the MCP logging
+//! notifications are built from it).
+//!
+//! The rollback rule, one for a policy's whole life: over its last
+//! [`FAULT_WINDOW`] tool calls (or all of them, while it has made fewer), if
+//! at least [`ROLLBACK_MIN_FAULTS`] faulted and they are more than
+//! [`ROLLBACK_SHARE`] of the window, the previous policy comes back. A
+//! policy with nothing to roll back to (the one the server started with)
+//! keeps serving — its faults cost only hints — and the status marks it
+//! `degraded`.
 //!
 //! Publishing is one `ArcSwap::store`: a call that already loaded the old
 //! policy finishes on it, new calls see the new one, and no call ever mixes
@@ -18,8 +27,11 @@ use tokio::sync::broadcast;
 
 use crate::policy::{Policy, Stats};
 
-/// Tool calls a newly published policy is watched for.
+/// Tool calls a newly published policy is on probation for (shown in the
+/// status; the fault watch itself never ends).
 pub const PROBATION_CALLS: u64 = 20;
+/// Most recent tool calls the fault rate is read over.
+pub const FAULT_WINDOW: usize = 50;
 /// Faulted calls needed before a rollback is considered.
 pub const ROLLBACK_MIN_FAULTS: u64 = 3;
 /// Share of faulted calls during probation above which the previous policy
@@ -38,6 +50,9 @@ pub enum SwapResult {
     Unchanged,
     /// A published policy faulted too often; the previous one came back.
     RolledBack,
+    /// A newer candidate arrived while this one was being checked; the
+    /// newer one is checked instead.
+    Superseded,
 }
 
 /// One swap attempt, as the status resource shows it.
@@ -78,16 +93,40 @@ fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-#[derive(Debug)]
-struct Probation {
+/// The fault watch on the serving policy.
+#[derive(Debug, Default)]
+struct Health {
+    /// Tool calls since it started serving.
     calls: u64,
+    /// Faulted tool calls since it started serving.
     faulted: u64,
+    /// The last [`FAULT_WINDOW`] calls: whether each faulted.
+    window: std::collections::VecDeque<bool>,
+    /// Faulted calls in `window`.
+    window_faulted: u64,
+    /// Over the threshold with nothing to roll back to.
+    degraded: bool,
+}
+
+impl Health {
+    /// Accounts one call; whether the rollback rule now holds.
+    fn record(&mut self, faulted: bool) -> bool {
+        self.calls += 1;
+        self.faulted += u64::from(faulted);
+        self.window.push_back(faulted);
+        self.window_faulted += u64::from(faulted);
+        if self.window.len() > FAULT_WINDOW && self.window.pop_front() == Some(true) {
+            self.window_faulted -= 1;
+        }
+        self.window_faulted >= ROLLBACK_MIN_FAULTS
+            && self.window_faulted as f64 > ROLLBACK_SHARE * self.window.len() as f64
+    }
 }
 
 #[derive(Default)]
 struct SwapState {
     previous: Option<Arc<Policy>>,
-    probation: Option<Probation>,
+    health: Health,
     last: Option<SwapRecord>,
     published: u64,
     rejected: u64,
@@ -132,7 +171,7 @@ impl LivePolicy {
         let mut state = self.state();
         let old = self.current.swap(policy.clone());
         state.previous = Some(old);
-        state.probation = Some(Probation { calls: 0, faulted: 0 });
+        state.health = Health::default();
         state.published += 1;
         record.result = SwapResult::Published;
         self.record(&mut state, record);
@@ -161,8 +200,8 @@ impl LivePolicy {
         state.last = Some(record);
     }
 
-    /// Accounts one finished tool call of `policy`. During probation, rolls
-    /// back to the previous policy when too many calls faulted.
+    /// Accounts one finished tool call of `policy`; rolls back to the
+    /// previous policy when the rollback rule holds (see the module docs).
     pub fn after_call(&self, policy: &Arc<Policy>, faulted: bool) {
         let stats = policy.stats();
         Stats::add(&stats.tool_calls, 1);
@@ -171,32 +210,39 @@ impl LivePolicy {
         if !Arc::ptr_eq(policy, &self.current.load()) {
             return;
         }
-        let Some(p) = state.probation.as_mut() else { return };
-        p.calls += 1;
-        p.faulted += u64::from(faulted);
-        let (calls, faulted) = (p.calls, p.faulted);
-        if faulted >= ROLLBACK_MIN_FAULTS && faulted as f64 > ROLLBACK_SHARE * calls as f64 {
-            let Some(previous) = state.previous.take() else { return };
-            let bad = self.current.swap(previous.clone());
-            state.probation = None;
-            state.rolled_back += 1;
-            let message = format!(
-                "{} {} faulted on {faulted} of its first {calls} calls; {} {} is back",
-                bad.identity().name,
-                bad.identity().version,
-                previous.identity().name,
-                previous.identity().version
-            );
-            let record = SwapRecord::new(
-                SwapResult::RolledBack,
-                &bad.identity().source,
-                Some(bad.identity().sha256.clone()),
-                message,
-            );
-            self.record(&mut state, record);
-        } else if calls >= PROBATION_CALLS {
-            state.probation = None;
+        if !state.health.record(faulted) {
+            state.health.degraded = false;
+            return;
         }
+        let (calls, window, window_faulted) =
+            (state.health.calls, state.health.window.len(), state.health.window_faulted);
+        let Some(previous) = state.previous.take() else {
+            if !state.health.degraded {
+                state.health.degraded = true;
+                tracing::warn!(
+                    policy = %policy.identity().name, window_faulted, window,
+                    "the policy faults often and there is no previous policy to roll back to"
+                );
+            }
+            return;
+        };
+        let bad = self.current.swap(previous.clone());
+        state.health = Health::default();
+        state.rolled_back += 1;
+        let message = format!(
+            "{} {} faulted on {window_faulted} of its last {window} calls ({calls} calls served); {} {} is back",
+            bad.identity().name,
+            bad.identity().version,
+            previous.identity().name,
+            previous.identity().version
+        );
+        let record = SwapRecord::new(
+            SwapResult::RolledBack,
+            &bad.identity().source,
+            Some(bad.identity().sha256.clone()),
+            message,
+        );
+        self.record(&mut state, record);
     }
 
     /// The status document served as `signpost://policy`.
@@ -215,7 +261,18 @@ impl LivePolicy {
                 "source": id.source,
                 "loaded_at_unix_ms": unix_ms(id.loaded_at),
                 "from_cache": id.from_cache,
-                "on_probation": state.probation.as_ref().map(|p| json!({"calls": p.calls, "faulted": p.faulted, "of": PROBATION_CALLS})),
+                "on_probation": (state.health.calls < PROBATION_CALLS).then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
+                "health": {
+                    "calls": state.health.calls,
+                    "faulted": state.health.faulted,
+                    "window_calls": state.health.window.len(),
+                    "window_faulted": state.health.window_faulted,
+                    "degraded": state.health.degraded,
+                    "rollback_rule": format!(
+                        "roll back when at least {ROLLBACK_MIN_FAULTS} of the last {FAULT_WINDOW} calls faulted and more than {}%",
+                        (ROLLBACK_SHARE * 100.0) as u32
+                    ),
+                },
             },
             "counters": {
                 "tool_calls": n(&stats.tool_calls),
@@ -226,6 +283,9 @@ impl LivePolicy {
                 "hints_emitted": n(&stats.hints_emitted),
                 "hints_dropped": n(&stats.hints_dropped),
                 "instances_recycled_for_memory": n(&stats.recycled_for_memory),
+                "coercions_refused": n(&stats.coercions_refused),
+                "instances_created": n(&stats.instances),
+                "idle_instances": current.idle_instances(),
             },
             "rollback_to": state.previous.as_ref().map(|p| json!({
                 "name": p.identity().name, "version": p.identity().version, "sha256": p.identity().sha256,

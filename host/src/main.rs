@@ -179,12 +179,15 @@ impl ServeArgs {
 
 fn main() -> ExitCode {
     // stdout is the MCP channel: every log line goes to stderr.
+    let cli = Cli::parse();
+    // Serving logs what it does; the one-shot commands print a report, and
+    // log only warnings unless RUST_LOG asks for more.
+    let default_level = if matches!(cli.command, Some(Command::Policy(_))) { "warn" } else { "info" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
@@ -208,7 +211,7 @@ fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Resu
     };
     let bytes = std::fs::read(path).with_context(|| format!("reading policy {}", path.display()))?;
     let validator = HintValidator::new()?;
-    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string())
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
         .map_err(|e| anyhow::anyhow!("policy {} refused: {e}", path.display()))?;
     tracing::info!(%report, "policy passed its self-check");
     Ok(policy)
@@ -248,7 +251,7 @@ fn check(file: &Path) -> anyhow::Result<ExitCode> {
     let validator = HintValidator::new()?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     println!("policy   {}", file.display());
-    match reload::prepare(&engine, &validator, &bytes, &file.display().to_string()) {
+    match reload::prepare(&engine, &validator, &bytes, &file.display().to_string(), &|| false) {
         Ok((policy, report)) => {
             let id = policy.identity();
             println!("identity {} {}", id.name, id.version);

@@ -1,30 +1,37 @@
 //! One tool call, end to end: the policy's prerequisites, its id coercion,
-//! the tool on the graph, the policy's advice, hint validation, and the
-//! policy's text rendering.
+//! the tool on the graph, the policy's advice, hint validation, the policy's
+//! text rendering, and the sanitiser.
 //!
-//! The guarantees live here. Every actionable hint that leaves this module
-//! validated against its tool's input schema *and* parsed as a working call
-//! on this graph; anything else was dropped and counted. A policy that traps,
+//! The guarantees live here, in [`run`], the one code path that serves live
+//! calls *and* the self-check a candidate policy must pass (so a policy is
+//! judged by exactly what an agent would get). Every actionable hint that
+//! leaves it validated against its tool's input schema *and* parsed as a
+//! working call on this graph; no text line shows a call that is not one of
+//! those hints; coercion is asked only about input the host cannot read
+//! strictly, and may only return ids the agent sent. A policy that traps,
 //! times out or returns garbage costs the response its hints, never the
 //! result: each policy step has a host fallback.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::live::LivePolicy;
-use crate::policy::{self, Policy, PolicyFault, Stats};
-use crate::session::History;
+use crate::policy::{self, Policy, Stats};
+use crate::sanitize::{self, Allowed};
+use crate::session::SessionContext;
 use crate::tools::{self, ErrorKind, IdCoercer, StrictIds, ToolError};
-use crate::validate::{self, HintValidator, clean_line, only_valid_next_lines};
+use crate::validate::{self, HintValidator};
 
-/// Longest rendered text kept, in bytes.
-pub const MAX_TEXT: usize = 256 << 10;
 /// Most detail lines kept from a policy.
 pub const MAX_DETAILS: usize = 200;
+/// Longest summary, detail or ask-user line kept, in characters.
+pub const MAX_LINE: usize = 500;
+/// Most ids a coercion may return.
+pub const MAX_COERCED_IDS: usize = 1024;
 
 /// What a tool call returns to the agent.
 #[derive(Debug, Clone)]
@@ -38,6 +45,42 @@ pub struct Response {
     pub state_tag: String,
     /// The result (or `{error}`) plus `hints`.
     pub structured: Value,
+}
+
+/// What the host had to refuse or repair in one call: policy faults,
+/// invalid hints, coercions it would not accept, text lines it removed. Live
+/// calls log them at debug level; the self-check reports them.
+#[derive(Debug, Default)]
+pub struct Findings {
+    collect: bool,
+    notes: Vec<String>,
+}
+
+impl Findings {
+    /// Findings to keep (the self-check), at most 32 per call.
+    pub fn collecting() -> Self {
+        Findings { collect: true, notes: Vec::new() }
+    }
+
+    /// Findings to log only (live calls).
+    pub fn logging() -> Self {
+        Findings::default()
+    }
+
+    fn note(&mut self, what: impl FnOnce() -> String) {
+        if self.collect {
+            if self.notes.len() < 32 {
+                self.notes.push(what());
+            }
+        } else if tracing::enabled!(tracing::Level::DEBUG) {
+            tracing::debug!(finding = %what(), "the host corrected a policy answer");
+        }
+    }
+
+    /// What was noted, in order.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
 }
 
 /// The graph, the tools and the live policy, shared by every session.
@@ -109,51 +152,132 @@ impl Signpost {
 
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
-    pub fn call(&self, tool: &str, args: Map<String, Value>, history: &Mutex<History>) -> Response {
+    pub fn call(&self, tool: &str, args: Map<String, Value>, session: &SessionContext) -> Response {
         let _in_flight = InFlight::new(&self.in_flight);
         let policy = self.live.current();
-        let mut lease = policy.lease();
-        let session = snapshot(history);
-        let call = policy::Call { tool: tool.to_owned(), args: Value::Object(args.clone()).to_string() };
-
-        let mut hints = lease.prerequisites(&call, &session).unwrap_or_default();
-        let outcome = {
-            let mut ids = PolicyIds { lease: &mut lease, call: &call };
-            tools::parse(&self.graph, tool, &args, &mut ids).and_then(|parsed| tools::execute(&self.graph, parsed))
-        };
-        let wit_outcome = to_wit_outcome(&outcome);
-
-        let (out_hints, text, state_tag) = match lease.advise(&call, &wit_outcome, &session) {
-            Ok(mut advice) => {
-                sanitize_advice(&mut advice, outcome.is_ok());
-                hints.append(&mut advice.hints);
-                let (valid, dropped) = self.validator.filter(&self.graph, hints);
-                Stats::add(&policy.stats().hints_emitted, valid.len() as u64);
-                Stats::add(&policy.stats().hints_dropped, dropped);
-                advice.hints = validate::to_wit(&valid);
-                let text = match lease.render(&call, &advice) {
-                    Ok(text) => only_valid_next_lines(&clean_text(&text), &valid),
-                    Err(_) => fallback_render(&advice),
-                };
-                (valid, text, advice.state_tag)
-            }
-            Err(fault) => (Vec::new(), fallback_text(tool, &outcome, &fault), plain_tag(outcome.is_ok()).to_owned()),
-        };
+        let mut lease = policy.lease(session.key());
+        let snapshot = session.snapshot();
+        let response = run(&self.graph, &self.validator, &mut lease, tool, &args, &snapshot, &mut Findings::logging());
         let faulted = lease.faults() > 0;
         drop(lease);
         self.live.after_call(&policy, faulted);
-
-        let (is_error, mut structured) = match &outcome {
-            Ok(Value::Object(map)) => (false, map.clone()),
-            Ok(other) => (false, Map::from_iter([("result".to_owned(), other.clone())])),
-            Err(e) => (true, Map::from_iter([("error".to_owned(), json!(e))])),
-        };
-        structured.insert("hints".into(), json!(out_hints));
-        if let Ok(mut h) = history.lock() {
-            h.record(tool, !is_error, outcome.as_ref().ok());
-        }
-        Response { is_error, text, state_tag, structured: Value::Object(structured) }
+        session.record(tool, &response);
+        response
     }
+}
+
+/// One tool call on `graph` with the policy instance `lease`, for a session
+/// whose history is `session`: the whole pipeline, live or in a self-check.
+pub fn run(
+    graph: &Graph,
+    validator: &HintValidator,
+    lease: &mut policy::Lease<'_>,
+    tool: &str,
+    args: &Map<String, Value>,
+    session: &policy::Session,
+    findings: &mut Findings,
+) -> Response {
+    let stats = lease.policy().stats();
+    let call = policy::Call { tool: tool.to_owned(), args: Value::Object(args.clone()).to_string() };
+
+    let mut hints = lease.prerequisites(&call, session).unwrap_or_else(|fault| {
+        findings.note(|| format!("prerequisites: {fault}"));
+        Vec::new()
+    });
+    let outcome = {
+        let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
+        tools::parse(graph, tool, args, &mut ids).and_then(|parsed| tools::execute(graph, parsed))
+    };
+    let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, findings));
+    let wit_outcome = to_wit_outcome(&outcome);
+
+    let (valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {
+        Ok(mut advice) => {
+            sanitize_advice(&mut advice, outcome.is_ok(), findings);
+            hints.append(&mut advice.hints);
+            let filtered = validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")));
+            Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
+            Stats::add(&stats.hints_dropped, filtered.dropped);
+            advice.hints = validate::to_wit(&filtered.hints);
+            let text = match lease.render(&call, &advice) {
+                Ok(text) if !text.trim().is_empty() => text,
+                Ok(_) => {
+                    findings.note(|| "render returned no text".into());
+                    fallback_render(&advice)
+                }
+                Err(fault) => {
+                    findings.note(|| format!("render: {fault}"));
+                    fallback_render(&advice)
+                }
+            };
+            (filtered.hints, text, advice.state_tag)
+        }
+        Err(fault) => {
+            findings.note(|| format!("advise: {fault}"));
+            (Vec::new(), fallback_text(tool, &outcome), plain_tag(outcome.is_ok()).to_owned())
+        }
+    };
+
+    let example = outcome.as_ref().err().and_then(|e| e.example.as_ref()).and_then(Value::as_object);
+    let allowed: Vec<Allowed<'_>> = valid
+        .iter()
+        .filter(|h| h.actionable)
+        .map(|h| Allowed { tool: &h.tool, args: &h.args })
+        .chain(example.map(|args| Allowed { tool, args }))
+        .collect();
+    let (safe, changed) = sanitize::agent_text(&text, &allowed);
+    if changed > 0 {
+        findings
+            .note(|| format!("the text had {changed} line(s) showing calls that are not validated hints (cut out)"));
+    }
+
+    let (is_error, mut structured) = match &outcome {
+        Ok(Value::Object(map)) => (false, map.clone()),
+        Ok(other) => (false, Map::from_iter([("result".to_owned(), other.clone())])),
+        Err(e) => {
+            let mut e = e.clone();
+            match sanitize::safe_line(&e.message, 1000, &allowed) {
+                Some(message) if message == e.message => {}
+                Some(message) => {
+                    findings.note(|| "the error message showed a call that is not a validated hint (cut out)".into());
+                    e.message = message;
+                }
+                None => {
+                    findings.note(|| "the error message showed a call that is not a validated hint (replaced)".into());
+                    e.message = format!("{tool} failed: {}", tools::describe_error_kind(e.kind));
+                }
+            }
+            (true, Map::from_iter([("error".to_owned(), json!(e))]))
+        }
+    };
+    structured.insert("hints".into(), json!(valid));
+    Response { is_error, text: safe, state_tag, structured: Value::Object(structured) }
+}
+
+/// A tool error's `example` stays only when it is a call that works on this
+/// graph, or a template to adapt (an argument is a whole `<placeholder>`):
+/// agents copy it.
+fn vet_example(
+    graph: &Graph,
+    validator: &HintValidator,
+    tool: &str,
+    mut error: ToolError,
+    findings: &mut Findings,
+) -> ToolError {
+    let Some(Value::Object(args)) = &error.example else { return error };
+    let hint = policy::Hint {
+        tool: tool.to_owned(),
+        args: Value::Object(args.clone()).to_string(),
+        actionable: true,
+        reason: String::new(),
+    };
+    if sanitize::is_template(args) || validator.check(graph, &hint).is_ok() {
+        return error;
+    }
+    findings
+        .note(|| format!("the error's example {} is not a working call (removed)", sanitize::escape(&hint.args, 120)));
+    error.example = None;
+    error
 }
 
 /// A tool's outcome as the WIT `outcome` the policy reads.
@@ -173,41 +297,55 @@ pub fn to_wit_outcome(outcome: &Result<Value, ToolError>) -> policy::Outcome {
     }
 }
 
-/// Reads ids through the policy; falls back to [`StrictIds`] when the policy
-/// faults or answers with something that is not a list of canonical ids.
+/// Reads ids: strictly when the agent sent canonical ids (the policy is not
+/// asked, so it can never overrule correct input); otherwise through the
+/// policy, whose answer must be ids that occur in what the agent sent.
+/// Anything else from the policy is refused (and counted as a fault), and
+/// the strict reading's teaching error stands.
 struct PolicyIds<'a, 'p> {
     lease: &'a mut policy::Lease<'p>,
     call: &'a policy::Call,
+    findings: &'a mut Findings,
 }
 
 impl IdCoercer for PolicyIds<'_, '_> {
     fn coerce(&mut self, tool: &str, args: &Map<String, Value>, param: &str) -> Result<Vec<String>, ToolError> {
+        let strict = StrictIds.coerce(tool, args, param);
+        if strict.is_ok() {
+            return strict;
+        }
+        let sent = args.get(param).map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
         match self.lease.coerce_ids(self.call, param) {
-            Ok(Ok(ids)) if !ids.is_empty() && ids.len() <= 1024 && ids.iter().all(|id| crate::graph::is_id(id)) => {
+            Ok(Ok(ids))
+                if !ids.is_empty()
+                    && ids.len() <= MAX_COERCED_IDS
+                    && ids.iter().all(|id| crate::graph::is_id(id) && sent.contains(id.as_str())) =>
+            {
                 Ok(ids)
             }
             Ok(Err(e)) => Err(ToolError {
                 kind: ErrorKind::InvalidId,
-                message: clean_line(&e.message, 1000),
+                message: sanitize::line(&e.message, 1000),
                 example: serde_json::from_str::<Value>(&e.example).ok().filter(Value::is_object),
             }),
-            Ok(Ok(_)) => {
-                tracing::warn!("policy coerce-ids returned malformed ids; using strict coercion");
-                StrictIds.coerce(tool, args, param)
+            Ok(Ok(ids)) => {
+                let shown: Vec<String> = ids.iter().take(3).map(|id| sanitize::escape(id, 48)).collect();
+                self.findings.note(|| {
+                    format!(
+                        "coerce-ids({}) returned {} id(s) the agent did not send, or malformed ones: {shown:?} (refused)",
+                        sanitize::escape(&sent, 120),
+                        ids.len()
+                    )
+                });
+                Stats::add(&self.lease.policy().stats().coercions_refused, 1);
+                self.lease.refuse_answer();
+                strict
             }
-            Err(_) => StrictIds.coerce(tool, args, param),
+            Err(fault) => {
+                self.findings.note(|| format!("coerce-ids: {fault}"));
+                strict
+            }
         }
-    }
-}
-
-fn snapshot(history: &Mutex<History>) -> policy::Session {
-    let Ok(h) = history.lock() else {
-        return policy::Session { call_count: 0, recent: Vec::new(), seen_ids: Vec::new() };
-    };
-    policy::Session {
-        call_count: h.call_count(),
-        recent: h.recent().map(|c| policy::PastCall { tool: c.tool.clone(), ok: c.ok, ids: c.ids.clone() }).collect(),
-        seen_ids: h.seen().cloned().collect(),
     }
 }
 
@@ -225,34 +363,21 @@ fn plain_tag(ok: bool) -> &'static str {
 
 /// Makes a policy's advice safe to show: a well-formed tag, single lines of
 /// bounded length, a bounded number of details.
-fn sanitize_advice(advice: &mut policy::Advice, ok: bool) {
+fn sanitize_advice(advice: &mut policy::Advice, ok: bool, findings: &mut Findings) {
     if !is_tag(&advice.state_tag) {
+        findings.note(|| format!("state tag `{}` is not lower_snake_case", sanitize::escape(&advice.state_tag, 40)));
         advice.state_tag = plain_tag(ok).into();
     }
-    advice.summary = clean_line(&advice.summary, 500);
+    advice.summary = sanitize::line(&advice.summary, MAX_LINE);
     advice.details.truncate(MAX_DETAILS);
     for d in &mut advice.details {
-        *d = clean_line(d, 500);
+        *d = sanitize::line(d, MAX_LINE);
     }
-    advice.ask_user = advice.ask_user.as_deref().map(|a| clean_line(a, 500)).filter(|a| !a.is_empty());
-}
-
-/// Text: control characters other than newline and tab removed; bounded.
-fn clean_text(s: &str) -> String {
-    let mut out: String = s.chars().filter(|c| !c.is_control() || *c == '\n' || *c == '\t').collect();
-    if out.len() > MAX_TEXT {
-        let mut cut = MAX_TEXT;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
-        out.push_str("\n… (truncated)");
-    }
-    out
+    advice.ask_user = advice.ask_user.as_deref().map(|a| sanitize::line(a, MAX_LINE)).filter(|a| !a.is_empty());
 }
 
 /// The documented layout, rendered by the host when the policy's `render`
-/// failed.
+/// failed. Its lines pass the same sanitiser as the policy's own text.
 pub fn fallback_render(advice: &policy::Advice) -> String {
     let mut lines = vec![format!("[{}] {}", advice.state_tag, advice.summary)];
     lines.extend(advice.details.iter().cloned());
@@ -270,9 +395,10 @@ pub fn fallback_render(advice: &policy::Advice) -> String {
 }
 
 /// The text when the policy could not advise: the result itself, unhinted.
-fn fallback_text(tool: &str, outcome: &Result<Value, ToolError>, fault: &PolicyFault) -> String {
+/// The fault's detail goes to the log, not to the agent.
+fn fallback_text(tool: &str, outcome: &Result<Value, ToolError>) -> String {
     match outcome {
-        Ok(result) => format!("[ok] {tool} result (no hints: {fault})\n{result}"),
+        Ok(result) => format!("[ok] {tool} result (no hints: the hint policy failed)\n{result}"),
         Err(e) => {
             let example = e.example.as_ref().map(|x| format!("\nSend: {tool} {x}")).unwrap_or_default();
             format!("[error] {tool} failed: {}{example}", e.message)

@@ -9,29 +9,50 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
 use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
-use crate::policy::{Policy, PolicyEngine};
-use crate::selfcheck::{self, Report};
+use crate::policy::{LoadError, Policy, PolicyEngine};
+use crate::selfcheck::{self, CheckError, Report};
 use crate::validate::HintValidator;
 
 /// Quiet time after a file event before reloading (editors write in bursts).
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 
+/// Why a candidate was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// It did not compile, link or identify itself.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// It failed its self-check (or was superseded during it).
+    #[error("self-check failed: {0}")]
+    Check(#[from] CheckError),
+}
+
+impl PrepareError {
+    /// Whether a newer candidate arrived before this one was judged.
+    pub fn superseded(&self) -> bool {
+        matches!(self, PrepareError::Check(CheckError::Superseded))
+    }
+}
+
 /// Compiles, links, identifies and self-checks a candidate policy: exactly
 /// what a swap requires, and what `signpost policy check` runs.
+/// `superseded` is asked during the check: a newer candidate stops it.
 pub fn prepare(
     engine: &PolicyEngine,
     validator: &HintValidator,
     bytes: &[u8],
     source: &str,
-) -> Result<(Policy, Report), String> {
-    let policy = engine.load(bytes, source).map_err(|e| e.to_string())?;
-    let report = selfcheck::run(&policy, validator).map_err(|e| format!("self-check failed: {e}"))?;
+    superseded: &dyn Fn() -> bool,
+) -> Result<(Policy, Report), PrepareError> {
+    let policy = engine.load(bytes, source)?;
+    let report = selfcheck::run(&policy, validator, engine.limits().timeout, superseded)?;
     Ok((policy, report))
 }
 
@@ -40,17 +61,26 @@ pub struct Reloader {
     signpost: Arc<Signpost>,
     engine: PolicyEngine,
     path: PathBuf,
+    /// Reload requests seen so far (file events, SIGHUP): a check in
+    /// progress stops when this moves, so a slow or hostile candidate never
+    /// holds up the one written after it.
+    requests: Arc<AtomicU64>,
 }
 
 impl Reloader {
     /// Watches `path` for `signpost`, compiling with `engine`.
     pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
-        Reloader { signpost, engine, path }
+        Reloader { signpost, engine, path, requests: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Reads the policy file and swaps it in if it is new and passes every
     /// check. Blocking (compilation); the record says what happened.
     pub fn reload(&self) -> SwapRecord {
+        let seen = self.requests.load(Ordering::SeqCst);
+        self.reload_unless(&|| self.requests.load(Ordering::SeqCst) != seen)
+    }
+
+    fn reload_unless(&self, superseded: &dyn Fn() -> bool) -> SwapRecord {
         let started = Instant::now();
         let live = self.signpost.live();
         let source = self.path.display().to_string();
@@ -68,7 +98,7 @@ impl Reloader {
             live.refuse(record.clone());
             return record;
         }
-        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source) {
+        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, superseded) {
             Ok((policy, report)) => {
                 let id = policy.identity();
                 let mut record = SwapRecord::new(
@@ -82,7 +112,8 @@ impl Reloader {
                 live.publish(policy, record.clone());
                 return record;
             }
-            Err(why) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), why),
+            Err(e) if e.superseded() => SwapRecord::new(SwapResult::Superseded, &source, Some(sha256), e.to_string()),
+            Err(e) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), e.to_string()),
         };
         record.duration_ms = started.elapsed().as_millis() as u64;
         live.refuse(record.clone());
@@ -95,7 +126,7 @@ impl Reloader {
     pub fn start(self: Arc<Self>, watch: bool) -> anyhow::Result<mpsc::Sender<()>> {
         let (tx, rx) = mpsc::channel::<()>(16);
         if watch {
-            let watcher = watch_file(&self.path, tx.clone())?;
+            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone())?;
             // The watcher lives as long as the reload task.
             tokio::spawn(self.clone().run(rx, Some(watcher)));
         } else {
@@ -104,10 +135,12 @@ impl Reloader {
         #[cfg(unix)]
         {
             let tx = tx.clone();
+            let requests = self.requests.clone();
             let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
                     tracing::info!("SIGHUP: reloading the policy");
+                    requests.fetch_add(1, Ordering::SeqCst);
                     if tx.send(()).await.is_err() {
                         break;
                     }
@@ -131,7 +164,11 @@ impl Reloader {
 
 /// Watches the directory of `path` (so atomic renames are seen) and asks for
 /// a reload when an event names the file.
-fn watch_file(path: &Path, tx: mpsc::Sender<()>) -> anyhow::Result<notify::RecommendedWatcher> {
+fn watch_file(
+    path: &Path,
+    tx: mpsc::Sender<()>,
+    requests: Arc<AtomicU64>,
+) -> anyhow::Result<notify::RecommendedWatcher> {
     use notify::{EventKind, RecursiveMode, Watcher};
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -143,6 +180,7 @@ fn watch_file(path: &Path, tx: mpsc::Sender<()>) -> anyhow::Result<notify::Recom
         let relevant = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_))
             && event.paths.iter().any(|p| p.file_name() == name.as_deref());
         if relevant {
+            requests.fetch_add(1, Ordering::SeqCst);
             let _ = tx.try_send(());
         }
     })?;

@@ -1,7 +1,9 @@
 //! The MCP face of Signpost: an rmcp [`ServerHandler`] per session.
 //!
 //! Each MCP session (the stdio connection, or one streamable-HTTP session) gets its
-//! own [`History`], so the policy sees what *this* agent did. Tool calls run
+//! own [`SessionContext`]: its own history, so the policy sees what *this*
+//! agent did, and its own policy instances, so nothing one agent's calls left
+//! in a policy's memory reaches another agent. Tool calls run
 //! on tokio's blocking pool: policy calls are synchronous and bounded by the
 //! policy deadline, and WASI host functions must not run on an async worker.
 
@@ -20,7 +22,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
-use crate::session::History;
+use crate::session::SessionContext;
 use crate::tools::TOOL_NAMES;
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
@@ -34,16 +36,16 @@ pub const POLICY_STATUS_URI: &str = "signpost://policy";
 #[derive(Clone)]
 pub struct Session {
     signpost: Arc<Signpost>,
-    history: Arc<Mutex<History>>,
+    context: Arc<SessionContext>,
     log_level: Arc<Mutex<LoggingLevel>>,
 }
 
 impl Session {
-    /// A new session with an empty history.
+    /// A new session: an empty history, no policy instance yet.
     pub fn new(signpost: Arc<Signpost>) -> Self {
         Session {
             signpost,
-            history: Arc::new(Mutex::new(History::default())),
+            context: Arc::new(SessionContext::new()),
             log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
         }
     }
@@ -65,7 +67,7 @@ fn severity(level: LoggingLevel) -> u8 {
 fn swap_level(record: &SwapRecord) -> LoggingLevel {
     match record.result {
         SwapResult::Published => LoggingLevel::Notice,
-        SwapResult::Unchanged => LoggingLevel::Info,
+        SwapResult::Unchanged | SwapResult::Superseded => LoggingLevel::Info,
         SwapResult::Rejected | SwapResult::RolledBack => LoggingLevel::Warning,
     }
 }
@@ -162,8 +164,8 @@ impl ServerHandler for Session {
             return Err(McpError::invalid_params(crate::tools::unknown_tool(&name), None));
         }
         let args = request.arguments.unwrap_or_default();
-        let (signpost, history) = (self.signpost.clone(), self.history.clone());
-        let response = tokio::task::spawn_blocking(move || signpost.call(&name, args, &history))
+        let (signpost, context) = (self.signpost.clone(), self.context.clone());
+        let response = tokio::task::spawn_blocking(move || signpost.call(&name, args, &context))
             .await
             .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?;
         let content = vec![ContentBlock::text(response.text)];

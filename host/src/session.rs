@@ -1,11 +1,63 @@
-//! Per-session history: a bounded summary of the calls an MCP session made,
-//! which the policy reads to suggest prerequisites.
+//! Per-session context: which policy instance serves the session (its
+//! [`SessionKey`]), and a bounded summary of the calls it made, which the
+//! policy reads to suggest prerequisites.
 
 use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
 use crate::graph::is_id;
+use crate::pipeline::Response;
+use crate::policy::{self, SessionKey};
+
+/// One session (one agent): its key and its history.
+#[derive(Debug)]
+pub struct SessionContext {
+    key: SessionKey,
+    history: Mutex<History>,
+}
+
+impl Default for SessionContext {
+    fn default() -> Self {
+        SessionContext::new()
+    }
+}
+
+impl SessionContext {
+    /// A new session with a key never used before and an empty history.
+    pub fn new() -> Self {
+        SessionContext { key: SessionKey::fresh(), history: Mutex::new(History::default()) }
+    }
+
+    /// The key its policy instances are pooled under.
+    pub fn key(&self) -> SessionKey {
+        self.key
+    }
+
+    fn history(&self) -> MutexGuard<'_, History> {
+        self.history.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The history as the policy sees it.
+    pub fn snapshot(&self) -> policy::Session {
+        let h = self.history();
+        policy::Session {
+            call_count: h.call_count(),
+            recent: h
+                .recent()
+                .map(|c| policy::PastCall { tool: c.tool.clone(), ok: c.ok, ids: c.ids.clone() })
+                .collect(),
+            seen_ids: h.seen().cloned().collect(),
+        }
+    }
+
+    /// Records a finished call.
+    pub fn record(&self, tool: &str, response: &Response) {
+        let result = (!response.is_error).then_some(&response.structured);
+        self.history().record(tool, !response.is_error, result);
+    }
+}
 
 /// Most recent calls remembered.
 pub const MAX_RECENT: usize = 16;

@@ -24,6 +24,8 @@ pub const MAX_LIMIT: u32 = 100;
 pub const MAX_OFFSET: u32 = 1_000_000;
 /// Longest text argument accepted (identifier, query, filters).
 pub const MAX_TEXT: usize = 1024;
+/// Most ids one call may name.
+pub const MAX_IDS: usize = 256;
 /// Most candidates `resolve` returns.
 pub const MAX_CANDIDATES: usize = 20;
 
@@ -78,15 +80,24 @@ impl IdCoercer for StrictIds {
             }
             _ => Vec::new(),
         };
-        if ids.is_empty() || !ids.iter().all(|id| is_id(id)) {
+        if ids.is_empty() || ids.len() > MAX_IDS || !ids.iter().all(|id| is_id(id)) {
             let shape = if param == "id" { "one id string" } else { "a JSON array of id strings" };
             return Err(ToolError {
                 kind: ErrorKind::InvalidId,
-                message: format!("`{param}` of {tool} must be {shape} (40 lowercase hex characters each)"),
+                message: format!(
+                    "`{param}` of {tool} must be {shape} (40 lowercase hex characters each, at most {MAX_IDS})"
+                ),
                 example: None,
             });
         }
-        Ok(ids)
+        // Canonical and deduplicated, in order (what coercion promises too).
+        let mut unique = Vec::with_capacity(ids.len());
+        for id in ids {
+            if !unique.contains(&id) {
+                unique.push(id);
+            }
+        }
+        Ok(unique)
     }
 }
 
@@ -445,6 +456,16 @@ pub fn unknown_tool(name: &str) -> String {
     format!("unknown tool `{}`; tools: {}", crate::clip(name), TOOL_NAMES.join(", "))
 }
 
+/// What a kind of failure means, in a few words (when a message cannot be shown).
+pub fn describe_error_kind(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::InvalidId => "an id argument could not be read as 40-hex ids",
+        ErrorKind::UnknownId => "no symbol has that id",
+        ErrorKind::BadArgument => "an argument has the wrong type, value or range",
+        ErrorKind::Internal => "the server failed",
+    }
+}
+
 /// A generic correct call per tool, for teaching messages.
 pub fn example_for(tool: &str) -> Value {
     match tool {
@@ -510,13 +531,10 @@ pub fn parse(
 ) -> Result<Parsed, ToolError> {
     fn de<T: serde::de::DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T, ToolError> {
         serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
-            let example = example_for(tool);
-            let send = if example.as_object().is_some_and(|m| !m.is_empty()) {
-                format!(" Example: {tool} {example}")
-            } else {
-                String::new()
-            };
-            ToolError::bad(format!("bad arguments for {tool}: {e}.{send}"), None)
+            // The example travels in `example`, never inside the message:
+            // the text may show a call only where the host can vet it.
+            let example = Some(example_for(tool)).filter(|x| x.as_object().is_some_and(|m| !m.is_empty()));
+            ToolError::bad(format!("bad arguments for {tool}: {e}."), example)
         })
     }
     match tool {

@@ -1,10 +1,12 @@
 //! Hint validation: the one definition of "a hint an agent may see", used
-//! for every response and by the self-check a new policy must pass.
+//! for every response and so by the self-check a new policy must pass.
 //!
 //! A hint survives when its tool exists and its pieces are bounded; an
 //! actionable one must also validate against the tool's input JSON Schema
 //! **and** parse as a working call on the graph (ids exist, edge types are
-//! known), through the same [`tools::parse`] that runs real calls.
+//! known), through the same [`tools::parse`] that runs real calls. What the
+//! agent's *text* may show is decided from the survivors by
+//! [`crate::sanitize`].
 
 use std::collections::HashMap;
 
@@ -12,6 +14,7 @@ use serde_json::Value;
 
 use crate::graph::Graph;
 use crate::policy;
+use crate::sanitize;
 use crate::tools::{self, HintOut, StrictIds, TOOL_NAMES};
 
 /// Most hints in one response, whatever the policy returns.
@@ -20,6 +23,9 @@ pub const MAX_HINTS: usize = 8;
 pub const MAX_REASON: usize = 200;
 /// Longest serialized hint arguments kept, in bytes.
 pub const MAX_HINT_ARGS: usize = 4096;
+/// Hints looked at per response; any beyond are dropped unread (a policy
+/// returning thousands must not cost thousands of validations).
+pub const MAX_CONSIDERED: usize = 32;
 
 /// Compiled input schemas of the five tools.
 pub struct HintValidator {
@@ -44,8 +50,10 @@ impl HintValidator {
         let tool = TOOL_NAMES
             .iter()
             .find(|t| **t == hint.tool)
-            .ok_or_else(|| format!("unknown tool `{}`", crate::clip(&hint.tool)))?;
-        let reason = clean_line(&hint.reason, MAX_REASON);
+            .ok_or_else(|| format!("unknown tool `{}`", sanitize::escape(&hint.tool, 40)))?;
+        // A reason explains; a call inside it would reach the agent unvalidated.
+        let reason =
+            Some(sanitize::line(&hint.reason, MAX_REASON)).filter(|r| !sanitize::has_call(r)).unwrap_or_default();
         let args = match serde_json::from_str::<Value>(&hint.args) {
             Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => Some(map),
             _ => None,
@@ -59,20 +67,31 @@ impl HintValidator {
         if let Some(schema) = self.schemas.get(tool)
             && let Some(err) = schema.iter_errors(&value).next()
         {
-            return Err(format!("{tool} {}: does not match the input schema: {err}", crate::clip(&hint.args)));
+            return Err(format!(
+                "{tool} {}: does not match the input schema: {}",
+                sanitize::escape(&hint.args, 120),
+                sanitize::escape(&err.to_string(), 200)
+            ));
         }
         let Value::Object(args) = value else { unreachable!("built from an object above") };
-        tools::parse(graph, tool, &args, &mut StrictIds)
-            .map_err(|e| format!("{tool} {}: not a working call: {}", crate::clip(&hint.args), e.message))?;
+        tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| {
+            format!(
+                "{tool} {}: not a working call: {}",
+                sanitize::escape(&hint.args, 120),
+                sanitize::escape(&e.message, 200)
+            )
+        })?;
         Ok(HintOut { tool: (*tool).to_owned(), args, actionable: true, reason })
     }
 
-    /// Keeps the valid hints (at most [`MAX_HINTS`], deduplicated), and
-    /// returns how many were dropped.
-    pub fn filter(&self, graph: &Graph, hints: Vec<policy::Hint>) -> (Vec<HintOut>, u64) {
+    /// Keeps the valid hints (at most [`MAX_HINTS`], deduplicated, from the
+    /// first [`MAX_CONSIDERED`]); every other one is dropped, and `why`
+    /// hears why for each invalid one.
+    pub fn filter(&self, graph: &Graph, hints: Vec<policy::Hint>, mut why: impl FnMut(String)) -> Filtered {
         let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
         let mut dropped = 0u64;
-        for hint in hints {
+        let total = hints.len();
+        for hint in hints.into_iter().take(MAX_CONSIDERED) {
             if out.len() == MAX_HINTS {
                 dropped += 1;
                 continue;
@@ -83,47 +102,27 @@ impl HintValidator {
                         out.push(h);
                     }
                 }
-                Err(why) => {
+                Err(reason) => {
                     dropped += 1;
-                    tracing::debug!(why, "dropped an invalid hint");
+                    why(reason);
                 }
             }
         }
-        (out, dropped)
-    }
-}
-
-/// One line: control characters become spaces; at most `max` characters.
-pub fn clean_line(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().nth(max).is_some() {
-        out.pop();
-        out.push('…');
-    }
-    out
-}
-
-/// Removes `→ next:` lines that do not render a validated actionable hint, so
-/// an invalid call cannot reach the agent through the text either. A line is
-/// kept when it reads `→ next: <tool> <JSON args>[ — reason]` and tool + args
-/// (compared as JSON values, key order free) are one of `hints`.
-pub fn only_valid_next_lines(text: &str, hints: &[HintOut]) -> String {
-    const NEXT: &str = "→ next: ";
-    let is_valid = |line: &str| -> bool {
-        let Some(rest) = line.strip_prefix(NEXT) else { return true };
-        let Some((tool, tail)) = rest.split_once(' ') else { return false };
-        let mut stream = serde_json::Deserializer::from_str(tail).into_iter::<Value>();
-        let Some(Ok(Value::Object(args))) = stream.next() else { return false };
-        hints.iter().any(|h| h.actionable && h.tool == tool && h.args == args)
-    };
-    let mut out = String::with_capacity(text.len());
-    for line in text.split('\n').filter(|l| is_valid(l)) {
-        if !out.is_empty() {
-            out.push('\n');
+        if total > MAX_CONSIDERED {
+            dropped += (total - MAX_CONSIDERED) as u64;
+            why(format!("{total} hints in one response; only the first {MAX_CONSIDERED} are read"));
         }
-        out.push_str(line);
+        Filtered { hints: out, dropped }
     }
-    out
+}
+
+/// The hints that survived validation, and how many did not.
+#[derive(Debug, Default)]
+pub struct Filtered {
+    /// Valid hints, in the policy's order.
+    pub hints: Vec<HintOut>,
+    /// Hints dropped.
+    pub dropped: u64,
 }
 
 /// Hints as WIT records, for `render`.

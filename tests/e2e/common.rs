@@ -221,7 +221,11 @@ impl Reply {
         let actionable = self.actionable();
         assert_eq!(next_lines.len(), actionable.len(), "one `→ next:` line per actionable hint: {ctx}");
         for (line, (tool, args)) in next_lines.iter().zip(&actionable) {
-            let call = format!("→ next: {tool} {args}");
+            // The text shows what an agent can read: invisible characters
+            // (bidi controls, zero-width ones) that the structured args keep
+            // are not in it.
+            let shown: String = args.to_string().chars().filter(|c| !signpost::sanitize::is_invisible(*c)).collect();
+            let call = format!("→ next: {tool} {shown}");
             assert!(
                 *line == call || line.starts_with(&format!("{call} — ")),
                 "`{line}` does not render hint {tool} {args} exactly: {ctx}"

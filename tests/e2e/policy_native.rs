@@ -196,7 +196,7 @@ mod component_agrees_with_native {
     fn coercion_advice_and_text_match() {
         let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
         let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").unwrap_or_else(|e| panic!("{e}"));
-        let mut lease = policy.lease();
+        let mut lease = policy.cold_lease();
         let graph = Graph::sample();
         let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
         let (ctrl, svc) = (id("OrderController"), id("OrderService"));

@@ -257,7 +257,7 @@ fn answered<T>(r: Result<T, policy::PolicyFault>) -> T {
 fn probes() -> Probes {
     let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
     let policy = engine.load(&read(DEFAULT_POLICY), "default").unwrap_or_else(|e| panic!("{e}"));
-    let mut lease = policy.lease();
+    let mut lease = policy.cold_lease();
     let graph = Graph::sample();
     let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
     let (ctrl, svc) = (id("OrderController"), id("OrderService"));

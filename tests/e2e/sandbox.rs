@@ -2,7 +2,6 @@
 //! the `chaos` policy (built from `tests/policies/chaos/`) traps, loops,
 //! exhausts memory and returns garbage; tiny WAT components are malformed.
 
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -10,7 +9,7 @@ use serde_json::{Value, json};
 use signpost::graph::Graph;
 use signpost::pipeline::{Response, Signpost};
 use signpost::policy::{Limits, LoadError, PolicyEngine, PolicyFault};
-use signpost::session::History;
+use signpost::session::SessionContext;
 
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, obj};
 
@@ -25,8 +24,14 @@ fn signpost_with(path: &str) -> Signpost {
     Signpost::new(Graph::sample(), policy).unwrap_or_else(|e| panic!("{e}"))
 }
 
+thread_local! {
+    /// One session per test (each test runs on a thread of its own), so its
+    /// calls share policy instances as one agent's calls do.
+    static SESSION: SessionContext = SessionContext::new();
+}
+
 fn call(sp: &Signpost, tool: &str, args: Value) -> Response {
-    sp.call(tool, obj(args), &Mutex::new(History::default()))
+    SESSION.with(|session| sp.call(tool, obj(args), session))
 }
 
 #[test]
@@ -53,7 +58,7 @@ fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
         assert!(!r.is_error, "{mode}: the answer must come back: {}", r.text);
         assert_eq!(r.structured["hints"], json!([]), "{mode}: no hints from a faulting policy");
         assert!(r.structured["results"].is_array(), "{mode}: the result is still there");
-        assert!(r.text.starts_with("[ok] search result (no hints: policy"), "{mode}: {}", r.text);
+        assert!(r.text.starts_with("[ok] search result (no hints: the hint policy failed)"), "{mode}: {}", r.text);
         assert!(counter(fault_counter) > before, "{mode} must be counted as {fault_counter}");
         // The instance was discarded; the next call works on a fresh one.
         let r = call(&sp, "resolve", json!({"identifier": "OrderService"}));
@@ -161,11 +166,11 @@ fn lease_faults_are_reported_precisely() {
     let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:loop"}"#.into() };
     let session = signpost::policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] };
     let started = Instant::now();
-    assert_eq!(policy.lease().prerequisites(&call, &session).err(), Some(PolicyFault::Timeout));
+    assert_eq!(policy.cold_lease().prerequisites(&call, &session).err(), Some(PolicyFault::Timeout));
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(45) && took < Duration::from_secs(2), "deadline honoured: {took:?}");
     let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:panic"}"#.into() };
-    assert!(matches!(policy.lease().prerequisites(&call, &session), Err(PolicyFault::Trap(_))));
+    assert!(matches!(policy.cold_lease().prerequisites(&call, &session), Err(PolicyFault::Trap(_))));
 }
 
 #[tokio::test]

@@ -1,12 +1,28 @@
 //! The policy sandbox: compiles a policy component once, links it once
 //! (`instantiate_pre`), and runs its functions under limits.
 //!
-//! Instances are pooled and reused (a call on a warm instance costs about a
-//! microsecond; a fresh instance tens of microseconds). An instance that
-//! trapped, timed out or was used [`MAX_USES`] times is dropped, never
-//! reused. Every call runs with a memory limit and an epoch deadline; WASI is
-//! linked with nothing granted: no preopened directories, no environment, no
-//! arguments, no sockets, and stdout/stderr captured into the host's log.
+//! Instances are pooled per session and reused (a call on a warm instance
+//! costs about a microsecond; a fresh instance tens of microseconds): an
+//! instance serves the calls of one session (one agent) only, so nothing a
+//! policy keeps in its memory crosses from one agent to another. An instance
+//! that trapped, timed out or was used [`MAX_USES`] times is dropped, never
+//! reused.
+//!
+//! Every call runs under limits that hold whatever the guest calls:
+//! - time: an epoch deadline while the guest computes, and the same deadline
+//!   on every host call that can wait (`wasi:io/poll`'s `poll` and
+//!   `pollable.block`, which is how sleeps and clock waits arrive); sockets
+//!   are off, and the only streams (stdin closed, stdout/stderr in memory)
+//!   never block;
+//! - space: one budget for the instance's whole footprint, all its linear
+//!   memories plus its tables, and a bound on the host resources it holds;
+//!   an instance near its budget is retired.
+//!
+//! WASI is linked with nothing granted: no preopened directories, no
+//! environment, no arguments, no network, and stdout/stderr captured into
+//! the host's log. Everything a guest chooses (its output, the function
+//! names in a trap's backtrace, its export names) reaches the log or a
+//! terminal only through [`crate::sanitize::escape`].
 
 mod bindings;
 mod cache;
@@ -33,15 +49,24 @@ pub use bindings::{POLICY_INTERFACE, WIT_VERSION};
 
 /// Calls after which a pooled instance is retired (bounds leaks in a policy).
 pub const MAX_USES: u32 = 10_000;
-/// Idle instances kept per policy.
-pub const MAX_IDLE: usize = 16;
+/// Idle instances kept per policy (one per recently active session).
+pub const MAX_IDLE: usize = 64;
+/// Footprint of all idle instances of a policy together, in bytes; the least
+/// recently used go first.
+pub const IDLE_BUDGET: usize = 256 << 20;
+/// Host bytes counted per table element (wasmtime stores one pointer; the
+/// margin covers its bookkeeping).
+pub const TABLE_ELEMENT_BYTES: usize = 16;
+/// Host resources (streams, pollables, …) an instance may hold between calls.
+pub const MAX_HOST_RESOURCES: usize = 256;
 /// Epoch tick: the resolution of the per-call deadline.
 pub const TICK: Duration = Duration::from_millis(5);
 
 /// The limits every policy call runs under.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Linear memory per instance, in bytes.
+    /// Footprint per instance, in bytes: all its linear memories together,
+    /// plus [`TABLE_ELEMENT_BYTES`] per table element.
     pub memory_bytes: usize,
     /// Wall-clock budget of one policy function call.
     pub timeout: Duration,
@@ -80,10 +105,11 @@ pub enum LoadError {
 }
 
 /// A policy call that did not return normally. Costs the response its hints,
-/// never the response itself.
+/// never the response itself. Messages are single escaped lines (guest-chosen
+/// names included), safe for logs and terminals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicyFault {
-    /// Ran past its deadline.
+    /// Ran past its deadline, computing or waiting in a host call.
     Timeout,
     /// Trapped (panic, unreachable, out of memory, stack overflow, …).
     Trap(String),
@@ -99,6 +125,48 @@ impl fmt::Display for PolicyFault {
             PolicyFault::Instantiate(m) => write!(f, "policy could not be instantiated: {m}"),
         }
     }
+}
+
+/// The error a bounded host wait returns when the call's deadline passes.
+#[derive(Debug)]
+struct HostDeadline;
+
+impl fmt::Display for HostDeadline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the policy call's deadline passed while it waited in a host call")
+    }
+}
+
+impl std::error::Error for HostDeadline {}
+
+/// One escaped line describing a wasmtime error: its own message (a trap
+/// code, or the host's error) and, for traps, the guest functions on the
+/// stack, each name escaped.
+fn describe_error(e: &wasmtime::Error) -> String {
+    let head = match e.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => e.root_cause().to_string(),
+    };
+    let mut out = crate::sanitize::escape(&head, 300);
+    if let Some(trace) = e.downcast_ref::<wasmtime::WasmBacktrace>() {
+        let names: Vec<String> = trace
+            .frames()
+            .iter()
+            .take(8)
+            .map(|f| crate::sanitize::escape(f.func_name().unwrap_or("<unnamed>"), 80))
+            .collect();
+        if !names.is_empty() {
+            out.push_str(" (in ");
+            out.push_str(&names.join(" ← "));
+            out.push(')');
+        }
+    }
+    out
+}
+
+/// `format!("{e:#}")` for load-time errors, as one escaped line.
+fn describe_load_error(e: &wasmtime::Error) -> String {
+    crate::sanitize::escape(&format!("{e:#}"), 600)
 }
 
 impl std::error::Error for PolicyFault {}
@@ -120,8 +188,13 @@ pub struct Stats {
     pub tool_calls: AtomicU64,
     /// Tool calls during which the policy faulted at least once.
     pub faulted_tool_calls: AtomicU64,
-    /// Instances retired before a fault because their memory neared the cap.
+    /// Instances retired before a fault because their footprint neared the cap.
     pub recycled_for_memory: AtomicU64,
+    /// Coercions refused because the policy answered with ids the agent
+    /// did not send (counted as faults).
+    pub coercions_refused: AtomicU64,
+    /// Instances created.
+    pub instances: AtomicU64,
 }
 
 impl Stats {
@@ -147,39 +220,58 @@ impl fmt::Debug for PolicyEngine {
     }
 }
 
-/// Per-instance host state: WASI with nothing granted, memory limits and the
-/// captured output streams.
+/// Per-instance host state: WASI with nothing granted, the footprint limits,
+/// the current call's deadline and the captured output streams.
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
     limits: Limiter,
+    deadline: Instant,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
 }
 
-/// [`StoreLimits`], remembering the largest linear memory the instance has
-/// grown to: a guest whose heap only ever grows (a garbage-collected runtime
-/// that collects lazily, a leak) is retired while it still has room, instead
-/// of trapping on an allocation that fails at the cap.
+/// One budget for an instance's whole footprint: every linear memory and
+/// every table counts against `cap` together (a guest cannot multiply its
+/// room by declaring several memories, or grow the host through tables).
+/// Remembers the footprint after instantiation, so a guest whose heap only
+/// ever grows (a garbage-collected runtime that collects lazily, a leak) is
+/// retired while it still has room, instead of trapping at the cap.
 struct Limiter {
+    /// Instance, table and memory counts.
     limits: StoreLimits,
-    /// Largest size (bytes) any memory of the instance reached.
-    peak: usize,
-    /// `peak` right after instantiation.
+    cap: usize,
+    /// Bytes of memories and tables now (they never shrink).
+    footprint: usize,
+    /// `footprint` right after instantiation.
     initial: usize,
+}
+
+impl Limiter {
+    fn grow(&mut self, bytes: usize) -> bool {
+        match self.footprint.checked_add(bytes) {
+            Some(total) if total <= self.cap => {
+                self.footprint = total;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl ResourceLimiter for Limiter {
     fn memory_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        let allowed = self.limits.memory_growing(current, desired, maximum)?;
-        if allowed {
-            self.peak = self.peak.max(desired);
+        if maximum.is_some_and(|max| desired > max) {
+            return Ok(false);
         }
-        Ok(allowed)
+        Ok(self.grow(desired.saturating_sub(current)))
     }
 
     fn table_growing(&mut self, current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
-        self.limits.table_growing(current, desired, maximum)
+        if maximum.is_some_and(|max| desired > max) {
+            return Ok(false);
+        }
+        Ok(self.grow(desired.saturating_sub(current).saturating_mul(TABLE_ELEMENT_BYTES)))
     }
 
     fn instances(&self) -> usize {
@@ -198,9 +290,9 @@ impl ResourceLimiter for Limiter {
 impl Limiter {
     /// Whether the instance has used three quarters of the room it had to
     /// grow after instantiation.
-    fn nearly_full(&self, cap: usize) -> bool {
-        let room = cap.saturating_sub(self.initial);
-        self.peak.saturating_sub(self.initial) > room / 4 * 3
+    fn nearly_full(&self) -> bool {
+        let room = self.cap.saturating_sub(self.initial);
+        self.footprint.saturating_sub(self.initial) > room / 4 * 3
     }
 }
 
@@ -219,6 +311,7 @@ impl PolicyEngine {
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        bound_waits(&mut linker)?;
         let weak = engine.weak();
         std::thread::Builder::new().name("signpost-epoch".into()).spawn(move || {
             while let Some(engine) = weak.upgrade() {
@@ -264,7 +357,7 @@ impl PolicyEngine {
                 }
             }
         }
-        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(format!("{e:#}")))?;
+        let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(describe_load_error(&e)))?;
         if let Some(path) = path {
             match component.serialize() {
                 Ok(compiled) => {
@@ -289,20 +382,21 @@ impl PolicyEngine {
         let started = Instant::now();
         let sha256 = sha256_hex(bytes);
         let (component, from_cache) = self.compile(bytes, &sha256)?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(format!("{e:#}")))?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;
         let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
-            detail: format!("{e:#}"),
+            detail: describe_load_error(&e),
             exports: component
                 .component_type()
                 .exports(&self.engine)
-                .map(|(name, _)| name.to_owned())
+                .take(20)
+                .map(|(name, _)| crate::sanitize::escape(name, 80))
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
         let mut policy = Policy {
             pre,
             engine: self.clone(),
-            pool: Mutex::new(Vec::new()),
+            pool: Mutex::new(Pool::default()),
             stats: Stats::default(),
             info: Identity {
                 name: String::new(),
@@ -313,9 +407,9 @@ impl PolicyEngine {
                 from_cache,
             },
         };
-        let info = policy.lease().identity().map_err(LoadError::Identity)?;
-        policy.info.name = crate::clip(&info.name);
-        policy.info.version = crate::clip(&info.version);
+        let info = policy.cold_lease().identity().map_err(LoadError::Identity)?;
+        policy.info.name = crate::sanitize::line(&info.name, 80);
+        policy.info.version = crate::sanitize::line(&info.version, 80);
         tracing::info!(
             policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
             from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
@@ -326,6 +420,46 @@ impl PolicyEngine {
     fn deadline_ticks(&self) -> u64 {
         (self.limits.timeout.as_nanos() / TICK.as_nanos()).max(1) as u64 + 1
     }
+}
+
+/// The WASI interface whose host calls can wait.
+const WASI_POLL: &str = "wasi:io/poll@0.2.12";
+
+/// Replaces the two host calls that can wait — `poll` and `pollable.block`,
+/// through which every sleep, clock wait and stream wait arrives — with ones
+/// that give up at the policy call's deadline (the epoch deadline cannot
+/// interrupt a guest that is blocked in the host).
+fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::p2::DynPollable;
+    use wasmtime_wasi::p2::bindings::io::poll::{Host, HostPollable};
+
+    fn until<F: std::future::Future>(deadline: Instant, wait: F) -> wasmtime::Result<F::Output> {
+        let deadline = tokio::time::Instant::from_std(deadline);
+        wasmtime_wasi::runtime::in_tokio(async move { tokio::time::timeout_at(deadline, wait).await })
+            .map_err(|_| wasmtime::Error::new(HostDeadline))
+    }
+
+    linker.allow_shadowing(true);
+    let mut poll = linker.instance(WASI_POLL)?;
+    poll.func_wrap(
+        "poll",
+        |mut store: wasmtime::StoreContextMut<'_, HostState>, (list,): (Vec<Resource<DynPollable>>,)| {
+            let state = store.data_mut();
+            let ready = until(state.deadline, Host::poll(&mut state.table, list))??;
+            Ok((ready,))
+        },
+    )?;
+    poll.func_wrap(
+        "[method]pollable.block",
+        |mut store: wasmtime::StoreContextMut<'_, HostState>, (pollable,): (Resource<DynPollable>,)| {
+            let state = store.data_mut();
+            until(state.deadline, HostPollable::block(&mut state.table, pollable))??;
+            Ok(())
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
 }
 
 /// The SHA-256 of `bytes`, as lowercase hex: how policies are identified.
@@ -354,9 +488,49 @@ pub struct Identity {
 pub struct Policy {
     pre: HintsPre<HostState>,
     engine: PolicyEngine,
-    pool: Mutex<Vec<Slot>>,
+    pool: Mutex<Pool>,
     stats: Stats,
     info: Identity,
+}
+
+/// Who a lease is for: the instance it gets has served this session only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SessionKey(pub u64);
+
+impl SessionKey {
+    /// A key never handed out before in this process.
+    pub fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        SessionKey(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Idle instances, each kept for the one session it served, least recently
+/// used first; bounded in number and in total footprint.
+#[derive(Default)]
+struct Pool {
+    idle: std::collections::VecDeque<(SessionKey, Slot)>,
+    footprint: usize,
+}
+
+impl Pool {
+    fn take(&mut self, key: SessionKey) -> Option<Slot> {
+        let at = self.idle.iter().rposition(|(k, _)| *k == key)?;
+        let (_, slot) = self.idle.remove(at)?;
+        self.footprint -= slot.footprint();
+        Some(slot)
+    }
+
+    fn put(&mut self, key: SessionKey, slot: Slot) {
+        // A session with two calls in flight returns two instances: keep one.
+        drop(self.take(key));
+        self.footprint += slot.footprint();
+        self.idle.push_back((key, slot));
+        while self.idle.len() > MAX_IDLE || self.footprint > IDLE_BUDGET {
+            let Some((_, old)) = self.idle.pop_front() else { break };
+            self.footprint -= old.footprint();
+        }
+    }
 }
 
 impl fmt::Debug for Policy {
@@ -372,6 +546,12 @@ struct Slot {
     logged: (usize, usize),
 }
 
+impl Slot {
+    fn footprint(&self) -> usize {
+        self.store.data().limits.footprint
+    }
+}
+
 impl Policy {
     /// The policy's identity.
     pub fn identity(&self) -> &Identity {
@@ -383,47 +563,57 @@ impl Policy {
         &self.stats
     }
 
-    /// Checks out an instance for the calls of one tool call; it goes back
-    /// to the pool when the lease is dropped, unless it faulted.
-    pub fn lease(&self) -> Lease<'_> {
-        let slot = self.pool.lock().ok().and_then(|mut pool| pool.pop());
-        Lease { policy: self, slot, faults: 0 }
+    /// Checks out the instance that served `session` before (or a new one)
+    /// for the calls of one tool call; it goes back to the pool, for that
+    /// session only, when the lease is dropped, unless it faulted.
+    pub fn lease(&self, session: SessionKey) -> Lease<'_> {
+        let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
+        Lease { policy: self, slot, faults: 0, session: Some(session) }
     }
 
-    /// A lease on a new instance, bypassing the pool: what a call costs when
-    /// no warm instance is available (benchmarks, tests).
+    /// A lease on a new instance that is never pooled: for one-off work
+    /// (identity, the self-check, benchmarks of a cold call).
     pub fn cold_lease(&self) -> Lease<'_> {
-        Lease { policy: self, slot: None, faults: 0 }
+        Lease { policy: self, slot: None, faults: 0, session: None }
+    }
+
+    /// Idle instances kept now (one per recently active session at most).
+    pub fn idle_instances(&self) -> usize {
+        self.pool.lock().map_or(0, |pool| pool.idle.len())
     }
 
     fn instantiate(&self) -> Result<Slot, PolicyFault> {
         let limits = self.engine.limits;
         let stdout = MemoryOutputPipe::new(limits.output_bytes);
         let stderr = MemoryOutputPipe::new(limits.output_bytes);
-        // Nothing inherited: no env, args, preopens or network.
-        let wasi = WasiCtx::builder().stdout(stdout.clone()).stderr(stderr.clone()).build();
+        // Nothing inherited: no env, args, preopens; no sockets at all.
+        let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
         let state = HostState {
             wasi,
             table: ResourceTable::new(),
             limits: Limiter {
-                limits: StoreLimitsBuilder::new()
-                    .memory_size(limits.memory_bytes)
-                    .instances(16)
-                    .tables(16)
-                    .memories(4)
-                    .build(),
-                peak: 0,
+                limits: StoreLimitsBuilder::new().instances(16).tables(16).memories(4).build(),
+                cap: limits.memory_bytes,
+                footprint: 0,
                 initial: 0,
             },
+            deadline: Instant::now() + limits.timeout,
             stdout,
             stderr,
         };
         let mut store = Store::new(&self.engine.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(self.engine.deadline_ticks());
-        let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(format!("{e:#}")))?;
+        Stats::add(&self.stats.instances, 1);
+        let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
         let limiter = &mut store.data_mut().limits;
-        limiter.initial = limiter.peak;
+        limiter.initial = limiter.footprint;
         Ok(Slot { store, hints, uses: 0, logged: (0, 0) })
     }
 }
@@ -433,12 +623,27 @@ pub struct Lease<'p> {
     policy: &'p Policy,
     slot: Option<Slot>,
     faults: u32,
+    /// The session whose instance this is; `None` for a cold lease.
+    session: Option<SessionKey>,
 }
 
-impl Lease<'_> {
+impl<'p> Lease<'p> {
     /// How many of this lease's calls faulted.
     pub fn faults(&self) -> u32 {
         self.faults
+    }
+
+    /// Counts a policy answer the host refused as a fault (it costs the
+    /// call like a trap does, and counts toward a rollback); the instance is
+    /// not reused.
+    pub fn refuse_answer(&mut self) {
+        self.faults += 1;
+        self.slot = None;
+    }
+
+    /// The policy this lease runs.
+    pub fn policy(&self) -> &'p Policy {
+        self.policy
     }
 
     fn run<R>(
@@ -453,18 +658,22 @@ impl Lease<'_> {
         };
         Stats::add(&policy.stats.calls, 1);
         slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
+        slot.store.data_mut().deadline = Instant::now() + policy.engine.limits.timeout;
         let result = f(&slot.hints, &mut slot.store);
         slot.uses += 1;
         drain_output(&mut slot, &policy.info.name);
         match result {
             Ok(value) => {
-                let memory = &slot.store.data().limits;
-                if memory.nearly_full(policy.engine.limits.memory_bytes) {
+                let state = slot.store.data_mut();
+                if state.limits.nearly_full() {
                     Stats::add(&policy.stats.recycled_for_memory, 1);
                     tracing::debug!(
-                        policy = %policy.info.name, peak = memory.peak, initial = memory.initial, uses = slot.uses,
-                        "instance retired: its memory neared the cap"
+                        policy = %policy.info.name, footprint = state.limits.footprint, initial = state.limits.initial,
+                        uses = slot.uses, "instance retired: its footprint neared the cap"
                     );
+                } else if state.table.iter_mut().nth(MAX_HOST_RESOURCES).is_some() {
+                    Stats::add(&policy.stats.recycled_for_memory, 1);
+                    tracing::debug!(policy = %policy.info.name, "instance retired: it holds too many host resources");
                 } else {
                     self.slot = Some(slot);
                 }
@@ -473,13 +682,18 @@ impl Lease<'_> {
             Err(e) => {
                 self.faults += 1;
                 let fault = match e.downcast_ref::<Trap>() {
-                    Some(Trap::Interrupt) => {
+                    Some(Trap::Interrupt) => Some(PolicyFault::Timeout),
+                    _ if e.is::<HostDeadline>() => Some(PolicyFault::Timeout),
+                    _ => None,
+                };
+                let fault = match fault {
+                    Some(timeout) => {
                         Stats::add(&policy.stats.timeouts, 1);
-                        PolicyFault::Timeout
+                        timeout
                     }
-                    _ => {
+                    None => {
                         Stats::add(&policy.stats.traps, 1);
-                        PolicyFault::Trap(format!("{e:#}"))
+                        PolicyFault::Trap(describe_error(&e))
                     }
                 };
                 tracing::warn!(policy = %policy.info.name, function = what, %fault, "policy call failed; instance discarded");
@@ -516,16 +730,14 @@ impl Lease<'_> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        let Some(slot) = self.slot.take() else { return };
+        let (Some(slot), Some(session)) = (self.slot.take(), self.session) else { return };
         let limits = self.policy.engine.limits;
         let spent = slot.logged.0.max(slot.logged.1);
         if slot.uses >= MAX_USES || spent > limits.output_bytes / 2 {
             return;
         }
-        if let Ok(mut pool) = self.policy.pool.lock()
-            && pool.len() < MAX_IDLE
-        {
-            pool.push(slot);
+        if let Ok(mut pool) = self.policy.pool.lock() {
+            pool.put(session, slot);
         }
     }
 }
@@ -539,7 +751,8 @@ fn drain_output(slot: &mut Slot, policy: &str) {
         let bytes = pipe.contents();
         if bytes.len() > *logged {
             let text = String::from_utf8_lossy(&bytes[*logged..]);
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
+                let line = crate::sanitize::escape(line, 1000);
                 tracing::info!(target: "signpost::policy_output", policy, stream, "{line}");
             }
             *logged = bytes.len();

@@ -78,7 +78,7 @@ impl Guest for Chaos {
         PolicyInfo { name: "chaos".into(), version: "6.6.6".into() }
     }
 
-    fn coerce_ids(call: Call, _param: String) -> Result<Vec<String>, CoercionError> {
+    fn coerce_ids(call: Call, param: String) -> Result<Vec<String>, CoercionError> {
         act(&call.args);
         if call.args.contains("chaos:badids") {
             return Ok(vec!["not-an-id".into()]);
@@ -86,7 +86,11 @@ impl Guest for Chaos {
         if call.args.contains("chaos:refuse") {
             return Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() });
         }
-        Err(CoercionError { message: "chaos reads no ids".into(), example: "{}".into() })
+        // A template (a `<placeholder>` argument): adapt it, do not send it.
+        Err(CoercionError {
+            message: "chaos reads no ids".into(),
+            example: format!("{{\"{param}\":[\"<40-hex id>\"]}}"),
+        })
     }
 
     fn prerequisites(call: Call, _session: Session) -> Vec<Hint> {
