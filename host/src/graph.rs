@@ -302,56 +302,57 @@ impl Graph {
 
     /// Edge counts per key and direction: every base type, plus the composed
     /// `DECLARES.<type>` keys (what a container's members connect to).
+    /// Linear in the edges it visits: the origins' own edges, and the edges
+    /// of their members (out) or of the nodes reaching them (in).
     pub fn edge_summary(&self, origins: &[NodeIx]) -> EdgeSummary {
+        let declares = self.type_ix.get("DECLARES").copied();
         let mut summary = EdgeSummary::default();
         for (dir, map) in [(Direction::Out, &mut summary.out), (Direction::In, &mut summary.inn)] {
-            let mut reach: BTreeMap<String, HashSet<NodeIx>> = BTreeMap::new();
+            // (composed?, type) → distinct nodes reached; names are made once, at the end.
+            let mut reach: HashMap<(bool, TypeIx), HashSet<NodeIx>> = HashMap::new();
             let adj = |n: NodeIx| match dir {
                 Direction::Out => &self.out[n as usize],
                 Direction::In => &self.inn[n as usize],
             };
-            let declares = self.type_ix.get("DECLARES").copied();
             for &o in origins {
                 for &(t, m) in adj(o) {
-                    reach.entry(self.types[t as usize].clone()).or_default().insert(m);
+                    reach.entry((false, t)).or_default().insert(m);
                 }
                 let Some(decl) = declares else { continue };
-                // Out: o -DECLARES-> m -T-> x. In: x -DECLARES-> m -T-> o.
-                let members: Vec<NodeIx> = match dir {
-                    Direction::Out => adj(o).iter().filter(|(t, _)| *t == decl).map(|(_, m)| *m).collect(),
-                    Direction::In => adj(o).iter().filter(|(t, _)| *t != decl).map(|(_, m)| *m).collect(),
-                };
-                for m in members {
-                    match dir {
-                        Direction::Out => {
-                            for &(t, x) in &self.out[m as usize] {
-                                if t != decl {
-                                    reach.entry(format!("DECLARES.{}", self.types[t as usize])).or_default().insert(x);
-                                }
+                match dir {
+                    // o -DECLARES-> m -T-> x
+                    Direction::Out => {
+                        for &(_, m) in adj(o).iter().filter(|(t, _)| *t == decl) {
+                            for &(t, x) in self.out[m as usize].iter().filter(|(t, _)| *t != decl) {
+                                reach.entry((true, t)).or_default().insert(x);
                             }
                         }
-                        Direction::In => {
-                            let via: Vec<TypeIx> = adj(o)
-                                .iter()
-                                .filter(|(_, n)| *n == m)
-                                .map(|(t, _)| *t)
-                                .filter(|t| *t != decl)
-                                .collect();
-                            for &(t, x) in &self.inn[m as usize] {
-                                if t == decl {
-                                    for v in &via {
-                                        reach
-                                            .entry(format!("DECLARES.{}", self.types[*v as usize]))
-                                            .or_default()
-                                            .insert(x);
-                                    }
+                    }
+                    // x -DECLARES-> m -T-> o: group o's in-edges by m first,
+                    // so a hub with many callers is read once, not once per caller.
+                    Direction::In => {
+                        let mut via: HashMap<NodeIx, Vec<TypeIx>> = HashMap::new();
+                        for &(t, m) in adj(o).iter().filter(|(t, _)| *t != decl) {
+                            let types = via.entry(m).or_default();
+                            if !types.contains(&t) {
+                                types.push(t);
+                            }
+                        }
+                        for (m, types) in via {
+                            for &(_, x) in self.inn[m as usize].iter().filter(|(t, _)| *t == decl) {
+                                for &t in &types {
+                                    reach.entry((true, t)).or_default().insert(x);
                                 }
                             }
                         }
                     }
                 }
             }
-            map.extend(reach.into_iter().map(|(k, v)| (k, v.len() as u64)));
+            map.extend(reach.into_iter().map(|((composed, t), nodes)| {
+                let name = &self.types[t as usize];
+                let key = if composed { format!("DECLARES.{name}") } else { name.clone() };
+                (key, nodes.len() as u64)
+            }));
         }
         summary
     }

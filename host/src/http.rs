@@ -23,6 +23,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -213,6 +214,13 @@ pub async fn serve(
             cancel.cancel();
         });
     };
+    // Without TCP_NODELAY a response written in several segments waits for
+    // the client's delayed ACK (~40 ms a call): Nagle's algorithm.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, app).with_graceful_shutdown(drain).await?;
     tracing::info!("HTTP server stopped");
     Ok(())
