@@ -1,7 +1,8 @@
 //! Id coercion: reading the ids an agent meant from whatever JSON it sent.
 //!
 //! Lossless shapes are accepted: a JSON array, a bare id, a JSON-encoded
-//! array string, a Python-style list or tuple string, brackets without quotes,
+//! array string (encoded any number of times, up to [`MAX_ENCODINGS`]), a
+//! Python-style list or tuple string, brackets without quotes,
 //! comma- or space-separated ids, surrounding whitespace, quotes or backticks,
 //! uppercase hex, duplicates (removed, order kept). Anything that would need a
 //! guess is refused with a teaching error that shows a correct call as JSON.
@@ -16,6 +17,9 @@ pub const ID_LEN: usize = 40;
 pub const MAX_IDS: usize = 256;
 /// Longest id argument text read at all; longer input is refused unread.
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
+
+/// String encodings peeled off an id argument before it is read.
+pub const MAX_ENCODINGS: usize = 8;
 
 const PLACEHOLDER: &str = "<40-hex id from resolve or search>";
 
@@ -119,7 +123,17 @@ impl Ids {
         if raw.len() > MAX_INPUT_BYTES {
             return Err(Problem::TooLarge(format!("{} bytes of text", raw.len())));
         }
-        let mut t = raw.trim();
+        // Any number of JSON string encodings around the text is lossless
+        // (an agent that serialises twice sends `"[\"<id>\"]"`): peel them.
+        let mut decoded = std::borrow::Cow::Borrowed(raw.trim());
+        for _ in 0..MAX_ENCODINGS {
+            match serde_json::from_str::<Value>(&decoded) {
+                Ok(Value::String(inner)) => decoded = std::borrow::Cow::Owned(inner.trim().to_owned()),
+                Ok(Value::Array(items)) => return self.items(&items),
+                _ => break,
+            }
+        }
+        let mut t = decoded.trim();
         if t.chars().any(char::is_control) {
             return Err(Problem::ControlChar);
         }

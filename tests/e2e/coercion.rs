@@ -25,6 +25,10 @@ async fn every_lossless_shape_is_accepted() {
         json!(format!("  `['{a}', '{b}']`\n")),
         json!(format!("\"['{a}','{b}',]\"")),
         json!([format!(" {a} "), format!("'{b}'")]),
+        // Serialised twice, three times: still lossless.
+        json!(json!(json!([a, b]).to_string()).to_string()),
+        json!(json!(json!(json!([a, b]).to_string()).to_string()).to_string()),
+        json!(json!(format!("['{a}', '{b}']")).to_string()),
     ];
     for ids in shapes {
         let r = client.call("neighbors", json!({"ids": ids, "direction": "out", "edge_types": ["DECLARES"]})).await;
