@@ -91,6 +91,10 @@ impl HintValidator {
         let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
         let mut dropped = 0u64;
         let total = hints.len();
+        if total > MAX_CONSIDERED {
+            dropped += (total - MAX_CONSIDERED) as u64;
+            why(format!("{total} hints in one response; only the first {MAX_CONSIDERED} are read"));
+        }
         for hint in hints.into_iter().take(MAX_CONSIDERED) {
             if out.len() == MAX_HINTS {
                 dropped += 1;
@@ -107,10 +111,6 @@ impl HintValidator {
                     why(reason);
                 }
             }
-        }
-        if total > MAX_CONSIDERED {
-            dropped += (total - MAX_CONSIDERED) as u64;
-            why(format!("{total} hints in one response; only the first {MAX_CONSIDERED} are read"));
         }
         Filtered { hints: out, dropped }
     }

@@ -19,6 +19,8 @@ pub const DEFAULT_POLICY: &str = env!("SIGNPOST_DEFAULT_POLICY");
 pub const CHAOS_POLICY: &str = env!("SIGNPOST_CHAOS_POLICY");
 /// The chaos policy built to return garbage on every call (fails the self-check).
 pub const GARBAGE_POLICY: &str = env!("SIGNPOST_GARBAGE_POLICY");
+/// The chaos policy built to sleep in every `advise`.
+pub const SLEEPY_POLICY: &str = env!("SIGNPOST_SLEEPY_POLICY");
 /// The alternative `strict` policy, built from `tests/policies/strict/`.
 pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
 

@@ -31,6 +31,13 @@ impl Scratch {
         self.dir.join("policy.wasm")
     }
 
+    /// Writes another file in the scratch directory; its path.
+    pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.dir.join(name);
+        std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{e}"));
+        path
+    }
+
     pub fn policy_arg(&self) -> String {
         self.policy().display().to_string()
     }
@@ -69,7 +76,8 @@ pub fn active(status: &Value) -> &str {
     status["active"]["name"].as_str().unwrap_or("")
 }
 
-fn last(status: &Value) -> &str {
+/// The result of the last swap, from the status resource.
+pub fn last(status: &Value) -> &str {
     status["last_swap"]["result"].as_str().unwrap_or("")
 }
 

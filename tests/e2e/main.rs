@@ -5,6 +5,7 @@
 //! component built from source by `host/build.rs`, and the default policy
 //! compiled natively.
 
+mod attack;
 mod cli;
 mod coercion;
 mod common;
@@ -17,3 +18,4 @@ mod policy_native;
 mod polyglot;
 mod sandbox;
 mod toolchain;
+mod wat_policy;
