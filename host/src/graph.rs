@@ -284,6 +284,11 @@ impl Graph {
             Direction::Out => &self.out,
             Direction::In => &self.inn,
         };
+        // One step needs no deduplication: the builder keeps one edge per
+        // (source, type, destination).
+        if let [ty] = steps[..] {
+            return adj[origin as usize].iter().filter(|(t, _)| *t == ty).map(|(_, m)| *m).collect();
+        }
         let mut frontier = vec![origin];
         for ty in steps {
             let mut seen = HashSet::new();

@@ -14,7 +14,7 @@ const list = (value, key) => (Array.isArray(value?.[key]) ? value[key].filter((x
 const text = (value, key) => (typeof value?.[key] === "string" ? value[key] : "");
 
 function readIds(value, single) {
-  if (typeof value === "string" && single && ID.test(value)) return [value];
+  if (typeof value === "string" && single && ID.test(value)) return [value.toLowerCase()];
   if (typeof value === "string" && value.trim().startsWith("[")) {
     try {
       value = JSON.parse(value);
@@ -57,7 +57,8 @@ export const policy = {
   advise(call, outcome, _session) {
     if (outcome.tag === "failure") {
       const e = outcome.val;
-      const fix = e.example ? [hint(call.tool, JSON.parse(e.example), "the corrected call")] : [];
+      // A template (a `<placeholder>` to fill in) is not a call to send as it is.
+      const fix = e.example && !e.example.includes("<") ? [hint(call.tool, JSON.parse(e.example), "the corrected call")] : [];
       return { stateTag: "error", summary: e.message, details: [], hints: fix, askUser: undefined };
     }
     let result = {};
