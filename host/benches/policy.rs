@@ -116,6 +116,18 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("whole pipeline", |b| b.iter(|| signpost.call("describe", black_box(args.clone()), &history)));
+    // Instances never cross sessions: a session's first call pays for a
+    // fresh instance (what isolation costs when no warm one is kept).
+    group.bench_function("whole pipeline, a new session every call", |b| {
+        b.iter(|| signpost.call("describe", black_box(args.clone()), &SessionContext::new()))
+    });
+    // A policy that does next to nothing (chaos without markers: no hints,
+    // one line of text): what the host's part of the pipeline costs.
+    let noop = engine.load(&std::fs::read(env!("SIGNPOST_CHAOS_POLICY")).expect("chaos"), "chaos").expect("chaos");
+    let noop = Signpost::new(Graph::sample(), noop).expect("signpost");
+    group.bench_function("whole pipeline, no-op policy", |b| {
+        b.iter(|| noop.call("describe", black_box(args.clone()), &history))
+    });
     group.finish();
     let _: Value = describe_result;
 }

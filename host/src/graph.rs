@@ -307,21 +307,23 @@ impl Graph {
 
     /// Edge counts per key and direction: every base type, plus the composed
     /// `DECLARES.<type>` keys (what a container's members connect to).
-    /// Linear in the edges it visits: the origins' own edges, and the edges
-    /// of their members (out) or of the nodes reaching them (in).
+    /// Linear in the edges it visits (the origins' own edges, and the edges
+    /// of their members, out, or of the nodes reaching them, in), plus a sort
+    /// of the nodes reached: no hashing per edge, so a hub with tens of
+    /// thousands of callers costs milliseconds, not seconds.
     pub fn edge_summary(&self, origins: &[NodeIx]) -> EdgeSummary {
         let declares = self.type_ix.get("DECLARES").copied();
         let mut summary = EdgeSummary::default();
         for (dir, map) in [(Direction::Out, &mut summary.out), (Direction::In, &mut summary.inn)] {
-            // (composed?, type) → distinct nodes reached; names are made once, at the end.
-            let mut reach: HashMap<(bool, TypeIx), HashSet<NodeIx>> = HashMap::new();
+            // (composed?, type) → nodes reached, with repeats until the end.
+            let mut reach: BTreeMap<(bool, TypeIx), Vec<NodeIx>> = BTreeMap::new();
             let adj = |n: NodeIx| match dir {
                 Direction::Out => &self.out[n as usize],
                 Direction::In => &self.inn[n as usize],
             };
             for &o in origins {
                 for &(t, m) in adj(o) {
-                    reach.entry((false, t)).or_default().insert(m);
+                    reach.entry((false, t)).or_default().push(m);
                 }
                 let Some(decl) = declares else { continue };
                 match dir {
@@ -329,31 +331,31 @@ impl Graph {
                     Direction::Out => {
                         for &(_, m) in adj(o).iter().filter(|(t, _)| *t == decl) {
                             for &(t, x) in self.out[m as usize].iter().filter(|(t, _)| *t != decl) {
-                                reach.entry((true, t)).or_default().insert(x);
+                                reach.entry((true, t)).or_default().push(x);
                             }
                         }
                     }
-                    // x -DECLARES-> m -T-> o: group o's in-edges by m first,
-                    // so a hub with many callers is read once, not once per caller.
+                    // x -DECLARES-> m -T-> o: o's in-edges grouped by m, so
+                    // each m's containers are read once.
                     Direction::In => {
-                        let mut via: HashMap<NodeIx, Vec<TypeIx>> = HashMap::new();
-                        for &(t, m) in adj(o).iter().filter(|(t, _)| *t != decl) {
-                            let types = via.entry(m).or_default();
-                            if !types.contains(&t) {
-                                types.push(t);
-                            }
-                        }
-                        for (m, types) in via {
+                        let mut via: Vec<(NodeIx, TypeIx)> =
+                            adj(o).iter().filter(|(t, _)| *t != decl).map(|&(t, m)| (m, t)).collect();
+                        via.sort_unstable();
+                        via.dedup();
+                        for group in via.chunk_by(|a, b| a.0 == b.0) {
+                            let m = group[0].0;
                             for &(_, x) in self.inn[m as usize].iter().filter(|(t, _)| *t == decl) {
-                                for &t in &types {
-                                    reach.entry((true, t)).or_default().insert(x);
+                                for &(_, t) in group {
+                                    reach.entry((true, t)).or_default().push(x);
                                 }
                             }
                         }
                     }
                 }
             }
-            map.extend(reach.into_iter().map(|((composed, t), nodes)| {
+            map.extend(reach.into_iter().map(|((composed, t), mut nodes)| {
+                nodes.sort_unstable();
+                nodes.dedup();
                 let name = &self.types[t as usize];
                 let key = if composed { format!("DECLARES.{name}") } else { name.clone() };
                 (key, nodes.len() as u64)

@@ -178,7 +178,7 @@ pub fn run(
     findings: &mut Findings,
 ) -> Response {
     let stats = lease.policy().stats();
-    let call = policy::Call { tool: tool.to_owned(), args: Value::Object(args.clone()).to_string() };
+    let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
     let mut hints = lease.prerequisites(&call, session).unwrap_or_else(|fault| {
         findings.note(|| format!("prerequisites: {fault}"));
@@ -218,7 +218,8 @@ pub fn run(
         }
     };
 
-    let example = outcome.as_ref().err().and_then(|e| e.example.as_ref()).and_then(Value::as_object);
+    let example = outcome.as_ref().err().and_then(|e| e.example.clone());
+    let example = example.as_ref().and_then(Value::as_object);
     let allowed: Vec<Allowed<'_>> = valid
         .iter()
         .filter(|h| h.actionable)
@@ -231,11 +232,10 @@ pub fn run(
             .note(|| format!("the text had {changed} line(s) showing calls that are not validated hints (cut out)"));
     }
 
-    let (is_error, mut structured) = match &outcome {
-        Ok(Value::Object(map)) => (false, map.clone()),
-        Ok(other) => (false, Map::from_iter([("result".to_owned(), other.clone())])),
-        Err(e) => {
-            let mut e = e.clone();
+    let (is_error, mut structured) = match outcome {
+        Ok(Value::Object(map)) => (false, map),
+        Ok(other) => (false, Map::from_iter([("result".to_owned(), other)])),
+        Err(mut e) => {
             match sanitize::safe_line(&e.message, 1000, &allowed) {
                 Some(message) if message == e.message => {}
                 Some(message) => {

@@ -16,8 +16,9 @@
 //! The text is first normalised the way a reader sees it: NFKC (so
 //! full-width or mathematical letters read as their plain forms), invisible
 //! characters removed, and `\"` read as `"`. Then a line holds a **call**
-//! wherever a tool name stands as a word, case-insensitively, followed —
-//! after at most a few spaces, `:`, `=`, `(`, quotes or backticks — by `{`;
+//! wherever a tool name stands, case-insensitively, followed —
+//! after at most a few spaces, `:`, `=`, `(`, quotes or backticks — by `{`
+//! (even glued to what precedes it: a reader skips that);
 //! and wherever a `tool` key names a tool (a hint record written out). A
 //! call is **allowed** when its arguments parse as a JSON object equal to a
 //! validated actionable hint of the response (or a validated teaching
@@ -29,6 +30,8 @@
 //! spaces come before it — must also hold at least one allowed call.
 //! Everything else is dropped, whole. A line the analysis cannot finish cheaply (too many `{` that do
 //! not parse) is dropped too: the filter fails closed.
+
+use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 use unicode_normalization::UnicodeNormalization;
@@ -54,7 +57,9 @@ pub struct Allowed<'a> {
 /// soft hyphens, variation selectors, tag characters, invisible fillers and
 /// the other format (Cf) characters.
 pub fn is_invisible(c: char) -> bool {
-    matches!(c,
+    // Everything below the soft hyphen is visible or a control character.
+    c >= '\u{AD}'
+        && matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{0600}'..='\u{0605}' | '\u{06DD}' | '\u{070F}'
         | '\u{0890}'..='\u{0891}' | '\u{08E2}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}'
@@ -129,7 +134,9 @@ fn clean_text(s: &str) -> String {
             out.push_str("\n… (truncated)");
             break;
         }
-        if is_line_break(c) {
+        if c.is_ascii_graphic() || c == ' ' {
+            out.push(c);
+        } else if is_line_break(c) {
             if c == '\r' && chars.peek() == Some(&'\n') {
                 chars.next();
             }
@@ -187,16 +194,17 @@ pub fn safe_line(l: &str, max: usize, allowed: &[Allowed<'_>]) -> Option<String>
 /// The allowed calls' arguments as they read once written in a text:
 /// cleaned and folded like the text itself (an argument holding a bidi
 /// control still matches its own line, which no longer shows it).
-fn seen_as_text(allowed: &[Allowed<'_>]) -> Vec<(String, Map<String, Value>)> {
+fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String, Value>>)> {
     allowed
         .iter()
         .map(|a| {
-            let shown = fold(&clean_text(&Value::Object(a.args.clone()).to_string()));
+            let written = serde_json::to_string(a.args).unwrap_or_default();
+            let shown = fold(&clean_text(&written));
             let args = match serde_json::from_str(&shown) {
-                Ok(Value::Object(map)) => map,
-                _ => a.args.clone(),
+                Ok(Value::Object(map)) if shown != written => Cow::Owned(map),
+                _ => Cow::Borrowed(a.args),
             };
-            (a.tool.to_owned(), args)
+            (a.tool, args)
         })
         .collect()
 }
@@ -205,7 +213,7 @@ fn seen_as_text(allowed: &[Allowed<'_>]) -> Vec<(String, Map<String, Value>)> {
 /// it must be dropped: it looks like a hint line without a validated call in
 /// it, it cannot be analysed within bounds, or a call in it cannot be cut
 /// out exactly (its span is not known in the text as shown).
-fn redact(l: &str, allowed: &[(String, Map<String, Value>)]) -> Option<String> {
+fn redact(l: &str, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> Option<String> {
     let folded = fold(l);
     let calls = calls_in(&folded)?;
     let (ok, bad): (Vec<&Found>, Vec<&Found>) = calls.iter().partition(|c| c.is_allowed(allowed));
@@ -250,7 +258,10 @@ pub fn has_call(s: &str) -> bool {
 
 /// The form a reader sees: NFKC, invisible characters removed, `\"` as `"`.
 fn fold(l: &str) -> String {
-    let visible: String = if l.is_ascii() { l.to_owned() } else { l.nfkc().filter(|c| !is_invisible(*c)).collect() };
+    let plain = l.is_ascii()
+        || (unicode_normalization::is_nfkc_quick(l.chars()) == unicode_normalization::IsNormalized::Yes
+            && !l.chars().any(is_invisible));
+    let visible: String = if plain { l.to_owned() } else { l.nfkc().filter(|c| !is_invisible(*c)).collect() };
     if visible.contains("\\\"") { visible.replace("\\\"", "\"") } else { visible }
 }
 
@@ -284,10 +295,10 @@ struct Found {
 }
 
 impl Found {
-    fn is_allowed(&self, allowed: &[(String, Map<String, Value>)]) -> bool {
-        self.call
-            .as_ref()
-            .is_some_and(|(tool, args)| is_template(args) || allowed.iter().any(|(t, a)| t == tool && a == args))
+    fn is_allowed(&self, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> bool {
+        self.call.as_ref().is_some_and(|(tool, args)| {
+            is_template(args) || allowed.iter().any(|(t, a)| t == tool && a.as_ref() == args)
+        })
     }
 }
 
@@ -388,8 +399,9 @@ fn is_tool(name: &str) -> bool {
 }
 
 /// The tool named right before a `{`: `describe {`, `describe({`,
-/// `` `describe` `` + `{`, `describe: {`, … (a word of its own), and where
-/// its name starts.
+/// `` `describe` `` + `{`, `describe: {`, …, and where its name starts. Not
+/// only as a word of its own: a reader skips what is glued before it
+/// (`[31mdescribe {` once an escape sequence lost its ESC).
 fn tool_before(before: &str) -> Option<(&'static str, usize)> {
     let mut rest = before;
     for _ in 0..4 {
@@ -402,10 +414,7 @@ fn tool_before(before: &str) -> Option<(&'static str, usize)> {
     }
     TOOL_NAMES.iter().copied().find_map(|t| {
         let start = rest.len().checked_sub(t.len())?;
-        (rest.is_char_boundary(start)
-            && rest[start..].eq_ignore_ascii_case(t)
-            && !rest[..start].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_'))
-        .then_some((t, start))
+        (rest.is_char_boundary(start) && rest[start..].eq_ignore_ascii_case(t)).then_some((t, start))
     })
 }
 
@@ -418,9 +427,6 @@ fn tool_key_mentions(folded: &str) -> usize {
     while let Some(off) = lower[from..].find("tool") {
         let at = from + off;
         from = at + 4;
-        if lower[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
-            continue;
-        }
         let after = lower[from..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let Some(value) = after.strip_prefix([':', '=']) else { continue };
         let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));

@@ -16,6 +16,7 @@ mod http;
 mod mcp_stdio;
 mod policy_native;
 mod polyglot;
+mod properties;
 mod sandbox;
 mod toolchain;
 mod wat_policy;
