@@ -3,7 +3,7 @@
 # with many generated cases (default 10,000,000 each), one at a time, timed.
 # Usage: bench/fuzz.sh [CASES]   (from the repository root)
 #
-# Each property runs on its own thread of one test binary; proptest stops at
+# Each property runs on one thread, two properties at a time; proptest stops at
 # the first failing case and prints its minimal input — that input becomes a
 # regression test. Figures: BENCHMARKS.md ("Property campaign").
 set -euo pipefail
@@ -22,7 +22,8 @@ props=(
     the_http_body_guard_answers_every_body
 )
 printf '%-42s %12s %10s %s\n' property cases seconds result
-for p in "${props[@]}"; do
+run_one() {
+    local p=$1 cases=$2 start end result
     start=$(date +%s.%N)
     if SIGNPOST_PROPTEST_CASES="$cases" cargo test --release --test e2e -q -- --exact "properties::$p" \
         >"target/tmp/fuzz-$p.log" 2>&1; then
@@ -31,5 +32,9 @@ for p in "${props[@]}"; do
         result="FAILED (target/tmp/fuzz-$p.log)"
     fi
     end=$(date +%s.%N)
-    printf "%-42s %12s %10.0f %s\n" "$p" "$cases" "$(awk "BEGIN { print $end - $start }")" "$result"
-done
+    printf '%-42s %12s %10.0f %s\n' "$p" "$cases" "$(awk "BEGIN { print $end - $start }")" "$result"
+}
+export -f run_one
+mkdir -p target/tmp
+# Two at a time: each property runs on one thread.
+printf '%s\n' "${props[@]}" | xargs -P 2 -I{} bash -c "run_one {} $cases"

@@ -261,7 +261,8 @@ impl LivePolicy {
                 "source": id.source,
                 "loaded_at_unix_ms": unix_ms(id.loaded_at),
                 "from_cache": id.from_cache,
-                "on_probation": (state.health.calls < PROBATION_CALLS).then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
+                "on_probation": (state.previous.is_some() && state.health.calls < PROBATION_CALLS)
+                    .then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
                 "health": {
                     "calls": state.health.calls,
                     "faulted": state.health.faulted,

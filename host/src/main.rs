@@ -238,12 +238,41 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let opts = args.http_options(addr)?;
             return signpost::http::serve(signpost, opts, signpost::http::shutdown_signal()).await;
         }
-        let service = Session::new(signpost).serve(rmcp::transport::stdio()).await?;
+        let session = Session::new(signpost);
+        let service = match stdio_pipes() {
+            Some(pipes) => session.serve(pipes).await?,
+            None => session.serve(rmcp::transport::stdio()).await?,
+        };
         tracing::info!("serving MCP on stdio");
         service.waiting().await?;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// stdin and stdout as pipes the runtime polls itself, when they are pipes
+/// (as when a client spawns the server) and stdout does not share its pipe
+/// with stderr (which is then made non-blocking too). Tokio's own stdio
+/// reads and writes on its blocking pool: two thread hand-offs a call, which
+/// cost more CPU than the call.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let file = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
+    let (input, output) = (file(std::io::stdin().as_fd())?, file(std::io::stdout().as_fd())?);
+    let (out_meta, err_meta) = (output.metadata().ok()?, std::fs::metadata("/dev/stderr").ok());
+    if err_meta.is_some_and(|e| e.dev() == out_meta.dev() && e.ino() == out_meta.ino()) {
+        return None;
+    }
+    let input = tokio::net::unix::pipe::Receiver::from_file(input).ok()?;
+    let output = tokio::net::unix::pipe::Sender::from_file(output).ok()?;
+    Some((input, output))
+}
+
+#[cfg(not(unix))]
+fn stdio_pipes() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+    None
 }
 
 fn check(file: &Path) -> anyhow::Result<ExitCode> {

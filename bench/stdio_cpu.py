@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Server CPU per tool call over MCP stdio, from the kernel's own accounting.
+
+Spawns `signpost` (optionally with `--policy FILE`), initializes one MCP
+session by hand (newline-delimited JSON-RPC, no SDK), makes WARMUP calls,
+then reads the server's utime+stime from /proc/PID/stat around N sequential
+calls of one tool. CPU time per call is what the server process spent on
+each call (rmcp, the pipeline, the policy, serialisation), independent of how
+fast this client is.
+
+Usage: bench/stdio_cpu.py [--bin target/release/signpost] [--policy FILE]
+                          [--calls 20000] [--tool describe]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import time
+
+CTRL = "721797098567ca69c8d8f724033dc6ec8670d50b"
+ARGS = {
+    "describe": {"id": CTRL},
+    "neighbors": {"ids": [CTRL], "direction": "out", "edge_types": ["DECLARES"]},
+    "resolve": {"identifier": "OrderService"},
+    "search": {"query": "order payment"},
+    "find": {"role": "controller"},
+}
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", default="target/release/signpost")
+    p.add_argument("--policy")
+    p.add_argument("--calls", type=int, default=20000)
+    p.add_argument("--warmup", type=int, default=2000)
+    p.add_argument("--tool", default="describe", choices=sorted(ARGS))
+    a = p.parse_args()
+    cmd = [a.bin] + (["--policy", a.policy, "--no-watch"] if a.policy else [])
+    server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
+    ids = iter(range(1, 1 << 30))
+
+    def request(method, params):
+        msg = {"jsonrpc": "2.0", "id": next(ids), "method": method, "params": params}
+        server.stdin.write((json.dumps(msg) + "\n").encode())
+        server.stdin.flush()
+        while True:
+            reply = json.loads(server.stdout.readline())
+            if "id" in reply:
+                if "error" in reply:
+                    raise SystemExit(f"{method}: {reply['error']}")
+                return reply["result"]
+
+    def notify(method):
+        server.stdin.write((json.dumps({"jsonrpc": "2.0", "method": method}) + "\n").encode())
+        server.stdin.flush()
+
+    try:
+        request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "stdio-cpu", "version": "0"}})
+        notify("notifications/initialized")
+        call = {"name": a.tool, "arguments": ARGS[a.tool]}
+        for _ in range(a.warmup):
+            request("tools/call", call)
+        before, started = cpu_seconds(server.pid), time.perf_counter()
+        for _ in range(a.calls):
+            result = request("tools/call", call)
+        wall, cpu = time.perf_counter() - started, cpu_seconds(server.pid) - before
+        assert not result.get("isError"), result
+        print(json.dumps({
+            "tool": a.tool, "policy": a.policy or "embedded default", "calls": a.calls,
+            "server_cpu_us_per_call": round(cpu / a.calls * 1e6, 1),
+            "wall_us_per_call": round(wall / a.calls * 1e6, 1),
+        }))
+    finally:
+        server.kill()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
