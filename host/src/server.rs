@@ -169,7 +169,18 @@ impl ServerHandler for Session {
         // place, handing this worker's other tasks to another thread, rather
         // than bouncing it to the blocking pool and back (two thread wake-ups
         // a call, which cost more CPU than the pipeline itself).
-        let response = tokio::task::block_in_place(|| self.signpost.call(&name, args, &self.context));
+        // (`block_in_place` needs a multi-threaded runtime; on any other, the
+        // blocking pool.)
+        let multi_thread =
+            tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
+        let response = if multi_thread {
+            tokio::task::block_in_place(|| self.signpost.call(&name, args, &self.context))
+        } else {
+            let (signpost, context) = (self.signpost.clone(), self.context.clone());
+            tokio::task::spawn_blocking(move || signpost.call(&name, args, &context))
+                .await
+                .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?
+        };
         let content = vec![ContentBlock::text(response.text)];
         let mut result =
             if response.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
