@@ -245,11 +245,6 @@ fn redact(l: &str, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> Option<St
     rest.iter().all(|c| c.is_allowed(allowed)).then_some(out)
 }
 
-/// Whether one cleaned line may reach the agent unchanged.
-pub fn line_is_safe(l: &str, allowed: &[Allowed<'_>]) -> bool {
-    redact(l, &seen_as_text(allowed)).is_some_and(|kept| kept == l)
-}
-
 /// Whether `s` (one line) shows any call at all, allowed or not, or cannot
 /// be analysed. For fields that must hold no call, such as hint reasons.
 pub fn has_call(s: &str) -> bool {
