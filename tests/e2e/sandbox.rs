@@ -124,8 +124,11 @@ fn malformed_components_are_refused_with_a_reason() {
     let wat = |text: &str| wat::parse_str(text).unwrap_or_else(|e| panic!("{e}"));
     let not_wasm = engine.load(b"\x00asm but not really", "junk").map(|_| ()).unwrap_err();
     assert!(matches!(not_wasm, LoadError::Compile(_)), "{not_wasm}");
+    let text = engine.load(b"#!/bin/sh\necho policy", "script").map(|_| ()).unwrap_err();
+    assert!(text.to_string().contains("not a WebAssembly file"), "{text}");
     let module = engine.load(&wat("(module)"), "core module").map(|_| ()).unwrap_err();
     assert!(matches!(module, LoadError::Compile(_)), "{module}");
+    assert!(module.to_string().contains("a core WebAssembly module, not a component"), "{module}");
     let empty = engine.load(&wat("(component)"), "empty").map(|_| ()).unwrap_err();
     assert!(matches!(empty, LoadError::World { .. }), "{empty}");
     assert!(empty.to_string().contains("signpost:policy/policy@0.1.0"), "{empty}");

@@ -357,6 +357,20 @@ impl PolicyEngine {
                 }
             }
         }
+        if !bytes.starts_with(b"\0asm") {
+            return Err(LoadError::Compile(
+                "not a WebAssembly file (it does not start with `\\0asm`): pass the `.wasm` component a policy \
+                 build produces, e.g. `cargo build --target wasm32-wasip2 --release`"
+                    .into(),
+            ));
+        }
+        if bytes.get(4..8) == Some(&[1, 0, 0, 0]) {
+            return Err(LoadError::Compile(
+                "a core WebAssembly module, not a component: build for `wasm32-wasip2` (which links a component), \
+                 or wrap the module with `wasm-tools component new`"
+                    .into(),
+            ));
+        }
         let component = Component::new(&self.engine, bytes).map_err(|e| LoadError::Compile(describe_load_error(&e)))?;
         if let Some(path) = path {
             match component.serialize() {
