@@ -1,35 +1,42 @@
 //! The one sanitiser: every text that leaves the host goes through here.
 //!
 //! Three audiences, three functions:
-//! - the agent's text ([`agent_text`], [`line`]): invisible and reordering
-//!   characters removed, every kind of line break made a real `\n`, and no
-//!   line that reads as a call unless that call is one the host validated;
+//! - the agent's text ([`agent_text`]): invisible and reordering characters
+//!   removed, every kind of line break made a real `\n`, and no call shown
+//!   unless it is one the host validated;
 //! - the log and the terminal ([`escape`]): anything that is not plainly
 //!   printable (line breaks, escapes, bidi overrides, zero-width characters)
 //!   is written as `\u{…}`, so a guest-chosen name can never start a line of
 //!   its own or move the cursor;
-//! - single-line fields such as a hint's reason or a teaching message
-//!   ([`line`], [`has_call`]).
+//! - single-line fields ([`line`]; [`safe_line`] for a teaching message,
+//!   [`has_call`] for a hint's reason).
 //!
 //! # What reads as a call
 //!
 //! The text is first normalised the way a reader sees it: NFKC (so
 //! full-width or mathematical letters read as their plain forms), invisible
 //! characters removed, and `\"` read as `"`. Then a line holds a **call**
-//! wherever a tool name stands, case-insensitively, followed —
-//! after at most a few spaces, `:`, `=`, `(`, quotes or backticks — by `{`
-//! (even glued to what precedes it: a reader skips that);
-//! and wherever a `tool` key names a tool (a hint record written out). A
-//! call is **allowed** when its arguments parse as a JSON object equal to a
-//! validated actionable hint of the response (or a validated teaching
-//! example), or when it is a template: some argument string is a whole
-//! `<placeholder>`, so it cannot be sent as it is.
+//! wherever a tool name stands, case-insensitively, followed — after at most
+//! a few spaces, `:`, `=`, `(`, quotes or backticks — by `{` (even glued to
+//! what precedes it: a reader skips that); and wherever a `tool` key names a
+//! tool (a hint record written out). A call is **allowed** when its
+//! arguments parse as a JSON object equal to a validated actionable hint of
+//! the response (or a validated teaching example), or when it is a
+//! template: some argument string is a whole `<placeholder>`, so it cannot
+//! be sent as it is.
 //!
-//! A line survives when every call in it is allowed. A line that *looks
-//! like* a hint line — its first word is `next`, whatever arrows, bullets or
-//! spaces come before it — must also hold at least one allowed call.
-//! Everything else is dropped, whole. A line the analysis cannot finish cheaply (too many `{` that do
-//! not parse) is dropped too: the filter fails closed.
+//! # What happens to a line
+//!
+//! - Every call in it allowed: it stays as it is.
+//! - It *looks like* a hint line — its first word is `next` followed by
+//!   `:`, a dash, an arrow, `>` or `=`, whatever arrows, bullets or spaces
+//!   come before it: it stays only if it holds at least one call and all
+//!   its calls are allowed; otherwise it is dropped whole.
+//! - Otherwise each call that is not allowed is cut out and replaced by
+//!   [`REDACTED`]; where that cannot be done exactly (the normalised line
+//!   differs from the text, or a call's extent is unknown) the line is
+//!   dropped. A line the analysis cannot finish cheaply (too many `{` that
+//!   do not parse) is dropped too: the filter fails closed.
 
 use std::borrow::Cow;
 
