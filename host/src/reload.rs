@@ -2,7 +2,7 @@
 //!
 //! A candidate goes live only after it compiled (or came from the cache),
 //! linked against the `hints` world, identified itself and passed the
-//! [`selfcheck`](crate::selfcheck). Anything less leaves the serving policy
+//! [`crate::selfcheck`]. Anything less leaves the serving policy
 //! in place and is recorded. Triggers: changes to the `--policy` file
 //! (writes, creates and atomic renames, debounced) and SIGHUP. Swaps run one
 //! at a time, off the request path.

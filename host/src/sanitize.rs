@@ -8,7 +8,7 @@
 //!   printable (line breaks, escapes, bidi overrides, zero-width characters)
 //!   is written as `\u{…}`, so a guest-chosen name can never start a line of
 //!   its own or move the cursor;
-//! - single-line fields ([`line`]; [`safe_line`] for a teaching message,
+//! - single-line fields ([`line()`]; [`safe_line`] for a teaching message,
 //!   [`has_call`] for a hint's reason).
 //!
 //! # What reads as a call
@@ -192,7 +192,7 @@ pub fn agent_text(text: &str, allowed: &[Allowed<'_>]) -> (String, usize) {
 pub const REDACTED: &str = "[unvalidated call removed]";
 
 /// One line for an agent, single-line fields included (a teaching message):
-/// cleaned like [`line`], then its unvalidated calls redacted; `None` when
+/// cleaned like [`line()`], then its unvalidated calls redacted; `None` when
 /// the line must go whole.
 pub fn safe_line(l: &str, max: usize, allowed: &[Allowed<'_>]) -> Option<String> {
     redact(&line(l, max), &seen_as_text(allowed))
