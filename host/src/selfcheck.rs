@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -194,9 +195,9 @@ pub fn run(
     let graph = SAMPLE.get_or_init(Graph::sample);
     let started = Instant::now();
     let stats = policy.stats();
-    let calls_before = stats.calls.load(std::sync::atomic::Ordering::Relaxed);
-    let hints_before = stats.hints_emitted.load(std::sync::atomic::Ordering::Relaxed);
-    let timeouts_before = stats.timeouts.load(std::sync::atomic::Ordering::Relaxed);
+    let calls_before = stats.calls.load(Ordering::Relaxed);
+    let hints_before = stats.hints_emitted.load(Ordering::Relaxed);
+    let timeouts_before = stats.timeouts.load(Ordering::Relaxed);
     let svc = graph.nodes().iter().find(|n| n.name == "OrderService").map(|n| n.id.clone()).unwrap_or_default();
     let mut problems = Problems::default();
     let mut report = Report::default();
@@ -219,7 +220,7 @@ pub fn run(
             for note in findings.notes() {
                 problems.add(note.clone(), &label);
             }
-            if stats.timeouts.load(std::sync::atomic::Ordering::Relaxed) > timeouts_before {
+            if stats.timeouts.load(Ordering::Relaxed) > timeouts_before {
                 stopped = Some(format!(
                     "a call timed out (deadline {} ms); a policy must answer within its deadline",
                     timeout.as_millis()
@@ -229,8 +230,8 @@ pub fn run(
         }
     }
     report.took = started.elapsed();
-    report.policy_calls = stats.calls.load(std::sync::atomic::Ordering::Relaxed) - calls_before;
-    report.hints_valid = stats.hints_emitted.load(std::sync::atomic::Ordering::Relaxed) - hints_before;
+    report.policy_calls = stats.calls.load(Ordering::Relaxed) - calls_before;
+    report.hints_valid = stats.hints_emitted.load(Ordering::Relaxed) - hints_before;
     if problems.is_empty() && stopped.is_none() {
         return Ok(report);
     }

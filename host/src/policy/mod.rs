@@ -422,8 +422,8 @@ impl PolicyEngine {
             },
         };
         let info = policy.cold_lease().identity().map_err(LoadError::Identity)?;
-        policy.info.name = crate::sanitize::line(&info.name, 80);
-        policy.info.version = crate::sanitize::line(&info.version, 80);
+        policy.info.name = crate::clip(&info.name);
+        policy.info.version = crate::clip(&info.version);
         tracing::info!(
             policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
             from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
