@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
     let engine = PolicyEngine::new(Limits::default()).expect("engine");
     let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").expect("default policy");
     let graph = Graph::sample();
-    let ctrl = graph.nodes().iter().find(|n| n.name == "OrderController").expect("sample").id.clone();
+    let ctrl = graph.find_named("OrderController").expect("sample").id();
     let describe_args = json!({"id": ctrl});
     let describe_result = tools::execute(
         &graph,

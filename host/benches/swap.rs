@@ -116,7 +116,7 @@ fn main() {
     bytes.push(0x01);
     std::fs::write(&twin, &bytes).expect("twin");
     let twin = twin.display().to_string();
-    let ctrl = sp.graph().nodes().iter().find(|n| n.name == "OrderController").expect("sample").id.clone();
+    let ctrl = sp.graph().find_named("OrderController").expect("sample").id();
     let mut rates = Vec::new();
     for swapping in [false, true] {
         let stop = Arc::new(AtomicBool::new(false));

@@ -219,10 +219,7 @@ fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Resu
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let graph = match &args.graph {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading graph {}", path.display()))?;
-            Graph::from_json(&text).with_context(|| format!("loading graph {}", path.display()))?
-        }
+        Some(path) => signpost::graph::load(path).with_context(|| format!("loading graph {}", path.display()))?,
         None => Graph::sample(),
     };
     tracing::info!(graph = graph.name(), nodes = graph.node_count(), edges = graph.edge_count(), "graph loaded");

@@ -1,10 +1,15 @@
-//! Ranked fuzzy lookup over names, qualified names and docs.
+//! Ranked fuzzy lookup over names, qualified names and docs, on the
+//! graph's indexes (`docs/search.md`).
 //!
 //! Each symbol scores the best of several signals, from an exact name (1.0)
 //! down to a loose subsequence of its name; multi-word queries score the
 //! share of words found. Scores are comparable across queries: below 0.5 a
-//! match is a guess.
+//! match is a guess. Only symbols an index can produce are scored: names
+//! containing the query (one `memmem` pass over the lower-cased names),
+//! qualified names whose container contains it, docs with the word, and,
+//! for the loose tier, names that start with the query's first character.
 
+use crate::graph::index::lower;
 use crate::graph::{Graph, NodeIx};
 
 /// Matches scoring below this are not returned.
@@ -12,74 +17,94 @@ pub const MIN_SCORE: f64 = 0.2;
 
 /// All matches for `query`, best first: (node, score in 0..=1).
 pub fn rank(graph: &Graph, query: &str) -> Vec<(NodeIx, f64)> {
-    let q = query.trim().to_lowercase();
-    let words: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
-    let mut hits: Vec<(NodeIx, f64)> = graph
-        .nodes()
-        .iter()
-        .enumerate()
-        .filter_map(|(ix, n)| {
-            let name = n.name.to_lowercase();
-            let fqn = n.fqn.to_lowercase();
-            let score = if words.len() > 1 {
-                let doc = n.doc.to_lowercase();
-                let per_word: f64 = words
-                    .iter()
-                    .map(|w| {
-                        if name.contains(w) {
-                            1.0
-                        } else if fqn.contains(w) {
-                            0.8
-                        } else if doc.contains(w) {
-                            0.5
-                        } else {
-                            0.0
-                        }
-                    })
-                    .sum();
-                0.9 * per_word / words.len() as f64
-            } else {
-                single(&q, &name, &fqn, &n.doc.to_lowercase())
-            };
-            (score >= MIN_SCORE).then_some((ix as NodeIx, (score * 1000.0).round() / 1000.0))
-        })
-        .collect();
+    let q = lower(query.trim()).replace('\0', "");
+    let terms: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
+    let mut hits = match terms[..] {
+        [] => Vec::new(),
+        [one] => single(graph, one),
+        _ => several(graph, &terms),
+    };
+    hits.retain(|h| h.1 >= MIN_SCORE);
+    for h in &mut hits {
+        h.1 = (h.1 * 1000.0).round() / 1000.0;
+    }
     hits.sort_by(|a, b| {
         b.1.total_cmp(&a.1).then_with(|| {
             let (x, y) = (graph.node(a.0), graph.node(b.0));
-            (x.fqn.len(), &x.fqn).cmp(&(y.fqn.len(), &y.fqn))
+            (x.fqn().len(), x.fqn(), a.0).cmp(&(y.fqn().len(), y.fqn(), b.0))
         })
     });
     hits
 }
 
-fn single(q: &str, name: &str, fqn: &str, doc: &str) -> f64 {
-    if q.is_empty() {
-        return 0.0;
+/// Keeps the best score per node.
+fn best(mut scored: Vec<(NodeIx, f64)>) -> Vec<(NodeIx, f64)> {
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    scored.dedup_by_key(|h| h.0);
+    scored
+}
+
+fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
+    let ix = graph.index();
+    let mut scored: Vec<(NodeIx, f64)> = Vec::new();
+    scored.extend(ix.name_is(q).iter().map(|&n| (n, 1.0)));
+    scored.extend(ix.fqn_is(graph, q).iter().map(|&n| (n, 1.0)));
+    let tail = q.rsplit(['.', '/', '#', ' ', ':']).next().unwrap_or(q);
+    for &n in ix.tail_is(graph, tail) {
+        let fqn = lower(graph.node(n).fqn());
+        if fqn.len() > q.len() && fqn.ends_with(q) && fqn[..fqn.len() - q.len()].ends_with(['.', ':', '/', '#', ' ']) {
+            scored.push((n, 0.95));
+        }
     }
-    if name == q || fqn == q {
-        return 1.0;
+    for n in ix.name_contains(q) {
+        let name = ix.lower_name(n);
+        let coverage = q.len() as f64 / name.len().max(1) as f64;
+        scored.push((n, if name.starts_with(q) { 0.7 } else { 0.6 } + 0.2 * coverage));
     }
-    if fqn.ends_with(&format!(".{q}")) {
-        return 0.95;
+    scored.extend(ix.container_contains(q).into_iter().map(|n| (n, 0.55)));
+    scored.extend(ix.doc_has_word(q).iter().map(|&n| (n, 0.45)));
+    if q.chars().count() >= 3 {
+        let first = q.chars().next().map(|c| c.to_string()).unwrap_or_default();
+        for &n in ix.name_starts_with(&first) {
+            let name = ix.lower_name(n);
+            if let Some(spread) = subsequence(q, name) {
+                let coverage = q.len() as f64 / name.len().max(1) as f64;
+                scored.push((n, 0.25 + 0.2 * coverage.min(1.0) / spread));
+            }
+        }
     }
-    let coverage = q.len() as f64 / name.len().max(1) as f64;
-    if name.starts_with(q) {
-        return 0.7 + 0.2 * coverage;
-    }
-    if name.contains(q) {
-        return 0.6 + 0.2 * coverage;
-    }
-    if fqn.contains(q) {
-        return 0.55;
-    }
-    if doc.split(|c: char| !c.is_alphanumeric()).any(|w| w == q) {
-        return 0.45;
-    }
-    if q.chars().count() < 3 {
-        return 0.0;
-    }
-    subsequence(q, name).map_or(0.0, |spread| 0.25 + 0.2 * coverage.min(1.0) / spread)
+    best(scored)
+}
+
+/// Several words: each scores 1 in the name, 0.8 in the qualified name's
+/// container, 0.5 as a doc word; the symbol scores 0.9 × the mean.
+fn several(graph: &Graph, terms: &[&str]) -> Vec<(NodeIx, f64)> {
+    let ix = graph.index();
+    let per_term: Vec<[Vec<NodeIx>; 3]> =
+        terms.iter().map(|t| [ix.name_contains(t), ix.container_contains(t), ix.doc_has_word(t).to_vec()]).collect();
+    let mut candidates: Vec<NodeIx> = per_term.iter().flat_map(|sets| sets.iter().flatten().copied()).collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    candidates
+        .into_iter()
+        .map(|n| {
+            let sum: f64 = per_term
+                .iter()
+                .map(|[name, container, doc]| {
+                    if name.binary_search(&n).is_ok() {
+                        1.0
+                    } else if container.binary_search(&n).is_ok() {
+                        0.8
+                    } else if doc.binary_search(&n).is_ok() {
+                        0.5
+                    } else {
+                        0.0
+                    }
+                })
+                .sum();
+            (n, 0.9 * sum / terms.len() as f64)
+        })
+        .collect()
 }
 
 /// Whether `q`'s characters appear in order in `s`; how spread out (>= 1).
@@ -102,7 +127,7 @@ mod tests {
     #[test]
     fn exact_beats_prefix_beats_fuzzy() {
         let g = Graph::sample();
-        let top = |q: &str| rank(&g, q).first().map(|(ix, s)| (g.node(*ix).name.clone(), *s));
+        let top = |q: &str| rank(&g, q).first().map(|(ix, s)| (g.node(*ix).name().to_owned(), *s));
         assert_eq!(top("OrderService"), Some(("OrderService".into(), 1.0)));
         let (name, score) = top("ordcontr").unwrap_or_default();
         assert_eq!(name, "OrderController");
@@ -110,5 +135,20 @@ mod tests {
         let (_, score) = top("payment refund").unwrap_or_default();
         assert!(score > 0.5);
         assert!(rank(&g, "zzzzqqq").is_empty());
+        assert!(rank(&g, " \0 ").is_empty());
+    }
+
+    #[test]
+    fn the_index_finds_what_a_scan_would() {
+        let g = Graph::sample();
+        for q in ["order", "repo", "pay", "Controller", "status"] {
+            let lq = q.to_lowercase();
+            let scan: Vec<NodeIx> =
+                g.iter().filter(|n| n.name().to_lowercase().contains(&lq)).map(|n| n.ix()).collect();
+            let found = rank(&g, q);
+            for n in scan {
+                assert!(found.iter().any(|h| h.0 == n), "{q}: {} missing", g.node(n).name());
+            }
+        }
     }
 }

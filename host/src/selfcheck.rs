@@ -150,7 +150,7 @@ fn sessions(seen: &str) -> [policy::Session; 2] {
 
 /// The probe calls: (tool, args, in both sessions?).
 fn probes(graph: &Graph) -> Vec<(&'static str, Value, bool)> {
-    let id_of = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
+    let id_of = |name: &str| graph.find_named(name).map(|n| n.id()).unwrap_or_default();
     let (ctrl, svc) = (id_of("OrderController"), id_of("OrderService"));
     let neighbors = |ids: Value| json!({"ids": ids, "direction": "out", "edge_types": ["CALLS"]});
     let mut probes = vec![
@@ -198,7 +198,7 @@ pub fn run(
     let calls_before = stats.calls.load(Ordering::Relaxed);
     let hints_before = stats.hints_emitted.load(Ordering::Relaxed);
     let timeouts_before = stats.timeouts.load(Ordering::Relaxed);
-    let svc = graph.nodes().iter().find(|n| n.name == "OrderService").map(|n| n.id.clone()).unwrap_or_default();
+    let svc = graph.find_named("OrderService").map(|n| n.id()).unwrap_or_default();
     let mut problems = Problems::default();
     let mut report = Report::default();
     let mut stopped = None;

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::graph::{Direction, EdgeKey, EdgeSummary, Graph, Node, NodeIx, is_id};
+use crate::graph::{Direction, EdgeKey, EdgeSummary, Graph, Node, NodeIx, NodeRef, is_id};
 
 /// The tools, in the order `tools/list` shows them.
 pub const TOOL_NAMES: [&str; 5] = ["resolve", "describe", "find", "search", "neighbors"];
@@ -220,16 +220,16 @@ pub struct Symbol {
     pub roles: Vec<String>,
 }
 
-impl From<&Node> for Symbol {
-    fn from(n: &Node) -> Self {
+impl From<NodeRef<'_>> for Symbol {
+    fn from(n: NodeRef<'_>) -> Self {
         Symbol {
-            id: n.id.clone(),
-            kind: n.kind.clone(),
-            name: n.name.clone(),
-            fqn: n.fqn.clone(),
-            file: n.file.clone(),
-            line: n.line,
-            roles: n.roles.clone(),
+            id: n.id(),
+            kind: n.kind().to_owned(),
+            name: n.name().to_owned(),
+            fqn: n.fqn().to_owned(),
+            file: n.file().to_owned(),
+            line: n.line(),
+            roles: n.roles().map(str::to_owned).collect(),
         }
     }
 }
@@ -643,22 +643,13 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
     match call {
         Parsed::Resolve(a) => to_value(&resolve(graph, &a)),
         Parsed::Describe(ix) => {
-            to_value(&DescribeResult { record: graph.node(ix).clone(), edge_summary: graph.edge_summary(&[ix]) })
+            to_value(&DescribeResult { record: graph.node(ix).to_node(), edge_summary: graph.edge_summary(&[ix]) })
         }
         Parsed::Find(a) => {
-            let lc = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_lowercase);
-            let (kind, role, name, path) = (lc(&a.kind), lc(&a.role), lc(&a.name), lc(&a.path));
-            let hits: Vec<Symbol> = graph
-                .nodes()
-                .iter()
-                .filter(|n| kind.as_ref().is_none_or(|k| n.kind.eq_ignore_ascii_case(k)))
-                .filter(|n| role.as_ref().is_none_or(|r| n.roles.iter().any(|x| x.eq_ignore_ascii_case(r))))
-                .filter(|n| name.as_ref().is_none_or(|s| n.name.to_lowercase().contains(s.as_str())))
-                .filter(|n| path.as_ref().is_none_or(|s| n.file.to_lowercase().contains(s.as_str())))
-                .map(Symbol::from)
-                .collect();
+            let hits = find(graph, &a);
             let total = hits.len() as u64;
-            to_value(&FindResult { results: page(hits, a.limit, a.offset), total, limit: a.limit, offset: a.offset })
+            let results = page(hits, a.limit, a.offset).into_iter().map(|ix| Symbol::from(graph.node(ix))).collect();
+            to_value(&FindResult { results, total, limit: a.limit, offset: a.offset })
         }
         Parsed::Search(a) => {
             let scored = crate::search::rank(graph, &a.query);
@@ -670,36 +661,86 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             to_value(&SearchResult { query: a.query, results, total, limit: a.limit, offset: a.offset })
         }
         Parsed::Neighbors { origins, direction, keys, limit, offset } => {
-            let mut all = Vec::new();
+            // Count every (origin, key) group; materialise only the groups
+            // the page reaches, so a hub with 100,000 callers costs a page.
+            let (start, end) = (offset as usize, offset as usize + limit as usize);
+            let mut total = 0usize;
+            let mut window = Vec::new();
             for &o in &origins {
                 for (key, parsed) in &keys {
-                    for other in graph.walk(o, direction, parsed) {
-                        all.push((o, key, other));
+                    let n = graph.walk_len(o, direction, parsed);
+                    if total < end && total + n > start {
+                        let walked = graph.walk(o, direction, parsed);
+                        let from = start.saturating_sub(total);
+                        let to = (end - total).min(walked.len());
+                        window.extend(walked[from.min(to)..to].iter().map(|&other| (o, key, other)));
                     }
+                    total += n;
                 }
             }
-            let total = all.len() as u64;
             let available = (total == 0).then(|| graph.edge_summary(&origins));
-            let results = page(all, limit, offset)
+            let results = window
                 .into_iter()
                 .map(|(o, key, other)| Neighbor {
-                    origin: graph.node(o).id.clone(),
+                    origin: graph.node(o).id(),
                     edge: key.clone(),
                     other: Symbol::from(graph.node(other)),
                 })
                 .collect();
             to_value(&NeighborsResult {
-                ids: origins.iter().map(|&o| graph.node(o).id.clone()).collect(),
+                ids: origins.iter().map(|&o| graph.node(o).id()).collect(),
                 direction,
                 edge_types: keys.into_iter().map(|(k, _)| k).collect(),
                 results,
-                total,
+                total: total as u64,
                 limit,
                 offset,
                 available,
             })
         }
     }
+}
+
+/// `find`: the most selective index gives the candidates (name substring,
+/// then kind, role, file), the other filters check each; ascending ids of
+/// the graph's order.
+fn find(graph: &Graph, a: &FindArgs) -> Vec<NodeIx> {
+    let lc = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(crate::graph::index::lower);
+    let (kind, role, name, path) = (lc(&a.kind), lc(&a.role), lc(&a.name), lc(&a.path));
+    let ix = graph.index();
+    let union = |lists: Vec<&[NodeIx]>| {
+        let mut v: Vec<NodeIx> = lists.into_iter().flatten().copied().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let matching = |table: &[String], want: &str| -> Vec<usize> {
+        table.iter().enumerate().filter(|(_, t)| t.eq_ignore_ascii_case(want)).map(|(i, _)| i).collect()
+    };
+    let files_matching = |want: &str| -> Vec<usize> {
+        graph.files.iter().enumerate().filter(|(_, f)| f.to_lowercase().contains(want)).map(|(i, _)| i).collect()
+    };
+    let candidates: Vec<NodeIx> = if let Some(n) = &name {
+        ix.name_contains(n)
+    } else if let Some(k) = &kind {
+        union(matching(&graph.kinds, k).into_iter().map(|k| ix.by_kind.get(k)).collect())
+    } else if let Some(r) = &role {
+        union(matching(&graph.roles, r).into_iter().map(|r| ix.by_role.get(r)).collect())
+    } else if let Some(p) = &path {
+        union(files_matching(p).into_iter().map(|f| ix.by_file.get(f)).collect())
+    } else {
+        (0..graph.node_count() as NodeIx).collect()
+    };
+    let file_ok: Option<Vec<usize>> = path.as_deref().map(files_matching);
+    candidates
+        .into_iter()
+        .filter(|&i| {
+            let n = graph.node(i);
+            kind.as_ref().is_none_or(|k| n.kind().eq_ignore_ascii_case(k))
+                && role.as_ref().is_none_or(|r| n.has_role(r))
+                && file_ok.as_ref().is_none_or(|f| f.binary_search(&(graph.recs[i as usize].file as usize)).is_ok())
+        })
+        .collect()
 }
 
 fn kind_rank(kind: &str) -> u8 {
@@ -715,30 +756,38 @@ fn kind_rank(kind: &str) -> u8 {
 fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
     let ident = a.identifier.trim();
     let kind = a.kind.as_deref().map(str::trim).filter(|k| !k.is_empty());
-    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind.eq_ignore_ascii_case(k));
+    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind().eq_ignore_ascii_case(k));
+    let index = graph.index();
     let mut hits: Vec<NodeIx> = Vec::new();
-    let lower = ident.to_ascii_lowercase();
+    let lower = crate::graph::index::lower(ident);
     if is_id(&lower)
         && let Some(ix) = graph.lookup(&lower)
     {
         hits.push(ix);
     }
-    let (by_fqn, by_name) = graph.by_exact_name(ident);
     if hits.is_empty() {
-        hits = by_fqn.iter().copied().filter(keep).collect();
+        hits = index.fqn_is(graph, &lower).iter().copied().filter(keep).collect();
     }
     if hits.is_empty() {
-        let suffixes = [format!(".{lower}"), format!("::{lower}"), format!("/{lower}"), format!(" {lower}")];
-        hits = (0..graph.node_count() as NodeIx)
+        // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
+        // the symbols whose last segment is the identifier's, then the
+        // suffix checked on each.
+        let tail = &lower[crate::graph::index::tail_start(&lower)..];
+        let suffixes =
+            [format!(".{lower}"), format!("::{lower}"), format!("/{lower}"), format!(" {lower}"), format!("#{lower}")];
+        hits = index
+            .tail_is(graph, tail)
+            .iter()
+            .copied()
             .filter(|ix| {
-                let fqn = graph.node(*ix).fqn.to_lowercase();
+                let fqn = crate::graph::index::lower(graph.node(*ix).fqn());
                 suffixes.iter().any(|s| fqn.ends_with(s.as_str()))
             })
             .filter(keep)
             .collect();
     }
     if hits.is_empty() {
-        hits = by_name.iter().copied().filter(keep).collect();
+        hits = index.name_is(&lower).iter().copied().filter(keep).collect();
     }
     hits.retain(keep);
     // Names that differ only in case (`Order.status`, `Order.Status`): the
@@ -750,19 +799,21 @@ fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
             .copied()
             .filter(|ix| {
                 let n = graph.node(*ix);
-                n.name == ident || n.fqn == ident || n.fqn.ends_with(&dotted)
+                n.name() == ident || n.fqn() == ident || n.fqn().ends_with(&dotted)
             })
             .collect();
         if exact.len() == 1 {
             hits = exact;
         }
     }
+    // Defined symbols before external placeholders, types before members.
     hits.sort_by_key(|ix| {
         let n = graph.node(*ix);
-        (kind_rank(&n.kind), n.fqn.len(), n.fqn.clone())
+        (n.has_role(crate::graph::EXTERNAL), kind_rank(n.kind()), n.fqn().len(), n.fqn(), *ix)
     });
+    let total = hits.len();
     hits.truncate(MAX_CANDIDATES);
-    let status = match hits.len() {
+    let status = match total {
         0 => ResolveStatus::None,
         1 => ResolveStatus::One,
         _ => ResolveStatus::Many,
@@ -816,7 +867,7 @@ mod tests {
     #[test]
     fn bad_arguments_teach() {
         let g = Graph::sample();
-        let id = g.nodes()[0].id.clone();
+        let id = g.node(0).id();
         let e = run(&g, "neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["CALLZ"]})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::BadArgument);
         assert!(e.message.contains("CALLS"), "{}", e.message);

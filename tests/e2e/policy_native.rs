@@ -198,7 +198,7 @@ mod component_agrees_with_native {
         let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").unwrap_or_else(|e| panic!("{e}"));
         let mut lease = policy.cold_lease();
         let graph = Graph::sample();
-        let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
+        let id = |name: &str| graph.find_named(name).map(|n| n.id()).unwrap_or_default();
         let (ctrl, svc) = (id("OrderController"), id("OrderService"));
         let calls = [
             ("resolve", json!({"identifier": "placeOrder"})),

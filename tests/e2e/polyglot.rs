@@ -259,7 +259,7 @@ fn probes() -> Probes {
     let policy = engine.load(&read(DEFAULT_POLICY), "default").unwrap_or_else(|e| panic!("{e}"));
     let mut lease = policy.cold_lease();
     let graph = Graph::sample();
-    let id = |name: &str| graph.nodes().iter().find(|n| n.name == name).map(|n| n.id.clone()).unwrap_or_default();
+    let id = |name: &str| graph.find_named(name).map(|n| n.id()).unwrap_or_default();
     let (ctrl, svc) = (id("OrderController"), id("OrderService"));
     let mut p = Probes { calls: vec![json!({"fn": "identity", "args": []})], expected: vec![] };
     let info = answered(lease.identity());

@@ -107,7 +107,7 @@ fn garbage_from_the_policy_never_reaches_the_agent() {
     let next: Vec<&str> = r.text.lines().filter(|l| l.starts_with("→ next: ")).collect();
     assert_eq!(next, [format!("→ next: search {}", json!({"query": "order"}))], "{}", r.text);
     // Coercion garbage: malformed ids fall back to strict reading…
-    let id = Graph::sample().nodes()[0].id.clone();
+    let id = Graph::sample().node(0).id();
     let r =
         call(&sp, "neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["DECLARES", "chaos:badids"]}));
     assert_eq!(r.structured["error"]["kind"], "bad_argument", "strict coercion read the ids: {}", r.text);

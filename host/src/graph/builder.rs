@@ -1,0 +1,247 @@
+//! The one way to make a [`Graph`]: every format adds nodes and edges here,
+//! and [`GraphBuilder::build`] lays them out and indexes them.
+
+use std::collections::HashMap;
+
+use super::index::Index;
+use super::{Adjacency, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
+
+/// The role that marks a symbol a graph only references (defined elsewhere).
+pub const EXTERNAL: &str = "external";
+
+/// A node to add: its fields, borrowed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NodeSpec<'a> {
+    /// Binary id (the 20 bytes of its 40 hex characters).
+    pub id: RawId,
+    /// Kind (not empty).
+    pub kind: &'a str,
+    /// Short name (not empty).
+    pub name: &'a str,
+    /// Qualified name.
+    pub fqn: &'a str,
+    /// Source file.
+    pub file: &'a str,
+    /// 1-based line, 0 when unknown.
+    pub line: u32,
+    /// Roles.
+    pub roles: &'a [&'a str],
+    /// Documentation.
+    pub doc: &'a str,
+    /// Signature.
+    pub signature: &'a str,
+}
+
+/// Strings interned to small indexes.
+#[derive(Default)]
+struct Interner {
+    names: Vec<String>,
+    ix: HashMap<String, u32>,
+}
+
+impl Interner {
+    fn get(&mut self, s: &str, max: usize, what: &str) -> Result<u32, GraphError> {
+        if let Some(&i) = self.ix.get(s) {
+            return Ok(i);
+        }
+        if self.names.len() >= max {
+            return Err(invalid(what, format!("more than {max} distinct values")));
+        }
+        let i = self.names.len() as u32;
+        self.names.push(s.to_owned());
+        self.ix.insert(s.to_owned(), i);
+        Ok(i)
+    }
+}
+
+fn invalid(at: &str, problem: String) -> GraphError {
+    GraphError::Invalid { at: at.to_owned(), problem }
+}
+
+/// Collects nodes and edges, then builds an immutable [`Graph`].
+pub struct GraphBuilder {
+    name: String,
+    text: String,
+    ids: Vec<RawId>,
+    recs: Vec<Rec>,
+    external: Vec<bool>,
+    by_id: HashMap<RawId, NodeIx>,
+    kinds: Interner,
+    files: Interner,
+    roles: Interner,
+    types: Interner,
+    role_lists: Vec<u16>,
+    edges: Vec<(NodeIx, TypeIx, NodeIx)>,
+}
+
+impl GraphBuilder {
+    /// An empty graph called `name`.
+    pub fn new(name: &str) -> GraphBuilder {
+        let mut files = Interner::default();
+        // File 0 is "no file".
+        let _ = files.get("", 1, "files");
+        GraphBuilder {
+            name: name.to_owned(),
+            text: String::new(),
+            ids: Vec::new(),
+            recs: Vec::new(),
+            external: Vec::new(),
+            by_id: HashMap::new(),
+            kinds: Interner::default(),
+            files,
+            roles: Interner::default(),
+            types: Interner::default(),
+            role_lists: Vec::new(),
+            edges: Vec::new(),
+        }
+    }
+
+    /// Renames the graph.
+    pub fn set_name(&mut self, name: &str) {
+        self.name = name.to_owned();
+    }
+
+    /// Nodes added so far.
+    pub fn node_count(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// The node with binary id `id`, if added.
+    pub fn node_ix(&self, id: &RawId) -> Option<NodeIx> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Adds a node; a second node with the same id is an error.
+    pub fn add_node(&mut self, spec: NodeSpec<'_>) -> Result<NodeIx, GraphError> {
+        if self.by_id.contains_key(&spec.id) {
+            return Err(invalid("node", format!("duplicate id {}", super::format_id(&spec.id))));
+        }
+        let rec = self.record(&spec)?;
+        let ix = self.recs.len() as NodeIx;
+        if self.recs.len() >= (NodeIx::MAX - 1) as usize {
+            return Err(invalid("nodes", "more than 4 billion nodes".into()));
+        }
+        self.recs.push(rec);
+        self.ids.push(spec.id);
+        self.external.push(spec.roles.contains(&EXTERNAL));
+        self.by_id.insert(spec.id, ix);
+        Ok(ix)
+    }
+
+    /// Adds a node, or joins it with the node of the same id: a definition
+    /// replaces an external placeholder; otherwise the first one stays.
+    pub fn merge_node(&mut self, spec: NodeSpec<'_>) -> Result<NodeIx, GraphError> {
+        let Some(&ix) = self.by_id.get(&spec.id) else { return self.add_node(spec) };
+        if self.external[ix as usize] && !spec.roles.contains(&EXTERNAL) {
+            self.recs[ix as usize] = self.record(&spec)?;
+            self.external[ix as usize] = false;
+        }
+        Ok(ix)
+    }
+
+    fn record(&mut self, spec: &NodeSpec<'_>) -> Result<Rec, GraphError> {
+        if spec.kind.trim().is_empty() || spec.name.trim().is_empty() {
+            return Err(invalid("node", "`kind` and `name` must not be empty".into()));
+        }
+        let kind = self.kinds.get(spec.kind, u16::MAX as usize, "kinds")? as u16;
+        let file = self.files.get(spec.file, u32::MAX as usize, "files")?;
+        let roles_start = self.role_lists.len() as u32;
+        let mut roles_len = 0u16;
+        for role in spec.roles.iter().take(u16::MAX as usize) {
+            let r = self.roles.get(role, u16::MAX as usize, "roles")? as u16;
+            if !self.role_lists[roles_start as usize..].contains(&r) {
+                self.role_lists.push(r);
+                roles_len += 1;
+            }
+        }
+        Ok(Rec {
+            name: self.push_text(spec.name)?,
+            fqn: self.push_text(spec.fqn)?,
+            doc: self.push_text(spec.doc)?,
+            signature: self.push_text(spec.signature)?,
+            file,
+            line: spec.line,
+            roles_start,
+            kind,
+            roles_len,
+        })
+    }
+
+    fn push_text(&mut self, s: &str) -> Result<Span, GraphError> {
+        if s.is_empty() {
+            return Ok(Span::default());
+        }
+        let start = self.text.len();
+        if start + s.len() > u32::MAX as usize {
+            return Err(invalid("text", "the graph's text exceeds 4 GiB".into()));
+        }
+        self.text.push_str(s);
+        Ok(Span { start: start as u32, len: s.len() as u32 })
+    }
+
+    /// Adds an edge of type `ty` (an upper-case word) between two added
+    /// nodes. Repeated edges collapse when the graph is built.
+    pub fn add_edge(&mut self, src: NodeIx, ty: &str, dst: NodeIx) -> Result<(), GraphError> {
+        if !is_edge_type(ty) {
+            return Err(invalid(
+                "edge",
+                format!("`{ty}` is not an edge type (upper-case letters, digits, _; no dots)"),
+            ));
+        }
+        let n = self.recs.len() as NodeIx;
+        if src >= n || dst >= n {
+            return Err(invalid("edge", format!("node index {} out of range", src.max(dst))));
+        }
+        let t = self.types.get(ty, TypeIx::MAX as usize, "edge types")? as TypeIx;
+        self.edges.push((src, t, dst));
+        Ok(())
+    }
+
+    /// Lays the graph out and builds its indexes.
+    pub fn build(mut self) -> Result<Graph, GraphError> {
+        let n = self.recs.len();
+        self.edges.sort_unstable();
+        self.edges.dedup();
+        if self.edges.len() >= u32::MAX as usize {
+            return Err(invalid("edges", "more than 4 billion edges".into()));
+        }
+        let out = csr(n, self.edges.iter().map(|&(s, t, d)| (s, t, d)));
+        let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = self.edges.iter().map(|&(s, t, d)| (d, t, s)).collect();
+        drop(std::mem::take(&mut self.edges));
+        rev.sort_unstable();
+        let inn = csr(n, rev.into_iter());
+        let mut graph = Graph {
+            name: self.name,
+            text: self.text,
+            ids: self.ids,
+            recs: self.recs,
+            kinds: self.kinds.names,
+            files: self.files.names,
+            roles: self.roles.names,
+            types: self.types.names,
+            role_lists: self.role_lists,
+            out,
+            inn,
+            index: Index::default(),
+        };
+        graph.index = Index::build(&graph);
+        Ok(graph)
+    }
+}
+
+/// Compressed adjacency from edges sorted by (node, type, other).
+fn csr(n: usize, sorted: impl Iterator<Item = (NodeIx, TypeIx, NodeIx)>) -> Adjacency {
+    let mut adj = Adjacency { offsets: Vec::with_capacity(n + 1), targets: Vec::new(), types: Vec::new() };
+    adj.offsets.push(0);
+    for (node, ty, other) in sorted {
+        while adj.offsets.len() <= node as usize {
+            adj.offsets.push(adj.targets.len() as u32);
+        }
+        adj.targets.push(other);
+        adj.types.push(ty);
+    }
+    while adj.offsets.len() <= n {
+        adj.offsets.push(adj.targets.len() as u32);
+    }
+    adj
+}

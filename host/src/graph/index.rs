@@ -1,0 +1,290 @@
+//! The lookup indexes of a [`Graph`]: ids, exact and prefix names, name
+//! substrings, qualified-name containers, doc words, kinds, roles, files.
+//!
+//! Built once by the builder (and stored in snapshots). Every query reads
+//! only the part of the graph that can match: a sorted array, a posting
+//! list, or one `memmem` pass over the arena of lower-cased names (about
+//! 15 bytes a symbol), never a pass that lower-cases every symbol.
+
+use memchr::memmem;
+
+use super::{Graph, NodeIx};
+
+/// Lists of nodes per key: key `k`'s nodes are `items[offsets[k]..offsets[k+1]]`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Csr {
+    pub offsets: Vec<u32>,
+    pub items: Vec<NodeIx>,
+}
+
+impl Csr {
+    /// From (key, node) pairs; keys below `keys`.
+    fn from_pairs(keys: usize, mut pairs: Vec<(u32, NodeIx)>) -> Csr {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut offsets = Vec::with_capacity(keys + 1);
+        offsets.push(0);
+        let mut items = Vec::with_capacity(pairs.len());
+        for (k, n) in pairs {
+            while offsets.len() <= k as usize {
+                offsets.push(items.len() as u32);
+            }
+            items.push(n);
+        }
+        while offsets.len() <= keys {
+            offsets.push(items.len() as u32);
+        }
+        Csr { offsets, items }
+    }
+
+    /// Key `k`'s nodes, ascending (empty for an unknown key).
+    pub fn get(&self, k: usize) -> &[NodeIx] {
+        match (self.offsets.get(k), self.offsets.get(k + 1)) {
+            (Some(&a), Some(&b)) => &self.items[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// Lower case, character by character (the one rule every index and query
+/// uses, so sorted orders and comparisons agree).
+pub fn lower(s: &str) -> String {
+    s.chars().flat_map(char::to_lowercase).collect()
+}
+
+/// Where the last segment of a qualified name starts: after the last `::`,
+/// `.`, `/`, `#` or space.
+pub fn tail_start(s: &str) -> usize {
+    let one = s.rfind(['.', '/', '#', ' ']).map_or(0, |i| i + 1);
+    let two = s.rfind("::").map_or(0, |i| i + 2);
+    one.max(two)
+}
+
+/// Words of a text for the doc index: runs of alphanumeric characters,
+/// lower-cased.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(lower)
+}
+
+/// A stable 64-bit hash (FNV-1a): snapshots store these, so it must not
+/// change between runs or builds.
+pub fn word_hash(word: &str) -> u64 {
+    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The indexes (see the module docs).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Index {
+    /// Nodes sorted by binary id.
+    pub by_id: Vec<NodeIx>,
+    /// Every lower-cased name followed by NUL, in node order.
+    pub lower_names: String,
+    /// Where each node's lower-cased name starts in `lower_names` (n + 1).
+    pub name_starts: Vec<u32>,
+    /// Nodes sorted by lower-cased name.
+    pub by_name: Vec<NodeIx>,
+    /// Nodes with a qualified name, sorted by it lower-cased.
+    pub by_fqn: Vec<NodeIx>,
+    /// Nodes with a qualified name, sorted by its last segment lower-cased.
+    pub by_tail: Vec<NodeIx>,
+    /// Distinct lower-cased containers (a qualified name without its last
+    /// segment), each followed by NUL.
+    pub containers: String,
+    /// Where each container starts in `containers` (c + 1).
+    pub container_starts: Vec<u32>,
+    /// Each container's members.
+    pub members: Csr,
+    /// Distinct doc-word hashes, ascending.
+    pub doc_words: Vec<u64>,
+    /// Each doc word's nodes.
+    pub doc_nodes: Csr,
+    /// Each kind's nodes.
+    pub by_kind: Csr,
+    /// Each role's nodes.
+    pub by_role: Csr,
+    /// Each file's nodes.
+    pub by_file: Csr,
+}
+
+impl Index {
+    /// Builds every index of `g` (its nodes and strings must be in place).
+    pub fn build(g: &Graph) -> Index {
+        let n = g.node_count();
+        let mut ix = Index::default();
+
+        ix.by_id = (0..n as NodeIx).collect();
+        ix.by_id.sort_unstable_by_key(|&i| g.ids[i as usize]);
+
+        ix.name_starts.reserve(n + 1);
+        for node in g.iter() {
+            ix.name_starts.push(ix.lower_names.len() as u32);
+            for c in node.name().chars().flat_map(char::to_lowercase) {
+                ix.lower_names.push(if c == '\0' { ' ' } else { c });
+            }
+            ix.lower_names.push('\0');
+        }
+        ix.name_starts.push(ix.lower_names.len() as u32);
+
+        let mut by_name: Vec<NodeIx> = (0..n as NodeIx).collect();
+        by_name.sort_by(|&a, &b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+        ix.by_name = by_name;
+
+        let lower_fqns: Vec<String> = g.iter().map(|node| lower(node.fqn())).collect();
+        ix.by_fqn = (0..n as NodeIx).filter(|&i| !lower_fqns[i as usize].is_empty()).collect();
+        ix.by_fqn.sort_by(|&a, &b| lower_fqns[a as usize].cmp(&lower_fqns[b as usize]).then(a.cmp(&b)));
+        let tail = |i: NodeIx| {
+            let f = &lower_fqns[i as usize];
+            &f[tail_start(f)..]
+        };
+        ix.by_tail = ix.by_fqn.clone();
+        ix.by_tail.sort_by(|&a, &b| tail(a).cmp(tail(b)).then(a.cmp(&b)));
+
+        // Containers: qualified names without their last segment.
+        let container = |i: NodeIx| {
+            let f = &lower_fqns[i as usize];
+            let t = tail_start(f);
+            f[..t].trim_end_matches(['.', '/', '#', ' ', ':'])
+        };
+        let mut order: Vec<NodeIx> = ix.by_fqn.iter().copied().filter(|&i| !container(i).is_empty()).collect();
+        order.sort_by(|&a, &b| container(a).cmp(container(b)).then(a.cmp(&b)));
+        let mut pairs = Vec::with_capacity(order.len());
+        let mut last: Option<&str> = None;
+        for &i in &order {
+            let c = container(i);
+            if last != Some(c) {
+                ix.container_starts.push(ix.containers.len() as u32);
+                ix.containers.extend(c.chars().map(|c| if c == '\0' { ' ' } else { c }));
+                ix.containers.push('\0');
+                last = Some(c);
+            }
+            pairs.push((ix.container_starts.len() as u32 - 1, i));
+        }
+        let count = ix.container_starts.len();
+        ix.container_starts.push(ix.containers.len() as u32);
+        ix.members = Csr::from_pairs(count, pairs);
+        drop(lower_fqns);
+
+        // Doc words.
+        let mut pairs: Vec<(u64, NodeIx)> = Vec::new();
+        let mut hashes: Vec<u64> = Vec::new();
+        for node in g.iter() {
+            hashes.clear();
+            hashes.extend(words(node.doc()).map(|w| word_hash(&w)));
+            hashes.sort_unstable();
+            hashes.dedup();
+            pairs.extend(hashes.iter().map(|&h| (h, node.ix())));
+        }
+        pairs.sort_unstable();
+        ix.doc_words = pairs.iter().map(|p| p.0).collect();
+        ix.doc_words.dedup();
+        let keyed: Vec<(u32, NodeIx)> = {
+            let mut k = 0u32;
+            let mut out = Vec::with_capacity(pairs.len());
+            for (i, &(h, node)) in pairs.iter().enumerate() {
+                if i > 0 && pairs[i - 1].0 != h {
+                    k += 1;
+                }
+                out.push((k, node));
+            }
+            out
+        };
+        ix.doc_nodes = Csr::from_pairs(ix.doc_words.len(), keyed);
+
+        ix.by_kind = Csr::from_pairs(
+            g.kinds.len(),
+            g.recs.iter().enumerate().map(|(i, r)| (r.kind as u32, i as NodeIx)).collect(),
+        );
+        ix.by_file =
+            Csr::from_pairs(g.files.len(), g.recs.iter().enumerate().map(|(i, r)| (r.file, i as NodeIx)).collect());
+        let mut roles = Vec::new();
+        for (i, r) in g.recs.iter().enumerate() {
+            for &role in &g.role_lists[r.roles_start as usize..(r.roles_start as usize + r.roles_len as usize)] {
+                roles.push((role as u32, i as NodeIx));
+            }
+        }
+        ix.by_role = Csr::from_pairs(g.roles.len(), roles);
+        ix
+    }
+
+    /// Node `i`'s lower-cased name.
+    pub fn lower_name(&self, i: NodeIx) -> &str {
+        let (a, b) = (self.name_starts[i as usize] as usize, self.name_starts[i as usize + 1] as usize);
+        &self.lower_names[a..b - 1]
+    }
+
+    /// Nodes whose lower-cased name is `key` (lower-cased already).
+    pub fn name_is(&self, key: &str) -> &[NodeIx] {
+        let lo = self.by_name.partition_point(|&i| self.lower_name(i) < key);
+        let hi = self.by_name.partition_point(|&i| self.lower_name(i) <= key);
+        &self.by_name[lo..hi]
+    }
+
+    /// Nodes whose lower-cased name starts with `prefix`.
+    pub fn name_starts_with(&self, prefix: &str) -> &[NodeIx] {
+        let lo = self.by_name.partition_point(|&i| self.lower_name(i) < prefix);
+        let hi = lo + self.by_name[lo..].partition_point(|&i| self.lower_name(i).starts_with(prefix));
+        &self.by_name[lo..hi]
+    }
+
+    /// Nodes whose lower-cased name contains `needle`, ascending.
+    pub fn name_contains(&self, needle: &str) -> Vec<NodeIx> {
+        if needle.is_empty() || needle.contains('\0') {
+            return Vec::new();
+        }
+        let mut out: Vec<NodeIx> = Vec::new();
+        for pos in memmem::find_iter(self.lower_names.as_bytes(), needle.as_bytes()) {
+            let node = self.name_starts.partition_point(|&s| s as usize <= pos) as NodeIx - 1;
+            if out.last() != Some(&node) {
+                out.push(node);
+            }
+        }
+        out
+    }
+
+    /// Nodes whose lower-cased qualified name is `key`.
+    pub fn fqn_is<'a>(&'a self, g: &Graph, key: &str) -> &'a [NodeIx] {
+        let cmp = |i: NodeIx| g.node(i).fqn().chars().flat_map(char::to_lowercase).cmp(key.chars());
+        let lo = self.by_fqn.partition_point(|&i| cmp(i).is_lt());
+        let hi = self.by_fqn.partition_point(|&i| cmp(i).is_le());
+        &self.by_fqn[lo..hi]
+    }
+
+    /// Nodes whose qualified name's last segment, lower-cased, is `key`.
+    pub fn tail_is<'a>(&'a self, g: &Graph, key: &str) -> &'a [NodeIx] {
+        let cmp = |i: NodeIx| {
+            let f = g.node(i).fqn();
+            let l = lower(f);
+            l[tail_start(&l)..].cmp(key)
+        };
+        let lo = self.by_tail.partition_point(|&i| cmp(i).is_lt());
+        let hi = self.by_tail.partition_point(|&i| cmp(i).is_le());
+        &self.by_tail[lo..hi]
+    }
+
+    /// Nodes whose container (qualified name without the last segment)
+    /// contains `needle`, ascending.
+    pub fn container_contains(&self, needle: &str) -> Vec<NodeIx> {
+        if needle.is_empty() || needle.contains('\0') {
+            return Vec::new();
+        }
+        let mut containers: Vec<usize> = Vec::new();
+        for pos in memmem::find_iter(self.containers.as_bytes(), needle.as_bytes()) {
+            let c = self.container_starts.partition_point(|&s| s as usize <= pos) - 1;
+            if containers.last() != Some(&c) {
+                containers.push(c);
+            }
+        }
+        let mut out: Vec<NodeIx> = containers.iter().flat_map(|&c| self.members.get(c).iter().copied()).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Nodes whose doc has the word `word` (lower-cased already).
+    pub fn doc_has_word(&self, word: &str) -> &[NodeIx] {
+        match self.doc_words.binary_search(&word_hash(word)) {
+            Ok(k) => self.doc_nodes.get(k),
+            Err(_) => &[],
+        }
+    }
+}

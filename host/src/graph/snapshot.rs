@@ -1,0 +1,387 @@
+//! Snapshots: a graph with its indexes, laid out for loading by reading
+//! (`signpost graph import FILE -o OUT`). The format is in
+//! `docs/snapshot-format.md`:
+//!
+//! ```text
+//! "SIGNPOST-GRAPH\0" (15 bytes)  version: u32  payload length: u64  CRC-32 of payload: u32
+//! payload: sections, each  tag: 4 bytes  length: u64  bytes
+//! ```
+//!
+//! All integers are little-endian. A snapshot of another version, a wrong
+//! length or checksum, or a section that breaks an invariant (an index out
+//! of range, a span off a character boundary) is refused as a whole with
+//! what is wrong; nothing is read half-way.
+
+use super::index::{Csr, Index};
+use super::{Adjacency, Graph, GraphError, RawId, Rec};
+
+/// The bytes every snapshot starts with.
+pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
+/// The version this build writes and reads.
+pub const VERSION: u32 = 1;
+const HEADER: usize = 15 + 4 + 8 + 4;
+
+/// Writes `graph` as a snapshot.
+pub fn write(graph: &Graph) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.strings(*b"NAME", std::slice::from_ref(&graph.name));
+    w.bytes(*b"TEXT", graph.text.as_bytes());
+    w.section(*b"IDS_", graph.ids.len() * 20, |out| graph.ids.iter().for_each(|id| out.extend_from_slice(id)));
+    w.u32s(*b"RECS", &graph.recs.iter().flat_map(|r| r.to_words()).collect::<Vec<u32>>());
+    w.strings(*b"KIND", &graph.kinds);
+    w.strings(*b"FILE", &graph.files);
+    w.strings(*b"ROLE", &graph.roles);
+    w.strings(*b"TYPE", &graph.types);
+    w.u16s(*b"RLST", &graph.role_lists);
+    for (tag, adj) in [(*b"OUT_", &graph.out), (*b"IN__", &graph.inn)] {
+        w.u32s(tag, &adj.offsets);
+        w.u32s(tag, &adj.targets);
+        w.u16s(tag, &adj.types);
+    }
+    let ix = &graph.index;
+    w.u32s(*b"BYID", &ix.by_id);
+    w.bytes(*b"LNAM", ix.lower_names.as_bytes());
+    w.u32s(*b"NSTA", &ix.name_starts);
+    w.u32s(*b"BYNM", &ix.by_name);
+    w.u32s(*b"BYFQ", &ix.by_fqn);
+    w.u32s(*b"BYTL", &ix.by_tail);
+    w.bytes(*b"CONT", ix.containers.as_bytes());
+    w.u32s(*b"CSTA", &ix.container_starts);
+    w.csr(*b"MEMB", &ix.members);
+    w.u64s(*b"DOCW", &ix.doc_words);
+    w.csr(*b"DOCN", &ix.doc_nodes);
+    w.csr(*b"KIND", &ix.by_kind);
+    w.csr(*b"ROLE", &ix.by_role);
+    w.csr(*b"FILE", &ix.by_file);
+
+    let mut out = Vec::with_capacity(HEADER + w.0.len());
+    out.extend_from_slice(MAGIC_PREFIX);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(w.0.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&w.0).to_le_bytes());
+    out.extend_from_slice(&w.0);
+    out
+}
+
+/// Reads a snapshot, checking every invariant the graph relies on.
+pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
+    let bad = |what: String| GraphError::Snapshot(format!("not a usable signpost snapshot: {what}"));
+    if !bytes.starts_with(MAGIC_PREFIX) {
+        return Err(bad("it does not start with the snapshot magic bytes".into()));
+    }
+    if bytes.len() < HEADER {
+        return Err(bad(format!("truncated header ({} bytes)", bytes.len())));
+    }
+    let le32 = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let version = le32(15);
+    if version != VERSION {
+        return Err(GraphError::Snapshot(format!(
+            "snapshot format version {version}, but this signpost reads version {VERSION}: \
+             re-create it with `signpost graph import <index> -o <snapshot>`"
+        )));
+    }
+    let mut len8 = [0u8; 8];
+    len8.copy_from_slice(&bytes[19..27]);
+    let len = u64::from_le_bytes(len8);
+    let payload = &bytes[HEADER..];
+    if payload.len() as u64 != len {
+        return Err(bad(format!(
+            "the payload is {} bytes, the header says {len} (truncated or extended)",
+            payload.len()
+        )));
+    }
+    if crc32fast::hash(payload) != le32(27) {
+        return Err(bad("checksum mismatch (the file is corrupt)".into()));
+    }
+    let mut r = Reader { rest: payload };
+    let name = r.strings(*b"NAME")?.pop().unwrap_or_default();
+    let text = r.string(*b"TEXT")?;
+    let raw_ids = r.take(*b"IDS_")?;
+    if raw_ids.len() % 20 != 0 {
+        return Err(bad("the id section is not a whole number of ids".into()));
+    }
+    let ids: Vec<RawId> = raw_ids.chunks_exact(20).map(|c| c.try_into().unwrap_or([0; 20])).collect();
+    let words = r.u32s(*b"RECS")?;
+    if words.len() != ids.len() * Rec::WORDS {
+        return Err(bad("the record section does not match the id count".into()));
+    }
+    let recs: Vec<Rec> = words.chunks_exact(Rec::WORDS).map(Rec::from_words).collect();
+    let kinds = r.strings(*b"KIND")?;
+    let files = r.strings(*b"FILE")?;
+    let roles = r.strings(*b"ROLE")?;
+    let types = r.strings(*b"TYPE")?;
+    let role_lists = r.u16s(*b"RLST")?;
+    let mut adj = || -> Result<Adjacency, GraphError> {
+        let tag = if r.rest.get(..4) == Some(b"OUT_") { *b"OUT_" } else { *b"IN__" };
+        Ok(Adjacency { offsets: r.u32s(tag)?, targets: r.u32s(tag)?, types: r.u16s(tag)? })
+    };
+    let (out, inn) = (adj()?, adj()?);
+    let index = Index {
+        by_id: r.u32s(*b"BYID")?,
+        lower_names: r.string(*b"LNAM")?,
+        name_starts: r.u32s(*b"NSTA")?,
+        by_name: r.u32s(*b"BYNM")?,
+        by_fqn: r.u32s(*b"BYFQ")?,
+        by_tail: r.u32s(*b"BYTL")?,
+        containers: r.string(*b"CONT")?,
+        container_starts: r.u32s(*b"CSTA")?,
+        members: r.csr(*b"MEMB")?,
+        doc_words: r.u64s(*b"DOCW")?,
+        doc_nodes: r.csr(*b"DOCN")?,
+        by_kind: r.csr(*b"KIND")?,
+        by_role: r.csr(*b"ROLE")?,
+        by_file: r.csr(*b"FILE")?,
+    };
+    if !r.rest.is_empty() {
+        return Err(bad(format!("{} bytes after the last section", r.rest.len())));
+    }
+    let graph = Graph { name, text, ids, recs, kinds, files, roles, types, role_lists, out, inn, index };
+    check(&graph).map_err(bad)?;
+    Ok(graph)
+}
+
+/// Every invariant that indexing relies on, so a crafted snapshot with a
+/// valid checksum still cannot make a lookup panic.
+fn check(g: &Graph) -> Result<(), String> {
+    let n = g.recs.len();
+    let nodes_ok = |what: &str, v: &[u32]| match v.iter().find(|&&x| x as usize >= n) {
+        Some(x) => Err(format!("{what} names node {x} of {n}")),
+        None => Ok(()),
+    };
+    let offsets_ok = |what: &str, offsets: &[u32], keys: usize, items: usize| {
+        if offsets.len() != keys + 1
+            || offsets.windows(2).any(|w| w[0] > w[1])
+            || offsets.last() != Some(&(items as u32))
+        {
+            Err(format!("{what}: malformed offsets"))
+        } else {
+            Ok(())
+        }
+    };
+    let text_ok = |what: &str, text: &str, starts: &[u32]| {
+        if starts.windows(2).any(|w| w[0] > w[1])
+            || starts.iter().any(|&s| !text.is_char_boundary(s as usize))
+            || starts.last().is_some_and(|&s| s as usize != text.len())
+            || starts.windows(2).any(|w| w[0] == w[1] || text.as_bytes()[w[1] as usize - 1] != 0)
+        {
+            Err(format!("{what}: malformed string table"))
+        } else {
+            Ok(())
+        }
+    };
+    if g.ids.len() != n {
+        return Err("id and record counts differ".into());
+    }
+    for (i, r) in g.recs.iter().enumerate() {
+        for s in [r.name, r.fqn, r.doc, r.signature] {
+            let end = s.start as usize + s.len as usize;
+            if end > g.text.len() || !g.text.is_char_boundary(s.start as usize) || !g.text.is_char_boundary(end) {
+                return Err(format!("node {i}: a string span is out of range"));
+            }
+        }
+        if r.kind as usize >= g.kinds.len()
+            || r.file as usize >= g.files.len()
+            || r.roles_start as usize + r.roles_len as usize > g.role_lists.len()
+        {
+            return Err(format!("node {i}: kind, file or roles out of range"));
+        }
+        if r.name.len == 0 || g.kinds[r.kind as usize].is_empty() {
+            return Err(format!("node {i}: empty name or kind"));
+        }
+    }
+    if g.role_lists.iter().any(|&r| r as usize >= g.roles.len()) {
+        return Err("a role index is out of range".into());
+    }
+    for (what, adj) in [("out-edges", &g.out), ("in-edges", &g.inn)] {
+        offsets_ok(what, &adj.offsets, n, adj.targets.len())?;
+        nodes_ok(what, &adj.targets)?;
+        if adj.types.len() != adj.targets.len() || adj.types.iter().any(|&t| t as usize >= g.types.len()) {
+            return Err(format!("{what}: edge types out of range"));
+        }
+    }
+    if g.out.targets.len() != g.inn.targets.len() {
+        return Err("out- and in-edge counts differ".into());
+    }
+    let ix = &g.index;
+    for (what, v, len) in [
+        ("the id index", &ix.by_id, Some(n)),
+        ("the name index", &ix.by_name, Some(n)),
+        ("the qualified-name index", &ix.by_fqn, None),
+        ("the tail index", &ix.by_tail, None),
+    ] {
+        nodes_ok(what, v)?;
+        if len.is_some_and(|l| l != v.len()) {
+            return Err(format!("{what} has the wrong length"));
+        }
+    }
+    if ix.by_id.windows(2).any(|w| g.ids[w[0] as usize] >= g.ids[w[1] as usize]) {
+        return Err("the id index is not sorted or ids repeat".into());
+    }
+    if ix.name_starts.len() != n + 1 {
+        return Err("the name table has the wrong length".into());
+    }
+    text_ok("names", &ix.lower_names, &ix.name_starts)?;
+    if !ix.container_starts.is_empty() {
+        text_ok("containers", &ix.containers, &ix.container_starts)?;
+    }
+    let containers = ix.container_starts.len().saturating_sub(1);
+    for (what, csr, keys) in [
+        ("container members", &ix.members, containers),
+        ("doc words", &ix.doc_nodes, ix.doc_words.len()),
+        ("kinds", &ix.by_kind, g.kinds.len()),
+        ("roles", &ix.by_role, g.roles.len()),
+        ("files", &ix.by_file, g.files.len()),
+    ] {
+        offsets_ok(what, &csr.offsets, keys, csr.items.len())?;
+        nodes_ok(what, &csr.items)?;
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn section(&mut self, tag: [u8; 4], len: usize, fill: impl FnOnce(&mut Vec<u8>)) {
+        self.0.extend_from_slice(&tag);
+        self.0.extend_from_slice(&(len as u64).to_le_bytes());
+        let start = self.0.len();
+        fill(&mut self.0);
+        debug_assert_eq!(self.0.len() - start, len);
+    }
+    fn bytes(&mut self, tag: [u8; 4], b: &[u8]) {
+        self.section(tag, b.len(), |o| o.extend_from_slice(b));
+    }
+    fn u16s(&mut self, tag: [u8; 4], v: &[u16]) {
+        self.section(tag, v.len() * 2, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    }
+    fn u32s(&mut self, tag: [u8; 4], v: &[u32]) {
+        self.section(tag, v.len() * 4, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    }
+    fn u64s(&mut self, tag: [u8; 4], v: &[u64]) {
+        self.section(tag, v.len() * 8, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    }
+    fn strings(&mut self, tag: [u8; 4], v: &[String]) {
+        let len = v.iter().map(|s| 4 + s.len()).sum();
+        self.section(tag, len, |o| {
+            for s in v {
+                o.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                o.extend_from_slice(s.as_bytes());
+            }
+        });
+    }
+    fn csr(&mut self, tag: [u8; 4], c: &Csr) {
+        self.u32s(tag, &c.offsets);
+        self.u32s(tag, &c.items);
+    }
+}
+
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, tag: [u8; 4]) -> Result<&'a [u8], GraphError> {
+        let bad = |what: String| GraphError::Snapshot(format!("not a usable signpost snapshot: {what}"));
+        let name = String::from_utf8_lossy(&tag).into_owned();
+        if self.rest.len() < 12 {
+            return Err(bad(format!("section {name} is missing (truncated)")));
+        }
+        if self.rest[..4] != tag {
+            return Err(bad(format!("expected section {name}, found {}", String::from_utf8_lossy(&self.rest[..4]))));
+        }
+        let mut len8 = [0u8; 8];
+        len8.copy_from_slice(&self.rest[4..12]);
+        let len = u64::from_le_bytes(len8);
+        let body = &self.rest[12..];
+        if len > body.len() as u64 {
+            return Err(bad(format!("section {name} runs past the end of the file")));
+        }
+        let (data, rest) = body.split_at(len as usize);
+        self.rest = rest;
+        Ok(data)
+    }
+    fn fixed<const N: usize>(&mut self, tag: [u8; 4]) -> Result<impl Iterator<Item = [u8; N]> + 'a, GraphError> {
+        let data = self.take(tag)?;
+        if data.len() % N != 0 {
+            return Err(GraphError::Snapshot(format!(
+                "not a usable signpost snapshot: section {} has a partial element",
+                String::from_utf8_lossy(&tag)
+            )));
+        }
+        Ok(data.chunks_exact(N).map(|c| c.try_into().unwrap_or([0; N])))
+    }
+    fn u16s(&mut self, tag: [u8; 4]) -> Result<Vec<u16>, GraphError> {
+        Ok(self.fixed::<2>(tag)?.map(u16::from_le_bytes).collect())
+    }
+    fn u32s(&mut self, tag: [u8; 4]) -> Result<Vec<u32>, GraphError> {
+        Ok(self.fixed::<4>(tag)?.map(u32::from_le_bytes).collect())
+    }
+    fn u64s(&mut self, tag: [u8; 4]) -> Result<Vec<u64>, GraphError> {
+        Ok(self.fixed::<8>(tag)?.map(u64::from_le_bytes).collect())
+    }
+    fn string(&mut self, tag: [u8; 4]) -> Result<String, GraphError> {
+        let data = self.take(tag)?;
+        String::from_utf8(data.to_vec()).map_err(|_| {
+            GraphError::Snapshot(format!(
+                "not a usable signpost snapshot: section {} is not UTF-8",
+                String::from_utf8_lossy(&tag)
+            ))
+        })
+    }
+    fn strings(&mut self, tag: [u8; 4]) -> Result<Vec<String>, GraphError> {
+        let mut data = self.take(tag)?;
+        let bad = || {
+            GraphError::Snapshot(format!(
+                "not a usable signpost snapshot: section {} is malformed",
+                String::from_utf8_lossy(&tag)
+            ))
+        };
+        let mut out = Vec::new();
+        while !data.is_empty() {
+            let len = u32::from_le_bytes(data.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?) as usize;
+            let s = data.get(4..4 + len).ok_or_else(bad)?;
+            out.push(String::from_utf8(s.to_vec()).map_err(|_| bad())?);
+            data = &data[4 + len..];
+        }
+        Ok(out)
+    }
+    fn csr(&mut self, tag: [u8; 4]) -> Result<Csr, GraphError> {
+        Ok(Csr { offsets: self.u32s(tag)?, items: self.u32s(tag)? })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Graph;
+
+    #[test]
+    fn a_snapshot_reads_back_as_the_same_graph() {
+        let g = Graph::sample();
+        let bytes = write(&g);
+        let back = read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.name, g.name);
+        assert_eq!(back.text, g.text);
+        assert_eq!(back.recs, g.recs);
+        assert_eq!(back.out, g.out);
+        assert_eq!(back.inn, g.inn);
+        assert_eq!(back.index, g.index);
+    }
+
+    #[test]
+    fn damaged_snapshots_are_refused_with_the_reason() {
+        let bytes = write(&Graph::sample());
+        let err = |b: &[u8]| read(b).map(|_| ()).unwrap_err().to_string();
+        assert!(err(&bytes[..bytes.len() - 1]).contains("truncated"));
+        assert!(err(&bytes[..20]).contains("truncated header"));
+        let mut flipped = bytes.clone();
+        let last = flipped.len() - 3;
+        flipped[last] ^= 0x40;
+        assert!(err(&flipped).contains("checksum"));
+        let mut other = bytes.clone();
+        other[15] = 9;
+        let e = err(&other);
+        assert!(e.contains("version 9") && e.contains("graph import"), "{e}");
+    }
+}
