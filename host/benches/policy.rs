@@ -111,8 +111,8 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool call describe");
     group.bench_function("graph only (no policy)", |b| {
         b.iter(|| {
-            let parsed = tools::parse(signpost.graph(), "describe", black_box(&args), &mut StrictIds).expect("parse");
-            tools::execute(signpost.graph(), parsed).expect("ok")
+            let parsed = tools::parse(&signpost.graph(), "describe", black_box(&args), &mut StrictIds).expect("parse");
+            tools::execute(&signpost.graph(), parsed).expect("ok")
         })
     });
     group.bench_function("whole pipeline", |b| b.iter(|| signpost.call("describe", black_box(args.clone()), &history)));

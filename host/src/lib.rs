@@ -8,7 +8,9 @@
 
 pub mod cases;
 pub mod graph;
+pub mod graphs;
 pub mod http;
+pub mod indexer;
 pub mod live;
 pub mod pipeline;
 pub mod policy;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
-use signpost::graph::Graph;
+use signpost::graphs::LiveGraph;
 use signpost::pipeline::Signpost;
 use signpost::policy::{Limits, Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
@@ -43,6 +43,41 @@ enum Command {
     /// Work with policy components.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Index a project with its languages' SCIP indexers (rust-analyzer,
+    /// scip-typescript, scip-python; installed when missing), then check
+    /// that each index loads. Serve the result with `signpost --graph`.
+    Index {
+        /// The project directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Where to write the index (one language) or the directory for
+        /// `index.<language>.scip` files (several) [default: DIR].
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
+    /// Work with graph files.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+}
+
+#[derive(Subcommand)]
+enum GraphCommand {
+    /// Convert graph files (SCIP, JSON or snapshot; several are merged into
+    /// one workspace) into a snapshot that loads by reading.
+    Import {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The snapshot to write.
+        #[arg(short, long, value_name = "PATH")]
+        output: PathBuf,
+    },
+    /// Load graph files as `--graph` would and print what they hold.
+    Info {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -67,14 +102,17 @@ enum PolicyCommand {
 
 #[derive(clap::Args, Clone)]
 struct ServeArgs {
-    /// A graph in the signpost JSON format (default: the embedded sample graph).
+    /// A graph file: a SCIP index, the signpost JSON format or a snapshot,
+    /// told apart by content (default: the embedded sample graph). Give it
+    /// several times to serve a workspace; symbols join by SCIP symbol. The
+    /// files are watched: a new version that loads replaces the graph.
     #[arg(long, value_name = "PATH")]
-    graph: Option<PathBuf>,
+    graph: Vec<PathBuf>,
     /// A policy component (default: the embedded default policy). The file is
     /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
-    /// Do not watch the policy file (SIGHUP still reloads it).
+    /// Do not watch the policy and graph files (SIGHUP still reloads the policy).
     #[arg(long)]
     no_watch: bool,
     /// Where compiled policies are cached [default: $XDG_CACHE_HOME/signpost or ~/.cache/signpost].
@@ -182,7 +220,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Serving logs what it does; the one-shot commands print a report, and
     // log only warnings unless RUST_LOG asks for more.
-    let default_level = if matches!(cli.command, Some(Command::Policy(_))) { "warn" } else { "info" };
+    let one_shot = matches!(cli.command, Some(Command::Policy(_) | Command::Index { .. } | Command::Graph(_)));
+    let default_level = if one_shot { "warn" } else { "info" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -191,6 +230,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
+        Some(Command::Index { dir, output }) => index_project(&dir, output.as_deref()),
+        Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
+        Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     };
@@ -218,16 +260,24 @@ fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Resu
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let graph = match &args.graph {
-        Some(path) => signpost::graph::load(path).with_context(|| format!("loading graph {}", path.display()))?,
-        None => Graph::sample(),
-    };
-    tracing::info!(graph = graph.name(), nodes = graph.node_count(), edges = graph.edge_count(), "graph loaded");
+    let started = std::time::Instant::now();
+    let graph = signpost::graphs::load_sources(&args.graph).context("loading the graph")?;
+    tracing::info!(
+        graph = graph.name(),
+        nodes = graph.node_count(),
+        edges = graph.edge_count(),
+        ms = started.elapsed().as_millis() as u64,
+        "graph loaded"
+    );
+    let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
-    let signpost = Arc::new(Signpost::new(graph, policy)?);
+    let signpost = Arc::new(Signpost::with_graphs(graphs, policy)?);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
+        if !args.no_watch {
+            signpost.graphs().clone().watch()?;
+        }
         if let Some(path) = &args.policy {
             Arc::new(Reloader::new(signpost.clone(), engine, path.clone())).start(!args.no_watch)?;
         }
@@ -320,4 +370,79 @@ fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> {
     }
     println!("{} of {} cases passed", results.len() - failed, results.len());
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn index_project(dir: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
+    use signpost::indexer;
+    let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
+    let langs = indexer::detect(&dir);
+    if langs.is_empty() {
+        anyhow::bail!(
+            "nothing to index in {}: no Cargo.toml (Rust), package.json or tsconfig.json (TypeScript/JavaScript), \
+             pyproject.toml, setup.py or requirements.txt (Python) at its top",
+            dir.display()
+        );
+    }
+    let mut written = Vec::new();
+    for &lang in &langs {
+        let out = match (output, langs.len()) {
+            (Some(o), 1) => o.to_path_buf(),
+            (Some(o), _) => o.join(format!("index.{}.scip", lang.name())),
+            (None, 1) => dir.join("index.scip"),
+            (None, _) => dir.join(format!("index.{}.scip", lang.name())),
+        };
+        let out = std::path::absolute(&out)?;
+        // Written beside the target and renamed into place, so a server
+        // watching the index only ever sees a whole file.
+        let partial = out.with_extension("scip.partial");
+        indexer::index(lang, &dir, &partial)?;
+        let graph = indexer::with_progress(&format!("checking {}", out.display()), || signpost::graph::load(&partial))
+            .with_context(|| format!("the {} indexer wrote an index signpost cannot load", lang.name()))?;
+        std::fs::rename(&partial, &out).with_context(|| format!("writing {}", out.display()))?;
+        println!(
+            "{}: {} symbols, {} edges, {} files ({})",
+            out.display(),
+            graph.node_count(),
+            graph.edge_count(),
+            graph.file_count(),
+            lang.name()
+        );
+        written.push(out);
+    }
+    let flags: Vec<String> = written.iter().map(|p| format!("--graph {}", p.display())).collect();
+    println!("serve it: signpost {}", flags.join(" "));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let graph = signpost::indexer::with_progress("loading", || signpost::graphs::load_sources(files))?;
+    let loaded = started.elapsed();
+    let bytes = signpost::graph::snapshot::write(&graph);
+    let partial = output.with_extension("partial");
+    std::fs::write(&partial, &bytes).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, output).with_context(|| format!("writing {}", output.display()))?;
+    println!(
+        "{}: snapshot v{} of {}: {} symbols, {} edges, {} MB (loaded in {:.1} s)",
+        output.display(),
+        signpost::graph::snapshot::VERSION,
+        graph.name(),
+        graph.node_count(),
+        graph.edge_count(),
+        bytes.len() / 1_000_000,
+        loaded.as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn graph_info(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let graph = signpost::graphs::load_sources(files)?;
+    println!("graph    {}", graph.name());
+    println!("symbols  {}", graph.node_count());
+    println!("edges    {}", graph.edge_count());
+    println!("files    {}", graph.file_count());
+    println!("types    {}", graph.edge_types().join(", "));
+    println!("loaded   in {:.2} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
 }

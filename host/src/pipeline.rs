@@ -19,6 +19,7 @@ use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
+use crate::graphs::LiveGraph;
 use crate::live::LivePolicy;
 use crate::policy::{self, Policy, Stats};
 use crate::sanitize::{self, Allowed};
@@ -85,7 +86,7 @@ impl Findings {
 
 /// The graph, the tools and the live policy, shared by every session.
 pub struct Signpost {
-    graph: Graph,
+    graphs: Arc<LiveGraph>,
     tools: Vec<Tool>,
     validator: HintValidator,
     live: LivePolicy,
@@ -111,8 +112,13 @@ impl Drop for InFlight<'_> {
 impl Signpost {
     /// Serves `graph` with `policy`.
     pub fn new(graph: Graph, policy: Policy) -> anyhow::Result<Self> {
+        Self::with_graphs(LiveGraph::new(graph, Vec::new(), std::time::Duration::ZERO), policy)
+    }
+
+    /// Serves a live graph (reloaded when its files change) with `policy`.
+    pub fn with_graphs(graphs: LiveGraph, policy: Policy) -> anyhow::Result<Self> {
         Ok(Signpost {
-            graph,
+            graphs: Arc::new(graphs),
             tools: tools::definitions(),
             validator: HintValidator::new()?,
             live: LivePolicy::new(policy),
@@ -120,9 +126,14 @@ impl Signpost {
         })
     }
 
-    /// The graph served.
-    pub fn graph(&self) -> &Graph {
-        &self.graph
+    /// The graph serving now.
+    pub fn graph(&self) -> Arc<Graph> {
+        self.graphs.current()
+    }
+
+    /// The live graph: reloads and status.
+    pub fn graphs(&self) -> &Arc<LiveGraph> {
+        &self.graphs
     }
 
     /// The tool definitions.
@@ -157,7 +168,9 @@ impl Signpost {
         let policy = self.live.current();
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
-        let response = run(&self.graph, &self.validator, &mut lease, tool, &args, &snapshot, &mut Findings::logging());
+        // The call finishes on the graph it started with, whatever swaps.
+        let graph = self.graphs.current();
+        let response = run(&graph, &self.validator, &mut lease, tool, &args, &snapshot, &mut Findings::logging());
         let faulted = lease.faults() > 0;
         drop(lease);
         self.live.after_call(&policy, faulted);

@@ -126,7 +126,7 @@ impl Reloader {
     pub fn start(self: Arc<Self>, watch: bool) -> anyhow::Result<mpsc::Sender<()>> {
         let (tx, rx) = mpsc::channel::<()>(16);
         if watch {
-            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone())?;
+            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone(), "policy")?;
             // The watcher lives as long as the reload task.
             tokio::spawn(self.clone().run(rx, Some(watcher)));
         } else {
@@ -164,10 +164,11 @@ impl Reloader {
 
 /// Watches the directory of `path` (so atomic renames are seen) and asks for
 /// a reload when an event names the file.
-fn watch_file(
+pub(crate) fn watch_file(
     path: &Path,
     tx: mpsc::Sender<()>,
     requests: Arc<AtomicU64>,
+    what: &'static str,
 ) -> anyhow::Result<notify::RecommendedWatcher> {
     use notify::{EventKind, RecursiveMode, Watcher};
     let dir = match path.parent() {
@@ -185,6 +186,6 @@ fn watch_file(
         }
     })?;
     watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    tracing::info!(dir = %dir.display(), "watching the policy file");
+    tracing::info!(dir = %dir.display(), file = %path.display(), "watching the {what} file");
     Ok(watcher)
 }

@@ -31,6 +31,8 @@ complete calls you can send as they are. Text results start with [state_tag]; `â
 
 /// The status resource of the live policy.
 pub const POLICY_STATUS_URI: &str = "signpost://policy";
+/// The status resource of the served graph.
+pub const GRAPH_STATUS_URI: &str = "signpost://graph";
 
 /// One MCP session's handler.
 #[derive(Clone)]
@@ -123,7 +125,11 @@ impl ServerHandler for Session {
             .with_title("Live hint policy")
             .with_description("The serving policy (name, version, sha256), its counters, and the last swap")
             .with_mime_type("application/json");
-        Ok(ListResourcesResult::with_all_items(vec![status]))
+        let graph = Resource::new(GRAPH_STATUS_URI, "graph")
+            .with_title("Served code graph")
+            .with_description("The graph's name, source files, counts, load time and last reload")
+            .with_mime_type("application/json");
+        Ok(ListResourcesResult::with_all_items(vec![status, graph]))
     }
 
     async fn read_resource(
@@ -131,14 +137,17 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        if request.uri != POLICY_STATUS_URI {
-            return Err(McpError::resource_not_found(
-                format!("no resource `{}`; try {POLICY_STATUS_URI}", crate::clip(&request.uri)),
-                None,
-            ));
-        }
-        let text = serde_json::to_string_pretty(&self.signpost.live().status()).unwrap_or_default();
-        let contents = ResourceContents::text(text, POLICY_STATUS_URI).with_mime_type("application/json");
+        let (uri, text) = match request.uri.as_str() {
+            POLICY_STATUS_URI => (POLICY_STATUS_URI, serde_json::to_string_pretty(&self.signpost.live().status())),
+            GRAPH_STATUS_URI => (GRAPH_STATUS_URI, serde_json::to_string_pretty(&self.signpost.graphs().status())),
+            other => {
+                return Err(McpError::resource_not_found(
+                    format!("no resource `{}`; try {POLICY_STATUS_URI} or {GRAPH_STATUS_URI}", crate::clip(other)),
+                    None,
+                ));
+            }
+        };
+        let contents = ResourceContents::text(text.unwrap_or_default(), uri).with_mime_type("application/json");
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 

@@ -248,12 +248,12 @@ fn kind_from_signature(sig: &str, member: bool) -> Option<&'static str> {
         "(method)" | "method" => "method",
         "constructor" | "(constructor)" => "constructor",
         "(property)" | "property" => "property",
-        "const" | "(constant)" => "constant",
         "let" | "var" | "(variable)" | "const" | "(constant)"
             if line.split_once(':').is_some_and(|(_, ty)| ty.trim_start().starts_with('(') && ty.contains("=>")) =>
         {
             "function"
         }
+        "const" | "(constant)" => "constant",
         "let" | "var" | "(variable)" => "variable",
         "module" | "(module)" | "namespace" => "module",
         "(parameter)" => "parameter",

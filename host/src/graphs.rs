@@ -1,0 +1,192 @@
+//! The served graph, live: loaded from one or more files, swapped whole
+//! when a file changes, with a status for the `signpost://graph` resource.
+//!
+//! A reload reads every source again and merges them; only a graph that
+//! loads completely replaces the one serving. Calls in flight keep the
+//! `Arc<Graph>` they started with.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use arc_swap::ArcSwap;
+use serde::Serialize;
+use tokio::sync::mpsc;
+
+use crate::graph::{self, Graph, GraphError};
+
+const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// Reads the sources (none: the embedded sample) and merges them.
+pub fn load_sources(paths: &[PathBuf]) -> Result<Graph, GraphError> {
+    match paths {
+        [] => Ok(Graph::sample()),
+        [one] => graph::load(one).map_err(|e| in_file(one, e)),
+        many => {
+            let parts = many
+                .iter()
+                .map(|p| graph::load(p).map_err(|e| in_file(p, e)))
+                .collect::<Result<Vec<Graph>, GraphError>>()?;
+            let name = parts.iter().map(Graph::name).collect::<Vec<_>>().join("+");
+            graph::merge(&name, &parts)
+        }
+    }
+}
+
+fn in_file(path: &Path, e: GraphError) -> GraphError {
+    GraphError::Format(format!("{}: {e}", path.display()))
+}
+
+/// What the status resource says about the graph.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphStatus {
+    /// The graph's name.
+    pub name: String,
+    /// The files it was loaded from (empty: the embedded sample).
+    pub sources: Vec<String>,
+    /// Symbols.
+    pub nodes: usize,
+    /// Edges.
+    pub edges: usize,
+    /// Source files the symbols are in.
+    pub files: usize,
+    /// How long the load took.
+    pub load_ms: u64,
+    /// When it was loaded (seconds since the Unix epoch).
+    pub loaded_at: u64,
+    /// Graphs swapped in since the start.
+    pub swaps: u64,
+    /// Reloads refused (the old graph kept serving).
+    pub refused: u64,
+    /// The last reload: what happened.
+    pub last_reload: Option<ReloadRecord>,
+}
+
+/// One reload attempt.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReloadRecord {
+    /// `swapped` or `refused`.
+    pub result: &'static str,
+    /// What was loaded, or why not.
+    pub detail: String,
+    /// When (seconds since the Unix epoch).
+    pub at: u64,
+    /// How long it took.
+    pub duration_ms: u64,
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The graph serving now, and its history.
+pub struct LiveGraph {
+    current: ArcSwap<Graph>,
+    sources: Vec<PathBuf>,
+    status: Mutex<GraphStatus>,
+}
+
+impl LiveGraph {
+    /// Serves `graph`, loaded from `sources` in `load` time.
+    pub fn new(graph: Graph, sources: Vec<PathBuf>, load: Duration) -> LiveGraph {
+        let status = GraphStatus {
+            name: graph.name().to_owned(),
+            sources: sources.iter().map(|p| p.display().to_string()).collect(),
+            nodes: graph.node_count(),
+            edges: graph.edge_count(),
+            files: graph.file_count(),
+            load_ms: load.as_millis() as u64,
+            loaded_at: now(),
+            swaps: 0,
+            refused: 0,
+            last_reload: None,
+        };
+        LiveGraph { current: ArcSwap::from_pointee(graph), sources, status: Mutex::new(status) }
+    }
+
+    /// The graph serving now.
+    pub fn current(&self) -> Arc<Graph> {
+        self.current.load_full()
+    }
+
+    /// The files the graph comes from.
+    pub fn sources(&self) -> &[PathBuf] {
+        &self.sources
+    }
+
+    /// The status resource's content.
+    pub fn status(&self) -> GraphStatus {
+        self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Loads the sources again; swaps the graph in if it loads, keeps the
+    /// old one otherwise.
+    pub fn reload(&self) -> ReloadRecord {
+        let started = Instant::now();
+        let result = load_sources(&self.sources);
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let mut status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let record = match result {
+            Ok(graph) => {
+                let detail = format!("{}: {} symbols, {} edges", graph.name(), graph.node_count(), graph.edge_count());
+                tracing::info!(
+                    graph = graph.name(),
+                    nodes = graph.node_count(),
+                    edges = graph.edge_count(),
+                    duration_ms,
+                    "graph swapped"
+                );
+                status.name = graph.name().to_owned();
+                status.nodes = graph.node_count();
+                status.edges = graph.edge_count();
+                status.files = graph.file_count();
+                status.load_ms = duration_ms;
+                status.loaded_at = now();
+                status.swaps += 1;
+                self.current.store(Arc::new(graph));
+                ReloadRecord { result: "swapped", detail, at: now(), duration_ms }
+            }
+            Err(e) => {
+                let detail = crate::sanitize::escape(&format!("{e}; the previous graph keeps serving"), 2000);
+                tracing::warn!(error = %detail, "graph reload refused");
+                status.refused += 1;
+                ReloadRecord { result: "refused", detail, at: now(), duration_ms }
+            }
+        };
+        status.last_reload = Some(record.clone());
+        record
+    }
+
+    /// Watches the source files (their directories, so atomic renames are
+    /// seen) and reloads after changes settle. Needs a tokio runtime; the
+    /// watchers live as long as the task.
+    pub fn watch(self: Arc<Self>) -> anyhow::Result<()> {
+        if self.sources.is_empty() {
+            return Ok(());
+        }
+        let (tx, mut rx) = mpsc::channel::<()>(16);
+        let requests = Arc::new(AtomicU64::new(0));
+        let watchers = self
+            .sources
+            .iter()
+            .map(|p| crate::reload::watch_file(p, tx.clone(), requests.clone(), "graph"))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        tokio::spawn(async move {
+            let _watchers = watchers;
+            while rx.recv().await.is_some() {
+                while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
+                let me = self.clone();
+                let seen = requests.load(Ordering::SeqCst);
+                if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {
+                    tracing::error!(error = %e, "graph reload task failed");
+                }
+                // Events during the load ask for another round.
+                if requests.load(Ordering::SeqCst) != seen {
+                    let _ = tx.try_send(());
+                }
+            }
+        });
+        Ok(())
+    }
+}

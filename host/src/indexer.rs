@@ -1,0 +1,197 @@
+//! `signpost index`: find which languages a project uses, run each one's
+//! SCIP indexer, and check that what it wrote loads.
+//!
+//! | marker files | indexer | installed with |
+//! |---|---|---|
+//! | `Cargo.toml` | `rust-analyzer scip` | `rustup component add rust-analyzer rust-src` |
+//! | `package.json`, `tsconfig.json` | `scip-typescript index` | npm, into signpost's tools directory |
+//! | `pyproject.toml`, `setup.py`, `requirements.txt` | `scip-python index` | npm, into signpost's tools directory |
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+/// scip-typescript release installed when none is found.
+pub const SCIP_TYPESCRIPT: &str = "@sourcegraph/scip-typescript@0.4.0";
+/// scip-python release installed when none is found.
+pub const SCIP_PYTHON: &str = "@sourcegraph/scip-python@0.6.6";
+
+/// A language signpost can index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    /// Cargo projects.
+    Rust,
+    /// TypeScript and JavaScript.
+    TypeScript,
+    /// Python.
+    Python,
+}
+
+impl Language {
+    /// Lower-case name, used in file names (`index.rust.scip`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::TypeScript => "typescript",
+            Language::Python => "python",
+        }
+    }
+
+    fn markers(self) -> &'static [&'static str] {
+        match self {
+            Language::Rust => &["Cargo.toml"],
+            Language::TypeScript => &["tsconfig.json", "package.json"],
+            Language::Python => &["pyproject.toml", "setup.py", "requirements.txt"],
+        }
+    }
+}
+
+/// The languages `dir` holds, by their marker files at its top.
+pub fn detect(dir: &Path) -> Vec<Language> {
+    [Language::Rust, Language::TypeScript, Language::Python]
+        .into_iter()
+        .filter(|l| l.markers().iter().any(|m| dir.join(m).is_file()))
+        .collect()
+}
+
+/// Where signpost installs indexers it needs: `$XDG_CACHE_HOME/signpost/tools`
+/// or `~/.cache/signpost/tools` (`SIGNPOST_TOOLS_DIR` overrides).
+pub fn tools_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SIGNPOST_TOOLS_DIR") {
+        return PathBuf::from(d);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    cache.join("signpost").join("tools")
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
+}
+
+fn run_quiet(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
+    let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("running {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed ({}):\n{}", out.status, tail(&String::from_utf8_lossy(&out.stderr), 20));
+    }
+    Ok(())
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// rust-analyzer, installed with rustup when missing (with rust-src, which
+/// it needs to resolve the standard library).
+fn rust_analyzer() -> anyhow::Result<PathBuf> {
+    let works = |p: &Path| Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
+    if let Some(p) = on_path("rust-analyzer").filter(|p| works(p)) {
+        return Ok(p);
+    }
+    eprintln!("installing rust-analyzer: rustup component add rust-analyzer rust-src");
+    run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]), "rustup component add")
+        .context("rust-analyzer is missing; install it with `rustup component add rust-analyzer rust-src`")?;
+    let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !works(&path) {
+        bail!("rust-analyzer is still not runnable after `rustup component add rust-analyzer`");
+    }
+    Ok(path)
+}
+
+/// An npm-distributed indexer: on PATH, in signpost's tools directory, or
+/// installed there with npm.
+fn npm_tool(bin: &str, package: &str) -> anyhow::Result<PathBuf> {
+    if let Some(p) = on_path(bin) {
+        return Ok(p);
+    }
+    let dir = tools_dir();
+    let local = dir.join("node_modules").join(".bin").join(bin);
+    if local.is_file() {
+        return Ok(local);
+    }
+    if on_path("npm").is_none() {
+        bail!("{bin} is missing and npm is not installed; install Node.js, then run `npm install -g {package}`");
+    }
+    eprintln!("installing {package} into {}", dir.display());
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    run_quiet(
+        Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&dir)
+            .arg(package),
+        &format!("npm install {package}"),
+    )
+    .with_context(|| format!("{bin} is missing; install it with `npm install -g {package}`"))?;
+    if !local.is_file() {
+        bail!("npm installed {package} but {} is not there", local.display());
+    }
+    Ok(local)
+}
+
+/// Runs the indexer of `lang` on `dir`, writing `out` (absolute).
+pub fn index(lang: Language, dir: &Path, out: &Path) -> anyhow::Result<()> {
+    let mut cmd = match lang {
+        Language::Rust => {
+            let mut c = Command::new(rust_analyzer()?);
+            c.arg("scip").arg(dir).arg("--output").arg(out);
+            c
+        }
+        Language::TypeScript => {
+            let mut c = Command::new(npm_tool("scip-typescript", SCIP_TYPESCRIPT)?);
+            c.args(["index", "--no-progress-bar", "--output"]).arg(out);
+            if !dir.join("tsconfig.json").is_file() {
+                c.arg("--infer-tsconfig");
+            }
+            c
+        }
+        Language::Python => {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into());
+            let mut c = Command::new(npm_tool("scip-python", SCIP_PYTHON)?);
+            // The version only appears inside symbol strings, and signpost's
+            // ids leave it out; a fixed one keeps the index reproducible.
+            c.args(["index", "--quiet", "--project-name", &name, "--project-version", "0", "--output"]).arg(out);
+            c
+        }
+    };
+    cmd.current_dir(dir);
+    let what = format!("{} indexer", lang.name());
+    with_progress(&format!("indexing {} with the {what}", dir.display()), || run_quiet(&mut cmd, &what))
+}
+
+/// Runs `work` with a spinner on stderr (when it is a terminal) that shows
+/// after a second.
+pub fn with_progress<T>(message: &str, work: impl FnOnce() -> T) -> T {
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    bar.set_message(message.to_owned());
+    let shown = bar.clone();
+    let started = Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let ticker = std::thread::spawn(move || {
+        if rx.recv_timeout(Duration::from_secs(1)).is_err() {
+            shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            shown.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+            );
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_millis(120)) {
+                shown.tick();
+            }
+        }
+    });
+    let result = work();
+    let _ = tx.send(());
+    let _ = ticker.join();
+    bar.finish_and_clear();
+    if started.elapsed() > Duration::from_secs(1) {
+        eprintln!("{message}: {:.1} s", started.elapsed().as_secs_f64());
+    }
+    result
+}
