@@ -89,11 +89,16 @@ impl Client {
 
     /// The `signpost://policy` status resource, parsed.
     pub async fn status(&self) -> Value {
+        self.resource("signpost://policy").await
+    }
+
+    /// A JSON resource, parsed.
+    pub async fn resource(&self, uri: &str) -> Value {
         let r = self
             .service
-            .read_resource(ReadResourceRequestParams::new("signpost://policy"))
+            .read_resource(ReadResourceRequestParams::new(uri))
             .await
-            .unwrap_or_else(|e| panic!("reading signpost://policy: {e}"));
+            .unwrap_or_else(|e| panic!("reading {uri}: {e}"));
         let text = r.contents.first().and_then(|c| match c {
             rmcp::model::ResourceContents::TextResourceContents { text, .. } => Some(text.clone()),
             _ => None,

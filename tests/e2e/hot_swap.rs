@@ -31,6 +31,11 @@ impl Scratch {
         self.dir.join("policy.wasm")
     }
 
+    /// The path of `name` in the scratch directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
     /// Writes another file in the scratch directory; its path.
     pub fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.dir.join(name);
