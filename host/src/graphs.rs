@@ -51,6 +51,8 @@ pub struct GraphStatus {
     pub edges: usize,
     /// Source files the symbols are in.
     pub files: usize,
+    /// Memory the graph holds, in MiB.
+    pub memory_mib: f64,
     /// How long the load took.
     pub load_ms: u64,
     /// When it was loaded (seconds since the Unix epoch).
@@ -76,6 +78,10 @@ pub struct ReloadRecord {
     pub duration_ms: u64,
 }
 
+fn mib(g: &Graph) -> f64 {
+    (g.heap_bytes() as f64 / 1048576.0 * 10.0).round() / 10.0
+}
+
 fn now() -> u64 {
     SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
@@ -96,6 +102,7 @@ impl LiveGraph {
             nodes: graph.node_count(),
             edges: graph.edge_count(),
             files: graph.file_count(),
+            memory_mib: mib(&graph),
             load_ms: load.as_millis() as u64,
             loaded_at: now(),
             swaps: 0,
@@ -141,6 +148,7 @@ impl LiveGraph {
                 status.nodes = graph.node_count();
                 status.edges = graph.edge_count();
                 status.files = graph.file_count();
+                status.memory_mib = mib(&graph);
                 status.load_ms = duration_ms;
                 status.loaded_at = now();
                 status.swaps += 1;

@@ -17,6 +17,13 @@ pub const MIN_SCORE: f64 = 0.2;
 
 /// All matches for `query`, best first: (node, score in 0..=1).
 pub fn rank(graph: &Graph, query: &str) -> Vec<(NodeIx, f64)> {
+    top(graph, query, usize::MAX).1
+}
+
+/// How many symbols match `query`, and the best `keep` of them, best
+/// first. Only those are sorted: a query that matches half a million
+/// symbols costs a selection, not a sort.
+pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)>) {
     let q = lower(query.trim()).replace('\0', "");
     let terms: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
     let mut hits = match terms[..] {
@@ -28,52 +35,91 @@ pub fn rank(graph: &Graph, query: &str) -> Vec<(NodeIx, f64)> {
     for h in &mut hits {
         h.1 = (h.1 * 1000.0).round() / 1000.0;
     }
-    hits.sort_by(|a, b| {
+    let order = |a: &(NodeIx, f64), b: &(NodeIx, f64)| {
         b.1.total_cmp(&a.1).then_with(|| {
             let (x, y) = (graph.node(a.0), graph.node(b.0));
             (x.fqn().len(), x.fqn(), a.0).cmp(&(y.fqn().len(), y.fqn(), b.0))
         })
-    });
-    hits
+    };
+    let total = hits.len();
+    if keep < total {
+        hits.select_nth_unstable_by(keep, order);
+        hits.truncate(keep);
+    }
+    hits.sort_by(order);
+    (total, hits)
 }
 
-/// Keeps the best score per node.
-fn best(mut scored: Vec<(NodeIx, f64)>) -> Vec<(NodeIx, f64)> {
-    scored.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
-    scored.dedup_by_key(|h| h.0);
-    scored
+/// The best score per node, from lists each sorted by node (a list that
+/// is not gets sorted): a k-way merge, linear in the hits.
+fn best(mut lists: Vec<Vec<(NodeIx, f64)>>) -> Vec<(NodeIx, f64)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    for l in &mut lists {
+        if !l.is_sorted_by_key(|h| h.0) {
+            l.sort_by_key(|h| h.0);
+        }
+    }
+    let mut heap: BinaryHeap<Reverse<(NodeIx, usize, usize)>> =
+        lists.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| Reverse((l[0].0, i, 0))).collect();
+    let mut out: Vec<(NodeIx, f64)> = Vec::with_capacity(lists.iter().map(Vec::len).max().unwrap_or(0));
+    while let Some(Reverse((node, list, at))) = heap.pop() {
+        let score = lists[list][at].1;
+        match out.last_mut() {
+            Some(last) if last.0 == node => last.1 = last.1.max(score),
+            _ => out.push((node, score)),
+        }
+        if let Some(next) = lists[list].get(at + 1) {
+            heap.push(Reverse((next.0, list, at + 1)));
+        }
+    }
+    out
 }
 
 fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
     let ix = graph.index();
-    let mut scored: Vec<(NodeIx, f64)> = Vec::new();
-    scored.extend(ix.name_is(q).iter().map(|&n| (n, 1.0)));
-    scored.extend(ix.fqn_is(graph, q).iter().map(|&n| (n, 1.0)));
+    let with = |nodes: &[NodeIx], score: f64| nodes.iter().map(|&n| (n, score)).collect::<Vec<_>>();
+    let mut lists = vec![with(ix.name_is(q), 1.0), with(ix.fqn_is(graph, q), 1.0)];
     let tail = q.rsplit(['.', '/', '#', ' ', ':']).next().unwrap_or(q);
-    for &n in ix.tail_is(graph, tail) {
-        let fqn = lower(graph.node(n).fqn());
-        if fqn.len() > q.len() && fqn.ends_with(q) && fqn[..fqn.len() - q.len()].ends_with(['.', ':', '/', '#', ' ']) {
-            scored.push((n, 0.95));
-        }
-    }
-    for n in ix.name_contains(q) {
-        let name = ix.lower_name(n);
-        let coverage = q.len() as f64 / name.len().max(1) as f64;
-        scored.push((n, if name.starts_with(q) { 0.7 } else { 0.6 } + 0.2 * coverage));
-    }
-    scored.extend(ix.container_contains(q).into_iter().map(|n| (n, 0.55)));
-    scored.extend(ix.doc_has_word(q).iter().map(|&n| (n, 0.45)));
+    lists.push(
+        ix.tail_is(graph, tail)
+            .iter()
+            .filter(|&&n| {
+                let fqn = lower(graph.node(n).fqn());
+                fqn.len() > q.len()
+                    && fqn.ends_with(q)
+                    && fqn[..fqn.len() - q.len()].ends_with(['.', ':', '/', '#', ' '])
+            })
+            .map(|&n| (n, 0.95))
+            .collect(),
+    );
+    lists.push(
+        ix.name_contains(q)
+            .into_iter()
+            .map(|n| {
+                let name = ix.lower_name(n);
+                let coverage = q.len() as f64 / name.len().max(1) as f64;
+                (n, if name.starts_with(q) { 0.7 } else { 0.6 } + 0.2 * coverage)
+            })
+            .collect(),
+    );
+    lists.push(with(&ix.container_contains(q), 0.55));
+    lists.push(with(ix.doc_has_word(q), 0.45));
     if q.chars().count() >= 3 {
         let first = q.chars().next().map(|c| c.to_string()).unwrap_or_default();
-        for &n in ix.name_starts_with(&first) {
-            let name = ix.lower_name(n);
-            if let Some(spread) = subsequence(q, name) {
-                let coverage = q.len() as f64 / name.len().max(1) as f64;
-                scored.push((n, 0.25 + 0.2 * coverage.min(1.0) / spread));
-            }
-        }
+        lists.push(
+            ix.name_starts_with(&first)
+                .iter()
+                .filter_map(|&n| {
+                    let name = ix.lower_name(n);
+                    let spread = subsequence(q, name)?;
+                    let coverage = q.len() as f64 / name.len().max(1) as f64;
+                    Some((n, 0.25 + 0.2 * coverage.min(1.0) / spread))
+                })
+                .collect(),
+        );
     }
-    best(scored)
+    best(lists)
 }
 
 /// Several words: each scores 1 in the name, 0.8 in the qualified name's

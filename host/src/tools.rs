@@ -652,8 +652,8 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             to_value(&FindResult { results, total, limit: a.limit, offset: a.offset })
         }
         Parsed::Search(a) => {
-            let scored = crate::search::rank(graph, &a.query);
-            let total = scored.len() as u64;
+            let (total, scored) = crate::search::top(graph, &a.query, a.offset as usize + a.limit as usize);
+            let total = total as u64;
             let results = page(scored, a.limit, a.offset)
                 .into_iter()
                 .map(|(ix, score)| Scored { symbol: Symbol::from(graph.node(ix)), score })

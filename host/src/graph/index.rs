@@ -110,9 +110,7 @@ impl Index {
     /// Builds every index of `g` (its nodes and strings must be in place).
     pub fn build(g: &Graph) -> Index {
         let n = g.node_count();
-        let mut ix = Index::default();
-
-        ix.by_id = (0..n as NodeIx).collect();
+        let mut ix = Index { by_id: (0..n as NodeIx).collect(), ..Index::default() };
         ix.by_id.sort_unstable_by_key(|&i| g.ids[i as usize]);
 
         ix.name_starts.reserve(n + 1);

@@ -397,7 +397,7 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Graph, GraphError> {
                 .map_err(|e| GraphError::Format(format!("starts like JSON but is not UTF-8 text ({e})")))?;
             json::parse(text)
         }
-        Some(Format::Scip) => scip::import(bytes, &scip::Options { name: name.into(), ..Default::default() }),
+        Some(Format::Scip) => scip::import(bytes, &scip::Options { name: name.into() }),
     }
 }
 
@@ -457,6 +457,42 @@ impl Graph {
     /// Number of distinct edges.
     pub fn edge_count(&self) -> usize {
         self.out.targets.len()
+    }
+
+    /// Bytes of memory the graph holds (its arrays and strings, by
+    /// capacity): what a symbol costs, independent of the allocator.
+    pub fn heap_bytes(&self) -> usize {
+        fn v<T>(x: &Vec<T>) -> usize {
+            x.capacity() * std::mem::size_of::<T>()
+        }
+        let strings = |x: &Vec<String>| v(x) + x.iter().map(String::capacity).sum::<usize>();
+        let adj = |a: &Adjacency| v(&a.offsets) + v(&a.targets) + v(&a.types);
+        let ix = &self.index;
+        let csr = |c: &index::Csr| v(&c.offsets) + v(&c.items);
+        self.text.capacity()
+            + v(&self.ids)
+            + v(&self.recs)
+            + strings(&self.kinds)
+            + strings(&self.files)
+            + strings(&self.roles)
+            + strings(&self.types)
+            + v(&self.role_lists)
+            + adj(&self.out)
+            + adj(&self.inn)
+            + v(&ix.by_id)
+            + ix.lower_names.capacity()
+            + v(&ix.name_starts)
+            + v(&ix.by_name)
+            + v(&ix.by_fqn)
+            + v(&ix.by_tail)
+            + ix.containers.capacity()
+            + v(&ix.container_starts)
+            + csr(&ix.members)
+            + v(&ix.doc_words)
+            + csr(&ix.doc_nodes)
+            + csr(&ix.by_kind)
+            + csr(&ix.by_role)
+            + csr(&ix.by_file)
     }
 
     /// Number of distinct source files.
