@@ -9,7 +9,12 @@ each call (rmcp, the pipeline, the policy, serialisation), independent of how
 fast this client is.
 
 Usage: bench/stdio_cpu.py [--bin target/release/signpost] [--policy FILE]
+                          [--graph FILE] [--args JSON]
                           [--calls 20000] [--tool describe]
+
+With `--graph` (any graph file; ARGS' ids are the sample graph's, so give
+`--args`) it measures the tools on a large graph; the per-call wall times
+give p50 and p99 as the client sees them over the pipe.
 """
 
 import argparse
@@ -42,8 +47,11 @@ def main():
     p.add_argument("--calls", type=int, default=20000)
     p.add_argument("--warmup", type=int, default=2000)
     p.add_argument("--tool", default="describe", choices=sorted(ARGS))
+    p.add_argument("--graph")
+    p.add_argument("--args", help="the tool's arguments, as JSON")
     a = p.parse_args()
-    cmd = [a.bin] + (["--policy", a.policy, "--no-watch"] if a.policy else [])
+    cmd = [a.bin] + (["--policy", a.policy] if a.policy else []) + (["--graph", a.graph] if a.graph else [])
+    cmd += ["--no-watch"] if a.policy or a.graph else []
     server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
     ids = iter(range(1, 1 << 30))
@@ -67,18 +75,24 @@ def main():
         request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                "clientInfo": {"name": "stdio-cpu", "version": "0"}})
         notify("notifications/initialized")
-        call = {"name": a.tool, "arguments": ARGS[a.tool]}
+        call = {"name": a.tool, "arguments": json.loads(a.args) if a.args else ARGS[a.tool]}
         for _ in range(a.warmup):
             request("tools/call", call)
         before, started = cpu_seconds(server.pid), time.perf_counter()
+        each = []
         for _ in range(a.calls):
+            t = time.perf_counter()
             result = request("tools/call", call)
+            each.append(time.perf_counter() - t)
         wall, cpu = time.perf_counter() - started, cpu_seconds(server.pid) - before
+        each.sort()
         assert not result.get("isError"), result
         print(json.dumps({
             "tool": a.tool, "policy": a.policy or "embedded default", "calls": a.calls,
             "server_cpu_us_per_call": round(cpu / a.calls * 1e6, 1),
             "wall_us_per_call": round(wall / a.calls * 1e6, 1),
+            "p50_us": round(each[len(each) // 2] * 1e6, 1),
+            "p99_us": round(each[len(each) * 99 // 100] * 1e6, 1),
         }))
     finally:
         server.kill()

@@ -262,10 +262,13 @@ fn unique_suffix<'a>(fqn: &'a str, all: &[&str]) -> Option<&'a str> {
 fn member_or_caller_hint(rec: &Rec) -> Option<Hint> {
     let id = rec.id();
     match rec.kind() {
-        "class" | "interface" | "module" | "enum" | "struct" | "trait" => {
+        "class" | "interface" | "module" | "enum" | "struct" | "trait" | "type" | "union" => {
             Some(neighbors_hint(&[id], "out", "DECLARES", "list its members"))
         }
-        "method" | "function" => Some(neighbors_hint(&[id], "in", "CALLS", "who calls it")),
+        "method" | "function" | "constructor" | "macro" => Some(neighbors_hint(&[id], "in", "CALLS", "who calls it")),
+        "field" | "property" | "constant" | "variable" | "variant" => {
+            Some(neighbors_hint(&[id], "in", "REFERENCES", "who uses it"))
+        }
         "route" => Some(neighbors_hint(&[id], "in", "EXPOSES", "the handler serving this route")),
         "topic" => Some(neighbors_hint(&[id], "in", "PUBLISHES", "who publishes to it")),
         _ => None,
@@ -332,6 +335,9 @@ fn describe(result: &Value) -> Advice {
         record.get("roles").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
     if !roles.is_empty() {
         details.push(format!("roles: {}", roles.join(", ")));
+    }
+    if !rec.field("signature").is_empty() {
+        details.push(format!("signature: {}", coerce::clip(rec.field("signature"))));
     }
     if !rec.field("doc").is_empty() {
         details.push(format!("doc: {}", coerce::clip(rec.field("doc"))));

@@ -6,7 +6,8 @@
 //!
 //! Run: `cargo bench --bench graph`; `SIGNPOST_BENCH_NODES` sets the size
 //! (default 200,000 symbols; BENCHMARKS.md has 10k to 5M). Memory and load
-//! figures are printed to stderr before criterion's.
+//! figures are printed to stderr before criterion's. `SIGNPOST_BENCH_KEEP=FILE`
+//! keeps the snapshot, to serve it (`bench/stdio_cpu.py --graph FILE`).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -161,6 +162,99 @@ fn synthetic(nodes: usize) -> Graph {
     b.build().expect("synthetic graph")
 }
 
+/// The same code base as a SCIP index, as scip-java would write it: one
+/// document per class, typed ranges, `SymbolInformation` with kinds, and
+/// every call and class reference as an occurrence inside its method's
+/// enclosing range. Protobuf bytes.
+fn synthetic_scip(nodes: usize) -> Vec<u8> {
+    use protobuf::Message;
+    use scip::types::{Document, Index, Occurrence, SymbolInformation, occurrence, symbol_information};
+    let prefix = "scip-java maven acme 1.0.0 com/acme/";
+    let mut symbols = Vec::with_capacity(nodes);
+    let mut methods = Vec::new();
+    let mut classes = Vec::new();
+    let (mut module, mut class) = (String::new(), String::new());
+    for n in 0..nodes {
+        let w = |k: usize| WORDS[(n.wrapping_mul(2_654_435_761) >> k) % WORDS.len()];
+        if n % 100 == 0 {
+            module = format!("{}{}", w(3), n / 100);
+            symbols.push(format!("{prefix}{module}/"));
+        } else if n % 10 == 1 {
+            class = format!("{}{}{}", cap(w(5)), cap(w(11)), n / 10);
+            classes.push(symbols.len());
+            symbols.push(format!("{prefix}{module}/{class}#"));
+        } else {
+            methods.push(symbols.len());
+            symbols.push(format!("{prefix}{module}/{class}#{}{}().", VERBS[n % VERBS.len()], cap(w(9))));
+        }
+    }
+    let range = |line: i32, end_line: i32| {
+        let mut r = scip::types::MultiLineRange::new();
+        (r.start_line, r.start_character, r.end_line, r.end_character) = (line, 0, end_line, 1);
+        r
+    };
+    let occ = |symbol: &str, roles: i32, at: i32, enclosing: Option<(i32, i32)>| {
+        let mut o = Occurrence::new();
+        o.symbol = symbol.to_owned();
+        o.symbol_roles = roles;
+        o.typed_range = Some(occurrence::Typed_range::MultiLineRange(range(at, at)));
+        if let Some((a, b)) = enclosing {
+            o.typed_enclosing_range = Some(occurrence::Typed_enclosing_range::MultiLineEnclosingRange(range(a, b)));
+        }
+        o
+    };
+    let method_pos: std::collections::HashMap<usize, usize> =
+        methods.iter().enumerate().map(|(i, &m)| (m, i)).collect();
+    let hub_callers = (nodes / 4).min(100_000);
+    let mut index = Index::new();
+    index.metadata.mut_or_insert_default().tool_info.mut_or_insert_default().name = "scip-java".into();
+    let mut doc = Document::new();
+    let mut line = 0;
+    for (n, sym) in symbols.iter().enumerate() {
+        let mut info = SymbolInformation::new();
+        info.symbol = sym.clone();
+        if n % 100 == 0 {
+            info.kind = symbol_information::Kind::Package.into();
+            index.external_symbols.push(info);
+            continue;
+        }
+        if n % 10 == 1 {
+            if !doc.relative_path.is_empty() {
+                index.documents.push(std::mem::take(&mut doc));
+            }
+            doc.relative_path = format!("src/{}.java", sym.trim_end_matches('#').replace(prefix, ""));
+            info.kind = symbol_information::Kind::Class.into();
+            info.documentation = vec!["A class.".into()];
+            doc.occurrences.push(occ(sym, 1, 0, Some((0, 1000))));
+            line = 1;
+        } else {
+            info.kind = symbol_information::Kind::Method.into();
+            info.documentation = vec!["```java\nvoid m()\n```".into(), "Returns a value.".into()];
+            let i = method_pos[&n];
+            doc.occurrences.push(occ(sym, 1, line, Some((line, line + 12))));
+            for k in 1..8 {
+                let other = methods[(i.wrapping_mul(7919) + k * 104_729) % methods.len()];
+                doc.occurrences.push(occ(&symbols[other], 0, line + k as i32, None));
+            }
+            for k in 1..3 {
+                doc.occurrences.push(occ(
+                    &symbols[classes[(i * 31 + k * 7) % classes.len()]],
+                    0,
+                    line + 8 + k as i32,
+                    None,
+                ));
+            }
+            if i > 0 && i <= hub_callers {
+                doc.occurrences.push(occ(&symbols[methods[0]], 0, line + 11, None));
+            }
+            line += 13;
+        }
+        doc.symbols.push(info);
+    }
+    index.documents.push(doc);
+    index.write_to_bytes().expect("encode the synthetic index")
+}
+
 fn run(graph: &Graph, tool: &str, args: &Value) -> Value {
     let args = args.as_object().expect("object");
     tools::execute(graph, tools::parse(graph, tool, args, &mut StrictIds).expect("parse")).expect("execute")
@@ -183,6 +277,22 @@ fn memory() -> (u64, u64) {
 
 fn bench(c: &mut Criterion) {
     let nodes = std::env::var("SIGNPOST_BENCH_NODES").ok().and_then(|n| n.parse().ok()).unwrap_or(200_000);
+    // SIGNPOST_BENCH_SCIP=1: time the SCIP importer on the same code base.
+    if std::env::var("SIGNPOST_BENCH_SCIP").is_ok_and(|v| v == "1") {
+        let started = Instant::now();
+        let bytes = synthetic_scip(nodes);
+        eprintln!("scip: {} MB generated in {:.1} s", bytes.len() / 1_000_000, started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let g = signpost::graph::scip::import(&bytes, &signpost::graph::scip::Options { name: "synthetic".into() })
+            .expect("import");
+        let (_, peak) = memory();
+        eprintln!(
+            "scip import: {} symbols, {} edges in {:.1} s; process peak {peak} MiB (the index bytes included)",
+            g.node_count(),
+            g.edge_count(),
+            started.elapsed().as_secs_f64()
+        );
+    }
     let (base, _) = memory();
     let started = Instant::now();
     let built = synthetic(nodes);
@@ -201,7 +311,11 @@ fn bench(c: &mut Criterion) {
     let graph = signpost::graph::load(&path).expect("load snapshot");
     let load_s = started.elapsed().as_secs_f64();
     let (after, peak) = memory();
-    let _ = std::fs::remove_file(&path);
+    // SIGNPOST_BENCH_KEEP=FILE keeps the snapshot (for bench/stdio_cpu.py).
+    match std::env::var_os("SIGNPOST_BENCH_KEEP") {
+        Some(keep) => std::fs::rename(&path, &keep).expect("keep the snapshot"),
+        None => std::fs::remove_file(&path).unwrap_or_default(),
+    }
     eprintln!(
         "graph: {symbols} symbols, {edges} edges | build {build_s:.2} s | snapshot {size_mb:.0} MB written in {write_s:.2} s, \
          loaded in {load_s:.2} s | the graph holds {:.0} MiB ({:.0} bytes/symbol with its edges and indexes); \

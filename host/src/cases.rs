@@ -1,7 +1,7 @@
 //! Golden cases for policy authors: `signpost policy test FILE --cases DIR`.
 //!
 //! A case is a JSON file: calls made, in one session, through the real
-//! pipeline on the embedded sample graph (the policy's coercion, the tool,
+//! pipeline on the embedded sample graph or the case's `graph` file (the policy's coercion, the tool,
 //! the policy's advice, hint validation, rendering), and what the last
 //! response must show. Any component can be run against any case set.
 //!
@@ -26,7 +26,9 @@
 //! Every `expect` field is optional; `result` maps JSON pointers into
 //! `structuredContent` to the values they must hold.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -92,6 +94,10 @@ pub struct Expect {
 pub struct Case {
     /// What the case shows.
     pub description: String,
+    /// The graph file the case runs on, relative to the case file
+    /// (default: the embedded sample graph).
+    #[serde(default)]
+    pub graph: Option<PathBuf>,
     /// Calls made first, in the same session.
     #[serde(default)]
     pub before: Vec<CaseCall>,
@@ -202,10 +208,12 @@ pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
     failures
 }
 
-/// Runs every case in `dir` against `policy` on the sample graph.
+/// Runs every case in `dir` against `policy`, each on its graph.
 pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
     let cases = load_dir(dir)?;
+    let sample = Arc::new(Graph::sample());
     let signpost = Signpost::new(Graph::sample(), policy).map_err(|e| e.to_string())?;
+    let mut graphs: HashMap<PathBuf, Arc<Graph>> = HashMap::new();
     let mut results = Vec::with_capacity(cases.len());
     for (path, case) in cases {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -216,6 +224,24 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
                 continue;
             }
         };
+        let graph = match &case.graph {
+            None => sample.clone(),
+            Some(rel) => {
+                let file = path.parent().unwrap_or(Path::new(".")).join(rel);
+                match graphs.get(&file) {
+                    Some(g) => g.clone(),
+                    None => match crate::graph::load(&file) {
+                        Ok(g) => graphs.entry(file).or_insert(Arc::new(g)).clone(),
+                        Err(e) => {
+                            let failure = format!("graph {}: {e}", file.display());
+                            results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+                            continue;
+                        }
+                    },
+                }
+            }
+        };
+        signpost.graphs().set(graph);
         let session = SessionContext::new();
         for before in &case.before {
             signpost.call(&before.tool, before.args.clone(), &session);

@@ -117,6 +117,12 @@ impl LiveGraph {
         self.current.load_full()
     }
 
+    /// Serves `graph` from now on (for embedders and the case runner; file
+    /// reloads go through [`LiveGraph::reload`]).
+    pub fn set(&self, graph: Arc<Graph>) {
+        self.current.store(graph);
+    }
+
     /// The files the graph comes from.
     pub fn sources(&self) -> &[PathBuf] {
         &self.sources

@@ -72,6 +72,16 @@ enum GraphCommand {
         #[arg(short, long, value_name = "PATH")]
         output: PathBuf,
     },
+    /// Print symbols with their ids (kind, qualified name, place), to use
+    /// in golden cases and scripts; `--name` keeps those whose name
+    /// contains it.
+    Symbols {
+        /// The graph files (none: the embedded sample graph).
+        files: Vec<PathBuf>,
+        /// Only symbols whose name contains this (case-insensitive).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Load graph files as `--graph` would and print what they hold.
     Info {
         /// The graph files.
@@ -233,6 +243,7 @@ fn main() -> ExitCode {
         Some(Command::Index { dir, output }) => index_project(&dir, output.as_deref()),
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
+        Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Serve(args)) => serve(args),
         None => serve(cli.serve),
     };
@@ -444,5 +455,25 @@ fn graph_info(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     println!("files    {}", graph.file_count());
     println!("types    {}", graph.edge_types().join(", "));
     println!("loaded   in {:.2} s", started.elapsed().as_secs_f64());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn graph_symbols(files: &[PathBuf], name: Option<&str>) -> anyhow::Result<ExitCode> {
+    use std::io::Write as _;
+    let graph = signpost::graphs::load_sources(files)?;
+    let want = name.map(str::to_lowercase);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for n in graph.iter() {
+        if want.as_ref().is_some_and(|w| !n.name().to_lowercase().contains(w.as_str())) {
+            continue;
+        }
+        let place = if n.file().is_empty() { String::new() } else { format!("  {}:{}", n.file(), n.line()) };
+        let roles: Vec<&str> = n.roles().collect();
+        let roles = if roles.is_empty() { String::new() } else { format!("  [{}]", roles.join(", ")) };
+        let line = format!("{}  {:<10} {}{place}{roles}", n.id(), n.kind(), n.fqn());
+        if writeln!(out, "{}", signpost::sanitize::escape(&line, 400)).is_err() {
+            break; // a closed pipe (`| head`)
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -230,16 +230,19 @@ async fn graph_swaps_under_load_fail_no_call_and_keep_ids() {
 fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
     let scratch = Scratch::new("index-cmd");
     let tools = std::env::var_os("SIGNPOST_TEST_TOOLS").map(PathBuf::from).unwrap_or_else(|| scratch.path("tools"));
+    let index = |dir: &Path| {
+        std::process::Command::new(crate::common::BIN)
+            .arg("index")
+            .arg(dir)
+            .env("SIGNPOST_TOOLS_DIR", &tools)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
     for lang in ["rust", "ts", "py"] {
         let dir = scratch.path(lang);
         copy_dir(&fixture(lang), &dir);
         let _ = std::fs::remove_file(dir.join("index.scip"));
-        let out = std::process::Command::new(crate::common::BIN)
-            .arg("index")
-            .arg(&dir)
-            .env("SIGNPOST_TOOLS_DIR", &tools)
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = index(&dir);
         let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
         let Some(()) = crate::toolchain::require(
             &format!("the {lang} indexer"),
@@ -256,12 +259,7 @@ fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
             let mut src = std::fs::read_to_string(&report).unwrap_or_default();
             src.push_str("\n\ndef added_later() -> int:\n    return 1\n");
             std::fs::write(&report, src).unwrap_or_else(|e| panic!("{e}"));
-            let out = std::process::Command::new(crate::common::BIN)
-                .arg("index")
-                .arg(&dir)
-                .env("SIGNPOST_TOOLS_DIR", &tools)
-                .output()
-                .unwrap_or_else(|e| panic!("{e}"));
+            let out = index(&dir);
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let second = ids_by_fqn(&dir.join("index.scip"));
             assert!(second.contains_key("shapes.report.added_later"), "{second:?}");

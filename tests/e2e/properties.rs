@@ -226,6 +226,46 @@ proptest! {
         let _ = Graph::from_json(&doc);
     }
 
+    /// Every graph importer on damaged files: a real SCIP index with bytes
+    /// flipped, cut or inserted, and a snapshot of it the same way. Each
+    /// load is a whole graph whose every symbol and edge can be read, or an
+    /// error, never a panic.
+    #[test]
+    fn graph_importers_survive_damaged_files(
+        which in 0usize..4,
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8),
+    ) {
+        let mut bytes = damage_base(which).clone();
+        for (at, byte, op) in edits {
+            if bytes.is_empty() {
+                break;
+            }
+            let i = at.index(bytes.len());
+            match op {
+                0 => bytes[i] ^= byte | 1,
+                1 => bytes.truncate(i),
+                _ => bytes.insert(i, byte),
+            }
+        }
+        // A snapshot gets its length and checksum recomputed, so the damage
+        // reaches the structural checks behind them.
+        if which == 3 && bytes.len() >= 31 && bytes.starts_with(signpost::graph::snapshot::MAGIC_PREFIX) {
+            let payload_len = (bytes.len() - 31) as u64;
+            let crc = crc32fast::hash(&bytes[31..]);
+            bytes[19..27].copy_from_slice(&payload_len.to_le_bytes());
+            bytes[27..31].copy_from_slice(&crc.to_le_bytes());
+        }
+        match signpost::graph::from_bytes(&bytes, "damaged") {
+            Ok(g) => {
+                for n in g.iter() {
+                    let _ = (n.to_node(), g.edge_summary(&[n.ix()]));
+                }
+                let _ = signpost::search::rank(&g, "area");
+            }
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
+    }
+
     /// The HTTP body guard: any body, any content type, is answered with a
     /// client error or handled, never a server error or a panic.
     #[test]
@@ -235,6 +275,23 @@ proptest! {
         let capped = status == 503 && text.contains("too many MCP sessions");
         prop_assert!(status < 500 || capped, "status {status}: {text}");
     }
+}
+
+/// The files the importer property damages: the three fixture indexes and
+/// a snapshot of the Rust one.
+fn damage_base(which: usize) -> &'static Vec<u8> {
+    static BASES: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    let bases = BASES.get_or_init(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/scip");
+        let mut v: Vec<Vec<u8>> = ["rust", "ts", "py"]
+            .iter()
+            .map(|l| std::fs::read(format!("{dir}/{l}/index.scip")).unwrap_or_default())
+            .collect();
+        let g = signpost::graph::from_bytes(&v[0], "rust").unwrap_or_else(|e| panic!("{e}"));
+        v.push(signpost::graph::snapshot::write(&g));
+        v
+    });
+    &bases[which % bases.len()]
 }
 
 fn json_value() -> impl Strategy<Value = Value> {

@@ -72,6 +72,22 @@ pub fn word_hash(word: &str) -> u64 {
     word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// Which entries of a NUL-separated table (`starts[i]` is where entry `i`
+/// begins) contain `needle`: one `memmem` pass, ascending, each once.
+fn entries_containing(table: &str, starts: &[u32], needle: &str) -> Vec<u32> {
+    let mut out: Vec<u32> = Vec::new();
+    if needle.is_empty() || needle.contains('\0') {
+        return out;
+    }
+    for pos in memmem::find_iter(table.as_bytes(), needle.as_bytes()) {
+        let entry = starts.partition_point(|&s| s as usize <= pos) as u32 - 1;
+        if out.last() != Some(&entry) {
+            out.push(entry);
+        }
+    }
+    out
+}
+
 /// The indexes (see the module docs).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Index {
@@ -226,17 +242,7 @@ impl Index {
 
     /// Nodes whose lower-cased name contains `needle`, ascending.
     pub fn name_contains(&self, needle: &str) -> Vec<NodeIx> {
-        if needle.is_empty() || needle.contains('\0') {
-            return Vec::new();
-        }
-        let mut out: Vec<NodeIx> = Vec::new();
-        for pos in memmem::find_iter(self.lower_names.as_bytes(), needle.as_bytes()) {
-            let node = self.name_starts.partition_point(|&s| s as usize <= pos) as NodeIx - 1;
-            if out.last() != Some(&node) {
-                out.push(node);
-            }
-        }
-        out
+        entries_containing(&self.lower_names, &self.name_starts, needle)
     }
 
     /// Nodes whose lower-cased qualified name is `key`.
@@ -262,17 +268,9 @@ impl Index {
     /// Nodes whose container (qualified name without the last segment)
     /// contains `needle`, ascending.
     pub fn container_contains(&self, needle: &str) -> Vec<NodeIx> {
-        if needle.is_empty() || needle.contains('\0') {
-            return Vec::new();
-        }
-        let mut containers: Vec<usize> = Vec::new();
-        for pos in memmem::find_iter(self.containers.as_bytes(), needle.as_bytes()) {
-            let c = self.container_starts.partition_point(|&s| s as usize <= pos) - 1;
-            if containers.last() != Some(&c) {
-                containers.push(c);
-            }
-        }
-        let mut out: Vec<NodeIx> = containers.iter().flat_map(|&c| self.members.get(c).iter().copied()).collect();
+        let containers = entries_containing(&self.containers, &self.container_starts, needle);
+        let mut out: Vec<NodeIx> =
+            containers.iter().flat_map(|&c| self.members.get(c as usize).iter().copied()).collect();
         out.sort_unstable();
         out.dedup();
         out

@@ -373,16 +373,26 @@ pub enum Format {
 }
 
 impl Format {
-    /// Detects the format from content. `None` for empty input.
+    /// Detects the format from content. `None` for empty input. Text (a
+    /// UTF-8 start without control characters) is read as JSON, so a
+    /// mistyped JSON file gets JSON's error, not protobuf's; SCIP indexes
+    /// start with a protobuf tag byte, a control character.
     pub fn detect(bytes: &[u8]) -> Option<Format> {
         if bytes.starts_with(snapshot::MAGIC_PREFIX) {
             return Some(Format::Snapshot);
         }
-        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
-            None => None,
-            Some(b'{') if !bytes.starts_with(&[b'{', 0]) => Some(Format::Json),
-            Some(_) => Some(Format::Scip),
+        let first = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+        if bytes[first] == b'{' {
+            return Some(Format::Json);
         }
+        let head = &bytes[..bytes.len().min(1024)];
+        let text = match std::str::from_utf8(head) {
+            Ok(_) => true,
+            // A character cut by the 1 KiB window is still text.
+            Err(e) => e.error_len().is_none() && e.valid_up_to() + 4 > head.len(),
+        };
+        let control = head.iter().any(|&b| b < 0x20 && !b.is_ascii_whitespace());
+        Some(if text && !control { Format::Json } else { Format::Scip })
     }
 }
 
@@ -734,6 +744,8 @@ mod tests {
         assert_eq!(Format::detect(b"  \n{\"nodes\":[]}"), Some(Format::Json));
         assert_eq!(Format::detect(snapshot::MAGIC_PREFIX), Some(Format::Snapshot));
         assert_eq!(Format::detect(&[0x0a, 0x05]), Some(Format::Scip));
+        assert_eq!(Format::detect(b"not json"), Some(Format::Json), "text gets JSON's error");
+        assert_eq!(Format::detect(b"\x89PNG\r\n"), Some(Format::Scip));
         assert_eq!(Format::detect(b"   "), None);
     }
 

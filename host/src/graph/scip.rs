@@ -18,7 +18,9 @@ use protobuf::Message;
 use scip::symbol::{SymbolFormatOptions, format_symbol_with, parse_symbol};
 use scip::types::descriptor::Suffix;
 use scip::types::symbol_information::Kind as ScipKind;
-use scip::types::{Descriptor, Index, Occurrence, Symbol, SymbolInformation, occurrence};
+use scip::types::{
+    Descriptor, Index, MultiLineRange, Occurrence, SingleLineRange, Symbol, SymbolInformation, occurrence,
+};
 use sha2::{Digest, Sha256};
 
 use super::builder::EXTERNAL;
@@ -57,28 +59,35 @@ fn packed(v: &[i32]) -> Result<Option<Range>, String> {
     }
 }
 
+impl From<&SingleLineRange> for Range {
+    fn from(r: &SingleLineRange) -> Range {
+        Range { start: (r.line, r.start_character), end: (r.line, r.end_character) }
+    }
+}
+
+impl From<&MultiLineRange> for Range {
+    fn from(r: &MultiLineRange) -> Range {
+        Range { start: (r.start_line, r.start_character), end: (r.end_line, r.end_character) }
+    }
+}
+
 /// The occurrence's range: the typed fields when present, else the
 /// deprecated packed `range`.
 fn range_of(o: &Occurrence) -> Result<Option<Range>, String> {
+    use occurrence::Typed_range as T;
     match &o.typed_range {
-        Some(occurrence::Typed_range::SingleLineRange(r)) => {
-            Ok(Some(Range { start: (r.line, r.start_character), end: (r.line, r.end_character) }))
-        }
-        Some(occurrence::Typed_range::MultiLineRange(r)) => {
-            Ok(Some(Range { start: (r.start_line, r.start_character), end: (r.end_line, r.end_character) }))
-        }
+        Some(T::SingleLineRange(r)) => Ok(Some(r.into())),
+        Some(T::MultiLineRange(r)) => Ok(Some(r.into())),
         _ => packed(&o.range),
     }
 }
 
+/// The same for the enclosing range.
 fn enclosing_of(o: &Occurrence) -> Result<Option<Range>, String> {
+    use occurrence::Typed_enclosing_range as T;
     match &o.typed_enclosing_range {
-        Some(occurrence::Typed_enclosing_range::SingleLineEnclosingRange(r)) => {
-            Ok(Some(Range { start: (r.line, r.start_character), end: (r.line, r.end_character) }))
-        }
-        Some(occurrence::Typed_enclosing_range::MultiLineEnclosingRange(r)) => {
-            Ok(Some(Range { start: (r.start_line, r.start_character), end: (r.end_line, r.end_character) }))
-        }
+        Some(T::SingleLineEnclosingRange(r)) => Ok(Some(r.into())),
+        Some(T::MultiLineEnclosingRange(r)) => Ok(Some(r.into())),
         _ => packed(&o.enclosing_range),
     }
 }
