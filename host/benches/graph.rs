@@ -277,7 +277,14 @@ fn memory() -> (u64, u64) {
 
 fn bench(c: &mut Criterion) {
     let nodes = std::env::var("SIGNPOST_BENCH_NODES").ok().and_then(|n| n.parse().ok()).unwrap_or(200_000);
-    // SIGNPOST_BENCH_SCIP=1: time the SCIP importer on the same code base.
+    // SIGNPOST_BENCH_SCIP=1: time the SCIP importer on the same code base
+    // (RUST_LOG=signpost=debug adds its phases).
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .try_init();
+    }
     if std::env::var("SIGNPOST_BENCH_SCIP").is_ok_and(|v| v == "1") {
         let started = Instant::now();
         let bytes = synthetic_scip(nodes);

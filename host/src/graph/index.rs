@@ -146,19 +146,16 @@ impl Index {
         let lower_fqns: Vec<String> = g.iter().map(|node| lower(node.fqn())).collect();
         ix.by_fqn = (0..n as NodeIx).filter(|&i| !lower_fqns[i as usize].is_empty()).collect();
         ix.by_fqn.sort_by(|&a, &b| lower_fqns[a as usize].cmp(&lower_fqns[b as usize]).then(a.cmp(&b)));
-        let tail = |i: NodeIx| {
-            let f = &lower_fqns[i as usize];
-            &f[tail_start(f)..]
-        };
+        // Where each lower-cased qualified name's last segment starts,
+        // computed once rather than in every comparison.
+        let tails: Vec<usize> = lower_fqns.iter().map(|f| tail_start(f)).collect();
+        let tail = |i: NodeIx| &lower_fqns[i as usize][tails[i as usize]..];
         ix.by_tail = ix.by_fqn.clone();
         ix.by_tail.sort_by(|&a, &b| tail(a).cmp(tail(b)).then(a.cmp(&b)));
 
         // Containers: qualified names without their last segment.
-        let container = |i: NodeIx| {
-            let f = &lower_fqns[i as usize];
-            let t = tail_start(f);
-            f[..t].trim_end_matches(['.', '/', '#', ' ', ':'])
-        };
+        let container =
+            |i: NodeIx| lower_fqns[i as usize][..tails[i as usize]].trim_end_matches(['.', '/', '#', ' ', ':']);
         let mut order: Vec<NodeIx> = ix.by_fqn.iter().copied().filter(|&i| !container(i).is_empty()).collect();
         order.sort_by(|&a, &b| container(a).cmp(container(b)).then(a.cmp(&b)));
         let mut pairs = Vec::with_capacity(order.len());
@@ -176,6 +173,7 @@ impl Index {
         let count = ix.container_starts.len();
         ix.container_starts.push(ix.containers.len() as u32);
         ix.members = Csr::from_pairs(count, pairs);
+        drop(tails);
         drop(lower_fqns);
 
         // Doc words.

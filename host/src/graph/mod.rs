@@ -22,6 +22,7 @@ mod builder;
 pub(crate) mod index;
 pub mod json;
 pub mod scip;
+mod scip_symbol;
 pub mod snapshot;
 
 use std::collections::{BTreeMap, HashSet};

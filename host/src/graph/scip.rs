@@ -15,7 +15,6 @@
 use std::collections::HashMap;
 
 use protobuf::Message;
-use scip::symbol::{SymbolFormatOptions, format_symbol_with, parse_symbol};
 use scip::types::descriptor::Suffix;
 use scip::types::symbol_information::Kind as ScipKind;
 use scip::types::{
@@ -96,10 +95,11 @@ fn suffix(d: &Descriptor) -> Option<Suffix> {
     d.suffix.enum_value().ok()
 }
 
-/// The id of a symbol: SHA-256 of its canonical form without the package
-/// version, first 20 bytes; `local` symbols also hash their document.
-fn id_of(sym: &Symbol, local_doc: Option<&str>) -> RawId {
-    let canonical = canonical(sym);
+/// The id of a symbol with `path` as its descriptors: SHA-256 of its
+/// canonical form without the package version, first 20 bytes; `local`
+/// symbols also hash their document.
+fn id_of(sym: &Symbol, path: &[Descriptor], local_doc: Option<&str>) -> RawId {
+    let canonical = canonical_path(sym, path);
     let mut h = Sha256::new();
     if let Some(doc) = local_doc {
         h.update(doc.as_bytes());
@@ -110,19 +110,6 @@ fn id_of(sym: &Symbol, local_doc: Option<&str>) -> RawId {
     let mut id = [0u8; 20];
     id.copy_from_slice(&digest[..20]);
     id
-}
-
-fn canonical(sym: &Symbol) -> String {
-    format_symbol_with(
-        sym.clone(),
-        SymbolFormatOptions {
-            include_scheme: true,
-            include_package_manager: true,
-            include_package_name: true,
-            include_package_version: false,
-            include_descriptor: true,
-        },
-    )
 }
 
 /// What a descriptor chain says about a symbol.
@@ -384,11 +371,11 @@ fn parse(syms: &mut HashMap<String, Sym>, key: &str, text: &str, doc: Option<&st
     if syms.contains_key(key) {
         return Ok(());
     }
-    let parsed = parse_symbol(text).map_err(|e| {
-        GraphError::Scip(format!("{}: symbol `{text}` does not parse ({e:?})", doc.unwrap_or("external symbols")))
+    let parsed = super::scip_symbol::parse(text).map_err(|e| {
+        GraphError::Scip(format!("{}: symbol `{text}` does not parse: {e}", doc.unwrap_or("external symbols")))
     })?;
     let local = scip::symbol::is_local_symbol(text);
-    let id = id_of(&parsed, local.then_some(doc.unwrap_or("")));
+    let id = id_of(&parsed, &parsed.descriptors, local.then_some(doc.unwrap_or("")));
     let shape = shape(&parsed);
     syms.insert(key.to_owned(), Sym { parsed, shape, id, local });
     Ok(())
@@ -396,6 +383,7 @@ fn parse(syms: &mut HashMap<String, Sym>, key: &str, text: &str, doc: Option<&st
 
 /// Imports a SCIP index (protobuf bytes).
 pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
+    let mut phase = Phases::default();
     let index = Index::parse_from_bytes(bytes)
         .map_err(|e| GraphError::Scip(format!("the protobuf does not parse ({e}); is the file truncated?")))?;
     if index.special_fields.unknown_fields().iter().next().is_some() {
@@ -419,18 +407,21 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     let python = tool == "scip-python";
     let fqn_sep = if rust { "::" } else { "." };
 
+    phase.done("protobuf parse");
     // Every symbol string, parsed once.
     let mut syms: HashMap<String, Sym> = HashMap::new();
-    let key_of = |sym: &str, doc: &str| {
-        if scip::symbol::is_local_symbol(sym) { format!("{doc}\0{sym}") } else { sym.to_owned() }
-    };
+    // Locals are keyed by document too; globals by their symbol string,
+    // borrowed (the reference loop meets millions of them).
+    fn key_of<'a>(sym: &'a str, doc: &str) -> std::borrow::Cow<'a, str> {
+        if scip::symbol::is_local_symbol(sym) { format!("{doc}\0{sym}").into() } else { sym.into() }
+    }
 
     // Symbol information: documents first, then external symbols.
     let mut info: HashMap<String, &SymbolInformation> = HashMap::new();
     for d in &index.documents {
         for s in &d.symbols {
             if !s.symbol.is_empty() {
-                info.entry(key_of(&s.symbol, &d.relative_path)).or_insert(s);
+                info.entry(key_of(&s.symbol, &d.relative_path).into_owned()).or_insert(s);
             }
         }
     }
@@ -452,7 +443,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             }
             let at = |e: String| GraphError::Scip(format!("{path}: {e}"));
             let Some(range) = range_of(o).map_err(at)? else { continue };
-            let key = key_of(&o.symbol, path);
+            let key = key_of(&o.symbol, path).into_owned();
             parse(&mut syms, &key, &o.symbol, Some(path))?;
             if def_of.contains_key(&key) {
                 continue;
@@ -469,7 +460,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         // Symbols described in a document are defined there even without
         // a definition occurrence.
         for s in &d.symbols {
-            let key = key_of(&s.symbol, path);
+            let key = key_of(&s.symbol, path).into_owned();
             if s.symbol.is_empty() || def_of.contains_key(&key) {
                 continue;
             }
@@ -491,6 +482,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     let mut node_of: HashMap<String, NodeIx> = HashMap::new();
     let mut kinds: Vec<&'static str> = Vec::new();
 
+    phase.done("definitions");
     // Which definitions are nodes, and their kinds.
     let kind_for = |key: &str, sym: &Sym| -> &'static str {
         let si = info.get(key);
@@ -512,21 +504,32 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             && !(sym.local && matches!(kind, "variable" | "constant" | "field" | "property" | "symbol"))
     };
 
+    phase.done("kinds");
     // Attribute evidence per document: (line, role) of attribute references.
+    // Each symbol string is judged once.
     let mut attr_lines: Vec<Vec<(i32, &'static str)>> = vec![Vec::new(); index.documents.len()];
+    let mut role_of: HashMap<&str, Option<&'static str>> = HashMap::new();
     for (di, d) in index.documents.iter().enumerate() {
         for o in &d.occurrences {
             if o.symbol.is_empty() || o.symbol_roles & DEFINITION != 0 || scip::symbol::is_local_symbol(&o.symbol) {
                 continue;
             }
-            let Ok(Some(r)) = range_of(o) else { continue };
-            if let Ok(sym) = parse_symbol(&o.symbol)
-                && let Some(role) = attribute_role(&sym)
+            // Only a symbol whose last name is an attribute's is parsed.
+            let last = o.symbol.trim_end_matches(['.', '(', ')', ':', '!', '#', '/']);
+            if !ATTRIBUTE_ROLES.iter().any(|(_, name, _)| last.ends_with(name)) {
+                continue;
+            }
+            let role = *role_of
+                .entry(o.symbol.as_str())
+                .or_insert_with(|| super::scip_symbol::parse(&o.symbol).ok().and_then(|sym| attribute_role(&sym)));
+            if let Some(role) = role
+                && let Ok(Some(r)) = range_of(o)
             {
                 attr_lines[di].push((r.start.0, role));
             }
         }
     }
+    drop(role_of);
 
     for def in &defs {
         let sym = &syms[&def.key];
@@ -573,6 +576,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         kinds[ix as usize] = kind;
     }
 
+    phase.done("nodes");
     // Namespaces that enclose a node but have no definition of their own,
     // and DECLARES along the descriptor hierarchy.
     let mut by_canonical: HashMap<String, NodeIx> = HashMap::new();
@@ -593,9 +597,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         let mut reached_top = true;
         while path.len() > 1 {
             path.pop();
-            let mut parent = sym.parsed.clone();
-            parent.descriptors = path.clone();
-            let pkey = canonical(&parent);
+            let pkey = canonical_path(&sym.parsed, &path);
             let (p, fresh) = match by_canonical.get(&pkey) {
                 Some(&p) => (p, false),
                 None => {
@@ -607,10 +609,10 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
                     }
                     let kind = if ns { "module" } else { "type" };
                     let name = path.last().map(|d| d.name.clone()).unwrap_or_default();
-                    let fqn = fqn_of(&parent, &path, fqn_sep, rust);
+                    let fqn = fqn_of(&sym.parsed, &path, fqn_sep, rust);
                     let external = [EXTERNAL];
                     let p = b.merge_node(NodeSpec {
-                        id: id_of(&parent, None),
+                        id: id_of(&sym.parsed, &path, None),
                         kind,
                         name: &name,
                         fqn: &fqn,
@@ -634,12 +636,10 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         }
         // rust-analyzer's crate root `crate/` declares the top-level items.
         if rust && reached_top && path.len() == 1 && path[0].name != "crate" {
-            let mut root = sym.parsed.clone();
             let mut d = Descriptor::new();
             d.name = "crate".into();
             d.suffix = Suffix::Namespace.into();
-            root.descriptors = vec![d];
-            if let Some(&r) = by_canonical.get(&canonical(&root)) {
+            if let Some(&r) = by_canonical.get(&canonical_path(&sym.parsed, &[d])) {
                 declares.push((r, child));
             }
         }
@@ -650,16 +650,19 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         }
     }
 
+    phase.done("declares");
     // References: attributed to the innermost enclosing definition.
     let mut external_of: HashMap<String, NodeIx> = HashMap::new();
+    let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut defs_in: Vec<Vec<&Def>> = vec![Vec::new(); index.documents.len()];
+    for def in &defs {
+        defs_in[def.doc].push(def);
+    }
     for (di, d) in index.documents.iter().enumerate() {
         let path = d.relative_path.as_str();
         // Enclosing scopes of this document's node definitions, outermost first.
-        let mut scopes: Vec<(Range, NodeIx, Range)> = defs
-            .iter()
-            .filter(|def| def.doc == di)
-            .filter_map(|def| Some((def.enclosing?, *node_of.get(&def.key)?, def.range)))
-            .collect();
+        let mut scopes: Vec<(Range, NodeIx, Range)> =
+            defs_in[di].iter().filter_map(|def| Some((def.enclosing?, *node_of.get(&def.key)?, def.range))).collect();
         scopes.sort_by(|a, b| a.0.start.cmp(&b.0.start).then(b.0.end.cmp(&a.0.end)));
         for o in &d.occurrences {
             if o.symbol.is_empty() || o.symbol_roles & (DEFINITION | IMPORT) != 0 {
@@ -667,20 +670,23 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             }
             let at = |e: String| GraphError::Scip(format!("{path}: {e}"));
             let Some(r) = range_of(o).map_err(at)? else { continue };
-            if scip::symbol::is_local_symbol(&o.symbol) && !node_of.contains_key(&key_of(&o.symbol, path)) {
+            if scip::symbol::is_local_symbol(&o.symbol) && !node_of.contains_key(key_of(&o.symbol, path).as_ref()) {
                 continue;
             }
             // The innermost scope containing the reference.
             let upto = scopes.partition_point(|s| s.0.start <= r.start);
             let Some(&(_, from, name_at)) = scopes[..upto].iter().rev().find(|s| s.0.contains(&r)) else { continue };
             let key = key_of(&o.symbol, path);
-            let to = match node_of.get(&key).or_else(|| external_of.get(&key)) {
+            let to = match node_of.get(key.as_ref()).or_else(|| external_of.get(key.as_ref())) {
                 Some(&t) => t,
+                None if skipped.contains(key.as_ref()) => continue,
                 None => {
+                    let key = key.into_owned();
                     parse(&mut syms, &key, &o.symbol, Some(path))?;
                     let sym = &syms[&key];
                     let kind = kind_for(&key, sym);
                     if !keep(kind, sym) {
+                        skipped.insert(key);
                         continue;
                     }
                     let si = info.get(&key);
@@ -722,6 +728,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         }
     }
 
+    phase.done("references");
     // Relationships, and rust-analyzer's impl descriptors.
     let ix_of = |key: &str| node_of.get(key).or_else(|| external_of.get(key)).copied();
     let mut type_by_name: HashMap<&str, Vec<NodeIx>> = HashMap::new();
@@ -786,7 +793,26 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             b.add_edge(a, ty, t)?;
         }
     }
-    b.build()
+    phase.done("relationships");
+    let graph = b.build();
+    phase.done("build");
+    graph
+}
+
+/// Time per import phase, logged at debug level (`RUST_LOG=signpost=debug`).
+struct Phases(std::time::Instant);
+
+impl Default for Phases {
+    fn default() -> Self {
+        Phases(std::time::Instant::now())
+    }
+}
+
+impl Phases {
+    fn done(&mut self, phase: &str) {
+        tracing::debug!(phase, ms = self.0.elapsed().as_millis() as u64, "scip import");
+        self.0 = std::time::Instant::now();
+    }
 }
 
 /// Type nodes named `name` of one of `kinds`, uniquely (none when ambiguous).
@@ -799,9 +825,7 @@ fn candidates(by_name: &HashMap<&str, Vec<NodeIx>>, name: &str, kinds: &[&str], 
 }
 
 fn canonical_path(sym: &Symbol, path: &[Descriptor]) -> String {
-    let mut s = sym.clone();
-    s.descriptors = path.to_vec();
-    canonical(&s)
+    super::scip_symbol::canonical(sym, path)
 }
 
 fn display_name(si: Option<&SymbolInformation>, sym: &Symbol, path: &[Descriptor], tool: &str) -> String {
@@ -949,11 +973,14 @@ mod tests {
 
     #[test]
     fn ids_ignore_versions_and_locals_hash_their_document() {
-        let a = parse_symbol("rust-analyzer cargo shapes 0.1.0 geometry/Circle#").unwrap_or_else(|e| panic!("{e:?}"));
-        let b = parse_symbol("rust-analyzer cargo shapes 0.2.0 geometry/Circle#").unwrap_or_else(|e| panic!("{e:?}"));
-        assert_eq!(id_of(&a, None), id_of(&b, None));
-        let l = parse_symbol("local 3").unwrap_or_else(|e| panic!("{e:?}"));
-        assert_ne!(id_of(&l, Some("a.rs")), id_of(&l, Some("b.rs")));
+        let parse = |s: &str| super::super::scip_symbol::parse(s).unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (
+            parse("rust-analyzer cargo shapes 0.1.0 geometry/Circle#"),
+            parse("rust-analyzer cargo shapes 0.2.0 geometry/Circle#"),
+        );
+        assert_eq!(id_of(&a, &a.descriptors, None), id_of(&b, &b.descriptors, None));
+        let l = parse("local 3");
+        assert_ne!(id_of(&l, &l.descriptors, Some("a.rs")), id_of(&l, &l.descriptors, Some("b.rs")));
     }
 
     #[test]
