@@ -296,3 +296,57 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Signpost's own repository, indexed by rust-analyzer (build scripts
+/// replaced by `true`: this runs inside `cargo test`, which holds the
+/// build directory), served over MCP: an agent that starts from a few
+/// names and follows every actionable hint verbatim never hits an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn signposts_own_index_serves_hints_that_all_work() {
+    let scratch = Scratch::new("own-index");
+    let Some(ra) = crate::toolchain::require("rust-analyzer", rust_analyzer()) else { return };
+    let config = scratch.file("ra.json", br#"{"cargo":{"buildScripts":{"overrideCommand":["true"]}}}"#);
+    let index = scratch.path("index.scip");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new(ra)
+        .arg("scip")
+        .arg(&root)
+        .arg("--output")
+        .arg(&index)
+        .arg("--config-path")
+        .arg(&config)
+        .current_dir(&root)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "rust-analyzer scip failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let client = Client::spawn(&["--graph", &index.display().to_string()]).await;
+    let status = client.resource("signpost://graph").await;
+    assert!(status["nodes"].as_u64().unwrap_or(0) > 1000, "{status}");
+    let starts = ["GraphBuilder", "Signpost", "sanitize::agent_text", "LiveGraph", "import"]
+        .iter()
+        .map(|s| ("resolve".to_owned(), json!({"identifier": s})))
+        .chain([("search".to_owned(), json!({"query": "snapshot"}))])
+        .collect();
+    let calls = walk_hints(&client, starts, 150).await;
+    assert!(calls >= 100, "only {calls} calls: the hints lead nowhere");
+    // Rust paths resolve on the real index too.
+    let r = client.call("resolve", json!({"identifier": "builder::GraphBuilder"})).await;
+    assert_eq!(r.structured["candidates"][0]["kind"], "struct", "{}", r.text);
+    client.close().await;
+}
+
+/// rust-analyzer on PATH, or installed with rustup.
+fn rust_analyzer() -> Result<PathBuf, String> {
+    let works = |p: &Path| std::process::Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
+    if works(Path::new("rust-analyzer")) {
+        return Ok(PathBuf::from("rust-analyzer"));
+    }
+    crate::toolchain::run_ok(std::process::Command::new("rustup").args([
+        "component",
+        "add",
+        "rust-analyzer",
+        "rust-src",
+    ]))?;
+    let out = crate::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]))?;
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
