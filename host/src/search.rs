@@ -35,11 +35,10 @@ pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)
     for h in &mut hits {
         h.1 = (h.1 * 1000.0).round() / 1000.0;
     }
+    // Equal scores: shorter qualified names first (precomputed ranks).
+    let rank = &graph.index().fqn_rank;
     let order = |a: &(NodeIx, f64), b: &(NodeIx, f64)| {
-        b.1.total_cmp(&a.1).then_with(|| {
-            let (x, y) = (graph.node(a.0), graph.node(b.0));
-            (x.fqn().len(), x.fqn(), a.0).cmp(&(y.fqn().len(), y.fqn(), b.0))
-        })
+        b.1.total_cmp(&a.1).then_with(|| rank[a.0 as usize].cmp(&rank[b.0 as usize]))
     };
     let total = hits.len();
     if keep < total {

@@ -1,7 +1,8 @@
 //! The one way to make a [`Graph`]: every format adds nodes and edges here,
 //! and [`GraphBuilder::build`] lays them out and indexes them.
 
-use std::collections::HashMap;
+/// Fast hashing: ids and interned strings of the graph being built.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use super::index::Index;
 use super::{Adjacency, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
@@ -86,7 +87,7 @@ impl GraphBuilder {
             ids: Vec::new(),
             recs: Vec::new(),
             external: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: HashMap::default(),
             kinds: Interner::default(),
             files,
             roles: Interner::default(),

@@ -103,6 +103,9 @@ pub(crate) struct Index {
     pub by_fqn: Vec<NodeIx>,
     /// Nodes with a qualified name, sorted by its last segment lower-cased.
     pub by_tail: Vec<NodeIx>,
+    /// Each node's place in the order (qualified-name length, qualified
+    /// name, index): how equal scores are ranked, as one integer compare.
+    pub fqn_rank: Vec<u32>,
     /// Distinct lower-cased containers (a qualified name without its last
     /// segment), each followed by NUL.
     pub containers: String,
@@ -146,6 +149,17 @@ impl Index {
         let lower_fqns: Vec<String> = g.iter().map(|node| lower(node.fqn())).collect();
         ix.by_fqn = (0..n as NodeIx).filter(|&i| !lower_fqns[i as usize].is_empty()).collect();
         ix.by_fqn.sort_by(|&a, &b| lower_fqns[a as usize].cmp(&lower_fqns[b as usize]).then(a.cmp(&b)));
+        let mut order: Vec<NodeIx> = (0..n as NodeIx).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
+            (x.len(), x, a).cmp(&(y.len(), y, b))
+        });
+        ix.fqn_rank = vec![0; n];
+        for (rank, &node) in order.iter().enumerate() {
+            ix.fqn_rank[node as usize] = rank as u32;
+        }
+        drop(order);
+
         // Where each lower-cased qualified name's last segment starts,
         // computed once rather than in every comparison.
         let tails: Vec<usize> = lower_fqns.iter().map(|f| tail_start(f)).collect();

@@ -496,6 +496,7 @@ impl Graph {
             + v(&ix.by_name)
             + v(&ix.by_fqn)
             + v(&ix.by_tail)
+            + v(&ix.fqn_rank)
             + ix.containers.capacity()
             + v(&ix.container_starts)
             + csr(&ix.members)

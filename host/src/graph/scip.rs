@@ -12,7 +12,13 @@
 //!   innermost enclosing definition, `IMPLEMENTS`/`EXTENDS`/`OVERRIDES` from
 //!   relationships and from rust-analyzer's impl descriptors.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+
+/// Hash maps keyed by symbol strings: millions of lookups, so a fast hash
+/// (the keys come from the index, not from an adversary who could flood
+/// them, and the index is already the whole input).
+type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use protobuf::Message;
 use scip::types::descriptor::Suffix;
@@ -123,11 +129,10 @@ struct Shape {
     impl_block: Option<(String, Option<String>)>,
 }
 
-fn shape(sym: &Symbol) -> Shape {
-    let mut path = Vec::with_capacity(sym.descriptors.len());
+fn shape(mut ds: Vec<Descriptor>) -> Shape {
+    let mut path = Vec::with_capacity(ds.len());
     let mut impl_trait = None;
     let mut impl_block = None;
-    let ds = &sym.descriptors;
     let mut i = 0;
     while i < ds.len() {
         let d = &ds[i];
@@ -181,7 +186,7 @@ fn shape(sym: &Symbol) -> Shape {
             i += 1;
             continue;
         }
-        path.push(d.clone());
+        path.push(std::mem::take(&mut ds[i]));
         i += 1;
     }
     Shape { path, impl_trait, impl_block }
@@ -358,17 +363,21 @@ struct Sym {
     local: bool,
 }
 
+/// A map key for a symbol: a global's own string, borrowed from the
+/// decoded index; a local's document-qualified string.
+type Key<'a> = std::borrow::Cow<'a, str>;
+
 /// One definition: where, and what it encloses.
-struct Def {
-    key: String,
+struct Def<'a> {
+    key: Key<'a>,
     doc: usize,
     range: Range,
     enclosing: Option<Range>,
     test_bit: bool,
 }
 
-fn parse(syms: &mut HashMap<String, Sym>, key: &str, text: &str, doc: Option<&str>) -> Result<(), GraphError> {
-    if syms.contains_key(key) {
+fn parse<'a>(syms: &mut HashMap<Key<'a>, Sym>, key: &Key<'a>, text: &str, doc: Option<&str>) -> Result<(), GraphError> {
+    if syms.contains_key(key.as_ref()) {
         return Ok(());
     }
     let parsed = super::scip_symbol::parse(text).map_err(|e| {
@@ -376,8 +385,11 @@ fn parse(syms: &mut HashMap<String, Sym>, key: &str, text: &str, doc: Option<&st
     })?;
     let local = scip::symbol::is_local_symbol(text);
     let id = id_of(&parsed, &parsed.descriptors, local.then_some(doc.unwrap_or("")));
-    let shape = shape(&parsed);
-    syms.insert(key.to_owned(), Sym { parsed, shape, id, local });
+    // The descriptors move into the shape: every later use reads the
+    // folded path; `parsed` keeps the scheme and package.
+    let mut parsed = parsed;
+    let shape = shape(std::mem::take(&mut parsed.descriptors));
+    syms.insert(key.clone(), Sym { parsed, shape, id, local });
     Ok(())
 }
 
@@ -409,32 +421,32 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
 
     phase.done("protobuf parse");
     // Every symbol string, parsed once.
-    let mut syms: HashMap<String, Sym> = HashMap::new();
+    let mut syms: HashMap<Key<'_>, Sym> = HashMap::default();
     // Locals are keyed by document too; globals by their symbol string,
     // borrowed (the reference loop meets millions of them).
-    fn key_of<'a>(sym: &'a str, doc: &str) -> std::borrow::Cow<'a, str> {
+    fn key_of<'a>(sym: &'a str, doc: &str) -> Key<'a> {
         if scip::symbol::is_local_symbol(sym) { format!("{doc}\0{sym}").into() } else { sym.into() }
     }
 
     // Symbol information: documents first, then external symbols.
-    let mut info: HashMap<String, &SymbolInformation> = HashMap::new();
+    let mut info: HashMap<Key<'_>, &SymbolInformation> = HashMap::default();
     for d in &index.documents {
         for s in &d.symbols {
             if !s.symbol.is_empty() {
-                info.entry(key_of(&s.symbol, &d.relative_path).into_owned()).or_insert(s);
+                info.entry(key_of(&s.symbol, &d.relative_path)).or_insert(s);
             }
         }
     }
     for s in &index.external_symbols {
         if !s.symbol.is_empty() {
-            info.entry(s.symbol.clone()).or_insert(s);
+            info.entry(Key::Borrowed(&s.symbol)).or_insert(s);
         }
     }
 
     // Definitions, in index order (the first definition of a symbol wins;
     // rust-analyzer repeats some).
-    let mut defs: Vec<Def> = Vec::new();
-    let mut def_of: HashMap<String, usize> = HashMap::new();
+    let mut defs: Vec<Def<'_>> = Vec::new();
+    let mut def_of: HashMap<Key<'_>, usize> = HashMap::default();
     for (di, d) in index.documents.iter().enumerate() {
         let path = d.relative_path.as_str();
         for o in &d.occurrences {
@@ -443,9 +455,9 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             }
             let at = |e: String| GraphError::Scip(format!("{path}: {e}"));
             let Some(range) = range_of(o).map_err(at)? else { continue };
-            let key = key_of(&o.symbol, path).into_owned();
+            let key = key_of(&o.symbol, path);
             parse(&mut syms, &key, &o.symbol, Some(path))?;
-            if def_of.contains_key(&key) {
+            if def_of.contains_key(key.as_ref()) {
                 continue;
             }
             def_of.insert(key.clone(), defs.len());
@@ -460,8 +472,8 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         // Symbols described in a document are defined there even without
         // a definition occurrence.
         for s in &d.symbols {
-            let key = key_of(&s.symbol, path).into_owned();
-            if s.symbol.is_empty() || def_of.contains_key(&key) {
+            let key = key_of(&s.symbol, path);
+            if s.symbol.is_empty() || def_of.contains_key(key.as_ref()) {
                 continue;
             }
             parse(&mut syms, &key, &s.symbol, Some(path))?;
@@ -479,7 +491,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     let project = meta.map(|m| m.project_root.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_owned());
     let name = project.filter(|p| !p.is_empty()).unwrap_or_else(|| opts.name.clone());
     let mut b = GraphBuilder::new(&name);
-    let mut node_of: HashMap<String, NodeIx> = HashMap::new();
+    let mut node_of: HashMap<Key<'_>, NodeIx> = HashMap::default();
     let mut kinds: Vec<&'static str> = Vec::new();
 
     phase.done("definitions");
@@ -508,7 +520,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     // Attribute evidence per document: (line, role) of attribute references.
     // Each symbol string is judged once.
     let mut attr_lines: Vec<Vec<(i32, &'static str)>> = vec![Vec::new(); index.documents.len()];
-    let mut role_of: HashMap<&str, Option<&'static str>> = HashMap::new();
+    let mut role_of: HashMap<&str, Option<&'static str>> = HashMap::default();
     for (di, d) in index.documents.iter().enumerate() {
         for o in &d.occurrences {
             if o.symbol.is_empty() || o.symbol_roles & DEFINITION != 0 || scip::symbol::is_local_symbol(&o.symbol) {
@@ -579,14 +591,14 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     phase.done("nodes");
     // Namespaces that enclose a node but have no definition of their own,
     // and DECLARES along the descriptor hierarchy.
-    let mut by_canonical: HashMap<String, NodeIx> = HashMap::new();
+    let mut by_canonical: HashMap<String, NodeIx> = HashMap::default();
     for (key, &ix) in &node_of {
         if let Some(s) = syms.get(key).filter(|s| !s.local) {
             by_canonical.insert(canonical_path(&s.parsed, &s.shape.path), ix);
         }
     }
     let mut declares: Vec<(NodeIx, NodeIx)> = Vec::new();
-    let node_keys: Vec<(String, NodeIx)> = node_of.iter().map(|(k, &v)| (k.clone(), v)).collect();
+    let node_keys: Vec<(Key<'_>, NodeIx)> = node_of.iter().map(|(k, &v)| (k.clone(), v)).collect();
     for (key, ix) in node_keys {
         let sym = &syms[&key];
         if sym.local {
@@ -652,9 +664,9 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
 
     phase.done("declares");
     // References: attributed to the innermost enclosing definition.
-    let mut external_of: HashMap<String, NodeIx> = HashMap::new();
-    let mut skipped: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut defs_in: Vec<Vec<&Def>> = vec![Vec::new(); index.documents.len()];
+    let mut external_of: HashMap<Key<'_>, NodeIx> = HashMap::default();
+    let mut skipped: HashSet<Key<'_>> = HashSet::default();
+    let mut defs_in: Vec<Vec<&Def<'_>>> = vec![Vec::new(); index.documents.len()];
     for def in &defs {
         defs_in[def.doc].push(def);
     }
@@ -681,7 +693,6 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
                 Some(&t) => t,
                 None if skipped.contains(key.as_ref()) => continue,
                 None => {
-                    let key = key.into_owned();
                     parse(&mut syms, &key, &o.symbol, Some(path))?;
                     let sym = &syms[&key];
                     let kind = kind_for(&key, sym);
@@ -731,7 +742,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     phase.done("references");
     // Relationships, and rust-analyzer's impl descriptors.
     let ix_of = |key: &str| node_of.get(key).or_else(|| external_of.get(key)).copied();
-    let mut type_by_name: HashMap<&str, Vec<NodeIx>> = HashMap::new();
+    let mut type_by_name: HashMap<&str, Vec<NodeIx>> = HashMap::default();
     for (key, &ix) in &node_of {
         if matches!(kinds[ix as usize], "trait" | "interface" | "class" | "struct" | "enum" | "type" | "union")
             && let Some(last) = syms[key].shape.path.last()
@@ -739,7 +750,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             type_by_name.entry(last.name.as_str()).or_default().push(ix);
         }
     }
-    let key_at: HashMap<NodeIx, &str> = node_of.iter().map(|(k, &v)| (v, k.as_str())).collect();
+    let key_at: HashMap<NodeIx, &str> = node_of.iter().map(|(k, &v)| (v, k.as_ref())).collect();
     let mut relation_edges: Vec<(NodeIx, &'static str, NodeIx)> = Vec::new();
     for (key, &ix) in &node_of {
         if let Some(si) = info.get(key) {

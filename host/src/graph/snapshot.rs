@@ -45,6 +45,7 @@ pub fn write(graph: &Graph) -> Vec<u8> {
     w.u32s(*b"BYNM", &ix.by_name);
     w.u32s(*b"BYFQ", &ix.by_fqn);
     w.u32s(*b"BYTL", &ix.by_tail);
+    w.u32s(*b"RANK", &ix.fqn_rank);
     w.bytes(*b"CONT", ix.containers.as_bytes());
     w.u32s(*b"CSTA", &ix.container_starts);
     w.csr(*b"MEMB", &ix.members);
@@ -123,6 +124,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         by_name: r.u32s(*b"BYNM")?,
         by_fqn: r.u32s(*b"BYFQ")?,
         by_tail: r.u32s(*b"BYTL")?,
+        fqn_rank: r.u32s(*b"RANK")?,
         containers: r.string(*b"CONT")?,
         container_starts: r.u32s(*b"CSTA")?,
         members: r.csr(*b"MEMB")?,
@@ -208,6 +210,7 @@ fn check(g: &Graph) -> Result<(), String> {
         ("the name index", &ix.by_name, Some(n)),
         ("the qualified-name index", &ix.by_fqn, None),
         ("the tail index", &ix.by_tail, None),
+        ("the rank table", &ix.fqn_rank, Some(n)),
     ] {
         nodes_ok(what, v)?;
         if len.is_some_and(|l| l != v.len()) {
