@@ -7,7 +7,8 @@
 //! match is a guess. Only symbols an index can produce are scored: names
 //! containing the query (one `memmem` pass over the lower-cased names),
 //! qualified names whose container contains it, docs with the word, and,
-//! for the loose tier, names that start with the query's first character.
+//! for the loose tier, names that start with the query's first two
+//! characters.
 
 use crate::graph::index::lower;
 use crate::graph::{Graph, NodeIx};
@@ -105,9 +106,13 @@ fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
     lists.push(with(&ix.container_contains(q), 0.55));
     lists.push(with(ix.doc_has_word(q), 0.45));
     if q.chars().count() >= 3 {
-        let first = q.chars().next().map(|c| c.to_string()).unwrap_or_default();
+        // The loose tier reads only names that start like the query (its
+        // first two characters): abbreviations keep their head (`ordcontr`
+        // for OrderController), and a common first letter would otherwise
+        // mean a tenth of the graph.
+        let head: String = q.chars().take(2).collect();
         lists.push(
-            ix.name_starts_with(&first)
+            ix.name_starts_with(&head)
                 .iter()
                 .filter_map(|&n| {
                     let name = ix.lower_name(n);
