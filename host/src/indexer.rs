@@ -135,12 +135,25 @@ fn npm_tool(bin: &str, package: &str) -> anyhow::Result<PathBuf> {
     Ok(local)
 }
 
+/// How to index.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Rust: every cargo feature on (rust-analyzer's `cargo.features = "all"`).
+    pub all_features: bool,
+}
+
 /// Runs the indexer of `lang` on `dir`, writing `out` (absolute).
-pub fn index(lang: Language, dir: &Path, out: &Path) -> anyhow::Result<()> {
+pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::Result<()> {
+    let config = out.with_extension("rust-analyzer.json");
     let mut cmd = match lang {
         Language::Rust => {
             let mut c = Command::new(rust_analyzer()?);
             c.arg("scip").arg(dir).arg("--output").arg(out);
+            if opts.all_features {
+                std::fs::write(&config, r#"{"cargo":{"features":"all"}}"#)
+                    .with_context(|| format!("writing {}", config.display()))?;
+                c.arg("--config-path").arg(&config);
+            }
             c
         }
         Language::TypeScript => {
@@ -162,7 +175,9 @@ pub fn index(lang: Language, dir: &Path, out: &Path) -> anyhow::Result<()> {
     };
     cmd.current_dir(dir);
     let what = format!("{} indexer", lang.name());
-    with_progress(&format!("indexing {} with the {what}", dir.display()), || run_quiet(&mut cmd, &what))
+    let result = with_progress(&format!("indexing {} with the {what}", dir.display()), || run_quiet(&mut cmd, &what));
+    let _ = std::fs::remove_file(&config);
+    result
 }
 
 /// Runs `work` with a spinner on stderr (when it is a terminal) that shows

@@ -54,6 +54,10 @@ enum Command {
         /// `index.<language>.scip` files (several) [default: DIR].
         #[arg(short, long, value_name = "PATH")]
         output: Option<PathBuf>,
+        /// Rust: index the code behind every cargo feature, not only the
+        /// default ones (a library such as tokio gates most of its code).
+        #[arg(long)]
+        all_features: bool,
     },
     /// Work with graph files.
     #[command(subcommand)]
@@ -240,7 +244,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
-        Some(Command::Index { dir, output }) => index_project(&dir, output.as_deref()),
+        Some(Command::Index { dir, output, all_features }) => index_project(&dir, output.as_deref(), all_features),
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
@@ -383,7 +387,7 @@ fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> {
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
-fn index_project(dir: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
+fn index_project(dir: &Path, output: Option<&Path>, all_features: bool) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
     let langs = indexer::detect(&dir);
@@ -406,7 +410,7 @@ fn index_project(dir: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> 
         // Written beside the target and renamed into place, so a server
         // watching the index only ever sees a whole file.
         let partial = out.with_extension("scip.partial");
-        indexer::index(lang, &dir, &partial)?;
+        indexer::index(lang, &dir, &partial, &indexer::Options { all_features })?;
         let graph = indexer::with_progress(&format!("checking {}", out.display()), || signpost::graph::load(&partial))
             .with_context(|| format!("the {} indexer wrote an index signpost cannot load", lang.name()))?;
         std::fs::rename(&partial, &out).with_context(|| format!("writing {}", out.display()))?;

@@ -268,6 +268,23 @@ fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
             }
         }
     }
+    // One project in two languages: one index each, served together.
+    let both = scratch.path("both");
+    copy_dir(&fixture("rust"), &both);
+    copy_dir(&fixture("py"), &both);
+    let _ = std::fs::remove_file(both.join("index.scip"));
+    let out = index(&both);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if crate::toolchain::require("the indexers", if out.status.success() { Ok(()) } else { Err(text.clone()) })
+        .is_some()
+    {
+        let (rust, python) = (both.join("index.rust.scip"), both.join("index.python.scip"));
+        assert!(rust.is_file() && python.is_file(), "{text}");
+        let flags = format!("--graph {} --graph {}", rust.display(), python.display());
+        assert!(text.contains(&flags), "the serve line names both: {text}");
+        let (ok, info) = run_cli(&["graph", "info", &rust.display().to_string(), &python.display().to_string()]);
+        assert!(ok && info.contains("graph    both+both"), "{info}");
+    }
     let (ok, out) = run_cli(&["index", &scratch.path("nowhere").display().to_string()]);
     assert!(!ok && out.contains("no project directory"), "{out}");
     let (ok, out) = run_cli(&["index", &std::env::temp_dir().display().to_string()]);
