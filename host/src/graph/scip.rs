@@ -582,10 +582,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             signature: &signature,
         })?;
         node_of.insert(def.key.clone(), ix);
-        if kinds.len() <= ix as usize {
-            kinds.resize(ix as usize + 1, "");
-        }
-        kinds[ix as usize] = kind;
+        note_kind(&mut kinds, ix, kind);
     }
 
     phase.done("nodes");
@@ -632,10 +629,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
                         ..Default::default()
                     })?;
                     by_canonical.insert(pkey, p);
-                    if kinds.len() <= p as usize {
-                        kinds.resize(p as usize + 1, "");
-                    }
-                    kinds[p as usize] = kind;
+                    note_kind(&mut kinds, p, kind);
                     (p, true)
                 }
             };
@@ -715,10 +709,7 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
                         ..Default::default()
                     })?;
                     external_of.insert(key, t);
-                    if kinds.len() <= t as usize {
-                        kinds.resize(t as usize + 1, "");
-                    }
-                    kinds[t as usize] = kind;
+                    note_kind(&mut kinds, t, kind);
                     t
                 }
             };
@@ -833,6 +824,15 @@ fn candidates(by_name: &HashMap<&str, Vec<NodeIx>>, name: &str, kinds: &[&str], 
         .map(|v| v.iter().copied().filter(|&i| wanted.contains(&kinds[i as usize])).collect())
         .unwrap_or_default();
     if found.len() == 1 { found } else { Vec::new() }
+}
+
+/// Records the kind of node `ix` (nodes come from three places: definitions,
+/// enclosing namespaces, external references).
+fn note_kind(kinds: &mut Vec<&'static str>, ix: NodeIx, kind: &'static str) {
+    if kinds.len() <= ix as usize {
+        kinds.resize(ix as usize + 1, "");
+    }
+    kinds[ix as usize] = kind;
 }
 
 fn canonical_path(sym: &Symbol, path: &[Descriptor]) -> String {
