@@ -165,7 +165,9 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
             c
         }
         Language::Python => {
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "project".into());
+            let name = python_project_name(dir)
+                .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| "project".into());
             let mut c = Command::new(npm_tool("scip-python", SCIP_PYTHON)?);
             // The version only appears inside symbol strings, and signpost's
             // ids leave it out; a fixed one keeps the index reproducible.
@@ -178,6 +180,25 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
     let result = with_progress(&format!("indexing {} with the {what}", dir.display()), || run_quiet(&mut cmd, &what));
     let _ = std::fs::remove_file(&config);
     result
+}
+
+/// The distribution name from `pyproject.toml`'s `[project]` table: what
+/// other projects know the package by, so ids do not depend on the
+/// directory a checkout happens to be in.
+fn python_project_name(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("pyproject.toml")).ok()?;
+    let mut in_project = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_project = line == "[project]";
+        } else if in_project
+            && let Some(value) = line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('='))
+        {
+            let name = value.trim().trim_matches(['"', '\'']);
+            return (!name.is_empty()).then(|| name.to_owned());
+        }
+    }
+    None
 }
 
 /// Runs `work` with a spinner on stderr (when it is a terminal) that shows

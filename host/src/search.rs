@@ -1,5 +1,5 @@
 //! Ranked fuzzy lookup over names, qualified names and docs, on the
-//! graph's indexes (`docs/search.md`).
+//! graph's indexes (the tiers are in `docs/search.md`).
 //!
 //! Each symbol scores the best of several signals, from an exact name (1.0)
 //! down to a loose subsequence of its name; multi-word queries score the
@@ -103,7 +103,7 @@ fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
             })
             .collect(),
     );
-    lists.push(with(&ix.container_contains(q), 0.55));
+    lists.push(with(&ix.fqn_contains(graph, q), 0.55));
     lists.push(with(ix.doc_has_word(q), 0.45));
     if q.chars().count() >= 3 {
         // The loose tier reads only names that start like the query (its
@@ -185,6 +185,9 @@ mod tests {
         let (_, score) = top("payment refund").unwrap_or_default();
         assert!(score > 0.5);
         assert!(rank(&g, "zzzzqqq").is_empty());
+        // A query across a qualified name's segments.
+        let spanning = rank(&g, "OrderService.place");
+        assert!(spanning.iter().any(|(ix, _)| g.node(*ix).fqn().ends_with("OrderService.placeOrder")), "{spanning:?}");
         assert!(rank(&g, " \0 ").is_empty());
     }
 

@@ -28,6 +28,13 @@ pub const MAX_TEXT: usize = 1024;
 pub const MAX_IDS: usize = 256;
 /// Most candidates `resolve` returns.
 pub const MAX_CANDIDATES: usize = 20;
+/// Most bytes of JSON a paged result carries: about 12,000 tokens, so that
+/// with the text the policy renders from it a response stays well under
+/// the 25,000-token cap clients such as Claude Code apply. A page that
+/// would be larger is shortened, and its `limit` says the size used.
+pub const MAX_RESULT_BYTES: usize = 48 * 1024;
+/// Longest doc or signature a `describe` record carries, in characters.
+pub const MAX_DOC_CHARS: usize = 8_000;
 
 /// What kind of failure a tool call ended in (mirrors the WIT `error-kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -275,7 +282,8 @@ pub struct FindResult {
     pub results: Vec<Symbol>,
     /// All matches.
     pub total: u64,
-    /// Page size used.
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
     pub limit: u32,
     /// Offset used.
     pub offset: u32,
@@ -300,7 +308,8 @@ pub struct SearchResult {
     pub results: Vec<Scored>,
     /// All matches.
     pub total: u64,
-    /// Page size used.
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
     pub limit: u32,
     /// Offset used.
     pub offset: u32,
@@ -330,7 +339,8 @@ pub struct NeighborsResult {
     pub results: Vec<Neighbor>,
     /// All edges found.
     pub total: u64,
-    /// Page size used.
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
     pub limit: u32,
     /// Offset used.
     pub offset: u32,
@@ -634,6 +644,38 @@ fn to_value<T: Serialize>(v: &T) -> Result<Value, ToolError> {
     serde_json::to_value(v).map_err(|e| ToolError { kind: ErrorKind::Internal, message: e.to_string(), example: None })
 }
 
+/// Shortens a paged result to [`MAX_RESULT_BYTES`] (at least one result
+/// stays), setting `limit` to the size used so the next page continues
+/// where this one stops.
+fn fit_page(mut v: Value) -> Value {
+    let size = |x: &Value| serde_json::to_vec(x).map_or(0, |b| b.len());
+    let whole = size(&v);
+    if whole <= MAX_RESULT_BYTES {
+        return v;
+    }
+    if let Some(results) = v.get_mut("results").and_then(Value::as_array_mut) {
+        let sizes: Vec<usize> = results.iter().map(|r| size(r) + 1).collect();
+        let mut used = whole - sizes.iter().sum::<usize>();
+        let keep = sizes.iter().take_while(|&&s| {
+            used += s;
+            used <= MAX_RESULT_BYTES
+        });
+        let keep = keep.count().max(1);
+        results.truncate(keep);
+        v["limit"] = json!(keep);
+    }
+    v
+}
+
+/// At most [`MAX_DOC_CHARS`] characters, with how many were left out.
+fn clip_doc(s: &mut String) {
+    if let Some((cut, _)) = s.char_indices().nth(MAX_DOC_CHARS) {
+        let more = s[cut..].chars().count();
+        s.truncate(cut);
+        s.push_str(&format!("… ({more} more characters)"));
+    }
+}
+
 fn page<T>(items: Vec<T>, limit: u32, offset: u32) -> Vec<T> {
     items.into_iter().skip(offset as usize).take(limit as usize).collect()
 }
@@ -643,13 +685,16 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
     match call {
         Parsed::Resolve(a) => to_value(&resolve(graph, &a)),
         Parsed::Describe(ix) => {
-            to_value(&DescribeResult { record: graph.node(ix).to_node(), edge_summary: graph.edge_summary(&[ix]) })
+            let mut record = graph.node(ix).to_node();
+            clip_doc(&mut record.doc);
+            clip_doc(&mut record.signature);
+            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]) })
         }
         Parsed::Find(a) => {
             let hits = find(graph, &a);
             let total = hits.len() as u64;
             let results = page(hits, a.limit, a.offset).into_iter().map(|ix| Symbol::from(graph.node(ix))).collect();
-            to_value(&FindResult { results, total, limit: a.limit, offset: a.offset })
+            to_value(&FindResult { results, total, limit: a.limit, offset: a.offset }).map(fit_page)
         }
         Parsed::Search(a) => {
             let (total, scored) = crate::search::top(graph, &a.query, a.offset as usize + a.limit as usize);
@@ -658,7 +703,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                 .into_iter()
                 .map(|(ix, score)| Scored { symbol: Symbol::from(graph.node(ix)), score })
                 .collect();
-            to_value(&SearchResult { query: a.query, results, total, limit: a.limit, offset: a.offset })
+            to_value(&SearchResult { query: a.query, results, total, limit: a.limit, offset: a.offset }).map(fit_page)
         }
         Parsed::Neighbors { origins, direction, keys, limit, offset } => {
             // Count every (origin, key) group; materialise only the groups
@@ -697,6 +742,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                 offset,
                 available,
             })
+            .map(fit_page)
         }
     }
 }
@@ -793,13 +839,17 @@ fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
     // Names that differ only in case (`Order.status`, `Order.Status`): the
     // one spelled exactly as asked wins, when there is exactly one.
     if hits.len() > 1 {
-        let dotted = format!(".{ident}");
         let exact: Vec<NodeIx> = hits
             .iter()
             .copied()
             .filter(|ix| {
                 let n = graph.node(*ix);
-                n.name() == ident || n.fqn() == ident || n.fqn().ends_with(&dotted)
+                let fqn = n.fqn();
+                n.name() == ident
+                    || fqn == ident
+                    || (fqn.len() > ident.len()
+                        && fqn.ends_with(ident)
+                        && fqn[..fqn.len() - ident.len()].ends_with(['.', ':', '/', '#', ' ']))
             })
             .collect();
         if exact.len() == 1 {

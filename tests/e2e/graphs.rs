@@ -367,3 +367,35 @@ fn rust_analyzer() -> Result<PathBuf, String> {
     let out = crate::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]))?;
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
+
+/// No response grows past what clients accept (Claude Code caps a tool
+/// result at 25,000 tokens): a page of huge symbols is shortened, its
+/// `limit` says so and the next-page hint continues after it; a huge doc
+/// is clipped in `describe`.
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_stay_under_the_client_token_cap() {
+    let scratch = Scratch::new("token-cap");
+    let id = |n: usize| format!("{n:040x}");
+    let long = "segment".repeat(300);
+    let nodes: Vec<Value> = (1..=150)
+        .map(|n| {
+            json!({"id": id(n), "kind": "method", "name": format!("handler{n}"),
+                   "fqn": format!("com.{long}.Huge.handler{n}"), "file": format!("src/{long}/Huge.java"),
+                   "doc": "word ".repeat(20_000)})
+        })
+        .collect();
+    let graph = scratch.file("huge.json", json!({"nodes": nodes}).to_string().as_bytes());
+    let client = Client::spawn(&["--graph", &graph.display().to_string()]).await;
+    let budget = |r: &crate::common::Reply| r.text.len() + r.structured.to_string().len();
+    let page = client.call("find", json!({"name": "handler", "limit": 100})).await;
+    assert!(budget(&page) < 100_000, "{} bytes is over 25,000 tokens", budget(&page));
+    let shown = page.structured["results"].as_array().map_or(0, Vec::len);
+    assert!(shown > 0 && shown < 100, "{shown} results");
+    assert_eq!(page.structured["limit"], shown, "limit says the page size used");
+    let next = page.hint_to("find").unwrap_or_default();
+    assert_eq!(next["offset"], shown, "the next page starts after this one: {next}");
+    let described = client.call("describe", json!({"id": id(7)})).await;
+    assert!(budget(&described) < 100_000, "{} bytes", budget(&described));
+    assert!(described.structured["record"]["doc"].as_str().unwrap_or("").ends_with("more characters)"));
+    client.close().await;
+}

@@ -80,7 +80,10 @@ fn entries_containing(table: &str, starts: &[u32], needle: &str) -> Vec<u32> {
         return out;
     }
     for pos in memmem::find_iter(table.as_bytes(), needle.as_bytes()) {
-        let entry = starts.partition_point(|&s| s as usize <= pos) as u32 - 1;
+        // A match before the first entry cannot happen in a table this
+        // module built (the first start is 0); one read from a file is
+        // checked for that too, and is skipped here rather than trusted.
+        let Some(entry) = (starts.partition_point(|&s| s as usize <= pos) as u32).checked_sub(1) else { continue };
         if out.last() != Some(&entry) {
             out.push(entry);
         }
@@ -241,7 +244,7 @@ impl Index {
     /// Nodes whose lower-cased name is `key` (lower-cased already).
     pub fn name_is(&self, key: &str) -> &[NodeIx] {
         let lo = self.by_name.partition_point(|&i| self.lower_name(i) < key);
-        let hi = self.by_name.partition_point(|&i| self.lower_name(i) <= key);
+        let hi = lo + self.by_name[lo..].partition_point(|&i| self.lower_name(i) <= key);
         &self.by_name[lo..hi]
     }
 
@@ -261,7 +264,7 @@ impl Index {
     pub fn fqn_is<'a>(&'a self, g: &Graph, key: &str) -> &'a [NodeIx] {
         let cmp = |i: NodeIx| g.node(i).fqn().chars().flat_map(char::to_lowercase).cmp(key.chars());
         let lo = self.by_fqn.partition_point(|&i| cmp(i).is_lt());
-        let hi = self.by_fqn.partition_point(|&i| cmp(i).is_le());
+        let hi = lo + self.by_fqn[lo..].partition_point(|&i| cmp(i).is_le());
         &self.by_fqn[lo..hi]
     }
 
@@ -273,7 +276,7 @@ impl Index {
             l[tail_start(&l)..].cmp(key)
         };
         let lo = self.by_tail.partition_point(|&i| cmp(i).is_lt());
-        let hi = self.by_tail.partition_point(|&i| cmp(i).is_le());
+        let hi = lo + self.by_tail[lo..].partition_point(|&i| cmp(i).is_le());
         &self.by_tail[lo..hi]
     }
 
@@ -285,6 +288,24 @@ impl Index {
             containers.iter().flat_map(|&c| self.members.get(c as usize).iter().copied()).collect();
         out.sort_unstable();
         out.dedup();
+        out
+    }
+
+    /// Nodes whose lower-cased qualified name contains `needle`: those
+    /// whose container contains it, and, when `needle` spans a separator
+    /// (`orderservice.place`, `geometry::circ`), the members of containers
+    /// holding its part before the last separator whose qualified name
+    /// contains it whole. Ascending.
+    pub fn fqn_contains(&self, g: &Graph, needle: &str) -> Vec<NodeIx> {
+        let mut out = self.container_contains(needle);
+        let cut = tail_start(needle);
+        let head = needle[..cut].trim_end_matches(['.', '/', '#', ' ', ':']);
+        if cut > 0 && !head.is_empty() {
+            let spanning = self.container_contains(head);
+            out.extend(spanning.into_iter().filter(|&n| lower(g.node(n).fqn()).contains(needle)));
+            out.sort_unstable();
+            out.dedup();
+        }
         out
     }
 

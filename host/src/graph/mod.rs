@@ -248,7 +248,7 @@ impl Adjacency {
         let r = self.range(n);
         let types = &self.types[r.clone()];
         let lo = types.partition_point(|&t| t < ty);
-        let hi = types.partition_point(|&t| t <= ty);
+        let hi = lo + types[lo..].partition_point(|&t| t <= ty);
         &self.targets[r.start + lo..r.start + hi]
     }
 }
@@ -382,18 +382,20 @@ impl Format {
         if bytes.starts_with(snapshot::MAGIC_PREFIX) {
             return Some(Format::Snapshot);
         }
-        let first = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
-        if bytes[first] == b'{' {
-            return Some(Format::Json);
-        }
+        bytes.iter().position(|b| !b.is_ascii_whitespace())?;
+        // Control characters first: a SCIP index starts with a tag byte
+        // and its metadata holds more (`0x08`, `0x12`, `0x1a`), whatever
+        // its length byte happens to be (123 is `{`). JSON has none.
         let head = &bytes[..bytes.len().min(1024)];
+        if head.iter().any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | b' ')) {
+            return Some(Format::Scip);
+        }
         let text = match std::str::from_utf8(head) {
             Ok(_) => true,
             // A character cut by the 1 KiB window is still text.
             Err(e) => e.error_len().is_none() && e.valid_up_to() + 4 > head.len(),
         };
-        let control = head.iter().any(|&b| b < 0x20 && !b.is_ascii_whitespace());
-        Some(if text && !control { Format::Json } else { Format::Scip })
+        Some(if text { Format::Json } else { Format::Scip })
     }
 }
 
@@ -748,6 +750,8 @@ mod tests {
         assert_eq!(Format::detect(&[0x0a, 0x05]), Some(Format::Scip));
         assert_eq!(Format::detect(b"not json"), Some(Format::Json), "text gets JSON's error");
         assert_eq!(Format::detect(b"\x89PNG\r\n"), Some(Format::Scip));
+        // Metadata of exactly 123 bytes: the length byte is `{`.
+        assert_eq!(Format::detect(&[0x0a, 0x7b, 0x12, 0x0f, 0x0a, 0x0d]), Some(Format::Scip));
         assert_eq!(Format::detect(b"   "), None);
     }
 

@@ -564,9 +564,15 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             roles.push("test");
         }
         let line = def.range.start.0;
-        let first = def.enclosing.map_or(line, |e| e.start.0).min(line);
+        // Attributes sit between the start of the definition's enclosing
+        // range (rust-analyzer and scip-python include them) and its name;
+        // without an enclosing range, only on the line above the name.
+        let first = match def.enclosing {
+            Some(e) if e.start.0 < line => e.start.0,
+            _ => line.saturating_sub(1),
+        };
         for &(l, role) in &attr_lines[def.doc] {
-            if (first.min(line - 3)..line).contains(&l) {
+            if (first..line).contains(&l) && !roles.contains(&role) {
                 roles.push(role);
             }
         }
@@ -980,6 +986,34 @@ mod tests {
         assert!(has(&edges(&g, "shapes.geometry.total_area", Direction::Out), "CALLS", "shapes.geometry.Shape.area"));
         assert!(g.iter().any(|n| n.name() == "test_total_area" && n.has_role("test")));
         assert!(g.iter().any(|n| n.fqn() == "shapes.geometry.REGISTRY"), "doubled descriptors collapse");
+    }
+
+    /// `#[test] fn a() {}` then `fn helper() {}` on the next line: the
+    /// attribute belongs to `a` only.
+    #[test]
+    fn an_attribute_gives_its_role_to_its_own_definition_only() {
+        let occ = |symbol: &str, roles: i32, range: Vec<i32>, enclosing: Vec<i32>| {
+            let mut o = Occurrence::new();
+            (o.symbol, o.symbol_roles, o.range, o.enclosing_range) = (symbol.into(), roles, range, enclosing);
+            o
+        };
+        let mut index = Index::new();
+        index.metadata.mut_or_insert_default().tool_info.mut_or_insert_default().name = "rust-analyzer".into();
+        let mut doc = scip::types::Document::new();
+        doc.relative_path = "src/lib.rs".into();
+        doc.occurrences = vec![
+            occ("rust-analyzer cargo core 1 macros/builtin/test:", 0, vec![0, 2, 6], vec![]),
+            occ("rust-analyzer cargo x 1 a().", DEFINITION, vec![1, 3, 4], vec![0, 0, 1, 9]),
+            occ("rust-analyzer cargo x 1 helper().", DEFINITION, vec![2, 3, 9], vec![2, 0, 2, 14]),
+            // A crafted line near i32::MIN must not overflow the window.
+            occ("rust-analyzer cargo x 1 low().", DEFINITION, vec![i32::MIN, 0, 1], vec![]),
+        ];
+        index.documents.push(doc);
+        let g =
+            import(&index.write_to_bytes().unwrap_or_default(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+        let role = |name: &str| g.iter().find(|n| n.name() == name).map(|n| n.has_role("test"));
+        assert_eq!(role("a"), Some(true));
+        assert_eq!(role("helper"), Some(false), "the attribute above `a` is not `helper`'s");
     }
 
     #[test]

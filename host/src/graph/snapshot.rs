@@ -112,11 +112,10 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     let roles = r.strings(*b"ROLE")?;
     let types = r.strings(*b"TYPE")?;
     let role_lists = r.u16s(*b"RLST")?;
-    let mut adj = || -> Result<Adjacency, GraphError> {
-        let tag = if r.rest.get(..4) == Some(b"OUT_") { *b"OUT_" } else { *b"IN__" };
+    let mut adj = |tag: [u8; 4]| -> Result<Adjacency, GraphError> {
         Ok(Adjacency { offsets: r.u32s(tag)?, targets: r.u32s(tag)?, types: r.u16s(tag)? })
     };
-    let (out, inn) = (adj()?, adj()?);
+    let (out, inn) = (adj(*b"OUT_")?, adj(*b"IN__")?);
     let index = Index {
         by_id: r.u32s(*b"BYID")?,
         lower_names: r.string(*b"LNAM")?,
@@ -161,7 +160,8 @@ fn check(g: &Graph) -> Result<(), String> {
         }
     };
     let text_ok = |what: &str, text: &str, starts: &[u32]| {
-        if starts.windows(2).any(|w| w[0] > w[1])
+        if starts.first() != Some(&0)
+            || starts.windows(2).any(|w| w[0] > w[1])
             || starts.iter().any(|&s| !text.is_char_boundary(s as usize))
             || starts.last().is_some_and(|&s| s as usize != text.len())
             || starts.windows(2).any(|w| w[0] == w[1] || text.as_bytes()[w[1] as usize - 1] != 0)
@@ -173,6 +173,9 @@ fn check(g: &Graph) -> Result<(), String> {
     };
     if g.ids.len() != n {
         return Err("id and record counts differ".into());
+    }
+    if g.text.len() > u32::MAX as usize {
+        return Err("the text arena exceeds 4 GiB".into());
     }
     for (i, r) in g.recs.iter().enumerate() {
         for s in [r.name, r.fqn, r.doc, r.signature] {
@@ -224,9 +227,7 @@ fn check(g: &Graph) -> Result<(), String> {
         return Err("the name table has the wrong length".into());
     }
     text_ok("names", &ix.lower_names, &ix.name_starts)?;
-    if !ix.container_starts.is_empty() {
-        text_ok("containers", &ix.containers, &ix.container_starts)?;
-    }
+    text_ok("containers", &ix.containers, &ix.container_starts)?;
     let containers = ix.container_starts.len().saturating_sub(1);
     for (what, csr, keys) in [
         ("container members", &ix.members, containers),
@@ -370,6 +371,20 @@ mod tests {
         assert_eq!(back.out, g.out);
         assert_eq!(back.inn, g.inn);
         assert_eq!(back.index, g.index);
+    }
+
+    /// A snapshot re-written with a valid checksum but tables that start
+    /// past 0 (a match before the first entry) is refused, not served.
+    #[test]
+    fn crafted_tables_with_a_valid_checksum_are_refused() {
+        let mut g = Graph::sample();
+        g.index.name_starts[0] = 1;
+        let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("names: malformed string table"), "{e}");
+        let mut g = Graph::sample();
+        g.index.container_starts.clear();
+        let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains("containers: malformed string table"), "{e}");
     }
 
     #[test]
