@@ -203,6 +203,12 @@ pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
         }
     }
     if !failures.is_empty() {
+        let shown: Vec<String> = hints
+            .iter()
+            .map(|h| format!("{} {} (actionable: {})", h["tool"].as_str().unwrap_or("?"), h["args"], h["actionable"]))
+            .collect();
+        let shown = if shown.is_empty() { "(none)".to_owned() } else { shown.join("\n") };
+        failures.push(format!("hints were:\n{shown}"));
         failures.push(format!("text was:\n{}", response.text));
     }
     failures

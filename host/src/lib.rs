@@ -26,6 +26,9 @@ pub mod validate;
 /// The default policy component, built from `hints-component/` by `build.rs`.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));
 
+/// The WIT package policies implement (`signpost policy wit DIR` writes it).
+pub const POLICY_WIT: &str = include_str!("../../wit/policy.wit");
+
 /// At most 80 characters of untrusted text on one line, control and
 /// invisible characters removed, for messages.
 pub fn clip(s: &str) -> String {

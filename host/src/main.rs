@@ -96,6 +96,18 @@ enum GraphCommand {
 
 #[derive(Subcommand)]
 enum PolicyCommand {
+    /// Write the embedded default policy component to FILE and print its
+    /// sha256 (the one `signpost://policy` reports while it serves).
+    ExportDefault {
+        /// Where to write the component (.wasm).
+        file: PathBuf,
+    },
+    /// Write the WIT package policies implement (`signpost:policy`) into
+    /// DIR, to build a policy without a checkout.
+    Wit {
+        /// The directory to write `policy.wit` into (created if missing).
+        dir: PathBuf,
+    },
     /// Run exactly the checks a hot swap runs (compile, link, identify,
     /// self-check) and report; exit non-zero if the policy would be refused.
     Check {
@@ -243,6 +255,8 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
+        Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
+        Some(Command::Policy(PolicyCommand::Wit { dir })) => export_wit(&dir),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
         Some(Command::Index { dir, output, all_features }) => index_project(&dir, output.as_deref(), all_features),
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
@@ -479,5 +493,19 @@ fn graph_symbols(files: &[PathBuf], name: Option<&str>) -> anyhow::Result<ExitCo
             break; // a closed pipe (`| head`)
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export_default(file: &Path) -> anyhow::Result<ExitCode> {
+    std::fs::write(file, signpost::DEFAULT_POLICY).with_context(|| format!("writing {}", file.display()))?;
+    println!("{}  {}", signpost::policy::sha256_hex(signpost::DEFAULT_POLICY), file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export_wit(dir: &Path) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file = dir.join("policy.wit");
+    std::fs::write(&file, signpost::POLICY_WIT).with_context(|| format!("writing {}", file.display()))?;
+    println!("{} (package signpost:policy@{})", file.display(), signpost::policy::WIT_VERSION);
     Ok(ExitCode::SUCCESS)
 }

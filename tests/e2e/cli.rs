@@ -66,7 +66,9 @@ fn policy_test_runs_golden_cases() {
     let (ok, text) = run(&["policy", "test", STRICT_POLICY, "--cases", cases]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("FAIL 11-coerce-name-teaches-resolve.json") && text.contains("first hint is not resolve"),
+        text.contains("FAIL 11-coerce-name-teaches-resolve.json")
+            && text.contains("first hint is not resolve")
+            && text.contains("hints were:"),
         "{text}"
     );
     // A malformed case is a failure with a reason; an empty directory an error.
@@ -80,4 +82,29 @@ fn policy_test_runs_golden_cases() {
     let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", &dir.display().to_string()]);
     assert!(!ok && text.contains("FAIL bad.json") && text.contains("not a case"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The default component and the WIT package come out of the binary: the
+/// bytes are the embedded ones, and the printed sha256 is the one the
+/// server reports for its serving policy.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_default_component_and_the_wit_export_without_a_checkout() {
+    let dir = std::env::temp_dir().join(format!("signpost-export-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let wasm = dir.join("nested/default.wasm");
+    let (ok, text) = run(&["policy", "export-default", &wasm.display().to_string()]);
+    assert!(!ok && text.contains("writing"), "a missing directory is an error, not a panic: {text}");
+    std::fs::create_dir_all(dir.join("nested")).unwrap_or_default();
+    let (ok, text) = run(&["policy", "export-default", &wasm.display().to_string()]);
+    assert!(ok, "{text}");
+    assert_eq!(std::fs::read(&wasm).unwrap_or_default(), signpost::DEFAULT_POLICY);
+    let client = crate::common::Client::default().await;
+    let sha = client.status().await["active"]["sha256"].as_str().unwrap_or_default().to_owned();
+    client.close().await;
+    assert!(!sha.is_empty() && text.starts_with(&sha), "printed {text}, serving {sha}");
+    let (ok, text) = run(&["policy", "wit", &dir.join("wit").display().to_string()]);
+    assert!(ok && text.contains("signpost:policy@"), "{text}");
+    let wit = std::fs::read_to_string(dir.join("wit/policy.wit")).unwrap_or_default();
+    assert_eq!(wit, include_str!("../../wit/policy.wit"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
