@@ -115,6 +115,8 @@ async fn a_snapshot_serves_the_same_graph_and_a_damaged_one_is_refused() {
     assert!(ok, "{scip_info}");
     let (ok, snap_info) = run_cli(&["graph", "info", &snap.display().to_string()]);
     assert!(ok, "{snap_info}");
+    let (ok, symbols) = run_cli(&["graph", "symbols", &index_of("ts"), "--name", "shape"]);
+    assert!(ok && symbols.lines().any(|l| l.contains("interface") && l.contains("src.shapes.ts.Shape")), "{symbols}");
     let counts = |s: &str| {
         s.lines().filter(|l| l.starts_with("symbols") || l.starts_with("edges")).collect::<Vec<_>>().join(";")
     };

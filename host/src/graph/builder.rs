@@ -55,6 +55,10 @@ impl Interner {
     }
 }
 
+fn is_placeholder(spec: &NodeSpec<'_>) -> bool {
+    spec.roles.contains(&EXTERNAL) || spec.file.is_empty()
+}
+
 fn invalid(at: &str, problem: String) -> GraphError {
     GraphError::Invalid { at: at.to_owned(), problem }
 }
@@ -65,7 +69,8 @@ pub struct GraphBuilder {
     text: String,
     ids: Vec<RawId>,
     recs: Vec<Rec>,
-    external: Vec<bool>,
+    /// Nodes another graph's definition may replace (see `merge_node`).
+    placeholder: Vec<bool>,
     by_id: HashMap<RawId, NodeIx>,
     kinds: Interner,
     files: Interner,
@@ -86,7 +91,7 @@ impl GraphBuilder {
             text: String::new(),
             ids: Vec::new(),
             recs: Vec::new(),
-            external: Vec::new(),
+            placeholder: Vec::new(),
             by_id: HashMap::default(),
             kinds: Interner::default(),
             files,
@@ -124,18 +129,20 @@ impl GraphBuilder {
         }
         self.recs.push(rec);
         self.ids.push(spec.id);
-        self.external.push(spec.roles.contains(&EXTERNAL));
+        self.placeholder.push(is_placeholder(&spec));
         self.by_id.insert(spec.id, ix);
         Ok(ix)
     }
 
     /// Adds a node, or joins it with the node of the same id: a definition
-    /// replaces an external placeholder; otherwise the first one stays.
+    /// replaces a placeholder (a symbol marked `external`, or one with no
+    /// source file, such as a namespace an importer made up to hold its
+    /// members); otherwise the first one stays.
     pub fn merge_node(&mut self, spec: NodeSpec<'_>) -> Result<NodeIx, GraphError> {
         let Some(&ix) = self.by_id.get(&spec.id) else { return self.add_node(spec) };
-        if self.external[ix as usize] && !spec.roles.contains(&EXTERNAL) {
+        if self.placeholder[ix as usize] && !is_placeholder(&spec) {
             self.recs[ix as usize] = self.record(&spec)?;
-            self.external[ix as usize] = false;
+            self.placeholder[ix as usize] = false;
         }
         Ok(ix)
     }

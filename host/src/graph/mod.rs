@@ -415,9 +415,10 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Graph, GraphError> {
 }
 
 /// Joins several graphs into one (a workspace of repositories). Nodes with
-/// the same id are one node: a definition wins over an external placeholder
-/// (a symbol another repository only references), otherwise the first
-/// graph given wins. Edges of every graph are kept.
+/// the same id are one node: a definition wins over a placeholder (a symbol
+/// another repository only references, or a namespace with no source file
+/// of its own), otherwise the first graph given wins. Edges of every graph
+/// are kept.
 pub fn merge(name: &str, parts: &[Graph]) -> Result<Graph, GraphError> {
     let mut b = GraphBuilder::new(name);
     for g in parts {
@@ -706,7 +707,7 @@ mod tests {
     }
 
     fn small() -> Graph {
-        let node = |n: u8, kind: &str, name: &str| serde_json::json!({"id": id(n), "kind": kind, "name": name, "fqn": format!("x.{name}")});
+        let node = |n: u8, kind: &str, name: &str| serde_json::json!({"id": id(n), "kind": kind, "name": name, "fqn": format!("x.{name}"), "file": "x.java"});
         let doc = serde_json::json!({
             "nodes": [node(1, "class", "C"), node(2, "method", "m"), node(3, "route", "GET /"), node(4, "method", "caller")],
             "edges": [
@@ -769,6 +770,13 @@ mod tests {
         let ix = m.lookup(&id(2)).unwrap_or_default();
         assert_eq!(m.node(ix).fqn(), "x.m", "the definition's record wins");
         assert!(!m.node(ix).has_role("external"));
+        // A node without a source file (a namespace an importer made up) is
+        // a placeholder too: a later graph's definition replaces it.
+        let made_up = serde_json::json!({"nodes": [{"id": id(1), "kind": "module", "name": "C"}]});
+        let made_up = Graph::from_json(&made_up.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let m2 = merge("ws", &[made_up, small()]).unwrap_or_else(|e| panic!("{e}"));
+        let c = m2.lookup(&id(1)).unwrap_or_default();
+        assert_eq!((m2.node(c).kind(), m2.node(c).file()), ("class", "x.java"));
         let calls = m.parse_edge_key("CALLS").ok().flatten().unwrap_or_default();
         assert_eq!(m.walk(ix, Direction::In, &calls).len(), 2, "callers from both graphs");
     }
