@@ -38,6 +38,9 @@ use crate::server::Session;
 pub const MCP_PATH: &str = "/mcp";
 /// The health endpoint path.
 pub const HEALTH_PATH: &str = "/healthz";
+/// How long answers of drained calls get to reach their clients before the
+/// sessions are closed.
+const RESPONSE_GRACE: Duration = Duration::from_millis(250);
 /// Longest wait for in-flight tool calls at shutdown.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 
@@ -211,6 +214,10 @@ pub async fn serve(
             while signpost.in_flight() > 0 && started.elapsed() < DRAIN_LIMIT {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
+            // A call leaves `in_flight` when its result is ready, before
+            // rmcp has written it to the client: cancelling the sessions at
+            // once could drop that answer. Give the writes a moment.
+            tokio::time::sleep(RESPONSE_GRACE).await;
             cancel.cancel();
         });
     };

@@ -184,10 +184,26 @@ async fn sigterm_lets_in_flight_calls_finish() {
     let mut server = HttpServer::start(&["--policy", CHAOS_POLICY, "--policy-timeout-ms", "700"], &[]);
     let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
     let slow = tokio::spawn(async move { call(&client, "search", json!({"query": "chaos:loop"})).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // SIGTERM only once the server has the call in flight: on a loaded
+    // machine a fixed sleep could signal before the request arrived.
+    let started = Instant::now();
+    loop {
+        let health: Value = match reqwest::get(format!("{}/healthz", server.base)).await {
+            Ok(r) => r.json().await.unwrap_or_default(),
+            Err(_) => Value::Null,
+        };
+        if health["in_flight"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the call never reached the server: {health}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let ok = Command::new("kill").args(["-TERM", &server.pid().to_string()]).status();
     assert!(ok.is_ok_and(|s| s.success()));
-    let r = slow.await.unwrap_or_else(|e| panic!("{e}"));
+    let r = tokio::time::timeout(Duration::from_secs(30), slow)
+        .await
+        .unwrap_or_else(|_| panic!("the in-flight call got no answer within 30 s of SIGTERM"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["is_error"], false, "the in-flight call finished: {r:#}");
     assert!(r["structured"]["results"].is_array());
     let started = Instant::now();
