@@ -78,8 +78,17 @@ pub struct ReloadRecord {
     pub duration_ms: u64,
 }
 
-fn mib(g: &Graph) -> f64 {
-    (g.heap_bytes() as f64 / 1048576.0 * 10.0).round() / 10.0
+impl GraphStatus {
+    /// Describes `graph`, loaded in `load`.
+    fn loaded(&mut self, graph: &Graph, load: Duration) {
+        self.name = graph.name().to_owned();
+        self.nodes = graph.node_count();
+        self.edges = graph.edge_count();
+        self.files = graph.file_count();
+        self.memory_mib = (graph.heap_bytes() as f64 / 1048576.0 * 10.0).round() / 10.0;
+        self.load_ms = load.as_millis() as u64;
+        self.loaded_at = now();
+    }
 }
 
 fn now() -> u64 {
@@ -96,19 +105,20 @@ pub struct LiveGraph {
 impl LiveGraph {
     /// Serves `graph`, loaded from `sources` in `load` time.
     pub fn new(graph: Graph, sources: Vec<PathBuf>, load: Duration) -> LiveGraph {
-        let status = GraphStatus {
-            name: graph.name().to_owned(),
+        let mut status = GraphStatus {
+            name: String::new(),
             sources: sources.iter().map(|p| p.display().to_string()).collect(),
-            nodes: graph.node_count(),
-            edges: graph.edge_count(),
-            files: graph.file_count(),
-            memory_mib: mib(&graph),
-            load_ms: load.as_millis() as u64,
-            loaded_at: now(),
+            nodes: 0,
+            edges: 0,
+            files: 0,
+            memory_mib: 0.0,
+            load_ms: 0,
+            loaded_at: 0,
             swaps: 0,
             refused: 0,
             last_reload: None,
         };
+        status.loaded(&graph, load);
         LiveGraph { current: ArcSwap::from_pointee(graph), sources, status: Mutex::new(status) }
     }
 
@@ -150,13 +160,7 @@ impl LiveGraph {
                     duration_ms,
                     "graph swapped"
                 );
-                status.name = graph.name().to_owned();
-                status.nodes = graph.node_count();
-                status.edges = graph.edge_count();
-                status.files = graph.file_count();
-                status.memory_mib = mib(&graph);
-                status.load_ms = duration_ms;
-                status.loaded_at = now();
+                status.loaded(&graph, started.elapsed());
                 status.swaps += 1;
                 self.current.store(Arc::new(graph));
                 ReloadRecord { result: "swapped", detail, at: now(), duration_ms }
@@ -188,8 +192,7 @@ impl LiveGraph {
             .collect::<anyhow::Result<Vec<_>>>()?;
         tokio::spawn(async move {
             let _watchers = watchers;
-            while rx.recv().await.is_some() {
-                while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
+            while crate::reload::settled(&mut rx, DEBOUNCE).await {
                 let me = self.clone();
                 let seen = requests.load(Ordering::SeqCst);
                 if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {

@@ -151,15 +151,23 @@ impl Reloader {
     }
 
     async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<notify::RecommendedWatcher>) {
-        while rx.recv().await.is_some() {
-            // Debounce: reload once no request came for DEBOUNCE.
-            while let Ok(Some(())) = tokio::time::timeout(DEBOUNCE, rx.recv()).await {}
+        while settled(&mut rx, DEBOUNCE).await {
             let me = self.clone();
             if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {
                 tracing::error!(error = %e, "policy reload task failed");
             }
         }
     }
+}
+
+/// Waits for a reload request, then until none has come for `quiet` (a
+/// burst of file events is one reload). `false` once the senders are gone.
+pub(crate) async fn settled(rx: &mut mpsc::Receiver<()>, quiet: Duration) -> bool {
+    if rx.recv().await.is_none() {
+        return false;
+    }
+    while let Ok(Some(())) = tokio::time::timeout(quiet, rx.recv()).await {}
+    true
 }
 
 /// Watches the directory of `path` (so atomic renames are seen) and asks for

@@ -10,7 +10,7 @@
 //! for the loose tier, names that start with the query's first two
 //! characters.
 
-use crate::graph::index::lower;
+use crate::graph::index::{ends_with_segment, lower, tail_start};
 use crate::graph::{Graph, NodeIx};
 
 /// Matches scoring below this are not returned.
@@ -80,16 +80,11 @@ fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
     let ix = graph.index();
     let with = |nodes: &[NodeIx], score: f64| nodes.iter().map(|&n| (n, score)).collect::<Vec<_>>();
     let mut lists = vec![with(ix.name_is(q), 1.0), with(ix.fqn_is(graph, q), 1.0)];
-    let tail = q.rsplit(['.', '/', '#', ' ', ':']).next().unwrap_or(q);
+    let tail = &q[tail_start(q)..];
     lists.push(
         ix.tail_is(graph, tail)
             .iter()
-            .filter(|&&n| {
-                let fqn = lower(graph.node(n).fqn());
-                fqn.len() > q.len()
-                    && fqn.ends_with(q)
-                    && fqn[..fqn.len() - q.len()].ends_with(['.', ':', '/', '#', ' '])
-            })
+            .filter(|&&n| ends_with_segment(&lower(graph.node(n).fqn()), q))
             .map(|&n| (n, 0.95))
             .collect(),
     );

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use crate::graph::index::{ends_with_segment, tail_start};
 use crate::graph::{Direction, EdgeKey, EdgeSummary, Graph, Node, NodeIx, NodeRef, is_id};
 
 /// The tools, in the order `tools/list` shows them.
@@ -713,9 +714,12 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             let mut window = Vec::new();
             for &o in &origins {
                 for (key, parsed) in &keys {
-                    let n = graph.walk_len(o, direction, parsed);
+                    // A composed key is walked to be counted; that walk
+                    // serves the page too.
+                    let mut walked = (!parsed.is_single()).then(|| graph.walk(o, direction, parsed));
+                    let n = walked.as_ref().map_or_else(|| graph.walk_len(o, direction, parsed), Vec::len);
                     if total < end && total + n > start {
-                        let walked = graph.walk(o, direction, parsed);
+                        let walked = walked.take().unwrap_or_else(|| graph.walk(o, direction, parsed));
                         let from = start.saturating_sub(total);
                         let to = (end - total).min(walked.len());
                         window.extend(walked[from.min(to)..to].iter().map(|&other| (o, key, other)));
@@ -818,17 +822,12 @@ fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
         // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
         // the symbols whose last segment is the identifier's, then the
         // suffix checked on each.
-        let tail = &lower[crate::graph::index::tail_start(&lower)..];
-        let suffixes =
-            [format!(".{lower}"), format!("::{lower}"), format!("/{lower}"), format!(" {lower}"), format!("#{lower}")];
+        let tail = &lower[tail_start(&lower)..];
         hits = index
             .tail_is(graph, tail)
             .iter()
             .copied()
-            .filter(|ix| {
-                let fqn = crate::graph::index::lower(graph.node(*ix).fqn());
-                suffixes.iter().any(|s| fqn.ends_with(s.as_str()))
-            })
+            .filter(|ix| ends_with_segment(&crate::graph::index::lower(graph.node(*ix).fqn()), &lower))
             .filter(keep)
             .collect();
     }
@@ -844,12 +843,7 @@ fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
             .copied()
             .filter(|ix| {
                 let n = graph.node(*ix);
-                let fqn = n.fqn();
-                n.name() == ident
-                    || fqn == ident
-                    || (fqn.len() > ident.len()
-                        && fqn.ends_with(ident)
-                        && fqn[..fqn.len() - ident.len()].ends_with(['.', ':', '/', '#', ' ']))
+                n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
             })
             .collect();
         if exact.len() == 1 {

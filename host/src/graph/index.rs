@@ -60,6 +60,17 @@ pub fn tail_start(s: &str) -> usize {
     one.max(two)
 }
 
+/// Whether `fqn` ends with `suffix` as whole segments: preceded by one of
+/// the separators [`tail_start`] knows (`OrderService.placeOrder` in
+/// `com.acme.OrderService.placeOrder`, `geometry::Circle` in
+/// `shapes::geometry::Circle`).
+pub fn ends_with_segment(fqn: &str, suffix: &str) -> bool {
+    fqn.len() > suffix.len() && fqn.ends_with(suffix) && {
+        let head = &fqn[..fqn.len() - suffix.len()];
+        head.ends_with(['.', '/', '#', ' ']) || head.ends_with("::")
+    }
+}
+
 /// Words of a text for the doc index: runs of alphanumeric characters,
 /// lower-cased.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {

@@ -688,6 +688,13 @@ impl Graph {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EdgeKey(Vec<TypeIx>);
 
+impl EdgeKey {
+    /// Whether it is one base type (not a composed `A.B` key).
+    pub fn is_single(&self) -> bool {
+        self.0.len() == 1
+    }
+}
+
 /// Edge counts of one or more nodes, per key and direction.
 #[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema, PartialEq)]
 pub struct EdgeSummary {

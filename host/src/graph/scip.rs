@@ -367,6 +367,29 @@ struct Sym {
 /// decoded index; a local's document-qualified string.
 type Key<'a> = std::borrow::Cow<'a, str>;
 
+/// What a node says about its symbol (see `describe` in [`import`]).
+struct Described {
+    kind: &'static str,
+    name: String,
+    fqn: String,
+    signature: String,
+    doc: String,
+}
+
+impl Described {
+    /// The spec without id, place or roles.
+    fn spec(&self) -> NodeSpec<'_> {
+        NodeSpec {
+            kind: self.kind,
+            name: &self.name,
+            fqn: &self.fqn,
+            doc: &self.doc,
+            signature: &self.signature,
+            ..Default::default()
+        }
+    }
+}
+
 /// One definition: where, and what it encloses.
 struct Def<'a> {
     key: Key<'a>,
@@ -495,20 +518,31 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     let mut kinds: Vec<&'static str> = Vec::new();
 
     phase.done("definitions");
-    // Which definitions are nodes, and their kinds.
-    let kind_for = |key: &str, sym: &Sym| -> &'static str {
-        let si = info.get(key);
-        let member =
-            sym.shape.path.len() >= 2 && suffix(&sym.shape.path[sym.shape.path.len() - 2]) == Some(Suffix::Type);
-        si.and_then(|s| s.kind.enum_value().ok()).and_then(kind_name).unwrap_or_else(|| {
-            let sig = si.map(|s| {
-                let (sig, _) = split_docs(&s.documentation);
-                if sig.is_empty() { s.signature_documentation.text.clone() } else { sig }
-            });
-            sig.as_deref()
-                .and_then(|s| kind_from_signature(s, member))
-                .unwrap_or_else(|| kind_from_descriptors(&sym.shape.path, rust))
-        })
+    // What a symbol's node says: kind, names, signature and doc, from its
+    // SymbolInformation when there is one (docs split once), for
+    // definitions and external references alike.
+    let describe = |key: &str, sym: &Sym| -> Described {
+        let si = info.get(key).copied();
+        let (mut signature, doc) = si.map(|s| split_docs(&s.documentation)).unwrap_or_default();
+        if signature.is_empty()
+            && let Some(s) = si
+        {
+            signature = s.signature_documentation.text.clone();
+        }
+        let path = &sym.shape.path;
+        let member = path.len() >= 2 && suffix(&path[path.len() - 2]) == Some(Suffix::Type);
+        let kind = si
+            .and_then(|s| s.kind.enum_value().ok())
+            .and_then(kind_name)
+            .or_else(|| kind_from_signature(&signature, member))
+            .unwrap_or_else(|| kind_from_descriptors(path, rust));
+        Described {
+            kind,
+            name: display_name(si, &sym.parsed, path, &tool),
+            fqn: fqn_of(&sym.parsed, path, fqn_sep, rust),
+            signature,
+            doc,
+        }
     };
     let keep = |kind: &str, sym: &Sym| {
         !matches!(kind, "parameter" | "type_parameter" | "local" | "meta")
@@ -516,7 +550,6 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
             && !(sym.local && matches!(kind, "variable" | "constant" | "field" | "property" | "symbol"))
     };
 
-    phase.done("kinds");
     // Attribute evidence per document: (line, role) of attribute references.
     // Each symbol string is judged once.
     let mut attr_lines: Vec<Vec<(i32, &'static str)>> = vec![Vec::new(); index.documents.len()];
@@ -545,20 +578,11 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
 
     for def in &defs {
         let sym = &syms[&def.key];
-        let kind = kind_for(&def.key, sym);
-        if !keep(kind, sym) {
+        let node = describe(&def.key, sym);
+        if !keep(node.kind, sym) {
             continue;
         }
         let d = &index.documents[def.doc];
-        let si = info.get(&def.key);
-        let (mut signature, doc) = si.map(|s| split_docs(&s.documentation)).unwrap_or_default();
-        if signature.is_empty()
-            && let Some(s) = si
-        {
-            signature = s.signature_documentation.text.clone();
-        }
-        let name = display_name(si.copied(), &sym.parsed, &sym.shape.path, &tool);
-        let fqn = fqn_of(&sym.parsed, &sym.shape.path, fqn_sep, rust);
         let mut roles: Vec<&str> = Vec::new();
         if def.test_bit || is_test_path(&d.relative_path) {
             roles.push("test");
@@ -578,17 +602,13 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
         }
         let ix = b.merge_node(NodeSpec {
             id: sym.id,
-            kind,
-            name: &name,
-            fqn: &fqn,
             file: &d.relative_path,
             line: if line >= 0 { line as u32 + 1 } else { 0 },
             roles: &roles,
-            doc: &doc,
-            signature: &signature,
+            ..node.spec()
         })?;
         node_of.insert(def.key.clone(), ix);
-        note_kind(&mut kinds, ix, kind);
+        note_kind(&mut kinds, ix, node.kind);
     }
 
     phase.done("nodes");
@@ -695,27 +715,14 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
                 None => {
                     parse(&mut syms, &key, &o.symbol, Some(path))?;
                     let sym = &syms[&key];
-                    let kind = kind_for(&key, sym);
-                    if !keep(kind, sym) {
+                    let node = describe(&key, sym);
+                    if !keep(node.kind, sym) {
                         skipped.insert(key);
                         continue;
                     }
-                    let si = info.get(&key);
-                    let (signature, doc) = si.map(|s| split_docs(&s.documentation)).unwrap_or_default();
-                    let name = display_name(si.copied(), &sym.parsed, &sym.shape.path, &tool);
-                    let fqn = fqn_of(&sym.parsed, &sym.shape.path, fqn_sep, rust);
-                    let t = b.merge_node(NodeSpec {
-                        id: sym.id,
-                        kind,
-                        name: &name,
-                        fqn: &fqn,
-                        roles: &[EXTERNAL],
-                        doc: &doc,
-                        signature: &signature,
-                        ..Default::default()
-                    })?;
+                    let t = b.merge_node(NodeSpec { id: sym.id, roles: &[EXTERNAL], ..node.spec() })?;
                     external_of.insert(key, t);
-                    note_kind(&mut kinds, t, kind);
+                    note_kind(&mut kinds, t, node.kind);
                     t
                 }
             };
