@@ -9,7 +9,8 @@
 //!   origins by default);
 //! - an optional bearer token, compared in constant time, on every MCP
 //!   request (the health endpoint excepted);
-//! - a request body limit; `GET /healthz` for load balancers;
+//! - a request body limit; `GET /healthz` for load balancers; `GET /metrics`
+//!   for Prometheus (behind the token too, when one is set);
 //! - graceful shutdown: stop accepting, let in-flight tool calls finish,
 //!   then close the sessions.
 
@@ -38,6 +39,10 @@ use crate::server::Session;
 pub const MCP_PATH: &str = "/mcp";
 /// The health endpoint path.
 pub const HEALTH_PATH: &str = "/healthz";
+/// The Prometheus endpoint path.
+pub const METRICS_PATH: &str = "/metrics";
+/// The content type of the OpenMetrics text `prometheus-client` writes.
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// How long answers of drained calls get to reach their clients before the
 /// sessions are closed.
 const RESPONSE_GRACE: Duration = Duration::from_millis(250);
@@ -107,6 +112,7 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
     };
     Router::new()
         .route(HEALTH_PATH, axum::routing::get(health))
+        .route(METRICS_PATH, axum::routing::get(metrics))
         .nest_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(guard.clone(), check))
         .with_state(guard)
@@ -122,6 +128,68 @@ async fn health(State(guard): State<Guard>) -> Response {
         "in_flight": guard.signpost.in_flight(),
     });
     (StatusCode::OK, axum::Json(body)).into_response()
+}
+
+async fn metrics(State(guard): State<Guard>) -> Response {
+    exposition(&guard.signpost)
+}
+
+fn exposition(signpost: &Signpost) -> Response {
+    match signpost.prometheus() {
+        Some(text) => ([(header::CONTENT_TYPE, OPENMETRICS)], text).into_response(),
+        None => (StatusCode::NOT_FOUND, "metrics are off (--no-metrics)\n").into_response(),
+    }
+}
+
+/// Serves `GET /metrics` alone at `addr` (for stdio mode: `--metrics`),
+/// with the same bearer token as MCP over HTTP when one is set, until the
+/// process ends.
+pub async fn serve_metrics(
+    signpost: Arc<Signpost>,
+    addr: SocketAddr,
+    token: Option<String>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen: {e}"))?;
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() && token.is_none() {
+        tracing::warn!(%addr, "serving metrics beyond loopback without a bearer token");
+    }
+    let digest = token.as_deref().map(|t| digest(t.as_bytes()));
+    let app = Router::new().route(
+        METRICS_PATH,
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let signpost = signpost.clone();
+            async move {
+                if let Some(expected) = &digest
+                    && !bearer_matches(&headers, expected)
+                {
+                    return refuse(
+                        StatusCode::UNAUTHORIZED,
+                        "missing or wrong bearer token (Authorization: Bearer <token>)",
+                    );
+                }
+                exposition(&signpost)
+            }
+        }),
+    );
+    eprintln!("signpost: metrics at http://{addr}{METRICS_PATH}");
+    Ok(tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!(error = %e, "the metrics endpoint stopped");
+        }
+    }))
+}
+
+fn bearer_matches(headers: &axum::http::HeaderMap, expected: &[u8; 32]) -> bool {
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(|t| digest(t.trim().as_bytes()));
+    // Both sides are SHA-256 digests: equal length, compared in constant time.
+    presented.is_some_and(|p| bool::from(p.ct_eq(expected)))
 }
 
 /// JSON-RPC error codes used at the HTTP edge.
@@ -146,18 +214,10 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     if request.uri().path() == HEALTH_PATH {
         return next.run(request).await;
     }
-    if let Some(expected) = &guard.token_digest {
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|t| digest(t.trim().as_bytes()));
-        // Both sides are SHA-256 digests: equal length, compared in constant time.
-        let ok = presented.is_some_and(|p| bool::from(p.ct_eq(expected)));
-        if !ok {
-            return refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)");
-        }
+    if let Some(expected) = &guard.token_digest
+        && !bearer_matches(request.headers(), expected)
+    {
+        return refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)");
     }
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;

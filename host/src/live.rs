@@ -245,6 +245,12 @@ impl LivePolicy {
         self.record(&mut state, record);
     }
 
+    /// Swap attempts so far, by result.
+    pub fn swap_counts(&self) -> Vec<(&'static str, u64)> {
+        let state = self.state();
+        vec![("published", state.published), ("rejected", state.rejected), ("rolled_back", state.rolled_back)]
+    }
+
     /// The status document served as `signpost://policy`.
     pub fn status(&self) -> Value {
         let current = self.current();

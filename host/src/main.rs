@@ -114,6 +114,28 @@ enum PolicyCommand {
         /// The component file (.wasm).
         file: PathBuf,
     },
+    /// Re-run recorded sessions (`signpost --record DIR`) against candidate
+    /// policies and report, per policy, how often the agent's actual next
+    /// call would have been suggested, hints per response, invalid hints,
+    /// text bytes and faults; then the calls whose hints differ from the
+    /// first policy's.
+    Replay {
+        /// Decision logs: files, or record directories.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// A candidate policy component (.wasm); give it once per policy.
+        #[arg(long = "policy", value_name = "FILE", required = true)]
+        policies: Vec<PathBuf>,
+        /// The graph files the sessions ran on (default: the embedded sample graph).
+        #[arg(long, value_name = "PATH")]
+        graph: Vec<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Diff lines shown per pair of policies in the table.
+        #[arg(long, default_value_t = 10)]
+        diffs: usize,
+    },
     /// Run golden cases (JSON files: calls and what the response must show)
     /// against a component, on the embedded sample graph; exit non-zero if
     /// any fails. The default policy's cases are in hints-component/cases/.
@@ -177,14 +199,57 @@ struct ServeArgs {
     /// Linear memory limit of a policy instance, in MiB.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     policy_memory_mib: u64,
+    /// Do not count follow-through (the status shows none, /metrics answers
+    /// 404). Ignored with --record, whose records need the counting.
+    #[arg(long)]
+    no_metrics: bool,
+    /// Serve Prometheus metrics at this address (`PORT` or `HOST:PORT`; a
+    /// bare port binds loopback), path `/metrics`, in stdio mode. (Over
+    /// HTTP, `/metrics` is always beside `/mcp`.)
+    #[arg(long, value_name = "ADDR", conflicts_with = "http")]
+    metrics: Option<String>,
+    /// Write a decision log (JSON Lines, one line per tool call: what the
+    /// agent sent, an outcome summary, the hints offered, the policy) into
+    /// DIR, for `signpost policy replay`. Off by default.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Begin a new decision log file past this size, in MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    record_max_mib: u64,
+    /// Decision log files kept in the record directory; older ones are deleted.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    record_files: u64,
 }
 
 impl ServeArgs {
     fn http_options(&self, addr: &str) -> anyhow::Result<signpost::http::HttpOptions> {
-        let addr: std::net::SocketAddr = match addr.parse::<u16>() {
-            Ok(port) => (std::net::Ipv4Addr::LOCALHOST, port).into(),
-            Err(_) => addr.parse().with_context(|| format!("--http {addr}: expected PORT or HOST:PORT"))?,
+        let addr = socket_addr("--http", addr)?;
+        Ok(signpost::http::HttpOptions {
+            addr,
+            token: self.token()?,
+            allowed_hosts: self.allowed_host.clone(),
+            allowed_origins: self.allowed_origin.clone(),
+            max_body_bytes: self.max_body_bytes as usize,
+            max_sessions: self.max_sessions as usize,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+        })
+    }
+
+    fn evidence(&self) -> anyhow::Result<signpost::pipeline::Evidence> {
+        let recorder = match &self.record {
+            Some(dir) => Some(signpost::record::Recorder::start(signpost::record::RecordOptions {
+                dir: dir.clone(),
+                max_file_bytes: self.record_max_mib << 20,
+                max_files: self.record_files as usize,
+            })?),
+            None => None,
         };
+        let metrics = (!self.no_metrics || recorder.is_some()).then(signpost::metrics::Metrics::new);
+        Ok(signpost::pipeline::Evidence { metrics, recorder })
+    }
+
+    /// The bearer token: `--token-file`, else `SIGNPOST_TOKEN`.
+    fn token(&self) -> anyhow::Result<Option<String>> {
         let token = match (&self.token_file, std::env::var("SIGNPOST_TOKEN")) {
             (Some(path), _) => Some(
                 std::fs::read_to_string(path)
@@ -198,15 +263,7 @@ impl ServeArgs {
         if token.as_ref().is_some_and(|t| t.len() < 16) {
             anyhow::bail!("the bearer token is shorter than 16 characters; use a long random one");
         }
-        Ok(signpost::http::HttpOptions {
-            addr,
-            token,
-            allowed_hosts: self.allowed_host.clone(),
-            allowed_origins: self.allowed_origin.clone(),
-            max_body_bytes: self.max_body_bytes as usize,
-            max_sessions: self.max_sessions as usize,
-            session_idle: Duration::from_secs(self.session_idle_secs),
-        })
+        Ok(token)
     }
 
     fn engine(&self) -> anyhow::Result<PolicyEngine> {
@@ -241,6 +298,14 @@ impl ServeArgs {
     }
 }
 
+/// `PORT` (loopback) or `HOST:PORT`.
+fn socket_addr(flag: &str, addr: &str) -> anyhow::Result<std::net::SocketAddr> {
+    match addr.parse::<u16>() {
+        Ok(port) => Ok((std::net::Ipv4Addr::LOCALHOST, port).into()),
+        Err(_) => addr.parse().with_context(|| format!("{flag} {addr}: expected PORT or HOST:PORT")),
+    }
+}
+
 fn main() -> ExitCode {
     // stdout is the MCP channel: every log line goes to stderr.
     let cli = Cli::parse();
@@ -258,6 +323,9 @@ fn main() -> ExitCode {
         Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
         Some(Command::Policy(PolicyCommand::Wit { dir })) => export_wit(&dir),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
+        Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
+            replay(&logs, &policies, &graph, json, diffs)
+        }
         Some(Command::Index { dir, output, all_features }) => index_project(&dir, output.as_deref(), all_features),
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
@@ -301,7 +369,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
-    let signpost = Arc::new(Signpost::with_graphs(graphs, policy)?);
+    let signpost = Arc::new(Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         if !args.no_watch {
@@ -313,6 +381,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         if let Some(addr) = &args.http {
             let opts = args.http_options(addr)?;
             return signpost::http::serve(signpost, opts, signpost::http::shutdown_signal()).await;
+        }
+        if let Some(addr) = &args.metrics {
+            signpost::http::serve_metrics(signpost.clone(), socket_addr("--metrics", addr)?, args.token()?).await?;
         }
         let session = Session::new(signpost);
         let service = match stdio_pipes() {
@@ -399,6 +470,41 @@ fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> {
     }
     println!("{} of {} cases passed", results.len() - failed, results.len());
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn replay(
+    logs: &[PathBuf],
+    policies: &[PathBuf],
+    graph: &[PathBuf],
+    json: bool,
+    diffs: usize,
+) -> anyhow::Result<ExitCode> {
+    use signpost::replay;
+    let log = replay::read_logs(logs)?;
+    let graph = signpost::graphs::load_sources(graph).context("loading the graph")?;
+    let engine = PolicyEngine::new(Limits::default())?;
+    let validator = HintValidator::new()?;
+    let mut reports = Vec::new();
+    for file in policies {
+        let source = file.display().to_string();
+        let bytes = std::fs::read(file).with_context(|| format!("reading policy {source}"))?;
+        // The same checks as a hot swap: a policy that could not go live is not judged.
+        reports.push(match reload::prepare(&engine, &validator, &bytes, &source, &|| false) {
+            Ok((policy, _)) => replay::replay(&log, &graph, &validator, &policy),
+            Err(e) => replay::PolicyReport {
+                policy: source.clone(),
+                source,
+                refused: Some(e.to_string()),
+                ..Default::default()
+            },
+        });
+    }
+    if json {
+        println!("{:#}", replay::to_json(&log, &graph, &reports));
+    } else {
+        print!("{}", replay::to_table(&log, &graph, &reports, diffs));
+    }
+    Ok(if reports.iter().any(|r| r.refused.is_some()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn index_project(dir: &Path, output: Option<&Path>, all_features: bool) -> anyhow::Result<ExitCode> {

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
@@ -21,10 +22,12 @@ use serde_json::{Map, Value, json};
 use crate::graph::Graph;
 use crate::graphs::LiveGraph;
 use crate::live::LivePolicy;
+use crate::metrics::{Arm, Metrics, Observation, Outcome, Revision};
 use crate::policy::{self, Policy, Stats};
+use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::sanitize::{self, Allowed};
 use crate::session::SessionContext;
-use crate::tools::{self, ErrorKind, IdCoercer, StrictIds, ToolError};
+use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, StrictIds, ToolError};
 use crate::validate::{self, HintValidator};
 
 /// Most detail lines kept from a policy.
@@ -46,6 +49,11 @@ pub struct Response {
     pub state_tag: String,
     /// The result (or `{error}`) plus `hints`.
     pub structured: Value,
+    /// The call as the graph read it (`None` when its arguments could not
+    /// be read).
+    pub shape: Option<CallShape>,
+    /// The hints the response carries (also in `structured`).
+    pub hints: Vec<HintOut>,
 }
 
 /// What the host had to refuse or repair in one call: policy faults,
@@ -91,6 +99,23 @@ pub struct Signpost {
     validator: HintValidator,
     live: LivePolicy,
     in_flight: AtomicUsize,
+    evidence: Evidence,
+}
+
+/// What the host keeps about how agents use the hints: follow-through
+/// metrics (on unless turned off) and the decision log (when recording).
+#[derive(Debug)]
+pub struct Evidence {
+    /// Counted calls, when on.
+    pub metrics: Option<Metrics>,
+    /// The decision log, when recording.
+    pub recorder: Option<Recorder>,
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Evidence { metrics: Some(Metrics::new()), recorder: None }
+    }
 }
 
 /// Counts a call as in flight for as long as it lives.
@@ -123,7 +148,62 @@ impl Signpost {
             validator: HintValidator::new()?,
             live: LivePolicy::new(policy),
             in_flight: AtomicUsize::new(0),
+            evidence: Evidence::default(),
         })
+    }
+
+    /// Keeps `evidence` (metrics on or off, a decision log) instead of the
+    /// default (metrics on, no log). Recording counts too: a decision
+    /// record says how its call took the previous hints.
+    pub fn with_evidence(mut self, mut evidence: Evidence) -> Self {
+        if evidence.recorder.is_some() && evidence.metrics.is_none() {
+            evidence.metrics = Some(Metrics::new());
+        }
+        self.evidence = evidence;
+        self
+    }
+
+    /// The follow-through metrics and the decision log.
+    pub fn evidence(&self) -> &Evidence {
+        &self.evidence
+    }
+
+    /// The status document served as `signpost://policy`: the live
+    /// policy's, with follow-through metrics and the recorder's state.
+    pub fn status(&self) -> Value {
+        let mut status = self.live.status();
+        status["follow_through"] = match &self.evidence.metrics {
+            Some(m) => m.summary(),
+            None => json!("off (--no-metrics)"),
+        };
+        status["recording"] = self.evidence.recorder.as_ref().map_or(Value::Null, Recorder::status);
+        status
+    }
+
+    /// The Prometheus text exposition (`GET /metrics`), or `None` when
+    /// metrics are off.
+    pub fn prometheus(&self) -> Option<String> {
+        let metrics = self.evidence.metrics.as_ref()?;
+        let policy = self.live.current();
+        let stats = policy.stats();
+        let revision = Revision::of(policy.identity());
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let policy_counters = [
+            ("calls", n(&stats.calls)),
+            ("traps", n(&stats.traps)),
+            ("timeouts", n(&stats.timeouts)),
+            ("hints_dropped", n(&stats.hints_dropped)),
+            ("coercions_refused", n(&stats.coercions_refused)),
+            ("instances_recycled_for_memory", n(&stats.recycled_for_memory)),
+        ]
+        .into_iter()
+        .map(|(name, v)| (Arm::Live, revision.clone(), name, v))
+        .collect();
+        Some(metrics.prometheus(crate::metrics::Extra {
+            policy_counters,
+            swaps: self.live.swap_counts(),
+            in_flight: self.in_flight() as u64,
+        }))
     }
 
     /// The graph serving now.
@@ -164,6 +244,7 @@ impl Signpost {
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
     pub fn call(&self, tool: &str, args: Map<String, Value>, session: &SessionContext) -> Response {
+        let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let policy = self.live.current();
         let mut lease = policy.lease(session.key());
@@ -175,8 +256,82 @@ impl Signpost {
         drop(lease);
         self.live.after_call(&policy, faulted);
         session.record(tool, &response);
+        if self.evidence.metrics.is_some() {
+            let served = Served { arm: Arm::Live, policy: &policy, graph: &graph, faulted, latency: started.elapsed() };
+            self.observe(tool, &args, session, &response, served);
+        }
         response
     }
+
+    /// Counts a served call and writes its decision record.
+    fn observe(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        session: &SessionContext,
+        response: &Response,
+        served: Served<'_>,
+    ) {
+        let revision = Revision::of(served.policy.identity());
+        let offered: Vec<CallShape> = response
+            .hints
+            .iter()
+            .filter(|h| h.actionable)
+            .filter_map(|h| CallShape::of_args(served.graph, &h.tool, &h.args))
+            .collect();
+        let outcome = Outcome::of(response.is_error, &response.structured);
+        let hints_json = serde_json::to_string(&response.hints).unwrap_or_default();
+        let observation = Observation {
+            tool,
+            shape: response.shape.as_ref(),
+            outcome,
+            tag: &response.state_tag,
+            offered,
+            notes: response.hints.iter().filter(|h| !h.actionable).count(),
+            text_bytes: response.text.len(),
+            hint_bytes: hints_json.len(),
+            faulted: served.faulted,
+            latency: served.latency,
+        };
+        let Some(metrics) = &self.evidence.metrics else { return };
+        let follow = metrics.observe(served.arm, &revision, session.trail(), observation);
+        let Some(recorder) = &self.evidence.recorder else { return };
+        let args_fit = serde_json::to_string(args).is_ok_and(|s| s.len() <= record::MAX_ARGS_BYTES);
+        let ids = if response.is_error { Vec::new() } else { crate::session::result_ids(&response.structured) };
+        let id = served.policy.identity();
+        recorder.record(&Decision {
+            v: record::FORMAT,
+            at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            session: record::session_name(session.key()),
+            seq: session.seq(),
+            tool: tool.to_owned(),
+            args: args_fit.then(|| args.clone()),
+            outcome: outcome.as_str().to_owned(),
+            id_count: ids.len(),
+            ids: ids.into_iter().take(record::MAX_RECORDED_IDS).collect(),
+            state_tag: response.state_tag.clone(),
+            hints: response
+                .hints
+                .iter()
+                .map(|h| RecordedHint { tool: h.tool.clone(), args: h.args.clone(), actionable: h.actionable })
+                .collect(),
+            follow,
+            arm: served.arm.as_str().to_owned(),
+            policy: RecordedPolicy { name: id.name.clone(), version: id.version.clone(), sha256: id.sha256.clone() },
+            graph: served.graph.name().to_owned(),
+            latency_us: served.latency.as_micros() as u64,
+            text_bytes: response.text.len(),
+        });
+    }
+}
+
+/// Who served a call, on what, at what cost.
+struct Served<'a> {
+    arm: Arm,
+    policy: &'a Policy,
+    graph: &'a Graph,
+    faulted: bool,
+    latency: Duration,
 }
 
 /// One tool call on `graph` with the policy instance `lease`, for a session
@@ -197,9 +352,13 @@ pub fn run(
         findings.note(|| format!("prerequisites: {fault}"));
         Vec::new()
     });
+    let mut shape = None;
     let outcome = {
         let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
-        tools::parse(graph, tool, args, &mut ids).and_then(|parsed| tools::execute(graph, parsed))
+        tools::parse(graph, tool, args, &mut ids).and_then(|parsed| {
+            shape = Some(CallShape::of(graph, tool, &parsed));
+            tools::execute(graph, parsed)
+        })
     };
     let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, findings));
     let wit_outcome = to_wit_outcome(&outcome);
@@ -264,7 +423,7 @@ pub fn run(
         }
     };
     structured.insert("hints".into(), json!(valid));
-    Response { is_error, text: safe, state_tag, structured: Value::Object(structured) }
+    Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
 }
 
 /// A tool error's `example` stays only when it is a call that works on this

@@ -123,7 +123,10 @@ impl ServerHandler for Session {
     ) -> Result<ListResourcesResult, McpError> {
         let status = Resource::new(POLICY_STATUS_URI, "policy")
             .with_title("Live hint policy")
-            .with_description("The serving policy (name, version, sha256), its counters, and the last swap")
+            .with_description(
+                "The serving policy (name, version, sha256), its counters, the last swap, and how agents \
+                 follow its hints (follow-through by tool and state tag)",
+            )
             .with_mime_type("application/json");
         let graph = Resource::new(GRAPH_STATUS_URI, "graph")
             .with_title("Served code graph")
@@ -138,7 +141,7 @@ impl ServerHandler for Session {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let (uri, text) = match request.uri.as_str() {
-            POLICY_STATUS_URI => (POLICY_STATUS_URI, serde_json::to_string_pretty(&self.signpost.live().status())),
+            POLICY_STATUS_URI => (POLICY_STATUS_URI, serde_json::to_string_pretty(&self.signpost.status())),
             GRAPH_STATUS_URI => (GRAPH_STATUS_URI, serde_json::to_string_pretty(&self.signpost.graphs().status())),
             other => {
                 return Err(McpError::resource_not_found(

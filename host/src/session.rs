@@ -3,11 +3,13 @@
 //! policy reads to suggest prerequisites.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
 use crate::graph::is_id;
+use crate::metrics::Trail;
 use crate::pipeline::Response;
 use crate::policy::{self, SessionKey};
 
@@ -16,6 +18,8 @@ use crate::policy::{self, SessionKey};
 pub struct SessionContext {
     key: SessionKey,
     history: Mutex<History>,
+    trail: Mutex<Trail>,
+    calls: AtomicU64,
 }
 
 impl Default for SessionContext {
@@ -27,7 +31,22 @@ impl Default for SessionContext {
 impl SessionContext {
     /// A new session with a key never used before and an empty history.
     pub fn new() -> Self {
-        SessionContext { key: SessionKey::fresh(), history: Mutex::new(History::default()) }
+        SessionContext {
+            key: SessionKey::fresh(),
+            history: Mutex::new(History::default()),
+            trail: Mutex::default(),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// What its last response offered, for follow-through metrics.
+    pub fn trail(&self) -> &Mutex<Trail> {
+        &self.trail
+    }
+
+    /// Numbers its calls: 1 for the first call this is asked about, then 2…
+    pub fn seq(&self) -> u64 {
+        self.calls.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// The key its policy instances are pooled under.

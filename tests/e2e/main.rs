@@ -10,6 +10,7 @@ mod cli;
 mod coercion;
 mod common;
 mod conformance;
+mod evidence;
 mod graphs;
 mod hints_walk;
 mod hot_swap;

@@ -1,0 +1,334 @@
+//! Evidence that a policy helps: follow-through metrics (status resource and
+//! Prometheus), the decision log, and replay against candidate policies —
+//! driven by scripted agents over stdio and HTTP, whose follow-through the
+//! tests compute on their own, from the hints they received.
+
+use std::future::Future;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use serde_json::{Value, json};
+
+use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, hostile_calls, run_cli};
+use crate::http::HttpServer;
+
+/// What an agent's calls should have counted, computed by the test.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Expect {
+    calls: u64,
+    /// Calls right after a response with an actionable hint.
+    after_hints: u64,
+    exact: u64,
+    adapted: u64,
+}
+
+impl std::ops::Add for Expect {
+    type Output = Expect;
+    fn add(self, o: Expect) -> Expect {
+        Expect {
+            calls: self.calls + o.calls,
+            after_hints: self.after_hints + o.after_hints,
+            exact: self.exact + o.exact,
+            adapted: self.adapted + o.adapted,
+        }
+    }
+}
+
+fn ids_of(args: &Value) -> Vec<String> {
+    let mut ids: Vec<String> = match (&args["id"], &args["ids"]) {
+        (Value::String(id), _) => vec![id.to_lowercase()],
+        (_, Value::Array(ids)) => ids.iter().filter_map(Value::as_str).map(str::to_lowercase).collect(),
+        _ => Vec::new(),
+    };
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+fn actionable(structured: &Value) -> Vec<(String, Value)> {
+    structured["hints"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|h| h["actionable"] == true)
+        .map(|h| (h["tool"].as_str().unwrap_or_default().to_owned(), h["args"].clone()))
+        .collect()
+}
+
+/// Drives one session: `follow` takes the first hint it has not taken yet
+/// (the first one when it took them all), otherwise it runs its own script.
+async fn agent<F, Fut>(call: F, follow: bool, steps: usize) -> Expect
+where
+    F: Fn(String, Value) -> Fut,
+    Fut: Future<Output = Value>,
+{
+    let script = [
+        ("resolve", json!({"identifier": "OrderService"})),
+        ("search", json!({"query": "payment"})),
+        ("find", json!({"kind": "class", "limit": 5})),
+        ("resolve", json!({"identifier": "PaymentService"})),
+        ("search", json!({"query": "order total"})),
+    ];
+    let mut expect = Expect::default();
+    let mut offered: Vec<(String, Value)> = Vec::new();
+    let mut taken: Vec<(String, Value)> = Vec::new();
+    for step in 0..steps {
+        let (tool, args) = match offered.iter().find(|h| !taken.contains(h)).or(offered.first()) {
+            Some(hint) if follow => hint.clone(),
+            _ => {
+                let (t, a) = &script[step % script.len()];
+                ((*t).to_owned(), a.clone())
+            }
+        };
+        // The test's own reading of follow-through: the JSON of the call
+        // against the JSON of the hints.
+        if !offered.is_empty() {
+            expect.after_hints += 1;
+            if offered.iter().any(|(t, a)| *t == tool && *a == args) {
+                expect.exact += 1;
+            } else if !ids_of(&args).is_empty() && offered.iter().any(|(t, a)| *t == tool && ids_of(a) == ids_of(&args))
+            {
+                expect.adapted += 1;
+            }
+        }
+        let structured = call(tool.clone(), args.clone()).await;
+        expect.calls += 1;
+        taken.push((tool, args));
+        offered = actionable(&structured);
+    }
+    expect
+}
+
+fn live_row(status: &Value) -> &Value {
+    let rows = status["follow_through"].as_array().unwrap_or_else(|| panic!("no follow_through: {status:#}"));
+    rows.iter().find(|r| r["arm"] == "live").unwrap_or_else(|| panic!("no live row: {status:#}"))
+}
+
+fn assert_counts(row: &Value, e: Expect) {
+    let ctx = format!("expected {e:?}, got {row:#}");
+    assert_eq!(row["responses"], e.calls, "{ctx}");
+    assert_eq!(row["calls_after_hints"], e.after_hints, "{ctx}");
+    assert_eq!(row["followed"], e.exact, "{ctx}");
+    assert_eq!(row["adapted"], e.adapted, "{ctx}");
+    let rate = (e.exact + e.adapted) as f64 / e.after_hints as f64;
+    assert!((row["follow_rate"].as_f64().unwrap_or(-1.0) - rate).abs() < 1e-3, "{ctx}");
+}
+
+/// Sums the samples of `metric` whose labels contain every `want`.
+fn sum_samples(exposition: &str, metric: &str, want: &[&str]) -> f64 {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && want.iter().all(|w| l.contains(w)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    l.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+async fn get(url: &str) -> (u16, String) {
+    let r = reqwest::get(url).await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    (r.status().as_u16(), r.text().await.unwrap_or_default())
+}
+
+/// Waits until the decision logs in `dir` hold `n` lines; returns them.
+fn decisions(dir: &Path, n: usize) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let mut lines = Vec::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+            lines.extend(text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))));
+        }
+        if lines.len() >= n || started.elapsed() > Duration::from_secs(10) {
+            assert_eq!(lines.len(), n, "decision lines in {}", dir.display());
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("signpost-evidence-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn follow_through_of_a_scripted_agent_over_stdio_recorded_and_replayed() {
+    let dir = temp_dir("stdio");
+    let port = free_port().to_string();
+    let dir_arg = dir.display().to_string();
+    let client = Client::spawn(&["--record", &dir_arg, "--metrics", &port]).await;
+    let c = &client;
+    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 14).await;
+    assert!(follower.exact >= 10, "the follower took hints: {follower:?}");
+
+    let status = client.status().await;
+    assert_counts(live_row(&status), follower);
+    assert_eq!(status["recording"]["dropped"], 0, "{status:#}");
+
+    // Prometheus, from the stdio server's --metrics listener.
+    let (code, text) = get(&format!("http://127.0.0.1:{port}/metrics")).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(sum_samples(&text, "signpost_hints_followed_total", &["follow=\"exact\""]), follower.exact as f64);
+    assert_eq!(sum_samples(&text, "signpost_calls_after_hints_total", &[]), follower.after_hints as f64);
+    assert_eq!(sum_samples(&text, "signpost_tool_call_duration_seconds_count", &["tool="]), follower.calls as f64);
+    assert!(text.contains("signpost_policy_swaps_total{result=\"published\"} 0"), "{text}");
+    assert!(text.trim_end().ends_with("# EOF"), "OpenMetrics text ends with # EOF: {text}");
+
+    // The decision log: one line per call, follow-through as counted.
+    let lines = decisions(&dir, follower.calls as usize);
+    let exact = lines.iter().filter(|l| l["follow"] == "exact").count() as u64;
+    assert_eq!(exact, follower.exact, "{lines:#?}");
+    assert!(lines.iter().all(|l| l["policy"]["name"] == "signpost-default" && l["args"].is_object()), "{lines:#?}");
+    client.close().await;
+
+    // Replay: the default policy (exported, so it is a file) gives the hints
+    // the live one gave, call for call, and suggests exactly what the agent
+    // followed; the chaos policy (it offers no hints) ranks below it.
+    let exported = dir.join("default.wasm");
+    let (ok, out) = run_cli(&["policy", "export-default", &exported.display().to_string()]);
+    assert!(ok, "{out}");
+    let args = ["policy", "replay", &dir_arg, "--policy", DEFAULT_POLICY, "--policy", CHAOS_POLICY, "--json"];
+    let (ok, out) = run_cli(&args);
+    assert!(ok, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let (default, chaos) = (&report["policies"][0], &report["policies"][1]);
+    assert_eq!(default["same_as_recorded"], json!([follower.calls, follower.calls]), "{report:#}");
+    assert_eq!(default["suggested"], follower.exact, "{report:#}");
+    assert_eq!(default["adapted"], follower.adapted, "{report:#}");
+    assert_eq!(chaos["suggested"], 0, "{report:#}");
+    assert!(default["suggested_rate"].as_f64() > chaos["suggested_rate"].as_f64(), "{report:#}");
+    assert_eq!(report["diffs"][0]["calls"].as_array().map(Vec::len), Some(follower.calls as usize), "{report:#}");
+
+    // The table for people says the same.
+    let (ok, table) = run_cli(&["policy", "replay", &dir_arg, "--policy", DEFAULT_POLICY, "--policy", CHAOS_POLICY]);
+    assert!(ok, "{table}");
+    let default_line = table.lines().find(|l| l.starts_with("signpost-default@")).unwrap_or_default();
+    assert!(default_line.ends_with(&format!("{0}/{0}", follower.calls)), "{table}");
+    assert!(table.contains("hints differ on"), "{table}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+async fn http_call(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, crate::common::Recorder>,
+    tool: String,
+    args: Value,
+) -> Value {
+    let params = CallToolRequestParams::new(tool).with_arguments(args.as_object().cloned().unwrap_or_default());
+    client.call_tool(params).await.unwrap_or_else(|e| panic!("{e}")).structured_content.unwrap_or_default()
+}
+
+#[tokio::test]
+async fn follow_through_of_two_agents_over_http_and_prometheus() {
+    let dir = temp_dir("http");
+    let server = HttpServer::start(&["--record", &dir.display().to_string()], &[]);
+    let (a, b) = (server.client(None).await, server.client(None).await);
+    let (a, b) = (a.unwrap_or_else(|e| panic!("{e}")), b.unwrap_or_else(|e| panic!("{e}")));
+    let (follower, ignorer) =
+        tokio::join!(agent(|t, x| http_call(&a, t, x), true, 12), agent(|t, x| http_call(&b, t, x), false, 12));
+    assert!(follower.exact > ignorer.exact, "{follower:?} vs {ignorer:?}");
+    let both = follower + ignorer;
+
+    let status = a.read_resource(ReadResourceRequestParams::new("signpost://policy")).await;
+    let status = status.unwrap_or_else(|e| panic!("{e}"));
+    let text = match &status.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    let status: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_counts(live_row(&status), both);
+    let by_tool = &live_row(&status)["by_tool"];
+    let per_tool: u64 =
+        by_tool.as_object().into_iter().flatten().map(|(_, r)| r["responses"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(per_tool, both.calls, "{status:#}");
+
+    let (code, text) = get(&format!("{}/metrics", server.base)).await;
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(sum_samples(&text, "signpost_hints_followed_total", &["follow=\"exact\""]), both.exact as f64);
+    assert_eq!(sum_samples(&text, "signpost_hints_followed_total", &["follow=\"adapted\""]), both.adapted as f64);
+    assert_eq!(sum_samples(&text, "signpost_tool_calls_total", &[]), both.calls as f64);
+
+    // Each session's records carry their own follow-through.
+    let lines = decisions(&dir, both.calls as usize);
+    let sessions: std::collections::BTreeSet<&str> = lines.iter().filter_map(|l| l["session"].as_str()).collect();
+    assert_eq!(sessions.len(), 2, "{lines:#?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn metrics_can_be_turned_off_and_sit_behind_the_token() {
+    let server = HttpServer::start(&["--no-metrics"], &[]);
+    let (code, text) = get(&format!("{}/metrics", server.base)).await;
+    assert_eq!(code, 404, "{text}");
+    assert!(text.contains("--no-metrics"), "{text}");
+    drop(server);
+
+    let token = "correct-horse-battery-staple-42";
+    let server = HttpServer::start(&[], &[("SIGNPOST_TOKEN", token)]);
+    let (code, _) = get(&format!("{}/metrics", server.base)).await;
+    assert_eq!(code, 401);
+    let r = reqwest::Client::new().get(format!("{}/metrics", server.base)).bearer_auth(token).send().await;
+    assert_eq!(r.map(|r| r.status().as_u16()).ok(), Some(200));
+}
+
+#[test]
+fn recording_into_a_place_that_cannot_hold_logs_is_refused_at_start() {
+    let file = temp_dir("not-a-dir");
+    std::fs::write(&file, "x").unwrap_or_else(|e| panic!("{e}"));
+    let (ok, out) = run_cli(&["--record", &file.display().to_string()]);
+    assert!(!ok && out.contains("--record") && out.contains("cannot"), "{out}");
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn replay_survives_hostile_logs_and_says_what_it_refused() {
+    let dir = temp_dir("hostile");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    // No records at all: a clear error.
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, "not json\n{\"v\": 1}\n\n").unwrap_or_else(|e| panic!("{e}"));
+    let (ok, out) = run_cli(&["policy", "replay", &empty.display().to_string(), "--policy", DEFAULT_POLICY]);
+    assert!(!ok && out.contains("no decision records") && out.contains("2 line(s) skipped"), "{out}");
+
+    // Hostile arguments, unknown tools, garbage and truncated lines among
+    // real records: the garbage is skipped, every record is replayed.
+    let record = |seq: u64, tool: &str, args: Value| {
+        json!({"v": 1, "at_ms": 0, "session": "s", "seq": seq, "tool": tool, "args": args, "outcome": "ok",
+               "ids": [], "id_count": 0, "state_tag": "ok", "hints": [], "follow": null, "arm": "live",
+               "policy": {"name": "x", "version": "1", "sha256": "0"}, "graph": "g", "latency_us": 0, "text_bytes": 0})
+        .to_string()
+    };
+    let mut lines: Vec<String> =
+        hostile_calls().into_iter().enumerate().map(|(i, (t, a))| record(i as u64 + 1, t, a)).collect();
+    let n = lines.len();
+    lines.push(record(900, "drop_tables", json!({})));
+    lines.push(record(901, "describe", Value::Null));
+    lines.push("{\"v\": 1, \"tool\": \"describe\"".to_owned());
+    lines.push("\u{0}\u{1}binary".to_owned());
+    let log = dir.join("decisions-hostile.jsonl");
+    std::fs::write(&log, lines.join("\n")).unwrap_or_else(|e| panic!("{e}"));
+    let (ok, out) = run_cli(&["policy", "replay", &log.display().to_string(), "--policy", DEFAULT_POLICY, "--json"]);
+    assert!(ok, "{out}");
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report["log"]["skipped_lines"], 3, "{report:#}");
+    assert_eq!(report["policies"][0]["calls"], n, "{report:#}");
+    assert_eq!(report["policies"][0]["skipped"], 1, "a record without args is left out: {report:#}");
+
+    // A policy that fails the swap checks is reported as refused.
+    let (ok, out) = run_cli(&[
+        "policy",
+        "replay",
+        &log.display().to_string(),
+        "--policy",
+        DEFAULT_POLICY,
+        "--policy",
+        GARBAGE_POLICY,
+    ]);
+    assert!(!ok && out.contains("refused:"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
