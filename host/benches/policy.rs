@@ -15,8 +15,10 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use signpost::graph::Graph;
+use signpost::pipeline::Evidence;
 use signpost::pipeline::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
+use signpost::record::{RecordOptions, Recorder};
 use signpost::session::SessionContext;
 use signpost::tools::{self, StrictIds};
 
@@ -129,6 +131,34 @@ fn bench(c: &mut Criterion) {
         b.iter(|| noop.call("describe", black_box(args.clone()), &history))
     });
     group.finish();
+
+    // What follow-through metrics and the decision log cost a call: the
+    // same describe, one session, with both off, metrics on (the default),
+    // and metrics plus recording (a line queued to the writer thread).
+    let mut group = c.benchmark_group("evidence: tool call describe");
+    let record_dir = std::env::temp_dir().join(format!("signpost-bench-record-{}", std::process::id()));
+    let setups = [
+        ("both off", Evidence { metrics: None, recorder: None }),
+        ("metrics", Evidence::default()),
+        (
+            "metrics + record",
+            Evidence {
+                metrics: Some(signpost::metrics::Metrics::new()),
+                recorder: Some(
+                    Recorder::start(RecordOptions { dir: record_dir.clone(), max_file_bytes: 64 << 20, max_files: 2 })
+                        .expect("recorder"),
+                ),
+            },
+        ),
+    ];
+    for (name, evidence) in setups {
+        let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").expect("default policy");
+        let server = Signpost::new(Graph::sample(), policy).expect("signpost").with_evidence(evidence);
+        let session = SessionContext::new();
+        group.bench_function(name, |b| b.iter(|| server.call("describe", black_box(args.clone()), &session)));
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&record_dir);
     let _: Value = describe_result;
 }
 

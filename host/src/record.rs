@@ -117,16 +117,16 @@ pub struct Recorder {
     dir: PathBuf,
 }
 
-/// A session's opaque name in the log: its key mixed with a per-process
-/// nonce, so logs of several runs never share a session.
+/// A session's opaque name in the log: its key hashed with a per-process
+/// seed, so logs of several runs never share a session.
 pub fn session_name(key: SessionKey) -> String {
-    static NONCE: OnceLock<u64> = OnceLock::new();
-    let nonce = *NONCE.get_or_init(|| {
+    use std::hash::BuildHasher;
+    static SEED: OnceLock<u64> = OnceLock::new();
+    let seed = *SEED.get_or_init(|| {
         let t = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         t ^ (u64::from(std::process::id()) << 32)
     });
-    let digest = crate::policy::sha256_hex(format!("{nonce}:{}", key.0).as_bytes());
-    digest[..16].to_owned()
+    format!("{:016x}", foldhash::quality::FixedState::with_seed(seed).hash_one(key.0))
 }
 
 impl Recorder {
