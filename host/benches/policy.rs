@@ -143,7 +143,7 @@ fn bench(c: &mut Criterion) {
         (
             "metrics + record",
             Evidence {
-                metrics: Some(signpost::metrics::Metrics::new()),
+                metrics: Some(std::sync::Arc::default()),
                 recorder: Some(
                     Recorder::start(RecordOptions { dir: record_dir.clone(), max_file_bytes: 64 << 20, max_files: 2 })
                         .expect("recorder"),

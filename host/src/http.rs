@@ -41,6 +41,10 @@ pub const MCP_PATH: &str = "/mcp";
 pub const HEALTH_PATH: &str = "/healthz";
 /// The Prometheus endpoint path.
 pub const METRICS_PATH: &str = "/metrics";
+/// Promotes the canary (POST).
+pub const CANARY_PROMOTE_PATH: &str = "/admin/canary/promote";
+/// Drops the canary (POST).
+pub const CANARY_DROP_PATH: &str = "/admin/canary/drop";
 /// The content type of the OpenMetrics text `prometheus-client` writes.
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// How long answers of drained calls get to reach their clients before the
@@ -113,6 +117,8 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
     Router::new()
         .route(HEALTH_PATH, axum::routing::get(health))
         .route(METRICS_PATH, axum::routing::get(metrics))
+        .route(CANARY_PROMOTE_PATH, axum::routing::post(promote_canary))
+        .route(CANARY_DROP_PATH, axum::routing::post(drop_canary))
         .nest_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(guard.clone(), check))
         .with_state(guard)
@@ -126,6 +132,34 @@ async fn health(State(guard): State<Guard>) -> Response {
         "policy": {"name": policy.identity().name, "version": policy.identity().version},
         "sessions": sessions,
         "in_flight": guard.signpost.in_flight(),
+    });
+    (StatusCode::OK, axum::Json(body)).into_response()
+}
+
+async fn promote_canary(State(guard): State<Guard>, headers: axum::http::HeaderMap) -> Response {
+    canary_decision(&guard, &headers, true)
+}
+
+async fn drop_canary(State(guard): State<Guard>, headers: axum::http::HeaderMap) -> Response {
+    canary_decision(&guard, &headers, false)
+}
+
+/// The admin endpoints answer tools (`signpost canary`, curl), never web
+/// pages: a request with an `Origin` (what browsers add to cross-site
+/// requests) is refused, whatever the token.
+fn canary_decision(guard: &Guard, headers: &axum::http::HeaderMap, promote: bool) -> Response {
+    if headers.contains_key(header::ORIGIN) {
+        return refuse(StatusCode::FORBIDDEN, "admin endpoints do not answer browsers (a request with an Origin)");
+    }
+    let (live, trials) = (guard.signpost.live(), guard.signpost.trials());
+    let done = if promote { trials.promote_canary(live) } else { trials.drop_canary(live) };
+    if !done {
+        return refuse(StatusCode::CONFLICT, "there is no canary (start one with --canary FILE)");
+    }
+    let policy = guard.signpost.policy();
+    let body = json!({
+        "done": if promote { "promoted" } else { "dropped" },
+        "live": {"name": policy.identity().name, "version": policy.identity().version, "sha256": policy.identity().sha256},
     });
     (StatusCode::OK, axum::Json(body)).into_response()
 }
@@ -219,7 +253,7 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     {
         return refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)");
     }
-    if request.method() != axum::http::Method::POST {
+    if request.method() != axum::http::Method::POST || request.uri().path() != MCP_PATH {
         return next.run(request).await;
     }
     if !request.headers().contains_key("mcp-session-id")

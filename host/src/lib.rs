@@ -24,6 +24,7 @@ pub mod selfcheck;
 pub mod server;
 pub mod session;
 pub mod tools;
+pub mod trial;
 pub mod validate;
 
 /// The default policy component, built from `hints-component/` by `build.rs`.

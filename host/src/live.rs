@@ -53,6 +53,13 @@ pub enum SwapResult {
     /// A newer candidate arrived while this one was being checked; the
     /// newer one is checked instead.
     Superseded,
+    /// A canary began serving a share of the sessions.
+    CanaryStarted,
+    /// The canary became the live policy.
+    CanaryPromoted,
+    /// The canary was dropped (by an operator, or by its fault or
+    /// follow-through rule).
+    CanaryDropped,
 }
 
 /// One swap attempt, as the status resource shows it.
@@ -93,9 +100,9 @@ fn unix_ms(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// The fault watch on the serving policy.
+/// The fault watch on a serving policy (the live one, or a canary).
 #[derive(Debug, Default)]
-struct Health {
+pub(crate) struct Health {
     /// Tool calls since it started serving.
     calls: u64,
     /// Faulted tool calls since it started serving.
@@ -109,8 +116,23 @@ struct Health {
 }
 
 impl Health {
+    /// Faulted calls in the window.
+    pub(crate) fn window_faulted(&self) -> u64 {
+        self.window_faulted
+    }
+
+    /// Calls in the window.
+    pub(crate) fn window_len(&self) -> usize {
+        self.window.len()
+    }
+
+    /// Faulted calls in all.
+    pub(crate) fn faulted(&self) -> u64 {
+        self.faulted
+    }
+
     /// Accounts one call; whether the rollback rule now holds.
-    fn record(&mut self, faulted: bool) -> bool {
+    pub(crate) fn record(&mut self, faulted: bool) -> bool {
         self.calls += 1;
         self.faulted += u64::from(faulted);
         self.window.push_back(faulted);
@@ -165,17 +187,22 @@ impl LivePolicy {
     }
 
     /// Makes `policy` serve; the one it replaces becomes the rollback target
-    /// and `policy` starts its probation.
-    pub fn publish(&self, policy: Policy, mut record: SwapRecord) -> Arc<Policy> {
-        let policy = Arc::new(policy);
+    /// and `policy` starts its probation. `record` says how it came (a
+    /// swap, a promoted canary).
+    pub fn publish(&self, policy: Arc<Policy>, record: SwapRecord) -> Arc<Policy> {
         let mut state = self.state();
         let old = self.current.swap(policy.clone());
         state.previous = Some(old);
         state.health = Health::default();
         state.published += 1;
-        record.result = SwapResult::Published;
         self.record(&mut state, record);
         policy
+    }
+
+    /// Records and announces an event that changes no live policy (a canary
+    /// started or dropped).
+    pub fn note(&self, record: SwapRecord) {
+        self.refuse(record);
     }
 
     /// Notes a swap that did not happen (rejected or unchanged).
@@ -189,7 +216,7 @@ impl LivePolicy {
 
     fn record(&self, state: &mut SwapState, record: SwapRecord) {
         match record.result {
-            SwapResult::Rejected | SwapResult::RolledBack => {
+            SwapResult::Rejected | SwapResult::RolledBack | SwapResult::CanaryDropped => {
                 tracing::warn!(result = ?record.result, source = %record.source, message = %record.message, "policy swap")
             }
             _ => {

@@ -39,7 +39,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve MCP over stdio (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Work with policy components.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -62,6 +62,27 @@ enum Command {
     /// Work with graph files.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Promote or drop the canary of a running HTTP server (a stdio server:
+    /// `kill -USR1 PID` promotes, `kill -USR2 PID` drops).
+    Canary {
+        /// What to do.
+        #[arg(value_enum)]
+        action: CanaryAction,
+        /// The server's base URL, e.g. http://127.0.0.1:8080.
+        #[arg(long)]
+        url: String,
+        /// File holding the server's bearer token (also read from SIGNPOST_TOKEN).
+        #[arg(long, value_name = "PATH")]
+        token_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CanaryAction {
+    /// Make the canary the live policy.
+    Promote,
+    /// Stop the canary; its sessions go back to the live policy.
+    Drop,
 }
 
 #[derive(Subcommand)]
@@ -219,6 +240,28 @@ struct ServeArgs {
     /// Decision log files kept in the record directory; older ones are deleted.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     record_files: u64,
+    /// A canary policy component: it serves --canary-share of the sessions
+    /// (each session stays with one policy), after the same checks as a hot
+    /// swap. Promote or drop it with SIGUSR1 / SIGUSR2 or `signpost canary`;
+    /// it is dropped on its own when it faults or its follow-through falls
+    /// clearly below the live policy's (docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    canary: Option<PathBuf>,
+    /// The share of sessions the canary serves, from 0 to 1.
+    #[arg(long, default_value_t = 0.1, value_parser = share, requires = "canary")]
+    canary_share: f64,
+    /// A shadow policy component: it computes hints for every call, after
+    /// the response is sent, which agents never see; the metrics compare
+    /// them with what agents did next.
+    #[arg(long, value_name = "FILE")]
+    shadow: Option<PathBuf>,
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{}` is not a share from 0 to 1 (0.1 is 10% of the sessions)", signpost::clip(s))),
+    }
 }
 
 impl ServeArgs {
@@ -244,7 +287,7 @@ impl ServeArgs {
             })?),
             None => None,
         };
-        let metrics = (!self.no_metrics || recorder.is_some()).then(signpost::metrics::Metrics::new);
+        let metrics = (!self.no_metrics || recorder.is_some() || self.shadow.is_some()).then(Arc::default);
         Ok(signpost::pipeline::Evidence { metrics, recorder })
     }
 
@@ -311,7 +354,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Serving logs what it does; the one-shot commands print a report, and
     // log only warnings unless RUST_LOG asks for more.
-    let one_shot = matches!(cli.command, Some(Command::Policy(_) | Command::Index { .. } | Command::Graph(_)));
+    let one_shot = matches!(
+        cli.command,
+        Some(Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. })
+    );
     let default_level = if one_shot { "warn" } else { "info" };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -330,7 +376,8 @@ fn main() -> ExitCode {
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
-        Some(Command::Serve(args)) => serve(args),
+        Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
+        Some(Command::Serve(args)) => serve(*args),
         None => serve(cli.serve),
     };
     match result {
@@ -369,12 +416,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
-    let signpost = Arc::new(Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?));
+    let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?);
+    if let Some(path) = &args.canary {
+        signpost = signpost.with_canary(trial_policy(&engine, path, "canary")?, args.canary_share);
+    }
+    if let Some(path) = &args.shadow {
+        signpost = signpost.with_shadow(trial_policy(&engine, path, "shadow")?)?;
+    }
+    let signpost = Arc::new(signpost);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         if !args.no_watch {
             signpost.graphs().clone().watch()?;
         }
+        canary_signals(signpost.clone())?;
         if let Some(path) = &args.policy {
             Arc::new(Reloader::new(signpost.clone(), engine, path.clone())).start(!args.no_watch)?;
         }
@@ -395,6 +450,75 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let path = match action {
+        CanaryAction::Promote => signpost::http::CANARY_PROMOTE_PATH,
+        CanaryAction::Drop => signpost::http::CANARY_DROP_PATH,
+    };
+    let token = match (token_file, std::env::var("SIGNPOST_TOKEN")) {
+        (Some(p), _) => Some(std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?),
+        (None, Ok(t)) => Some(t),
+        (None, Err(_)) => None,
+    };
+    let endpoint = format!("{}{path}", url.trim_end_matches('/').trim_end_matches(signpost::http::MCP_PATH));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (status, body) = runtime.block_on(async {
+        let mut request = reqwest::Client::new().post(&endpoint).timeout(Duration::from_secs(30));
+        if let Some(t) = &token {
+            request = request.bearer_auth(t.trim());
+        }
+        let response = request.send().await.with_context(|| format!("POST {endpoint}"))?;
+        anyhow::Ok((response.status(), response.text().await.unwrap_or_default()))
+    })?;
+    let shown: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+    if !status.is_success() {
+        let message = shown["error"]["message"].as_str().map_or_else(|| shown.to_string(), str::to_owned);
+        anyhow::bail!("{endpoint}: {status}: {}", signpost::sanitize::line(&message, 300));
+    }
+    println!("{}", shown["done"].as_str().unwrap_or("done"));
+    println!(
+        "live policy: {} {}",
+        shown["live"]["name"].as_str().unwrap_or("?"),
+        shown["live"]["version"].as_str().unwrap_or("?")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A canary or shadow policy: through every check a swap runs.
+fn trial_policy(engine: &PolicyEngine, path: &Path, what: &str) -> anyhow::Result<Policy> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading the {what} policy {}", path.display()))?;
+    let validator = HintValidator::new()?;
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
+        .map_err(|e| anyhow::anyhow!("{what} policy {} refused: {e}", path.display()))?;
+    tracing::info!(%report, "the {what} policy passed its self-check");
+    Ok(policy)
+}
+
+/// SIGUSR1 promotes the canary, SIGUSR2 drops it.
+fn canary_signals(signpost: Arc<Signpost>) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut promote, mut drop_it) = (signal(SignalKind::user_defined1())?, signal(SignalKind::user_defined2())?);
+        tokio::spawn(async move {
+            loop {
+                let done = tokio::select! {
+                    s = promote.recv() => s.map(|()| signpost.trials().promote_canary(signpost.live())),
+                    s = drop_it.recv() => s.map(|()| signpost.trials().drop_canary(signpost.live())),
+                };
+                match done {
+                    Some(true) => {}
+                    Some(false) => tracing::warn!("no canary to promote or drop"),
+                    None => break,
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = signpost;
+    Ok(())
 }
 
 /// stdin and stdout as pipes the runtime polls itself, when they are pipes

@@ -246,6 +246,14 @@ pub struct Trail {
     recent: VecDeque<u64>,
 }
 
+impl Trail {
+    /// Forgets what the last response offered (its next call is not judged).
+    pub fn forget(&mut self) {
+        self.offered.clear();
+        self.offered_by = None;
+    }
+}
+
 /// One finished call, as metrics count it.
 #[derive(Debug)]
 pub struct Observation<'a> {
@@ -445,15 +453,16 @@ impl Metrics {
         json!(out)
     }
 
-    /// The follow rate and the number of calls it is read over, for one
-    /// arm and revision (the canary rule compares them).
+    /// Calls that took a hint (exact or adapted) and calls served, for one
+    /// arm and revision: the canary rule compares them. Every call counts,
+    /// so a policy that offers no hints scores zero.
     pub fn follow_of(&self, arm: Arm, revision: &Revision) -> (u64, u64) {
         let table = self.table();
         table
             .rows
             .iter()
             .filter(|(k, _)| k.arm == arm && &k.revision == revision)
-            .fold((0, 0), |(f, n), (_, c)| (f + c.followed + c.adapted, n + c.next_calls))
+            .fold((0, 0), |(f, n), (_, c)| (f + c.followed + c.adapted, n + c.responses))
     }
 
     /// The Prometheus text exposition of these metrics plus `extra`
@@ -651,7 +660,7 @@ mod tests {
         assert_eq!(s[0]["dead_end_rate"], 0.25);
         assert_eq!(s[0]["repeat_rate"], 0.5);
         assert_eq!(s[0]["by_tool"]["describe"]["followed"], 1);
-        assert_eq!(m.follow_of(Arm::Live, &r), (2, 2));
+        assert_eq!(m.follow_of(Arm::Live, &r), (2, 4));
         let text = m.prometheus(Extra::default());
         assert!(text.contains("signpost_hints_followed_total{arm=\"live\",policy=\"p1@1\",revision=\"000000000001\",tool=\"describe\",state_tag=\"found\",follow=\"exact\"} 1"), "{text}");
         assert!(text.contains("signpost_tool_call_duration_seconds_bucket"), "{text}");

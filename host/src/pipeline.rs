@@ -28,6 +28,7 @@ use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::sanitize::{self, Allowed};
 use crate::session::SessionContext;
 use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, StrictIds, ToolError};
+use crate::trial::Trials;
 use crate::validate::{self, HintValidator};
 
 /// Most detail lines kept from a policy.
@@ -100,6 +101,7 @@ pub struct Signpost {
     live: LivePolicy,
     in_flight: AtomicUsize,
     evidence: Evidence,
+    trials: Trials,
 }
 
 /// What the host keeps about how agents use the hints: follow-through
@@ -107,14 +109,14 @@ pub struct Signpost {
 #[derive(Debug)]
 pub struct Evidence {
     /// Counted calls, when on.
-    pub metrics: Option<Metrics>,
+    pub metrics: Option<Arc<Metrics>>,
     /// The decision log, when recording.
     pub recorder: Option<Recorder>,
 }
 
 impl Default for Evidence {
     fn default() -> Self {
-        Evidence { metrics: Some(Metrics::new()), recorder: None }
+        Evidence { metrics: Some(Arc::default()), recorder: None }
     }
 }
 
@@ -149,15 +151,35 @@ impl Signpost {
             live: LivePolicy::new(policy),
             in_flight: AtomicUsize::new(0),
             evidence: Evidence::default(),
+            trials: Trials::new(),
         })
+    }
+
+    /// Tries `canary` on `share` of the sessions (see [`crate::trial`]).
+    pub fn with_canary(self, canary: Policy, share: f64) -> Self {
+        self.trials.start_canary(canary, share, &self.live);
+        self
+    }
+
+    /// Computes `shadow`'s hints for every call, never shown (see
+    /// [`crate::trial`]); counting needs metrics, which it turns on.
+    pub fn with_shadow(mut self, shadow: Policy) -> anyhow::Result<Self> {
+        let metrics = self.evidence.metrics.get_or_insert_with(Arc::default).clone();
+        self.trials.start_shadow(shadow, metrics)?;
+        Ok(self)
+    }
+
+    /// The canary and the shadow.
+    pub fn trials(&self) -> &Trials {
+        &self.trials
     }
 
     /// Keeps `evidence` (metrics on or off, a decision log) instead of the
     /// default (metrics on, no log). Recording counts too: a decision
     /// record says how its call took the previous hints.
     pub fn with_evidence(mut self, mut evidence: Evidence) -> Self {
-        if evidence.recorder.is_some() && evidence.metrics.is_none() {
-            evidence.metrics = Some(Metrics::new());
+        if (evidence.recorder.is_some() || self.trials.has_shadow()) && evidence.metrics.is_none() {
+            evidence.metrics = Some(Arc::default());
         }
         self.evidence = evidence;
         self
@@ -177,6 +199,10 @@ impl Signpost {
             None => json!("off (--no-metrics)"),
         };
         status["recording"] = self.evidence.recorder.as_ref().map_or(Value::Null, Recorder::status);
+        let trials = self.trials.status(self.evidence.metrics.as_deref(), &self.live);
+        status["canary"] = trials["canary"].clone();
+        status["shadow"] = trials["shadow"].clone();
+        status["live_sessions"] = trials["live_sessions"].clone();
         status
     }
 
@@ -184,21 +210,27 @@ impl Signpost {
     /// metrics are off.
     pub fn prometheus(&self) -> Option<String> {
         let metrics = self.evidence.metrics.as_ref()?;
-        let policy = self.live.current();
-        let stats = policy.stats();
-        let revision = Revision::of(policy.identity());
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let policy_counters = [
-            ("calls", n(&stats.calls)),
-            ("traps", n(&stats.traps)),
-            ("timeouts", n(&stats.timeouts)),
-            ("hints_dropped", n(&stats.hints_dropped)),
-            ("coercions_refused", n(&stats.coercions_refused)),
-            ("instances_recycled_for_memory", n(&stats.recycled_for_memory)),
-        ]
-        .into_iter()
-        .map(|(name, v)| (Arm::Live, revision.clone(), name, v))
-        .collect();
+        let mut policy_counters = Vec::new();
+        let mut policies = vec![(Arm::Live, self.live.current())];
+        policies.extend(self.trials.policies());
+        for (arm, policy) in policies {
+            let stats = policy.stats();
+            let revision = Revision::of(policy.identity());
+            policy_counters.extend(
+                [
+                    ("calls", n(&stats.calls)),
+                    ("traps", n(&stats.traps)),
+                    ("timeouts", n(&stats.timeouts)),
+                    ("hints_dropped", n(&stats.hints_dropped)),
+                    ("coercions_refused", n(&stats.coercions_refused)),
+                    ("instances_recycled_for_memory", n(&stats.recycled_for_memory)),
+                ]
+                .into_iter()
+                .map(|(name, v)| (arm, revision.clone(), name, v)),
+            );
+        }
+        policy_counters.sort_by_key(|p| p.2);
         Some(metrics.prometheus(crate::metrics::Extra {
             policy_counters,
             swaps: self.live.swap_counts(),
@@ -246,7 +278,11 @@ impl Signpost {
     pub fn call(&self, tool: &str, args: Map<String, Value>, session: &SessionContext) -> Response {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
-        let policy = self.live.current();
+        let seq = session.seq();
+        let (arm, policy) = match self.trials.canary_for(session.key(), seq == 1) {
+            Some(canary) => (Arm::Canary, canary),
+            None => (Arm::Live, self.live.current()),
+        };
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
@@ -254,11 +290,23 @@ impl Signpost {
         let response = run(&graph, &self.validator, &mut lease, tool, &args, &snapshot, &mut Findings::logging());
         let faulted = lease.faults() > 0;
         drop(lease);
-        self.live.after_call(&policy, faulted);
+        match arm {
+            Arm::Canary => {
+                self.trials.after_canary_call(&policy, faulted, &self.live, self.evidence.metrics.as_deref())
+            }
+            _ => self.live.after_call(&policy, faulted),
+        }
         session.record(tool, &response);
         if self.evidence.metrics.is_some() {
-            let served = Served { arm: Arm::Live, policy: &policy, graph: &graph, faulted, latency: started.elapsed() };
+            let served = Served { arm, policy: &policy, graph: &graph, faulted, seq, latency: started.elapsed() };
             self.observe(tool, &args, session, &response, served);
+        }
+        if self.trials.has_shadow() {
+            // Busy: more calls in flight than cores; the shadow waits for quiet.
+            let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
+            let shape = response.shape.clone();
+            let trail = session.shadow_trail();
+            self.trials.shadow(tool, &args, snapshot, graph, shape, session.key(), trail, busy);
         }
         response
     }
@@ -303,7 +351,7 @@ impl Signpost {
             v: record::FORMAT,
             at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
             session: record::session_name(session.key()),
-            seq: session.seq(),
+            seq: served.seq,
             tool: tool.to_owned(),
             args: args_fit.then(|| args.clone()),
             outcome: outcome.as_str().to_owned(),
@@ -331,6 +379,7 @@ struct Served<'a> {
     policy: &'a Policy,
     graph: &'a Graph,
     faulted: bool,
+    seq: u64,
     latency: Duration,
 }
 

@@ -109,7 +109,7 @@ impl Reloader {
                 );
                 record.from_cache = id.from_cache;
                 record.duration_ms = started.elapsed().as_millis() as u64;
-                live.publish(policy, record.clone());
+                live.publish(Arc::new(policy), record.clone());
                 return record;
             }
             Err(e) if e.superseded() => SwapRecord::new(SwapResult::Superseded, &source, Some(sha256), e.to_string()),

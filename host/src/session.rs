@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::Value;
 
@@ -18,7 +18,8 @@ use crate::policy::{self, SessionKey};
 pub struct SessionContext {
     key: SessionKey,
     history: Mutex<History>,
-    trail: Mutex<Trail>,
+    trail: Arc<Mutex<Trail>>,
+    shadow_trail: Arc<Mutex<Trail>>,
     calls: AtomicU64,
 }
 
@@ -34,7 +35,8 @@ impl SessionContext {
         SessionContext {
             key: SessionKey::fresh(),
             history: Mutex::new(History::default()),
-            trail: Mutex::default(),
+            trail: Arc::default(),
+            shadow_trail: Arc::default(),
             calls: AtomicU64::new(0),
         }
     }
@@ -42,6 +44,11 @@ impl SessionContext {
     /// What its last response offered, for follow-through metrics.
     pub fn trail(&self) -> &Mutex<Trail> {
         &self.trail
+    }
+
+    /// What the shadow policy would have offered last.
+    pub fn shadow_trail(&self) -> &Arc<Mutex<Trail>> {
+        &self.shadow_trail
     }
 
     /// Numbers its calls: 1 for the first call this is asked about, then 2…

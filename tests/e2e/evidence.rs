@@ -332,3 +332,190 @@ fn replay_survives_hostile_logs_and_says_what_it_refused() {
     assert!(!ok && out.contains("refused:"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+async fn status_over_http(client: &rmcp::service::RunningService<rmcp::RoleClient, crate::common::Recorder>) -> Value {
+    let r = client.read_resource(ReadResourceRequestParams::new("signpost://policy")).await;
+    let r = r.unwrap_or_else(|e| panic!("{e}"));
+    match &r.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => {
+            serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+async fn post(url: &str, origin: Option<&str>) -> (u16, String) {
+    let mut r = reqwest::Client::new().post(url);
+    if let Some(o) = origin {
+        r = r.header("Origin", o);
+    }
+    let r = r.send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+    (r.status().as_u16(), r.text().await.unwrap_or_default())
+}
+
+/// Whether a describe answer came from the strict policy (its own layout)
+/// rather than the default one (`[tag] summary`).
+fn from_strict(structured_text: &str) -> bool {
+    structured_text.contains("### Next steps")
+}
+
+async fn describe_text(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, crate::common::Recorder>,
+    id: &str,
+) -> String {
+    let params = CallToolRequestParams::new("describe")
+        .with_arguments(json!({"id": id}).as_object().cloned().unwrap_or_default());
+    let r = client.call_tool(params).await.unwrap_or_else(|e| panic!("{e}"));
+    r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn canary_sessions_are_stable_near_the_share_and_the_canary_can_be_promoted() {
+    let server = HttpServer::start(&["--canary", crate::common::STRICT_POLICY, "--canary-share", "0.3"], &[]);
+    let first = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let r = http_call(&first, "resolve".into(), json!({"identifier": "OrderService"})).await;
+    let id = r["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(id.len(), 40, "{r:#}");
+    let sessions = 60;
+    let mut on_canary = u64::from(from_strict(&describe_text(&first, &id).await));
+    for _ in 1..sessions {
+        let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (describe_text(&c, &id).await, describe_text(&c, &id).await);
+        assert_eq!(from_strict(&a), from_strict(&b), "a session stays with one policy:\n{a}\n---\n{b}");
+        on_canary += u64::from(from_strict(&a));
+        let _ = c.cancel().await;
+    }
+    // 30% of 60 sessions: 18 expected, 3.5 standard deviations either way.
+    assert!((5..=31).contains(&on_canary), "{on_canary} of {sessions} sessions on the canary");
+    let status = status_over_http(&first).await;
+    assert_eq!(status["canary"]["sessions"], on_canary, "{status:#}");
+    assert_eq!(status["live_sessions"], sessions - on_canary, "{status:#}");
+    assert_eq!(status["canary"]["policy"]["name"], "strict", "{status:#}");
+
+    // Browsers are refused; the CLI promotes; then there is nothing to drop.
+    let (code, _) = post(&format!("{}/admin/canary/promote", server.base), Some("http://localhost:3000")).await;
+    assert_eq!(code, 403);
+    let (ok, out) = run_cli(&["canary", "promote", "--url", &server.url]);
+    assert!(ok && out.contains("promoted") && out.contains("live policy: strict"), "{out}");
+    let status = status_over_http(&first).await;
+    assert_eq!(status["active"]["name"], "strict", "{status:#}");
+    assert!(status["canary"].is_null(), "{status:#}");
+    assert_eq!(status["last_swap"]["result"], "canary_promoted", "{status:#}");
+    assert_eq!(status["rollback_to"]["name"], "signpost-default", "{status:#}");
+    let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    assert!(from_strict(&describe_text(&c, &id).await), "new sessions get the promoted policy");
+    let (ok, out) = run_cli(&["canary", "drop", "--url", &server.base]);
+    assert!(!ok && out.contains("409") && out.contains("no canary"), "{out}");
+}
+
+#[tokio::test]
+async fn a_canary_that_faults_or_leads_nowhere_is_dropped_on_its_own() {
+    // Faults: the rollback rule.
+    let server = HttpServer::start(&["--canary", CHAOS_POLICY, "--canary-share", "1"], &[]);
+    let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    for _ in 0..4 {
+        let r = http_call(&c, "resolve".into(), json!({"identifier": "chaos:panic"})).await;
+        assert!(r.is_object(), "a faulting policy still answers: {r:#}");
+    }
+    let status = status_over_http(&c).await;
+    assert!(status["canary"].is_null(), "{status:#}");
+    assert_eq!(status["last_swap"]["result"], "canary_dropped", "{status:#}");
+    assert!(status["last_swap"]["message"].as_str().is_some_and(|m| m.contains("faulted")), "{status:#}");
+    let r = http_call(&c, "resolve".into(), json!({"identifier": "OrderService"})).await;
+    assert!(!actionable(&r).is_empty(), "the live default policy serves again: {r:#}");
+    drop(server);
+
+    // Follow-through: agents that follow hints get none from the chaos
+    // canary; once both arms served enough calls, the rule drops it.
+    let server = HttpServer::start(&["--canary", CHAOS_POLICY, "--canary-share", "0.5"], &[]);
+    let mut dropped = None;
+    for _ in 0..80 {
+        let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+        agent(|t, x| http_call(&c, t, x), true, 12).await;
+        let status = status_over_http(&c).await;
+        let _ = c.cancel().await;
+        if status["canary"].is_null() {
+            dropped = Some(status);
+            break;
+        }
+    }
+    let status = dropped.unwrap_or_else(|| panic!("the canary was never dropped"));
+    let message = status["last_swap"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("took a hint 0.0% of the time") && message.contains("z = "), "{status:#}");
+}
+
+#[tokio::test]
+async fn a_shadow_that_loops_or_traps_never_delays_or_changes_a_live_answer() {
+    let shadowed = Client::spawn(&["--shadow", CHAOS_POLICY, "--policy-timeout-ms", "1000", "--no-watch"]).await;
+    let plain = Client::spawn(&["--policy-timeout-ms", "1000", "--no-watch"]).await;
+    let calls = [
+        ("resolve", json!({"identifier": "chaos:loop"})),
+        ("search", json!({"query": "chaos:loop order"})),
+        ("resolve", json!({"identifier": "chaos:panic"})),
+        ("resolve", json!({"identifier": "OrderService"})),
+        ("find", json!({"name": "chaos:loop"})),
+        ("search", json!({"query": "chaos:panic payment"})),
+    ];
+    for (tool, args) in &calls {
+        let started = Instant::now();
+        let a = shadowed.call(tool, args.clone()).await;
+        // The shadow spins for its whole 1 s deadline on each of these
+        // calls; the live answer never waits for it.
+        assert!(started.elapsed() < Duration::from_millis(900), "{tool} {args}: {:?}", started.elapsed());
+        let b = plain.call(tool, args.clone()).await;
+        assert_eq!((a.text, a.structured), (b.text, b.structured), "{tool} {args}");
+    }
+    let status = shadowed
+        .wait_status(Duration::from_secs(30), |s| {
+            s["shadow"]["computed"].as_u64().unwrap_or(0) + s["shadow"]["dropped"].as_u64().unwrap_or(0) >= 6
+        })
+        .await;
+    assert_eq!(status["shadow"]["policy"]["name"], "chaos", "{status:#}");
+    assert!(status["shadow"]["faulted"].as_u64() >= Some(1), "{status:#}");
+    assert_eq!(status["active"]["name"], "signpost-default", "{status:#}");
+    assert_eq!(status["counters"]["traps"], 0, "the live policy never trapped: {status:#}");
+}
+
+#[tokio::test]
+async fn a_shadow_is_judged_by_what_agents_did_next() {
+    // The same policy as shadow: its hints are the live ones, so the agent's
+    // next call is among them exactly as often.
+    let client = Client::spawn(&["--shadow", DEFAULT_POLICY]).await;
+    let c = &client;
+    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
+    let status =
+        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
+    let rows = status["follow_through"].as_array().cloned().unwrap_or_default();
+    let shadow = rows.iter().find(|r| r["arm"] == "shadow").unwrap_or_else(|| panic!("{status:#}"));
+    assert_counts(shadow, follower);
+    assert_counts(live_row(&status), follower);
+    client.close().await;
+
+    // A shadow that offers nothing: the agent never took one of its hints.
+    let client = Client::spawn(&["--shadow", CHAOS_POLICY]).await;
+    let c = &client;
+    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
+    let status =
+        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
+    let rows = status["follow_through"].as_array().cloned().unwrap_or_default();
+    let shadow = rows.iter().find(|r| r["arm"] == "shadow").unwrap_or_else(|| panic!("{status:#}"));
+    assert_eq!(shadow["responses"], follower.calls, "{status:#}");
+    assert_eq!(shadow["followed"], 0, "{status:#}");
+    assert_eq!(shadow["hinted_responses"], 0, "{status:#}");
+}
+
+#[test]
+fn bad_canary_and_shadow_flags_are_refused_with_the_reason() {
+    for (args, want) in [
+        (vec!["--canary", GARBAGE_POLICY], "canary policy"),
+        (vec!["--shadow", GARBAGE_POLICY], "shadow policy"),
+        (vec!["--canary", "/nonexistent/canary.wasm"], "reading the canary policy"),
+        (vec!["--canary", DEFAULT_POLICY, "--canary-share", "1.5"], "not a share from 0 to 1"),
+        (vec!["--canary", DEFAULT_POLICY, "--canary-share", "NaN"], "not a share from 0 to 1"),
+        (vec!["--canary-share", "0.5"], "--canary"),
+        (vec!["--metrics", "nonsense"], "expected PORT or HOST:PORT"),
+    ] {
+        let (ok, out) = run_cli(&args);
+        assert!(!ok && out.contains(want), "{args:?}: {out}");
+    }
+}
