@@ -11,6 +11,7 @@ fast this client is.
 Usage: bench/stdio_cpu.py [--bin target/release/signpost] [--policy FILE]
                           [--graph FILE] [--args JSON]
                           [--calls 20000] [--tool describe]
+                          [--server-arg=--no-metrics ...]
 
 With `--graph` (any graph file; ARGS' ids are the sample graph's, so give
 `--args`) it measures the tools on a large graph; the per-call wall times
@@ -49,9 +50,11 @@ def main():
     p.add_argument("--tool", default="describe", choices=sorted(ARGS))
     p.add_argument("--graph")
     p.add_argument("--args", help="the tool's arguments, as JSON")
+    p.add_argument("--server-arg", action="append", default=[], help="another server flag (repeatable), e.g. --server-arg=--no-metrics")
     a = p.parse_args()
     cmd = [a.bin] + (["--policy", a.policy] if a.policy else []) + (["--graph", a.graph] if a.graph else [])
     cmd += ["--no-watch"] if a.policy or a.graph else []
+    cmd += a.server_arg
     server = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "warn"})
     ids = iter(range(1, 1 << 30))

@@ -474,7 +474,16 @@ impl Metrics {
             "Time the host spent on a tool call, policy included",
             self.latency.clone(),
         );
-        let rows: Vec<(RowKey, Counters)> = self.table().rows.iter().map(|(k, c)| (k.clone(), c.clone())).collect();
+        let mut rows: Vec<(RowKey, Counters)> = self.table().rows.iter().map(|(k, c)| (k.clone(), c.clone())).collect();
+        rows.sort_by(|(a, _), (b, _)| {
+            (a.arm as u8, &a.revision.policy, &a.revision.sha, &a.tool, &a.tag).cmp(&(
+                b.arm as u8,
+                &b.revision.policy,
+                &b.revision.sha,
+                &b.tool,
+                &b.tag,
+            ))
+        });
         registry.register_collector(Box::new(Snapshot { rows, extra }));
         let mut out = String::new();
         if prometheus_client::encoding::text::encode(&mut out, &registry).is_err() {

@@ -264,7 +264,8 @@ impl Trials {
             let h = c.health.lock().unwrap_or_else(PoisonError::into_inner);
             let rate = |arm: Arm, p: &Policy| {
                 metrics.map(|m| m.follow_of(arm, &Revision::of(p.identity()))).map(|(f, n)| {
-                    json!({"followed": f, "calls": n, "rate": if n == 0 { None } else { Some(f as f64 / n as f64) }})
+                    let rate = (n > 0).then(|| (f as f64 / n as f64 * 10_000.0).round() / 10_000.0);
+                    json!({"followed": f, "calls": n, "rate": rate})
                 })
             };
             json!({
