@@ -60,6 +60,8 @@ pub enum SwapResult {
     /// The canary was dropped (by an operator, or by its fault or
     /// follow-through rule).
     CanaryDropped,
+    /// A shadow began computing hints for every call.
+    ShadowStarted,
 }
 
 /// One swap attempt, as the status resource shows it.

@@ -392,15 +392,10 @@ fn main() -> ExitCode {
 /// Loads the policy to start with: the file (through every check a swap
 /// runs), or the embedded default.
 fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Result<Policy> {
-    let Some(path) = path else {
-        return Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?);
-    };
-    let bytes = std::fs::read(path).with_context(|| format!("reading policy {}", path.display()))?;
-    let validator = HintValidator::new()?;
-    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
-        .map_err(|e| anyhow::anyhow!("policy {} refused: {e}", path.display()))?;
-    tracing::info!(%report, "policy passed its self-check");
-    Ok(policy)
+    match path {
+        Some(path) => checked_policy(engine, path, "policy"),
+        None => Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?),
+    }
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -418,10 +413,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let policy = initial_policy(&engine, args.policy.as_ref())?;
     let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?);
     if let Some(path) = &args.canary {
-        signpost = signpost.with_canary(trial_policy(&engine, path, "canary")?, args.canary_share);
+        signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
     }
     if let Some(path) = &args.shadow {
-        signpost = signpost.with_shadow(trial_policy(&engine, path, "shadow")?)?;
+        signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy")?)?;
     }
     let signpost = Arc::new(signpost);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
@@ -431,7 +426,18 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         canary_signals(signpost.clone())?;
         if let Some(path) = &args.policy {
-            Arc::new(Reloader::new(signpost.clone(), engine, path.clone())).start(!args.no_watch)?;
+            Arc::new(Reloader::new(signpost.clone(), engine.clone(), path.clone())).start(!args.no_watch)?;
+        }
+        // The canary and shadow files are watched too: a new version that
+        // passes every check becomes the canary (again, after a promotion or
+        // a drop) or the shadow.
+        let trials =
+            [(&args.canary, reload::Role::Canary { share: args.canary_share }), (&args.shadow, reload::Role::Shadow)];
+        for (path, role) in trials {
+            if let Some(path) = path {
+                let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone()).with_role(role);
+                Arc::new(reloader).start(!args.no_watch)?;
+            }
         }
         if let Some(addr) = &args.http {
             let opts = args.http_options(addr)?;
@@ -486,13 +492,14 @@ fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
-/// A canary or shadow policy: through every check a swap runs.
-fn trial_policy(engine: &PolicyEngine, path: &Path, what: &str) -> anyhow::Result<Policy> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading the {what} policy {}", path.display()))?;
+/// A policy file (the live one, a canary, a shadow: `role`) through every
+/// check a swap runs.
+fn checked_policy(engine: &PolicyEngine, path: &Path, role: &str) -> anyhow::Result<Policy> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {role} {}", path.display()))?;
     let validator = HintValidator::new()?;
     let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
-        .map_err(|e| anyhow::anyhow!("{what} policy {} refused: {e}", path.display()))?;
-    tracing::info!(%report, "the {what} policy passed its self-check");
+        .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
+    tracing::info!(%report, "{role} passed its self-check");
     Ok(policy)
 }
 

@@ -164,9 +164,15 @@ impl Signpost {
     /// Computes `shadow`'s hints for every call, never shown (see
     /// [`crate::trial`]); counting needs metrics, which it turns on.
     pub fn with_shadow(mut self, shadow: Policy) -> anyhow::Result<Self> {
-        let metrics = self.evidence.metrics.get_or_insert_with(Arc::default).clone();
-        self.trials.start_shadow(shadow, metrics)?;
+        self.evidence.metrics.get_or_insert_with(Arc::default);
+        self.start_shadow(shadow)?;
         Ok(self)
+    }
+
+    /// Replaces the shadow (or starts one) while serving.
+    pub fn start_shadow(&self, shadow: Policy) -> anyhow::Result<()> {
+        let metrics = self.evidence.metrics.clone().ok_or_else(|| anyhow::anyhow!("a shadow needs metrics on"))?;
+        self.trials.start_shadow(shadow, metrics, &self.live)
     }
 
     /// The canary and the shadow.

@@ -56,11 +56,37 @@ pub fn prepare(
     Ok((policy, report))
 }
 
-/// Reloads the policy file into a running [`Signpost`].
+/// What a watched policy file is to the server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Role {
+    /// The live policy (`--policy`).
+    Live,
+    /// The canary (`--canary`), serving this share of new sessions.
+    Canary {
+        /// From 0 to 1.
+        share: f64,
+    },
+    /// The shadow (`--shadow`).
+    Shadow,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Live => "policy",
+            Role::Canary { .. } => "canary",
+            Role::Shadow => "shadow",
+        }
+    }
+}
+
+/// Reloads a policy file (the live policy, the canary or the shadow) into a
+/// running [`Signpost`].
 pub struct Reloader {
     signpost: Arc<Signpost>,
     engine: PolicyEngine,
     path: PathBuf,
+    role: Role,
     /// Reload requests seen so far (file events, SIGHUP): a check in
     /// progress stops when this moves, so a slow or hostile candidate never
     /// holds up the one written after it.
@@ -70,7 +96,14 @@ pub struct Reloader {
 impl Reloader {
     /// Watches `path` for `signpost`, compiling with `engine`.
     pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
-        Reloader { signpost, engine, path, requests: Arc::new(AtomicU64::new(0)) }
+        Reloader { signpost, engine, path, role: Role::Live, requests: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Reloads the file as `role` instead of the live policy: a new canary
+    /// (also after the last one was promoted or dropped) or a new shadow.
+    pub fn with_role(mut self, role: Role) -> Self {
+        self.role = role;
+        self
     }
 
     /// Reads the policy file and swaps it in if it is new and passes every
@@ -93,13 +126,21 @@ impl Reloader {
             }
         };
         let sha256 = crate::policy::sha256_hex(&bytes);
-        if sha256 == live.current().identity().sha256 {
+        let live_sha = live.current().identity().sha256.clone();
+        let serving = match self.role {
+            Role::Live => Some(live_sha.clone()),
+            Role::Canary { .. } => self.signpost.trials().canary_sha256(),
+            Role::Shadow => self.signpost.trials().shadow_sha256(),
+        };
+        // A canary identical to the live policy (say, just promoted) would compare nothing.
+        let is_live = matches!(self.role, Role::Canary { .. }) && sha256 == live_sha;
+        if serving.as_deref() == Some(sha256.as_str()) || is_live {
             let record = SwapRecord::new(SwapResult::Unchanged, &source, Some(sha256), "already serving".into());
             live.refuse(record.clone());
             return record;
         }
         let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, superseded) {
-            Ok((policy, report)) => {
+            Ok((policy, report)) if self.role == Role::Live => {
                 let id = policy.identity();
                 let mut record = SwapRecord::new(
                     SwapResult::Published,
@@ -112,10 +153,32 @@ impl Reloader {
                 live.publish(Arc::new(policy), record.clone());
                 return record;
             }
+            Ok((policy, _)) => {
+                let (name, version) = (policy.identity().name.clone(), policy.identity().version.clone());
+                let started_trial = match self.role {
+                    Role::Canary { share } => {
+                        self.signpost.trials().start_canary(policy, share, live);
+                        Ok(SwapResult::CanaryStarted)
+                    }
+                    _ => self.signpost.start_shadow(policy).map(|()| SwapResult::ShadowStarted),
+                };
+                match started_trial {
+                    Ok(result) => {
+                        let message = format!("{name} {version} is the {}", self.role.name());
+                        let mut record = SwapRecord::new(result, &source, Some(sha256), message);
+                        record.duration_ms = started.elapsed().as_millis() as u64;
+                        return record;
+                    }
+                    Err(e) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), format!("{e:#}")),
+                }
+            }
             Err(e) if e.superseded() => SwapRecord::new(SwapResult::Superseded, &source, Some(sha256), e.to_string()),
             Err(e) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), e.to_string()),
         };
         record.duration_ms = started.elapsed().as_millis() as u64;
+        if self.role != Role::Live {
+            record.message = format!("{}: {}", self.role.name(), record.message);
+        }
         live.refuse(record.clone());
         record
     }
@@ -126,7 +189,7 @@ impl Reloader {
     pub fn start(self: Arc<Self>, watch: bool) -> anyhow::Result<mpsc::Sender<()>> {
         let (tx, rx) = mpsc::channel::<()>(16);
         if watch {
-            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone(), "policy")?;
+            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone(), self.role.name())?;
             // The watcher lives as long as the reload task.
             tokio::spawn(self.clone().run(rx, Some(watcher)));
         } else {
@@ -136,10 +199,11 @@ impl Reloader {
         {
             let tx = tx.clone();
             let requests = self.requests.clone();
+            let (self_path, role) = (self.path.clone(), self.role);
             let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
-                    tracing::info!("SIGHUP: reloading the policy");
+                    tracing::info!(file = %self_path.display(), "SIGHUP: reloading the {}", role.name());
                     requests.fetch_add(1, Ordering::SeqCst);
                     if tx.send(()).await.is_err() {
                         break;

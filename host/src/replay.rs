@@ -112,8 +112,8 @@ pub struct Replayed {
     pub tool: String,
     /// Actionable hints, as `tool {args}`.
     pub hints: Vec<String>,
-    /// How the agent's next call relates to these hints (`None`: no hint
-    /// offered, or no next call).
+    /// How the agent's next call relates to these hints (`None`: the
+    /// session had no next call).
     pub next: Option<Follow>,
 }
 

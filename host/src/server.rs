@@ -68,7 +68,9 @@ fn severity(level: LoggingLevel) -> u8 {
 
 fn swap_level(record: &SwapRecord) -> LoggingLevel {
     match record.result {
-        SwapResult::Published | SwapResult::CanaryPromoted | SwapResult::CanaryStarted => LoggingLevel::Notice,
+        SwapResult::Published | SwapResult::CanaryPromoted | SwapResult::CanaryStarted | SwapResult::ShadowStarted => {
+            LoggingLevel::Notice
+        }
         SwapResult::Unchanged | SwapResult::Superseded => LoggingLevel::Info,
         SwapResult::Rejected | SwapResult::RolledBack | SwapResult::CanaryDropped => LoggingLevel::Warning,
     }

@@ -92,7 +92,7 @@ struct Job {
 #[derive(Default)]
 pub struct Trials {
     canary: ArcSwapOption<Canary>,
-    shadow: Option<Shadow>,
+    shadow: ArcSwapOption<Shadow>,
     live_sessions: AtomicU64,
     /// Serialises promote, drop and the automatic drop.
     decide: Mutex<()>,
@@ -129,8 +129,9 @@ impl Trials {
         self.canary.store(Some(Arc::new(canary)));
     }
 
-    /// Starts the shadow worker for `policy`, counting into `metrics`.
-    pub fn start_shadow(&mut self, policy: Policy, metrics: Arc<Metrics>) -> anyhow::Result<()> {
+    /// Starts a shadow worker for `policy`, counting into `metrics`; the
+    /// shadow it replaces, if any, stops once its queue is drained.
+    pub fn start_shadow(&self, policy: Policy, metrics: Arc<Metrics>, live: &LivePolicy) -> anyhow::Result<()> {
         let policy = Arc::new(policy);
         let (tx, rx) = std::sync::mpsc::sync_channel(SHADOW_QUEUE);
         let (computed, faulted) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
@@ -143,8 +144,10 @@ impl Trials {
         };
         std::thread::Builder::new().name("signpost-shadow".into()).spawn(move || worker.run(rx))?;
         let id = policy.identity();
-        tracing::info!(policy = %id.name, version = %id.version, "shadow policy computes hints for every call");
-        self.shadow = Some(Shadow { policy, tx, computed, faulted, dropped: AtomicU64::new(0) });
+        let message = format!("{} {} computes hints for every call as the shadow", id.name, id.version);
+        live.note(SwapRecord::new(SwapResult::ShadowStarted, &id.source, Some(id.sha256.clone()), message));
+        let shadow = Shadow { policy: policy.clone(), tx, computed, faulted, dropped: AtomicU64::new(0) };
+        self.shadow.store(Some(Arc::new(shadow)));
         Ok(())
     }
 
@@ -237,7 +240,8 @@ impl Trials {
         trail: &Arc<Mutex<Trail>>,
         busy: bool,
     ) {
-        let Some(shadow) = &self.shadow else { return };
+        let shadow = self.shadow.load();
+        let Some(shadow) = shadow.as_ref() else { return };
         let dropped = || {
             shadow.dropped.fetch_add(1, Ordering::Relaxed);
             // The next answer must not be judged against stale hints.
@@ -255,7 +259,17 @@ impl Trials {
 
     /// Whether a shadow runs.
     pub fn has_shadow(&self) -> bool {
-        self.shadow.is_some()
+        self.shadow.load().is_some()
+    }
+
+    /// The sha256 of the canary, if one serves.
+    pub fn canary_sha256(&self) -> Option<String> {
+        self.canary.load().as_ref().map(|c| c.policy.identity().sha256.clone())
+    }
+
+    /// The sha256 of the shadow, if one runs.
+    pub fn shadow_sha256(&self) -> Option<String> {
+        self.shadow.load().as_ref().map(|s| s.policy.identity().sha256.clone())
     }
 
     /// The canary and shadow sections of the status resource.
@@ -282,7 +296,7 @@ impl Trials {
                 ),
             })
         });
-        let shadow = self.shadow.as_ref().map(|s| {
+        let shadow = self.shadow.load_full().map(|s| {
             json!({
                 "policy": identity_json(&s.policy),
                 "computed": s.computed.load(Ordering::Relaxed),
@@ -297,7 +311,7 @@ impl Trials {
     pub fn policies(&self) -> Vec<(Arm, Arc<Policy>)> {
         let mut out: Vec<(Arm, Arc<Policy>)> =
             self.canary.load_full().map(|c| (Arm::Canary, c.policy.clone())).into_iter().collect();
-        out.extend(self.shadow.as_ref().map(|s| (Arm::Shadow, s.policy.clone())));
+        out.extend(self.shadow.load().as_ref().map(|s| (Arm::Shadow, s.policy.clone())));
         out
     }
 }

@@ -100,9 +100,13 @@ where
     expect
 }
 
-fn live_row(status: &Value) -> &Value {
+fn arm_row<'a>(status: &'a Value, arm: &str) -> &'a Value {
     let rows = status["follow_through"].as_array().unwrap_or_else(|| panic!("no follow_through: {status:#}"));
-    rows.iter().find(|r| r["arm"] == "live").unwrap_or_else(|| panic!("no live row: {status:#}"))
+    rows.iter().find(|r| r["arm"] == arm).unwrap_or_else(|| panic!("no {arm} row: {status:#}"))
+}
+
+fn live_row(status: &Value) -> &Value {
+    arm_row(status, "live")
 }
 
 fn assert_counts(row: &Value, e: Expect) {
@@ -476,29 +480,30 @@ async fn a_shadow_that_loops_or_traps_never_delays_or_changes_a_live_answer() {
     assert_eq!(status["counters"]["traps"], 0, "the live policy never trapped: {status:#}");
 }
 
+/// A follower's 12 calls on a server with `shadow`; the status once the
+/// shadow answered them all.
+async fn follow_with_shadow(shadow: &str) -> (Expect, Value) {
+    let client = Client::spawn(&["--shadow", shadow]).await;
+    let c = &client;
+    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
+    let status =
+        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
+    client.close().await;
+    (follower, status)
+}
+
 #[tokio::test]
 async fn a_shadow_is_judged_by_what_agents_did_next() {
     // The same policy as shadow: its hints are the live ones, so the agent's
     // next call is among them exactly as often.
-    let client = Client::spawn(&["--shadow", DEFAULT_POLICY]).await;
-    let c = &client;
-    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
-    let status =
-        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
-    let rows = status["follow_through"].as_array().cloned().unwrap_or_default();
-    let shadow = rows.iter().find(|r| r["arm"] == "shadow").unwrap_or_else(|| panic!("{status:#}"));
+    let (follower, status) = follow_with_shadow(DEFAULT_POLICY).await;
+    let shadow = arm_row(&status, "shadow");
     assert_counts(shadow, follower);
     assert_counts(live_row(&status), follower);
-    client.close().await;
 
     // A shadow that offers nothing: the agent never took one of its hints.
-    let client = Client::spawn(&["--shadow", CHAOS_POLICY]).await;
-    let c = &client;
-    let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
-    let status =
-        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
-    let rows = status["follow_through"].as_array().cloned().unwrap_or_default();
-    let shadow = rows.iter().find(|r| r["arm"] == "shadow").unwrap_or_else(|| panic!("{status:#}"));
+    let (follower, status) = follow_with_shadow(CHAOS_POLICY).await;
+    let shadow = arm_row(&status, "shadow");
     assert_eq!(shadow["responses"], follower.calls, "{status:#}");
     assert_eq!(shadow["followed"], 0, "{status:#}");
     assert_eq!(shadow["hinted_responses"], 0, "{status:#}");
@@ -518,4 +523,60 @@ fn bad_canary_and_shadow_flags_are_refused_with_the_reason() {
         let (ok, out) = run_cli(&args);
         assert!(!ok && out.contains(want), "{args:?}: {out}");
     }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill").args([sig, &pid.to_string()]).status().is_ok_and(|s| s.success());
+    assert!(ok, "kill {sig} {pid}");
+}
+
+/// Puts `from` at `to` the way operators should: write beside, rename over.
+fn install(from: &str, to: &Path) {
+    let partial = to.with_extension("partial");
+    std::fs::copy(from, &partial).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(&partial, to).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[tokio::test]
+async fn canary_and_shadow_files_are_watched_and_signals_promote_or_drop() {
+    let dir = temp_dir("trial-files");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let (canary, shadow) = (dir.join("canary.wasm"), dir.join("shadow.wasm"));
+    install(crate::common::STRICT_POLICY, &canary);
+    install(CHAOS_POLICY, &shadow);
+    let (c, s) = (canary.display().to_string(), shadow.display().to_string());
+    let client = Client::spawn(&["--canary", &c, "--canary-share", "1", "--shadow", &s]).await;
+    let wait = Duration::from_secs(60);
+    let r = client.call_any_policy("resolve", json!({"identifier": "OrderService"})).await;
+    let id = r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert!(client.call_raw_text("describe", json!({"id": id})).await.contains("### Next steps"), "the canary serves");
+
+    // SIGUSR2 drops the canary: the session goes back to the live policy.
+    signal(client.pid(), "-USR2");
+    let status = client.wait_status(wait, |st| st["canary"].is_null()).await;
+    assert_eq!(status["last_swap"]["result"], "canary_dropped", "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": id})).await.starts_with("[record]"));
+
+    // A new canary file becomes the canary; SIGUSR1 promotes it.
+    install(CHAOS_POLICY, &canary);
+    let status = client.wait_status(wait, |st| st["canary"]["policy"]["name"] == "chaos").await;
+    assert_eq!(status["canary"]["policy"]["name"], "chaos", "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": id})).await.contains("answered by chaos"));
+    signal(client.pid(), "-USR1");
+    let status = client.wait_status(wait, |st| st["active"]["name"] == "chaos").await;
+    assert_eq!(status["last_swap"]["result"], "canary_promoted", "{status:#}");
+    assert!(status["canary"].is_null(), "{status:#}");
+
+    // A new shadow file replaces the shadow; a broken one is refused and
+    // the shadow keeps running.
+    install(crate::common::STRICT_POLICY, &shadow);
+    let status = client.wait_status(wait, |st| st["shadow"]["policy"]["name"] == "strict").await;
+    assert_eq!(status["shadow"]["policy"]["name"], "strict", "{status:#}");
+    std::fs::write(dir.join("junk.partial"), b"not wasm").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::rename(dir.join("junk.partial"), &shadow).unwrap_or_else(|e| panic!("{e}"));
+    let status = client.wait_status(wait, |st| st["last_swap"]["result"] == "rejected").await;
+    assert!(status["last_swap"]["message"].as_str().is_some_and(|m| m.starts_with("shadow: ")), "{status:#}");
+    assert_eq!(status["shadow"]["policy"]["name"], "strict", "{status:#}");
+    client.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }
