@@ -155,6 +155,8 @@ struct SwapState {
     published: u64,
     rejected: u64,
     rolled_back: u64,
+    /// Canary and shadow events: started, promoted, dropped.
+    trials: [u64; 4],
 }
 
 /// The policy serving now, and everything about how it got there.
@@ -217,6 +219,16 @@ impl LivePolicy {
     }
 
     fn record(&self, state: &mut SwapState, record: SwapRecord) {
+        let trial = match record.result {
+            SwapResult::CanaryStarted => Some(0),
+            SwapResult::CanaryPromoted => Some(1),
+            SwapResult::CanaryDropped => Some(2),
+            SwapResult::ShadowStarted => Some(3),
+            _ => None,
+        };
+        if let Some(i) = trial {
+            state.trials[i] += 1;
+        }
         match record.result {
             SwapResult::Rejected | SwapResult::RolledBack | SwapResult::CanaryDropped => {
                 tracing::warn!(result = ?record.result, source = %record.source, message = %record.message, "policy swap")
@@ -277,7 +289,15 @@ impl LivePolicy {
     /// Swap attempts so far, by result.
     pub fn swap_counts(&self) -> Vec<(&'static str, u64)> {
         let state = self.state();
-        vec![("published", state.published), ("rejected", state.rejected), ("rolled_back", state.rolled_back)]
+        vec![
+            ("published", state.published),
+            ("rejected", state.rejected),
+            ("rolled_back", state.rolled_back),
+            ("canary_started", state.trials[0]),
+            ("canary_promoted", state.trials[1]),
+            ("canary_dropped", state.trials[2]),
+            ("shadow_started", state.trials[3]),
+        ]
     }
 
     /// The status document served as `signpost://policy`.
@@ -327,7 +347,11 @@ impl LivePolicy {
                 "name": p.identity().name, "version": p.identity().version, "sha256": p.identity().sha256,
             })),
             "last_swap": state.last,
-            "swaps": {"published": state.published, "rejected": state.rejected, "rolled_back": state.rolled_back},
+            "swaps": {
+                "published": state.published, "rejected": state.rejected, "rolled_back": state.rolled_back,
+                "canary_started": state.trials[0], "canary_promoted": state.trials[1],
+                "canary_dropped": state.trials[2], "shadow_started": state.trials[3],
+            },
         })
     }
 }

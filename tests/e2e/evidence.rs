@@ -577,6 +577,10 @@ async fn canary_and_shadow_files_are_watched_and_signals_promote_or_drop() {
     let status = client.wait_status(wait, |st| st["last_swap"]["result"] == "rejected").await;
     assert!(status["last_swap"]["message"].as_str().is_some_and(|m| m.starts_with("shadow: ")), "{status:#}");
     assert_eq!(status["shadow"]["policy"]["name"], "strict", "{status:#}");
+    let swaps = &status["swaps"];
+    let counts =
+        ["canary_started", "canary_dropped", "canary_promoted", "shadow_started", "published"].map(|k| &swaps[k]);
+    assert_eq!(counts, [2, 1, 1, 2, 1], "{status:#}");
     client.close().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
