@@ -74,11 +74,30 @@ pub struct HttpOptions {
 
 #[derive(Clone)]
 struct Guard {
+    hosts: Arc<Vec<String>>,
     max_body_bytes: usize,
     token_digest: Option<[u8; 32]>,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
     signpost: Arc<Signpost>,
+}
+
+/// Loopback names and the operator's `--allowed-host` values.
+fn allowed_hosts(extra: &[String]) -> Vec<String> {
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].iter().map(|s| (*s).to_owned()).collect();
+    hosts.extend(extra.iter().cloned());
+    hosts
+}
+
+/// Whether the request's `Host` (with or without its port) is allowed: the
+/// DNS-rebinding defence rmcp applies to `/mcp`, for the other endpoints.
+fn host_allowed(headers: &axum::http::HeaderMap, hosts: &[String]) -> bool {
+    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else { return false };
+    let bare = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => name,
+        _ => host,
+    };
+    hosts.iter().any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(bare))
 }
 
 fn digest(s: &[u8]) -> [u8; 32] {
@@ -87,13 +106,12 @@ fn digest(s: &[u8]) -> [u8; 32] {
 
 /// Builds the router: `/mcp` (MCP) and `/healthz`.
 pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationToken) -> Router {
-    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].iter().map(|s| (*s).to_owned()).collect();
-    hosts.extend(opts.allowed_hosts.iter().cloned());
+    let hosts = allowed_hosts(&opts.allowed_hosts);
     let mut origins: Vec<String> =
         ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].iter().map(|s| (*s).to_owned()).collect();
     origins.extend(opts.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
+        .with_allowed_hosts(hosts.clone())
         .with_allowed_origins(origins)
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(cancel);
@@ -108,6 +126,7 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
     };
     let mcp = StreamableHttpService::new(factory, sessions.clone(), config);
     let guard = Guard {
+        hosts: Arc::new(hosts),
         max_body_bytes: opts.max_body_bytes,
         token_digest: opts.token.as_deref().map(|t| digest(t.as_bytes())),
         sessions,
@@ -144,10 +163,18 @@ async fn drop_canary(State(guard): State<Guard>, headers: axum::http::HeaderMap)
     canary_decision(&guard, &headers, false)
 }
 
-/// The admin endpoints answer tools (`signpost canary`, curl), never web
-/// pages: a request with an `Origin` (what browsers add to cross-site
+/// The admin endpoints answer only with a bearer token configured (the
+/// token check ran before), and only tools (`signpost canary`, curl), never
+/// web pages: a request with an `Origin` (what browsers add to cross-site
 /// requests) is refused, whatever the token.
 fn canary_decision(guard: &Guard, headers: &axum::http::HeaderMap, promote: bool) -> Response {
+    if guard.token_digest.is_none() {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "the admin endpoints need a bearer token (--token-file or SIGNPOST_TOKEN); \
+             without one, send the server SIGUSR1 (promote) or SIGUSR2 (drop)",
+        );
+    }
     if headers.contains_key(header::ORIGIN) {
         return refuse(StatusCode::FORBIDDEN, "admin endpoints do not answer browsers (a request with an Origin)");
     }
@@ -182,7 +209,9 @@ pub async fn serve_metrics(
     signpost: Arc<Signpost>,
     addr: SocketAddr,
     token: Option<String>,
+    extra_hosts: &[String],
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let hosts = Arc::new(allowed_hosts(extra_hosts));
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("--metrics {addr}: cannot listen: {e}"))?;
@@ -194,8 +223,11 @@ pub async fn serve_metrics(
     let app = Router::new().route(
         METRICS_PATH,
         axum::routing::get(move |headers: axum::http::HeaderMap| {
-            let signpost = signpost.clone();
+            let (signpost, hosts) = (signpost.clone(), hosts.clone());
             async move {
+                if !host_allowed(&headers, &hosts) {
+                    return refuse(StatusCode::FORBIDDEN, "Host not allowed (--allowed-host adds one)");
+                }
                 if let Some(expected) = &digest
                     && !bearer_matches(&headers, expected)
                 {
@@ -245,8 +277,12 @@ fn refuse_with(status: StatusCode, code: i32, message: &str) -> Response {
 
 /// Token and session-count checks in front of the MCP endpoint.
 async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
-    if request.uri().path() == HEALTH_PATH {
+    let path = request.uri().path();
+    if path == HEALTH_PATH {
         return next.run(request).await;
+    }
+    if path != MCP_PATH && !host_allowed(request.headers(), &guard.hosts) {
+        return refuse(StatusCode::FORBIDDEN, "Host not allowed (--allowed-host adds one)");
     }
     if let Some(expected) = &guard.token_digest
         && !bearer_matches(request.headers(), expected)

@@ -221,7 +221,7 @@ struct ServeArgs {
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
     policy_memory_mib: u64,
     /// Do not count follow-through (the status shows none, /metrics answers
-    /// 404). Ignored with --record, whose records need the counting.
+    /// 404). Ignored with --record, --canary and --shadow, which need it.
     #[arg(long)]
     no_metrics: bool,
     /// Serve Prometheus metrics at this address (`PORT` or `HOST:PORT`; a
@@ -287,7 +287,8 @@ impl ServeArgs {
             })?),
             None => None,
         };
-        let metrics = (!self.no_metrics || recorder.is_some() || self.shadow.is_some()).then(Arc::default);
+        let needed = recorder.is_some() || self.shadow.is_some() || self.canary.is_some();
+        let metrics = (!self.no_metrics || needed).then(Arc::default);
         Ok(signpost::pipeline::Evidence { metrics, recorder })
     }
 
@@ -444,7 +445,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             return signpost::http::serve(signpost, opts, signpost::http::shutdown_signal()).await;
         }
         if let Some(addr) = &args.metrics {
-            signpost::http::serve_metrics(signpost.clone(), socket_addr("--metrics", addr)?, args.token()?).await?;
+            let addr = socket_addr("--metrics", addr)?;
+            signpost::http::serve_metrics(signpost.clone(), addr, args.token()?, &args.allowed_host).await?;
         }
         let session = Session::new(signpost);
         let service = match stdio_pipes() {

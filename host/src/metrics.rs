@@ -21,7 +21,7 @@
 //!
 //! Bounded whatever policies and agents do: a revision's state tags beyond
 //! [`MAX_TAGS`] are counted as `other`, and at most [`MAX_REVISIONS`]
-//! policy revisions are kept (the oldest is forgotten).
+//! policy revisions are kept (the one unused longest is forgotten).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
@@ -244,11 +244,13 @@ pub struct Trail {
     offered: Vec<CallShape>,
     offered_by: Option<RowKey>,
     recent: VecDeque<u64>,
+    /// The `seq` of the call observed last.
+    last_seq: u64,
 }
 
 impl Trail {
     /// Forgets what the last response offered (its next call is not judged).
-    pub fn forget(&mut self) {
+    fn forget(&mut self) {
         self.offered.clear();
         self.offered_by = None;
     }
@@ -257,6 +259,11 @@ impl Trail {
 /// One finished call, as metrics count it.
 #[derive(Debug)]
 pub struct Observation<'a> {
+    /// The call's number in its session (from 1). A call is judged against
+    /// the hints of the call numbered just before it, and only then: with
+    /// two calls of one session in flight, or a shadow job dropped, the
+    /// hints it would be judged against are not the ones the agent saw.
+    pub seq: u64,
     /// The tool called.
     pub tool: &'a str,
     /// Its shape, when its arguments could be read.
@@ -291,7 +298,15 @@ impl Table {
     /// revision forgotten to make room, if one was.
     fn key(&mut self, arm: Arm, revision: &Revision, tool: &str, tag: &str) -> (RowKey, Option<Revision>) {
         let mut forgotten = None;
-        if !self.tags.contains_key(revision) {
+        if self.tags.contains_key(revision) {
+            // Least recently used last: a revision that serves is never forgotten.
+            if self.revisions.back() != Some(revision)
+                && let Some(at) = self.revisions.iter().position(|r| r == revision)
+                && let Some(r) = self.revisions.remove(at)
+            {
+                self.revisions.push_back(r);
+            }
+        } else {
             if self.revisions.len() == MAX_REVISIONS
                 && let Some(old) = self.revisions.pop_front()
             {
@@ -366,6 +381,10 @@ impl Metrics {
     /// hints (`None` when that offered none).
     pub fn observe(&self, arm: Arm, revision: &Revision, trail: &Mutex<Trail>, o: Observation<'_>) -> Option<Follow> {
         let mut trail = trail.lock().unwrap_or_else(PoisonError::into_inner);
+        if o.seq != trail.last_seq.saturating_add(1) {
+            trail.forget();
+        }
+        trail.last_seq = trail.last_seq.max(o.seq);
         let mut table = self.table();
         let (key, forgotten) = table.key(arm, revision, o.tool, o.tag);
         if let Some(old) = forgotten {
@@ -411,6 +430,8 @@ impl Metrics {
         row.text_bytes += o.text_bytes as u64;
         row.hint_bytes += o.hint_bytes as u64;
         row.latency_us += o.latency.as_micros() as u64;
+        // Under the table's lock, so an eviction never races a new series.
+        self.latency.get_or_create(&latency_labels(arm, revision, o.tool)).observe(o.latency.as_secs_f64());
         drop(table);
         if hinted {
             trail.offered = o.offered;
@@ -419,7 +440,6 @@ impl Metrics {
             trail.offered.clear();
         }
         drop(trail);
-        self.latency.get_or_create(&latency_labels(arm, revision, o.tool)).observe(o.latency.as_secs_f64());
         follow
     }
 
@@ -623,6 +643,7 @@ mod tests {
 
     fn obs<'a>(tool: &'a str, s: &'a CallShape, outcome: Outcome, offered: Vec<CallShape>) -> Observation<'a> {
         Observation {
+            seq: 0,
             tool,
             shape: Some(s),
             outcome,
@@ -644,21 +665,26 @@ mod tests {
     fn follow_through_is_counted_on_the_offering_row() {
         let m = Metrics::new();
         let trail = Mutex::new(Trail::default());
+        let mut seq = 0;
+        let mut next = |tool, s, outcome, offered| {
+            seq += 1;
+            Observation { seq, ..obs(tool, s, outcome, offered) }
+        };
         let a = shape("describe", "", &["a"]);
         let b = shape("neighbors", "out|CALLS|20|0", &["a"]);
         let b2 = shape("neighbors", "in|CALLS|20|0", &["a"]);
         let r = rev(1);
-        assert_eq!(m.observe(Arm::Live, &r, &trail, obs("describe", &a, Outcome::Ok, vec![b.clone()])), None);
+        assert_eq!(m.observe(Arm::Live, &r, &trail, next("describe", &a, Outcome::Ok, vec![b.clone()])), None);
         assert_eq!(
-            m.observe(Arm::Live, &r, &trail, obs("neighbors", &b, Outcome::Ok, vec![b2.clone()])),
+            m.observe(Arm::Live, &r, &trail, next("neighbors", &b, Outcome::Ok, vec![b2.clone()])),
             Some(Follow::Exact)
         );
         assert_eq!(
-            m.observe(Arm::Live, &r, &trail, obs("neighbors", &b, Outcome::Empty, vec![])),
+            m.observe(Arm::Live, &r, &trail, next("neighbors", &b, Outcome::Empty, vec![])),
             Some(Follow::Adapted)
         );
         // Nothing offered: the next call is not judged, and a repeat counts.
-        assert_eq!(m.observe(Arm::Live, &r, &trail, obs("describe", &a, Outcome::Ok, vec![])), None);
+        assert_eq!(m.observe(Arm::Live, &r, &trail, next("describe", &a, Outcome::Ok, vec![])), None);
         let s = m.summary();
         assert_eq!(s[0]["responses"], 4, "{s:#}");
         assert_eq!(s[0]["calls_after_hints"], 2);
@@ -673,6 +699,37 @@ mod tests {
         let text = m.prometheus(Extra::default());
         assert!(text.contains("signpost_hints_followed_total{arm=\"live\",policy=\"p1@1\",revision=\"000000000001\",tool=\"describe\",state_tag=\"found\",follow=\"exact\"} 1"), "{text}");
         assert!(text.contains("signpost_tool_call_duration_seconds_bucket"), "{text}");
+    }
+
+    #[test]
+    fn a_call_is_judged_only_against_the_call_just_before_it() {
+        let m = Metrics::new();
+        let trail = Mutex::new(Trail::default());
+        let (a, b) = (shape("describe", "", &["a"]), shape("neighbors", "out|CALLS|20|0", &["a"]));
+        let r = rev(1);
+        let first = Observation { seq: 1, ..obs("describe", &a, Outcome::Ok, vec![b.clone()]) };
+        assert_eq!(m.observe(Arm::Live, &r, &trail, first), None);
+        // Call 2 is still running (or its shadow job was dropped): call 3 did
+        // not follow call 1's hints, whatever it is.
+        let third = Observation { seq: 3, ..obs("neighbors", &b, Outcome::Ok, vec![b.clone()]) };
+        assert_eq!(m.observe(Arm::Live, &r, &trail, third), None);
+        let second = Observation { seq: 2, ..obs("neighbors", &b, Outcome::Ok, vec![]) };
+        assert_eq!(m.observe(Arm::Live, &r, &trail, second), None);
+        assert_eq!(m.summary()[0]["calls_after_hints"], 0);
+    }
+
+    #[test]
+    fn the_revision_in_use_is_never_forgotten() {
+        let m = Metrics::new();
+        let trail = Mutex::new(Trail::default());
+        let a = shape("describe", "", &["a"]);
+        for n in 0..(3 * MAX_REVISIONS) {
+            m.observe(Arm::Shadow, &rev(n), &trail, obs("describe", &a, Outcome::Ok, vec![]));
+            m.observe(Arm::Live, &rev(1000), &trail, obs("describe", &a, Outcome::Ok, vec![]));
+        }
+        let s = m.summary();
+        let live = s.as_array().and_then(|rows| rows.iter().find(|r| r["arm"] == "live")).cloned();
+        assert_eq!(live.map(|r| r["responses"].clone()), Some(json!(3 * MAX_REVISIONS)), "{s:#}");
     }
 
     #[test]

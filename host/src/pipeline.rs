@@ -28,7 +28,7 @@ use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::sanitize::{self, Allowed};
 use crate::session::SessionContext;
 use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, StrictIds, ToolError};
-use crate::trial::Trials;
+use crate::trial::{ShadowCall, Trials};
 use crate::validate::{self, HintValidator};
 
 /// Most detail lines kept from a policy.
@@ -155,8 +155,10 @@ impl Signpost {
         })
     }
 
-    /// Tries `canary` on `share` of the sessions (see [`crate::trial`]).
-    pub fn with_canary(self, canary: Policy, share: f64) -> Self {
+    /// Tries `canary` on `share` of the sessions (see [`crate::trial`]);
+    /// its follow-through rule needs metrics, which it turns on.
+    pub fn with_canary(mut self, canary: Policy, share: f64) -> Self {
+        self.evidence.metrics.get_or_insert_with(Arc::default);
         self.trials.start_canary(canary, share, &self.live);
         self
     }
@@ -184,7 +186,8 @@ impl Signpost {
     /// default (metrics on, no log). Recording counts too: a decision
     /// record says how its call took the previous hints.
     pub fn with_evidence(mut self, mut evidence: Evidence) -> Self {
-        if (evidence.recorder.is_some() || self.trials.has_shadow()) && evidence.metrics.is_none() {
+        let trials = self.trials.has_shadow() || self.trials.canary_sha256().is_some();
+        if (evidence.recorder.is_some() || trials) && evidence.metrics.is_none() {
             evidence.metrics = Some(Arc::default());
         }
         self.evidence = evidence;
@@ -285,7 +288,7 @@ impl Signpost {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
-        let (arm, policy) = match self.trials.canary_for(session.key(), seq == 1) {
+        let (arm, policy) = match self.trials.canary_for(session) {
             Some(canary) => (Arm::Canary, canary),
             None => (Arm::Live, self.live.current()),
         };
@@ -310,9 +313,17 @@ impl Signpost {
         if self.trials.has_shadow() {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
             let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
-            let shape = response.shape.clone();
-            let trail = session.shadow_trail();
-            self.trials.shadow(tool, &args, snapshot, graph, shape, session.key(), trail, busy);
+            let call = ShadowCall {
+                tool: tool.to_owned(),
+                args,
+                history: snapshot,
+                graph,
+                shape: response.shape.clone(),
+                session: session.key(),
+                seq,
+                trail: session.shadow_trail().clone(),
+            };
+            self.trials.shadow(call, busy);
         }
         response
     }
@@ -336,6 +347,7 @@ impl Signpost {
         let outcome = Outcome::of(response.is_error, &response.structured);
         let hints_json = serde_json::to_string(&response.hints).unwrap_or_default();
         let observation = Observation {
+            seq: served.seq,
             tool,
             shape: response.shape.as_ref(),
             outcome,

@@ -9,7 +9,8 @@
 //!
 //! Writing never slows a call: lines go through a bounded queue to a writer
 //! thread, and a line that finds the queue full is dropped and counted.
-//! Files rotate at a size limit; the oldest beyond a count are deleted.
+//! Files rotate at a size limit; a process deletes its own oldest files
+//! beyond a count. Directory 0700, files 0600: they hold what agents typed.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -132,7 +133,12 @@ pub fn session_name(key: SessionKey) -> String {
 impl Recorder {
     /// Starts the writer thread on `opts.dir`.
     pub fn start(opts: RecordOptions) -> anyhow::Result<Recorder> {
-        std::fs::create_dir_all(&opts.dir)
+        // The logs hold what agents typed: readable by this user only.
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(&opts.dir)
             .map_err(|e| anyhow::anyhow!("--record {}: cannot create the directory: {e}", opts.dir.display()))?;
         // Fail now, not in the writer thread, when the directory is not writable.
         let first = Writer::open(&opts.dir)
@@ -179,7 +185,11 @@ impl Writer {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros());
         let n = OPENED.fetch_add(1, Ordering::Relaxed);
         let path = dir.join(format!("{FILE_PREFIX}{now:020}-{}-{n:06}.jsonl", std::process::id()));
-        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create_new(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path)?;
         Ok(Writer { out: BufWriter::new(file), bytes: 0 })
     }
 }
@@ -230,8 +240,15 @@ fn write_loop(rx: Receiver<String>, mut writer: Writer, opts: &RecordOptions, wr
     }
 }
 
+/// Deletes this process's oldest logs beyond `keep` (several servers may
+/// share a directory: each rotates its own files only).
 fn prune(dir: &Path, keep: usize) {
     let Ok(files) = log_files(dir) else { return };
+    let mine = format!("-{}-", std::process::id());
+    let files: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| f.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.contains(&mine)))
+        .collect();
     for old in files.iter().take(files.len().saturating_sub(keep)) {
         if let Err(e) = std::fs::remove_file(old) {
             tracing::warn!(file = %old.display(), error = %e, "decision log: cannot delete an old file");

@@ -87,6 +87,10 @@ pub struct Reloader {
     engine: PolicyEngine,
     path: PathBuf,
     role: Role,
+    /// The sha256 of the content this reloader last put in service: only a
+    /// change of the file's content acts, so a SIGHUP or a `touch` never
+    /// brings back a policy that was rolled back, promoted over or dropped.
+    acted: std::sync::Mutex<Option<String>>,
     /// Reload requests seen so far (file events, SIGHUP): a check in
     /// progress stops when this moves, so a slow or hostile candidate never
     /// holds up the one written after it.
@@ -96,14 +100,26 @@ pub struct Reloader {
 impl Reloader {
     /// Watches `path` for `signpost`, compiling with `engine`.
     pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
-        Reloader { signpost, engine, path, role: Role::Live, requests: Arc::new(AtomicU64::new(0)) }
+        let acted = std::sync::Mutex::new(Some(signpost.live().current().identity().sha256.clone()));
+        Reloader { signpost, engine, path, role: Role::Live, acted, requests: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Reloads the file as `role` instead of the live policy: a new canary
     /// (also after the last one was promoted or dropped) or a new shadow.
     pub fn with_role(mut self, role: Role) -> Self {
         self.role = role;
+        let trials = self.signpost.trials();
+        let serving = match role {
+            Role::Live => Some(self.signpost.live().current().identity().sha256.clone()),
+            Role::Canary { .. } => trials.canary_sha256(),
+            Role::Shadow => trials.shadow_sha256(),
+        };
+        self.acted = std::sync::Mutex::new(serving);
         self
+    }
+
+    fn acted(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.acted.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Reads the policy file and swaps it in if it is new and passes every
@@ -134,8 +150,14 @@ impl Reloader {
         };
         // A canary identical to the live policy (say, just promoted) would compare nothing.
         let is_live = matches!(self.role, Role::Canary { .. }) && sha256 == live_sha;
-        if serving.as_deref() == Some(sha256.as_str()) || is_live {
-            let record = SwapRecord::new(SwapResult::Unchanged, &source, Some(sha256), "already serving".into());
+        let seen = self.acted().as_deref() == Some(sha256.as_str());
+        if serving.as_deref() == Some(sha256.as_str()) || is_live || seen {
+            let why = if seen && serving.as_deref() != Some(sha256.as_str()) {
+                "this content was put in service before (then rolled back, promoted over or dropped); write a new version"
+            } else {
+                "already serving"
+            };
+            let record = SwapRecord::new(SwapResult::Unchanged, &source, Some(sha256), why.into());
             live.refuse(record.clone());
             return record;
         }
@@ -151,6 +173,7 @@ impl Reloader {
                 record.from_cache = id.from_cache;
                 record.duration_ms = started.elapsed().as_millis() as u64;
                 live.publish(Arc::new(policy), record.clone());
+                *self.acted() = record.sha256.clone();
                 return record;
             }
             Ok((policy, _)) => {
@@ -165,6 +188,7 @@ impl Reloader {
                 match started_trial {
                     Ok(result) => {
                         let message = format!("{name} {version} is the {}", self.role.name());
+                        *self.acted() = Some(sha256.clone());
                         let mut record = SwapRecord::new(result, &source, Some(sha256), message);
                         record.duration_ms = started.elapsed().as_millis() as u64;
                         return record;

@@ -220,7 +220,7 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
                 .filter_map(|h| CallShape::of_args(graph, &h.tool, &h.args))
                 .collect();
             // The next call only counts when it came right after this one.
-            let next = answered.get(i + 1).filter(|(n, _)| n.seq == d.seq + 1).map(|(_, r)| r);
+            let next = answered.get(i + 1).filter(|(n, _)| n.seq.checked_sub(1) == Some(d.seq)).map(|(_, r)| r);
             let follow = next.map(|n| n.shape.as_ref().map_or(Follow::None, |s| s.follows(&offered)));
             if let Some(f) = follow {
                 report.with_next += 1;
@@ -306,11 +306,11 @@ pub fn to_table(log: &Log, graph: &Graph, reports: &[PolicyReport], max_diffs: u
         log.calls(),
         log.files,
         log.skipped,
-        graph.name(),
+        crate::sanitize::line(graph.name(), 80),
         graph.node_count()
     );
     if log.graphs.iter().any(|g| g != graph.name()) {
-        let names: Vec<&str> = log.graphs.iter().map(String::as_str).collect();
+        let names: Vec<String> = log.graphs.iter().take(5).map(|g| crate::sanitize::line(g, 80)).collect();
         let _ =
             writeln!(out, "note: recorded on {}; results (and so hints) may differ on this graph", names.join(", "));
     }
@@ -368,7 +368,7 @@ pub fn to_table(log: &Log, graph: &Graph, reports: &[PolicyReport], max_diffs: u
             r.policy
         );
         for d in diffs.iter().take(max_diffs) {
-            let _ = writeln!(out, "  {} #{} {}", d.session, d.seq, d.tool);
+            let _ = writeln!(out, "  {} #{} {}", crate::sanitize::line(&d.session, 40), d.seq, d.tool);
             let shown = |hints: &[String]| {
                 if hints.is_empty() { "(none)".to_owned() } else { crate::sanitize::line(&hints.join(" | "), 300) }
             };

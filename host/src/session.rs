@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde_json::Value;
 
@@ -21,6 +21,7 @@ pub struct SessionContext {
     trail: Arc<Mutex<Trail>>,
     shadow_trail: Arc<Mutex<Trail>>,
     calls: AtomicU64,
+    canary: OnceLock<Option<u64>>,
 }
 
 impl Default for SessionContext {
@@ -38,12 +39,19 @@ impl SessionContext {
             trail: Arc::default(),
             shadow_trail: Arc::default(),
             calls: AtomicU64::new(0),
+            canary: OnceLock::new(),
         }
     }
 
     /// What its last response offered, for follow-through metrics.
     pub fn trail(&self) -> &Mutex<Trail> {
         &self.trail
+    }
+
+    /// The canary this session is pinned to (`None`: the live policy),
+    /// set at its first call.
+    pub fn canary_generation(&self) -> &OnceLock<Option<u64>> {
+        &self.canary
     }
 
     /// What the shadow policy would have offered last.

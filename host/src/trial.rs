@@ -32,7 +32,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -44,6 +44,7 @@ use crate::live::{Health, LivePolicy, SwapRecord, SwapResult};
 use crate::metrics::{Arm, Metrics, Observation, Outcome, Revision, Trail};
 use crate::pipeline::{self, Findings};
 use crate::policy::{self, Policy, SessionKey};
+use crate::session::SessionContext;
 use crate::tools::CallShape;
 use crate::validate::HintValidator;
 
@@ -61,6 +62,8 @@ const SHADOW_QUEUE: usize = 64;
 /// A canary policy and what it did so far.
 pub struct Canary {
     policy: Arc<Policy>,
+    /// Which canary this is: sessions are pinned to one.
+    generation: u64,
     /// Of 10,000 sessions, how many it serves.
     share: u32,
     health: Mutex<Health>,
@@ -71,21 +74,30 @@ pub struct Canary {
 /// The one shadow policy and its worker's queue.
 pub struct Shadow {
     policy: Arc<Policy>,
-    tx: SyncSender<Job>,
+    tx: SyncSender<ShadowCall>,
     computed: Arc<AtomicU64>,
     faulted: Arc<AtomicU64>,
     dropped: AtomicU64,
 }
 
 /// One live call for the shadow to answer.
-struct Job {
-    tool: String,
-    args: Map<String, Value>,
-    history: policy::Session,
-    graph: Arc<Graph>,
-    shape: Option<CallShape>,
-    session: SessionKey,
-    trail: Arc<Mutex<Trail>>,
+pub struct ShadowCall {
+    /// The tool.
+    pub tool: String,
+    /// The arguments as the agent sent them.
+    pub args: Map<String, Value>,
+    /// The history the live policy saw.
+    pub history: policy::Session,
+    /// The graph the live call ran on.
+    pub graph: Arc<Graph>,
+    /// The call as the live host read it (the agent's actual call).
+    pub shape: Option<CallShape>,
+    /// The session: the shadow keeps an instance per session too.
+    pub session: SessionKey,
+    /// The call's number in its session.
+    pub seq: u64,
+    /// What the shadow offered this session last.
+    pub trail: Arc<Mutex<Trail>>,
 }
 
 /// The canary and the shadow, either or both absent.
@@ -116,7 +128,9 @@ impl Trials {
 
     /// Starts a canary serving `share` (0 to 1) of new sessions.
     pub fn start_canary(&self, policy: Policy, share: f64, live: &LivePolicy) {
+        static GENERATION: AtomicU64 = AtomicU64::new(1);
         let canary = Canary {
+            generation: GENERATION.fetch_add(1, Ordering::Relaxed),
             share: (share.clamp(0.0, 1.0) * 10_000.0).round() as u32,
             policy: Arc::new(policy),
             health: Mutex::default(),
@@ -151,18 +165,24 @@ impl Trials {
         Ok(())
     }
 
-    /// The canary, when `session` is one of its sessions. `first` counts
-    /// the session toward its arm.
-    pub fn canary_for(&self, session: SessionKey, first: bool) -> Option<Arc<Policy>> {
+    /// The canary, when `session` is one of its sessions. A session is
+    /// pinned at its first call: to the canary serving then, if its bucket
+    /// is under the share, else to the live policy. It stays there: a
+    /// canary started later serves only sessions that start later, and
+    /// once its canary is promoted or dropped a session is served live.
+    pub fn canary_for(&self, session: &SessionContext) -> Option<Arc<Policy>> {
         let canary = self.canary.load();
-        let serves = canary.as_ref().is_some_and(|c| bucket(session) < c.share);
-        if first {
-            match (&*canary, serves) {
-                (Some(c), true) => c.sessions.fetch_add(1, Ordering::Relaxed),
-                _ => self.live_sessions.fetch_add(1, Ordering::Relaxed),
-            };
-        }
-        canary.as_ref().filter(|_| serves).map(|c| c.policy.clone())
+        let pinned = *session.canary_generation().get_or_init(|| match &*canary {
+            Some(c) if bucket(session.key()) < c.share => {
+                c.sessions.fetch_add(1, Ordering::Relaxed);
+                Some(c.generation)
+            }
+            _ => {
+                self.live_sessions.fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        });
+        canary.as_ref().filter(|c| pinned == Some(c.generation)).map(|c| c.policy.clone())
     }
 
     /// Accounts one canary call; drops the canary when it faults too often
@@ -227,33 +247,13 @@ impl Trials {
     }
 
     /// Queues the shadow's answer to a live call (dropped, counted, when
-    /// the queue is full or `busy`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn shadow(
-        &self,
-        tool: &str,
-        args: &Map<String, Value>,
-        history: policy::Session,
-        graph: Arc<Graph>,
-        shape: Option<CallShape>,
-        session: SessionKey,
-        trail: &Arc<Mutex<Trail>>,
-        busy: bool,
-    ) {
+    /// the queue is full or `busy`; the session's next shadow answer is then
+    /// not judged, as its `seq` does not follow).
+    pub fn shadow(&self, call: ShadowCall, busy: bool) {
         let shadow = self.shadow.load();
         let Some(shadow) = shadow.as_ref() else { return };
-        let dropped = || {
+        if busy || shadow.tx.try_send(call).is_err() {
             shadow.dropped.fetch_add(1, Ordering::Relaxed);
-            // The next answer must not be judged against stale hints.
-            trail.lock().unwrap_or_else(PoisonError::into_inner).forget();
-        };
-        if busy {
-            return dropped();
-        }
-        let job =
-            Job { tool: tool.to_owned(), args: args.clone(), history, graph, shape, session, trail: trail.clone() };
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) = shadow.tx.try_send(job) {
-            dropped();
         }
     }
 
@@ -348,7 +348,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(self, rx: Receiver<Job>) {
+    fn run(self, rx: Receiver<ShadowCall>) {
         let revision = Revision::of(self.policy.identity());
         while let Ok(job) = rx.recv() {
             let started = Instant::now();
@@ -372,6 +372,7 @@ impl Worker {
                 .collect();
             let hint_bytes = serde_json::to_string(&response.hints).map_or(0, |s| s.len());
             let observation = Observation {
+                seq: job.seq,
                 tool: &job.tool,
                 // The call as the live host read it: the agent's actual call.
                 shape: job.shape.as_ref(),

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, hostile_calls, run_cli};
 use crate::http::HttpServer;
 
+const TOKEN: &str = "correct-horse-battery-staple-42";
+
 /// What an agent's calls should have counted, computed by the test.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 struct Expect {
@@ -272,12 +274,21 @@ async fn metrics_can_be_turned_off_and_sit_behind_the_token() {
     assert!(text.contains("--no-metrics"), "{text}");
     drop(server);
 
-    let token = "correct-horse-battery-staple-42";
-    let server = HttpServer::start(&[], &[("SIGNPOST_TOKEN", token)]);
+    let server = HttpServer::start(&["--canary", CHAOS_POLICY], &[("SIGNPOST_TOKEN", TOKEN)]);
     let (code, _) = get(&format!("{}/metrics", server.base)).await;
     assert_eq!(code, 401);
-    let r = reqwest::Client::new().get(format!("{}/metrics", server.base)).bearer_auth(token).send().await;
+    let metrics = format!("{}/metrics", server.base);
+    let r = reqwest::Client::new().get(&metrics).bearer_auth(TOKEN).send().await;
     assert_eq!(r.map(|r| r.status().as_u16()).ok(), Some(200));
+    // A DNS-rebinding page reaches the port under another name: refused.
+    let r = reqwest::Client::new().get(&metrics).bearer_auth(TOKEN).header("Host", "evil.example").send().await;
+    assert_eq!(r.map(|r| r.status().as_u16()).ok(), Some(403));
+    drop(server);
+
+    // Without a token, the admin endpoints answer no one (signals still work).
+    let server = HttpServer::start(&["--canary", CHAOS_POLICY], &[]);
+    let (code, text) = post(&format!("{}/admin/canary/drop", server.base), None, None).await;
+    assert!(code == 403 && text.contains("SIGUSR2"), "{code} {text}");
 }
 
 #[test]
@@ -348,8 +359,11 @@ async fn status_over_http(client: &rmcp::service::RunningService<rmcp::RoleClien
     }
 }
 
-async fn post(url: &str, origin: Option<&str>) -> (u16, String) {
+async fn post(url: &str, token: Option<&str>, origin: Option<&str>) -> (u16, String) {
     let mut r = reqwest::Client::new().post(url);
+    if let Some(t) = token {
+        r = r.bearer_auth(t);
+    }
     if let Some(o) = origin {
         r = r.header("Origin", o);
     }
@@ -375,15 +389,19 @@ async fn describe_text(
 
 #[tokio::test]
 async fn canary_sessions_are_stable_near_the_share_and_the_canary_can_be_promoted() {
-    let server = HttpServer::start(&["--canary", crate::common::STRICT_POLICY, "--canary-share", "0.3"], &[]);
-    let first = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let args = ["--canary", crate::common::STRICT_POLICY, "--canary-share", "0.3"];
+    let server = HttpServer::start(&args, &[("SIGNPOST_TOKEN", TOKEN)]);
+    let token_file = temp_dir("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap_or_else(|e| panic!("{e}"));
+    let token_arg = token_file.display().to_string();
+    let first = server.client(Some(TOKEN)).await.unwrap_or_else(|e| panic!("{e}"));
     let r = http_call(&first, "resolve".into(), json!({"identifier": "OrderService"})).await;
     let id = r["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
     assert_eq!(id.len(), 40, "{r:#}");
     let sessions = 60;
     let mut on_canary = u64::from(from_strict(&describe_text(&first, &id).await));
     for _ in 1..sessions {
-        let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+        let c = server.client(Some(TOKEN)).await.unwrap_or_else(|e| panic!("{e}"));
         let (a, b) = (describe_text(&c, &id).await, describe_text(&c, &id).await);
         assert_eq!(from_strict(&a), from_strict(&b), "a session stays with one policy:\n{a}\n---\n{b}");
         on_canary += u64::from(from_strict(&a));
@@ -396,20 +414,25 @@ async fn canary_sessions_are_stable_near_the_share_and_the_canary_can_be_promote
     assert_eq!(status["live_sessions"], sessions - on_canary, "{status:#}");
     assert_eq!(status["canary"]["policy"]["name"], "strict", "{status:#}");
 
-    // Browsers are refused; the CLI promotes; then there is nothing to drop.
-    let (code, _) = post(&format!("{}/admin/canary/promote", server.base), Some("http://localhost:3000")).await;
-    assert_eq!(code, 403);
-    let (ok, out) = run_cli(&["canary", "promote", "--url", &server.url]);
+    // Without the token, from a browser, or to another Host: refused. The
+    // CLI promotes; then there is nothing to drop.
+    let promote = format!("{}/admin/canary/promote", server.base);
+    assert_eq!(post(&promote, None, None).await.0, 401);
+    assert_eq!(post(&promote, Some(TOKEN), Some("http://localhost:3000")).await.0, 403);
+    let (ok, out) = run_cli(&["canary", "promote", "--url", &server.base]);
+    assert!(!ok && out.contains("401"), "no token: {out}");
+    let (ok, out) = run_cli(&["canary", "promote", "--url", &server.url, "--token-file", &token_arg]);
     assert!(ok && out.contains("promoted") && out.contains("live policy: strict"), "{out}");
     let status = status_over_http(&first).await;
     assert_eq!(status["active"]["name"], "strict", "{status:#}");
     assert!(status["canary"].is_null(), "{status:#}");
     assert_eq!(status["last_swap"]["result"], "canary_promoted", "{status:#}");
     assert_eq!(status["rollback_to"]["name"], "signpost-default", "{status:#}");
-    let c = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let c = server.client(Some(TOKEN)).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(from_strict(&describe_text(&c, &id).await), "new sessions get the promoted policy");
-    let (ok, out) = run_cli(&["canary", "drop", "--url", &server.base]);
+    let (ok, out) = run_cli(&["canary", "drop", "--url", &server.base, "--token-file", &token_arg]);
     assert!(!ok && out.contains("409") && out.contains("no canary"), "{out}");
+    let _ = std::fs::remove_file(&token_file);
 }
 
 #[tokio::test]
@@ -541,11 +564,12 @@ fn install(from: &str, to: &Path) {
 async fn canary_and_shadow_files_are_watched_and_signals_promote_or_drop() {
     let dir = temp_dir("trial-files");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
-    let (canary, shadow) = (dir.join("canary.wasm"), dir.join("shadow.wasm"));
+    let (canary, shadow, live) = (dir.join("canary.wasm"), dir.join("shadow.wasm"), dir.join("policy.wasm"));
     install(crate::common::STRICT_POLICY, &canary);
     install(CHAOS_POLICY, &shadow);
-    let (c, s) = (canary.display().to_string(), shadow.display().to_string());
-    let client = Client::spawn(&["--canary", &c, "--canary-share", "1", "--shadow", &s]).await;
+    install(DEFAULT_POLICY, &live);
+    let (c, s, l) = (canary.display().to_string(), shadow.display().to_string(), live.display().to_string());
+    let client = Client::spawn(&["--policy", &l, "--canary", &c, "--canary-share", "1", "--shadow", &s]).await;
     let wait = Duration::from_secs(60);
     let r = client.call_any_policy("resolve", json!({"identifier": "OrderService"})).await;
     let id = r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
@@ -557,15 +581,25 @@ async fn canary_and_shadow_files_are_watched_and_signals_promote_or_drop() {
     assert_eq!(status["last_swap"]["result"], "canary_dropped", "{status:#}");
     assert!(client.call_raw_text("describe", json!({"id": id})).await.starts_with("[record]"));
 
-    // A new canary file becomes the canary; SIGUSR1 promotes it.
+    // A new canary file becomes the canary, for sessions that start from
+    // now on: this one stays with the live policy. SIGUSR1 promotes it.
     install(CHAOS_POLICY, &canary);
     let status = client.wait_status(wait, |st| st["canary"]["policy"]["name"] == "chaos").await;
     assert_eq!(status["canary"]["policy"]["name"], "chaos", "{status:#}");
-    assert!(client.call_raw_text("describe", json!({"id": id})).await.contains("answered by chaos"));
+    assert!(client.call_raw_text("describe", json!({"id": id})).await.starts_with("[record]"));
     signal(client.pid(), "-USR1");
     let status = client.wait_status(wait, |st| st["active"]["name"] == "chaos").await;
     assert_eq!(status["last_swap"]["result"], "canary_promoted", "{status:#}");
     assert!(status["canary"].is_null(), "{status:#}");
+    // A SIGHUP reloads the three files, whose content was put in service
+    // before: the promotion stands and no canary comes back.
+    signal(client.pid(), "-HUP");
+    let status = client.wait_status(wait, |st| st["last_swap"]["result"] == "unchanged").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = if status["last_swap"]["result"] == "unchanged" { client.status().await } else { status };
+    assert_eq!(status["active"]["name"], "chaos", "{status:#}");
+    assert!(status["canary"].is_null(), "{status:#}");
+    assert_eq!(status["last_swap"]["result"], "unchanged", "{status:#}");
 
     // A new shadow file replaces the shadow; a broken one is refused and
     // the shadow keeps running.
