@@ -99,6 +99,9 @@ pub enum LoadError {
         /// What the component does export.
         exports: String,
     },
+    /// Its memory image could not be prepared.
+    #[error("the component's memory image could not be prepared: {0}")]
+    Memory(String),
     /// Failed its first call (`identity`).
     #[error("the component failed its identity call: {0}")]
     Identity(PolicyFault),
@@ -138,6 +141,34 @@ impl fmt::Display for HostDeadline {
 }
 
 impl std::error::Error for HostDeadline {}
+
+/// Builds the component's copy-on-write memory images now rather than at
+/// its first instantiation. wasmtime writes each image into a memfd and
+/// seals it; sealing fails with EBUSY while the kernel briefly holds pages of
+/// it (migration, compaction: up to ~150 ms, seen under load on two cores),
+/// and a short retry rides that out. A failed attempt caches nothing, and no
+/// guest code has run yet.
+fn prepare_memory_images(component: &Component) -> Result<(), LoadError> {
+    const TRIES: u32 = 4;
+    for attempt in 1.. {
+        match component.initialize_copy_on_write_image() {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt < TRIES && is_busy(&e) => {
+                tracing::debug!(attempt, "memory image busy (EBUSY); retrying");
+                std::thread::sleep(Duration::from_millis(50 * u64::from(attempt)));
+            }
+            Err(e) => return Err(LoadError::Memory(crate::sanitize::escape(&format!("{e:#}"), 300))),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// Whether `e` is the OS saying "busy, try again" (EBUSY).
+fn is_busy(e: &wasmtime::Error) -> bool {
+    e.root_cause()
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|io| io.raw_os_error() == Some(16) || io.kind() == std::io::ErrorKind::ResourceBusy)
+}
 
 /// One escaped line describing a wasmtime error: its own message (a trap
 /// code, or the host's error) and, for traps, the guest functions on the
@@ -396,6 +427,7 @@ impl PolicyEngine {
         let started = Instant::now();
         let sha256 = sha256_hex(bytes);
         let (component, from_cache) = self.compile(bytes, &sha256)?;
+        prepare_memory_images(&component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;
         let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
             detail: describe_load_error(&e),
