@@ -16,7 +16,7 @@ use signpost::graph::Graph;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::tools::{self, StrictIds};
 
-use crate::common::{Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
+use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
 use crate::hot_swap::{Scratch, active, read};
 use crate::toolchain;
 
@@ -408,6 +408,29 @@ fn default_component_runs_in_wasmtime_py() {
         &probes.calls,
     );
     assert_same_answers("wasmtime-py", &probes, &answers);
+}
+
+/// The recipe for embedders (tests/hosts/python/bounded.py) keeps the
+/// deadline: the chaos policy's endless loop is cut off, the well-behaved
+/// call answers.
+#[test]
+fn the_python_embedding_recipe_bounds_a_looping_policy() {
+    let Some(dir) = toolchain::require(WASMTIME_PY, toolchain::pip("wasmtime-py", &[WASMTIME_PY])) else { return };
+    let out = Command::new("python3")
+        .arg(repo().join("tests/hosts/python/bounded.py"))
+        .arg(CHAOS_POLICY)
+        .env("PYTHONPATH", dir)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0]["answer"]["message"].is_string(), "{text}");
+    assert_eq!(lines[1]["answer"]["faulted"], "wasm trap: interrupt", "{text}");
+    // 100 ms deadline; the loop never ends on its own.
+    assert!(lines[1]["seconds"].as_f64().is_some_and(|s| s < 10.0), "{text}");
 }
 
 /// A fresh directory under `parent` for one test run.
