@@ -287,8 +287,8 @@ impl ServeArgs {
             })?),
             None => None,
         };
-        let needed = recorder.is_some() || self.shadow.is_some() || self.canary.is_some();
-        let metrics = (!self.no_metrics || needed).then(Arc::default);
+        // `Signpost` turns metrics back on for --record, --canary and --shadow.
+        let metrics = (!self.no_metrics).then(Arc::default);
         Ok(signpost::pipeline::Evidence { metrics, recorder })
     }
 

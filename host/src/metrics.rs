@@ -39,6 +39,8 @@ use prometheus_client::registry::Registry;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::graph::Graph;
+use crate::pipeline::Response;
 use crate::policy::Identity;
 use crate::tools::{CallShape, ErrorKind, Follow};
 
@@ -139,6 +141,12 @@ impl Outcome {
             .iter()
             .any(|k| structured.get(*k).and_then(Value::as_array).is_some_and(Vec::is_empty));
         if empty { Outcome::Empty } else { Outcome::Ok }
+    }
+
+    /// Whether a response with this outcome and `actionable` hints is a
+    /// dead end: neither results nor a call to make next.
+    pub fn is_dead_end(self, actionable: usize) -> bool {
+        actionable == 0 && self != Outcome::Ok
     }
 
     const ALL: [Outcome; 6] = [
@@ -286,6 +294,34 @@ pub struct Observation<'a> {
     pub latency: Duration,
 }
 
+impl<'a> Observation<'a> {
+    /// What `response` offered and cost, for the call numbered `seq` in its
+    /// session whose shape (as the agent sent it) is `shape`.
+    pub fn of(
+        seq: u64,
+        tool: &'a str,
+        shape: Option<&'a CallShape>,
+        response: &'a Response,
+        graph: &Graph,
+        faulted: bool,
+        latency: Duration,
+    ) -> Self {
+        Observation {
+            seq,
+            tool,
+            shape,
+            outcome: Outcome::of(response.is_error, &response.structured),
+            tag: &response.state_tag,
+            offered: response.offered(graph),
+            notes: response.hints.iter().filter(|h| !h.actionable).count(),
+            text_bytes: response.text.len(),
+            hint_bytes: serde_json::to_string(&response.hints).map_or(0, |s| s.len()),
+            faulted,
+            latency,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Table {
     rows: HashMap<RowKey, Counters>,
@@ -424,7 +460,7 @@ impl Metrics {
         row.hinted += u64::from(hinted);
         row.hints += o.offered.len() as u64;
         row.notes += o.notes as u64;
-        row.dead_ends += u64::from(!hinted && o.outcome != Outcome::Ok);
+        row.dead_ends += u64::from(o.outcome.is_dead_end(o.offered.len()));
         row.repeats += u64::from(repeat);
         row.faulted += u64::from(o.faulted);
         row.text_bytes += o.text_bytes as u64;

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use crate::graph::Graph;
 use crate::graphs::LiveGraph;
 use crate::live::LivePolicy;
-use crate::metrics::{Arm, Metrics, Observation, Outcome, Revision};
+use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::policy::{self, Policy, Stats};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::sanitize::{self, Allowed};
@@ -55,6 +55,14 @@ pub struct Response {
     pub shape: Option<CallShape>,
     /// The hints the response carries (also in `structured`).
     pub hints: Vec<HintOut>,
+}
+
+impl Response {
+    /// The shapes of its actionable hints on `graph` (what the agent's next
+    /// call is judged against).
+    pub fn offered(&self, graph: &Graph) -> Vec<CallShape> {
+        self.hints.iter().filter(|h| h.actionable).filter_map(|h| CallShape::of_args(graph, &h.tool, &h.args)).collect()
+    }
 }
 
 /// What the host had to refuse or repair in one call: policy faults,
@@ -337,29 +345,18 @@ impl Signpost {
         response: &Response,
         served: Served<'_>,
     ) {
-        let revision = Revision::of(served.policy.identity());
-        let offered: Vec<CallShape> = response
-            .hints
-            .iter()
-            .filter(|h| h.actionable)
-            .filter_map(|h| CallShape::of_args(served.graph, &h.tool, &h.args))
-            .collect();
-        let outcome = Outcome::of(response.is_error, &response.structured);
-        let hints_json = serde_json::to_string(&response.hints).unwrap_or_default();
-        let observation = Observation {
-            seq: served.seq,
-            tool,
-            shape: response.shape.as_ref(),
-            outcome,
-            tag: &response.state_tag,
-            offered,
-            notes: response.hints.iter().filter(|h| !h.actionable).count(),
-            text_bytes: response.text.len(),
-            hint_bytes: hints_json.len(),
-            faulted: served.faulted,
-            latency: served.latency,
-        };
         let Some(metrics) = &self.evidence.metrics else { return };
+        let revision = Revision::of(served.policy.identity());
+        let observation = Observation::of(
+            served.seq,
+            tool,
+            response.shape.as_ref(),
+            response,
+            served.graph,
+            served.faulted,
+            served.latency,
+        );
+        let outcome = observation.outcome;
         let follow = metrics.observe(served.arm, &revision, session.trail(), observation);
         let Some(recorder) = &self.evidence.recorder else { return };
         let args_fit = serde_json::to_string(args).is_ok_and(|s| s.len() <= record::MAX_ARGS_BYTES);

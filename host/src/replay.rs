@@ -7,7 +7,7 @@
 //! policy instance of its own, on the graph given (the results, and so the
 //! history the policy reads, are the live ones when it is the same graph).
 //! A call is *suggested* when the response before it offered an actionable
-//! hint of the same shape ([`CallShape`]), *adapted* when one had the same
+//! hint of the same shape ([`crate::tools::CallShape`]), *adapted* when one had the same
 //! tool and ids. When a policy is the one that served a record, its hints
 //! are compared with the recorded ones: a replay of the live policy on the
 //! live graph reproduces them exactly, and says so.
@@ -21,11 +21,12 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
+use crate::metrics::Outcome;
 use crate::pipeline::{self, Findings, Response};
 use crate::policy::Policy;
-use crate::record::{self, Decision, RecordedHint};
+use crate::record::{self, Decision};
 use crate::session::SessionContext;
-use crate::tools::{CallShape, Follow, TOOL_NAMES};
+use crate::tools::{Follow, TOOL_NAMES};
 use crate::validate::HintValidator;
 
 /// Recorded sessions, read from decision logs.
@@ -164,10 +165,6 @@ fn hint_line(tool: &str, args: &Map<String, Value>) -> String {
     format!("{tool} {}", Value::Object(args.clone()))
 }
 
-fn recorded_hints(hints: &[RecordedHint]) -> Vec<String> {
-    hints.iter().map(|h| (h.actionable, hint_line(&h.tool, &h.args))).map(|(a, l)| format!("{a} {l}")).collect()
-}
-
 /// Replays `log` on `graph` with `policy`.
 pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Policy) -> PolicyReport {
     let id = policy.identity();
@@ -199,26 +196,20 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
             text_bytes += response.text.len() as u64;
             let actionable = response.hints.iter().filter(|h| h.actionable).count() as u64;
             hints += actionable;
-            let outcome = crate::metrics::Outcome::of(response.is_error, &response.structured);
-            report.dead_ends += u64::from(actionable == 0 && outcome != crate::metrics::Outcome::Ok);
+            let outcome = Outcome::of(response.is_error, &response.structured);
+            report.dead_ends += u64::from(outcome.is_dead_end(actionable as usize));
             if d.policy.sha256 == id.sha256 {
                 compared += 1;
-                let now: Vec<String> = response
-                    .hints
-                    .iter()
-                    .map(|h| format!("{} {}", h.actionable, hint_line(&h.tool, &h.args)))
-                    .collect();
-                same += u64::from(now == recorded_hints(&d.hints));
+                let same_hints = response.hints.len() == d.hints.len()
+                    && response.hints.iter().zip(&d.hints).all(|(now, then)| {
+                        now.tool == then.tool && now.args == then.args && now.actionable == then.actionable
+                    });
+                same += u64::from(same_hints);
             }
             answered.push((d, response));
         }
         for (i, (d, response)) in answered.iter().enumerate() {
-            let offered: Vec<CallShape> = response
-                .hints
-                .iter()
-                .filter(|h| h.actionable)
-                .filter_map(|h| CallShape::of_args(graph, &h.tool, &h.args))
-                .collect();
+            let offered = response.offered(graph);
             // The next call only counts when it came right after this one.
             let next = answered.get(i + 1).filter(|(n, _)| n.seq.checked_sub(1) == Some(d.seq)).map(|(_, r)| r);
             let follow = next.map(|n| n.shape.as_ref().map_or(Follow::None, |s| s.follows(&offered)));

@@ -41,7 +41,7 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::live::{Health, LivePolicy, SwapRecord, SwapResult};
-use crate::metrics::{Arm, Metrics, Observation, Outcome, Revision, Trail};
+use crate::metrics::{Arm, Metrics, Observation, Revision, Trail};
 use crate::pipeline::{self, Findings};
 use crate::policy::{self, Policy, SessionKey};
 use crate::session::SessionContext;
@@ -364,27 +364,16 @@ impl Worker {
             );
             let faulted = lease.faults() > 0;
             drop(lease);
-            let offered = response
-                .hints
-                .iter()
-                .filter(|h| h.actionable)
-                .filter_map(|h| CallShape::of_args(&job.graph, &h.tool, &h.args))
-                .collect();
-            let hint_bytes = serde_json::to_string(&response.hints).map_or(0, |s| s.len());
-            let observation = Observation {
-                seq: job.seq,
-                tool: &job.tool,
-                // The call as the live host read it: the agent's actual call.
-                shape: job.shape.as_ref(),
-                outcome: Outcome::of(response.is_error, &response.structured),
-                tag: &response.state_tag,
-                offered,
-                notes: response.hints.iter().filter(|h| !h.actionable).count(),
-                text_bytes: response.text.len(),
-                hint_bytes,
+            // The shape is the call as the live host read it: the agent's actual call.
+            let observation = Observation::of(
+                job.seq,
+                &job.tool,
+                job.shape.as_ref(),
+                &response,
+                &job.graph,
                 faulted,
-                latency: started.elapsed(),
-            };
+                started.elapsed(),
+            );
             self.metrics.observe(Arm::Shadow, &revision, &job.trail, observation);
             // Counted once observed: a status that shows the job shows its metrics too.
             self.faulted.fetch_add(u64::from(faulted), Ordering::Relaxed);
