@@ -23,6 +23,7 @@ pub mod search;
 pub mod selfcheck;
 pub mod server;
 pub mod session;
+pub mod terminal;
 pub mod tools;
 pub mod trial;
 pub mod validate;

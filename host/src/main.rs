@@ -1,5 +1,6 @@
 //! The `signpost` command: serve MCP over stdio, or check a policy component.
 
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use signpost::pipeline::Signpost;
 use signpost::policy::{Limits, Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
 use signpost::server::Session;
+use signpost::session::SessionContext;
+use signpost::terminal::{self, Query, Shell};
 use signpost::validate::HintValidator;
 
 /// `signpost --version`: the policy interface this host accepts.
@@ -27,8 +30,21 @@ const LONG_VERSION: &str = concat!(
 
 /// An MCP server for coding agents whose hints run in a sandboxed,
 /// hot-swappable WebAssembly policy.
+/// Shown under `signpost --help`.
+const EXAMPLES: &str = "\
+Examples:
+  signpost                                  serve MCP on stdio: the sample graph, the default policy
+  signpost --graph index.scip --policy my.wasm --http 8080
+                                            serve an index over HTTP with your policy (hot-swapped on change)
+  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python) into index.scip
+  signpost search refund payment            ask from a shell: the same answers as the MCP tools
+  signpost neighbors OrderController --direction out --edge-types DECLARES.EXPOSES
+  signpost policy check my-policy.wasm      run the checks a hot swap runs
+
+Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --graph /abs/path/index.scip";
+
 #[derive(Parser)]
-#[command(version, long_version = LONG_VERSION, about)]
+#[command(version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -38,14 +54,21 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (the default).
+    /// Serve MCP over stdio (the default), or over HTTP with --http.
+    #[command(after_help = "Examples:\n  signpost serve --graph index.scip\n  \
+                            signpost serve --http 0.0.0.0:8080 --token-file token --allowed-host signpost.internal")]
     Serve(Box<ServeArgs>),
+    #[command(flatten)]
+    Query(Query),
     /// Work with policy components.
     #[command(subcommand)]
     Policy(PolicyCommand),
     /// Index a project with its languages' SCIP indexers (rust-analyzer,
     /// scip-typescript, scip-python; installed when missing), then check
     /// that each index loads. Serve the result with `signpost --graph`.
+    #[command(
+        after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features"
+    )]
     Index {
         /// The project directory.
         #[arg(default_value = ".")]
@@ -64,6 +87,7 @@ enum Command {
     Graph(GraphCommand),
     /// Promote or drop the canary of a running HTTP server (a stdio server:
     /// `kill -USR1 PID` promotes, `kill -USR2 PID` drops).
+    #[command(after_help = "Examples:\n  signpost canary promote --url http://127.0.0.1:8080 --token-file token")]
     Canary {
         /// What to do.
         #[arg(value_enum)]
@@ -89,6 +113,7 @@ enum CanaryAction {
 enum GraphCommand {
     /// Convert graph files (SCIP, JSON or snapshot; several are merged into
     /// one workspace) into a snapshot that loads by reading.
+    #[command(after_help = "Examples:\n  signpost graph import index.rust.scip index.typescript.scip -o shop.snapshot")]
     Import {
         /// The graph files.
         #[arg(required = true)]
@@ -100,6 +125,9 @@ enum GraphCommand {
     /// Print symbols with their ids (kind, qualified name, place), to use
     /// in golden cases and scripts; `--name` keeps those whose name
     /// contains it.
+    #[command(
+        after_help = "Examples:\n  signpost graph symbols --name OrderService\n  signpost graph symbols index.scip --name parse"
+    )]
     Symbols {
         /// The graph files (none: the embedded sample graph).
         files: Vec<PathBuf>,
@@ -108,6 +136,7 @@ enum GraphCommand {
         name: Option<String>,
     },
     /// Load graph files as `--graph` would and print what they hold.
+    #[command(after_help = "Examples:\n  signpost graph info index.scip")]
     Info {
         /// The graph files.
         #[arg(required = true)]
@@ -119,18 +148,23 @@ enum GraphCommand {
 enum PolicyCommand {
     /// Write the embedded default policy component to FILE and print its
     /// sha256 (the one `signpost://policy` reports while it serves).
+    #[command(after_help = "Examples:\n  signpost policy export-default default.wasm")]
     ExportDefault {
         /// Where to write the component (.wasm).
         file: PathBuf,
     },
     /// Write the WIT package policies implement (`signpost:policy`) into
     /// DIR, to build a policy without a checkout.
+    #[command(
+        after_help = "Examples:\n  signpost policy wit wit/   (then point wit-bindgen, componentize-py or jco at it)"
+    )]
     Wit {
         /// The directory to write `policy.wit` into (created if missing).
         dir: PathBuf,
     },
     /// Run exactly the checks a hot swap runs (compile, link, identify,
     /// self-check) and report; exit non-zero if the policy would be refused.
+    #[command(after_help = "Examples:\n  signpost policy check target/wasm32-wasip2/release/my_policy.wasm")]
     Check {
         /// The component file (.wasm).
         file: PathBuf,
@@ -140,6 +174,7 @@ enum PolicyCommand {
     /// call would have been suggested, hints per response, invalid hints,
     /// text bytes and faults; then the calls whose hints differ from the
     /// first policy's.
+    #[command(after_help = "Examples:\n  signpost policy replay records/ --policy default.wasm --policy mine.wasm")]
     Replay {
         /// Decision logs: files, or record directories.
         #[arg(required = true)]
@@ -160,6 +195,7 @@ enum PolicyCommand {
     /// Run golden cases (JSON files: calls and what the response must show)
     /// against a component, on the embedded sample graph; exit non-zero if
     /// any fails. The default policy's cases are in hints-component/cases/.
+    #[command(after_help = "Examples:\n  signpost policy test mine.wasm --cases cases/")]
     Test {
         /// The component file (.wasm).
         file: PathBuf,
@@ -357,7 +393,9 @@ fn main() -> ExitCode {
     // log only warnings unless RUST_LOG asks for more.
     let one_shot = matches!(
         cli.command,
-        Some(Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. })
+        Some(
+            Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. } | Command::Query(_)
+        )
     );
     let default_level = if one_shot { "warn" } else { "info" };
     tracing_subscriber::fmt()
@@ -378,6 +416,7 @@ fn main() -> ExitCode {
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
+        Some(Command::Query(q)) => query(q, &cli.serve),
         Some(Command::Serve(args)) => serve(*args),
         None => serve(cli.serve),
     };
@@ -388,6 +427,77 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// How this program was invoked (argv 0), to suggest commands that run as
+/// they are.
+fn program_name() -> String {
+    std::env::args_os().next().map_or_else(|| "signpost".to_owned(), |p| p.to_string_lossy().into_owned())
+}
+
+/// A tool command: one call through the same pipeline as MCP, printed as
+/// text or JSON. Exit 0 on a result, 1 on a tool error (or a name that
+/// names several symbols), 2 when the command cannot run as given.
+fn query(mut query: Query, top: &ServeArgs) -> anyhow::Result<ExitCode> {
+    // `signpost --graph g describe X` and `signpost describe X --graph g` alike.
+    let options = query.options_mut();
+    if options.graph.is_empty() {
+        options.graph.clone_from(&top.graph);
+    }
+    if options.policy.is_none() {
+        options.policy.clone_from(&top.policy);
+    }
+    let options = query.options().clone();
+    let usage = |e: &dyn std::fmt::Display| {
+        eprintln!("signpost: {e}");
+        Ok(ExitCode::from(2))
+    };
+    let (tool, mut args) = match query.to_call() {
+        Ok(call) => call,
+        Err(e) => return usage(&e),
+    };
+    let loaded = signpost::graphs::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
+        let engine = top.engine()?;
+        Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
+    });
+    let (graph, policy) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => return usage(&format!("{e:#}")),
+    };
+    let shell = Shell::new(program_name(), options.repeated());
+    let mut stdout = anstream::AutoStream::new(std::io::stdout(), options.color.choice());
+    let evidence = signpost::pipeline::Evidence { metrics: None, recorder: None };
+    let signpost = Signpost::new(graph, policy)?.with_evidence(evidence);
+    let session = SessionContext::new();
+    let resolve = |name: &str| {
+        let args = serde_json::Map::from_iter([("identifier".to_owned(), serde_json::json!(name))]);
+        let response = signpost.call("resolve", args, &session);
+        (!response.is_error).then_some(response.structured)
+    };
+    let named = match terminal::resolve_names(&tool, &mut args, resolve) {
+        Ok(named) => named,
+        Err(ambiguous) => {
+            let out = match options.format {
+                terminal::Format::Text => terminal::ambiguous_text(&ambiguous, &shell),
+                terminal::Format::Json => format!("{:#}\n", terminal::ambiguous_json(&ambiguous)),
+            };
+            let _ = stdout.write_all(out.as_bytes());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let response = signpost.call(&tool, args, &session);
+    let out = match options.format {
+        terminal::Format::Text => terminal::text(&response, &named, &shell),
+        terminal::Format::Json => {
+            for n in &named {
+                eprintln!("note: `{}` is {} {}", signpost::clip(&n.name), n.what, n.id);
+            }
+            format!("{:#}\n", terminal::json(&response, &shell))
+        }
+    };
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
+    Ok(if response.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 /// Loads the policy to start with: the file (through every check a swap
@@ -448,10 +558,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let addr = socket_addr("--metrics", addr)?;
             signpost::http::serve_metrics(signpost.clone(), addr, args.token()?, &args.allowed_host).await?;
         }
+        if std::io::stdin().is_terminal() {
+            let program = program_name();
+            eprintln!(
+                "signpost: serving MCP on stdin/stdout and waiting for a client; this is a terminal, not one. \
+                 Connect a client (e.g. `claude mcp add signpost -- {program}`), or ask from a shell: \
+                 `{program} search <words>` (`{program} --help`). Ctrl-D quits."
+            );
+        }
         let session = Session::new(signpost);
-        let service = match stdio_pipes() {
-            Some(pipes) => session.serve(pipes).await?,
-            None => session.serve(rmcp::transport::stdio()).await?,
+        let served = match stdio_pipes() {
+            Some(pipes) => session.serve(pipes).await,
+            None => session.serve(rmcp::transport::stdio()).await,
+        };
+        let service = match served {
+            Ok(service) => service,
+            // Ctrl-D on a terminal, or a client that left before initializing: a quiet end.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("stdin closed before a client initialized; exiting");
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
         };
         tracing::info!("serving MCP on stdio");
         service.waiting().await?;

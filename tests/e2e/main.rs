@@ -20,5 +20,6 @@ mod policy_native;
 mod polyglot;
 mod properties;
 mod sandbox;
+mod terminal;
 mod toolchain;
 mod wat_policy;
