@@ -3,9 +3,10 @@
 //! check` and swap live next to the two Rust policies; and the default
 //! policy component, unchanged, in other WebAssembly hosts (Node.js through
 //! jco, Python through wasmtime-py, and the wasmtime CLI when one is
-//! installed), giving the same answers as in Signpost.
+//! installed), giving the same answers as in Signpost. A Rust policy started
+//! from `cargo component new` builds against the WIT the binary exports.
 //!
-//! The tools come from npm and PyPI through [`crate::toolchain`].
+//! The tools come from npm, PyPI and crates.io through [`crate::toolchain`].
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -21,6 +22,7 @@ use crate::hot_swap::{Scratch, active, read};
 use crate::toolchain;
 
 const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+const CARGO_COMPONENT: &str = "cargo-component@0.21.1";
 const WASMTIME_PY: &str = "wasmtime==50.0.1";
 
 fn repo() -> PathBuf {
@@ -98,6 +100,61 @@ async fn survives_hostile_input(client: &Client, policy: &str) {
     assert_eq!(status["active"]["name"], policy, "{status:#}");
     let counters = &status["counters"];
     assert!(counters["traps"] == 0 && counters["timeouts"] == 0, "{policy} faulted on hostile input: {status:#}");
+}
+
+/// AUTHORING.md's cargo-component path, as a Rust author without a
+/// checkout takes it: the example project (`tests/policies/cargo-component`,
+/// started with `cargo component new --lib`) gets its WIT from `signpost
+/// policy wit`, builds with `cargo component build --release` (wasm32-wasip1
+/// and the WASI adapter, cargo-component's default), passes `policy check`
+/// and its golden cases, and swaps in live.
+#[tokio::test]
+async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
+    let Some(root) = toolchain::require(CARGO_COMPONENT, toolchain::cargo_install("cargo-component", CARGO_COMPONENT))
+    else {
+        return;
+    };
+    let wasip1 = Command::new("rustup").args(["target", "add", "wasm32-wasip1"]).output();
+    assert!(wasip1.as_ref().is_ok_and(|o| o.status.success()), "rustup target add wasm32-wasip1: {wasip1:?}");
+    // A scratch copy: what the author has, and nothing generated.
+    let example = repo().join("tests/policies/cargo-component");
+    let project = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cargo-component-tour");
+    let _ = std::fs::remove_dir_all(&project);
+    std::fs::create_dir_all(project.join("src")).unwrap_or_else(|e| panic!("{e}"));
+    for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs"] {
+        std::fs::copy(example.join(file), project.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    let (ok, out) = run_cli(&["policy".as_ref(), "wit".as_ref(), project.join("wit").as_os_str()]);
+    assert!(ok && out.contains("package signpost:policy@"), "{out}");
+    let build = toolchain::run_ok(
+        Command::new(root.join("bin/cargo-component"))
+            .args(["component", "build", "--release", "--locked"])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", project.join("target")),
+    );
+    let build = build.unwrap_or_else(|e| panic!("{e}"));
+    let log = String::from_utf8_lossy(&build.stderr);
+    assert!(log.contains("Generating bindings for tour"), "bindings come from the exported WIT: {log}");
+    let tour = project.join("target/wasm32-wasip1/release/tour.wasm");
+
+    let report = check(&tour);
+    assert!(report.contains("ok: tour 0.1.0 would be accepted"), "{report}");
+    let (passed, report) = golden(&tour, "tests/policies/cargo-component/cases");
+    assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
+    let (passed, report) = golden(&tour, "hints-component/cases");
+    assert!(!passed, "the tour is not the default policy: {report}");
+
+    let s = Scratch::new("cargo-component-swap");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let ctrl = client.id_of("OrderController").await;
+    s.install(&read(&tour));
+    let status = client.wait_status(Duration::from_secs(60), |st| active(st) == "tour").await;
+    assert_eq!(active(&status), "tour", "{status:#}");
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(r.text.starts_with("[stop] tour: class com.acme.shop.orders.OrderController"), "{}", r.text);
+    assert_eq!(r.hints().len(), 1, "{}", r.text);
+    client.close().await;
 }
 
 /// The "done when" of the authoring work: four policy components, two in
@@ -431,6 +488,71 @@ fn the_python_embedding_recipe_bounds_a_looping_policy() {
     assert_eq!(lines[1]["answer"]["faulted"], "wasm trap: interrupt", "{text}");
     // 100 ms deadline; the loop never ends on its own.
     assert!(lines[1]["seconds"].as_f64().is_some_and(|s| s < 10.0), "{text}");
+}
+
+/// The Python embedding kit (`tests/hosts/python/kit`), installed with pip
+/// from its path as an operator would, runs its own driver: the sanitiser
+/// against every forgery of the chaos policy, the sandbox (deadline, host
+/// waits, memory cap, fresh instances, the coercion rule), and the example
+/// FastMCP server through the MCP Python SDK's client over stdio, with the
+/// default policy (every tool, hints that work when followed) and the
+/// hostile one (a loop answered in time, no forged line reaching the client,
+/// memory capped, serving on after each fault); then the same texts, hints
+/// and errors as Signpost's own host for every chaos trigger.
+#[test]
+fn the_python_embedding_kit_keeps_the_guarantees_in_a_fastmcp_server() {
+    let kit = repo().join("tests/hosts/python/kit");
+    let pyproject = std::fs::read(kit.join("pyproject.toml")).unwrap_or_else(|e| panic!("{e}"));
+    // Its dependencies (and mcp, for the example) once per pyproject.toml ...
+    let deps_name = format!("python-kit-{}", &signpost::policy::sha256_hex(&pyproject)[..12]);
+    let spec = format!("{}[example]", kit.display());
+    let Some(deps) = toolchain::require("signpost-embed's dependencies", toolchain::pip(&deps_name, &[&spec])) else {
+        return;
+    };
+    // ... and the kit itself fresh from its path, built from a copy (a
+    // setuptools build writes into the source tree).
+    let scratch = tempdir_in(Path::new(env!("CARGO_TARGET_TMPDIR")), "python-kit");
+    let (source, installed) = (scratch.join("src"), scratch.join("site"));
+    copy_tree(&kit, &source);
+    toolchain::run_ok(
+        Command::new("python3")
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--target"])
+            .arg(&installed)
+            .arg(&source),
+    )
+    .unwrap_or_else(|e| panic!("pip install ./tests/hosts/python/kit: {e}"));
+    let path = std::env::join_paths([&installed, &deps]).unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new("python3")
+        .arg(kit.join("tests/test_kit.py"))
+        .args(["--default", DEFAULT_POLICY, "--chaos", CHAOS_POLICY, "--signpost", crate::common::BIN])
+        .env("PYTHONPATH", path)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let summary = stdout.lines().rev().find(|l| l.contains(" passed, ")).unwrap_or_default();
+    assert!(out.status.success() && summary.contains(" 0 failed, 0 skipped"), "{stdout}\n{stderr}");
+    let passed: usize = summary.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(passed >= 30, "{summary}");
+    let _ = std::fs::remove_dir_all(scratch);
+}
+
+/// Copies a directory tree (files and directories; no build output).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())).flatten() {
+        let name = entry.file_name();
+        if ["build", "__pycache__"].contains(&name.to_string_lossy().as_ref())
+            || name.to_string_lossy().ends_with(".egg-info")
+        {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        if src.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        }
+    }
 }
 
 /// A fresh directory under `parent` for one test run.

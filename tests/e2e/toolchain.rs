@@ -1,6 +1,6 @@
 //! Tools from other ecosystems that some tests need: Node.js, npm packages
-//! (the MCP conformance suite, jco) and PyPI packages (componentize-py,
-//! wasmtime-py). Each is installed once, by pinned version, under the cargo
+//! (the MCP conformance suite, jco), PyPI packages (componentize-py,
+//! wasmtime-py, the MCP Python SDK) and crates' binaries (cargo-component). Each is installed once, by pinned version, under the cargo
 //! target dir (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs.
 //!
 //! An install goes to a staging directory that is renamed into place when it
@@ -156,8 +156,23 @@ pub fn npm_tools(
     Ok((node, dir))
 }
 
-/// What pip and npm print when the registry cannot be reached.
-const UNREACHABLE: [&str; 9] = [
+/// A crate's binaries installed with `cargo install --locked --root`: the
+/// root (its `bin/` holds them). Builds from source: minutes, once.
+pub fn cargo_install(name: &str, spec: &str) -> Result<PathBuf, String> {
+    install(name, |dir| {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.args(["install", "--locked", "--quiet", "--root"]).arg(dir).arg(spec);
+        // Its own build directory: not the suite's, which this test binary came from.
+        cmd.env("CARGO_TARGET_DIR", tools_dir().join(format!(".{name}.build")));
+        let done = run_ok(&mut cmd).map(drop);
+        let _ = std::fs::remove_dir_all(tools_dir().join(format!(".{name}.build")));
+        done
+    })
+}
+
+/// What pip, npm and cargo print when the registry cannot be reached.
+const UNREACHABLE: [&str; 11] = [
     "NewConnectionError",
     "Network is unreachable",
     "Temporary failure in name resolution",
@@ -167,6 +182,8 @@ const UNREACHABLE: [&str; 9] = [
     "ETIMEDOUT",
     "EAI_AGAIN",
     "ENETUNREACH",
+    "failed to query replaced source registry",
+    "Could not resolve host",
 ];
 
 /// The tool, or `None` after explaining why the test is skipped. A test is
