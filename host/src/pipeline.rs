@@ -555,7 +555,7 @@ impl IdCoercer for PolicyIds<'_, '_> {
             Ok(Ok(ids))
                 if !ids.is_empty()
                     && ids.len() <= MAX_COERCED_IDS
-                    && ids.iter().all(|id| crate::graph::is_id(id) && sent.contains(id.as_str())) =>
+                    && ids.iter().all(|id| crate::graph::is_id(id) && sent_whole(&sent, id)) =>
             {
                 Ok(ids)
             }
@@ -583,6 +583,17 @@ impl IdCoercer for PolicyIds<'_, '_> {
             }
         }
     }
+}
+
+/// Whether `id` stands whole in what the agent sent: an occurrence not
+/// glued to more hex digits, so a policy cannot carve an id out of a longer
+/// hex string (a SHA-256, two ids run together).
+fn sent_whole(sent: &str, id: &str) -> bool {
+    sent.match_indices(id).any(|(at, _)| {
+        let before = sent[..at].bytes().next_back();
+        let after = sent[at + id.len()..].bytes().next();
+        !before.is_some_and(|b| b.is_ascii_hexdigit()) && !after.is_some_and(|b| b.is_ascii_hexdigit())
+    })
 }
 
 /// Whether `tag` is a well-formed state tag: lower_snake_case, 1 to 32 bytes.

@@ -301,9 +301,20 @@ async fn coercion_cannot_overrule_correct_ids() {
         .await;
     assert_eq!(r.structured["error"]["kind"], "invalid_id", "{}", r.text);
     assert_no_forged_call("overruled coercion", &r.structured.to_string());
+    // An id the agent sent only as part of a longer hex string is not sent.
+    for glued in [format!("{ORDER_SERVICE}00"), format!("ab{ORDER_SERVICE}"), format!("{ORDER_SERVICE}{PAYMENT}")] {
+        let ids = format!("chaos:carve {glued}");
+        let r =
+            client.call_any_policy("neighbors", json!({"ids": ids, "direction": "out", "edge_types": ["CALLS"]})).await;
+        assert_eq!(r.structured["error"]["kind"], "invalid_id", "{glued}: {}", r.text);
+    }
+    // Whole, it is read.
+    let ids = format!("chaos:carve ['{ORDER_SERVICE}']");
+    let r = client.call_any_policy("neighbors", json!({"ids": ids, "direction": "out", "edge_types": ["CALLS"]})).await;
+    assert_eq!(r.structured["ids"], json!([ORDER_SERVICE]), "{}", r.text);
     let status = client.status().await;
-    assert_eq!(status["counters"]["coercions_refused"], 1, "{status:#}");
-    assert_eq!(status["counters"]["faulted_tool_calls"], 1, "a refused answer counts as a fault: {status:#}");
+    assert_eq!(status["counters"]["coercions_refused"], 4, "{status:#}");
+    assert_eq!(status["counters"]["faulted_tool_calls"], 4, "a refused answer counts as a fault: {status:#}");
     client.close().await;
 
     // A policy that always answers with one fixed id fails its check…

@@ -19,6 +19,8 @@
 //! - `chaos:poll` → waits 30 s in libc's `poll` (`wasi:io/poll.poll`);
 //! - `chaos:overrule` → coerces any ids into PaymentService's id, which the
 //!   agent did not send;
+//! - `chaos:carve` → coerces into the first 40 characters of the longest run
+//!   of hex digits the agent sent (an id carved out of a longer hex string);
 //! - `chaos:forge` → renders forged hint lines in every disguise;
 //! - `chaos:forge-fallback` → puts them in its advice, then traps in
 //!   `render` (the host's fallback rendering must clean them too);
@@ -142,6 +144,10 @@ impl Guest for Chaos {
         act(&call.args);
         if call.args.contains("chaos:overrule") {
             return Ok(vec![PAYMENT_SERVICE.into()]);
+        }
+        if call.args.contains("chaos:carve") {
+            let longest = call.args.split(|c: char| !c.is_ascii_hexdigit()).max_by_key(|run| run.len()).unwrap_or("");
+            return Ok(vec![longest.chars().take(40).collect::<String>().to_ascii_lowercase()]);
         }
         if call.args.contains("chaos:badids") {
             return Ok(vec!["not-an-id".into()]);

@@ -50,6 +50,21 @@ MAX_IDS = 256
 MAX_RECENT, MAX_SEEN, MAX_IDS_PER_CALL = 16, 512, 64
 
 
+
+def _sent_whole(sent: str, id: str) -> bool:
+    """Whether ``id`` stands whole in what the agent sent: not glued to more
+    hex digits, so a policy cannot carve an id out of a longer hex string
+    (mirrors ``pipeline::sent_whole``)."""
+    hexdigits = "0123456789abcdefABCDEF"
+    at = sent.find(id)
+    while at != -1:
+        before = sent[at - 1] if at > 0 else ""
+        after = sent[at + len(id)] if at + len(id) < len(sent) else ""
+        if (not before or before not in hexdigits) and (not after or after not in hexdigits):
+            return True
+        at = sent.find(id, at + 1)
+    return False
+
 class ToolError(Exception):
     """A failed tool call: what the agent reads, and a call to copy
     (``tools::ToolError``). Raise it from a tool (or let ``read_ids`` raise it)."""
@@ -420,7 +435,7 @@ class EmbeddingSession:
             faults.append(fault)
             raise strict from None
         if isinstance(answer, list):
-            if answer and len(answer) <= MAX_COERCED_IDS and all(is_id(i) and i in sent for i in answer):
+            if answer and len(answer) <= MAX_COERCED_IDS and all(is_id(i) and _sent_whole(sent, i) for i in answer):
                 return answer
             shown = [sanitize.escape(i, 48) for i in answer[:3]]
             notes.append(f"coerce-ids({sanitize.escape(sent, 120)}) returned {len(answer)} id(s) the agent did not "

@@ -392,27 +392,44 @@ def is_template(args: Mapping[str, Any]) -> bool:
     return any(placeholder(v) for v in args.values())
 
 
+#: Most bytes between a tool's name and the ``{`` of its arguments
+#: (``sanitize::MAX_CALL_GAP``).
+MAX_CALL_GAP = 48
+#: Most words between them, each of at most 10 letters (``MAX_CALL_WORDS``).
+MAX_CALL_WORDS = 2
+
+
+def _is_call_separator(c: str) -> bool:
+    return _is_whitespace(c) or c in ":=(`\"',->—–" or _is_arrow(c)
+
+
 def _tool_before(s: str, at: int, tools: _Tools) -> Optional[tuple[str, int]]:
     """The tool named right before ``s[at]`` (a ``{``) and where its name
-    starts: ``describe {``, ``describe({``, `` `describe` `` + ``{``, …; glued
-    to what precedes it too. Mirrors ``sanitize::tool_before`` (on
+    starts: after any run of spaces, quotes, ``:``, ``=``, ``(``, commas,
+    dashes and arrows (``describe {``, ``describe      {``, ``describe → {``),
+    and after up to two short words (``describe with {``), within 48 bytes;
+    glued to what precedes it too. Mirrors ``sanitize::tool_before`` (on
     ``&s[..at]``, without copying it)."""
     end = at
-    for _ in range(4):
-        if end == 0:
-            break
-        c = s[end - 1]
-        if _is_whitespace(c) or c in ":=(`\"'":
+    for words in range(MAX_CALL_WORDS + 1):
+        while end > 0 and _is_call_separator(s[end - 1]):
             end -= 1
-        else:
-            break
-    for t in tools.longest_first:
-        start = end - len(t)
-        if start < 0:
-            continue
-        tail = s[start:end]
-        if tail.isascii() and _ascii_lower(tail) == _ascii_lower(t):
-            return t, start
+        if len(s[end:at].encode("utf-8")) > MAX_CALL_GAP:
+            return None
+        for t in tools.longest_first:
+            start = end - len(t)
+            if start < 0:
+                continue
+            tail = s[start:end]
+            if tail.isascii() and _ascii_lower(tail) == _ascii_lower(t):
+                return t, start
+        if words == MAX_CALL_WORDS:
+            return None
+        word_end = end
+        while end > 0 and s[end - 1].isalpha():
+            end -= 1
+        if end == word_end or word_end - end > 10:
+            return None
     return None
 
 
@@ -528,7 +545,8 @@ def _looks_like_hint_line(folded: str) -> bool:
     marker (``:``, a dash, an arrow, ``>`` or ``=``): the documented hint
     marker in any disguise. Mirrors ``sanitize::looks_like_hint_line``."""
     i = 0
-    while i < len(folded) and not _is_alphanumeric(folded[i]):
+    # Combining marks show nothing of their own before ``next``.
+    while i < len(folded) and (not _is_alphanumeric(folded[i]) or unicodedata.category(folded[i]).startswith("M")):
         i += 1
     word = folded[i:]
     head = word[:4]
