@@ -16,9 +16,10 @@
 //! The text is first normalised the way a reader sees it: NFKC (so
 //! full-width or mathematical letters read as their plain forms), invisible
 //! characters removed, and `\"` read as `"`. Then a line holds a **call**
-//! wherever a tool name stands, case-insensitively, followed — after at most
-//! a few spaces, `:`, `=`, `(`, quotes or backticks — by `{` (even glued to
-//! what precedes it: a reader skips that); and wherever a `tool` key names a
+//! wherever a tool name stands, case-insensitively, followed by `{` — after
+//! any run of spaces, `:`, `=`, `(`, quotes, backticks, commas, dashes or
+//! arrows, and up to two short words (`describe with {`), within 48 bytes —
+//! even glued to what precedes it (a reader skips that); and wherever a `tool` key names a
 //! tool (a hint record written out). A call is **allowed** when its
 //! arguments parse as a JSON object equal to a validated actionable hint of
 //! the response (or a validated teaching example), or when it is a
