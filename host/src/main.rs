@@ -665,10 +665,17 @@ fn canary_signals(signpost: Arc<Signpost>) -> anyhow::Result<()> {
 #[cfg(unix)]
 fn stdio_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
     use std::os::fd::AsFd;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let file = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
     let (input, output) = (file(std::io::stdin().as_fd())?, file(std::io::stdout().as_fd())?);
-    let (out_meta, err_meta) = (output.metadata().ok()?, std::fs::metadata("/dev/stderr").ok());
+    let (in_meta, out_meta) = (input.metadata().ok()?, output.metadata().ok()?);
+    // Both, or neither: making one non-blocking and then falling back to
+    // tokio's blocking stdio would leave it failing every read with EAGAIN
+    // (`signpost < pipe > file`).
+    if !in_meta.file_type().is_fifo() || !out_meta.file_type().is_fifo() {
+        return None;
+    }
+    let err_meta = std::fs::metadata("/dev/stderr").ok();
     if err_meta.is_some_and(|e| e.dev() == out_meta.dev() && e.ino() == out_meta.ino()) {
         return None;
     }

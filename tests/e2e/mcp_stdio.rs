@@ -183,3 +183,41 @@ async fn prerequisites_suggest_but_never_block() {
     let r = client.call("describe", json!({"id": ctrl})).await;
     assert!(!r.text.contains("not seen in this session"), "{}", r.text);
 }
+
+/// stdin a pipe that is quiet for a while, stdout a file (`signpost < pipe
+/// > answers.jsonl`): the server waits for input instead of failing a read.
+#[test]
+fn serves_a_slow_pipe_into_a_file() {
+    use std::io::Write;
+    let out = std::env::temp_dir().join(format!("signpost-stdio-file-{}.jsonl", std::process::id()));
+    let file = std::fs::File::create(&out).unwrap_or_else(|e| panic!("{e}"));
+    let mut child = std::process::Command::new(crate::common::BIN)
+        .env("RUST_LOG", "error")
+        .stdin(std::process::Stdio::piped())
+        .stdout(file)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pipe", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    for line in lines {
+        // Quiet before each line: every read first finds the pipe empty.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        writeln!(stdin, "{line}").unwrap_or_else(|e| panic!("the server stopped reading: {e}"));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(stdin);
+    let done = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    let answers = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    assert!(done.status.success() && !stderr.contains("temporarily unavailable"), "{stderr}");
+    let listed = answers.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).find(|v| v["id"] == 2);
+    let tools = listed.as_ref().and_then(|v| v["result"]["tools"].as_array()).map(Vec::len);
+    assert_eq!(tools, Some(5), "{answers}\n{stderr}");
+}
