@@ -447,7 +447,7 @@ fn query(mut query: Query, top: &ServeArgs) -> anyhow::Result<ExitCode> {
     if options.policy.is_none() {
         options.policy.clone_from(&top.policy);
     }
-    let options = query.options().clone();
+    let options = options.clone();
     let usage = |e: &dyn std::fmt::Display| {
         eprintln!("signpost: {e}");
         Ok(ExitCode::from(2))

@@ -223,19 +223,7 @@ impl Page {
 }
 
 impl Query {
-    /// The command's options.
-    pub fn options(&self) -> &QueryOptions {
-        match self {
-            Query::Resolve { options, .. }
-            | Query::Describe { options, .. }
-            | Query::Find { options, .. }
-            | Query::Search { options, .. }
-            | Query::Neighbors { options, .. }
-            | Query::Call { options, .. } => options,
-        }
-    }
-
-    /// The command's options, to fill in.
+    /// The command's options, to read or fill in.
     pub fn options_mut(&mut self) -> &mut QueryOptions {
         match self {
             Query::Resolve { options, .. }
@@ -654,9 +642,9 @@ mod tests {
     fn parse_back(command: &str) -> (String, Map<String, Value>, QueryOptions) {
         let words = shlex::split(command).expect("a shell command line");
         assert_eq!(words[0], "/opt/sign post/signpost");
-        let cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{command}: {e}"));
+        let mut cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{command}: {e}"));
         let (tool, args) = cli.query.to_call().expect("a call");
-        (tool, args, cli.query.options().clone())
+        (tool, args, cli.query.options_mut().clone())
     }
 
     fn obj(v: Value) -> Map<String, Value> {
