@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::Subcommand;
 use rmcp::ServiceExt;
 use signpost::graphs::LiveGraph;
 use signpost::pipeline::Signpost;
@@ -43,7 +43,7 @@ Examples:
 
 Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --graph /abs/path/index.scip";
 
-#[derive(Parser)]
+#[derive(clap::Parser)]
 #[command(version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
@@ -388,7 +388,8 @@ fn socket_addr(flag: &str, addr: &str) -> anyhow::Result<std::net::SocketAddr> {
 
 fn main() -> ExitCode {
     // stdout is the MCP channel: every log line goes to stderr.
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Serving logs what it does; the one-shot commands print a report, and
     // log only warnings unless RUST_LOG asks for more.
     let one_shot = matches!(
@@ -416,29 +417,48 @@ fn main() -> ExitCode {
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
-        Some(Command::Query(q)) => query(q, &cli.serve),
+        Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
         Some(Command::Serve(args)) => serve(*args),
         None => serve(cli.serve),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("signpost: {e:#}");
+            say(&format!("signpost: {e:#}"));
             ExitCode::FAILURE
         }
     }
 }
 
 /// How this program was invoked (argv 0), to suggest commands that run as
-/// they are.
+/// they are (`signpost` when that is not printable UTF-8).
 fn program_name() -> String {
-    std::env::args_os().next().map_or_else(|| "signpost".to_owned(), |p| p.to_string_lossy().into_owned())
+    let argv0 = std::env::args_os().next().and_then(|p| p.into_string().ok());
+    argv0.filter(|p| !p.is_empty() && !p.chars().any(char::is_control)).unwrap_or_else(|| "signpost".to_owned())
+}
+
+/// A line on stderr; a closed stderr is not worth a panic.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The top-level flags given on the command line that only serving reads.
+fn serve_only_flags(matches: &clap::ArgMatches) -> Vec<String> {
+    const FOR_QUERIES: [&str; 4] = ["graph", "policy", "cache_dir", "no_cache"];
+    let command = <Cli as clap::CommandFactory>::command();
+    command
+        .get_arguments()
+        .filter_map(|arg| arg.get_long().map(|long| (arg.get_id().as_str(), long)))
+        .filter(|(id, _)| !FOR_QUERIES.contains(id))
+        .filter(|(id, _)| matches!(matches.value_source(id), Some(clap::parser::ValueSource::CommandLine)))
+        .map(|(_, long)| format!("--{long}"))
+        .collect()
 }
 
 /// A tool command: one call through the same pipeline as MCP, printed as
 /// text or JSON. Exit 0 on a result, 1 on a tool error (or a name that
 /// names several symbols), 2 when the command cannot run as given.
-fn query(mut query: Query, top: &ServeArgs) -> anyhow::Result<ExitCode> {
+fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Result<ExitCode> {
     // `signpost --graph g describe X` and `signpost describe X --graph g` alike.
     let options = query.options_mut();
     if options.graph.is_empty() {
@@ -449,9 +469,20 @@ fn query(mut query: Query, top: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let options = options.clone();
     let usage = |e: &dyn std::fmt::Display| {
-        eprintln!("signpost: {e}");
+        say(&format!("signpost: {e}"));
         Ok(ExitCode::from(2))
     };
+    if let Some(flag) = serve_only.first() {
+        return usage(&format!("{flag} is for serving; a tool command takes --graph and --policy (see --help)"));
+    }
+    let paths = options.graph.iter().chain(&options.policy);
+    if let Some(path) = paths.clone().find(|p| p.to_str().is_none_or(|p| p.chars().any(char::is_control))) {
+        let path = path.to_string_lossy();
+        return usage(&format!(
+            "`{}`: a tool command needs printable UTF-8 paths (to suggest commands)",
+            signpost::clip(&path)
+        ));
+    }
     let (tool, mut args) = match query.to_call() {
         Ok(call) => call,
         Err(e) => return usage(&e),
@@ -474,26 +505,27 @@ fn query(mut query: Query, top: &ServeArgs) -> anyhow::Result<ExitCode> {
         let response = signpost.call("resolve", args, &session);
         (!response.is_error).then_some(response.structured)
     };
-    let named = match terminal::resolve_names(&tool, &mut args, resolve) {
+    // `call` sends its arguments as they are; the tool commands read names.
+    let named = if matches!(query, Query::Call { .. }) {
+        Ok(Vec::new())
+    } else {
+        terminal::resolve_names(&tool, &mut args, resolve)
+    };
+    let named = match named {
         Ok(named) => named,
         Err(ambiguous) => {
             let out = match options.format {
                 terminal::Format::Text => terminal::ambiguous_text(&ambiguous, &shell),
-                terminal::Format::Json => format!("{:#}\n", terminal::ambiguous_json(&ambiguous)),
+                terminal::Format::Json => terminal::json_text(&terminal::ambiguous_json(&ambiguous, &shell)),
             };
-            let _ = stdout.write_all(out.as_bytes());
+            let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
             return Ok(ExitCode::FAILURE);
         }
     };
     let response = signpost.call(&tool, args, &session);
     let out = match options.format {
         terminal::Format::Text => terminal::text(&response, &named, &shell),
-        terminal::Format::Json => {
-            for n in &named {
-                eprintln!("note: `{}` is {} {}", signpost::clip(&n.name), n.what, n.id);
-            }
-            format!("{:#}\n", terminal::json(&response, &shell))
-        }
+        terminal::Format::Json => terminal::json_text(&terminal::json(&response, &named, &shell)),
     };
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
@@ -560,11 +592,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         if std::io::stdin().is_terminal() {
             let program = program_name();
-            eprintln!(
+            let mut serve = vec![program.clone()];
+            for g in &args.graph {
+                serve.extend(["--graph".to_owned(), g.display().to_string()]);
+            }
+            if let Some(p) = &args.policy {
+                serve.extend(["--policy".to_owned(), p.display().to_string()]);
+            }
+            let serve = shlex::try_join(serve.iter().map(String::as_str)).unwrap_or(program.clone());
+            let program = shlex::try_quote(&program).map(|p| p.into_owned()).unwrap_or(program);
+            say(&format!(
                 "signpost: serving MCP on stdin/stdout and waiting for a client; this is a terminal, not one. \
-                 Connect a client (e.g. `claude mcp add signpost -- {program}`), or ask from a shell: \
+                 Connect a client (e.g. `claude mcp add signpost -- {serve}`), or ask from a shell: \
                  `{program} search <words>` (`{program} --help`). Ctrl-D quits."
-            );
+            ));
         }
         let session = Session::new(signpost);
         let served = match stdio_pipes() {

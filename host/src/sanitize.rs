@@ -259,29 +259,10 @@ pub fn has_call(s: &str) -> bool {
     calls_in(&fold(s)).is_none_or(|calls| !calls.is_empty())
 }
 
-/// The calls written as `tool {JSON}` in one line of an agent's text
-/// (already through [`agent_text`]), with the byte range each spans: tool
-/// name to closing brace. Empty when the line does not read as it is
-/// written (its normalised form differs, so no range is exact) or cannot be
-/// analysed within bounds. The terminal face rewrites these as commands.
-pub fn written_calls(l: &str) -> Vec<(std::ops::Range<usize>, String, Map<String, Value>)> {
-    if fold(l) != l {
-        return Vec::new();
-    }
-    let Some(found) = calls_in(l) else { return Vec::new() };
-    let mut calls: Vec<(std::ops::Range<usize>, String, Map<String, Value>)> = Vec::new();
-    for f in found {
-        // A named call comes first with its range; the records inside its
-        // JSON follow with the same range, which is not theirs.
-        let (Some(span), Some((tool, args))) = (f.span, f.call) else { continue };
-        if calls.last().is_some_and(|(last, ..)| last.start == span.start) {
-            continue;
-        }
-        if l.get(span.clone()).and_then(|s| s.get(..tool.len())).is_some_and(|s| s.eq_ignore_ascii_case(&tool)) {
-            calls.push((span, tool, args));
-        }
-    }
-    calls
+/// Whether a line of an agent's text reads as a hint line (`→ next: …`
+/// in any disguise): the terminal shows the response's hints in their place.
+pub fn is_hint_line(l: &str) -> bool {
+    looks_like_hint_line(&fold(l))
 }
 
 /// The form a reader sees: NFKC, invisible characters removed, `\"` as `"`.

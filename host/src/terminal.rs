@@ -3,11 +3,12 @@
 //!
 //! A command runs the same pipeline as an MCP call (same graph, same
 //! policy, same validation and sanitising) and prints the same answer:
-//! the policy's text, with every call it shows that is a validated hint
-//! rewritten as the command line that makes it ([`Shell::command`]), so a
-//! `→ next:` line can be copied to a shell as it is; or, with
-//! `--format json`, the structured result with its hints, each actionable
-//! one with its `command`. [`Query`] is the command line, [`Shell`] the way
+//! the policy's text, with its hint lines replaced by the response's
+//! actionable hints, each as `→ next: <command>` ([`Shell::command`]) on a
+//! line that holds nothing else, so it can be pasted into a shell as it
+//! is; or, with `--format json`, the structured result with its hints, each
+//! actionable one with its `command`. Nothing the policy or the graph wrote
+//! reaches the terminal unescaped, or into a command unquoted. [`Query`] is the command line, [`Shell`] the way
 //! back from a call to a command line; the two agree (a unit test parses
 //! every rendering back).
 //!
@@ -24,7 +25,7 @@ use serde_json::{Map, Value, json};
 use crate::graph::parse_id;
 use crate::pipeline::Response;
 use crate::sanitize;
-use crate::tools;
+use crate::tools::{self, HintOut};
 
 /// How a command prints its answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -39,7 +40,8 @@ pub enum Format {
 /// When to colour text output.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Color {
-    /// When stdout is a terminal and neither `NO_COLOR` nor `CLICOLOR=0` is set.
+    /// When stdout is a terminal and neither `NO_COLOR` nor `CLICOLOR=0` is
+    /// set, or when `CLICOLOR_FORCE` is.
     #[default]
     Auto,
     /// Always.
@@ -348,9 +350,14 @@ impl Shell {
     /// shell: the tool's own command when its arguments fit it, else
     /// `signpost call TOOL 'JSON'`. Parsing it back gives the same call.
     pub fn command(&self, tool: &str, args: &Map<String, Value>) -> String {
-        let (positional, flags) = tool_words(tool, args)
-            .unwrap_or_else(|| (vec![tool.to_owned(), Value::Object(args.clone()).to_string()], Vec::new()));
-        let command = if tool_words(tool, args).is_some() { tool } else { "call" };
+        // Arguments a terminal would not show as they are (line breaks,
+        // bidi controls, invisible characters) go as JSON with those
+        // characters escaped: the command reads as it runs.
+        let fits = (!args.values().any(has_hidden)).then(|| tool_words(tool, args)).flatten();
+        let (command, positional, flags) = match fits {
+            Some((positional, flags)) => (tool, positional, flags),
+            None => ("call", vec![tool.to_owned(), visible_json(args)], Vec::new()),
+        };
         let mut words = vec![self.program.as_str(), command];
         // A positional that starts with `-` would read as an option: after `--`.
         let dashed = positional.iter().any(|p| p.starts_with('-'));
@@ -367,6 +374,51 @@ impl Shell {
     }
 }
 
+/// Whether a character would not show as itself on a terminal line.
+fn hidden(c: char) -> bool {
+    c.is_control() || sanitize::is_invisible(c) || sanitize::is_line_break(c) || (c.is_whitespace() && c != ' ')
+}
+
+/// Whether a JSON value holds a string with a [`hidden`] character.
+fn has_hidden(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.chars().any(hidden),
+        Value::Array(items) => items.iter().any(has_hidden),
+        Value::Object(map) => map.iter().any(|(k, v)| k.chars().any(hidden) || has_hidden(v)),
+        _ => false,
+    }
+}
+
+/// Compact JSON with every [`hidden`] character written as a `\u` escape.
+fn visible_json(args: &Map<String, Value>) -> String {
+    escape_hidden(&Value::Object(args.clone()).to_string())
+}
+
+/// JSON as serde_json wrote it, with every [`hidden`] character but the
+/// line breaks of its own layout written as a `\u` escape: serde_json
+/// escapes control characters in strings but not bidi controls, invisible
+/// characters or U+2028, which a terminal would act on. They can only stand
+/// inside strings, where JSON allows the escape.
+fn escape_hidden(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if hidden(c) && c != '\n' {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A JSON answer for stdout: pretty, with nothing a terminal would act on.
+pub fn json_text(v: &Value) -> String {
+    escape_hidden(&format!("{v:#}\n"))
+}
+
 /// `--flag value`, or `--flag=-value`: a value that starts with `-` would
 /// read as an option.
 fn option(words: &mut Vec<String>, flag: &str, value: String) {
@@ -377,11 +429,11 @@ fn option(words: &mut Vec<String>, flag: &str, value: String) {
     }
 }
 
-/// A word for a POSIX shell (single quotes where needed).
+/// A word for a POSIX shell (single quotes where needed). Only a NUL
+/// cannot be quoted, and no word holds one: a string holding one is
+/// [`hidden`] and goes as escaped JSON.
 fn quote(word: &str) -> Cow<'_, str> {
-    // Only a NUL cannot be quoted; no argument holds one (it is not valid
-    // in a command line either), so show it escaped rather than fail.
-    shlex::try_quote(word).unwrap_or_else(|_| Cow::Owned(format!("'{}'", word.replace('\0', "\\0"))))
+    shlex::try_quote(word).unwrap_or(Cow::Borrowed("''"))
 }
 
 /// `tool`'s arguments as its command's positional words and options,
@@ -424,14 +476,14 @@ fn tool_words(tool: &str, args: &Map<String, Value>) -> Option<(Vec<String>, Vec
 }
 
 /// A name given where an id belongs, and the id it names.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Named {
     /// What was typed.
     pub name: String,
     /// The symbol's id.
     pub id: String,
-    /// Its kind and qualified name.
-    pub what: String,
+    /// The symbol: its kind and qualified name.
+    pub symbol: String,
 }
 
 /// A name that names several symbols: the candidates, best first.
@@ -464,17 +516,19 @@ pub fn resolve_names(
         if parse_id(s).is_some() || s.trim().is_empty() {
             return Ok(());
         }
-        let Some(result) = resolve(s) else { return Ok(()) };
-        let candidates = result["candidates"].as_array().cloned().unwrap_or_default();
-        match result["status"].as_str() {
-            Some("one") => {
-                let c = &candidates[0];
-                let id = c["id"].as_str().unwrap_or_default().to_owned();
-                let what = format!("{} {}", c["kind"].as_str().unwrap_or("?"), c["fqn"].as_str().unwrap_or("?"));
-                named.push(Named { name: std::mem::replace(s, id.clone()), id, what });
+        let Some(mut result) = resolve(s) else { return Ok(()) };
+        let candidates = match result.get_mut("candidates") {
+            Some(Value::Array(c)) => std::mem::take(c),
+            _ => Vec::new(),
+        };
+        match (result["status"].as_str(), candidates.first()) {
+            (Some("one"), Some(c)) => {
+                let Some(id) = c["id"].as_str().map(str::to_owned) else { return Ok(()) };
+                let symbol = format!("{} {}", c["kind"].as_str().unwrap_or("?"), c["fqn"].as_str().unwrap_or("?"));
+                named.push(Named { name: std::mem::replace(s, id.clone()), id, symbol });
                 Ok(())
             }
-            Some("many") => Err(Ambiguous { name: s.clone(), candidates }),
+            (Some("many"), _) => Err(Ambiguous { name: s.clone(), candidates }),
             _ => Ok(()),
         }
     };
@@ -500,6 +554,7 @@ const TAG_ERROR: Style = AnsiColor::Red.on_default().bold();
 const SUMMARY: Style = Style::new().bold();
 const NEXT: Style = AnsiColor::Cyan.on_default().bold();
 const COMMAND: Style = AnsiColor::Cyan.on_default();
+const ID: Style = AnsiColor::Blue.on_default();
 const ASK: Style = AnsiColor::Magenta.on_default().bold();
 const QUIET: Style = Style::new().dimmed();
 
@@ -507,15 +562,36 @@ fn paint(style: Style, s: &str) -> String {
     format!("{style}{s}{style:#}")
 }
 
+/// Graph-derived text (a name, a qualified name, a path) for one terminal
+/// line: nothing that moves the cursor, starts a line or hides.
+fn shown(s: &str) -> String {
+    sanitize::escape(s, 200)
+}
+
+/// The line that says what a name was read as.
+pub fn note(n: &Named) -> String {
+    format!("note: `{}` is {} {}", shown(&n.name), shown(&n.symbol), n.id)
+}
+
+/// A hint for the terminal: `→ next: <command>` on a line of its own (the
+/// line after the arrow is the whole command, nothing the policy wrote),
+/// then its reason, indented.
+fn hint_block(command: &str, reason: &str) -> String {
+    let reason = sanitize::line(reason, crate::validate::MAX_REASON);
+    format!("{} {}\n  {}\n", paint(NEXT, "→ next:"), paint(COMMAND, command), paint(QUIET, &format!("— {reason}")))
+}
+
 /// The answer as text, with ANSI styles (the stream strips them when
-/// colour is off): the policy's text, each validated call in it rewritten
-/// as a command, the state tag coloured by outcome, `→ next:` hints and
-/// `? ask user:` lines highlighted, and first what names were read as.
+/// colour is off): first what names were read as; then the policy's text,
+/// the state tag coloured by outcome, the summary bold, ids in details
+/// coloured, `? ask user:` highlighted; the policy's own hint lines
+/// replaced by the response's actionable hints, each as the command that
+/// makes it (where the policy put its first hint line, else before the
+/// ask-user line or at the end).
 pub fn text(response: &Response, named: &[Named], shell: &Shell) -> String {
     let mut out = String::new();
     for n in named {
-        let line = format!("note: `{}` is {} {}", sanitize::line(&n.name, 80), n.what, n.id);
-        out.push_str(&paint(QUIET, &line));
+        out.push_str(&paint(QUIET, &note(n)));
         out.push('\n');
     }
     let tag_style = if response.is_error {
@@ -525,106 +601,124 @@ pub fn text(response: &Response, named: &[Named], shell: &Shell) -> String {
     } else {
         TAG_OK
     };
+    let mut hints: String = response
+        .hints
+        .iter()
+        .filter(|h| h.actionable)
+        .map(|h| hint_block(&shell.command(&h.tool, &h.args), &h.reason))
+        .collect();
     for (i, line) in response.text.lines().enumerate() {
-        let line = commands_in(line, response, shell);
-        let line = match line.strip_prefix('[').and_then(|rest| rest.split_once(']')) {
-            Some((tag, rest)) if i == 0 => format!("{}{}", paint(tag_style, &format!("[{tag}]")), paint(SUMMARY, rest)),
-            _ if line.starts_with("? ask user:") => paint(ASK, &line),
-            _ if line.starts_with("note:") => paint(QUIET, &line),
-            _ => match line.strip_prefix("→ next:") {
-                Some(rest) => format!("{}{rest}", paint(NEXT, "→ next:")),
-                None => line.into_owned(),
-            },
-        };
-        out.push_str(&line);
+        if sanitize::is_hint_line(line) {
+            out.push_str(&std::mem::take(&mut hints));
+            continue;
+        }
+        if line.starts_with("? ask user:") {
+            out.push_str(&std::mem::take(&mut hints));
+            out.push_str(&paint(ASK, line));
+        } else if line.starts_with("note:") {
+            out.push_str(&paint(QUIET, line));
+        } else if let Some((tag, rest)) = line.strip_prefix('[').and_then(|r| r.split_once(']')).filter(|_| i == 0) {
+            out.push_str(&paint(tag_style, &format!("[{tag}]")));
+            out.push_str(&paint(SUMMARY, rest));
+        } else {
+            out.push_str(&ids_painted(line));
+        }
         out.push('\n');
     }
+    out.push_str(&hints);
     out
 }
 
-/// A text line with each call that is an actionable hint of the response
-/// (or a template to adapt) written as its command; on a hint line, the
-/// ` — reason` after a command becomes a shell comment, so the line after
-/// `→ next: ` runs as it is.
-fn commands_in<'a>(line: &'a str, response: &Response, shell: &Shell) -> Cow<'a, str> {
-    let calls = sanitize::written_calls(line);
-    let shown: Vec<_> = calls
-        .into_iter()
-        .filter(|(_, tool, args)| {
-            sanitize::is_template(args)
-                || response.hints.iter().any(|h| h.actionable && h.tool == *tool && h.args == *args)
-        })
-        .collect();
-    if shown.is_empty() {
-        return Cow::Borrowed(line);
-    }
-    let mut out = String::with_capacity(line.len() * 2);
-    let mut at = 0;
-    for (span, tool, args) in shown {
-        if span.start < at {
-            continue;
+/// A line with its 40-hex ids coloured.
+fn ids_painted(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut rest = line;
+    while let Some(at) = rest.find(|c: char| c.is_ascii_hexdigit()) {
+        let run = rest[at..].find(|c: char| !c.is_ascii_hexdigit()).map_or(rest.len(), |n| at + n);
+        out.push_str(&rest[..at]);
+        let word = &rest[at..run];
+        // A whole word of 40 hex digits, not part of a longer word.
+        let whole = !rest[..at].ends_with(|c: char| c.is_alphanumeric())
+            && !rest[run..].starts_with(|c: char| c.is_alphanumeric());
+        if word.len() == 40 && whole {
+            out.push_str(&paint(ID, word));
+        } else {
+            out.push_str(word);
         }
-        out.push_str(&line[at..span.start]);
-        out.push_str(&paint(COMMAND, &shell.command(&tool, &args)));
-        at = span.end;
+        rest = &rest[run..];
     }
-    let rest = &line[at..];
-    match rest.strip_prefix(" — ") {
-        Some(reason) if line.starts_with("→ next:") => {
-            out.push_str("  ");
-            out.push_str(&paint(QUIET, &format!("# {reason}")));
-        }
-        _ => out.push_str(rest),
-    }
-    Cow::Owned(out)
+    out.push_str(rest);
+    out
 }
 
 /// The answer as JSON: the structured result, each actionable hint with
-/// the `command` that makes it.
-pub fn json(response: &Response, shell: &Shell) -> Value {
+/// the `command` that makes it, and the names read as ids.
+pub fn json(response: &Response, named: &[Named], shell: &Shell) -> Value {
     let mut structured = response.structured.clone();
-    if let Some(Value::Array(hints)) = structured.get_mut("hints") {
-        for (hint, out) in hints.iter_mut().zip(&response.hints) {
-            if let (Value::Object(hint), true) = (hint, out.actionable) {
-                hint.insert("command".into(), json!(shell.command(&out.tool, &out.args)));
-            }
+    if let Value::Object(map) = &mut structured {
+        map.insert("hints".into(), hints_json(&response.hints, shell));
+        if !named.is_empty() {
+            map.insert("resolved_names".into(), json!(named));
         }
     }
     structured
 }
 
+fn hints_json(hints: &[HintOut], shell: &Shell) -> Value {
+    let hints = hints.iter().map(|h| {
+        let mut v = json!(h);
+        if h.actionable {
+            v["command"] = json!(shell.command(&h.tool, &h.args));
+        }
+        v
+    });
+    Value::Array(hints.collect())
+}
+
+/// A name that names several symbols: each candidate as a `describe` hint,
+/// and `resolve` (whose advice narrows it) first.
+fn ambiguous_hints(a: &Ambiguous) -> Vec<HintOut> {
+    let hint = |tool: &str, args: Value, reason: String| HintOut {
+        tool: tool.into(),
+        args: args.as_object().cloned().unwrap_or_default(),
+        actionable: true,
+        reason,
+    };
+    let narrow = hint("resolve", json!({"identifier": a.name}), "how to narrow it".into());
+    let pick = a.candidates.iter().filter_map(|c| {
+        let id = c["id"].as_str()?;
+        let fqn = c["fqn"].as_str().unwrap_or("?");
+        Some(hint("describe", json!({"id": id}), format!("this one: {}", sanitize::line(fqn, 150))))
+    });
+    std::iter::once(narrow).chain(pick).collect()
+}
+
+fn ambiguous_message(a: &Ambiguous) -> String {
+    format!("`{}` names {} symbols; give an id instead", shown(&a.name), a.candidates.len())
+}
+
 /// A name that names several symbols, for the terminal.
 pub fn ambiguous_text(a: &Ambiguous, shell: &Shell) -> String {
-    let mut out = format!(
-        "{} `{}` names {} symbols; give an id instead:\n",
-        paint(TAG_ERROR, "[ambiguous_name]"),
-        sanitize::line(&a.name, 80),
-        a.candidates.len()
-    );
+    let mut out = format!("{} {}:\n", paint(TAG_ERROR, "[ambiguous_name]"), ambiguous_message(a));
     for c in &a.candidates {
-        let place = format!("{}:{}", c["file"].as_str().unwrap_or("?"), c["line"]);
-        out.push_str(&format!(
-            "{} {} {} {}\n",
-            c["id"].as_str().unwrap_or("?"),
-            c["kind"].as_str().unwrap_or("?"),
-            c["fqn"].as_str().unwrap_or("?"),
-            paint(QUIET, &place)
-        ));
+        let field = |k: &str| shown(c[k].as_str().unwrap_or("?"));
+        let place = format!("{}:{}", field("file"), c["line"]);
+        let line = format!("{} {} {}", field("id"), field("kind"), field("fqn"));
+        out.push_str(&format!("{} {}\n", ids_painted(&line), paint(QUIET, &place)));
     }
-    let mut args = Map::new();
-    args.insert("identifier".into(), json!(a.name));
-    out.push_str(&format!("{} {}\n", paint(NEXT, "→ next:"), paint(COMMAND, &shell.command("resolve", &args))));
+    for h in ambiguous_hints(a) {
+        out.push_str(&hint_block(&shell.command(&h.tool, &h.args), &h.reason));
+    }
     out
 }
 
 /// A name that names several symbols, as JSON (`error.kind` is
-/// `ambiguous_name`).
-pub fn ambiguous_json(a: &Ambiguous) -> Value {
-    json!({"error": {
-        "kind": "ambiguous_name",
-        "message": format!("`{}` names {} symbols; give an id instead", sanitize::line(&a.name, 80), a.candidates.len()),
-        "candidates": a.candidates,
-    }})
+/// `ambiguous_name`), with the same hints as the text.
+pub fn ambiguous_json(a: &Ambiguous, shell: &Shell) -> Value {
+    json!({
+        "error": {"kind": "ambiguous_name", "message": ambiguous_message(a), "candidates": a.candidates},
+        "hints": hints_json(&ambiguous_hints(a), shell),
+    })
 }
 
 #[cfg(test)]
@@ -731,6 +825,71 @@ mod tests {
             let (t, a, o) = parse_back(&command);
             proptest::prop_assert_eq!((t.as_str(), &a), (tool, &args), "{}", command);
             proptest::prop_assert_eq!(o.graph, vec![PathBuf::from(&graph)], "{}", command);
+        }
+    }
+
+    fn response(text: &str, hints: &[(&str, Value)]) -> Response {
+        let hints: Vec<HintOut> = hints
+            .iter()
+            .map(|(tool, args)| HintOut {
+                tool: (*tool).into(),
+                args: obj(args.clone()),
+                actionable: true,
+                reason: "why".into(),
+            })
+            .collect();
+        Response {
+            is_error: false,
+            text: text.into(),
+            state_tag: "ok".into(),
+            structured: json!({"results": [1], "hints": hints}),
+            shape: None,
+            hints,
+        }
+    }
+
+    fn plain(s: &str) -> String {
+        anstream::adapter::strip_str(s).to_string()
+    }
+
+    #[test]
+    fn hint_lines_are_the_hints_as_commands() {
+        let shell = Shell::new("signpost", Vec::new());
+        let id = "721797098567ca69c8d8f724033dc6ec8670d50b";
+        let hints = [("describe", json!({"id": id})), ("search", json!({"query": "a b"}))];
+        // The policy's own hint lines, whatever surrounds their calls, give way
+        // to the hints, where the first of them stood.
+        let text = format!(
+            "[ok] found\nline {id}\n→ next: describe {{\"id\":\"{id}\"}} $(touch x)\n→ next: junk\n? ask user: which?"
+        );
+        let out = plain(&super::text(&response(&text, &hints), &[], &shell));
+        let expected = format!(
+            "[ok] found\nline {id}\n→ next: signpost describe {id}\n  — why\n→ next: signpost search 'a b'\n  — why\n? ask user: which?\n"
+        );
+        assert_eq!(out, expected);
+        // No hint line in the text: the hints go before the ask-user line.
+        let out = plain(&super::text(&response("[ok] found\n? ask user: which?", &hints[..1]), &[], &shell));
+        assert_eq!(out, format!("[ok] found\n→ next: signpost describe {id}\n  — why\n? ask user: which?\n"));
+        // …or at the end.
+        let out = plain(&super::text(&response("[ok] found", &hints[..1]), &[], &shell));
+        assert!(out.ends_with(&format!("→ next: signpost describe {id}\n  — why\n")), "{out}");
+    }
+
+    #[test]
+    fn hidden_characters_never_reach_a_command_or_json() {
+        let shell = Shell::new("signpost", Vec::new());
+        for s in ["a\u{202e}b", "a\u{2028}b", "a\u{200b}b", "a\u{7f}b", "a\nb", "a\u{85}b", "a\u{e0041}b"] {
+            let args = obj(json!({"path": s}));
+            let command = shell.command("find", &args);
+            assert!(!command.chars().any(hidden), "{command:?}");
+            assert!(command.starts_with("signpost call find "), "{command}");
+            // It still parses back to the same call.
+            let words = shlex::split(&command).unwrap_or_default();
+            let back: Value = serde_json::from_str(&words[3]).unwrap_or_default();
+            assert_eq!(back, Value::Object(args.clone()), "{command}");
+            let printed = json_text(&json!({"path": s, "list": [s]}));
+            assert!(!printed.trim_end().chars().any(|c| hidden(c) && c != '\n'), "{printed:?}");
+            assert_eq!(serde_json::from_str::<Value>(&printed).unwrap_or_default()["path"], json!(s));
         }
     }
 
