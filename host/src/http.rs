@@ -292,14 +292,7 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     if request.method() != axum::http::Method::POST || request.uri().path() != MCP_PATH {
         return next.run(request).await;
     }
-    if !request.headers().contains_key("mcp-session-id")
-        && guard.sessions.sessions.read().await.len() >= guard.max_sessions
-    {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &format!("too many MCP sessions (at most {}); close one or retry later", guard.max_sessions),
-        );
-    }
+    let opens_session = !request.headers().contains_key("mcp-session-id");
     // Read the body once, bounded, and answer what is not JSON-RPC with the
     // proper JSON-RPC error before it reaches the protocol layer.
     let (parts, body) = request.into_parts();
@@ -311,7 +304,19 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     };
     match serde_json::from_slice::<serde_json::Value>(&bytes) {
         Err(e) => return refuse_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("parse error: {e}")),
-        Ok(serde_json::Value::Object(_)) => {}
+        // Only `initialize` opens a session: the cap leaves sessionless
+        // (2026-07-28) requests alone.
+        Ok(message @ serde_json::Value::Object(_)) => {
+            if opens_session
+                && message["method"] == "initialize"
+                && guard.sessions.sessions.read().await.len() >= guard.max_sessions
+            {
+                return refuse(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("too many MCP sessions (at most {}); close one or retry later", guard.max_sessions),
+                );
+            }
+        }
         Ok(_) => {
             return refuse(StatusCode::BAD_REQUEST, "invalid request: expected one JSON-RPC message (a JSON object)");
         }

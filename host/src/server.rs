@@ -78,7 +78,11 @@ fn swap_level(record: &SwapRecord) -> LoggingLevel {
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_logging().build())
+        // Prompts: none, but `prompts/list` answers (empty), and a handler
+        // that answers is declared (2026-07-28, SEP-2575).
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("signpost", env!("CARGO_PKG_VERSION")).with_title("Signpost"))
             .with_instructions(INSTRUCTIONS)
     }
@@ -148,7 +152,7 @@ impl ServerHandler for Session {
             other => {
                 return Err(McpError::resource_not_found(
                     format!("no resource `{}`; try {POLICY_STATUS_URI} or {GRAPH_STATUS_URI}", crate::clip(other)),
-                    None,
+                    Some(serde_json::json!({"uri": other})),
                 ));
             }
         };

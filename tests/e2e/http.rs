@@ -171,6 +171,20 @@ async fn hostile_http_is_refused_and_the_server_keeps_serving() {
     let second = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
     let third = post(&server.url).json(&initialize_body()).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(third.status(), 503);
+    // Only `initialize` opens a session: a sessionless (2026-07-28) request
+    // is served with the cap reached.
+    let stateless = post(&server.url)
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/list")
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stateless.status(), 200);
+    let body = stateless.text().await.unwrap_or_default();
+    assert!(body.contains("\"neighbors\""), "{body}");
     // Still serving.
     let r = call(&second, "resolve", json!({"identifier": "OrderService"})).await;
     assert_eq!(r["structured"]["status"], "one");

@@ -221,3 +221,21 @@ fn serves_a_slow_pipe_into_a_file() {
     let tools = listed.as_ref().and_then(|v| v["result"]["tools"].as_array()).map(Vec::len);
     assert_eq!(tools, Some(5), "{answers}\n{stderr}");
 }
+
+/// An unknown resource is a "not found" error that names the URI and the
+/// resources there are; the capabilities declare what answers (prompts: an
+/// empty list).
+#[tokio::test]
+async fn an_unknown_resource_names_itself_and_capabilities_match_handlers() {
+    let client = Client::default().await;
+    let uri = "signpost://nope";
+    let err = client.service().read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await;
+    let Err(rmcp::service::ServiceError::McpError(e)) = err else { panic!("expected an MCP error: {err:?}") };
+    assert_eq!(e.data, Some(json!({"uri": uri})), "{e:?}");
+    assert!(e.message.contains("signpost://policy"), "{e:?}");
+    let info = client.service().peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+    assert!(info.prompts.is_some() && info.tools.is_some() && info.resources.is_some(), "{info:?}");
+    let prompts = client.service().list_all_prompts().await.unwrap_or_else(|e| panic!("prompts/list: {e}"));
+    assert!(prompts.is_empty());
+    client.close().await;
+}
