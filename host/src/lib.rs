@@ -25,6 +25,7 @@ pub mod server;
 pub mod session;
 pub mod terminal;
 pub mod tools;
+pub mod trails;
 pub mod trial;
 pub mod validate;
 

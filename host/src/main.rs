@@ -286,6 +286,13 @@ struct ServeArgs {
     /// The share of sessions the canary serves, from 0 to 1.
     #[arg(long, default_value_t = 0.1, value_parser = share, requires = "canary")]
     canary_share: f64,
+    /// Forget a trail (the state handle that carries a client's history
+    /// between calls; docs/tools.md) unused for this many seconds.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=7 * 86_400))]
+    trail_idle_secs: u64,
+    /// Most trails kept; the one unused longest goes first.
+    #[arg(long, default_value_t = signpost::trails::DEFAULT_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    max_trails: u64,
     /// A shadow policy component: it computes hints for every call, after
     /// the response is sent, which agents never see; the metrics compare
     /// them with what agents did next.
@@ -554,7 +561,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
-    let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?);
+    let trails = signpost::trails::Trails::new(Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
+    let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);
     if let Some(path) = &args.canary {
         signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
     }

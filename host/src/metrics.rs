@@ -248,7 +248,7 @@ fn round(x: Option<f64>) -> Option<f64> {
 /// What one session's last response offered, and its recent calls: the
 /// state follow-through is judged against.
 #[derive(Debug, Default)]
-pub struct Trail {
+pub struct Offered {
     offered: Vec<CallShape>,
     offered_by: Option<RowKey>,
     recent: VecDeque<u64>,
@@ -256,7 +256,7 @@ pub struct Trail {
     last_seq: u64,
 }
 
-impl Trail {
+impl Offered {
     /// Forgets what the last response offered (its next call is not judged).
     fn forget(&mut self) {
         self.offered.clear();
@@ -413,14 +413,20 @@ impl Metrics {
     }
 
     /// Counts one call served by `revision` on `arm` for the session whose
-    /// trail is `trail`; returns how it followed the previous response's
+    /// follow-through state is `offered`; returns how it followed the previous response's
     /// hints (`None` when that offered none).
-    pub fn observe(&self, arm: Arm, revision: &Revision, trail: &Mutex<Trail>, o: Observation<'_>) -> Option<Follow> {
-        let mut trail = trail.lock().unwrap_or_else(PoisonError::into_inner);
-        if o.seq != trail.last_seq.saturating_add(1) {
-            trail.forget();
+    pub fn observe(
+        &self,
+        arm: Arm,
+        revision: &Revision,
+        offered: &Mutex<Offered>,
+        o: Observation<'_>,
+    ) -> Option<Follow> {
+        let mut state = offered.lock().unwrap_or_else(PoisonError::into_inner);
+        if o.seq != state.last_seq.saturating_add(1) {
+            state.forget();
         }
-        trail.last_seq = trail.last_seq.max(o.seq);
+        state.last_seq = state.last_seq.max(o.seq);
         let mut table = self.table();
         let (key, forgotten) = table.key(arm, revision, o.tool, o.tag);
         if let Some(old) = forgotten {
@@ -430,8 +436,8 @@ impl Metrics {
                 }
             }
         }
-        let follow = trail.offered_by.take().map(|by| {
-            let follow = o.shape.map_or(Follow::None, |s| s.follows(&trail.offered));
+        let follow = state.offered_by.take().map(|by| {
+            let follow = o.shape.map_or(Follow::None, |s| s.follows(&state.offered));
             if let Some(row) = table.rows.get_mut(&by) {
                 row.next_calls += 1;
                 match follow {
@@ -446,11 +452,11 @@ impl Metrics {
             follow
         });
         let repeat = o.shape.map(hash_shape).is_some_and(|h| {
-            let seen = trail.recent.contains(&h);
-            if trail.recent.len() == RECENT_CALLS {
-                trail.recent.pop_front();
+            let seen = state.recent.contains(&h);
+            if state.recent.len() == RECENT_CALLS {
+                state.recent.pop_front();
             }
-            trail.recent.push_back(h);
+            state.recent.push_back(h);
             seen
         });
         let row = table.rows.entry(key.clone()).or_default();
@@ -470,12 +476,12 @@ impl Metrics {
         self.latency.get_or_create(&latency_labels(arm, revision, o.tool)).observe(o.latency.as_secs_f64());
         drop(table);
         if hinted {
-            trail.offered = o.offered;
-            trail.offered_by = Some(key);
+            state.offered = o.offered;
+            state.offered_by = Some(key);
         } else {
-            trail.offered.clear();
+            state.offered.clear();
         }
-        drop(trail);
+        drop(state);
         follow
     }
 
@@ -700,7 +706,7 @@ mod tests {
     #[test]
     fn follow_through_is_counted_on_the_offering_row() {
         let m = Metrics::new();
-        let trail = Mutex::new(Trail::default());
+        let offered = Mutex::new(Offered::default());
         let mut seq = 0;
         let mut next = |tool, s, outcome, offered| {
             seq += 1;
@@ -710,17 +716,17 @@ mod tests {
         let b = shape("neighbors", "out|CALLS|20|0", &["a"]);
         let b2 = shape("neighbors", "in|CALLS|20|0", &["a"]);
         let r = rev(1);
-        assert_eq!(m.observe(Arm::Live, &r, &trail, next("describe", &a, Outcome::Ok, vec![b.clone()])), None);
+        assert_eq!(m.observe(Arm::Live, &r, &offered, next("describe", &a, Outcome::Ok, vec![b.clone()])), None);
         assert_eq!(
-            m.observe(Arm::Live, &r, &trail, next("neighbors", &b, Outcome::Ok, vec![b2.clone()])),
+            m.observe(Arm::Live, &r, &offered, next("neighbors", &b, Outcome::Ok, vec![b2.clone()])),
             Some(Follow::Exact)
         );
         assert_eq!(
-            m.observe(Arm::Live, &r, &trail, next("neighbors", &b, Outcome::Empty, vec![])),
+            m.observe(Arm::Live, &r, &offered, next("neighbors", &b, Outcome::Empty, vec![])),
             Some(Follow::Adapted)
         );
         // Nothing offered: the next call is not judged, and a repeat counts.
-        assert_eq!(m.observe(Arm::Live, &r, &trail, next("describe", &a, Outcome::Ok, vec![])), None);
+        assert_eq!(m.observe(Arm::Live, &r, &offered, next("describe", &a, Outcome::Ok, vec![])), None);
         let s = m.summary();
         assert_eq!(s[0]["responses"], 4, "{s:#}");
         assert_eq!(s[0]["calls_after_hints"], 2);
@@ -740,28 +746,28 @@ mod tests {
     #[test]
     fn a_call_is_judged_only_against_the_call_just_before_it() {
         let m = Metrics::new();
-        let trail = Mutex::new(Trail::default());
+        let offered = Mutex::new(Offered::default());
         let (a, b) = (shape("describe", "", &["a"]), shape("neighbors", "out|CALLS|20|0", &["a"]));
         let r = rev(1);
         let first = Observation { seq: 1, ..obs("describe", &a, Outcome::Ok, vec![b.clone()]) };
-        assert_eq!(m.observe(Arm::Live, &r, &trail, first), None);
+        assert_eq!(m.observe(Arm::Live, &r, &offered, first), None);
         // Call 2 is still running (or its shadow job was dropped): call 3 did
         // not follow call 1's hints, whatever it is.
         let third = Observation { seq: 3, ..obs("neighbors", &b, Outcome::Ok, vec![b.clone()]) };
-        assert_eq!(m.observe(Arm::Live, &r, &trail, third), None);
+        assert_eq!(m.observe(Arm::Live, &r, &offered, third), None);
         let second = Observation { seq: 2, ..obs("neighbors", &b, Outcome::Ok, vec![]) };
-        assert_eq!(m.observe(Arm::Live, &r, &trail, second), None);
+        assert_eq!(m.observe(Arm::Live, &r, &offered, second), None);
         assert_eq!(m.summary()[0]["calls_after_hints"], 0);
     }
 
     #[test]
     fn the_revision_in_use_is_never_forgotten() {
         let m = Metrics::new();
-        let trail = Mutex::new(Trail::default());
+        let offered = Mutex::new(Offered::default());
         let a = shape("describe", "", &["a"]);
         for n in 0..(3 * MAX_REVISIONS) {
-            m.observe(Arm::Shadow, &rev(n), &trail, obs("describe", &a, Outcome::Ok, vec![]));
-            m.observe(Arm::Live, &rev(1000), &trail, obs("describe", &a, Outcome::Ok, vec![]));
+            m.observe(Arm::Shadow, &rev(n), &offered, obs("describe", &a, Outcome::Ok, vec![]));
+            m.observe(Arm::Live, &rev(1000), &offered, obs("describe", &a, Outcome::Ok, vec![]));
         }
         let s = m.summary();
         let live = s.as_array().and_then(|rows| rows.iter().find(|r| r["arm"] == "live")).cloned();
@@ -771,14 +777,14 @@ mod tests {
     #[test]
     fn tags_and_revisions_are_bounded() {
         let m = Metrics::new();
-        let trail = Mutex::new(Trail::default());
+        let offered = Mutex::new(Offered::default());
         let a = shape("describe", "", &["a"]);
         for n in 0..(MAX_REVISIONS + 4) {
             for t in 0..(MAX_TAGS + 10) {
                 let tag = format!("t{t}");
                 let mut o = obs("describe", &a, Outcome::Ok, vec![]);
                 o.tag = &tag;
-                m.observe(Arm::Live, &rev(n), &trail, o);
+                m.observe(Arm::Live, &rev(n), &offered, o);
             }
         }
         let table = m.table();

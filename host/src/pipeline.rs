@@ -110,6 +110,7 @@ pub struct Signpost {
     in_flight: AtomicUsize,
     evidence: Evidence,
     trials: Trials,
+    trails: crate::trails::Trails,
 }
 
 /// What the host keeps about how agents use the hints: follow-through
@@ -160,6 +161,7 @@ impl Signpost {
             in_flight: AtomicUsize::new(0),
             evidence: Evidence::default(),
             trials: Trials::new(),
+            trails: crate::trails::Trails::default(),
         })
     }
 
@@ -183,6 +185,17 @@ impl Signpost {
     pub fn start_shadow(&self, shadow: Policy) -> anyhow::Result<()> {
         let metrics = self.evidence.metrics.clone().ok_or_else(|| anyhow::anyhow!("a shadow needs metrics on"))?;
         self.trials.start_shadow(shadow, metrics, &self.live)
+    }
+
+    /// Keeps trails as `trails` says (lifetime, bound) instead of the default.
+    pub fn with_trails(mut self, trails: crate::trails::Trails) -> Self {
+        self.trails = trails;
+        self
+    }
+
+    /// The trails: session context as state handles ([`crate::trails`]).
+    pub fn trails(&self) -> &crate::trails::Trails {
+        &self.trails
     }
 
     /// The canary and the shadow.
@@ -220,6 +233,7 @@ impl Signpost {
         status["canary"] = trials["canary"].clone();
         status["shadow"] = trials["shadow"].clone();
         status["live_sessions"] = trials["live_sessions"].clone();
+        status["trails"] = json!({"live": self.trails.len(), "idle_secs": self.trails.idle().as_secs()});
         status
     }
 
@@ -304,7 +318,8 @@ impl Signpost {
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
         let graph = self.graphs.current();
-        let response = run(&graph, &self.validator, &mut lease, tool, &args, &snapshot, &mut Findings::logging());
+        let asker = Asker { session: &snapshot, trail: session.handle() };
+        let response = run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
         let faulted = lease.faults() > 0;
         drop(lease);
         match arm {
@@ -329,7 +344,7 @@ impl Signpost {
                 shape: response.shape.clone(),
                 session: session.key(),
                 seq,
-                trail: session.shadow_trail().clone(),
+                offered: session.shadow_offered().clone(),
             };
             self.trials.shadow(call, busy);
         }
@@ -357,7 +372,7 @@ impl Signpost {
             served.latency,
         );
         let outcome = observation.outcome;
-        let follow = metrics.observe(served.arm, &revision, session.trail(), observation);
+        let follow = metrics.observe(served.arm, &revision, session.offered(), observation);
         let Some(recorder) = &self.evidence.recorder else { return };
         let args_fit = serde_json::to_string(args).is_ok_and(|s| s.len() <= record::MAX_ARGS_BYTES);
         let ids = if response.is_error { Vec::new() } else { crate::session::result_ids(&response.structured) };
@@ -376,7 +391,12 @@ impl Signpost {
             hints: response
                 .hints
                 .iter()
-                .map(|h| RecordedHint { tool: h.tool.clone(), args: h.args.clone(), actionable: h.actionable })
+                .map(|h| {
+                    // A trail is a bearer capability: never in a log.
+                    let mut args = h.args.clone();
+                    args.remove(crate::trails::TRAIL_ARG);
+                    RecordedHint { tool: h.tool.clone(), args, actionable: h.actionable }
+                })
                 .collect(),
             follow,
             arm: served.arm.as_str().to_owned(),
@@ -398,6 +418,23 @@ struct Served<'a> {
     latency: Duration,
 }
 
+/// Who asks a call: the history the policy reads, and the trail the
+/// response's actionable hints carry (none outside a trail).
+#[derive(Debug, Clone, Copy)]
+pub struct Asker<'a> {
+    /// The session history, as the policy sees it.
+    pub session: &'a policy::Session,
+    /// The trail handle ([`crate::trails`]).
+    pub trail: Option<&'a str>,
+}
+
+impl<'a> Asker<'a> {
+    /// A session that is no trail.
+    pub fn session(session: &'a policy::Session) -> Self {
+        Asker { session, trail: None }
+    }
+}
+
 /// One tool call on `graph` with the policy instance `lease`, for a session
 /// whose history is `session`: the whole pipeline, live or in a self-check.
 pub fn run(
@@ -406,9 +443,10 @@ pub fn run(
     lease: &mut policy::Lease<'_>,
     tool: &str,
     args: &Map<String, Value>,
-    session: &policy::Session,
+    asker: Asker<'_>,
     findings: &mut Findings,
 ) -> Response {
+    let Asker { session, trail } = asker;
     let stats = lease.policy().stats();
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
@@ -431,7 +469,14 @@ pub fn run(
         Ok(mut advice) => {
             sanitize_advice(&mut advice, outcome.is_ok(), findings);
             hints.append(&mut advice.hints);
-            let filtered = validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")));
+            let mut filtered = validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")));
+            // Every actionable hint carries the trail, so the agent that
+            // follows it threads its history (the policy renders them so).
+            if let Some(trail) = trail {
+                for hint in filtered.hints.iter_mut().filter(|h| h.actionable) {
+                    hint.args.insert(crate::trails::TRAIL_ARG.into(), Value::String(trail.to_owned()));
+                }
+            }
             Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
             Stats::add(&stats.hints_dropped, filtered.dropped);
             advice.hints = validate::to_wit(&filtered.hints);
@@ -456,10 +501,22 @@ pub fn run(
 
     let example = outcome.as_ref().err().and_then(|e| e.example.clone());
     let example = example.as_ref().and_then(Value::as_object);
+    // A call the policy wrote in prose (a teaching message) is the hint
+    // without its trail: allowed too.
+    let untrailed: Vec<(&str, Map<String, Value>)> = valid
+        .iter()
+        .filter(|h| h.actionable && h.args.contains_key(crate::trails::TRAIL_ARG))
+        .map(|h| {
+            let mut args = h.args.clone();
+            args.remove(crate::trails::TRAIL_ARG);
+            (h.tool.as_str(), args)
+        })
+        .collect();
     let allowed: Vec<Allowed<'_>> = valid
         .iter()
         .filter(|h| h.actionable)
         .map(|h| Allowed { tool: &h.tool, args: &h.args })
+        .chain(untrailed.iter().map(|(tool, args)| Allowed { tool, args }))
         .chain(example.map(|args| Allowed { tool, args }))
         .collect();
     let (safe, changed) = sanitize::agent_text(&text, &allowed);
@@ -487,6 +544,9 @@ pub fn run(
         }
     };
     structured.insert("hints".into(), json!(valid));
+    if let Some(trail) = trail {
+        structured.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
+    }
     Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
 }
 

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::metrics::Outcome;
-use crate::pipeline::{self, Findings, Response};
+use crate::pipeline::{self, Asker, Findings, Response};
 use crate::policy::Policy;
 use crate::record::{self, Decision};
 use crate::session::SessionContext;
@@ -187,8 +187,15 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
             };
             let snapshot = ctx.snapshot();
             let mut lease = policy.lease(ctx.key());
-            let response =
-                pipeline::run(graph, validator, &mut lease, &d.tool, args, &snapshot, &mut Findings::logging());
+            let response = pipeline::run(
+                graph,
+                validator,
+                &mut lease,
+                &d.tool,
+                args,
+                Asker::session(&snapshot),
+                &mut Findings::logging(),
+            );
             report.faults += u64::from(lease.faults() > 0);
             drop(lease);
             ctx.record(&d.tool, &response);

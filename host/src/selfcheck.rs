@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::graph::Graph;
-use crate::pipeline::{self, Findings};
+use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy};
 use crate::sanitize;
 use crate::validate::HintValidator;
@@ -215,7 +215,7 @@ pub fn run(
                 break 'probes;
             }
             let mut findings = Findings::collecting();
-            pipeline::run(graph, validator, &mut lease, tool, &map, session, &mut findings);
+            pipeline::run(graph, validator, &mut lease, tool, &map, Asker::session(session), &mut findings);
             report.probes += 1;
             for note in findings.notes() {
                 problems.add(note.clone(), &label);

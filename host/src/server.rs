@@ -1,9 +1,11 @@
 //! The MCP face of Signpost: an rmcp [`ServerHandler`] per session.
 //!
-//! Each MCP session (the stdio connection, or one streamable-HTTP session) gets its
-//! own [`SessionContext`]: its own history, so the policy sees what *this*
-//! agent did, and its own policy instances, so nothing one agent's calls left
-//! in a policy's memory reaches another agent. Tool calls run
+//! Each call runs on a [`SessionContext`]: the trail it sends
+//! ([`crate::trails`]), else its MCP session's own (the stdio connection,
+//! one streamable-HTTP session), else, for a sessionless request, a new
+//! trail. Each has its own history, so the policy sees what *this* agent
+//! did, and its own policy instances, so nothing one agent's calls left in
+//! a policy's memory reaches another agent. Tool calls run
 //! on tokio's blocking pool: policy calls are synchronous and bounded by the
 //! policy deadline, and WASI host functions must not run on an async worker.
 
@@ -24,6 +26,7 @@ use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
 use crate::session::SessionContext;
 use crate::tools::TOOL_NAMES;
+use crate::trails::{Opened, Owner, TRAIL_ARG};
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
@@ -34,23 +37,54 @@ pub const POLICY_STATUS_URI: &str = "signpost://policy";
 /// The status resource of the served graph.
 pub const GRAPH_STATUS_URI: &str = "signpost://graph";
 
-/// One MCP session's handler.
+/// One MCP session's handler (for a sessionless HTTP request: one
+/// request's).
 #[derive(Clone)]
 pub struct Session {
     signpost: Arc<Signpost>,
-    context: Arc<SessionContext>,
+    /// The session's own history, for calls that send no trail.
+    own: Arc<SessionContext>,
     log_level: Arc<Mutex<LoggingLevel>>,
 }
 
 impl Session {
-    /// A new session: an empty history, no policy instance yet.
+    /// A new session: no trail, no policy instance yet.
     pub fn new(signpost: Arc<Signpost>) -> Self {
-        Session {
-            signpost,
-            context: Arc::new(SessionContext::new()),
-            log_level: Arc::new(Mutex::new(LoggingLevel::Info)),
+        Session { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)) }
+    }
+
+    /// The history a call continues: the trail it sends; else, in an MCP
+    /// session (stdio, or HTTP after `initialize`), the session's own, which
+    /// its hints need not carry; else (a sessionless request) a new trail. A
+    /// handle that cannot be used gives a new trail and a notice saying why.
+    fn trail_for(&self, sent: Option<serde_json::Value>, owner: Owner, in_session: bool) -> Opened {
+        let trails = self.signpost.trails();
+        match sent {
+            None if in_session => Opened { handle: String::new(), context: self.own.clone(), notice: None },
+            None => trails.start(owner),
+            Some(serde_json::Value::String(handle)) => trails.open(&handle, owner),
+            Some(other) => {
+                let mut fresh = trails.start(owner);
+                fresh.notice = Some(format!(
+                    "`trail` takes the string an earlier result gave, not {}; this call started a new trail, {}",
+                    crate::sanitize::escape(&other.to_string(), 40),
+                    fresh.handle
+                ));
+                fresh
+            }
         }
     }
+}
+
+/// Who is calling: the digest of the request's bearer token over HTTP
+/// (its `Authorization` header), nobody in particular on stdio.
+fn owner_of(context: &RequestContext<RoleServer>) -> Owner {
+    let token = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+        .and_then(|v| v.to_str().ok());
+    token.map(Owner::of_token).unwrap_or_default()
 }
 
 fn severity(level: LoggingLevel) -> u8 {
@@ -175,13 +209,19 @@ impl ServerHandler for Session {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !TOOL_NAMES.contains(&name.as_str()) {
             return Err(McpError::invalid_params(crate::tools::unknown_tool(&name), None));
         }
-        let args = request.arguments.unwrap_or_default();
+        let mut args = request.arguments.unwrap_or_default();
+        // The trail is the host's: neither the tool nor the policy sees it.
+        // stdio is one session; over HTTP, a request in a session names it
+        // (a sessionless, 2026-07-28 request does not).
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
+        let trail = self.trail_for(args.remove(TRAIL_ARG), owner_of(&context), in_session);
         // The call blocks (policy calls are synchronous, bounded by their
         // deadline, and WASI host functions block on the runtime): run it in
         // place, handing this worker's other tasks to another thread, rather
@@ -191,14 +231,20 @@ impl ServerHandler for Session {
         // blocking pool.)
         let multi_thread =
             tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
-        let response = if multi_thread {
-            tokio::task::block_in_place(|| self.signpost.call(&name, args, &self.context))
+        let mut response = if multi_thread {
+            tokio::task::block_in_place(|| self.signpost.call(&name, args, &trail.context))
         } else {
-            let (signpost, context) = (self.signpost.clone(), self.context.clone());
+            let (signpost, context) = (self.signpost.clone(), trail.context.clone());
             tokio::task::spawn_blocking(move || signpost.call(&name, args, &context))
                 .await
                 .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?
         };
+        if let Some(notice) = &trail.notice {
+            response.text.push_str(&format!("\nnote: {notice}"));
+            if let serde_json::Value::Object(map) = &mut response.structured {
+                map.insert("trail_notice".into(), serde_json::json!(notice));
+            }
+        }
         let content = vec![ContentBlock::text(response.text)];
         let mut result =
             if response.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use serde_json::Value;
 
 use crate::graph::is_id;
-use crate::metrics::Trail;
+use crate::metrics::Offered;
 use crate::pipeline::Response;
 use crate::policy::{self, SessionKey};
 
@@ -17,9 +17,10 @@ use crate::policy::{self, SessionKey};
 #[derive(Debug)]
 pub struct SessionContext {
     key: SessionKey,
+    handle: Option<String>,
     history: Mutex<History>,
-    trail: Arc<Mutex<Trail>>,
-    shadow_trail: Arc<Mutex<Trail>>,
+    offered: Arc<Mutex<Offered>>,
+    shadow_offered: Arc<Mutex<Offered>>,
     calls: AtomicU64,
     canary: OnceLock<Option<u64>>,
 }
@@ -33,19 +34,35 @@ impl Default for SessionContext {
 impl SessionContext {
     /// A new session with a key never used before and an empty history.
     pub fn new() -> Self {
+        SessionContext::with_handle(None)
+    }
+
+    /// A new session that is the trail `handle` ([`crate::trails`]): the
+    /// hints of its responses carry it.
+    pub fn for_trail(handle: String) -> Self {
+        SessionContext::with_handle(Some(handle))
+    }
+
+    fn with_handle(handle: Option<String>) -> Self {
         SessionContext {
             key: SessionKey::fresh(),
+            handle,
             history: Mutex::new(History::default()),
-            trail: Arc::default(),
-            shadow_trail: Arc::default(),
+            offered: Arc::default(),
+            shadow_offered: Arc::default(),
             calls: AtomicU64::new(0),
             canary: OnceLock::new(),
         }
     }
 
+    /// The handle of the trail it is, if it is one.
+    pub fn handle(&self) -> Option<&str> {
+        self.handle.as_deref()
+    }
+
     /// What its last response offered, for follow-through metrics.
-    pub fn trail(&self) -> &Mutex<Trail> {
-        &self.trail
+    pub fn offered(&self) -> &Mutex<Offered> {
+        &self.offered
     }
 
     /// The canary this session is pinned to (`None`: the live policy),
@@ -55,8 +72,8 @@ impl SessionContext {
     }
 
     /// What the shadow policy would have offered last.
-    pub fn shadow_trail(&self) -> &Arc<Mutex<Trail>> {
-        &self.shadow_trail
+    pub fn shadow_offered(&self) -> &Arc<Mutex<Offered>> {
+        &self.shadow_offered
     }
 
     /// Numbers its calls: 1 for the first call this is asked about, then 2…

@@ -377,8 +377,26 @@ fn schema_of<T: JsonSchema>() -> JsonObject {
     schema
 }
 
+/// What a trail argument is, for agents reading the schemas.
+const TRAIL_DOC: &str = "Optional. The trail this call continues: the `trail` of an earlier result (every actionable \
+hint carries it). It keeps what this agent already saw, so the hints fit; without one, the call uses the MCP \
+session's trail or starts a new one. Opaque; expires after an hour unused.";
+
+/// A tool's input schema: its arguments and the optional `trail`.
+fn input_schema<T: JsonSchema>() -> JsonObject {
+    let mut schema = schema_of::<T>();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert(crate::trails::TRAIL_ARG.into(), json!({"type": "string", "description": TRAIL_DOC}));
+    }
+    schema
+}
+
 fn output_schema<T: JsonSchema>() -> JsonObject {
     let mut schema = schema_of::<T>();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        let doc = "The trail of this call: send it as the `trail` argument of the next call (the hints carry it).";
+        props.insert(crate::trails::TRAIL_ARG.into(), json!({"type": "string", "description": doc}));
+    }
     let mut hints = schema_of::<Vec<HintOut>>();
     hints.remove("title");
     hints.insert("description".into(), json!("Suggested next calls, best first: the single hint mechanism."));
@@ -402,33 +420,33 @@ pub fn definitions() -> Vec<Tool> {
             "resolve",
             "Find the symbol(s) an identifier names: exact name, qualified name, qualified suffix or id. \
              Returns status one|many|none with candidates; start here to get ids.",
-            schema_of::<ResolveArgs>(),
+            input_schema::<ResolveArgs>(),
             output_schema::<ResolveResult>(),
         ),
         tool(
             "describe",
             "The full record of one symbol by id, with counts of its edges per type and direction \
              (composed keys such as DECLARES.EXPOSES count what its members connect to).",
-            schema_of::<DescribeArgs>(),
+            input_schema::<DescribeArgs>(),
             output_schema::<DescribeResult>(),
         ),
         tool(
             "find",
             "Browse symbols by exact kind and role and by name or path substring, paged.",
-            schema_of::<FindArgs>(),
+            input_schema::<FindArgs>(),
             output_schema::<FindResult>(),
         ),
         tool(
             "search",
             "Ranked fuzzy lookup over names, qualified names and docs, paged, with scores 0..1.",
-            schema_of::<SearchArgs>(),
+            input_schema::<SearchArgs>(),
             output_schema::<SearchResult>(),
         ),
         tool(
             "neighbors",
             "Symbols adjacent to the given ids along the given edge types, in or out, paged. \
              Dotted edge types chain edges: DECLARES.EXPOSES = routes exposed by members.",
-            schema_of::<NeighborsArgs>(),
+            input_schema::<NeighborsArgs>(),
             output_schema::<NeighborsResult>(),
         ),
     ]
@@ -505,7 +523,15 @@ impl CallShape {
     /// The shape of a call whose arguments are already canonical (a
     /// validated hint), or `None` when they do not parse on `graph`.
     pub fn of_args(graph: &Graph, tool: &str, args: &Map<String, Value>) -> Option<CallShape> {
-        parse(graph, tool, args, &mut StrictIds).ok().map(|p| CallShape::of(graph, tool, &p))
+        // The trail a hint carries is not part of the question it asks.
+        let args = if args.contains_key(crate::trails::TRAIL_ARG) {
+            let mut args = args.clone();
+            args.remove(crate::trails::TRAIL_ARG);
+            std::borrow::Cow::Owned(args)
+        } else {
+            std::borrow::Cow::Borrowed(args)
+        };
+        parse(graph, tool, &args, &mut StrictIds).ok().map(|p| CallShape::of(graph, tool, &p))
     }
 
     /// How this call relates to the hints `offered`.

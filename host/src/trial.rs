@@ -41,8 +41,8 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::live::{Health, LivePolicy, SwapRecord, SwapResult};
-use crate::metrics::{Arm, Metrics, Observation, Revision, Trail};
-use crate::pipeline::{self, Findings};
+use crate::metrics::{Arm, Metrics, Observation, Offered, Revision};
+use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy, SessionKey};
 use crate::session::SessionContext;
 use crate::tools::CallShape;
@@ -97,7 +97,7 @@ pub struct ShadowCall {
     /// The call's number in its session.
     pub seq: u64,
     /// What the shadow offered this session last.
-    pub trail: Arc<Mutex<Trail>>,
+    pub offered: Arc<Mutex<Offered>>,
 }
 
 /// The canary and the shadow, either or both absent.
@@ -359,7 +359,7 @@ impl Worker {
                 &mut lease,
                 &job.tool,
                 &job.args,
-                &job.history,
+                Asker::session(&job.history),
                 &mut Findings::logging(),
             );
             let faulted = lease.faults() > 0;
@@ -374,7 +374,7 @@ impl Worker {
                 faulted,
                 started.elapsed(),
             );
-            self.metrics.observe(Arm::Shadow, &revision, &job.trail, observation);
+            self.metrics.observe(Arm::Shadow, &revision, &job.offered, observation);
             // Counted once observed: a status that shows the job shows its metrics too.
             self.faulted.fetch_add(u64::from(faulted), Ordering::Relaxed);
             self.computed.fetch_add(1, Ordering::Relaxed);

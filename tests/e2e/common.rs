@@ -185,12 +185,29 @@ impl Reply {
         self.structured["hints"].as_array().cloned().unwrap_or_default()
     }
 
-    /// Actionable hints as (tool, args).
-    pub fn actionable(&self) -> Vec<(String, Value)> {
+    /// Actionable hints as (tool, args), the args as sent back (the
+    /// response's trail included).
+    pub fn actionable_as_sent(&self) -> Vec<(String, Value)> {
         self.hints()
             .into_iter()
             .filter(|h| h["actionable"] == true)
             .map(|h| (h["tool"].as_str().unwrap_or_default().to_owned(), h["args"].clone()))
+            .collect()
+    }
+
+    /// Actionable hints as (tool, args): the question each asks, without
+    /// the trail every one of them carries (checked to be the response's).
+    pub fn actionable(&self) -> Vec<(String, Value)> {
+        let trail = &self.structured["trail"];
+        self.actionable_as_sent()
+            .into_iter()
+            .map(|(tool, mut args)| {
+                if let Some(args) = args.as_object_mut() {
+                    let carried = args.remove("trail").unwrap_or(Value::Null);
+                    assert_eq!(&carried, trail, "an actionable hint carries the response's trail: {}", self.structured);
+                }
+                (tool, args)
+            })
             .collect()
     }
 
@@ -225,7 +242,7 @@ impl Reply {
             assert!(self.structured["error"]["message"].is_string(), "error without message: {ctx}");
         }
         let next_lines: Vec<&str> = self.text.lines().filter(|l| l.starts_with("→ next: ")).collect();
-        let actionable = self.actionable();
+        let actionable = self.actionable_as_sent();
         assert_eq!(next_lines.len(), actionable.len(), "one `→ next:` line per actionable hint: {ctx}");
         for (line, (tool, args)) in next_lines.iter().zip(&actionable) {
             // The text shows what an agent can read: invisible characters

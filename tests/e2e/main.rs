@@ -22,4 +22,5 @@ mod properties;
 mod sandbox;
 mod terminal;
 mod toolchain;
+mod trails;
 mod wat_policy;

@@ -1,0 +1,161 @@
+//! Trails: the session context carried by a state handle. A client on the
+//! 2026-07-28 revision (no sessions, every request on its own) that follows
+//! hints gets the same session-aware advice as a stdio client; a handle
+//! that was changed, expired or is not a string is refused with a note, and
+//! the call still answers. A session client's answers do not change.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::common::Client;
+use crate::http::HttpServer;
+
+const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
+/// The default policy's note for an id the session has not seen.
+const UNSEEN: &str = "not seen in this session";
+
+/// One `tools/call` on the 2026-07-28 revision: no session, the protocol
+/// fields in `_meta` and the headers. The result, whether JSON or SSE.
+async fn stateless_call(url: &str, tool: &str, args: Value) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": tool, "arguments": args,
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let response = reqwest::Client::new()
+        .post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", tool)
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(response.headers().get("mcp-session-id").is_none(), "a sessionless request got a session");
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    assert_eq!(status, 200, "{tool} {args}: {text}");
+    let message = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(std::iter::once(text.as_str()))
+        .find_map(|l| serde_json::from_str::<Value>(l.trim()).ok().filter(|v| v.get("id").is_some()))
+        .unwrap_or_else(|| panic!("no JSON-RPC response in {text}"));
+    message["result"].clone()
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+fn trail_of(result: &Value) -> String {
+    let trail = result["structuredContent"]["trail"].as_str().unwrap_or_default().to_owned();
+    assert!(trail.starts_with("tr_") && trail.len() == 35, "{result}");
+    trail
+}
+
+/// The actionable hint for `tool` in a result: its arguments, as sent back.
+fn hint_args(result: &Value, tool: &str) -> Value {
+    let hints = result["structuredContent"]["hints"].as_array().cloned().unwrap_or_default();
+    hints
+        .into_iter()
+        .find(|h| h["tool"] == tool && h["actionable"] == true)
+        .map(|h| h["args"].clone())
+        .unwrap_or_else(|| panic!("no {tool} hint in {result}"))
+}
+
+#[tokio::test]
+async fn a_sessionless_client_that_follows_hints_keeps_its_history() {
+    let server = HttpServer::start(&[], &[]);
+    let resolved = stateless_call(&server.url, "resolve", json!({"identifier": "OrderController"})).await;
+    let trail = trail_of(&resolved);
+    // Every actionable hint carries the trail, in the structured hints and in the text.
+    for h in resolved["structuredContent"]["hints"].as_array().into_iter().flatten() {
+        assert_eq!(h["args"]["trail"], trail, "{h}");
+    }
+    assert!(text_of(&resolved).contains(&format!("\"trail\":\"{trail}\"")), "{}", text_of(&resolved));
+
+    // Without the trail, each request is a new history: the id is unseen.
+    let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;
+    assert!(text_of(&cold).contains(UNSEEN), "{}", text_of(&cold));
+    assert_ne!(trail_of(&cold), trail);
+    // Following the hint as sent (trail included): the policy sees the
+    // resolve that found the id.
+    let followed = stateless_call(&server.url, "describe", hint_args(&resolved, "describe")).await;
+    assert!(!text_of(&followed).contains(UNSEEN), "{}", text_of(&followed));
+    assert_eq!(trail_of(&followed), trail);
+    assert_eq!(followed["structuredContent"]["record"]["id"], ORDER_CONTROLLER);
+
+    // A handle changed by one character, or not a string: refused with a
+    // note, and the call still answers, on a new trail.
+    let mut changed = trail.clone();
+    let last = changed.pop().unwrap_or('A');
+    changed.push(if last == 'A' { 'B' } else { 'A' });
+    for bad in [json!(changed), json!(42), json!({"trail": trail})] {
+        let r = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER, "trail": bad})).await;
+        assert_eq!(r["structuredContent"]["record"]["id"], ORDER_CONTROLLER, "{r}");
+        let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+        assert!(notice.contains("started a new trail"), "{r}");
+        assert!(text_of(&r).contains(&format!("note: {notice}")), "{}", text_of(&r));
+        assert_ne!(trail_of(&r), trail);
+    }
+    // The trail is still good after the refusals.
+    let again = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER, "trail": trail})).await;
+    assert!(again["structuredContent"]["trail_notice"].is_null() && !text_of(&again).contains(UNSEEN), "{again}");
+}
+
+/// A call in an MCP session over HTTP (the 2025 revision): (text, structured).
+async fn session_call(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, crate::common::Recorder>,
+    tool: &str,
+    args: Value,
+) -> (String, Value) {
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    let r = client.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: {e}"));
+    let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    (text, r.structured_content.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn a_session_keeps_its_history_without_a_trail_and_takes_one_when_sent() {
+    let server = HttpServer::start(&[], &[]);
+    let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    // A session: its own history, and nothing in its answers changes.
+    let (text, structured) = session_call(&client, "resolve", json!({"identifier": "OrderController"})).await;
+    assert!(structured["trail"].is_null() && !text.contains("trail"), "{text}");
+    let (text, _) = session_call(&client, "describe", json!({"id": ORDER_CONTROLLER})).await;
+    assert!(!text.contains(UNSEEN), "{text}");
+    // A trail a sessionless request started, continued in the session: the
+    // call runs on that trail's history, which has not seen the id.
+    let elsewhere = stateless_call(&server.url, "search", json!({"query": "refund"})).await;
+    let trail = trail_of(&elsewhere);
+    let (text, structured) = session_call(&client, "describe", json!({"id": ORDER_CONTROLLER, "trail": trail})).await;
+    assert_eq!(structured["trail"], trail.as_str());
+    assert!(text.contains(UNSEEN), "{text}");
+    // And the session's own history is still its own.
+    let (text, _) = session_call(&client, "describe", json!({"id": ORDER_CONTROLLER})).await;
+    assert!(!text.contains(UNSEEN), "{text}");
+    let _ = client.cancel().await;
+    // stdio: the same, one session per process.
+    let stdio = Client::default().await;
+    let resolved = stdio.call("resolve", json!({"identifier": "OrderController"})).await;
+    assert!(resolved.structured["trail"].is_null(), "{}", resolved.structured);
+    let next = stdio.call("describe", json!({"id": ORDER_CONTROLLER})).await;
+    assert!(!next.text.contains(UNSEEN), "{}", next.text);
+    stdio.close().await;
+}
+
+#[tokio::test]
+async fn an_unused_trail_expires_and_says_so() {
+    let server = HttpServer::start(&["--trail-idle-secs", "1"], &[]);
+    let resolved = stateless_call(&server.url, "resolve", json!({"identifier": "OrderController"})).await;
+    let trail = trail_of(&resolved);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let late = stateless_call(&server.url, "describe", hint_args(&resolved, "describe")).await;
+    let notice = late["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("expired"), "{late}");
+    assert!(text_of(&late).contains(UNSEEN), "a new trail is a new history: {}", text_of(&late));
+    assert_ne!(trail_of(&late), trail);
+}
