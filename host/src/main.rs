@@ -290,8 +290,9 @@ struct ServeArgs {
     /// between calls; docs/tools.md) unused for this many seconds.
     #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=7 * 86_400))]
     trail_idle_secs: u64,
-    /// Most trails kept; the one unused longest goes first.
-    #[arg(long, default_value_t = signpost::trails::DEFAULT_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    /// Most trails in use, and most new ones on probation (until a call
+    /// continues them); the one unused longest goes first.
+    #[arg(long, default_value_t = signpost::trails::DEFAULT_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_trails: u64,
     /// A shadow policy component: it computes hints for every call, after
     /// the response is sent, which agents never see; the metrics compare

@@ -465,16 +465,18 @@ pub fn run(
     let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, findings));
     let wit_outcome = to_wit_outcome(&outcome);
 
-    let (valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {
+    let (mut valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {
         Ok(mut advice) => {
             sanitize_advice(&mut advice, outcome.is_ok(), findings);
             hints.append(&mut advice.hints);
             let mut filtered = validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")));
             // Every actionable hint carries the trail, so the agent that
-            // follows it threads its history (the policy renders them so).
-            if let Some(trail) = trail {
+            // follows it threads its history. The policy renders them with a
+            // stand-in (it never holds a handle: nothing it logs shows one),
+            // which becomes the trail once the text is clean.
+            if trail.is_some() {
                 for hint in filtered.hints.iter_mut().filter(|h| h.actionable) {
-                    hint.args.insert(crate::trails::TRAIL_ARG.into(), Value::String(trail.to_owned()));
+                    hint.args.insert(crate::trails::TRAIL_ARG.into(), json!(crate::trails::STAND_IN));
                 }
             }
             Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
@@ -519,7 +521,7 @@ pub fn run(
         .chain(untrailed.iter().map(|(tool, args)| Allowed { tool, args }))
         .chain(example.map(|args| Allowed { tool, args }))
         .collect();
-    let (safe, changed) = sanitize::agent_text(&text, &allowed);
+    let (mut safe, changed) = sanitize::agent_text(&text, &allowed);
     if changed > 0 {
         findings
             .note(|| format!("the text had {changed} line(s) showing calls that are not validated hints (cut out)"));
@@ -543,10 +545,22 @@ pub fn run(
             (true, Map::from_iter([("error".to_owned(), json!(e))]))
         }
     };
-    structured.insert("hints".into(), json!(valid));
+    drop(allowed);
     if let Some(trail) = trail {
+        // The stand-in is as long as a handle and as plain: the clean text
+        // stays clean with the trail in its place.
+        safe = safe.replace(crate::trails::STAND_IN, trail);
+        if let Some(Value::Object(e)) = structured.get_mut("error")
+            && let Some(Value::String(message)) = e.get_mut("message")
+        {
+            *message = message.replace(crate::trails::STAND_IN, trail);
+        }
+        for hint in valid.iter_mut().filter(|h| h.actionable) {
+            hint.args.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
+        }
         structured.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
     }
+    structured.insert("hints".into(), json!(valid));
     Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
 }
 

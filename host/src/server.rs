@@ -30,7 +30,9 @@ use crate::trails::{Opened, Owner, TRAIL_ARG};
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
-complete calls you can send as they are. Text results start with [state_tag]; `→ next:` lines are those calls.";
+complete calls you can send as they are. Text results start with [state_tag]; `→ next:` lines are those calls. \
+Without an MCP session, results carry a `trail` (hints include it): send it back to keep your history; it expires \
+after an hour unused.";
 
 /// The status resource of the live policy.
 pub const POLICY_STATUS_URI: &str = "signpost://policy";
@@ -55,36 +57,44 @@ impl Session {
 
     /// The history a call continues: the trail it sends; else, in an MCP
     /// session (stdio, or HTTP after `initialize`), the session's own, which
-    /// its hints need not carry; else (a sessionless request) a new trail. A
-    /// handle that cannot be used gives a new trail and a notice saying why.
+    /// its hints need not carry; else (a sessionless request) a new trail.
+    /// `null` or `""` is no trail (models fill optional arguments so). A
+    /// handle that cannot be used is reported in a notice, and the call runs
+    /// on the session's own history, or on a new trail outside a session.
     fn trail_for(&self, sent: Option<serde_json::Value>, owner: Owner, in_session: bool) -> Opened {
         let trails = self.signpost.trails();
-        match sent {
-            None if in_session => Opened { handle: String::new(), context: self.own.clone(), notice: None },
-            None => trails.start(owner),
-            Some(serde_json::Value::String(handle)) => trails.open(&handle, owner),
-            Some(other) => {
-                let mut fresh = trails.start(owner);
-                fresh.notice = Some(format!(
-                    "`trail` takes the string an earlier result gave, not {}; this call started a new trail, {}",
-                    crate::sanitize::escape(&other.to_string(), 40),
-                    fresh.handle
-                ));
-                fresh
-            }
-        }
+        let own = || Opened { handle: None, context: self.own.clone(), notice: None };
+        let why = match sent {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(handle)) if handle.is_empty() => None,
+            Some(serde_json::Value::String(handle)) => match trails.find(&handle, owner) {
+                Ok(trail) => return trail,
+                Err(why) => Some(format!("the trail `{}` {why}", crate::clip(&handle))),
+            },
+            Some(other) => Some(format!(
+                "`trail` takes the string an earlier result gave, not {}",
+                crate::sanitize::escape(&other.to_string(), 40)
+            )),
+        };
+        let mut opened = if in_session { own() } else { trails.start(owner) };
+        opened.notice = why.map(|why| match &opened.handle {
+            Some(fresh) => format!("{why}; this call started a new trail, {fresh}: send it (hints carry it)"),
+            None => format!("{why}; this call used this session's own history"),
+        });
+        opened
     }
 }
 
 /// Who is calling: the digest of the request's bearer token over HTTP
-/// (its `Authorization` header), nobody in particular on stdio.
+/// (its `Authorization` header, read as the token check reads it), nobody
+/// in particular on stdio.
 fn owner_of(context: &RequestContext<RoleServer>) -> Owner {
     let token = context
         .extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
         .and_then(|v| v.to_str().ok());
-    token.map(Owner::of_token).unwrap_or_default()
+    token.map(Owner::of_authorization).unwrap_or_default()
 }
 
 fn severity(level: LoggingLevel) -> u8 {

@@ -379,8 +379,10 @@ fn schema_of<T: JsonSchema>() -> JsonObject {
 
 /// What a trail argument is, for agents reading the schemas.
 const TRAIL_DOC: &str = "Optional. The trail this call continues: the `trail` of an earlier result (every actionable \
-hint carries it). It keeps what this agent already saw, so the hints fit; without one, the call uses the MCP \
-session's trail or starts a new one. Opaque; expires after an hour unused.";
+hint carries it). It keeps what this agent already saw, so the hints fit. Without one, a call in an MCP session \
+uses the session's history, and a sessionless call starts a new trail. Opaque; it expires when unused for a while \
+(an hour unless the server is told otherwise) or when many newer trails push it out: an expired trail is \
+reported in `trail_notice` and the call runs on a new one.";
 
 /// A tool's input schema: its arguments and the optional `trail`.
 fn input_schema<T: JsonSchema>() -> JsonObject {
@@ -396,6 +398,8 @@ fn output_schema<T: JsonSchema>() -> JsonObject {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         let doc = "The trail of this call: send it as the `trail` argument of the next call (the hints carry it).";
         props.insert(crate::trails::TRAIL_ARG.into(), json!({"type": "string", "description": doc}));
+        let doc = "Why the `trail` this call sent was not used (changed, expired, not a string), when it was not.";
+        props.insert("trail_notice".into(), json!({"type": "string", "description": doc}));
     }
     let mut hints = schema_of::<Vec<HintOut>>();
     hints.remove("title");

@@ -36,6 +36,10 @@ use crate::session::SessionContext;
 pub const TRAIL_ARG: &str = "trail";
 /// How a handle starts.
 pub const PREFIX: &str = "tr_";
+/// What the policy's `render` sees where a hint's trail goes: a string of
+/// a handle's length and alphabet, which the host replaces with the trail
+/// once the text is clean. A policy never holds a live handle.
+pub const STAND_IN: &str = "tr____________________________trail";
 /// Idle lifetime of a trail by default.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(3600);
 /// Trails kept by default; the one unused longest goes first.
@@ -54,6 +58,17 @@ type Id = [u8; ID_BYTES];
 pub struct Owner([u8; 16]);
 
 impl Owner {
+    /// The owner for the value of an `Authorization` header: its bearer
+    /// token, read as the token check reads it (scheme and spaces aside).
+    pub fn of_authorization(header: &str) -> Owner {
+        let header = header.trim();
+        let token = match header.split_once(char::is_whitespace) {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+            _ => header,
+        };
+        Owner::of_token(token)
+    }
+
     /// The owner for a bearer token.
     pub fn of_token(token: &str) -> Owner {
         let digest = Sha256::digest(token.as_bytes());
@@ -70,22 +85,41 @@ struct Entry {
     used: Instant,
 }
 
-/// The trails of this process.
+/// The trails of this process, in two segments: a new trail waits on
+/// probation (first in, first out) until a call continues it, and only
+/// then joins the trails in use (least recently used out). A flood of
+/// one-off sessionless calls, each starting a trail, churns probation and
+/// never pushes out a trail an agent is following.
 pub struct Trails {
-    key: [u8; 32],
+    key: [u8; 64],
     idle: Duration,
     max: usize,
-    entries: Mutex<HashMap<Id, Entry>>,
+    store: Mutex<Store>,
+}
+
+#[derive(Default)]
+struct Store {
+    probation: HashMap<Id, Entry>,
+    /// Probation in the order trails were started.
+    order: std::collections::VecDeque<Id>,
+    in_use: HashMap<Id, Entry>,
+}
+
+impl Store {
+    fn take(&mut self, id: &Id) -> Option<Entry> {
+        self.in_use.remove(id).or_else(|| self.probation.remove(id))
+    }
 }
 
 /// A trail opened for one call.
 #[derive(Clone)]
 pub struct Opened {
-    /// Its handle, to return and to put in hints.
-    pub handle: String,
+    /// Its handle, to return and to put in hints; `None` for an MCP
+    /// session's own history, which is no trail.
+    pub handle: Option<String>,
     /// Its session context.
     pub context: Arc<SessionContext>,
-    /// Why the handle the call sent was not used (a new trail was started).
+    /// Why the handle the call sent was not used.
     pub notice: Option<String>,
 }
 
@@ -102,16 +136,22 @@ impl Default for Trails {
 }
 
 impl Trails {
-    /// A store whose trails live `idle` after their last use, at most `max`.
+    /// A store whose trails live `idle` after their last use; at most `max`
+    /// in use, and at most `max` on probation.
     pub fn new(idle: Duration, max: usize) -> Trails {
-        let mut key = [0u8; 32];
+        let mut key = [0u8; 64];
         random(&mut key);
-        Trails { key, idle, max: max.max(1), entries: Mutex::new(HashMap::new()) }
+        Trails { key, idle, max: max.max(1), store: Mutex::new(Store::default()) }
     }
 
-    /// Trails held now.
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Trails held now (in use and on probation).
     pub fn len(&self) -> usize {
-        self.entries.lock().unwrap_or_else(PoisonError::into_inner).len()
+        let store = self.store();
+        store.in_use.len() + store.probation.len()
     }
 
     /// Whether it holds none.
@@ -124,49 +164,76 @@ impl Trails {
         self.idle
     }
 
-    /// A new trail for `owner`.
+    /// A new trail for `owner`, on probation.
     pub fn start(&self, owner: Owner) -> Opened {
         let mut id = [0u8; ID_BYTES];
         random(&mut id);
         let handle = self.handle(&id);
         let context = Arc::new(SessionContext::for_trail(handle.clone()));
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        entries.retain(|_, e| now.duration_since(e.used) <= self.idle);
-        if entries.len() >= self.max
-            && let Some(oldest) = entries.iter().min_by_key(|(_, e)| e.used).map(|(id, _)| *id)
-        {
-            entries.remove(&oldest);
+        let mut store = self.store();
+        while store.order.len() >= self.max {
+            match store.order.pop_front() {
+                Some(old) => {
+                    store.probation.remove(&old);
+                }
+                None => break,
+            }
         }
-        entries.insert(id, Entry { context: context.clone(), owner, used: now });
-        Opened { handle, context, notice: None }
+        store.probation.insert(id, Entry { context: context.clone(), owner, used: Instant::now() });
+        store.order.push_back(id);
+        Opened { handle: Some(handle), context, notice: None }
     }
 
-    /// The trail `handle` names, for `owner`; a new one (with a notice
-    /// saying why) when it cannot be used.
-    pub fn open(&self, handle: &str, owner: Owner) -> Opened {
-        let refused = match self.id_of(handle) {
-            None => "is not a trail this server issued (changed, truncated, or from another deployment)",
-            Some(id) => {
-                let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-                match entries.get_mut(&id) {
-                    Some(e) if e.owner != owner => "belongs to other credentials",
-                    Some(e) if e.used.elapsed() <= self.idle => {
-                        e.used = Instant::now();
-                        return Opened { handle: handle.to_owned(), context: e.context.clone(), notice: None };
-                    }
-                    _ => "expired (unused too long, or the server restarted)",
-                }
-            }
+    /// The trail `handle` names, for `owner`; `Err` with the reason when it
+    /// cannot be used (the caller decides what runs instead).
+    pub fn find(&self, handle: &str, owner: Owner) -> Result<Opened, String> {
+        let Some(id) = self.id_of(handle) else {
+            return Err("is not a trail this server issued (changed, truncated, from another deployment, or from \
+                        before the server restarted)"
+                .into());
         };
-        let mut fresh = self.start(owner);
-        fresh.notice = Some(format!(
-            "the trail `{}` {refused}; this call started a new trail, {}: send it (it is in every hint) to keep \
-             the history",
-            crate::clip(handle),
-            fresh.handle
-        ));
-        fresh
+        let mut store = self.store();
+        let Some(mut entry) = store.take(&id) else {
+            return Err(format!("expired (unused for over {} s, or pushed out by newer trails)", self.idle.as_secs()));
+        };
+        if entry.owner != owner {
+            let refused = "belongs to other credentials".to_owned();
+            store.in_use.insert(id, entry);
+            return Err(refused);
+        }
+        if entry.used.elapsed() > self.idle {
+            return Err(format!("expired (unused for over {} s)", self.idle.as_secs()));
+        }
+        // Continued: it is in use now. Make room by the least recently used,
+        // after dropping the idle ones.
+        entry.used = Instant::now();
+        let context = entry.context.clone();
+        if store.in_use.len() >= self.max {
+            let idle = self.idle;
+            store.in_use.retain(|_, e| e.used.elapsed() <= idle);
+        }
+        if store.in_use.len() >= self.max
+            && let Some(oldest) = store.in_use.iter().min_by_key(|(_, e)| e.used).map(|(id, _)| *id)
+        {
+            store.in_use.remove(&oldest);
+        }
+        store.in_use.insert(id, entry);
+        Ok(Opened { handle: Some(handle.to_owned()), context, notice: None })
+    }
+
+    /// The trail `handle` names, for `owner`; a new one, with a notice
+    /// saying why, when it cannot be used.
+    pub fn open(&self, handle: &str, owner: Owner) -> Opened {
+        self.find(handle, owner).unwrap_or_else(|why| {
+            let mut fresh = self.start(owner);
+            fresh.notice = Some(format!(
+                "the trail `{}` {why}; this call started a new trail, {}: send it (it is in every hint) to keep \
+                 the history",
+                crate::clip(handle),
+                fresh.handle.as_deref().unwrap_or_default()
+            ));
+            fresh
+        })
     }
 
     fn handle(&self, id: &Id) -> String {
@@ -198,8 +265,8 @@ impl Trails {
     }
 
     fn mac(&self) -> Hmac<Sha256> {
-        // An HMAC key of any length is accepted.
-        <Hmac<Sha256> as Mac>::new_from_slice(&self.key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+        // A key of SHA-256's block size: HMAC takes it as it is.
+        <Hmac<Sha256> as hmac::digest::KeyInit>::new(hmac::digest::generic_array::GenericArray::from_slice(&self.key))
     }
 }
 
@@ -220,10 +287,14 @@ mod tests {
         let trails = Trails::default();
         let alice = Owner::of_token("alice's long token");
         let first = trails.start(alice);
-        assert!(first.handle.starts_with(PREFIX) && first.handle.len() == HANDLE_LEN, "{}", first.handle);
-        let again = trails.open(&first.handle, alice);
+        let handle = first.handle.clone().unwrap_or_default();
+        assert!(handle.starts_with(PREFIX) && handle.len() == HANDLE_LEN, "{handle}");
+        let again = trails.open(&handle, alice);
         assert!(again.notice.is_none() && Arc::ptr_eq(&again.context, &first.context));
-        let mallory = trails.open(&first.handle, Owner::of_token("mallory's token"));
+        // The token as the header carries it, however it is spaced.
+        let again = trails.open(&handle, Owner::of_authorization("bearer   alice's long token "));
+        assert!(again.notice.is_none(), "{:?}", again.notice);
+        let mallory = trails.open(&handle, Owner::of_token("mallory's token"));
         assert!(!Arc::ptr_eq(&mallory.context, &first.context));
         assert!(mallory.notice.as_deref().is_some_and(|n| n.contains("other credentials")), "{:?}", mallory.notice);
     }
@@ -233,34 +304,45 @@ mod tests {
         let trails = Trails::new(Duration::from_millis(50), 100);
         let owner = Owner::default();
         let t = trails.start(owner);
-        let mut chars: Vec<char> = t.handle.chars().collect();
+        let handle = t.handle.clone().unwrap_or_default();
+        let mut chars: Vec<char> = handle.chars().collect();
         let last = chars.len() - 1;
         chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
         let tampered: String = chars.into_iter().collect();
-        for bad in
-            [tampered.as_str(), "tr_", "", "tr_!!!!", &t.handle[..t.handle.len() - 1], "x".repeat(10_000).as_str()]
-        {
+        for bad in [tampered.as_str(), "tr_", "", "tr_!!!!", &handle[..handle.len() - 1], "x".repeat(10_000).as_str()] {
             let o = trails.open(bad, owner);
             assert!(o.notice.as_deref().is_some_and(|n| n.contains("not a trail this server issued")), "{bad}");
         }
         // Another server's handle (another key) is not this server's.
         let other = Trails::default().start(owner);
-        assert!(trails.open(&other.handle, owner).notice.is_some_and(|n| n.contains("not a trail")));
+        let other = other.handle.unwrap_or_default();
+        assert!(trails.open(&other, owner).notice.is_some_and(|n| n.contains("not a trail")));
         std::thread::sleep(Duration::from_millis(80));
-        let o = trails.open(&t.handle, owner);
+        let o = trails.open(&handle, owner);
         assert!(o.notice.as_deref().is_some_and(|n| n.contains("expired")), "{:?}", o.notice);
         assert_ne!(o.handle, t.handle);
     }
 
     #[test]
-    fn the_store_is_bounded() {
+    fn the_stand_in_looks_like_a_handle_and_is_none() {
+        assert_eq!(STAND_IN.len(), HANDLE_LEN);
+        assert!(STAND_IN.starts_with(PREFIX) && STAND_IN.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+        assert!(Trails::default().find(STAND_IN, Owner::default()).is_err());
+    }
+
+    #[test]
+    fn a_flood_of_new_trails_never_pushes_out_one_in_use() {
         let trails = Trails::new(DEFAULT_IDLE, 3);
         let owner = Owner::default();
-        let first = trails.start(owner);
-        for _ in 0..10 {
+        let followed = trails.start(owner).handle.unwrap_or_default();
+        let untouched = trails.start(owner).handle.unwrap_or_default();
+        assert!(trails.find(&followed, owner).is_ok(), "continued once: in use");
+        for _ in 0..100 {
             trails.start(owner);
         }
-        assert_eq!(trails.len(), 3);
-        assert!(trails.open(&first.handle, owner).notice.is_some_and(|n| n.contains("expired")));
+        assert!(trails.len() <= 3 + 3, "{}", trails.len());
+        assert!(trails.find(&followed, owner).is_ok(), "a trail in use survives the flood");
+        let gone = trails.find(&untouched, owner).err().unwrap_or_default();
+        assert!(gone.contains("pushed out"), "{gone}");
     }
 }

@@ -75,6 +75,7 @@ async fn a_sessionless_client_that_follows_hints_keeps_its_history() {
         assert_eq!(h["args"]["trail"], trail, "{h}");
     }
     assert!(text_of(&resolved).contains(&format!("\"trail\":\"{trail}\"")), "{}", text_of(&resolved));
+    assert!(!resolved.to_string().contains(signpost::trails::STAND_IN), "{resolved}");
 
     // Without the trail, each request is a new history: the id is unseen.
     let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;
@@ -134,9 +135,22 @@ async fn a_session_keeps_its_history_without_a_trail_and_takes_one_when_sent() {
     let (text, structured) = session_call(&client, "describe", json!({"id": ORDER_CONTROLLER, "trail": trail})).await;
     assert_eq!(structured["trail"], trail.as_str());
     assert!(text.contains(UNSEEN), "{text}");
-    // And the session's own history is still its own.
-    let (text, _) = session_call(&client, "describe", json!({"id": ORDER_CONTROLLER})).await;
-    assert!(!text.contains(UNSEEN), "{text}");
+    // And the session's own history is still its own; `null` or `""` is no
+    // trail (models fill optional arguments so), and a handle that cannot be
+    // used leaves the call on the session's history, with a note.
+    for absent in [json!(null), json!("")] {
+        let (text, structured) =
+            session_call(&client, "describe", json!({"id": ORDER_CONTROLLER, "trail": absent})).await;
+        assert!(!text.contains(UNSEEN) && structured["trail_notice"].is_null(), "{absent}: {text}");
+    }
+    let (text, structured) =
+        session_call(&client, "describe", json!({"id": ORDER_CONTROLLER, "trail": "tr_forged"})).await;
+    let notice = structured["trail_notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("not a trail this server issued") && notice.contains("this session's own history"),
+        "{structured}"
+    );
+    assert!(!text.contains(UNSEEN) && structured["trail"].is_null(), "{text}");
     let _ = client.cancel().await;
     // stdio: the same, one session per process.
     let stdio = Client::default().await;
