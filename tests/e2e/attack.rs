@@ -203,7 +203,11 @@ async fn host_memory_stays_bounded_when_a_policy_grows_tables() {
     }
     let peak = peak_rss_mib(client.pid());
     let status = client.status().await;
-    assert!(peak < 400, "peak RSS {peak} MiB after 300 table-growing calls: {status:#}");
+    // Unbounded, 300 calls would hold 300 × 8 MB = 2.4 GB of tables. Alone
+    // the server peaks at 170–235 MiB; with the whole suite running beside
+    // it, 423 MiB was seen once (allocator arenas on more threads), so the
+    // bound leaves room for that and still catches a leak.
+    assert!(peak < 640, "peak RSS {peak} MiB after 300 table-growing calls: {status:#}");
     assert!(status["counters"]["instances_recycled_for_memory"].as_u64().unwrap_or(0) >= 50, "{status:#}");
     assert_eq!(status["counters"]["traps"], 0, "{status:#}");
     client.close().await;
