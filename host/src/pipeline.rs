@@ -391,11 +391,11 @@ impl Signpost {
             hints: response
                 .hints
                 .iter()
-                .map(|h| {
+                .map(|h| RecordedHint {
+                    tool: h.tool.clone(),
                     // A trail is a bearer capability: never in a log.
-                    let mut args = h.args.clone();
-                    args.remove(crate::trails::TRAIL_ARG);
-                    RecordedHint { tool: h.tool.clone(), args, actionable: h.actionable }
+                    args: crate::trails::without_trail(&h.args).into_owned(),
+                    actionable: h.actionable,
                 })
                 .collect(),
             follow,
@@ -508,11 +508,7 @@ pub fn run(
     let untrailed: Vec<(&str, Map<String, Value>)> = valid
         .iter()
         .filter(|h| h.actionable && h.args.contains_key(crate::trails::TRAIL_ARG))
-        .map(|h| {
-            let mut args = h.args.clone();
-            args.remove(crate::trails::TRAIL_ARG);
-            (h.tool.as_str(), args)
-        })
+        .map(|h| (h.tool.as_str(), crate::trails::without_trail(&h.args).into_owned()))
         .collect();
     let allowed: Vec<Allowed<'_>> = valid
         .iter()

@@ -528,13 +528,7 @@ impl CallShape {
     /// validated hint), or `None` when they do not parse on `graph`.
     pub fn of_args(graph: &Graph, tool: &str, args: &Map<String, Value>) -> Option<CallShape> {
         // The trail a hint carries is not part of the question it asks.
-        let args = if args.contains_key(crate::trails::TRAIL_ARG) {
-            let mut args = args.clone();
-            args.remove(crate::trails::TRAIL_ARG);
-            std::borrow::Cow::Owned(args)
-        } else {
-            std::borrow::Cow::Borrowed(args)
-        };
+        let args = crate::trails::without_trail(args);
         parse(graph, tool, &args, &mut StrictIds).ok().map(|p| CallShape::of(graph, tool, &p))
     }
 

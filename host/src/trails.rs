@@ -270,6 +270,19 @@ impl Trails {
     }
 }
 
+/// A call's arguments without the trail a hint carries: the question it
+/// asks, for shapes, logs and the sanitiser's allow-list.
+pub fn without_trail(
+    args: &serde_json::Map<String, serde_json::Value>,
+) -> std::borrow::Cow<'_, serde_json::Map<String, serde_json::Value>> {
+    if !args.contains_key(TRAIL_ARG) {
+        return std::borrow::Cow::Borrowed(args);
+    }
+    let mut args = args.clone();
+    args.remove(TRAIL_ARG);
+    std::borrow::Cow::Owned(args)
+}
+
 /// Bytes from the operating system's CSPRNG.
 fn random(buf: &mut [u8]) {
     if let Err(e) = getrandom::fill(buf) {
