@@ -294,6 +294,12 @@ struct ServeArgs {
     /// continues them); the one unused longest goes first.
     #[arg(long, default_value_t = signpost::trails::DEFAULT_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     max_trails: u64,
+    /// Keep trails in this Redis (or Valkey), shared by every replica
+    /// pointed at it, so any replica serves any call of a trail:
+    /// redis://[:PASSWORD@]HOST[:PORT][/DB]. Without it, trails live in
+    /// this process.
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     /// A shadow policy component: it computes hints for every call, after
     /// the response is sent, which agents never see; the metrics compare
     /// them with what agents did next.
@@ -562,7 +568,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
-    let trails = signpost::trails::Trails::new(Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
+    // The runtime first: a shared trail store's connection lives on it.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
+    let trails = match &args.state {
+        Some(url) => {
+            let trails = runtime.block_on(signpost::trails::Trails::connect(url, idle, max))?;
+            tracing::info!(store = %trails.status()["store"], "trails are kept in the shared store");
+            trails
+        }
+        None => signpost::trails::Trails::new(idle, max),
+    };
     let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);
     if let Some(path) = &args.canary {
         signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
@@ -571,7 +587,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy")?)?;
     }
     let signpost = Arc::new(signpost);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         if !args.no_watch {
             signpost.graphs().clone().watch()?;

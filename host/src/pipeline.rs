@@ -233,7 +233,7 @@ impl Signpost {
         status["canary"] = trials["canary"].clone();
         status["shadow"] = trials["shadow"].clone();
         status["live_sessions"] = trials["live_sessions"].clone();
-        status["trails"] = json!({"live": self.trails.len(), "idle_secs": self.trails.idle().as_secs()});
+        status["trails"] = self.trails.status();
         status
     }
 

@@ -24,7 +24,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
-use crate::session::SessionContext;
+use crate::session::{PastCall, SessionContext};
 use crate::tools::TOOL_NAMES;
 use crate::trails::{Opened, Owner, TRAIL_ARG};
 
@@ -61,13 +61,13 @@ impl Session {
     /// `null` or `""` is no trail (models fill optional arguments so). A
     /// handle that cannot be used is reported in a notice, and the call runs
     /// on the session's own history, or on a new trail outside a session.
-    fn trail_for(&self, sent: Option<serde_json::Value>, owner: Owner, in_session: bool) -> Opened {
+    async fn trail_for(&self, sent: Option<serde_json::Value>, owner: Owner, in_session: bool) -> Opened {
         let trails = self.signpost.trails();
-        let own = || Opened { handle: None, context: self.own.clone(), notice: None };
+        let own = || Opened::of_session(self.own.clone());
         let why = match sent {
             None | Some(serde_json::Value::Null) => None,
             Some(serde_json::Value::String(handle)) if handle.is_empty() => None,
-            Some(serde_json::Value::String(handle)) => match trails.find(&handle, owner) {
+            Some(serde_json::Value::String(handle)) => match trails.find(&handle, owner).await {
                 Ok(trail) => return trail,
                 Err(why) => Some(format!("the trail `{}` {why}", crate::clip(&handle))),
             },
@@ -231,7 +231,7 @@ impl ServerHandler for Session {
         // (a sessionless, 2026-07-28 request does not).
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
-        let trail = self.trail_for(args.remove(TRAIL_ARG), owner_of(&context), in_session);
+        let trail = self.trail_for(args.remove(TRAIL_ARG), owner_of(&context), in_session).await;
         // The call blocks (policy calls are synchronous, bounded by their
         // deadline, and WASI host functions block on the runtime): run it in
         // place, handing this worker's other tasks to another thread, rather
@@ -244,12 +244,18 @@ impl ServerHandler for Session {
         let mut response = if multi_thread {
             tokio::task::block_in_place(|| self.signpost.call(&name, args, &trail.context))
         } else {
-            let (signpost, context) = (self.signpost.clone(), trail.context.clone());
-            tokio::task::spawn_blocking(move || signpost.call(&name, args, &context))
+            let (signpost, context, tool) = (self.signpost.clone(), trail.context.clone(), name.clone());
+            tokio::task::spawn_blocking(move || signpost.call(&tool, args, &context))
                 .await
                 .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?
         };
-        if let Some(notice) = &trail.notice {
+        // In a shared trail store, the call's step goes back to the trail.
+        let kept = self.signpost.trails().finish(&trail, PastCall::of(&name, &response)).await;
+        let notice = match (trail.notice, kept) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.or(b),
+        };
+        if let Some(notice) = &notice {
             response.text.push_str(&format!("\nnote: {notice}"));
             if let serde_json::Value::Object(map) = &mut response.structured {
                 map.insert("trail_notice".into(), serde_json::json!(notice));

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::graph::is_id;
@@ -38,9 +39,11 @@ impl SessionContext {
     }
 
     /// A new session that is the trail `handle` ([`crate::trails`]): the
-    /// hints of its responses carry it.
-    pub fn for_trail(handle: String) -> Self {
-        SessionContext::with_handle(Some(handle))
+    /// hints of its responses carry it. Its policy instances are pooled
+    /// under `key`, which the trail's id gives, so every replica keys (and
+    /// buckets, for a canary) one trail alike.
+    pub fn for_trail(handle: String, key: SessionKey) -> Self {
+        SessionContext { key, ..SessionContext::with_handle(Some(handle)) }
     }
 
     fn with_handle(handle: Option<String>) -> Self {
@@ -105,8 +108,14 @@ impl SessionContext {
 
     /// Records a finished call.
     pub fn record(&self, tool: &str, response: &Response) {
-        let result = (!response.is_error).then_some(&response.structured);
-        self.history().record(tool, !response.is_error, result);
+        self.history().apply(PastCall::of(tool, response));
+    }
+
+    /// Takes the history and call count a shared trail store holds
+    /// ([`crate::trails`]), in place of this replica's.
+    pub fn restore(&self, history: &History, calls: u64) {
+        *self.history() = history.clone();
+        self.calls.store(calls, Ordering::Relaxed);
     }
 }
 
@@ -118,7 +127,7 @@ pub const MAX_SEEN: usize = 512;
 pub const MAX_IDS_PER_CALL: usize = 64;
 
 /// One remembered call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PastCall {
     /// Tool name.
     pub tool: String,
@@ -128,8 +137,16 @@ pub struct PastCall {
     pub ids: Vec<String>,
 }
 
+impl PastCall {
+    /// A finished call as its history remembers it.
+    pub fn of(tool: &str, response: &Response) -> PastCall {
+        let ids = if response.is_error { Vec::new() } else { result_ids(&response.structured) };
+        PastCall { tool: tool.to_owned(), ok: !response.is_error, ids }
+    }
+}
+
 /// What one MCP session did so far, bounded in size.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct History {
     call_count: u32,
     recent: VecDeque<PastCall>,
@@ -154,8 +171,16 @@ impl History {
 
     /// Records a finished call and the ids its result showed.
     pub fn record(&mut self, tool: &str, ok: bool, result: Option<&Value>) {
-        self.call_count = self.call_count.saturating_add(1);
         let ids = result.map(result_ids).unwrap_or_default();
+        self.apply(PastCall { tool: tool.to_owned(), ok, ids });
+    }
+
+    /// Records a finished call.
+    pub fn apply(&mut self, call: PastCall) {
+        self.call_count = self.call_count.saturating_add(1);
+        let PastCall { tool, ok, mut ids } = call;
+        ids.retain(|id| is_id(id));
+        ids.truncate(MAX_IDS_PER_CALL);
         for id in &ids {
             if let Some(pos) = self.seen.iter().position(|s| s == id) {
                 self.seen.remove(pos);
@@ -168,7 +193,26 @@ impl History {
         if self.recent.len() == MAX_RECENT {
             self.recent.pop_front();
         }
-        self.recent.push_back(PastCall { tool: tool.to_owned(), ok, ids });
+        self.recent.push_back(PastCall { tool, ok, ids });
+    }
+
+    /// Within this build's bounds, whatever it was read from (a shared
+    /// store another build wrote): the newest calls and ids kept, and only
+    /// what reads as an id.
+    pub fn bounded(mut self) -> History {
+        while self.recent.len() > MAX_RECENT {
+            self.recent.pop_front();
+        }
+        while self.seen.len() > MAX_SEEN {
+            self.seen.pop_front();
+        }
+        self.seen.retain(|id| is_id(id));
+        for call in &mut self.recent {
+            call.ids.retain(|id| is_id(id));
+            call.ids.truncate(MAX_IDS_PER_CALL);
+            call.tool.truncate(call.tool.floor_char_boundary(64));
+        }
+        self
     }
 }
 

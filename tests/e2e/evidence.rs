@@ -130,7 +130,7 @@ fn sum_samples(exposition: &str, metric: &str, want: &[&str]) -> f64 {
         .sum()
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
     l.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -1,7 +1,10 @@
 //! Tools from other ecosystems that some tests need: Node.js, npm packages
 //! (the MCP conformance suite, jco), PyPI packages (componentize-py,
-//! wasmtime-py, the MCP Python SDK) and crates' binaries (cargo-component). Each is installed once, by pinned version, under the cargo
-//! target dir (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs.
+//! wasmtime-py, the MCP Python SDK) and crates' binaries (cargo-component).
+//! Each is installed once, by pinned version, under the cargo target dir
+//! (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs. Redis is
+//! the exception: a server from the system's packages (apt-get, when
+//! missing).
 //!
 //! An install goes to a staging directory that is renamed into place when it
 //! succeeds, so an interrupted run never leaves a half-installed tool behind.
@@ -71,6 +74,38 @@ fn ensure_pip() -> Result<(), String> {
         let _ = Command::new("apt-get").args(["install", "-y", "-q", "python3-pip"]).output();
     }
     if works() { Ok(()) } else { Err("python3 -m pip is not available: install pip (python3-pip)".into()) }
+}
+
+/// The `redis-server` executable: the machine's, else (as root, on
+/// Debian-like systems) the Debian package's, installed with apt-get.
+pub fn redis_server() -> Result<PathBuf, String> {
+    let _guard = lock();
+    let found = || {
+        std::env::var_os("PATH")
+            .into_iter()
+            .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+            .map(|dir| dir.join("redis-server"))
+            .find(|exe| exe.is_file())
+    };
+    if let Some(exe) = found() {
+        return Ok(exe);
+    }
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if !root {
+        return Err("redis-server is not installed, and installing it needs root: apt-get install redis-server".into());
+    }
+    eprintln!("installing redis-server with apt-get");
+    let install = || {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(["install", "-y", "-q", "--no-install-recommends", "redis-server"]);
+        cmd.env("DEBIAN_FRONTEND", "noninteractive");
+        run_ok(&mut cmd)
+    };
+    if install().is_err() {
+        run_ok(Command::new("apt-get").args(["update", "-q"]))?;
+        install()?;
+    }
+    found().ok_or_else(|| "apt-get installed redis-server, but it is not on PATH".into())
 }
 
 /// PyPI packages installed with `pip --target`: the directory to put on

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::common::Client;
+use crate::common::{CHAOS_POLICY, Client};
 use crate::http::HttpServer;
+use crate::toolchain;
 
 const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
 /// The default policy's note for an id the session has not seen.
@@ -18,12 +19,20 @@ const UNSEEN: &str = "not seen in this session";
 /// One `tools/call` on the 2026-07-28 revision: no session, the protocol
 /// fields in `_meta` and the headers. The result, whether JSON or SSE.
 async fn stateless_call(url: &str, tool: &str, args: Value) -> Value {
+    stateless_call_as(url, None, tool, args).await
+}
+
+/// [`stateless_call`] with a bearer token.
+async fn stateless_call_as(url: &str, token: Option<&str>, tool: &str, args: Value) -> Value {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": tool, "arguments": args,
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let response = reqwest::Client::new()
-        .post(url)
+    let mut request = reqwest::Client::new().post(url);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", "tools/call")
@@ -172,4 +181,179 @@ async fn an_unused_trail_expires_and_says_so() {
     assert!(notice.contains("expired"), "{late}");
     assert!(text_of(&late).contains(UNSEEN), "a new trail is a new history: {}", text_of(&late));
     assert_ne!(trail_of(&late), trail);
+}
+
+/// A `redis-server` of the test's own, on a free port, with nothing saved
+/// to disk; stopped when dropped.
+struct Redis {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Redis {
+    fn start() -> Result<Redis, String> {
+        use std::io::BufRead as _;
+        let exe = toolchain::redis_server()?;
+        let mut last = String::new();
+        // A free port can be taken between the probe and the bind: retry.
+        for _ in 0..5 {
+            let port = crate::evidence::free_port();
+            let mut child = std::process::Command::new(&exe)
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                .args(["--dir", &std::env::temp_dir().display().to_string()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .map_err(|e| format!("{}: {e}", exe.display()))?;
+            let stdout = child.stdout.take().ok_or("no stdout")?;
+            let mut lines = std::io::BufReader::new(stdout).lines();
+            let ready = lines.by_ref().map_while(Result::ok).any(|line| {
+                last = line.clone();
+                line.contains("Ready to accept connections")
+            });
+            if ready {
+                std::thread::spawn(move || for _ in lines {});
+                return Ok(Redis { child, port });
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        Err(format!("redis-server did not start: {last}"))
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What the chaos policy says it was shown (`chaos:history`): the call
+/// count and the recent tools.
+fn history_seen(result: &Value) -> (u64, String) {
+    let text = text_of(result);
+    let at = text.find("history: calls=").unwrap_or_else(|| panic!("no history in {text}"));
+    let mut words = text[at + "history: calls=".len()..].split_whitespace();
+    let calls = words.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("{text}"));
+    let recent = words.next().and_then(|w| w.strip_prefix("recent=")).unwrap_or_else(|| panic!("{text}"));
+    (calls, recent.to_owned())
+}
+
+/// A call the chaos policy answers with the history it sees.
+fn history_call(i: usize) -> (&'static str, Value) {
+    match i % 3 {
+        0 => ("search", json!({"query": "chaos:history"})),
+        1 => ("find", json!({"name": "chaos:history"})),
+        _ => ("resolve", json!({"identifier": "chaos:history"})),
+    }
+}
+
+#[tokio::test]
+async fn two_replicas_sharing_redis_serve_one_trail_as_one_history() {
+    let Some(mut redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let url = redis.url();
+    let replica = || HttpServer::start(&["--state", &url, "--policy", CHAOS_POLICY], &[]);
+    let (a, b) = (replica(), replica());
+
+    // One trail, its calls alternating between the replicas: the policy
+    // sees every earlier call, in order, whichever replica served it.
+    let first = stateless_call(&a.url, "search", json!({"query": "chaos:history"})).await;
+    let trail = trail_of(&first);
+    assert_eq!(history_seen(&first), (0, String::new()));
+    let mut tools = vec!["search"];
+    for i in 1..=8 {
+        let server = if i % 2 == 1 { &b } else { &a };
+        let (tool, mut args) = history_call(i);
+        args["trail"] = json!(trail);
+        let r = stateless_call(&server.url, tool, args).await;
+        assert_eq!(trail_of(&r), trail, "{r}");
+        assert!(r["structuredContent"]["trail_notice"].is_null(), "{r}");
+        assert_eq!(
+            history_seen(&r),
+            (i as u64, tools.join(",")),
+            "call {i}, at replica {}",
+            if i % 2 == 1 { "b" } else { "a" }
+        );
+        tools.push(tool);
+    }
+
+    // Calls at once on both replicas: every one of them is in the history
+    // after (a replica that wrote second adds its step to the first's).
+    let mut at_once = tokio::task::JoinSet::new();
+    for i in 0..16 {
+        let url = if i % 2 == 0 { a.url.clone() } else { b.url.clone() };
+        let args = json!({"query": "chaos:history", "trail": trail});
+        at_once.spawn(async move { stateless_call(&url, "search", args).await });
+    }
+    for r in at_once.join_all().await {
+        assert!(r["structuredContent"]["trail_notice"].is_null(), "{r}");
+    }
+    let after = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+    assert_eq!(history_seen(&after).0, 9 + 16, "no step of the concurrent calls is lost");
+
+    // A replica that starts later (or restarts) serves the trail too: the
+    // history, and the key that signs handles, live in Redis.
+    drop(a);
+    let c = replica();
+    let r = stateless_call(&c.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+    assert_eq!(history_seen(&r).0, 9 + 16 + 1, "{r}");
+    let minted_by_c = trail_of(&stateless_call(&c.url, "search", json!({"query": "chaos:history"})).await);
+    let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": minted_by_c})).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
+
+    // Still refused everywhere: a changed handle, and another caller's trail.
+    let mut changed = trail.clone();
+    let last = changed.pop().unwrap_or('A');
+    changed.push(if last == 'A' { 'B' } else { 'A' });
+    let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": changed})).await;
+    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("not a trail this server issued") && history_seen(&r).0 == 0, "{r}");
+    let guarded =
+        HttpServer::start(&["--state", &url, "--policy", CHAOS_POLICY], &[("SIGNPOST_TOKEN", "a long other token")]);
+    let r = stateless_call_as(
+        &guarded.url,
+        Some("a long other token"),
+        "search",
+        json!({"query": "chaos:history", "trail": trail}),
+    )
+    .await;
+    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("other credentials") && history_seen(&r).0 == 0, "{r}");
+
+    // Redis gone: calls still answer, saying their history is not kept.
+    redis.stop();
+    let started = std::time::Instant::now();
+    let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("trail store") && text_of(&r).contains("answered by chaos"), "{r}");
+    assert!(started.elapsed() < Duration::from_secs(20), "a call waited {:?} on a dead store", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_client_following_hints_across_two_replicas_gets_session_aware_advice() {
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let url = redis.url();
+    let (a, b) = (HttpServer::start(&["--state", &url], &[]), HttpServer::start(&["--state", &url], &[]));
+    let resolved = stateless_call(&a.url, "resolve", json!({"identifier": "OrderController"})).await;
+    // The hint, followed at the other replica: the resolve that found the
+    // id is in the history there (the default policy does not say "not
+    // seen in this session").
+    let followed = stateless_call(&b.url, "describe", hint_args(&resolved, "describe")).await;
+    assert_eq!(followed["structuredContent"]["record"]["id"], ORDER_CONTROLLER, "{followed}");
+    assert!(!text_of(&followed).contains(UNSEEN), "{}", text_of(&followed));
+    assert_eq!(trail_of(&followed), trail_of(&resolved));
+    // The same call without the trail, at either replica: a new history.
+    for server in [&a, &b] {
+        let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;
+        assert!(text_of(&cold).contains(UNSEEN), "{}", text_of(&cold));
+    }
 }

@@ -549,6 +549,15 @@ impl SessionKey {
         static NEXT: AtomicU64 = AtomicU64::new(1);
         SessionKey(NEXT.fetch_add(1, Ordering::Relaxed))
     }
+
+    /// The key of a trail ([`crate::trails`]), from its random id: the same
+    /// on every replica, and never one [`SessionKey::fresh`] hands out
+    /// (those stay below 2^63).
+    pub fn of_trail(id: &[u8; 16]) -> Self {
+        let mut low = [0u8; 8];
+        low.copy_from_slice(&id[..8]);
+        SessionKey(u64::from_le_bytes(low) | 1 << 63)
+    }
 }
 
 /// Idle instances, each kept for the one session it served, least recently

@@ -28,7 +28,10 @@
 //!   (`$(…)`, `;`, backticks, pipes) on its `→ next:` lines;
 //! - `chaos:remember` / `chaos:peek` → keeps the call's arguments in a
 //!   global / renders what an earlier call kept (state must never cross
-//!   sessions).
+//!   sessions);
+//! - `chaos:history` → says, in its summary, what the session history it
+//!   is shown holds (call count, recent tools, ids seen), so a test can
+//!   check the history a policy sees is one continuous history.
 //!
 //! Built with `always-sleep`, it sleeps in every `advise` (a candidate whose
 //! self-check must not hold up the swaps after it).
@@ -172,7 +175,7 @@ impl Guest for Chaos {
         if garbage(&call.args) { garbage_hints() } else { Vec::new() }
     }
 
-    fn advise(call: Call, _outcome: Outcome, _session: Session) -> Advice {
+    fn advise(call: Call, _outcome: Outcome, session: Session) -> Advice {
         act(&call.args);
         if cfg!(feature = "always-sleep") {
             std::thread::sleep(std::time::Duration::from_secs(30));
@@ -194,9 +197,19 @@ impl Guest for Chaos {
             } else {
                 Vec::new()
             };
+            let mut summary = format!("{} answered by chaos", call.tool);
+            if call.args.contains("chaos:history") {
+                let recent: Vec<&str> = session.recent.iter().map(|c| c.tool.as_str()).collect();
+                summary.push_str(&format!(
+                    "; history: calls={} recent={} seen={}",
+                    session.call_count,
+                    recent.join(","),
+                    session.seen_ids.len()
+                ));
+            }
             return Advice {
                 state_tag: "chaos".into(),
-                summary: format!("{} answered by chaos", call.tool),
+                summary,
                 details: Vec::new(),
                 hints,
                 ask_user: None,

@@ -21,6 +21,14 @@
 //! expired or another caller's is refused with a note saying so, and the
 //! call runs on a new trail: an agent never loses an answer to a stale
 //! handle.
+//!
+//! The trails live in this process by default. With `--state redis://…`
+//! they live in Redis ([`redis`]), and any replica serves any call of a
+//! trail: a call reads the trail when it starts and writes its step back
+//! when it ends ([`Trails::finish`]). Each replica still keeps a context
+//! per trail it served, for what is its own: the policy instances, the
+//! canary pin (the same on every replica: both follow from the trail's
+//! id) and the follow-through metrics.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,7 +38,10 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use crate::session::SessionContext;
+use crate::policy::SessionKey;
+use crate::session::{PastCall, SessionContext};
+
+mod redis;
 
 /// The argument (and result field) that carries a trail.
 pub const TRAIL_ARG: &str = "trail";
@@ -54,7 +65,7 @@ type Id = [u8; ID_BYTES];
 
 /// Who a trail belongs to: a digest of the caller's bearer token (all
 /// zeros without one).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Owner([u8; 16]);
 
 impl Owner {
@@ -95,6 +106,9 @@ pub struct Trails {
     idle: Duration,
     max: usize,
     store: Mutex<Store>,
+    /// The shared store, when trails live there; `store` is then this
+    /// replica's cache of contexts.
+    shared: Option<redis::Shared>,
 }
 
 #[derive(Default)]
@@ -121,11 +135,25 @@ pub struct Opened {
     pub context: Arc<SessionContext>,
     /// Why the handle the call sent was not used.
     pub notice: Option<String>,
+    /// The trail as the shared store held it when the call started.
+    stored: Option<redis::Stored>,
+}
+
+impl Opened {
+    /// An MCP session's own history: no trail.
+    pub fn of_session(context: Arc<SessionContext>) -> Opened {
+        Opened { handle: None, context, notice: None, stored: None }
+    }
 }
 
 impl std::fmt::Debug for Trails {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Trails").field("idle", &self.idle).field("max", &self.max).field("live", &self.len()).finish()
+        f.debug_struct("Trails")
+            .field("idle", &self.idle)
+            .field("max", &self.max)
+            .field("live", &self.len())
+            .field("shared", &self.shared)
+            .finish()
     }
 }
 
@@ -141,7 +169,25 @@ impl Trails {
     pub fn new(idle: Duration, max: usize) -> Trails {
         let mut key = [0u8; 64];
         random(&mut key);
-        Trails { key, idle, max: max.max(1), store: Mutex::new(Store::default()) }
+        Trails { key, idle, max: max.max(1), store: Mutex::new(Store::default()), shared: None }
+    }
+
+    /// A store whose trails live in the Redis (or Valkey) at `url`, shared
+    /// by every replica pointed at it. Connects, and agrees on the key that
+    /// signs handles; must run on the runtime that serves.
+    pub async fn connect(url: &str, idle: Duration, max: usize) -> anyhow::Result<Trails> {
+        let (shared, key) = redis::Shared::connect(url).await?;
+        Ok(Trails { key, shared: Some(shared), ..Trails::new(idle, max) })
+    }
+
+    /// What the status resource says of the trails.
+    pub fn status(&self) -> serde_json::Value {
+        match &self.shared {
+            None => serde_json::json!({"store": "in-process", "live": self.len(), "idle_secs": self.idle.as_secs()}),
+            Some(shared) => serde_json::json!({
+                "store": shared.addr(), "cached_here": self.len(), "idle_secs": self.idle.as_secs(),
+            }),
+        }
     }
 
     fn store(&self) -> std::sync::MutexGuard<'_, Store> {
@@ -169,7 +215,8 @@ impl Trails {
         let mut id = [0u8; ID_BYTES];
         random(&mut id);
         let handle = self.handle(&id);
-        let context = Arc::new(SessionContext::for_trail(handle.clone()));
+        let context = Arc::new(SessionContext::for_trail(handle.clone(), SessionKey::of_trail(&id)));
+        let stored = self.shared.as_ref().map(|_| redis::Stored { id, version: 0, state: redis::State::of(owner) });
         let mut store = self.store();
         while store.order.len() >= self.max {
             match store.order.pop_front() {
@@ -181,19 +228,22 @@ impl Trails {
         }
         store.probation.insert(id, Entry { context: context.clone(), owner, used: Instant::now() });
         store.order.push_back(id);
-        Opened { handle: Some(handle), context, notice: None }
+        Opened { handle: Some(handle), context, notice: None, stored }
     }
 
     /// The trail `handle` names, for `owner`; `Err` with the reason when it
     /// cannot be used (the caller decides what runs instead).
-    pub fn find(&self, handle: &str, owner: Owner) -> Result<Opened, String> {
+    pub async fn find(&self, handle: &str, owner: Owner) -> Result<Opened, String> {
         let Some(id) = self.id_of(handle) else {
             return Err("is not a trail this server issued (changed, truncated, from another deployment, or from \
                         before the server restarted)"
                 .into());
         };
+        if let Some(shared) = &self.shared {
+            return self.find_shared(shared, id, handle, owner).await;
+        }
         let mut store = self.store();
-        let Some(mut entry) = store.take(&id) else {
+        let Some(entry) = store.take(&id) else {
             return Err(format!("expired (unused for over {} s, or pushed out by newer trails)", self.idle.as_secs()));
         };
         if entry.owner != owner {
@@ -204,8 +254,42 @@ impl Trails {
         if entry.used.elapsed() > self.idle {
             return Err(format!("expired (unused for over {} s)", self.idle.as_secs()));
         }
-        // Continued: it is in use now. Make room by the least recently used,
-        // after dropping the idle ones.
+        let context = self.keep_in_use(&mut store, id, entry);
+        Ok(Opened { handle: Some(handle.to_owned()), context, notice: None, stored: None })
+    }
+
+    /// [`Trails::find`] in the shared store: the trail as stored, on this
+    /// replica's context for it.
+    async fn find_shared(&self, shared: &redis::Shared, id: Id, handle: &str, owner: Owner) -> Result<Opened, String> {
+        let (version, state) = match shared.load(&id).await {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                return Err(format!(
+                    "expired (unused for over {} s, or pushed out by newer trails)",
+                    self.idle.as_secs()
+                ));
+            }
+            Err(e) => return Err(format!("could not be read: {e}")),
+        };
+        if state.owner != owner {
+            return Err("belongs to other credentials".into());
+        }
+        let mut store = self.store();
+        let entry = store.take(&id).unwrap_or_else(|| Entry {
+            context: Arc::new(SessionContext::for_trail(handle.to_owned(), SessionKey::of_trail(&id))),
+            owner,
+            used: Instant::now(),
+        });
+        let context = self.keep_in_use(&mut store, id, entry);
+        drop(store);
+        context.restore(&state.history, state.calls);
+        let stored = Some(redis::Stored { id, version, state });
+        Ok(Opened { handle: Some(handle.to_owned()), context, notice: None, stored })
+    }
+
+    /// Puts a continued trail among those in use, making room by the least
+    /// recently used after dropping the idle ones.
+    fn keep_in_use(&self, store: &mut Store, id: Id, mut entry: Entry) -> Arc<SessionContext> {
         entry.used = Instant::now();
         let context = entry.context.clone();
         if store.in_use.len() >= self.max {
@@ -218,22 +302,63 @@ impl Trails {
             store.in_use.remove(&oldest);
         }
         store.in_use.insert(id, entry);
-        Ok(Opened { handle: Some(handle.to_owned()), context, notice: None })
+        context
     }
 
     /// The trail `handle` names, for `owner`; a new one, with a notice
     /// saying why, when it cannot be used.
-    pub fn open(&self, handle: &str, owner: Owner) -> Opened {
-        self.find(handle, owner).unwrap_or_else(|why| {
-            let mut fresh = self.start(owner);
-            fresh.notice = Some(format!(
-                "the trail `{}` {why}; this call started a new trail, {}: send it (it is in every hint) to keep \
-                 the history",
-                crate::clip(handle),
-                fresh.handle.as_deref().unwrap_or_default()
-            ));
-            fresh
-        })
+    pub async fn open(&self, handle: &str, owner: Owner) -> Opened {
+        match self.find(handle, owner).await {
+            Ok(opened) => opened,
+            Err(why) => {
+                let mut fresh = self.start(owner);
+                fresh.notice = Some(format!(
+                    "the trail `{}` {why}; this call started a new trail, {}: send it (it is in every hint) to \
+                     keep the history",
+                    crate::clip(handle),
+                    fresh.handle.as_deref().unwrap_or_default()
+                ));
+                fresh
+            }
+        }
+    }
+
+    /// Ends a call on `opened`: in the shared store, adds the call's step
+    /// to the trail (to what it holds now, when another call wrote since
+    /// this one read it). A notice when the step could not be kept. In
+    /// this process there is nothing to do: the pipeline recorded it.
+    pub async fn finish(&self, opened: &Opened, call: PastCall) -> Option<String> {
+        // Each failed attempt means another call's step was written: with
+        // this many calls on one trail at once, some wait long.
+        const ATTEMPTS: u32 = 64;
+        let (Some(shared), Some(stored)) = (&self.shared, &opened.stored) else { return None };
+        let mut base = stored.clone();
+        for attempt in 0..ATTEMPTS {
+            let mut next = base.state.clone();
+            next.history.apply(call.clone());
+            next.calls = next.calls.saturating_add(1);
+            match shared.save(&base, &next, self.idle, self.max).await {
+                Ok(None) => {
+                    opened.context.restore(&next.history, next.calls);
+                    return None;
+                }
+                // Another call wrote first: add this step to what it wrote.
+                Ok(Some(Some((version, state)))) => base = redis::Stored { version, state, ..base },
+                // Gone meanwhile (expired or pushed out): written anew.
+                Ok(Some(None)) => base.version = 0,
+                Err(e) => return Some(format!("this call is not in the trail's history: {e}")),
+            }
+            if attempt >= 2 {
+                // Many at once: spread the next attempts out.
+                let mut jitter = [0u8; 1];
+                random(&mut jitter);
+                tokio::time::sleep(Duration::from_micros(u64::from(jitter[0]) * 8)).await;
+            }
+        }
+        Some(format!(
+            "this call is not in the trail's history: {ATTEMPTS} other calls on the trail wrote first; send fewer \
+             calls at once on one trail"
+        ))
     }
 
     fn handle(&self, id: &Id) -> String {
@@ -295,6 +420,11 @@ fn random(buf: &mut [u8]) {
 mod tests {
     use super::*;
 
+    /// Runs one of the store's futures (the in-process store never waits).
+    fn now<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().expect("a runtime").block_on(f)
+    }
+
     #[test]
     fn a_trail_is_found_again_by_its_owner_only() {
         let trails = Trails::default();
@@ -302,12 +432,12 @@ mod tests {
         let first = trails.start(alice);
         let handle = first.handle.clone().unwrap_or_default();
         assert!(handle.starts_with(PREFIX) && handle.len() == HANDLE_LEN, "{handle}");
-        let again = trails.open(&handle, alice);
+        let again = now(trails.open(&handle, alice));
         assert!(again.notice.is_none() && Arc::ptr_eq(&again.context, &first.context));
         // The token as the header carries it, however it is spaced.
-        let again = trails.open(&handle, Owner::of_authorization("bearer   alice's long token "));
+        let again = now(trails.open(&handle, Owner::of_authorization("bearer   alice's long token ")));
         assert!(again.notice.is_none(), "{:?}", again.notice);
-        let mallory = trails.open(&handle, Owner::of_token("mallory's token"));
+        let mallory = now(trails.open(&handle, Owner::of_token("mallory's token")));
         assert!(!Arc::ptr_eq(&mallory.context, &first.context));
         assert!(mallory.notice.as_deref().is_some_and(|n| n.contains("other credentials")), "{:?}", mallory.notice);
     }
@@ -323,15 +453,15 @@ mod tests {
         chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
         let tampered: String = chars.into_iter().collect();
         for bad in [tampered.as_str(), "tr_", "", "tr_!!!!", &handle[..handle.len() - 1], "x".repeat(10_000).as_str()] {
-            let o = trails.open(bad, owner);
+            let o = now(trails.open(bad, owner));
             assert!(o.notice.as_deref().is_some_and(|n| n.contains("not a trail this server issued")), "{bad}");
         }
         // Another server's handle (another key) is not this server's.
         let other = Trails::default().start(owner);
         let other = other.handle.unwrap_or_default();
-        assert!(trails.open(&other, owner).notice.is_some_and(|n| n.contains("not a trail")));
+        assert!(now(trails.open(&other, owner)).notice.is_some_and(|n| n.contains("not a trail")));
         std::thread::sleep(Duration::from_millis(80));
-        let o = trails.open(&handle, owner);
+        let o = now(trails.open(&handle, owner));
         assert!(o.notice.as_deref().is_some_and(|n| n.contains("expired")), "{:?}", o.notice);
         assert_ne!(o.handle, t.handle);
     }
@@ -340,7 +470,7 @@ mod tests {
     fn the_stand_in_looks_like_a_handle_and_is_none() {
         assert_eq!(STAND_IN.len(), HANDLE_LEN);
         assert!(STAND_IN.starts_with(PREFIX) && STAND_IN.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-        assert!(Trails::default().find(STAND_IN, Owner::default()).is_err());
+        assert!(now(Trails::default().find(STAND_IN, Owner::default())).is_err());
     }
 
     #[test]
@@ -349,13 +479,13 @@ mod tests {
         let owner = Owner::default();
         let followed = trails.start(owner).handle.unwrap_or_default();
         let untouched = trails.start(owner).handle.unwrap_or_default();
-        assert!(trails.find(&followed, owner).is_ok(), "continued once: in use");
+        assert!(now(trails.find(&followed, owner)).is_ok(), "continued once: in use");
         for _ in 0..100 {
             trails.start(owner);
         }
         assert!(trails.len() <= 3 + 3, "{}", trails.len());
-        assert!(trails.find(&followed, owner).is_ok(), "a trail in use survives the flood");
-        let gone = trails.find(&untouched, owner).err().unwrap_or_default();
+        assert!(now(trails.find(&followed, owner)).is_ok(), "a trail in use survives the flood");
+        let gone = now(trails.find(&untouched, owner)).err().unwrap_or_default();
         assert!(gone.contains("pushed out"), "{gone}");
     }
 }
