@@ -572,11 +572,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
     let trails = match &args.state {
-        Some(url) => {
-            let trails = runtime.block_on(signpost::trails::Trails::connect(url, idle, max))?;
-            tracing::info!(store = %trails.status()["store"], "trails are kept in the shared store");
-            trails
-        }
+        Some(url) => runtime.block_on(signpost::trails::Trails::connect(url, idle, max))?,
         None => signpost::trails::Trails::new(idle, max),
     };
     let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);

@@ -192,12 +192,22 @@ struct Redis {
 
 impl Redis {
     fn start() -> Result<Redis, String> {
-        use std::io::BufRead as _;
-        let exe = toolchain::redis_server()?;
         let mut last = String::new();
         // A free port can be taken between the probe and the bind: retry.
         for _ in 0..5 {
-            let port = crate::evidence::free_port();
+            match Redis::start_at(crate::evidence::free_port()) {
+                Ok(redis) => return Ok(redis),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    fn start_at(port: u16) -> Result<Redis, String> {
+        use std::io::BufRead as _;
+        let exe = toolchain::redis_server()?;
+        let mut last = String::new();
+        {
             let mut child = std::process::Command::new(&exe)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
                 .args(["--dir", &std::env::temp_dir().display().to_string()])
@@ -218,7 +228,14 @@ impl Redis {
             let _ = child.kill();
             let _ = child.wait();
         }
-        Err(format!("redis-server did not start: {last}"))
+        Err(format!("redis-server did not start on port {port}: {last}"))
+    }
+
+    /// Sends the server a signal (`STOP`, `CONT`).
+    fn signal(&self, signal: &str) {
+        let sent =
+            std::process::Command::new("kill").args([&format!("-{signal}"), &self.child.id().to_string()]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -{signal}");
     }
 
     fn url(&self) -> String {
@@ -329,13 +346,48 @@ async fn two_replicas_sharing_redis_serve_one_trail_as_one_history() {
     let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
     assert!(notice.contains("other credentials") && history_seen(&r).0 == 0, "{r}");
 
-    // Redis gone: calls still answer, saying their history is not kept.
-    redis.stop();
-    let started = std::time::Instant::now();
-    let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+    // Redis hung (stopped, its connections open), then gone: calls answer
+    // at once, on their trail, saying its step is not kept; then calls
+    // that follow are not held up by it either.
+    let calls =
+        history_seen(&stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await).0;
+    for (what, signal) in [("hung", Some("STOP")), ("gone", None)] {
+        match signal {
+            Some(signal) => redis.signal(signal),
+            None => {
+                redis.signal("CONT");
+                redis.stop();
+            }
+        }
+        for _ in 0..3 {
+            let started = std::time::Instant::now();
+            let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+            let waited = started.elapsed();
+            let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+            assert!(notice.contains("trail store is unavailable") && !notice.contains("127.0.0.1"), "{what}: {r}");
+            assert!(text_of(&r).contains("answered by chaos") && trail_of(&r) == trail, "{what}: {r}");
+            // A stalled store costs a call its deadline (0.5 s), not more.
+            assert!(waited < Duration::from_secs(3), "{what}: a call waited {waited:?}");
+        }
+    }
+    // Redis back (empty: nothing was saved): the replicas use it again
+    // once their back-off passes; the old trail is gone, a new one works.
+    let _redis = Redis::start_at(redis.port).unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let r = loop {
+        let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+        let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default().to_owned();
+        if !notice.contains("unavailable") || std::time::Instant::now() > deadline {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
     let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
-    assert!(notice.contains("trail store") && text_of(&r).contains("answered by chaos"), "{r}");
-    assert!(started.elapsed() < Duration::from_secs(20), "a call waited {:?} on a dead store", started.elapsed());
+    assert!(notice.contains("expired"), "the store is back, without the trail: {r}");
+    let fresh = trail_of(&r);
+    let r = stateless_call(&b.url, "search", json!({"query": "chaos:history", "trail": fresh})).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
+    assert!(calls > 0);
 }
 
 #[tokio::test]
@@ -356,4 +408,55 @@ async fn a_client_following_hints_across_two_replicas_gets_session_aware_advice(
         let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;
         assert!(text_of(&cold).contains(UNSEEN), "{}", text_of(&cold));
     }
+}
+
+#[test]
+fn a_trail_store_that_cannot_be_used_stops_the_server_with_a_clear_error() {
+    // (URL, what the error says); the password never reaches the output.
+    let cases = [
+        ("not a url", "not a Redis URL"),
+        ("redis://:hunter2pw@127.0.0.1:1/3", "cannot reach the trail store at redis://127.0.0.1:1/3"),
+        ("rediss://:hunter2pw@127.0.0.1:1", "TLS to Redis (rediss://) is not built in"),
+        ("http://:hunter2pw@127.0.0.1:1", "not a Redis URL"),
+    ];
+    for (url, says) in cases {
+        let (ok, out) = crate::common::run_cli(&["--http", "127.0.0.1:0", "--state", url]);
+        assert!(!ok && out.contains(says) && !out.contains("hunter2pw"), "{url}: {out}");
+    }
+    // A query never serves: --state is refused there, not ignored.
+    let (ok, out) = crate::common::run_cli(&["describe", ORDER_CONTROLLER, "--state", "redis://127.0.0.1:1"]);
+    assert!(!ok && out.contains("--state"), "{out}");
+}
+
+#[tokio::test]
+async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let url = redis.url();
+    let args = ["--state", &url, "--policy", CHAOS_POLICY, "--max-trails", "2", "--trail-idle-secs", "1"];
+    let (a, b) = (HttpServer::start(&args, &[]), HttpServer::start(&args, &[]));
+    let start = |server: &HttpServer| {
+        let url = server.url.clone();
+        async move { trail_of(&stateless_call(&url, "search", json!({"query": "chaos:history"})).await) }
+    };
+    let on = |server: &HttpServer, trail: &str| {
+        let (url, args) = (server.url.clone(), json!({"query": "chaos:history", "trail": trail}));
+        async move { stateless_call(&url, "search", args).await }
+    };
+    // Two new trails at most, whichever replica started them: the first of
+    // three is pushed out; one continued is kept past two more new ones.
+    let (first, second) = (start(&a).await, start(&b).await);
+    let continued = on(&a, &second).await;
+    assert!(continued["structuredContent"]["trail_notice"].is_null(), "{continued}");
+    let _third = start(&b).await;
+    let _fourth = start(&a).await;
+    let r = on(&b, &first).await;
+    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("pushed out"), "{r}");
+    let r = on(&b, &second).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 2, "{r}");
+    // Unused past its lifetime: gone from Redis, on every replica.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let r = on(&a, &second).await;
+    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+    assert!(notice.contains("expired") && history_seen(&r).0 == 0, "{r}");
 }

@@ -102,7 +102,9 @@ struct Entry {
 /// one-off sessionless calls, each starting a trail, churns probation and
 /// never pushes out a trail an agent is following.
 pub struct Trails {
-    key: [u8; 64],
+    /// The key that signs new handles, then older ones still accepted
+    /// (a shared store's key can change under a replica).
+    keys: std::sync::RwLock<Vec<[u8; 64]>>,
     idle: Duration,
     max: usize,
     store: Mutex<Store>,
@@ -169,7 +171,7 @@ impl Trails {
     pub fn new(idle: Duration, max: usize) -> Trails {
         let mut key = [0u8; 64];
         random(&mut key);
-        Trails { key, idle, max: max.max(1), store: Mutex::new(Store::default()), shared: None }
+        Trails { keys: vec![key].into(), idle, max: max.max(1), store: Mutex::new(Store::default()), shared: None }
     }
 
     /// A store whose trails live in the Redis (or Valkey) at `url`, shared
@@ -177,7 +179,7 @@ impl Trails {
     /// signs handles; must run on the runtime that serves.
     pub async fn connect(url: &str, idle: Duration, max: usize) -> anyhow::Result<Trails> {
         let (shared, key) = redis::Shared::connect(url).await?;
-        Ok(Trails { key, shared: Some(shared), ..Trails::new(idle, max) })
+        Ok(Trails { keys: vec![key].into(), shared: Some(shared), ..Trails::new(idle, max) })
     }
 
     /// What the status resource says of the trails.
@@ -185,7 +187,11 @@ impl Trails {
         match &self.shared {
             None => serde_json::json!({"store": "in-process", "live": self.len(), "idle_secs": self.idle.as_secs()}),
             Some(shared) => serde_json::json!({
-                "store": shared.addr(), "cached_here": self.len(), "idle_secs": self.idle.as_secs(),
+                "store": "redis",
+                "cached_here": self.len(),
+                "idle_secs": self.idle.as_secs(),
+                "store_errors": shared.errors.load(std::sync::atomic::Ordering::Relaxed),
+                "rewrites": shared.rewrites.load(std::sync::atomic::Ordering::Relaxed),
             }),
         }
     }
@@ -234,7 +240,15 @@ impl Trails {
     /// The trail `handle` names, for `owner`; `Err` with the reason when it
     /// cannot be used (the caller decides what runs instead).
     pub async fn find(&self, handle: &str, owner: Owner) -> Result<Opened, String> {
-        let Some(id) = self.id_of(handle) else {
+        let mut id = self.id_of(handle);
+        if id.is_none()
+            && let Some(shared) = &self.shared
+        {
+            // Signed under a key the store has now and this replica not yet?
+            self.recheck_key(shared).await;
+            id = self.id_of(handle);
+        }
+        let Some(id) = id else {
             return Err("is not a trail this server issued (changed, truncated, from another deployment, or from \
                         before the server restarted)"
                 .into());
@@ -261,17 +275,19 @@ impl Trails {
     /// [`Trails::find`] in the shared store: the trail as stored, on this
     /// replica's context for it.
     async fn find_shared(&self, shared: &redis::Shared, id: Id, handle: &str, owner: Owner) -> Result<Opened, String> {
-        let (version, state) = match shared.load(&id).await {
-            Ok(Some(found)) => found,
+        let found = match shared.load(&id).await {
+            Ok(Some(found)) => Some(found),
             Ok(None) => {
                 return Err(format!(
                     "expired (unused for over {} s, or pushed out by newer trails)",
                     self.idle.as_secs()
                 ));
             }
-            Err(e) => return Err(format!("could not be read: {e}")),
+            // Unreadable now: the call keeps its trail, on what this
+            // replica holds of it (the handle is genuine: signed).
+            Err(_) => None,
         };
-        if state.owner != owner {
+        if found.as_ref().is_some_and(|(_, state)| state.owner != owner) {
             return Err("belongs to other credentials".into());
         }
         let mut store = self.store();
@@ -280,11 +296,37 @@ impl Trails {
             owner,
             used: Instant::now(),
         });
+        if entry.owner != owner {
+            store.in_use.insert(id, entry);
+            return Err("belongs to other credentials".into());
+        }
         let context = self.keep_in_use(&mut store, id, entry);
         drop(store);
+        let handle = Some(handle.to_owned());
+        let Some((version, state)) = found else {
+            let notice = format!(
+                "{}: this call kept its trail but ran on what this server holds of it, and its step is not kept",
+                redis::UNAVAILABLE
+            );
+            return Ok(Opened { handle, context, notice: Some(notice), stored: None });
+        };
         context.restore(&state.history, state.calls);
         let stored = Some(redis::Stored { id, version, state });
-        Ok(Opened { handle: Some(handle.to_owned()), context, notice: None, stored })
+        Ok(Opened { handle, context, notice: None, stored })
+    }
+
+    /// Adopts the shared store's signing key when it is not this
+    /// replica's (at most every few seconds): the one it had stays good.
+    async fn recheck_key(&self, shared: &redis::Shared) {
+        let current = self.keys.read().unwrap_or_else(PoisonError::into_inner)[0];
+        let Some(held) = shared.recheck_key(&current).await else { return };
+        let mut keys = self.keys.write().unwrap_or_else(PoisonError::into_inner);
+        if keys[0] != held {
+            tracing::warn!("the trail store holds another signing key (it lost this one, or failed over): adopting it");
+            keys.retain(|k| *k != held);
+            keys.insert(0, held);
+            keys.truncate(4);
+        }
     }
 
     /// Puts a continued trail among those in use, making room by the least
@@ -332,6 +374,10 @@ impl Trails {
         // this many calls on one trail at once, some wait long.
         const ATTEMPTS: u32 = 64;
         let (Some(shared), Some(stored)) = (&self.shared, &opened.stored) else { return None };
+        if stored.version == 0 {
+            // A new trail: is the key it was signed with still the store's?
+            self.recheck_key(shared).await;
+        }
         let mut base = stored.clone();
         for attempt in 0..ATTEMPTS {
             let mut next = base.state.clone();
@@ -346,7 +392,7 @@ impl Trails {
                 Ok(Some(Some((version, state)))) => base = redis::Stored { version, state, ..base },
                 // Gone meanwhile (expired or pushed out): written anew.
                 Ok(Some(None)) => base.version = 0,
-                Err(e) => return Some(format!("this call is not in the trail's history: {e}")),
+                Err(e) => return Some(format!("this call's step may be missing from the trail's history: {e}")),
             }
             if attempt >= 2 {
                 // Many at once: spread the next attempts out.
@@ -374,25 +420,29 @@ impl Trails {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).ok()?;
         let (id, tag) = bytes.split_at_checked(ID_BYTES)?;
         let id: Id = id.try_into().ok()?;
-        let mut mac = self.mac();
-        mac.update(&id);
-        mac.verify_truncated_left(tag).ok()?;
-        Some(id)
+        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
+        keys.iter()
+            .any(|key| {
+                let mut mac = mac(key);
+                mac.update(&id);
+                mac.verify_truncated_left(tag).is_ok()
+            })
+            .then_some(id)
     }
 
     fn tag(&self, id: &Id) -> [u8; TAG_BYTES] {
-        let mut mac = self.mac();
+        let mut mac = mac(&self.keys.read().unwrap_or_else(PoisonError::into_inner)[0]);
         mac.update(id);
         let full = mac.finalize().into_bytes();
         let mut tag = [0u8; TAG_BYTES];
         tag.copy_from_slice(&full[..TAG_BYTES]);
         tag
     }
+}
 
-    fn mac(&self) -> Hmac<Sha256> {
-        // A key of SHA-256's block size: HMAC takes it as it is.
-        <Hmac<Sha256> as hmac::digest::KeyInit>::new(hmac::digest::generic_array::GenericArray::from_slice(&self.key))
-    }
+fn mac(key: &[u8; 64]) -> Hmac<Sha256> {
+    // A key of SHA-256's block size: HMAC takes it as it is.
+    <Hmac<Sha256> as hmac::digest::KeyInit>::new(hmac::digest::generic_array::GenericArray::from_slice(key))
 }
 
 /// A call's arguments without the trail a hint carries: the question it

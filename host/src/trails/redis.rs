@@ -10,11 +10,20 @@
 //! sets bound the count as the in-process store does: new trails on
 //! probation (oldest out first), continued trails in use (least recently
 //! used out). Every key shares the hash tag `{signpost}`, so the script's
-//! keys sit in one slot. The replicas share the key that signs handles
-//! (`{signpost}:v1:key`, set once by whichever replica starts first), so a
-//! handle one replica minted is good on all.
+//! keys sit in one slot (standalone Redis ≥ 5 or Valkey; no cluster
+//! routing). The replicas share the key that signs handles
+//! (`{signpost}:v1:key`, set by whichever replica starts first), so a
+//! handle one replica minted is good on all; a replica that finds it gone
+//! or changed (Redis restarted without saving, a failover) sets or adopts
+//! the one Redis holds.
+//!
+//! A store that fails or stalls never holds a call up for long: every
+//! command has a deadline, and after a failure the store is left alone for
+//! a moment (calls run without it, saying so) instead of each call waiting
+//! on it again.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use base64::Engine as _;
@@ -26,8 +35,14 @@ use crate::session::History;
 
 const PREFIX: &str = "{signpost}:v1:";
 /// How long a command may take before the call goes on without the store.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(1);
+const RESPONSE_TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// After a failure, how long calls go on without trying the store.
+const BACK_OFF: Duration = Duration::from_secs(2);
+/// Largest stored state read (a full history is about 45 KiB).
+const MAX_STATE_BYTES: usize = 256 * 1024;
+/// What a client is told when the store fails (the details are logged).
+pub const UNAVAILABLE: &str = "the trail store is unavailable";
 
 /// Check-and-set of one trail, and the bounds. KEYS: the trail, probation,
 /// in use. ARGV: the version read (0: none), the state, the lifetime in ms,
@@ -46,19 +61,22 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local idle, max = tonumber(ARGV[3]), tonumber(ARGV[4])
 local function trim(set)
   redis.call('ZREMRANGEBYSCORE', set, '-inf', now - idle)
-  local over = redis.call('ZCARD', set) - max
+  local over = redis.call('ZCARD', set) - (max - 1)
   if over > 0 then
     local out = redis.call('ZPOPMIN', set, over)
     for i = 1, #out, 2 do redis.call('DEL', ARGV[6] .. out[i]) end
   end
 end
+-- Room first, so the trail just written is never the one pushed out.
 if v == 1 then
-  redis.call('ZADD', KEYS[2], now, ARGV[5])
+  redis.call('ZREM', KEYS[3], ARGV[5])
   trim(KEYS[2])
+  redis.call('ZADD', KEYS[2], now, ARGV[5])
 else
   redis.call('ZREM', KEYS[2], ARGV[5])
-  redis.call('ZADD', KEYS[3], now, ARGV[5])
+  redis.call('ZREM', KEYS[3], ARGV[5])
   trim(KEYS[3])
+  redis.call('ZADD', KEYS[3], now, ARGV[5])
 end
 return {v, 0, ''}
 ";
@@ -94,8 +112,19 @@ pub struct Stored {
 pub struct Shared {
     conn: ConnectionManager,
     save: redis::Script,
-    /// Where it is, without credentials, for the status and the logs.
+    /// Where it is, without credentials, for the logs.
     addr: String,
+    /// When this store was connected: the clock of `down_until`.
+    epoch: Instant,
+    /// Until when (ms since `epoch`) calls go on without the store.
+    down_until: AtomicU64,
+    /// Commands that failed or timed out.
+    pub errors: AtomicU64,
+    /// Steps written again because another call wrote the trail first.
+    pub rewrites: AtomicU64,
+    /// When (ms since `epoch`) the signing key was last compared with
+    /// the store's.
+    key_checked: AtomicU64,
 }
 
 impl std::fmt::Debug for Shared {
@@ -117,55 +146,120 @@ impl Shared {
     /// other replicas (the first to start sets it). Must run on the
     /// runtime that serves: the connection's tasks live there.
     pub async fn connect(url: &str) -> anyhow::Result<(Shared, [u8; 64])> {
-        let client = redis::Client::open(url).with_context(|| {
-            format!("--state {}: not a Redis URL (redis://[:password@]host[:port][/db])", crate::clip(url))
+        // The URL may hold a password: never echoed.
+        anyhow::ensure!(
+            !url.starts_with("rediss:") && !url.starts_with("valkeys:"),
+            "--state: TLS to Redis (rediss://) is not built in; reach it on a private network or through a TLS \
+             tunnel, as redis://"
+        );
+        let client = redis::Client::open(url).map_err(|e| {
+            anyhow::anyhow!(
+                "--state: not a Redis URL this server can use ({e}); the forms are \
+                 redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] and redis+unix:///PATH"
+            )
         })?;
         let info = client.get_connection_info();
         let addr = format!("redis://{}/{}", info.addr(), info.redis_settings().db());
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let unreachable = || format!("cannot reach the trail store at {addr} (--state); is Redis running there?");
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(200));
+        let unreachable = || {
+            format!(
+                "cannot reach the trail store at {addr} (--state): start Redis (or Valkey) there, or leave --state out"
+            )
+        };
         let mut conn = tokio::time::timeout(CONNECT_TIMEOUT * 3, client.get_connection_manager_with_config(config))
             .await
             .map_err(|_| anyhow::anyhow!("timed out"))
             .and_then(|c| c.map_err(anyhow::Error::from))
             .with_context(unreachable)?;
-        let mut key = [0u8; 64];
-        super::random(&mut key);
-        let key_name = format!("{PREFIX}key");
-        let () = redis::cmd("SET")
-            .arg(&key_name)
-            .arg(hex(&key))
-            .arg("NX")
-            .query_async::<redis::Value>(&mut conn)
-            .await
-            .map(drop)
-            .with_context(unreachable)?;
-        let shared: String = redis::cmd("GET").arg(&key_name).query_async(&mut conn).await.with_context(unreachable)?;
-        let key = unhex(&shared).with_context(|| {
-            format!("the trail store at {addr} holds a key at `{key_name}` that is not 128 hex digits; delete it")
+        let mut ours = [0u8; 64];
+        super::random(&mut ours);
+        let key = Shared::agree_on_key(&mut conn, &ours).await.with_context(unreachable)?;
+        let key = key.with_context(|| {
+            format!("the trail store at {addr} holds a key at `{PREFIX}key` that is not 128 hex digits; delete it")
         })?;
-        Ok((Shared { conn, save: redis::Script::new(SAVE), addr }, key))
+        let shared = Shared {
+            conn,
+            save: redis::Script::new(SAVE),
+            addr,
+            epoch: Instant::now(),
+            down_until: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            rewrites: AtomicU64::new(0),
+            key_checked: AtomicU64::new(0),
+        };
+        tracing::info!(store = %shared.addr, "trails are kept in the trail store");
+        Ok((shared, key))
     }
 
-    /// Where it is (no credentials).
-    pub fn addr(&self) -> &str {
-        &self.addr
+    /// The signing key the store holds; `ours` when it holds none.
+    async fn agree_on_key(
+        conn: &mut ConnectionManager,
+        ours: &[u8; 64],
+    ) -> redis::RedisResult<anyhow::Result<[u8; 64]>> {
+        let name = format!("{PREFIX}key");
+        let () =
+            redis::cmd("SET").arg(&name).arg(hex(ours)).arg("NX").query_async::<redis::Value>(conn).await.map(drop)?;
+        let held: String = redis::cmd("GET").arg(&name).query_async(conn).await?;
+        Ok(unhex(&held))
+    }
+
+    /// The store's signing key, at most once every few seconds (`None`
+    /// between): a replica that finds it gone puts `ours` back.
+    pub async fn recheck_key(&self, ours: &[u8; 64]) -> Option<[u8; 64]> {
+        const EVERY: Duration = Duration::from_secs(5);
+        let now = self.now_ms();
+        let last = self.key_checked.load(Ordering::Relaxed);
+        if (last != 0 && now < last + EVERY.as_millis() as u64)
+            || self.key_checked.compare_exchange(last, now.max(1), Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return None;
+        }
+        let mut conn = self.conn.clone();
+        match self.guard(Shared::agree_on_key(&mut conn, ours)).await {
+            Ok(Ok(key)) => Some(key),
+            Ok(Err(e)) => {
+                tracing::warn!(store = %self.addr, "the trail store's signing key is unreadable: {e}");
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// A command under the store's deadline; a failure (logged, with its
+    /// details) leaves the store alone for [`BACK_OFF`].
+    async fn guard<T>(&self, command: impl Future<Output = redis::RedisResult<T>>) -> Result<T, String> {
+        if self.now_ms() < self.down_until.load(Ordering::Relaxed) {
+            return Err(format!("{UNAVAILABLE} (it failed moments ago)"));
+        }
+        let failure = match tokio::time::timeout(RESPONSE_TIMEOUT, command).await {
+            Ok(Ok(done)) => return Ok(done),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {} ms", RESPONSE_TIMEOUT.as_millis()),
+        };
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        self.down_until.store(self.now_ms() + BACK_OFF.as_millis() as u64, Ordering::Relaxed);
+        tracing::warn!(
+            store = %self.addr,
+            "the trail store failed: {failure}; calls go on without it for {} s",
+            BACK_OFF.as_secs()
+        );
+        Err(UNAVAILABLE.to_owned())
     }
 
     /// The trail `id`: its version and state, `None` when there is none.
     pub async fn load(&self, id: &Id) -> Result<Option<(i64, State)>, String> {
         let mut conn = self.conn.clone();
-        let (version, state): (Option<i64>, Option<String>) = redis::cmd("HMGET")
-            .arg(trail_key(id))
-            .arg("v")
-            .arg("s")
-            .query_async(&mut conn)
-            .await
-            .map_err(|e| format!("the trail store at {} failed: {e}", self.addr))?;
+        let mut hmget = redis::cmd("HMGET");
+        hmget.arg(trail_key(id)).arg("v").arg("s");
+        let (version, state): (Option<i64>, Option<String>) = self.guard(hmget.query_async(&mut conn)).await?;
         let (Some(version), Some(state)) = (version, state) else { return Ok(None) };
         Ok(Some((version, self.decode(&state)?)))
     }
@@ -182,9 +276,8 @@ impl Shared {
     ) -> Result<Option<Option<(i64, State)>>, String> {
         let json = serde_json::to_string(state).map_err(|e| format!("cannot encode the trail: {e}"))?;
         let mut conn = self.conn.clone();
-        let (version, now, now_state): (i64, i64, String) = self
-            .save
-            .key(trail_key(&stored.id))
+        let mut save = self.save.prepare_invoke();
+        save.key(trail_key(&stored.id))
             .key(format!("{PREFIX}trails:new"))
             .key(format!("{PREFIX}trails:used"))
             .arg(stored.version)
@@ -192,13 +285,12 @@ impl Shared {
             .arg(idle.as_millis().max(1) as u64)
             .arg(max)
             .arg(member(&stored.id))
-            .arg(format!("{PREFIX}trail:"))
-            .invoke_async(&mut conn)
-            .await
-            .map_err(|e| format!("the trail store at {} failed: {e}", self.addr))?;
+            .arg(format!("{PREFIX}trail:"));
+        let (version, now, now_state): (i64, i64, String) = self.guard(save.invoke_async(&mut conn)).await?;
         if version > 0 {
             return Ok(None);
         }
+        self.rewrites.fetch_add(1, Ordering::Relaxed);
         if now == 0 {
             return Ok(Some(None));
         }
@@ -206,6 +298,9 @@ impl Shared {
     }
 
     fn decode(&self, state: &str) -> Result<State, String> {
+        if state.len() > MAX_STATE_BYTES {
+            return Err(format!("its state in the trail store is over {} KiB", MAX_STATE_BYTES / 1024));
+        }
         let state: State = serde_json::from_str(state)
             .map_err(|e| format!("its state in the trail store is not one this version reads ({e})"))?;
         Ok(State { history: state.history.bounded(), ..state })
