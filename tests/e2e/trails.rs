@@ -408,6 +408,43 @@ async fn a_client_following_hints_across_two_replicas_gets_session_aware_advice(
         let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;
         assert!(text_of(&cold).contains(UNSEEN), "{}", text_of(&cold));
     }
+
+    // A walk that follows the first actionable hint, ten calls deep: over
+    // stdio (one session), and sessionless with calls alternating between
+    // the replicas. Every answer is the same, text and structure, but for
+    // the trail the sessionless one carries.
+    let stdio = Client::default().await;
+    let mut step = ("resolve".to_owned(), json!({"identifier": "OrderController"}));
+    let mut walk = Vec::new();
+    for _ in 0..10 {
+        let reply = stdio.call(&step.0, step.1.clone()).await;
+        walk.push((step.clone(), reply.text.clone(), reply.structured.clone()));
+        let Some(next) = reply.actionable().into_iter().next() else { break };
+        step = next;
+    }
+    stdio.close().await;
+    assert!(walk.len() >= 4, "the walk ended early: {walk:?}");
+    let mut trail: Option<String> = None;
+    for (i, ((tool, args), text, structured)) in walk.iter().enumerate() {
+        let mut args = args.clone();
+        if let Some(trail) = &trail {
+            args["trail"] = json!(trail);
+        }
+        let server = if i % 2 == 0 { &a } else { &b };
+        let r = stateless_call(&server.url, tool, args).await;
+        let here = trail_of(&r);
+        assert!(trail.as_ref().is_none_or(|t| *t == here), "one trail throughout: {r}");
+        let untrailed =
+            text_of(&r).replace(&format!(",\"trail\":\"{here}\""), "").replace(&format!("\"trail\":\"{here}\","), "");
+        assert_eq!(&untrailed, text, "step {i}, {tool}: the same advice as over stdio");
+        let mut same = r["structuredContent"].clone();
+        same.as_object_mut().map(|m| m.remove("trail"));
+        for hint in same["hints"].as_array_mut().into_iter().flatten() {
+            hint["args"].as_object_mut().map(|m| m.remove("trail"));
+        }
+        assert_eq!(&same, structured, "step {i}, {tool}");
+        trail = Some(here);
+    }
 }
 
 #[test]
