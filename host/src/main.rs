@@ -297,7 +297,8 @@ struct ServeArgs {
     /// Keep trails in this Redis (or Valkey), shared by every replica
     /// pointed at it, so any replica serves any call of a trail:
     /// redis://[:PASSWORD@]HOST[:PORT][/DB]. Without it, trails live in
-    /// this process.
+    /// this process. Also read from SIGNPOST_STATE, which keeps a
+    /// password out of the process list.
     #[arg(long, value_name = "URL")]
     state: Option<String>,
     /// A shadow policy component: it computes hints for every call, after
@@ -571,7 +572,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The runtime first: a shared trail store's connection lives on it.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
-    let trails = match &args.state {
+    let state = args.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
+    let trails = match &state {
         Some(url) => runtime.block_on(signpost::trails::Trails::connect(url, idle, max))?,
         None => signpost::trails::Trails::new(idle, max),
     };

@@ -31,6 +31,7 @@ impl HttpServer {
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut cmd = Command::new(BIN);
         cmd.args(["--http", "127.0.0.1:0"]).args(args).env("RUST_LOG", "warn").env_remove("SIGNPOST_TOKEN");
+        cmd.env_remove("SIGNPOST_STATE");
         cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
         let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));

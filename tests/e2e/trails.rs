@@ -469,8 +469,10 @@ fn a_trail_store_that_cannot_be_used_stops_the_server_with_a_clear_error() {
 async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
     let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
     let url = redis.url();
-    let args = ["--state", &url, "--policy", CHAOS_POLICY, "--max-trails", "2", "--trail-idle-secs", "1"];
-    let (a, b) = (HttpServer::start(&args, &[]), HttpServer::start(&args, &[]));
+    let args = ["--policy", CHAOS_POLICY, "--max-trails", "2", "--trail-idle-secs", "1"];
+    // One replica given the store by flag, the other by SIGNPOST_STATE.
+    let a = HttpServer::start(&[&["--state", &url][..], &args].concat(), &[]);
+    let b = HttpServer::start(&args, &[("SIGNPOST_STATE", &url)]);
     let start = |server: &HttpServer| {
         let url = server.url.clone();
         async move { trail_of(&stateless_call(&url, "search", json!({"query": "chaos:history"})).await) }
