@@ -222,7 +222,8 @@ impl Trails {
         random(&mut id);
         let handle = self.handle(&id);
         let context = Arc::new(SessionContext::for_trail(handle.clone(), SessionKey::of_trail(&id)));
-        let stored = self.shared.as_ref().map(|_| redis::Stored { id, version: 0, state: redis::State::of(owner) });
+        let stored =
+            self.shared.as_ref().map(|_| redis::Stored { id, version: 0, state: redis::State::of(self.seal(owner)) });
         let mut store = self.store();
         while store.order.len() >= self.max {
             match store.order.pop_front() {
@@ -287,7 +288,7 @@ impl Trails {
             // replica holds of it (the handle is genuine: signed).
             Err(_) => None,
         };
-        if found.as_ref().is_some_and(|(_, state)| state.owner != owner) {
+        if found.as_ref().is_some_and(|(_, state)| state.owner != self.seal(owner)) {
             return Err("belongs to other credentials".into());
         }
         let mut store = self.store();
@@ -428,6 +429,17 @@ impl Trails {
                 mac.verify_truncated_left(tag).is_ok()
             })
             .then_some(id)
+    }
+
+    /// The owner as a shared store keeps it: keyed, so that reading Redis
+    /// does not let a weak token be guessed offline from its digest.
+    fn seal(&self, owner: Owner) -> Owner {
+        let mut mac = mac(&self.keys.read().unwrap_or_else(PoisonError::into_inner)[0]);
+        mac.update(b"owner:");
+        mac.update(&owner.0);
+        let mut sealed = [0u8; 16];
+        sealed.copy_from_slice(&mac.finalize().into_bytes()[..16]);
+        Owner(sealed)
     }
 
     fn tag(&self, id: &Id) -> [u8; TAG_BYTES] {
