@@ -14,8 +14,9 @@ use signpost::pipeline::Signpost;
 use signpost::policy::{Limits, Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
 use signpost::server::Session;
-use signpost::session::SessionContext;
+use signpost::session::{PastCall, SessionContext};
 use signpost::terminal::{self, Query, Shell};
+use signpost::trails::{Opened, Owner, TRAIL_ARG};
 use signpost::validate::HintValidator;
 
 /// `signpost --version`: the policy interface this host accepts.
@@ -459,7 +460,7 @@ fn say(line: &str) {
 
 /// The top-level flags given on the command line that only serving reads.
 fn serve_only_flags(matches: &clap::ArgMatches) -> Vec<String> {
-    const FOR_QUERIES: [&str; 4] = ["graph", "policy", "cache_dir", "no_cache"];
+    const FOR_QUERIES: [&str; 5] = ["graph", "policy", "cache_dir", "no_cache", "state"];
     let command = <Cli as clap::CommandFactory>::command();
     command
         .get_arguments()
@@ -482,6 +483,9 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     if options.policy.is_none() {
         options.policy.clone_from(&top.policy);
     }
+    if options.state.is_none() {
+        options.state.clone_from(&top.state);
+    }
     let options = options.clone();
     let usage = |e: &dyn std::fmt::Display| {
         say(&format!("signpost: {e}"));
@@ -502,6 +506,26 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
         Ok(call) => call,
         Err(e) => return usage(&e),
     };
+    // A trail: given as an option, or in `call`'s arguments, as MCP sends it.
+    let sent_trail = options.trail.clone().map(serde_json::Value::String).or_else(|| args.remove(TRAIL_ARG));
+    let state = options.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
+    let trails = match &state {
+        None if sent_trail.is_some() => {
+            return usage(
+                &"--trail: a trail outlives one command only in a shared store: give --state \
+                           redis://… (or SIGNPOST_STATE), the store the server uses",
+            );
+        }
+        None => None,
+        Some(url) => {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let idle = signpost::trails::DEFAULT_IDLE;
+            match runtime.block_on(signpost::trails::Trails::connect(url, idle, signpost::trails::DEFAULT_MAX)) {
+                Ok(trails) => Some((runtime, trails)),
+                Err(e) => return usage(&format!("{e:#}")),
+            }
+        }
+    };
     let loaded = signpost::graphs::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
         let engine = top.engine()?;
         Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
@@ -514,10 +538,33 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     let mut stdout = anstream::AutoStream::new(std::io::stdout(), options.color.choice());
     let evidence = signpost::pipeline::Evidence { metrics: None, recorder: None };
     let signpost = Signpost::new(graph, policy)?.with_evidence(evidence);
-    let session = SessionContext::new();
+    // The token a server on the same store is given owns its trails.
+    let owner = std::env::var("SIGNPOST_TOKEN").map(|t| Owner::of_token(t.trim())).unwrap_or_default();
+    let opened = match (&trails, &sent_trail) {
+        (None, _) => Opened::of_session(Arc::new(SessionContext::new())),
+        (Some((_, trails)), None) => trails.start(owner),
+        (Some((runtime, trails)), Some(serde_json::Value::String(handle))) => {
+            runtime.block_on(trails.open(handle, owner))
+        }
+        (Some((_, trails)), Some(other)) => {
+            let mut fresh = trails.start(owner);
+            fresh.notice = Some(format!(
+                "`trail` takes the string an earlier result gave, not {}; this call started a new trail",
+                signpost::sanitize::escape(&other.to_string(), 40)
+            ));
+            fresh
+        }
+    };
+    let session = &opened.context;
+    // Each call's step goes back to the trail (a shared store's).
+    let keep = |tool: &str, response: &signpost::pipeline::Response| match &trails {
+        Some((runtime, trails)) => runtime.block_on(trails.finish(&opened, PastCall::of(tool, response))),
+        None => None,
+    };
     let resolve = |name: &str| {
         let args = serde_json::Map::from_iter([("identifier".to_owned(), serde_json::json!(name))]);
-        let response = signpost.call("resolve", args, &session);
+        let response = signpost.call("resolve", args, session);
+        let _ = keep("resolve", &response);
         (!response.is_error).then_some(response.structured)
     };
     // `call` sends its arguments as they are; the tool commands read names.
@@ -537,7 +584,9 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
             return Ok(ExitCode::FAILURE);
         }
     };
-    let response = signpost.call(&tool, args, &session);
+    let mut response = signpost.call(&tool, args, session);
+    let kept = keep(&tool, &response);
+    signpost::trails::add_notice(&mut response, opened.notice.clone(), kept);
     let out = match options.format {
         terminal::Format::Text => terminal::text(&response, &named, &shell),
         terminal::Format::Json => terminal::json_text(&terminal::json(&response, &named, &shell)),

@@ -251,16 +251,7 @@ impl ServerHandler for Session {
         };
         // In a shared trail store, the call's step goes back to the trail.
         let kept = self.signpost.trails().finish(&trail, PastCall::of(&name, &response)).await;
-        let notice = match (trail.notice, kept) {
-            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-            (a, b) => a.or(b),
-        };
-        if let Some(notice) = &notice {
-            response.text.push_str(&format!("\nnote: {notice}"));
-            if let serde_json::Value::Object(map) = &mut response.structured {
-                map.insert("trail_notice".into(), serde_json::json!(notice));
-            }
-        }
+        crate::trails::add_notice(&mut response, trail.notice, kept);
         let content = vec![ContentBlock::text(response.text)];
         let mut result =
             if response.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };

@@ -77,6 +77,16 @@ pub struct QueryOptions {
     /// Colour the text.
     #[arg(long, value_enum, default_value_t)]
     pub color: Color,
+    /// Continue this trail (the suggested commands carry it), so the
+    /// policy sees what earlier commands on it did. Needs --state.
+    #[arg(long, value_name = "HANDLE")]
+    pub trail: Option<String>,
+    /// Keep trails in this Redis (or Valkey), as `signpost --http --state`
+    /// does: each command runs on a trail, which the next command (or an
+    /// MCP client of a server on the same store) continues. Also read
+    /// from SIGNPOST_STATE, which stays out of the suggested commands.
+    #[arg(long, value_name = "URL")]
+    pub state: Option<String>,
 }
 
 impl QueryOptions {
@@ -92,6 +102,9 @@ impl QueryOptions {
         }
         if self.format == Format::Json {
             option(&mut flags, "--format", "json".to_owned());
+        }
+        if let Some(state) = &self.state {
+            option(&mut flags, "--state", state.clone());
         }
         flags
     }
@@ -350,14 +363,26 @@ impl Shell {
     /// shell: the tool's own command when its arguments fit it, else
     /// `signpost call TOOL 'JSON'`. Parsing it back gives the same call.
     pub fn command(&self, tool: &str, args: &Map<String, Value>) -> String {
+        // The trail a hint carries is an option of every command.
+        let trail = match args.get(crate::trails::TRAIL_ARG) {
+            Some(Value::String(trail)) if !has_hidden(&json!(trail)) => Some(trail.clone()),
+            _ => None,
+        };
+        let args = match trail {
+            Some(_) => crate::trails::without_trail(args),
+            None => std::borrow::Cow::Borrowed(args),
+        };
         // Arguments a terminal would not show as they are (line breaks,
         // bidi controls, invisible characters) go as JSON with those
         // characters escaped: the command reads as it runs.
-        let fits = (!args.values().any(has_hidden)).then(|| tool_words(tool, args)).flatten();
-        let (command, positional, flags) = match fits {
+        let fits = (!args.values().any(has_hidden)).then(|| tool_words(tool, &args)).flatten();
+        let (command, positional, mut flags) = match fits {
             Some((positional, flags)) => (tool, positional, flags),
-            None => ("call", vec![tool.to_owned(), visible_json(args)], Vec::new()),
+            None => ("call", vec![tool.to_owned(), visible_json(&args)], Vec::new()),
         };
+        if let Some(trail) = trail {
+            option(&mut flags, "--trail", trail);
+        }
         let mut words = vec![self.program.as_str(), command];
         // A positional that starts with `-` would read as an option: after `--`.
         let dashed = positional.iter().any(|p| p.starts_with('-'));
@@ -737,8 +762,13 @@ mod tests {
         let words = shlex::split(command).expect("a shell command line");
         assert_eq!(words[0], "/opt/sign post/signpost");
         let mut cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{command}: {e}"));
-        let (tool, args) = cli.query.to_call().expect("a call");
-        (tool, args, cli.query.options_mut().clone())
+        let (tool, mut args) = cli.query.to_call().expect("a call");
+        let options = cli.query.options_mut().clone();
+        // The trail goes as an option, and comes back as MCP sends it.
+        if let Some(trail) = &options.trail {
+            args.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
+        }
+        (tool, args, options)
     }
 
     fn obj(v: Value) -> Map<String, Value> {
@@ -752,6 +782,8 @@ mod tests {
             policy: Some("p.wasm".into()),
             format: Format::Json,
             color: Color::Auto,
+            trail: None,
+            state: Some("redis://:p@h:1/2".into()),
         };
         let shell = Shell::new("/opt/sign post/signpost", options.repeated());
         let id = "721797098567ca69c8d8f724033dc6ec8670d50b";
@@ -779,6 +811,12 @@ mod tests {
             ("describe", json!({"id": id, "extra": true})),
             ("describe", json!({})),
             ("resolve", json!({"identifier": "x\ny\u{202e}z"})),
+            // A trail is an option of every command, `call` too.
+            ("describe", json!({"id": id, "trail": "tr_abc"})),
+            ("search", json!({"query": "x", "trail": "-tr; rm"})),
+            ("describe", json!({"id": id, "extra": true, "trail": "tr_x"})),
+            ("describe", json!({"id": id, "trail": "tr\u{202e}x"})),
+            ("describe", json!({"id": id, "trail": 42})),
         ];
         for (tool, args) in calls {
             let args = obj(args);
@@ -787,6 +825,7 @@ mod tests {
             assert_eq!((t.as_str(), &a), (tool, &args), "{command}");
             assert_eq!(o.graph, options.graph, "{command}");
             assert_eq!((o.policy, o.format), (options.policy.clone(), Format::Json), "{command}");
+            assert_eq!(o.state, options.state, "{command}");
         }
         let plain = Shell::new("signpost", Vec::new());
         let command =

@@ -15,10 +15,10 @@ use crate::common::{BIN, CHAOS_POLICY};
 
 const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
 fn output(cmd: &mut Command) -> Run {
@@ -32,7 +32,7 @@ fn output(cmd: &mut Command) -> Run {
     run
 }
 
-fn signpost(args: &[&str]) -> Run {
+pub fn signpost(args: &[&str]) -> Run {
     output(Command::new(BIN).args(args))
 }
 
@@ -42,12 +42,12 @@ fn json_of(run: &Run) -> Value {
 
 /// The commands after `→ next: ` in a text answer (a trailing `# reason`
 /// is a shell comment and stays).
-fn next_commands(text: &str) -> Vec<String> {
+pub fn next_commands(text: &str) -> Vec<String> {
     text.lines().filter_map(|l| l.strip_prefix("→ next: ")).map(str::to_owned).collect()
 }
 
 /// Runs a printed command in a POSIX shell, as a person or an agent would paste it.
-fn in_shell(command: &str) -> Run {
+pub fn in_shell(command: &str) -> Run {
     output(Command::new("sh").arg("-c").arg(command))
 }
 

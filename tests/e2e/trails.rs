@@ -499,3 +499,58 @@ async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
     let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
     assert!(notice.contains("expired") && history_seen(&r).0 == 0, "{r}");
 }
+
+#[tokio::test]
+async fn shell_commands_on_the_store_thread_one_trail_with_mcp_clients() {
+    use crate::terminal::{in_shell, next_commands, signpost};
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let url = redis.url();
+    let describe_next = |stdout: &str| {
+        next_commands(stdout)
+            .into_iter()
+            .find(|c| c.contains(" describe "))
+            .unwrap_or_else(|| panic!("no describe suggested:\n{stdout}"))
+    };
+    // Without a store, each command is a history of its own.
+    let alone = signpost(&["resolve", "OrderController", "--color", "never"]);
+    let next = describe_next(&alone.stdout);
+    assert!(!next.contains("--trail"), "{next}");
+    assert!(in_shell(&next).stdout.contains(UNSEEN));
+    // With one, the suggested command carries the trail and the store, and
+    // the policy sees the resolve the command before it made.
+    let first = signpost(&["resolve", "OrderController", "--color", "never", "--state", &url]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let next = describe_next(&first.stdout);
+    assert!(next.contains("--trail tr_") && next.contains(&format!("--state {url}")), "{next}");
+    let followed = in_shell(&next);
+    assert!(followed.code == 0 && !followed.stdout.contains(UNSEEN), "{next}\n{}", followed.stdout);
+    assert!(!followed.stdout.contains("note:"), "{}", followed.stdout);
+    // The trail is the server's too: an MCP client of a replica on the same
+    // store continues it, and a shell continues what the client did.
+    let trail = next.split_whitespace().skip_while(|w| *w != "--trail").nth(1).unwrap_or_default().to_owned();
+    let server = HttpServer::start(&["--state", &url], &[]);
+    let r = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER, "trail": trail})).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && !text_of(&r).contains(UNSEEN), "{r}");
+    let json = signpost(&[
+        "call",
+        "describe",
+        &json!({"id": ORDER_CONTROLLER, "trail": trail}).to_string(),
+        "--format",
+        "json",
+        "--state",
+        &url,
+    ]);
+    let json: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("{e}: {}", json.stdout));
+    assert_eq!(json["trail"], trail.as_str(), "{json}");
+    assert!(json["trail_notice"].is_null(), "{json}");
+    // A trail without a store to keep it, or one changed: said plainly.
+    let refused = signpost(&["describe", ORDER_CONTROLLER, "--trail", &trail]);
+    assert!(refused.code == 2 && refused.stderr.contains("--state"), "{}", refused.stderr);
+    let changed = format!("{}x", &trail[..trail.len() - 1]);
+    let r = signpost(&["describe", ORDER_CONTROLLER, "--trail", &changed, "--state", &url, "--color", "never"]);
+    assert!(
+        r.code == 0 && r.stdout.contains("note: the trail") && r.stdout.contains("started a new trail"),
+        "{}",
+        r.stdout
+    );
+}

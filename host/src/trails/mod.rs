@@ -457,6 +457,20 @@ fn mac(key: &[u8; 64]) -> Hmac<Sha256> {
     <Hmac<Sha256> as hmac::digest::KeyInit>::new(hmac::digest::generic_array::GenericArray::from_slice(key))
 }
 
+/// Tells the agent what became of the trail it sent (`opened`) and of
+/// this call's step (`kept`): a `note:` line, and `trail_notice`.
+pub fn add_notice(response: &mut crate::pipeline::Response, opened: Option<String>, kept: Option<String>) {
+    let notice = match (opened, kept) {
+        (Some(a), Some(b)) => format!("{a}; {b}"),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => return,
+    };
+    response.text.push_str(&format!("\nnote: {notice}"));
+    if let serde_json::Value::Object(map) = &mut response.structured {
+        map.insert("trail_notice".into(), serde_json::json!(notice));
+    }
+}
+
 /// A call's arguments without the trail a hint carries: the question it
 /// asks, for shapes, logs and the sanitiser's allow-list.
 pub fn without_trail(
