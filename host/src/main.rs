@@ -506,8 +506,15 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
         Ok(call) => call,
         Err(e) => return usage(&e),
     };
-    // A trail: given as an option, or in `call`'s arguments, as MCP sends it.
-    let sent_trail = options.trail.clone().map(serde_json::Value::String).or_else(|| args.remove(TRAIL_ARG));
+    // A trail: given as an option, or in `call`'s arguments, as MCP sends it
+    // (the option wins); never the tool's. `null` and "" are none, as in MCP.
+    let in_args = args.remove(TRAIL_ARG);
+    let sent_trail = options
+        .trail
+        .clone()
+        .map(serde_json::Value::String)
+        .or(in_args)
+        .filter(|t| !t.is_null() && t.as_str() != Some(""));
     let state = options.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
     let trails = match &state {
         None if sent_trail.is_some() => {
@@ -518,6 +525,10 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
         }
         None => None,
         Some(url) => {
+            if options.state.as_deref().is_some_and(terminal::has_credentials) {
+                say("signpost: the suggested commands leave out --state, which holds a password: set \
+                     SIGNPOST_STATE to run them");
+            }
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let idle = signpost::trails::DEFAULT_IDLE;
             match runtime.block_on(signpost::trails::Trails::connect(url, idle, signpost::trails::DEFAULT_MAX)) {
@@ -539,15 +550,16 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     let evidence = signpost::pipeline::Evidence { metrics: None, recorder: None };
     let signpost = Signpost::new(graph, policy)?.with_evidence(evidence);
     // The token a server on the same store is given owns its trails.
-    let owner = std::env::var("SIGNPOST_TOKEN").map(|t| Owner::of_token(t.trim())).unwrap_or_default();
+    let token = std::env::var("SIGNPOST_TOKEN").ok().filter(|t| !t.trim().is_empty());
+    let owner = token.map(|t| Owner::of_token(t.trim())).unwrap_or_default();
     let opened = match (&trails, &sent_trail) {
         (None, _) => Opened::of_session(Arc::new(SessionContext::new())),
-        (Some((_, trails)), None) => trails.start(owner),
+        (Some((runtime, trails)), None) => runtime.block_on(trails.start(owner)),
         (Some((runtime, trails)), Some(serde_json::Value::String(handle))) => {
             runtime.block_on(trails.open(handle, owner))
         }
-        (Some((_, trails)), Some(other)) => {
-            let mut fresh = trails.start(owner);
+        (Some((runtime, trails)), Some(other)) => {
+            let mut fresh = runtime.block_on(trails.start(owner));
             fresh.notice = Some(format!(
                 "`trail` takes the string an earlier result gave, not {}; this call started a new trail",
                 signpost::sanitize::escape(&other.to_string(), 40)

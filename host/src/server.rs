@@ -76,7 +76,7 @@ impl Session {
                 crate::sanitize::escape(&other.to_string(), 40)
             )),
         };
-        let mut opened = if in_session { own() } else { trails.start(owner) };
+        let mut opened = if in_session { own() } else { trails.start(owner).await };
         opened.notice = why.map(|why| match &opened.handle {
             Some(fresh) => format!("{why}; this call started a new trail, {fresh}: send it (hints carry it)"),
             None => format!("{why}; this call used this session's own history"),

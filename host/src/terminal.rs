@@ -83,8 +83,9 @@ pub struct QueryOptions {
     pub trail: Option<String>,
     /// Keep trails in this Redis (or Valkey), as `signpost --http --state`
     /// does: each command runs on a trail, which the next command (or an
-    /// MCP client of a server on the same store) continues. Also read
-    /// from SIGNPOST_STATE, which stays out of the suggested commands.
+    /// MCP client of a server on the same store) continues. The suggested
+    /// commands repeat it unless it holds a password; SIGNPOST_STATE is
+    /// read too, and never repeated.
     #[arg(long, value_name = "URL")]
     pub state: Option<String>,
 }
@@ -103,11 +104,19 @@ impl QueryOptions {
         if self.format == Format::Json {
             option(&mut flags, "--format", "json".to_owned());
         }
-        if let Some(state) = &self.state {
+        // A URL with a password stays out: the commands are printed.
+        if let Some(state) = self.state.as_ref().filter(|s| !has_credentials(s)) {
             option(&mut flags, "--state", state.clone());
         }
         flags
     }
+}
+
+/// Whether a store URL holds credentials (user info, or a unix socket's
+/// `pass=`), which a printed command must not repeat.
+pub fn has_credentials(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split(['/', '?']).next().is_some_and(|authority| authority.contains('@')) || url.contains("pass=")
 }
 
 const RESOLVE_EXAMPLE: &str = "Examples:\n  signpost resolve OrderService\n  signpost resolve placeOrder --kind method";
@@ -783,7 +792,7 @@ mod tests {
             format: Format::Json,
             color: Color::Auto,
             trail: None,
-            state: Some("redis://:p@h:1/2".into()),
+            state: Some("redis://h:1/2".into()),
         };
         let shell = Shell::new("/opt/sign post/signpost", options.repeated());
         let id = "721797098567ca69c8d8f724033dc6ec8670d50b";
@@ -833,6 +842,20 @@ mod tests {
         assert_eq!(command, format!("signpost neighbors {id} --direction out --edge-types CALLS"));
         assert_eq!(plain.command("search", &obj(json!({"query": "a b"}))), "signpost search 'a b'");
         assert_eq!(plain.command("describe", &obj(json!({}))), "signpost call describe '{}'");
+    }
+
+    #[test]
+    fn a_store_url_with_a_password_is_not_repeated() {
+        for url in ["redis://:pw@h:1/2", "redis://user:pw@h", "redis+unix:///run/r.sock?db=1&pass=pw"] {
+            assert!(has_credentials(url), "{url}");
+            let options = QueryOptions { state: Some(url.into()), ..QueryOptions::default() };
+            assert!(!options.repeated().iter().any(|w| w.contains("pw")), "{url}");
+        }
+        for url in ["redis://h:6379/0", "redis+unix:///run/a@b/r.sock", "redis://h/0"] {
+            assert!(!has_credentials(url), "{url}");
+            let options = QueryOptions { state: Some(url.into()), ..QueryOptions::default() };
+            assert_eq!(options.repeated(), ["--state", url], "{url}");
+        }
     }
 
     proptest::proptest! {

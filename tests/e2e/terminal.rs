@@ -22,6 +22,7 @@ pub struct Run {
 }
 
 fn output(cmd: &mut Command) -> Run {
+    cmd.env_remove("SIGNPOST_STATE").env_remove("SIGNPOST_TOKEN");
     let out = cmd.env("RUST_LOG", "error").env_remove("NO_COLOR").output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     let run = Run {
         code: out.status.code().unwrap_or(-1),

@@ -460,19 +460,15 @@ fn a_trail_store_that_cannot_be_used_stops_the_server_with_a_clear_error() {
         let (ok, out) = crate::common::run_cli(&["--http", "127.0.0.1:0", "--state", url]);
         assert!(!ok && out.contains(says) && !out.contains("hunter2pw"), "{url}: {out}");
     }
-    // A query never serves: --state is refused there, not ignored.
+    // A shell command on a store it cannot reach: the same error, exit 2.
     let (ok, out) = crate::common::run_cli(&["describe", ORDER_CONTROLLER, "--state", "redis://127.0.0.1:1"]);
-    assert!(!ok && out.contains("--state"), "{out}");
+    assert!(!ok && out.contains("cannot reach the trail store"), "{out}");
 }
 
 #[tokio::test]
 async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
     let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
     let url = redis.url();
-    let args = ["--policy", CHAOS_POLICY, "--max-trails", "2", "--trail-idle-secs", "1"];
-    // One replica given the store by flag, the other by SIGNPOST_STATE.
-    let a = HttpServer::start(&[&["--state", &url][..], &args].concat(), &[]);
-    let b = HttpServer::start(&args, &[("SIGNPOST_STATE", &url)]);
     let start = |server: &HttpServer| {
         let url = server.url.clone();
         async move { trail_of(&stateless_call(&url, "search", json!({"query": "chaos:history"})).await) }
@@ -481,23 +477,33 @@ async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
         let (url, args) = (server.url.clone(), json!({"query": "chaos:history", "trail": trail}));
         async move { stateless_call(&url, "search", args).await }
     };
-    // Two new trails at most, whichever replica started them: the first of
-    // three is pushed out; one continued is kept past two more new ones.
+    let notice = |r: &Value| r["structuredContent"]["trail_notice"].as_str().unwrap_or_default().to_owned();
+    // Two new trails at most, whichever replica started them (a lifetime
+    // of an hour: only the bound can remove one): the first of three is
+    // pushed out; one continued is kept past two more new ones. One
+    // replica is given the store by flag, the other by SIGNPOST_STATE.
+    let bounded = ["--policy", CHAOS_POLICY, "--max-trails", "2"];
+    let a = HttpServer::start(&[&["--state", &url][..], &bounded].concat(), &[]);
+    let b = HttpServer::start(&bounded, &[("SIGNPOST_STATE", &url)]);
     let (first, second) = (start(&a).await, start(&b).await);
     let continued = on(&a, &second).await;
-    assert!(continued["structuredContent"]["trail_notice"].is_null(), "{continued}");
+    assert!(notice(&continued).is_empty(), "{continued}");
     let _third = start(&b).await;
     let _fourth = start(&a).await;
     let r = on(&b, &first).await;
-    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
-    assert!(notice.contains("pushed out"), "{r}");
+    assert!(notice(&r).contains("expired"), "{r}");
     let r = on(&b, &second).await;
-    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 2, "{r}");
+    assert!(notice(&r).is_empty() && history_seen(&r).0 == 2, "{r}");
+    drop((a, b));
     // Unused past its lifetime: gone from Redis, on every replica.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let r = on(&a, &second).await;
-    let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
-    assert!(notice.contains("expired") && history_seen(&r).0 == 0, "{r}");
+    let expiring = ["--policy", CHAOS_POLICY, "--trail-idle-secs", "2", "--state", &url];
+    let (a, b) = (HttpServer::start(&expiring, &[]), HttpServer::start(&expiring, &[]));
+    let trail = start(&a).await;
+    let r = on(&b, &trail).await;
+    assert!(notice(&r).is_empty() && history_seen(&r).0 == 1, "{r}");
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let r = on(&a, &trail).await;
+    assert!(notice(&r).contains("expired") && history_seen(&r).0 == 0, "{r}");
 }
 
 #[tokio::test]
@@ -546,7 +552,7 @@ async fn shell_commands_on_the_store_thread_one_trail_with_mcp_clients() {
     // A trail without a store to keep it, or one changed: said plainly.
     let refused = signpost(&["describe", ORDER_CONTROLLER, "--trail", &trail]);
     assert!(refused.code == 2 && refused.stderr.contains("--state"), "{}", refused.stderr);
-    let changed = format!("{}x", &trail[..trail.len() - 1]);
+    let changed = format!("{}{}", &trail[..trail.len() - 1], if trail.ends_with('x') { 'y' } else { 'x' });
     let r = signpost(&["describe", ORDER_CONTROLLER, "--trail", &changed, "--state", &url, "--color", "never"]);
     assert!(
         r.code == 0 && r.stdout.contains("note: the trail") && r.stdout.contains("started a new trail"),

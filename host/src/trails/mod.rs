@@ -217,13 +217,22 @@ impl Trails {
     }
 
     /// A new trail for `owner`, on probation.
-    pub fn start(&self, owner: Owner) -> Opened {
+    pub async fn start(&self, owner: Owner) -> Opened {
+        if let Some(shared) = &self.shared {
+            // Sign with the key the other replicas check (at most every few
+            // seconds: is it still the store's?).
+            self.recheck_key(shared).await;
+        }
+        let key = self.keys.read().unwrap_or_else(PoisonError::into_inner)[0];
         let mut id = [0u8; ID_BYTES];
         random(&mut id);
-        let handle = self.handle(&id);
+        let handle = handle_with(&key, &id);
         let context = Arc::new(SessionContext::for_trail(handle.clone(), SessionKey::of_trail(&id)));
-        let stored =
-            self.shared.as_ref().map(|_| redis::Stored { id, version: 0, state: redis::State::of(self.seal(owner)) });
+        let stored = self.shared.as_ref().map(|_| redis::Stored {
+            id,
+            version: 0,
+            state: redis::State::of(seal_with(&key, owner)),
+        });
         let mut store = self.store();
         while store.order.len() >= self.max {
             match store.order.pop_front() {
@@ -288,29 +297,39 @@ impl Trails {
             // replica holds of it (the handle is genuine: signed).
             Err(_) => None,
         };
-        if found.as_ref().is_some_and(|(_, state)| state.owner != self.seal(owner)) {
+        // Sealed under the key the trail was started with: any held.
+        if found.as_ref().is_some_and(|(_, state)| !self.keys().iter().any(|k| seal_with(k, owner) == state.owner)) {
             return Err("belongs to other credentials".into());
         }
-        let mut store = self.store();
-        let entry = store.take(&id).unwrap_or_else(|| Entry {
+        let fresh = || Entry {
             context: Arc::new(SessionContext::for_trail(handle.to_owned(), SessionKey::of_trail(&id))),
             owner,
             used: Instant::now(),
-        });
-        if entry.owner != owner {
-            store.in_use.insert(id, entry);
-            return Err("belongs to other credentials".into());
-        }
-        let context = self.keep_in_use(&mut store, id, entry);
-        drop(store);
+        };
+        let mut store = self.store();
         let handle = Some(handle.to_owned());
         let Some((version, state)) = found else {
+            // Unconfirmed: this replica's copy, if the caller owns it; else
+            // an empty history it does not keep (a leaked handle must not
+            // make the copy another caller's).
             let notice = format!(
                 "{}: this call kept its trail but ran on what this server holds of it, and its step is not kept",
                 redis::UNAVAILABLE
             );
+            let context = match store.take(&id) {
+                Some(entry) if entry.owner == owner => self.keep_in_use(&mut store, id, entry),
+                Some(entry) => {
+                    store.in_use.insert(id, entry);
+                    return Err("belongs to other credentials".into());
+                }
+                None => fresh().context,
+            };
             return Ok(Opened { handle, context, notice: Some(notice), stored: None });
         };
+        // Confirmed by the store, which decides whose it is.
+        let entry = store.take(&id).map(|e| Entry { owner, ..e }).unwrap_or_else(fresh);
+        let context = self.keep_in_use(&mut store, id, entry);
+        drop(store);
         context.restore(&state.history, state.calls);
         let stored = Some(redis::Stored { id, version, state });
         Ok(Opened { handle, context, notice: None, stored })
@@ -354,7 +373,7 @@ impl Trails {
         match self.find(handle, owner).await {
             Ok(opened) => opened,
             Err(why) => {
-                let mut fresh = self.start(owner);
+                let mut fresh = self.start(owner).await;
                 fresh.notice = Some(format!(
                     "the trail `{}` {why}; this call started a new trail, {}: send it (it is in every hint) to \
                      keep the history",
@@ -375,10 +394,6 @@ impl Trails {
         // this many calls on one trail at once, some wait long.
         const ATTEMPTS: u32 = 64;
         let (Some(shared), Some(stored)) = (&self.shared, &opened.stored) else { return None };
-        if stored.version == 0 {
-            // A new trail: is the key it was signed with still the store's?
-            self.recheck_key(shared).await;
-        }
         let mut base = stored.clone();
         for attempt in 0..ATTEMPTS {
             let mut next = base.state.clone();
@@ -408,11 +423,9 @@ impl Trails {
         ))
     }
 
-    fn handle(&self, id: &Id) -> String {
-        let mut bytes = [0u8; ID_BYTES + TAG_BYTES];
-        bytes[..ID_BYTES].copy_from_slice(id);
-        bytes[ID_BYTES..].copy_from_slice(&self.tag(id));
-        format!("{PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    /// The signing keys held: the one new handles use first.
+    fn keys(&self) -> Vec<[u8; 64]> {
+        self.keys.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The id in a handle this server minted, its tag checked.
@@ -421,8 +434,8 @@ impl Trails {
         let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(body).ok()?;
         let (id, tag) = bytes.split_at_checked(ID_BYTES)?;
         let id: Id = id.try_into().ok()?;
-        let keys = self.keys.read().unwrap_or_else(PoisonError::into_inner);
-        keys.iter()
+        self.keys()
+            .iter()
             .any(|key| {
                 let mut mac = mac(key);
                 mac.update(&id);
@@ -430,26 +443,27 @@ impl Trails {
             })
             .then_some(id)
     }
+}
 
-    /// The owner as a shared store keeps it: keyed, so that reading Redis
-    /// does not let a weak token be guessed offline from its digest.
-    fn seal(&self, owner: Owner) -> Owner {
-        let mut mac = mac(&self.keys.read().unwrap_or_else(PoisonError::into_inner)[0]);
-        mac.update(b"owner:");
-        mac.update(&owner.0);
-        let mut sealed = [0u8; 16];
-        sealed.copy_from_slice(&mac.finalize().into_bytes()[..16]);
-        Owner(sealed)
-    }
+/// A handle for `id`, signed with `key`.
+fn handle_with(key: &[u8; 64], id: &Id) -> String {
+    let mut mac = mac(key);
+    mac.update(id);
+    let mut bytes = [0u8; ID_BYTES + TAG_BYTES];
+    bytes[..ID_BYTES].copy_from_slice(id);
+    bytes[ID_BYTES..].copy_from_slice(&mac.finalize().into_bytes()[..TAG_BYTES]);
+    format!("{PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+}
 
-    fn tag(&self, id: &Id) -> [u8; TAG_BYTES] {
-        let mut mac = mac(&self.keys.read().unwrap_or_else(PoisonError::into_inner)[0]);
-        mac.update(id);
-        let full = mac.finalize().into_bytes();
-        let mut tag = [0u8; TAG_BYTES];
-        tag.copy_from_slice(&full[..TAG_BYTES]);
-        tag
-    }
+/// The owner as a shared store keeps it: keyed, so that reading Redis does
+/// not let a weak token be guessed offline from its digest.
+fn seal_with(key: &[u8; 64], owner: Owner) -> Owner {
+    let mut mac = mac(key);
+    mac.update(b"owner:");
+    mac.update(&owner.0);
+    let mut sealed = [0u8; 16];
+    sealed.copy_from_slice(&mac.finalize().into_bytes()[..16]);
+    Owner(sealed)
 }
 
 fn mac(key: &[u8; 64]) -> Hmac<Sha256> {
@@ -505,7 +519,7 @@ mod tests {
     fn a_trail_is_found_again_by_its_owner_only() {
         let trails = Trails::default();
         let alice = Owner::of_token("alice's long token");
-        let first = trails.start(alice);
+        let first = now(trails.start(alice));
         let handle = first.handle.clone().unwrap_or_default();
         assert!(handle.starts_with(PREFIX) && handle.len() == HANDLE_LEN, "{handle}");
         let again = now(trails.open(&handle, alice));
@@ -522,7 +536,7 @@ mod tests {
     fn tampered_and_expired_handles_are_told_apart() {
         let trails = Trails::new(Duration::from_millis(50), 100);
         let owner = Owner::default();
-        let t = trails.start(owner);
+        let t = now(trails.start(owner));
         let handle = t.handle.clone().unwrap_or_default();
         let mut chars: Vec<char> = handle.chars().collect();
         let last = chars.len() - 1;
@@ -533,7 +547,7 @@ mod tests {
             assert!(o.notice.as_deref().is_some_and(|n| n.contains("not a trail this server issued")), "{bad}");
         }
         // Another server's handle (another key) is not this server's.
-        let other = Trails::default().start(owner);
+        let other = now(Trails::default().start(owner));
         let other = other.handle.unwrap_or_default();
         assert!(now(trails.open(&other, owner)).notice.is_some_and(|n| n.contains("not a trail")));
         std::thread::sleep(Duration::from_millis(80));
@@ -553,11 +567,11 @@ mod tests {
     fn a_flood_of_new_trails_never_pushes_out_one_in_use() {
         let trails = Trails::new(DEFAULT_IDLE, 3);
         let owner = Owner::default();
-        let followed = trails.start(owner).handle.unwrap_or_default();
-        let untouched = trails.start(owner).handle.unwrap_or_default();
+        let followed = now(trails.start(owner)).handle.unwrap_or_default();
+        let untouched = now(trails.start(owner)).handle.unwrap_or_default();
         assert!(now(trails.find(&followed, owner)).is_ok(), "continued once: in use");
         for _ in 0..100 {
-            trails.start(owner);
+            now(trails.start(owner));
         }
         assert!(trails.len() <= 3 + 3, "{}", trails.len());
         assert!(now(trails.find(&followed, owner)).is_ok(), "a trail in use survives the flood");

@@ -207,13 +207,7 @@ impl Guest for Chaos {
                     session.seen_ids.len()
                 ));
             }
-            return Advice {
-                state_tag: "chaos".into(),
-                summary,
-                details: Vec::new(),
-                hints,
-                ask_user: None,
-            };
+            return Advice { state_tag: "chaos".into(), summary, details: Vec::new(), hints, ask_user: None };
         }
         Advice {
             state_tag: "Not A Tag!\n".into(),
