@@ -560,3 +560,50 @@ async fn shell_commands_on_the_store_thread_one_trail_with_mcp_clients() {
         r.stdout
     );
 }
+
+/// One Redis command, in RESP, on a fresh connection: the reply's first line.
+fn redis_command(redis: &Redis, args: &[&str]) -> String {
+    use std::io::{BufRead as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port)).unwrap_or_else(|e| panic!("{e}"));
+    let mut command = format!("*{}\r\n", args.len());
+    for arg in args {
+        command.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(command.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    let mut reply = String::new();
+    std::io::BufReader::new(stream).read_line(&mut reply).unwrap_or_else(|e| panic!("{e}"));
+    reply.trim_end().to_owned()
+}
+
+#[tokio::test]
+async fn a_replica_adopts_the_signing_key_the_store_holds() {
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let url = redis.url();
+    let replica = || HttpServer::start(&["--state", &url, "--policy", CHAOS_POLICY], &[]);
+    let call = |server: &HttpServer, trail: Option<&str>| {
+        let mut args = json!({"query": "chaos:history"});
+        if let Some(trail) = trail {
+            args["trail"] = json!(trail);
+        }
+        let url = server.url.clone();
+        async move { stateless_call(&url, "search", args).await }
+    };
+    let a = replica();
+    let old = trail_of(&call(&a, None).await);
+    // The store loses the key (evicted, or a failover to a copy without
+    // it); a replica that starts then sets another.
+    assert_eq!(redis_command(&redis, &["DEL", "{signpost}:v1:key"]), ":1");
+    let b = replica();
+    let b_first = trail_of(&call(&b, None).await);
+    // A's trail from before is still A's (its old key, its owner)…
+    let r = call(&a, Some(&old)).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
+    // …and once A has looked again (at most every 5 s), the trails it
+    // starts are signed with the store's key, good at B; B's are good at A.
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    let fresh = trail_of(&call(&a, None).await);
+    let r = call(&b, Some(&fresh)).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
+    let r = call(&a, Some(&b_first)).await;
+    assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
+}
