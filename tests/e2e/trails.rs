@@ -607,3 +607,24 @@ async fn a_replica_adopts_the_signing_key_the_store_holds() {
     let r = call(&a, Some(&b_first)).await;
     assert!(r["structuredContent"]["trail_notice"].is_null() && history_seen(&r).0 == 1, "{r}");
 }
+
+#[tokio::test]
+async fn a_trail_whose_stored_state_cannot_be_read_is_refused_not_stuck() {
+    use base64::Engine as _;
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let server = HttpServer::start(&["--state", &redis.url(), "--policy", CHAOS_POLICY], &[]);
+    let first = stateless_call(&server.url, "search", json!({"query": "chaos:history"})).await;
+    let trail = trail_of(&first);
+    // The trail's key: its id, the handle's first 16 bytes.
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes = b64.decode(trail.trim_start_matches("tr_")).unwrap_or_else(|e| panic!("{e}"));
+    let key = format!("{{signpost}}:v1:trail:{}", b64.encode(&bytes[..16]));
+    let huge = format!("{{\"history\":\"{}\"}}", "x".repeat(300 * 1024));
+    for garbage in ["not json", "{\"owner\":[1,2]}", huge.as_str()] {
+        assert_eq!(redis_command(&redis, &["HSET", &key, "s", garbage]), ":0", "the trail is stored");
+        let r = stateless_call(&server.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
+        let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+        assert!(notice.contains("stored state") && notice.contains("started a new trail"), "{r}");
+        assert!(history_seen(&r).0 == 0 && trail_of(&r) != trail, "{r}");
+    }
+}

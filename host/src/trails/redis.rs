@@ -299,10 +299,10 @@ impl Shared {
 
     fn decode(&self, state: &str) -> Result<State, String> {
         if state.len() > MAX_STATE_BYTES {
-            return Err(format!("its state in the trail store is over {} KiB", MAX_STATE_BYTES / 1024));
+            return Err(format!("has a stored state over {} KiB", MAX_STATE_BYTES / 1024));
         }
-        let state: State = serde_json::from_str(state)
-            .map_err(|e| format!("its state in the trail store is not one this version reads ({e})"))?;
+        let state: State =
+            serde_json::from_str(state).map_err(|e| format!("has a stored state this version cannot read ({e})"))?;
         Ok(State { history: state.history.bounded(), ..state })
     }
 }
