@@ -509,12 +509,8 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     // A trail: given as an option, or in `call`'s arguments, as MCP sends it
     // (the option wins); never the tool's. `null` and "" are none, as in MCP.
     let in_args = args.remove(TRAIL_ARG);
-    let sent_trail = options
-        .trail
-        .clone()
-        .map(serde_json::Value::String)
-        .or(in_args)
-        .filter(|t| !t.is_null() && t.as_str() != Some(""));
+    let sent_trail =
+        options.trail.clone().map(serde_json::Value::String).or(in_args).filter(|t| !signpost::trails::is_none(t));
     let state = options.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
     let trails = match &state {
         None if sent_trail.is_some() => {
@@ -552,20 +548,9 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     // The token a server on the same store is given owns its trails.
     let token = std::env::var("SIGNPOST_TOKEN").ok().filter(|t| !t.trim().is_empty());
     let owner = token.map(|t| Owner::of_token(t.trim())).unwrap_or_default();
-    let opened = match (&trails, &sent_trail) {
-        (None, _) => Opened::of_session(Arc::new(SessionContext::new())),
-        (Some((runtime, trails)), None) => runtime.block_on(trails.start(owner)),
-        (Some((runtime, trails)), Some(serde_json::Value::String(handle))) => {
-            runtime.block_on(trails.open(handle, owner))
-        }
-        (Some((runtime, trails)), Some(other)) => {
-            let mut fresh = runtime.block_on(trails.start(owner));
-            fresh.notice = Some(format!(
-                "`trail` takes the string an earlier result gave, not {}; this call started a new trail",
-                signpost::sanitize::escape(&other.to_string(), 40)
-            ));
-            fresh
-        }
+    let opened = match &trails {
+        None => Opened::of_session(Arc::new(SessionContext::new())),
+        Some((runtime, trails)) => runtime.block_on(trails.for_call(sent_trail, owner, None)),
     };
     let session = &opened.context;
     // Each call's step goes back to the trail (a shared store's).

@@ -26,7 +26,7 @@ use crate::live::{SwapRecord, SwapResult};
 use crate::pipeline::Signpost;
 use crate::session::{PastCall, SessionContext};
 use crate::tools::TOOL_NAMES;
-use crate::trails::{Opened, Owner, TRAIL_ARG};
+use crate::trails::{Owner, TRAIL_ARG};
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
@@ -53,35 +53,6 @@ impl Session {
     /// A new session: no trail, no policy instance yet.
     pub fn new(signpost: Arc<Signpost>) -> Self {
         Session { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)) }
-    }
-
-    /// The history a call continues: the trail it sends; else, in an MCP
-    /// session (stdio, or HTTP after `initialize`), the session's own, which
-    /// its hints need not carry; else (a sessionless request) a new trail.
-    /// `null` or `""` is no trail (models fill optional arguments so). A
-    /// handle that cannot be used is reported in a notice, and the call runs
-    /// on the session's own history, or on a new trail outside a session.
-    async fn trail_for(&self, sent: Option<serde_json::Value>, owner: Owner, in_session: bool) -> Opened {
-        let trails = self.signpost.trails();
-        let own = || Opened::of_session(self.own.clone());
-        let why = match sent {
-            None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(handle)) if handle.is_empty() => None,
-            Some(serde_json::Value::String(handle)) => match trails.find(&handle, owner).await {
-                Ok(trail) => return trail,
-                Err(why) => Some(format!("the trail `{}` {why}", crate::clip(&handle))),
-            },
-            Some(other) => Some(format!(
-                "`trail` takes the string an earlier result gave, not {}",
-                crate::sanitize::escape(&other.to_string(), 40)
-            )),
-        };
-        let mut opened = if in_session { own() } else { trails.start(owner).await };
-        opened.notice = why.map(|why| match &opened.handle {
-            Some(fresh) => format!("{why}; this call started a new trail, {fresh}: send it (hints carry it)"),
-            None => format!("{why}; this call used this session's own history"),
-        });
-        opened
     }
 }
 
@@ -231,7 +202,8 @@ impl ServerHandler for Session {
         // (a sessionless, 2026-07-28 request does not).
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
-        let trail = self.trail_for(args.remove(TRAIL_ARG), owner_of(&context), in_session).await;
+        let own = in_session.then(|| self.own.clone());
+        let trail = self.signpost.trails().for_call(args.remove(TRAIL_ARG), owner_of(&context), own).await;
         // The call blocks (policy calls are synchronous, bounded by their
         // deadline, and WASI host functions block on the runtime): run it in
         // place, handing this worker's other tasks to another thread, rather

@@ -370,22 +370,37 @@ impl Trails {
         context
     }
 
-    /// The trail `handle` names, for `owner`; a new one, with a notice
-    /// saying why, when it cannot be used.
-    pub async fn open(&self, handle: &str, owner: Owner) -> Opened {
-        match self.find(handle, owner).await {
-            Ok(opened) => opened,
-            Err(why) => {
-                let mut fresh = self.start(owner).await;
-                fresh.notice = Some(format!(
-                    "the trail `{}` {why}; this call started a new trail, {}: send it (it is in every hint) to \
-                     keep the history",
-                    crate::clip(handle),
-                    fresh.handle.as_deref().unwrap_or_default()
-                ));
-                fresh
-            }
-        }
+    /// The history a call continues: the trail it sends; else `own`, an
+    /// MCP session's own history, which its hints need not carry; else
+    /// (no session) a new trail. `null` or `""` is no trail (models fill
+    /// optional arguments so). A handle that cannot be used is reported in
+    /// the notice, and the call runs on `own`, or on a new trail.
+    pub async fn for_call(
+        &self,
+        sent: Option<serde_json::Value>,
+        owner: Owner,
+        own: Option<Arc<SessionContext>>,
+    ) -> Opened {
+        let why = match sent.filter(|sent| !is_none(sent)) {
+            None => None,
+            Some(serde_json::Value::String(handle)) => match self.find(&handle, owner).await {
+                Ok(trail) => return trail,
+                Err(why) => Some(format!("the trail `{}` {why}", crate::clip(&handle))),
+            },
+            Some(other) => Some(format!(
+                "`trail` takes the string an earlier result gave, not {}",
+                crate::sanitize::escape(&other.to_string(), 40)
+            )),
+        };
+        let mut opened = match own {
+            Some(own) => Opened::of_session(own),
+            None => self.start(owner).await,
+        };
+        opened.notice = why.map(|why| match &opened.handle {
+            Some(fresh) => format!("{why}; this call started a new trail, {fresh}: send it (hints carry it)"),
+            None => format!("{why}; this call used this session's own history"),
+        });
+        opened
     }
 
     /// Ends a call on `opened`: in the shared store, adds the call's step
@@ -488,6 +503,11 @@ pub fn add_notice(response: &mut crate::pipeline::Response, opened: Option<Strin
     }
 }
 
+/// Whether a `trail` argument stands for none: `null` or `""`.
+pub fn is_none(sent: &serde_json::Value) -> bool {
+    sent.is_null() || sent.as_str() == Some("")
+}
+
 /// A call's arguments without the trail a hint carries: the question it
 /// asks, for shapes, logs and the sanitiser's allow-list.
 pub fn without_trail(
@@ -525,12 +545,16 @@ mod tests {
         let first = now(trails.start(alice));
         let handle = first.handle.clone().unwrap_or_default();
         assert!(handle.starts_with(PREFIX) && handle.len() == HANDLE_LEN, "{handle}");
-        let again = now(trails.open(&handle, alice));
+        let again = now(trails.for_call(Some(serde_json::json!(&handle)), alice, None));
         assert!(again.notice.is_none() && Arc::ptr_eq(&again.context, &first.context));
         // The token as the header carries it, however it is spaced.
-        let again = now(trails.open(&handle, Owner::of_authorization("bearer   alice's long token ")));
+        let again = now(trails.for_call(
+            Some(serde_json::json!(&handle)),
+            Owner::of_authorization("bearer   alice's long token "),
+            None,
+        ));
         assert!(again.notice.is_none(), "{:?}", again.notice);
-        let mallory = now(trails.open(&handle, Owner::of_token("mallory's token")));
+        let mallory = now(trails.for_call(Some(serde_json::json!(&handle)), Owner::of_token("mallory's token"), None));
         assert!(!Arc::ptr_eq(&mallory.context, &first.context));
         assert!(mallory.notice.as_deref().is_some_and(|n| n.contains("other credentials")), "{:?}", mallory.notice);
     }
@@ -545,16 +569,28 @@ mod tests {
         let last = chars.len() - 1;
         chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
         let tampered: String = chars.into_iter().collect();
-        for bad in [tampered.as_str(), "tr_", "", "tr_!!!!", &handle[..handle.len() - 1], "x".repeat(10_000).as_str()] {
-            let o = now(trails.open(bad, owner));
+        for bad in [tampered.as_str(), "tr_", "tr_!!!!", &handle[..handle.len() - 1], "x".repeat(10_000).as_str()] {
+            let o = now(trails.for_call(Some(serde_json::json!(bad)), owner, None));
             assert!(o.notice.as_deref().is_some_and(|n| n.contains("not a trail this server issued")), "{bad}");
         }
+        // `""` and `null` are no trail (models fill optional arguments so):
+        // a new one, with nothing to refuse; a number is refused.
+        for none in [serde_json::json!(""), serde_json::Value::Null] {
+            let o = now(trails.for_call(Some(none), owner, None));
+            assert!(o.notice.is_none() && o.handle.is_some() && o.handle != t.handle, "{:?}", o.notice);
+        }
+        let o = now(trails.for_call(Some(serde_json::json!(42)), owner, None));
+        assert!(o.notice.as_deref().is_some_and(|n| n.contains("takes the string")), "{:?}", o.notice);
         // Another server's handle (another key) is not this server's.
         let other = now(Trails::default().start(owner));
         let other = other.handle.unwrap_or_default();
-        assert!(now(trails.open(&other, owner)).notice.is_some_and(|n| n.contains("not a trail")));
+        assert!(
+            now(trails.for_call(Some(serde_json::json!(&other)), owner, None))
+                .notice
+                .is_some_and(|n| n.contains("not a trail"))
+        );
         std::thread::sleep(Duration::from_millis(80));
-        let o = now(trails.open(&handle, owner));
+        let o = now(trails.for_call(Some(serde_json::json!(&handle)), owner, None));
         assert!(o.notice.as_deref().is_some_and(|n| n.contains("expired")), "{:?}", o.notice);
         assert_ne!(o.handle, t.handle);
     }
