@@ -295,10 +295,10 @@ impl Trails {
             }
             // The store unreachable now: the call keeps its trail, on what
             // this replica holds of it (the handle is genuine: signed).
-            Err(e) if e.starts_with(redis::UNAVAILABLE) => None,
+            Err(redis::Failure::Unavailable) => None,
             // A state it cannot read: refused, as an expired one is (a new
             // trail, with a note), never a trail stuck on it.
-            Err(e) => return Err(e),
+            Err(unreadable) => return Err(unreadable.to_string()),
         };
         // Sealed under the key the trail was started with: any held.
         if found.as_ref().is_some_and(|(_, state)| !self.keys().iter().any(|k| seal_with(k, owner) == state.owner)) {

@@ -44,6 +44,24 @@ const MAX_STATE_BYTES: usize = 256 * 1024;
 /// What a client is told when the store fails (the details are logged).
 pub const UNAVAILABLE: &str = "the trail store is unavailable";
 
+/// Why the store did not answer as asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// It failed, stalled, or failed moments ago (the details are logged).
+    Unavailable,
+    /// It answered with a trail this build cannot take: why.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Unavailable => f.write_str(UNAVAILABLE),
+            Failure::Unreadable(why) => f.write_str(why),
+        }
+    }
+}
+
 /// Check-and-set of one trail, and the bounds. KEYS: the trail, probation,
 /// in use. ARGV: the version read (0: none), the state, the lifetime in ms,
 /// the bound, the trail's member name, the prefix of trail keys. Returns
@@ -235,9 +253,9 @@ impl Shared {
 
     /// A command under the store's deadline; a failure (logged, with its
     /// details) leaves the store alone for [`BACK_OFF`].
-    async fn guard<T>(&self, command: impl Future<Output = redis::RedisResult<T>>) -> Result<T, String> {
+    async fn guard<T>(&self, command: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Failure> {
         if self.now_ms() < self.down_until.load(Ordering::Relaxed) {
-            return Err(format!("{UNAVAILABLE} (it failed moments ago)"));
+            return Err(Failure::Unavailable);
         }
         let failure = match tokio::time::timeout(RESPONSE_TIMEOUT, command).await {
             Ok(Ok(done)) => return Ok(done),
@@ -251,11 +269,11 @@ impl Shared {
             "the trail store failed: {failure}; calls go on without it for {} s",
             BACK_OFF.as_secs()
         );
-        Err(UNAVAILABLE.to_owned())
+        Err(Failure::Unavailable)
     }
 
     /// The trail `id`: its version and state, `None` when there is none.
-    pub async fn load(&self, id: &Id) -> Result<Option<(i64, State)>, String> {
+    pub async fn load(&self, id: &Id) -> Result<Option<(i64, State)>, Failure> {
         let mut conn = self.conn.clone();
         let mut hmget = redis::cmd("HMGET");
         hmget.arg(trail_key(id)).arg("v").arg("s");
@@ -273,8 +291,9 @@ impl Shared {
         state: &State,
         idle: Duration,
         max: usize,
-    ) -> Result<Option<Option<(i64, State)>>, String> {
-        let json = serde_json::to_string(state).map_err(|e| format!("cannot encode the trail: {e}"))?;
+    ) -> Result<Option<Option<(i64, State)>>, Failure> {
+        let json =
+            serde_json::to_string(state).map_err(|e| Failure::Unreadable(format!("cannot encode the trail: {e}")))?;
         let mut conn = self.conn.clone();
         let mut save = self.save.prepare_invoke();
         save.key(trail_key(&stored.id))
@@ -297,12 +316,12 @@ impl Shared {
         Ok(Some(Some((now, self.decode(&now_state)?))))
     }
 
-    fn decode(&self, state: &str) -> Result<State, String> {
+    fn decode(&self, state: &str) -> Result<State, Failure> {
         if state.len() > MAX_STATE_BYTES {
-            return Err(format!("has a stored state over {} KiB", MAX_STATE_BYTES / 1024));
+            return Err(Failure::Unreadable(format!("has a stored state over {} KiB", MAX_STATE_BYTES / 1024)));
         }
-        let state: State =
-            serde_json::from_str(state).map_err(|e| format!("has a stored state this version cannot read ({e})"))?;
+        let state: State = serde_json::from_str(state)
+            .map_err(|e| Failure::Unreadable(format!("has a stored state this version cannot read ({e})")))?;
         Ok(State { history: state.history.bounded(), ..state })
     }
 }
