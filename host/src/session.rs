@@ -169,12 +169,6 @@ impl History {
         self.seen.iter()
     }
 
-    /// Records a finished call and the ids its result showed.
-    pub fn record(&mut self, tool: &str, ok: bool, result: Option<&Value>) {
-        let ids = result.map(result_ids).unwrap_or_default();
-        self.apply(PastCall { tool: tool.to_owned(), ok, ids });
-    }
-
     /// Records a finished call.
     pub fn apply(&mut self, call: PastCall) {
         self.call_count = self.call_count.saturating_add(1);
@@ -259,7 +253,7 @@ mod tests {
         let mut h = History::default();
         for i in 0..1000u32 {
             let id = format!("{i:040x}");
-            h.record("describe", true, Some(&json!({"record": {"id": id}})));
+            h.apply(PastCall { tool: "describe".into(), ok: true, ids: result_ids(&json!({"record": {"id": id}})) });
         }
         assert_eq!(h.call_count(), 1000);
         assert_eq!(h.recent().count(), MAX_RECENT);
