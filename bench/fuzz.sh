@@ -12,6 +12,7 @@ cases="${1:-10000000}"
 cargo test --release --test e2e --no-run
 props=(
     no_forged_call_survives_the_sanitiser
+    no_forged_id_or_call_survives_any_notation
     validated_hint_lines_survive
     any_text_is_handled
     coercion_reads_every_lossless_shape

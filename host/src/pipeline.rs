@@ -25,7 +25,7 @@ use crate::live::LivePolicy;
 use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::policy::{self, Policy, Stats};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
-use crate::sanitize::{self, Allowed};
+use crate::sanitize::{self, Allowed, Known, Scope};
 use crate::session::SessionContext;
 use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, StrictIds, ToolError};
 use crate::trial::{ShadowCall, Trials};
@@ -462,7 +462,7 @@ pub fn run(
             tools::execute(graph, parsed)
         })
     };
-    let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, findings));
+    let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, &known(graph, args, session, None), findings));
     let wit_outcome = to_wit_outcome(&outcome);
 
     let (mut valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {
@@ -517,31 +517,61 @@ pub fn run(
         .chain(untrailed.iter().map(|(tool, args)| Allowed { tool, args }))
         .chain(example.map(|args| Allowed { tool, args }))
         .collect();
-    let (mut safe, changed) = sanitize::agent_text(&text, &allowed);
-    if changed > 0 {
-        findings
-            .note(|| format!("the text had {changed} line(s) showing calls that are not validated hints (cut out)"));
+    let scope = Scope::new(&allowed, known(graph, args, session, outcome.as_ref().ok()));
+    let (mut safe, changes) = sanitize::agent_text(&text, &scope);
+    if !changes.is_none() {
+        findings.note(|| {
+            format!(
+                "the text had {} line(s) showing calls that are not validated hints or ids not in the answer ({} call(s) cut out, {} id(s) replaced)",
+                changes.lines, changes.calls, changes.ids
+            )
+        });
     }
-
+    // Hint reasons reach the agent in `structuredContent` too.
+    let reasons: Vec<Option<String>> = valid
+        .iter()
+        .map(|h| {
+            let (reason, replaced) = sanitize::scrub_ids(&h.reason, &scope);
+            (replaced > 0).then_some(reason)
+        })
+        .collect();
+    if reasons.iter().any(Option::is_some) {
+        findings.note(|| "a hint's reason showed an id not in the answer (replaced)".into());
+    }
+    let message = match &outcome {
+        Err(e) => match sanitize::safe_line(&e.message, 1000, &scope) {
+            Some(message) if message == e.message => None,
+            Some(message) => {
+                findings.note(|| {
+                    "the error message showed a call that is not a validated hint or an id not in the answer (cut out)"
+                        .into()
+                });
+                Some(message)
+            }
+            None => {
+                findings.note(|| "the error message showed a call that is not a validated hint (replaced)".into());
+                Some(format!("{tool} failed: {}", tools::describe_error_kind(e.kind)))
+            }
+        },
+        Ok(_) => None,
+    };
+    drop(scope);
+    drop(allowed);
+    for (hint, reason) in valid.iter_mut().zip(reasons) {
+        if let Some(reason) = reason {
+            hint.reason = reason;
+        }
+    }
     let (is_error, mut structured) = match outcome {
         Ok(Value::Object(map)) => (false, map),
         Ok(other) => (false, Map::from_iter([("result".to_owned(), other)])),
         Err(mut e) => {
-            match sanitize::safe_line(&e.message, 1000, &allowed) {
-                Some(message) if message == e.message => {}
-                Some(message) => {
-                    findings.note(|| "the error message showed a call that is not a validated hint (cut out)".into());
-                    e.message = message;
-                }
-                None => {
-                    findings.note(|| "the error message showed a call that is not a validated hint (replaced)".into());
-                    e.message = format!("{tool} failed: {}", tools::describe_error_kind(e.kind));
-                }
+            if let Some(message) = message {
+                e.message = message;
             }
             (true, Map::from_iter([("error".to_owned(), json!(e))]))
         }
     };
-    drop(allowed);
     if let Some(trail) = trail {
         // The stand-in is as long as a handle and as plain: the clean text
         // stays clean with the trail in its place.
@@ -568,9 +598,15 @@ fn vet_example(
     validator: &HintValidator,
     tool: &str,
     mut error: ToolError,
+    known: &Known<'_>,
     findings: &mut Findings,
 ) -> ToolError {
     let Some(Value::Object(args)) = &error.example else { return error };
+    if !sanitize::ids::all_known(&Value::Object(args.clone()), known) {
+        findings.note(|| "the error's example names an id the agent has not seen (removed)".into());
+        error.example = None;
+        return error;
+    }
     let hint = policy::Hint {
         tool: tool.to_owned(),
         args: Value::Object(args.clone()).to_string(),
@@ -584,6 +620,23 @@ fn vet_example(
         .note(|| format!("the error's example {} is not a working call (removed)", sanitize::escape(&hint.args, 120)));
     error.example = None;
     error
+}
+
+/// Where the ids a response may show come from: what the agent sent, the
+/// session's history, the result (when there is one), and the graph (to
+/// tell a split id that names a symbol).
+fn known<'a>(
+    graph: &'a Graph,
+    args: &'a Map<String, Value>,
+    session: &'a policy::Session,
+    result: Option<&'a Value>,
+) -> Known<'a> {
+    let known = Known::default().sent(args).graph(graph).history(&session.seen_ids);
+    let known = session.recent.iter().fold(known, |k, c| k.history(&c.ids));
+    match result {
+        Some(r) => known.result(r),
+        None => known,
+    }
 }
 
 /// A tool's outcome as the WIT `outcome` the policy reads.

@@ -642,6 +642,10 @@ pub fn text(response: &Response, named: &[Named], shell: &Shell) -> String {
         .map(|h| hint_block(&shell.command(&h.tool, &h.args), &h.reason))
         .collect();
     for (i, line) in response.text.lines().enumerate() {
+        // Only the host writes commands on a terminal.
+        if sanitize::is_shell_line(line, &shell.program) {
+            continue;
+        }
         if sanitize::is_hint_line(line) {
             out.push_str(&std::mem::take(&mut hints));
             continue;

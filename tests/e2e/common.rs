@@ -21,6 +21,8 @@ pub const CHAOS_POLICY: &str = env!("SIGNPOST_CHAOS_POLICY");
 pub const GARBAGE_POLICY: &str = env!("SIGNPOST_GARBAGE_POLICY");
 /// The chaos policy built to sleep in every `advise`.
 pub const SLEEPY_POLICY: &str = env!("SIGNPOST_SLEEPY_POLICY");
+/// The chaos policy built to forge calls in every notation on every call.
+pub const FORGER_POLICY: &str = env!("SIGNPOST_FORGER_POLICY");
 /// The alternative `strict` policy, built from `tests/policies/strict/`.
 pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
 
@@ -308,3 +310,37 @@ pub fn hostile_calls() -> Vec<(&'static str, Value)> {
         ("search", json!({"query": "🙂".repeat(200)})),
     ]
 }
+
+/// What a reader could make of `text`: NFKC, look-alike Cyrillic letters as
+/// Latin, `\uXXXX`, `&#x…;`, `&#…;` and `%XX` escapes decoded, lower case,
+/// and every character that is not a letter or digit gone (so an id split
+/// by any separators reads whole).
+pub fn as_read(text: &str) -> String {
+    let mut s: String = unicode_normalization::UnicodeNormalization::nfkc(text).collect();
+    for (from, to) in [('а', 'a'), ('е', 'e'), ('с', 'c'), ('о', 'o')] {
+        s = s.replace(from, &to.to_string());
+    }
+    let mut out = String::new();
+    let mut rest = s.as_str();
+    while let Some(c) = rest.chars().next() {
+        let escape = [("\\u", 4, 16), ("&#x", 0, 16), ("&#", 0, 10), ("%", 2, 16)].iter().find_map(|(p, n, radix)| {
+            let body = rest.strip_prefix(p)?;
+            let len = if *n > 0 { *n } else { body.find(';')? };
+            let code = u32::from_str_radix(body.get(..len)?, *radix).ok()?;
+            let skip = p.len() + len + usize::from(*n == 0);
+            Some((char::from_u32(code)?, skip))
+        });
+        match escape {
+            Some((c, skip)) => {
+                out.push(c);
+                rest = &rest[skip..];
+            }
+            None => {
+                out.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    out.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect()
+}
+

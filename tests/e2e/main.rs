@@ -16,6 +16,7 @@ mod hints_walk;
 mod hot_swap;
 mod http;
 mod mcp_stdio;
+mod notations;
 mod policy_native;
 mod polyglot;
 mod properties;

@@ -2,32 +2,43 @@
 //!
 //! Three audiences, three functions:
 //! - the agent's text ([`agent_text`]): invisible and reordering characters
-//!   removed, every kind of line break made a real `\n`, and no call shown
-//!   unless it is one the host validated;
+//!   removed, every kind of line break made a real `\n`, no id the agent
+//!   may not be shown, and no call shown unless it is one the host validated;
 //! - the log and the terminal ([`escape`]): anything that is not plainly
 //!   printable (line breaks, escapes, bidi overrides, zero-width characters)
 //!   is written as `\u{…}`, so a guest-chosen name can never start a line of
-//!   its own or move the cursor;
+//!   its own or move the cursor; [`is_shell_line`] for the lines a terminal
+//!   must not show;
 //! - single-line fields ([`line()`]; [`safe_line`] for a teaching message,
-//!   [`has_call`] for a hint's reason).
+//!   [`has_call`] and [`scrub_ids`] for a hint's reason).
 //!
-//! # What reads as a call
+//! # Two layers
 //!
-//! The text is first normalised the way a reader sees it: NFKC (so
-//! full-width or mathematical letters read as their plain forms), invisible
-//! characters removed, and `\"` read as `"`. Then a line holds a **call**
-//! wherever a tool name stands, case-insensitively, followed by `{` — after
-//! any run of spaces, `:`, `=`, `(`, quotes, backticks, commas, dashes or
-//! arrows, and up to two short words (`describe with {`), within 48 bytes —
-//! even glued to what precedes it (a reader skips that); and wherever a `tool` key names a
-//! tool (a hint record written out). A call is **allowed** when its
-//! arguments parse as a JSON object equal to a validated actionable hint of
-//! the response (or a validated teaching example), or when it is a
-//! template: some argument string is a whole `<placeholder>`, so it cannot
-//! be sent as it is.
+//! 1. **No invented ids** ([`ids`]): every id-shaped token (40 hex digits in
+//!    any case, also split by separators, escaped, full-width or written with
+//!    look-alike letters) must be one the agent sent in this call, one the
+//!    tool's result holds, one a validated hint carries, or one the
+//!    session's history holds ([`Known`]); any other is replaced in place by
+//!    [`REPLACED_ID`]. A forged call to a symbol is then impossible in any
+//!    notation: the symbol cannot be named. Names are not ids and stay: a
+//!    name is no capability (the agent must resolve it, and the host answers
+//!    that truthfully), and policies rightly name symbols in advice.
+//! 2. **No unvalidated call** ([`calls`]): a tool name followed by an
+//!    argument list in any notation, or a record naming a tool, is a call.
+//!    A call is **allowed** when its arguments are a JSON object equal to a
+//!    validated actionable hint of the response (or a validated teaching
+//!    example), or when it is a template (some argument string is a whole
+//!    `<placeholder>`, so it cannot be sent as it is). A call whose whole
+//!    text stands verbatim in the result or in what the agent sent (a
+//!    method's signature, the agent's own query) is the code's text, not
+//!    the policy's: it stays. Every other call is cut out.
+//!
+//! The text is read as a reader sees it ([`fold`]): NFKC, invisible
+//! characters removed, look-alike letters of other scripts as Latin.
 //!
 //! # What happens to a line
 //!
+//! - Unknown ids are replaced first, in place.
 //! - Every call in it allowed: it stays as it is.
 //! - It *looks like* a hint line — its first word is `next` followed by
 //!   `:`, a dash, an arrow, `>` or `=`, whatever arrows, bullets or spaces
@@ -39,18 +50,19 @@
 //!   dropped. A line the analysis cannot finish cheaply (too many `{` that
 //!   do not parse) is dropped too: the filter fails closed.
 
+mod calls;
+mod fold;
+pub mod ids;
+
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
-use unicode_normalization::UnicodeNormalization;
 
-use crate::tools::TOOL_NAMES;
+use calls::Found;
+pub use ids::{Known, REPLACED_ID};
 
 /// Longest text an agent receives, in bytes.
 pub const MAX_TEXT: usize = 256 << 10;
-/// `{` positions per line that may fail to parse before the line is dropped.
-const MAX_FAILED_PARSES: usize = 64;
-
 /// A call the host validated: the only calls a text may show.
 #[derive(Debug, Clone, Copy)]
 pub struct Allowed<'a> {
@@ -158,21 +170,87 @@ fn clean_text(s: &str) -> String {
     out
 }
 
-/// The agent's text: cleaned, every unvalidated call in a line replaced by
-/// [`REDACTED`] (or the line dropped where that cannot be done safely; see
-/// the module docs); with the number of lines changed or dropped.
-pub fn agent_text(text: &str, allowed: &[Allowed<'_>]) -> (String, usize) {
+/// What a response may show: the calls the host validated, and where the
+/// ids it may show come from.
+#[derive(Debug)]
+pub struct Scope<'a> {
+    allowed: Vec<(&'a str, Cow<'a, Map<String, Value>>)>,
+    known: Known<'a>,
+}
+
+impl<'a> Scope<'a> {
+    /// The validated calls `allowed` (each hint's ids are known too) and
+    /// the other sources of ids in `known`.
+    pub fn new(allowed: &[Allowed<'a>], known: Known<'a>) -> Self {
+        let known = allowed.iter().fold(known, |k, a| k.hint(a.args));
+        Scope { allowed: seen_as_text(allowed), known }
+    }
+
+    /// Where the ids this response may show come from.
+    pub fn known(&self) -> &Known<'a> {
+        &self.known
+    }
+
+    fn quoted(&self) -> impl Fn(&str) -> bool + '_ {
+        |s: &str| self.known.quotes(s)
+    }
+}
+
+/// What the sanitiser changed in a text.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Changes {
+    /// Lines changed or dropped (each counted once).
+    pub lines: usize,
+    /// Ids replaced by [`REPLACED_ID`].
+    pub ids: usize,
+    /// Calls cut out or lines dropped for showing a call that is not validated.
+    pub calls: usize,
+}
+
+impl Changes {
+    /// Whether nothing changed.
+    pub fn is_none(&self) -> bool {
+        self.lines == 0
+    }
+}
+
+/// The agent's text: cleaned; every id the agent may not be shown replaced
+/// in place; every unvalidated call in a line replaced by [`REDACTED`] (or
+/// the line dropped where that cannot be done safely; see the module
+/// docs), a call split over two lines included.
+pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     let cleaned = clean_text(text);
-    let allowed = seen_as_text(allowed);
+    let mut changes = Changes::default();
+    let mut lines: Vec<(String, bool)> = cleaned
+        .split('\n')
+        .map(|l| {
+            let (l, n) = ids::replace_forged(l, &scope.known);
+            changes.ids += n;
+            (l, n > 0)
+        })
+        .collect();
+    let folded: Vec<String> = lines.iter().map(|(l, _)| fold::fold(l)).collect();
+    // A tool named at the end of one line, its arguments opening the next.
+    let mut split: Vec<Vec<std::ops::Range<usize>>> = vec![Vec::new(); lines.len()];
+    for i in 0..folded.len() {
+        let Some(name) = calls::dangling_tool(&folded[i]) else { continue };
+        let Some(j) = (i + 1..folded.len()).find(|&j| !folded[j].trim().is_empty()) else { continue };
+        if let Some(args) = calls::leading_args(&folded[j]) {
+            split[i].push(name.start..folded[i].len());
+            split[j].push(args);
+        }
+    }
     let mut out = String::with_capacity(cleaned.len());
-    let mut changed = 0;
     let mut first = true;
-    for l in cleaned.split('\n') {
-        match redact(l, &allowed) {
+    for (n, ((l, scrubbed), folded)) in lines.iter_mut().zip(&folded).enumerate() {
+        match redact(l, folded, scope, &split[n]) {
             Some(kept) => {
-                if kept != l {
-                    changed += 1;
-                    tracing::debug!(line = %escape(l, 200), "redacted an unvalidated call in a text line");
+                if kept != *l {
+                    changes.calls += 1;
+                }
+                if kept != *l || *scrubbed {
+                    changes.lines += 1;
+                    tracing::debug!(line = n + 1, "changed a text line: an unvalidated call or an unknown id");
                 }
                 if !first {
                     out.push('\n');
@@ -181,22 +259,31 @@ pub fn agent_text(text: &str, allowed: &[Allowed<'_>]) -> (String, usize) {
                 out.push_str(&kept);
             }
             None => {
-                changed += 1;
-                tracing::debug!(line = %escape(l, 200), "removed a text line that shows an unvalidated call");
+                changes.lines += 1;
+                changes.calls += 1;
+                tracing::debug!(line = n + 1, "removed a text line that shows an unvalidated call");
             }
         }
     }
-    (out, changed)
+    (out, changes)
 }
 
 /// What replaces an unvalidated call inside a line.
 pub const REDACTED: &str = "[unvalidated call removed]";
 
 /// One line for an agent, single-line fields included (a teaching message):
-/// cleaned like [`line()`], then its unvalidated calls redacted; `None` when
-/// the line must go whole.
-pub fn safe_line(l: &str, max: usize, allowed: &[Allowed<'_>]) -> Option<String> {
-    redact(&line(l, max), &seen_as_text(allowed))
+/// cleaned like [`line()`], ids the agent may not be shown replaced, then
+/// its unvalidated calls redacted; `None` when the line must go whole.
+pub fn safe_line(l: &str, max: usize, scope: &Scope<'_>) -> Option<String> {
+    let (l, _) = ids::replace_forged(&line(l, max), &scope.known);
+    let folded = fold::fold(&l);
+    redact(&l, &folded, scope, &[])
+}
+
+/// `s` with every id the agent may not be shown replaced (a hint's
+/// reason), and how many were.
+pub fn scrub_ids(s: &str, scope: &Scope<'_>) -> (String, usize) {
+    ids::replace_forged(s, &scope.known)
 }
 
 /// The allowed calls' arguments as they read once written in a text:
@@ -207,7 +294,7 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .iter()
         .map(|a| {
             let written = serde_json::to_string(a.args).unwrap_or_default();
-            let shown = fold(&clean_text(&written));
+            let shown = fold::fold(&clean_text(&written));
             let args = match serde_json::from_str(&shown) {
                 Ok(Value::Object(map)) if shown != written => Cow::Owned(map),
                 _ => Cow::Borrowed(a.args),
@@ -217,16 +304,50 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .collect()
 }
 
+/// How a call found in a line stands.
+enum Verdict {
+    /// A validated hint, or a template.
+    Allowed,
+    /// The code's own text (it stands verbatim in the result or in what
+    /// the agent sent): neither allowed nor cut.
+    Quoted,
+    /// Anything else.
+    Unvalidated,
+}
+
+fn verdict(found: &Found, folded: &str, scope: &Scope<'_>) -> Verdict {
+    let allowed = found.call.as_ref().is_some_and(|(tool, args)| {
+        is_template(args) || scope.allowed.iter().any(|(t, a)| t.eq_ignore_ascii_case(tool) && a.as_ref() == args)
+    });
+    if allowed {
+        return Verdict::Allowed;
+    }
+    match found.span.as_ref().and_then(|s| folded.get(s.clone())) {
+        Some(text) if scope.known.quotes(text) => Verdict::Quoted,
+        _ => Verdict::Unvalidated,
+    }
+}
+
 /// A line with its unvalidated calls replaced by [`REDACTED`]; `None` when
 /// it must be dropped: it looks like a hint line without a validated call in
 /// it, it cannot be analysed within bounds, or a call in it cannot be cut
-/// out exactly (its span is not known in the text as shown).
-fn redact(l: &str, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> Option<String> {
-    let folded = fold(l);
-    let calls = calls_in(&folded)?;
-    let (ok, bad): (Vec<&Found>, Vec<&Found>) = calls.iter().partition(|c| c.is_allowed(allowed));
-    if looks_like_hint_line(&folded) {
-        return (bad.is_empty() && !ok.is_empty()).then(|| l.to_owned());
+/// out exactly (its span is not known in the text as shown). `split` are
+/// the spans (in `folded`) of a call that continues on another line.
+fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usize>]) -> Option<String> {
+    let quoted = scope.quoted();
+    let mut calls = calls::calls_in(folded, &quoted)?;
+    calls.extend(split.iter().map(|s| Found { call: None, span: Some(s.clone()) }));
+    let mut ok = 0;
+    let mut bad = Vec::new();
+    for c in &calls {
+        match verdict(c, folded, scope) {
+            Verdict::Allowed => ok += 1,
+            Verdict::Quoted => {}
+            Verdict::Unvalidated => bad.push(c),
+        }
+    }
+    if looks_like_hint_line(folded) {
+        return (bad.is_empty() && ok > 0).then(|| l.to_owned());
     }
     if bad.is_empty() {
         return Some(l.to_owned());
@@ -249,29 +370,42 @@ fn redact(l: &str, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> Option<St
     }
     out.push_str(&l[at.min(l.len())..]);
     // What is left must hold no unvalidated call either.
-    let rest = calls_in(&out)?;
-    rest.iter().all(|c| c.is_allowed(allowed)).then_some(out)
+    let rest = calls::calls_in(&out, &quoted)?;
+    rest.iter().all(|c| !matches!(verdict(c, &out, scope), Verdict::Unvalidated)).then_some(out)
 }
 
 /// Whether `s` (one line) shows any call at all, allowed or not, or cannot
 /// be analysed. For fields that must hold no call, such as hint reasons.
 pub fn has_call(s: &str) -> bool {
-    calls_in(&fold(s)).is_none_or(|calls| !calls.is_empty())
+    calls::calls_in(&fold::fold(s), &|_| false).is_none_or(|calls| !calls.is_empty())
 }
 
 /// Whether a line of an agent's text reads as a hint line (`→ next: …`
 /// in any disguise): the terminal shows the response's hints in their place.
 pub fn is_hint_line(l: &str) -> bool {
-    looks_like_hint_line(&fold(l))
+    looks_like_hint_line(&fold::fold(l))
 }
 
-/// The form a reader sees: NFKC, invisible characters removed, `\"` as `"`.
-fn fold(l: &str) -> String {
-    let plain = l.is_ascii()
-        || (unicode_normalization::is_nfkc_quick(l.chars()) == unicode_normalization::IsNormalized::Yes
-            && !l.chars().any(is_invisible));
-    let visible: String = if plain { l.to_owned() } else { l.nfkc().filter(|c| !is_invisible(*c)).collect() };
-    if visible.contains("\\\"") { visible.replace("\\\"", "\"") } else { visible }
+/// Whether a line reads as a shell command: anything after a `$ ` prompt,
+/// or `program` (its name or any path to it; `signpost` always) followed by
+/// a word. Only the host writes commands on a terminal.
+pub fn is_shell_line(l: &str, program: &str) -> bool {
+    let folded = fold::fold(l);
+    let trimmed = folded.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•'));
+    if trimmed.starts_with("$ ") || trimmed.starts_with("% ") || folded.contains(" $ ") || folded.contains(":$ ") {
+        return true;
+    }
+    let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or("signpost");
+    let lower = folded.to_ascii_lowercase();
+    ["signpost", &name.to_ascii_lowercase()].iter().any(|p| {
+        lower.match_indices(p).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + p.len()..].strip_prefix(".exe").unwrap_or(&lower[at + p.len()..]);
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
+                && after.starts_with([' ', '\t'])
+                && after.trim_start().starts_with(|c: char| c.is_ascii_alphabetic())
+        })
+    })
 }
 
 /// `next` as the first word, whatever precedes it (arrows, bullets, quotes,
@@ -287,31 +421,7 @@ fn looks_like_hint_line(folded: &str) -> bool {
         return false;
     };
     let rest = rest.trim_start();
-    rest.starts_with([':', '-', '—', '–', '>', '=']) || rest.chars().next().is_some_and(is_arrow)
-}
-
-/// The Unicode arrow blocks, and `»` `›`.
-fn is_arrow(c: char) -> bool {
-    matches!(c,
-        '\u{2190}'..='\u{21FF}' | '\u{27F0}'..='\u{27FF}' | '\u{2900}'..='\u{297F}' | '\u{2B00}'..='\u{2BFF}'
-        | '\u{2794}'..='\u{27BF}' | '\u{1F800}'..='\u{1F8FF}' | '\u{00BB}' | '\u{203A}')
-}
-
-/// A call found in a text.
-#[derive(Debug)]
-struct Found {
-    /// Tool and arguments, when the arguments parse as a JSON object.
-    call: Option<(String, Map<String, Value>)>,
-    /// Where it stands in the folded line, when that is known.
-    span: Option<std::ops::Range<usize>>,
-}
-
-impl Found {
-    fn is_allowed(&self, allowed: &[(&str, Cow<'_, Map<String, Value>>)]) -> bool {
-        self.call.as_ref().is_some_and(|(tool, args)| {
-            is_template(args) || allowed.iter().any(|(t, a)| t == tool && a.as_ref() == args)
-        })
-    }
+    rest.starts_with([':', '-', '—', '–', '>', '=']) || rest.chars().next().is_some_and(calls::is_arrow)
 }
 
 /// Some argument string is a whole `<placeholder>`: a call to adapt, not to send.
@@ -326,150 +436,6 @@ pub fn is_template(args: &Map<String, Value>) -> bool {
     args.values().any(placeholder)
 }
 
-/// Every call in a folded line; `None` when the line cannot be analysed
-/// within bounds.
-fn calls_in(folded: &str) -> Option<Vec<Found>> {
-    let mut found = Vec::new();
-    let mut key_records = 0usize;
-    let mut failed = 0usize;
-    let mut i = 0;
-    while let Some(off) = folded[i..].find('{') {
-        let at = i + off;
-        let named = tool_before(&folded[..at]);
-        let mut stream = serde_json::Deserializer::from_str(&folded[at..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(Value::Object(map))) => {
-                let end = at + stream.byte_offset();
-                let start = named.map_or(at, |(_, start)| start);
-                let mut inner = Vec::new();
-                key_records += calls_in_value(&Value::Object(map.clone()), &mut inner, 0)?;
-                if let Some((tool, _)) = named {
-                    found.push(Found { call: Some((tool.to_owned(), map)), span: Some(start..end) });
-                }
-                // Calls inside the object are cut out with the whole object.
-                found.extend(inner.into_iter().map(|f| Found { span: Some(start..end), ..f }));
-                i = end;
-            }
-            _ => {
-                if let Some((_, start)) = named {
-                    found.push(Found { call: None, span: Some(start..folded.len()) });
-                }
-                failed += 1;
-                if failed > MAX_FAILED_PARSES {
-                    return None;
-                }
-                i = at + 1;
-            }
-        }
-        if i >= folded.len() {
-            break;
-        }
-    }
-    // A hint record written out in another notation (`tool: describe`):
-    // each mention needs a record parsed above, or it cannot be allowed.
-    if tool_key_mentions(folded) > key_records {
-        found.push(Found { call: None, span: None });
-    }
-    Some(found)
-}
-
-/// Calls inside a parsed JSON value: objects `{"tool": <tool>, "args": {…}}`
-/// (counted: the hint records found), and calls written inside its strings.
-fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8) -> Option<usize> {
-    if depth > 8 {
-        return None;
-    }
-    let mut records = 0;
-    match v {
-        Value::Object(map) => {
-            if let Some(Value::String(tool)) = map.get("tool")
-                && is_tool(tool)
-            {
-                records += 1;
-                let args = map.get("args").and_then(Value::as_object).cloned();
-                found.push(Found { call: args.map(|a| (tool.to_ascii_lowercase(), a)), span: None });
-            }
-            for v in map.values() {
-                records += calls_in_value(v, found, depth + 1)?;
-            }
-        }
-        Value::Array(items) => {
-            for v in items {
-                records += calls_in_value(v, found, depth + 1)?;
-            }
-        }
-        Value::String(s) if s.contains('{') || s.to_ascii_lowercase().contains("tool") => {
-            found.extend(calls_in(&fold(s))?.into_iter().map(|f| Found { span: None, ..f }))
-        }
-        _ => {}
-    }
-    Some(records)
-}
-
-fn is_tool(name: &str) -> bool {
-    TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(name))
-}
-
-/// Most bytes between a tool's name and the `{` of its arguments.
-const MAX_CALL_GAP: usize = 48;
-/// Most words between them (`describe with {…}`), each of at most 10 letters.
-const MAX_CALL_WORDS: usize = 2;
-
-/// The tool named right before a `{`, and where its name starts: after any
-/// run of spaces, quotes, `:`, `=`, `(`, commas, dashes and arrows (`describe {`, `describe({`,
-/// `` `describe` `` + `{`, `describe      {`, `describe → {`), and after up to
-/// two short words (`describe with {`), within 48 bytes. Not only as a word
-/// of its own: a reader skips what is glued before it (`[31mdescribe {`
-/// once an escape sequence lost its ESC).
-fn tool_before(before: &str) -> Option<(&'static str, usize)> {
-    let separator = |c: char| {
-        c.is_whitespace()
-            || matches!(c, ':' | '=' | '(' | '`' | '"' | '\'' | ',' | '-' | '>' | '—' | '–')
-            || is_arrow(c)
-    };
-    let mut rest = before;
-    for words in 0..=MAX_CALL_WORDS {
-        rest = rest.trim_end_matches(separator);
-        if before.len() - rest.len() > MAX_CALL_GAP {
-            return None;
-        }
-        let named = TOOL_NAMES.iter().copied().find_map(|t| {
-            let start = rest.len().checked_sub(t.len())?;
-            (rest.is_char_boundary(start) && rest[start..].eq_ignore_ascii_case(t)).then_some((t, start))
-        });
-        if named.is_some() || words == MAX_CALL_WORDS {
-            return named;
-        }
-        let word = rest.trim_end_matches(|c: char| c.is_alphabetic());
-        if word.len() == rest.len() || rest[word.len()..].chars().count() > 10 {
-            return None;
-        }
-        rest = word;
-    }
-    None
-}
-
-/// How often `tool` stands as a key naming a tool: `"tool": "describe"`,
-/// `tool=describe`, …
-fn tool_key_mentions(folded: &str) -> usize {
-    let lower = folded.to_ascii_lowercase();
-    let mut mentions = 0;
-    let mut from = 0;
-    while let Some(off) = lower[from..].find("tool") {
-        let at = from + off;
-        from = at + 4;
-        let after = lower[from..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-        let Some(value) = after.strip_prefix([':', '=']) else { continue };
-        let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-        if TOOL_NAMES.iter().any(|t| {
-            value.starts_with(t) && !value[t.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '_')
-        }) {
-            mentions += 1;
-        }
-    }
-    mentions
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,9 +448,14 @@ mod tests {
     const ID: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
     const OTHER: &str = "43a99150b185426ab53fb416ab86df8eec216094";
 
+    /// An id the result holds.
+    const IN_RESULT: &str = "7d529f3251ac14c03145667c552d3725352b660e";
+
     fn check(text: &str) -> String {
         let valid = args(json!({"id": ID}));
-        agent_text(text, &[Allowed { tool: "describe", args: &valid }]).0
+        let result = json!({"results": [{"id": IN_RESULT}, {"id": "29f9d39956619a7745c853ed2dc4d07de249df7b"}]});
+        let known = Known::default().result(&result);
+        agent_text(text, &Scope::new(&[Allowed { tool: "describe", args: &valid }], known)).0
     }
 
     #[test]
@@ -577,13 +548,13 @@ mod tests {
         // The redaction marker can be exactly as long as the call it replaces.
         let call = format!("find {{\"name\":\"{}\"}}", "x".repeat(REDACTED.len() - 16));
         assert_eq!(call.len(), REDACTED.len());
-        let (text, changed) = agent_text(&format!("[ok] or {call} here"), &[]);
-        assert_eq!((text.as_str(), changed), (format!("[ok] or {REDACTED} here").as_str(), 1));
+        let (text, changed) = agent_text(&format!("[ok] or {call} here"), &Scope::new(&[], Known::default()));
+        assert_eq!((text.as_str(), changed.lines), (format!("[ok] or {REDACTED} here").as_str(), 1));
     }
 
     #[test]
     fn lines_that_cannot_be_analysed_are_dropped() {
-        let l = "{".repeat(MAX_FAILED_PARSES + 2);
+        let l = "{".repeat(calls::MAX_FAILED_PARSES + 2);
         assert_eq!(check(&l), "");
         assert!(has_call(&l));
         assert!(!has_call("plain reason"));

@@ -1,0 +1,566 @@
+//! What reads as a call, in any notation an agent might copy.
+//!
+//! A line is read after [`super::fold::fold`]. A **call** is:
+//! - a tool name (any case) followed, within 48 bytes and up to two short
+//!   words, by a JSON object: `describe {"id": …}`, `describe({…})`,
+//!   `"describe": {…}`; glued to what precedes it too (`[31mdescribe {`);
+//! - a tool name standing as a word (`mcp__signpost__describe` and
+//!   `functions.describe` included) followed by an argument list in another
+//!   notation: brackets holding arguments (`neighbors(['…'],'out')`,
+//!   `describe(id="…")`, `neighbors ["…"] out`, `find [kind=class]`, `()`),
+//!   a quoted string (`resolve "OrderService"`), `key=value` or `key: value`
+//!   with a parameter name (`describe id=…`, `find kind: class`), a shell
+//!   flag (`--direction out`), or an id (`describe 7217…`);
+//! - a tool name ending a line whose next non-empty line starts with an
+//!   object, bracketed arguments or `key=value` (returned by
+//!   [`dangling_tool`] and [`leading_args`]: the caller pairs lines);
+//! - the program's shell form: `signpost <subcommand> …`, any path to it;
+//! - a JSON record at any depth naming a tool under `tool`, `tool_name`,
+//!   `function` or `recipient_name` (with or without arguments), or under
+//!   `name` beside `arguments`/`args`/`input`/`parameters`/`params`: MCP's
+//!   `tools/call` params, OpenAI's function calls (arguments as a JSON
+//!   string), the `<tool_call>` convention of open models; and such a key
+//!   written out in another notation (`tool: describe`, `function=describe`,
+//!   `<invoke name="describe">`).
+//!
+//! Only a JSON object can be compared with a validated hint; every other
+//! notation is a call the host cannot vet, so it never counts as allowed.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use crate::tools::TOOL_NAMES;
+
+/// `{` positions per line that may fail to parse before the line is dropped.
+pub(super) const MAX_FAILED_PARSES: usize = 64;
+/// Most bytes between a tool's name and its arguments.
+const MAX_CALL_GAP: usize = 48;
+/// Most words between them (`describe with {…}`), each of at most 10 letters.
+const MAX_CALL_WORDS: usize = 2;
+/// Parameter names of the tools: a `key=value` with one of these after a
+/// tool name is an argument.
+const PARAMS: [&str; 14] = [
+    "identifier",
+    "kind",
+    "id",
+    "role",
+    "name",
+    "path",
+    "limit",
+    "offset",
+    "query",
+    "ids",
+    "direction",
+    "edge_types",
+    "edge-types",
+    "trail",
+];
+/// The program's subcommands: `signpost <one of these>` is a shell command.
+const SUBCOMMANDS: [&str; 12] =
+    ["resolve", "describe", "find", "search", "neighbors", "call", "policy", "index", "graph", "canary", "serve", "help"];
+/// Keys that name a tool in a record.
+const TOOL_KEYS: [&str; 6] = ["tool", "tool_name", "toolname", "function", "function_name", "recipient_name"];
+/// Keys that hold a call's arguments in a record.
+const ARG_KEYS: [&str; 7] = ["args", "arguments", "input", "parameters", "params", "kwargs", "tool_input"];
+
+/// A call found in a line.
+#[derive(Debug)]
+pub struct Found {
+    /// Tool and arguments, when the arguments are a JSON object.
+    pub call: Option<(String, Map<String, Value>)>,
+    /// Where it stands in the folded line, when that is known.
+    pub span: Option<Range<usize>>,
+}
+
+/// The tool `name` names, with or without a namespace
+/// (`mcp__signpost__describe`, `functions.describe`, `signpost/describe`).
+pub fn tool_named(name: &str) -> Option<&'static str> {
+    let last = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
+    let last = last.rsplit("__").next().unwrap_or(last);
+    TOOL_NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(last.trim()))
+}
+
+/// Whether a text stands verbatim in the result or in what the agent sent:
+/// the code's own text (a signature, a doc line), not the policy's.
+pub type Quoted<'a> = &'a dyn Fn(&str) -> bool;
+
+/// Every call in a folded line; `None` when the line cannot be analysed
+/// within bounds.
+pub fn calls_in(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let mut found = json_calls(folded, quoted)?;
+    let lower = folded.to_ascii_lowercase();
+    named_calls(folded, &lower, &mut found);
+    shell_calls(&lower, &mut found);
+    Some(found)
+}
+
+/// Calls written as a JSON object after a tool name, and records inside
+/// any JSON object of the line.
+fn json_calls(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let mut found = Vec::new();
+    let mut records = 0usize;
+    let mut failed = 0usize;
+    let mut i = 0;
+    while let Some(off) = folded[i..].find('{') {
+        let at = i + off;
+        let named = tool_before(&folded[..at]);
+        let mut stream = serde_json::Deserializer::from_str(&folded[at..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(Value::Object(map))) => {
+                let end = at + stream.byte_offset();
+                let start = named.map_or(at, |(_, start)| start);
+                let mut inner = Vec::new();
+                records += calls_in_value(&Value::Object(map.clone()), &mut inner, 0, quoted)?;
+                if let Some((tool, _)) = named {
+                    found.push(Found { call: Some((tool.to_owned(), map)), span: Some(start..end) });
+                }
+                // Calls inside the object are cut out with the whole object.
+                found.extend(inner.into_iter().map(|f| Found { span: Some(start..end), ..f }));
+                i = end;
+            }
+            _ => {
+                if let Some((_, start)) = named {
+                    found.push(Found { call: None, span: Some(start..folded.len()) });
+                }
+                failed += 1;
+                if failed > MAX_FAILED_PARSES {
+                    return None;
+                }
+                i = at + 1;
+            }
+        }
+        if i >= folded.len() {
+            break;
+        }
+    }
+    // A record written out in another notation (`tool: describe`): each
+    // mention needs a record parsed above, or it cannot be allowed.
+    if tool_key_mentions(folded) > records {
+        found.push(Found { call: None, span: None });
+    }
+    Some(found)
+}
+
+/// Calls inside a parsed JSON value (records naming a tool, and calls
+/// written inside its strings); the number of records found.
+fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8, quoted: Quoted<'_>) -> Option<usize> {
+    if depth > 8 {
+        return None;
+    }
+    let mut records = 0;
+    match v {
+        Value::Object(map) => {
+            let args = ARG_KEYS.iter().find_map(|k| map.get(*k));
+            let named = TOOL_KEYS
+                .iter()
+                .filter_map(|k| map.get(*k))
+                .chain(map.get("name").filter(|_| args.is_some()))
+                .find_map(|v| v.as_str().and_then(tool_named));
+            if let Some(tool) = named {
+                records += 1;
+                let args = match args {
+                    Some(Value::Object(a)) => Some(a.clone()),
+                    Some(Value::String(s)) => serde_json::from_str::<Map<String, Value>>(s).ok(),
+                    _ => None,
+                };
+                found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
+            }
+            for v in map.values() {
+                records += calls_in_value(v, found, depth + 1, quoted)?;
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                records += calls_in_value(v, found, depth + 1, quoted)?;
+            }
+        }
+        // A string of the result itself (a signature) is the code's text.
+        Value::String(s) if !quoted(s) => {
+            let folded = super::fold::fold(s);
+            found.extend(calls_in(&folded, quoted)?.into_iter().map(|f| Found { span: None, ..f }));
+        }
+        _ => {}
+    }
+    Some(records)
+}
+
+fn is_separator(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ':' | '=' | '(' | '`' | '"' | '\'' | ',' | '-' | '>' | '—' | '–') || is_arrow(c)
+}
+
+/// The tool named right before a `{`, and where its name starts: after any
+/// run of spaces, quotes, `:`, `=`, `(`, commas, dashes and arrows, and
+/// after up to two short words (`describe with {`), within 48 bytes. Not
+/// only as a word of its own: a reader skips what is glued before it
+/// (`[31mdescribe {` once an escape sequence lost its ESC).
+fn tool_before(before: &str) -> Option<(&'static str, usize)> {
+    let mut rest = before;
+    for words in 0..=MAX_CALL_WORDS {
+        rest = rest.trim_end_matches(is_separator);
+        if before.len() - rest.len() > MAX_CALL_GAP {
+            return None;
+        }
+        let named = TOOL_NAMES.iter().copied().find_map(|t| {
+            let start = rest.len().checked_sub(t.len())?;
+            (rest.is_char_boundary(start) && rest[start..].eq_ignore_ascii_case(t)).then_some((t, start))
+        });
+        if named.is_some() || words == MAX_CALL_WORDS {
+            return named;
+        }
+        let word = rest.trim_end_matches(|c: char| c.is_alphabetic());
+        if word.len() == rest.len() || rest[word.len()..].chars().count() > 10 {
+            return None;
+        }
+        rest = word;
+    }
+    None
+}
+
+/// How often a key that names a tool stands before a tool name outside
+/// JSON: `tool: describe`, `function=describe`, `<invoke name="describe">`.
+fn tool_key_mentions(folded: &str) -> usize {
+    let lower = folded.to_ascii_lowercase();
+    let mut mentions = 0;
+    for key in TOOL_KEYS.iter().copied().chain(["invoke name"]) {
+        let mut from = 0;
+        while let Some(off) = lower[from..].find(key) {
+            let at = from + off;
+            from = at + key.len();
+            if lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let after = lower[from..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
+            let Some(value) = after.strip_prefix([':', '=']) else { continue };
+            let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
+            let word: String =
+                value.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':')).collect();
+            if tool_named(&word).is_some() {
+                mentions += 1;
+            }
+        }
+    }
+    mentions
+}
+
+/// The Unicode arrow blocks, and `»` `›`.
+pub fn is_arrow(c: char) -> bool {
+    matches!(c,
+        '\u{2190}'..='\u{21FF}' | '\u{27F0}'..='\u{27FF}' | '\u{2900}'..='\u{297F}' | '\u{2B00}'..='\u{2BFF}'
+        | '\u{2794}'..='\u{27BF}' | '\u{1F800}'..='\u{1F8FF}' | '\u{00BB}' | '\u{203A}')
+}
+
+/// Characters between a tool's name and its arguments.
+fn is_gap(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?') || is_arrow(c)
+}
+
+/// Tool names standing as words in the line: their byte ranges.
+fn tool_words(lower: &str) -> Vec<Range<usize>> {
+    let bytes = lower.as_bytes();
+    let mut out = Vec::new();
+    for t in TOOL_NAMES {
+        for at in memchr::memmem::find_iter(bytes, t.as_bytes()) {
+            let end = at + t.len();
+            let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
+            let after_ok = lower[end..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+            if before_ok && after_ok {
+                out.push(at..end);
+            }
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// The end of an argument list that starts `rest` (right after the gap),
+/// relative to `rest`; `None` when what follows is no argument list.
+/// `with_quote` allows a quoted string (the gap had a space or `:`/`=`);
+/// `with_id` allows a bare id.
+fn argument_list(rest: &str, with_quote: bool, with_id: bool) -> Option<usize> {
+    let first = rest.chars().next()?;
+    match first {
+        '(' | '[' | '<' => {
+            let close = matching(rest)?;
+            let inner = &rest[1..close.saturating_sub(1).max(1)];
+            if first == '<' && !arglike(inner) {
+                // `describe <id>`: a placeholder to adapt, not a call.
+                return None;
+            }
+            ((close == 2 && first == '(') || arglike(inner)).then_some(close)
+        }
+        '"' | '\'' | '“' | '‘' | '`' if with_quote => {
+            let close = match first {
+                '“' => '”',
+                '‘' => '’',
+                c => c,
+            };
+            let body = &rest[first.len_utf8()..];
+            let end = body.find(close)?;
+            (end > 0).then_some(first.len_utf8() + end + close.len_utf8())
+        }
+        _ => {
+            if let Some(end) = key_value(rest) {
+                return Some(end);
+            }
+            let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
+            (with_id && hex >= 40).then_some(rest.len())
+        }
+    }
+}
+
+/// `key=value`, `key: value` or `--key value` with a parameter name:
+/// the arguments run to the end of the line.
+fn key_value(rest: &str) -> Option<usize> {
+    let flag = rest.strip_prefix("--");
+    let body = flag.unwrap_or(rest);
+    let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
+    if !PARAMS.iter().any(|p| p.eq_ignore_ascii_case(&key)) {
+        return None;
+    }
+    let after = &body[key.len()..];
+    let value = match flag {
+        Some(_) => after.strip_prefix([' ', '='])?,
+        None => after.strip_prefix('=').or_else(|| after.strip_prefix(':'))?,
+    };
+    let value = value.trim_start_matches(' ');
+    value.chars().next().filter(|c| !c.is_whitespace()).map(|_| rest.len())
+}
+
+/// Whether bracketed text holds arguments rather than prose: quotes,
+/// `=`, nested brackets or objects, a comma-separated list, `key:`, an id,
+/// or a single name (`describe(OrderService)`).
+fn arglike(inner: &str) -> bool {
+    let inner = inner.trim();
+    if inner.is_empty() {
+        return false;
+    }
+    if inner.contains(['"', '\'', '=', '{', '[', '(', '`', ',', '“', '‘']) {
+        return true;
+    }
+    if inner.bytes().filter(u8::is_ascii_hexdigit).count() >= 40 {
+        return true;
+    }
+    if PARAMS.iter().any(|p| inner.to_ascii_lowercase().contains(&format!("{p}:"))) {
+        return true;
+    }
+    let mut words = inner.split_whitespace();
+    let single = words.next().is_some_and(|w| {
+        w.starts_with(|c: char| c.is_alphabetic()) && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+    }) && words.next().is_none();
+    single
+}
+
+/// The byte just past the bracket that closes the one `s` starts with
+/// (quote-aware, nested); the end of `s` when it does not close.
+fn matching(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    for (i, c) in s.char_indices() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(s.len())
+}
+
+/// Calls of the other notations: a tool name standing as a word, then
+/// (after a gap and up to two short words) an argument list.
+fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
+    for name in tool_words(lower) {
+        let mut at = name.end;
+        // A name in quotes (`"describe": …`) ends with its closing quote.
+        if let (Some(open), Some(close)) = (lower[..name.start].chars().next_back(), lower[at..].chars().next())
+            && open == close
+            && matches!(open, '"' | '\'' | '`')
+        {
+            at += close.len_utf8();
+        }
+        for word_index in 0..=MAX_CALL_WORDS {
+            let rest = &lower[at..];
+            let mut gap = &rest[..rest.len() - rest.trim_start_matches(is_gap).len()];
+            // A shell flag (`--direction out`) starts the arguments.
+            if let Some(before_flag) = gap.strip_suffix("--") {
+                gap = before_flag;
+            }
+            // A backtick after a space opens a code span: a quoted argument.
+            if let Some(before_tick) = gap.strip_suffix('`').filter(|g| g.ends_with([' ', ':', '='])) {
+                gap = before_tick;
+            }
+            let args = &rest[gap.len()..];
+            if gap.len() > MAX_CALL_GAP || args.starts_with('{') {
+                break;
+            }
+            let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
+            // A quoted string is an argument right after the name only
+            // (`describe or `find``: prose naming two tools).
+            if let Some(end) = argument_list(args, spaced && word_index == 0, spaced) {
+                let end = at + gap.len() + end;
+                found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
+                break;
+            }
+            // Up to two short words between (`describe with id=…`).
+            let word = args.bytes().take_while(u8::is_ascii_alphabetic).count();
+            if gap.is_empty() || word == 0 || word > 10 {
+                break;
+            }
+            at += gap.len() + word;
+        }
+    }
+}
+
+/// `signpost <subcommand> …` (any path to the program, `.exe`): a shell
+/// command, to the end of the line.
+fn shell_calls(lower: &str, found: &mut Vec<Found>) {
+    for at in memchr::memmem::find_iter(lower.as_bytes(), b"signpost") {
+        let end = at + "signpost".len();
+        let before = lower[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+            continue;
+        }
+        let rest = lower[end..].strip_prefix(".exe").unwrap_or(&lower[end..]);
+        let Some(rest) = rest.strip_prefix([' ', '\t']) else { continue };
+        let word: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-').collect();
+        if SUBCOMMANDS.contains(&word.as_str()) {
+            // The path before the program name is part of the command.
+            let start = lower[..at].rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '$')).map_or(0, |s| s + 1);
+            found.push(Found { call: None, span: Some(start..lower.len()) });
+        }
+    }
+}
+
+/// A tool name that ends its line (nothing but a gap, a closing quote or
+/// `:` after it): its span, to pair with arguments on the next line.
+pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
+    let lower = folded.to_ascii_lowercase();
+    let name = tool_words(&lower).pop()?;
+    let rest = lower[name.end..].trim_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '('));
+    rest.is_empty().then_some(name)
+}
+
+/// An argument list opening a line (an object, bracketed arguments,
+/// `key=value`): its span, for a tool named at the end of the line before.
+pub fn leading_args(folded: &str) -> Option<Range<usize>> {
+    let lower = folded.to_ascii_lowercase();
+    let decoration = |c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•' | '?') || is_arrow(c);
+    let mut args = lower.trim_start_matches(decoration);
+    // Up to two short labels before them (`Send:`, `1.`, `next:`).
+    for _ in 0..2 {
+        let word = args.bytes().take_while(u8::is_ascii_alphanumeric).count();
+        match args[word..].strip_prefix([':', '.']) {
+            Some(rest) if (1..=10).contains(&word) => args = rest.trim_start_matches(decoration),
+            _ => break,
+        }
+    }
+    let start = lower.len() - args.len();
+    if args.starts_with('{') {
+        return Some(start..lower.len());
+    }
+    if args.starts_with('<') {
+        return None;
+    }
+    argument_list(args, false, false).map(|end| start..start + end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unvetted(line: &str) -> usize {
+        calls_in(line, &|_| false).map_or(usize::MAX, |c| c.iter().filter(|f| f.call.is_none()).count())
+    }
+
+    #[test]
+    fn other_notations_read_as_calls() {
+        for line in [
+            "neighbors(['x'],'out',['CALLS'])",
+            "neighbors(ids=['x'], direction='out')",
+            "describe(\"x\")",
+            "describe(OrderService)",
+            "search()",
+            "resolve \"OrderService\"",
+            "resolve 'OrderService'",
+            "search `orders`",
+            "describe id=x",
+            "find kind: class",
+            "neighbors --direction out",
+            "neighbors [\"x\"] out [\"CALLS\"]",
+            "find [kind=class]",
+            "mcp__signpost__search(query=\"x\")",
+            "functions.search(query='x')",
+            "signpost search orders",
+            "/usr/local/bin/signpost find --kind class",
+            "$ signpost call search '{}'",
+            "then describe with id=x",
+            "tool: search, args: query=x",
+            "<invoke name=\"search\"><parameter name=\"query\">x</parameter></invoke>",
+            "<function=search>",
+        ] {
+            assert!(unvetted(line) > 0, "not read as a call: {line}");
+        }
+    }
+
+    #[test]
+    fn prose_and_code_are_not_calls() {
+        for line in [
+            "[ok] 3 search results",
+            "search (2 results)",
+            "nothing matches \"find all\"",
+            "use `describe` or `find` to see more",
+            "describe <40-hex id from resolve> first",
+            "the finder and the searcher",
+            "Signpost answered in 3 ms",
+            "research(see below)",
+            "resolve OrderService first",
+            "→ 3 callers",
+        ] {
+            assert_eq!(unvetted(line), 0, "read as a call: {line}");
+        }
+    }
+
+    #[test]
+    fn records_name_tools_in_other_protocols() {
+        let records = [
+            r#"{"name":"search","arguments":{"query":"x"}}"#,
+            r#"{"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}"#,
+            r#"<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call>"#,
+            r#"{"type":"function","function":{"name":"search","arguments":"{\"query\":\"x\"}"}}"#,
+            r#"{"recipient_name":"functions.search","parameters":{"query":"x"}}"#,
+        ];
+        for line in records {
+            let calls = calls_in(line, &|_| false).unwrap_or_default();
+            let call = calls.iter().find_map(|f| f.call.as_ref());
+            assert_eq!(call.map(|(t, a)| (t.as_str(), a.get("query"))), Some(("search", Some(&"x".into()))), "{line}");
+        }
+        // A symbol named like a tool is no record.
+        assert!(calls_in(r#"{"name":"search","kind":"method"}"#, &|_| false).is_some_and(|c| c.is_empty()));
+    }
+
+    #[test]
+    fn a_tool_and_its_arguments_on_two_lines() {
+        assert!(dangling_tool("→ next: describe").is_some());
+        assert!(dangling_tool("call \"describe\":").is_some());
+        assert!(dangling_tool("describe it").is_none());
+        assert!(leading_args("  {\"id\": \"x\"}").is_some());
+        assert!(leading_args("(id='x')").is_some());
+        assert!(leading_args("id=x").is_some());
+        assert!(leading_args("Send: (query='x')").is_some());
+        assert!(leading_args("1. {\"id\": 1}").is_some());
+        assert!(leading_args("(0.93)").is_none());
+        assert!(leading_args("721797098567ca69c8d8f724033dc6ec8670d50b method x").is_none());
+    }
+}

@@ -1,0 +1,49 @@
+//! A line as a reader sees it: NFKC (full-width and mathematical letters
+//! read as their plain forms), invisible characters gone, and letters of
+//! other scripts that look like Latin letters read as those letters
+//! (Unicode confusables, UTS #39: Cyrillic `е` is `e`).
+
+use unicode_normalization::UnicodeNormalization;
+
+use super::is_invisible;
+
+/// The ASCII letter or digit a non-ASCII character reads as, if it reads
+/// as exactly one: `ｄ` and `𝐝` (NFKC), Cyrillic `е`, Greek `ο` (confusables).
+pub fn latin(c: char) -> Option<char> {
+    let mut nfkc = std::iter::once(c).nfkc();
+    let plain = nfkc.next()?;
+    if nfkc.next().is_some() {
+        return None;
+    }
+    if plain.is_ascii_alphanumeric() {
+        return Some(plain);
+    }
+    let mut buf = [0u8; 4];
+    let mut skeleton = unicode_security::skeleton(plain.encode_utf8(&mut buf));
+    let looks = skeleton.next()?;
+    (skeleton.next().is_none() && looks.is_ascii_alphanumeric()).then_some(looks)
+}
+
+/// The form a reader sees: NFKC, invisible characters removed, confusable
+/// letters as the Latin letters they look like.
+pub fn fold(l: &str) -> String {
+    if l.is_ascii() {
+        return l.to_owned();
+    }
+    l.nfkc().filter(|c| !is_invisible(*c)).map(|c| if c.is_ascii() { c } else { latin(c).unwrap_or(c) }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookalikes_read_as_latin() {
+        assert_eq!(fold("dеsсribe"), "describe"); // Cyrillic е and с
+        assert_eq!(fold("ｄｅｓｃｒｉｂｅ"), "describe");
+        assert_eq!(fold("𝐝𝐞𝐬𝐜𝐫𝐢𝐛𝐞"), "describe");
+        assert_eq!(fold("neіghbors"), "neighbors"); // Ukrainian і
+        assert_eq!(fold("desc\u{200b}ribe"), "describe");
+        assert_eq!(fold("→ é"), "→ é");
+    }
+}

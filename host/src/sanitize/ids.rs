@@ -1,0 +1,414 @@
+//! No invented ids: every id-shaped token in a text for an agent must be an
+//! id the agent may already know of ([`Known`]); any other is replaced in
+//! place by [`REPLACED_ID`].
+//!
+//! An agent acts on an id however it is written, so "id-shaped" is read
+//! the way a reader reads it:
+//! - hex digits as the reader sees them: any case, full-width and
+//!   mathematical digits (NFKC), and letters of other scripts that look
+//!   like `a`–`f` (Unicode confusables, UTS #39), `О` for `0`, `І`/`ӏ` for `1`;
+//! - escapes decoded: `\u0037`, `\u{37}`, `\x37`, `%37`, `&#55;`, `&#x37;`;
+//! - a **token**: a run of 40 or more hex digits with nothing between them
+//!   (a longer run can hide an id as well as show one);
+//! - a **split token**: hex groups joined by short runs of separators
+//!   (spaces, punctuation: at most [`MAX_JOIN`] characters, no letter or
+//!   digit that is not hex) whose digits add up to exactly 40, when they
+//!   hold both a letter and a digit (so prose such as `a bad cafe` and
+//!   lists of numbers are not read as ids) or name a symbol of the graph.
+//!
+//! An id in words (spelled out, reversed, split by words) is outside what a
+//! filter can read; the call filter ([`super::calls`]) is the second layer.
+
+use std::cell::OnceCell;
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use crate::graph::Graph;
+
+/// What replaces an id the agent may not be shown.
+pub const REPLACED_ID: &str = "[id not in this answer]";
+/// Most separator characters between two hex groups of one split token.
+pub const MAX_JOIN: usize = 5;
+/// Hex digits in an id.
+const ID_LEN: usize = 40;
+/// Hex groups looked at per chain (a line of thousands of tiny groups is
+/// cut at this bound; what lies past it is read as a new chain).
+const MAX_GROUPS: usize = 256;
+
+/// Where the ids an agent may be shown come from: what it sent in this
+/// call, the tool's result, the validated hints, and the session's history.
+/// Looked up lazily: a text that shows only the ids the agent sent costs
+/// no serialisation.
+#[derive(Default)]
+pub struct Known<'a> {
+    sent: Option<&'a Map<String, Value>>,
+    result: Option<&'a Value>,
+    hints: Vec<&'a Map<String, Value>>,
+    history: Vec<&'a [String]>,
+    graph: Option<&'a Graph>,
+    sent_text: OnceCell<String>,
+    result_text: OnceCell<String>,
+}
+
+impl std::fmt::Debug for Known<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Known").field("hints", &self.hints.len()).field("history", &self.history.len()).finish()
+    }
+}
+
+impl<'a> Known<'a> {
+    /// Ids in the arguments the agent sent in this call.
+    pub fn sent(mut self, args: &'a Map<String, Value>) -> Self {
+        self.sent = Some(args);
+        self
+    }
+
+    /// Ids anywhere in the tool's result (or error).
+    pub fn result(mut self, result: &'a Value) -> Self {
+        self.result = Some(result);
+        self
+    }
+
+    /// Ids in a validated hint's arguments.
+    pub fn hint(mut self, args: &'a Map<String, Value>) -> Self {
+        self.hints.push(args);
+        self
+    }
+
+    /// Ids the session's history holds.
+    pub fn history(mut self, ids: &'a [String]) -> Self {
+        self.history.push(ids);
+        self
+    }
+
+    /// The graph, to tell a split token that names a symbol.
+    pub fn graph(mut self, graph: &'a Graph) -> Self {
+        self.graph = Some(graph);
+        self
+    }
+
+    /// Whether `hex` (lower-case hex digits) stands whole in something the
+    /// agent may know.
+    pub fn contains(&self, hex: &str) -> bool {
+        let in_value = |v: &Value| value_has(v, hex);
+        self.hints.iter().any(|h| h.values().any(in_value))
+            || self.sent.is_some_and(|s| has_token(self.sent_text.get_or_init(|| lower_json(s)), hex))
+            || self.history.iter().any(|ids| ids.iter().any(|id| id.eq_ignore_ascii_case(hex)))
+            || self.result.is_some_and(|r| has_token(self.result_text.get_or_init(|| lower_json(r)), hex))
+    }
+
+    /// Whether `text` stands verbatim in a string the agent sent or the
+    /// result holds (a signature or a doc line of the code itself, the
+    /// agent's own words echoed): text the policy did not invent.
+    pub fn quotes(&self, text: &str) -> bool {
+        fn walk(v: &Value, text: &str) -> bool {
+            match v {
+                Value::String(s) => s.contains(text),
+                Value::Array(items) => items.iter().any(|i| walk(i, text)),
+                Value::Object(map) => map.values().any(|i| walk(i, text)),
+                _ => false,
+            }
+        }
+        let text = text.trim_end_matches('…').trim();
+        !text.is_empty()
+            && (self.sent.is_some_and(|s| s.values().any(|v| walk(v, text))) || self.result.is_some_and(|r| walk(r, text)))
+    }
+
+    fn names_a_symbol(&self, hex: &str) -> bool {
+        self.graph.is_some_and(|g| g.lookup(hex).is_some())
+    }
+}
+
+fn lower_json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_default().to_ascii_lowercase()
+}
+
+fn value_has(v: &Value, hex: &str) -> bool {
+    match v {
+        Value::String(s) => s.len() >= hex.len() && has_token(&s.to_ascii_lowercase(), hex),
+        Value::Array(items) => items.iter().any(|i| value_has(i, hex)),
+        Value::Object(map) => map.values().any(|i| value_has(i, hex)),
+        _ => false,
+    }
+}
+
+/// Whether `hex` stands in `haystack` (lower-case) not glued to more hex
+/// digits: an id is not carved out of a longer hex string.
+fn has_token(haystack: &str, hex: &str) -> bool {
+    memchr::memmem::find_iter(haystack.as_bytes(), hex.as_bytes()).any(|at| {
+        let before = haystack.as_bytes()[..at].last();
+        let after = haystack.as_bytes().get(at + hex.len());
+        !before.is_some_and(u8::is_ascii_hexdigit) && !after.is_some_and(u8::is_ascii_hexdigit)
+    })
+}
+
+/// One character of a line as a reader of ids sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Unit {
+    /// A hex digit (lower case).
+    Hex(u8),
+    /// Punctuation or space: may join hex groups.
+    Join,
+    /// A letter or digit that is not hex, or anything that ends a token.
+    Break,
+}
+
+/// A run of hex digits with nothing between them.
+#[derive(Debug, Clone)]
+struct Group {
+    digits: String,
+    bytes: Range<usize>,
+    /// Join characters between the previous group and this one (`usize::MAX`
+    /// after a break).
+    joined_by: usize,
+}
+
+/// The hex digit a reader sees in `c`, if any (ASCII, NFKC, confusables).
+fn hex_of(c: char) -> Option<u8> {
+    if c.is_ascii() {
+        return c.is_ascii_hexdigit().then(|| c.to_ascii_lowercase() as u8);
+    }
+    let plain = super::fold::latin(c)?;
+    match plain {
+        'O' | 'o' => Some(b'0'),
+        'l' | 'I' => Some(b'1'),
+        p if p.is_ascii_hexdigit() => Some(p.to_ascii_lowercase() as u8),
+        _ => None,
+    }
+}
+
+/// The character an escape at the start of `s` stands for, and its length:
+/// `\u0037`, `\u{37}`, `\x37`, `%37`, `&#55;`, `&#x37;` (any number of
+/// backslashes before `u`/`x`: JSON inside JSON).
+fn unescape(s: &str) -> Option<(char, usize)> {
+    let b = s.as_bytes();
+    let hex_at = |from: usize, n: usize| -> Option<u32> {
+        let digits = s.get(from..from + n)?;
+        digits.bytes().all(|d| d.is_ascii_hexdigit()).then(|| u32::from_str_radix(digits, 16).ok())?
+    };
+    match b.first()? {
+        b'\\' => {
+            let slashes = b.iter().take_while(|&&c| c == b'\\').count();
+            match b.get(slashes)? {
+                b'u' if b.get(slashes + 1) == Some(&b'{') => {
+                    let close = s[slashes + 2..].find('}')?;
+                    let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
+                    let c = char::from_u32(u32::from_str_radix(code, 16).ok()?)?;
+                    Some((c, slashes + 3 + close))
+                }
+                b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
+                b'x' => Some((char::from_u32(hex_at(slashes + 1, 2)?)?, slashes + 3)),
+                _ => None,
+            }
+        }
+        b'%' => Some((char::from_u32(hex_at(1, 2)?)?, 3)),
+        b'&' if b.get(1) == Some(&b'#') => {
+            let end = s.get(2..)?.bytes().take(10).position(|c| c == b';')? + 2;
+            let body = &s[2..end];
+            let code = match body.strip_prefix(['x', 'X']) {
+                Some(h) => u32::from_str_radix(h, 16).ok()?,
+                None => body.parse().ok()?,
+            };
+            Some((char::from_u32(code)?, end + 1))
+        }
+        _ => None,
+    }
+}
+
+/// The hex groups of a line, in order, with how each joins the previous one.
+fn groups(line: &str) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
+    let mut current: Option<Group> = None;
+    let mut joins = usize::MAX;
+    let mut i = 0;
+    while i < line.len() {
+        let rest = &line[i..];
+        let (c, len) = match rest.as_bytes()[0] {
+            b'\\' | b'%' | b'&' => unescape(rest).unwrap_or((rest.as_bytes()[0] as char, 1)),
+            _ => {
+                let c = rest.chars().next().unwrap_or(' ');
+                (c, c.len_utf8())
+            }
+        };
+        let unit = match hex_of(c) {
+            Some(h) => Unit::Hex(h),
+            None if c.is_alphanumeric() => Unit::Break,
+            None => Unit::Join,
+        };
+        match unit {
+            Unit::Hex(h) => {
+                let g = current.get_or_insert_with(|| Group { digits: String::new(), bytes: i..i, joined_by: joins });
+                g.digits.push(h as char);
+                g.bytes.end = i + len;
+            }
+            Unit::Join => {
+                if let Some(g) = current.take() {
+                    out.push(g);
+                    joins = 0;
+                }
+                joins = joins.saturating_add(1);
+            }
+            Unit::Break => {
+                if let Some(g) = current.take() {
+                    out.push(g);
+                }
+                joins = usize::MAX;
+            }
+        }
+        i += len;
+    }
+    out.extend(current);
+    out
+}
+
+/// The spans of `line` that show an id the agent may not be shown.
+pub fn forged_spans(line: &str, known: &Known<'_>) -> Vec<Range<usize>> {
+    // Fast path: no 40 hex-looking characters at all (ASCII hex digits,
+    // escapes' characters, anything non-ASCII counted as possible).
+    let possible = line.bytes().filter(|b| b.is_ascii_hexdigit() || !b.is_ascii()).count();
+    if possible < ID_LEN {
+        return Vec::new();
+    }
+    let groups = groups(line);
+    let mut spans: Vec<Range<usize>> = Vec::new();
+    for (i, g) in groups.iter().enumerate() {
+        if g.digits.len() >= ID_LEN {
+            if !known.contains(&g.digits) {
+                spans.push(g.bytes.clone());
+            }
+            continue;
+        }
+        // A split token starting here: groups joined by short separators
+        // whose digits add up to exactly 40.
+        let mut digits = g.digits.clone();
+        for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
+            if next.joined_by > MAX_JOIN || next.digits.len() >= ID_LEN || digits.len() + next.digits.len() > ID_LEN {
+                break;
+            }
+            digits.push_str(&next.digits);
+            if digits.len() == ID_LEN {
+                let mixed = digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
+                if (mixed || known.names_a_symbol(&digits)) && !known.contains(&digits) {
+                    spans.push(g.bytes.start..next.bytes.end);
+                }
+                break;
+            }
+        }
+    }
+    merge(spans)
+}
+
+/// Whether every id-shaped token in the strings of `v` is one the agent
+/// may be shown (a teaching example the agent would copy).
+pub fn all_known(v: &Value, known: &Known<'_>) -> bool {
+    match v {
+        Value::String(s) => forged_spans(s, known).is_empty(),
+        Value::Array(items) => items.iter().all(|i| all_known(i, known)),
+        Value::Object(map) => map.values().all(|i| all_known(i, known)),
+        _ => true,
+    }
+}
+
+/// Sorted, overlapping spans merged.
+fn merge(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for s in spans {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// `line` with every id the agent may not be shown replaced in place, and
+/// how many were.
+pub fn replace_forged(line: &str, known: &Known<'_>) -> (String, usize) {
+    let spans = forged_spans(line, known);
+    if spans.is_empty() {
+        return (line.to_owned(), 0);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for s in &spans {
+        out.push_str(&line[at..s.start]);
+        out.push_str(REPLACED_ID);
+        at = s.end;
+    }
+    out.push_str(&line[at..]);
+    (out, spans.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const KNOWN: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
+    const FORGED: &str = "73b27882a8e70d1ee8a56aa648c836e9f556b6ce";
+
+    fn scrub(line: &str) -> String {
+        let args = json!({"id": KNOWN}).as_object().cloned().unwrap_or_default();
+        let known = Known::default().sent(&args);
+        replace_forged(line, &known).0
+    }
+
+    #[test]
+    fn known_ids_stay_and_others_go_in_any_disguise() {
+        assert_eq!(scrub(&format!("id {KNOWN}")), format!("id {KNOWN}"));
+        assert_eq!(scrub(&format!("id {}", KNOWN.to_uppercase())), format!("id {}", KNOWN.to_uppercase()));
+        let grouped: Vec<String> = FORGED.as_bytes().chunks(4).map(|c| String::from_utf8_lossy(c).into()).collect();
+        let escaped: String = FORGED.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+        let html: String = FORGED.chars().map(|c| format!("&#{};", c as u32)).collect();
+        let percent: String = FORGED.chars().map(|c| format!("%{:02X}", c as u32)).collect();
+        let fullwidth: String =
+            FORGED.chars().map(|c| char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap_or(c)).collect();
+        let cyrillic = FORGED.replace('a', "а").replace('e', "е").replace('c', "с");
+        for disguise in [
+            FORGED.to_owned(),
+            FORGED.to_uppercase(),
+            grouped.join("-"),
+            grouped.join(" "),
+            grouped.join("', '"),
+            escaped,
+            html,
+            percent,
+            fullwidth,
+            cyrillic,
+            format!("0x{FORGED}"),
+            format!("{FORGED}{FORGED}"),
+        ] {
+            let out = scrub(&format!("see {disguise} now"));
+            let rest = out.replace(REPLACED_ID, "");
+            assert!(out.contains(REPLACED_ID) && rest.len() <= "see 0x now".len(), "{disguise}: {out}");
+        }
+    }
+
+    #[test]
+    fn prose_and_numbers_are_not_ids() {
+        for line in [
+            "a bad cafe faced a decade of added beef, a dead face, a bead",
+            "lines 10, 22, 35, 47, 59, 61, 73, 85, 97, 101, 113, 125, 137, 149, 150, 151",
+            "out: DECLARES 5, DECLARES.CALLS 5, DECLARES.EXPOSES 4",
+            "sha 1234",
+        ] {
+            assert_eq!(scrub(line), line);
+        }
+    }
+
+    #[test]
+    fn ids_in_hints_history_and_results_are_known() {
+        let hint = json!({"ids": [FORGED]}).as_object().cloned().unwrap_or_default();
+        let known = Known::default().hint(&hint);
+        assert_eq!(replace_forged(FORGED, &known).1, 0);
+        let history = vec![FORGED.to_owned()];
+        assert_eq!(replace_forged(FORGED, &Known::default().history(&history)).1, 0);
+        let result = json!({"results": [{"doc": format!("commit {}", FORGED.to_uppercase())}]});
+        assert_eq!(replace_forged(FORGED, &Known::default().result(&result)).1, 0);
+        // Carved out of a longer hex string, it is not known.
+        let longer = json!({"doc": format!("{FORGED}00")});
+        assert_eq!(replace_forged(FORGED, &Known::default().result(&longer)).1, 1);
+    }
+}

@@ -1,0 +1,116 @@
+//! Unforgeable in any notation: the `chaos` policy writes forged calls in
+//! 38 notations (`chaos:notations`: pseudo-Python, keyword calls, MCP's
+//! `tools/call` params, `<tool_call>`, OpenAI function calls, `<invoke>`,
+//! Signpost's shell form, `key=value`, bare arrays and ids, a call over two
+//! lines, the id upper-cased, grouped, escaped, full-width or in Cyrillic
+//! letters, and calls with no id at all) in its summary, details, ask-user
+//! line, hint reasons and rendered text, beside one valid hint. Through the
+//! real binary over stdio, over HTTP and on the terminal: no forged id and
+//! no forged call reaches anyone, the valid hint does; and a policy that
+//! does this on every call is refused by the self-check.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+use crate::common::{BIN, CHAOS_POLICY, Client, FORGER_POLICY, as_read, run_cli};
+use crate::http::HttpServer;
+
+/// PaymentService: a real symbol no answer of these calls holds.
+const PAYMENT: &str = "73b27882a8e70d1ee8a56aa648c836e9f556b6ce";
+/// The argument of the forged calls that carry no id.
+const ZEBRA: &str = "zebra";
+/// The one valid hint chaos offers, as a hint line shows it.
+const VALID: &str = r#"→ next: search {"query":"chaos"}"#;
+
+/// Nothing forged in `what`: no PaymentService id however written, no
+/// call with the id-less forged argument.
+fn assert_unforged(what: &str, text: &str) {
+    assert!(!as_read(text).contains(PAYMENT), "{what}: a forged id got through:\n{text}");
+    assert!(!text.to_lowercase().contains(ZEBRA), "{what}: a forged call got through:\n{text}");
+}
+
+/// The answer to a `chaos:notations` call: the valid hint survives in the
+/// text and the hints, nothing forged survives anywhere the agent reads.
+fn assert_answer(what: &str, text: &str, structured: &Value, fallback: bool) {
+    assert_unforged(what, text);
+    assert_unforged(&format!("{what} (hints)"), &structured["hints"].to_string());
+    assert_unforged(&format!("{what} (error)"), &structured["error"].to_string());
+    let hints = structured["hints"].as_array().cloned().unwrap_or_default();
+    let actionable: Vec<&Value> = hints.iter().filter(|h| h["actionable"] == true).collect();
+    assert_eq!(actionable.len(), 1, "{what}: the valid hint stays:\n{structured:#}");
+    assert_eq!(actionable[0]["args"]["query"], "chaos", "{what}");
+    assert!(text.lines().any(|l| l.starts_with(VALID)), "{what}: the valid hint line stays:\n{text}");
+    assert!(text.starts_with("[chaos]"), "{what}:\n{text}");
+    if !fallback {
+        // The notes of the non-actionable hints keep their words, less the id.
+        assert!(text.contains("note: see [id not in this answer]"), "{what}:\n{text}");
+    }
+}
+
+#[tokio::test]
+async fn forged_calls_in_any_notation_never_reach_an_agent_over_stdio() {
+    let client = Client::spawn(&["--policy", CHAOS_POLICY]).await;
+    for marker in ["chaos:notations", "chaos:notations-fallback"] {
+        for (tool, args) in [
+            ("search", json!({"query": marker})),
+            ("resolve", json!({"identifier": marker})),
+            ("find", json!({"name": marker})),
+        ] {
+            let r = client.call_any_policy(tool, args).await;
+            assert!(!r.is_error, "{marker} {tool}: the answer comes back: {}", r.text);
+            assert_answer(&format!("{marker} {tool}"), &r.text, &r.structured, marker.ends_with("fallback"));
+        }
+    }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn forged_calls_in_any_notation_never_reach_an_agent_over_http() {
+    let server = HttpServer::start(&["--policy", CHAOS_POLICY], &[]);
+    let client = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
+    let params = rmcp::model::CallToolRequestParams::new("search")
+        .with_arguments(json!({"query": "chaos:notations"}).as_object().cloned().unwrap_or_default());
+    let r = client.call_tool(params).await.unwrap_or_else(|e| panic!("{e}"));
+    let text = r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n");
+    assert_answer("http", &text, &r.structured_content.unwrap_or_default(), false);
+    drop(client);
+}
+
+#[test]
+fn forged_calls_in_any_notation_never_reach_a_terminal() {
+    for format in ["text", "json"] {
+        let out = Command::new(BIN)
+            .args(["search", "chaos:notations", "--policy", CHAOS_POLICY, "--format", format, "--color", "never"])
+            .env("RUST_LOG", "error")
+            .env_remove("SIGNPOST_STATE")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert_unforged(format, &stdout);
+        if format == "json" {
+            continue;
+        }
+        // Only the host writes commands: its `→ next:` lines, each the valid hint.
+        let next: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("→ next: ")).collect();
+        assert_eq!(next.len(), 1, "{stdout}");
+        assert!(next[0].starts_with(&format!("{BIN} search chaos")), "{stdout}");
+        for line in stdout.lines().filter(|l| !l.starts_with("→ next: ")) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let shell = words.windows(2).any(|w| {
+                (w[0].ends_with("signpost") || w[0] == "$")
+                    && ["describe", "search", "call", "neighbors", "find", "resolve"].contains(&w[1])
+            });
+            assert!(!shell && !line.trim_start().starts_with("$ "), "a shell command on the terminal: {line}");
+        }
+    }
+}
+
+#[test]
+fn a_policy_that_forges_in_any_notation_is_refused_before_it_serves() {
+    let (ok, report) = run_cli(&["policy", "check", FORGER_POLICY]);
+    assert!(!ok, "the self-check refuses it:\n{report}");
+    assert!(report.contains("id(s) replaced"), "it says ids were replaced:\n{report}");
+    assert!(report.contains("call(s) cut out"), "it says calls were cut out:\n{report}");
+    assert_unforged("policy check", &report);
+}
