@@ -95,14 +95,17 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
         return Ok(p);
     }
     eprintln!("installing rust-analyzer: rustup component add rust-analyzer rust-src");
-    run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]), "rustup component add")
-        .context("rust-analyzer is missing; install it with `rustup component add rust-analyzer rust-src`")?;
+    let added =
+        run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]), "rustup component add");
     let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if !works(&path) {
-        bail!("rust-analyzer is still not runnable after `rustup component add rust-analyzer`");
+    // rustup refuses ("detected conflict") while another process installs
+    // the same component: what counts is that it runs now.
+    if works(&path) {
+        return Ok(path);
     }
-    Ok(path)
+    added.context("rust-analyzer is missing; install it with `rustup component add rust-analyzer rust-src`")?;
+    bail!("rust-analyzer is still not runnable after `rustup component add rust-analyzer`")
 }
 
 /// An npm-distributed indexer: on PATH, in signpost's tools directory, or

@@ -276,8 +276,9 @@ fn tool_words(lower: &str) -> Vec<Range<usize>> {
 /// The end of an argument list that starts `rest` (right after the gap),
 /// relative to `rest`; `None` when what follows is no argument list.
 /// `with_quote` allows a quoted string (the gap had a space or `:`/`=`);
-/// `with_id` allows a bare id.
-fn argument_list(rest: &str, with_quote: bool, with_id: bool) -> Option<usize> {
+/// `with_id` allows a bare id; `with_colon` allows `key: value` (right
+/// after the name only: `describe failed: trail: …` is prose).
+fn argument_list(rest: &str, with_quote: bool, with_id: bool, with_colon: bool) -> Option<usize> {
     let first = rest.chars().next()?;
     match first {
         '(' | '[' | '<' => {
@@ -300,7 +301,7 @@ fn argument_list(rest: &str, with_quote: bool, with_id: bool) -> Option<usize> {
             (end > 0).then_some(first.len_utf8() + end + close.len_utf8())
         }
         _ => {
-            if let Some(end) = key_value(rest) {
+            if let Some(end) = key_value(rest, with_colon) {
                 return Some(end);
             }
             let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
@@ -311,7 +312,7 @@ fn argument_list(rest: &str, with_quote: bool, with_id: bool) -> Option<usize> {
 
 /// `key=value`, `key: value` or `--key value` with a parameter name:
 /// the arguments run to the end of the line.
-fn key_value(rest: &str) -> Option<usize> {
+fn key_value(rest: &str, with_colon: bool) -> Option<usize> {
     let flag = rest.strip_prefix("--");
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
@@ -321,7 +322,7 @@ fn key_value(rest: &str) -> Option<usize> {
     let after = &body[key.len()..];
     let value = match flag {
         Some(_) => after.strip_prefix([' ', '='])?,
-        None => after.strip_prefix('=').or_else(|| after.strip_prefix(':'))?,
+        None => after.strip_prefix('=').or_else(|| after.strip_prefix(':').filter(|_| with_colon))?,
     };
     let value = value.trim_start_matches(' ');
     value.chars().next().filter(|c| !c.is_whitespace()).map(|_| rest.len())
@@ -408,7 +409,7 @@ fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
             let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
-            if let Some(end) = argument_list(args, spaced && word_index == 0, spaced) {
+            if let Some(end) = argument_list(args, spaced && word_index == 0, spaced, word_index == 0) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
@@ -473,7 +474,7 @@ pub fn leading_args(folded: &str) -> Option<Range<usize>> {
     if args.starts_with('<') {
         return None;
     }
-    argument_list(args, false, false).map(|end| start..start + end)
+    argument_list(args, false, false, true).map(|end| start..start + end)
 }
 
 #[cfg(test)]
@@ -526,6 +527,7 @@ mod tests {
             "Signpost answered in 3 ms",
             "research(see below)",
             "resolve OrderService first",
+            "neighbors failed: trail: `ids` of neighbors must hold 1 to 256 40-hex ids",
             "→ 3 callers",
         ] {
             assert_eq!(unvetted(line), 0, "read as a call: {line}");
