@@ -20,6 +20,7 @@ use signpost::pipeline::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::record::{RecordOptions, Recorder};
 use signpost::session::SessionContext;
+use signpost::sanitize::{self, Allowed, Known, Scope};
 use signpost::tools::{self, StrictIds};
 
 fn bench(c: &mut Criterion) {
@@ -129,6 +130,21 @@ fn bench(c: &mut Criterion) {
     let noop = Signpost::new(Graph::sample(), noop).expect("signpost");
     group.bench_function("whole pipeline, no-op policy", |b| {
         b.iter(|| noop.call("describe", black_box(args.clone()), &history))
+    });
+    // The sanitiser alone, on the default policy's `describe` text (what
+    // it costs a call; issue 22's budget is 5 µs more than before).
+    let session = SessionContext::new();
+    let response = signpost.call("describe", args.clone(), &session);
+    let response = signpost.call("describe", args.clone(), &session);
+    let snapshot = session.snapshot();
+    let allowed: Vec<Allowed<'_>> =
+        response.hints.iter().filter(|h| h.actionable).map(|h| Allowed { tool: &h.tool, args: &h.args }).collect();
+    group.bench_function("sanitiser only, default policy's text", |b| {
+        b.iter(|| {
+            let known = Known::default().sent(&args).result(&response.structured).history(&snapshot.seen_ids);
+            let known = snapshot.recent.iter().fold(known, |k, c| k.history(&c.ids));
+            sanitize::agent_text(black_box(&response.text), &Scope::new(&allowed, known))
+        })
     });
     group.finish();
 

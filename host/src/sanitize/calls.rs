@@ -88,16 +88,51 @@ pub type Quoted<'a> = &'a dyn Fn(&str) -> bool;
 /// Every call in a folded line; `None` when the line cannot be analysed
 /// within bounds.
 pub fn calls_in(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
-    let mut found = json_calls(folded, quoted)?;
+    let signs = may_hold_call(folded);
+    if !(signs.brace || signs.tool || signs.key || signs.program) {
+        return Some(Vec::new());
+    }
     let lower = folded.to_ascii_lowercase();
-    named_calls(folded, &lower, &mut found);
-    shell_calls(&lower, &mut found);
+    let mut found = if signs.brace || signs.key { json_calls(folded, &lower, signs.key, quoted)? } else { Vec::new() };
+    if signs.tool {
+        named_calls(folded, &lower, &mut found);
+    }
+    if signs.program {
+        shell_calls(&lower, &mut found);
+    }
     Some(found)
+}
+
+/// Whether a line can hold a call at all: a `{`, or a word that is a tool
+/// name, a key that names one, or the program's name (one pass, no
+/// allocation; most lines of a text are neither).
+fn may_hold_call(folded: &str) -> Signs {
+    let mut signs = Signs { brace: folded.contains('{'), ..Signs::default() };
+    for w in words(folded) {
+        let word = &folded[w];
+        let last = match word.as_bytes().windows(2).rposition(|p| p == b"__") {
+            Some(at) => &word[at + 2..],
+            None => word.trim_start_matches('_'),
+        };
+        signs.tool |= TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(last));
+        signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
+        signs.program |= word.eq_ignore_ascii_case("signpost");
+    }
+    signs
+}
+
+/// What a line holds that a call is made of.
+#[derive(Debug, Default, Clone, Copy)]
+struct Signs {
+    brace: bool,
+    tool: bool,
+    key: bool,
+    program: bool,
 }
 
 /// Calls written as a JSON object after a tool name, and records inside
 /// any JSON object of the line.
-fn json_calls(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+fn json_calls(folded: &str, lower: &str, keys: bool, quoted: Quoted<'_>) -> Option<Vec<Found>> {
     let mut found = Vec::new();
     let mut records = 0usize;
     let mut failed = 0usize;
@@ -136,7 +171,7 @@ fn json_calls(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
     }
     // A record written out in another notation (`tool: describe`): each
     // mention needs a record parsed above, or it cannot be allowed.
-    if tool_key_mentions(folded) > records {
+    if keys && tool_key_mentions(lower) > records {
         found.push(Found { call: None, span: None });
     }
     Some(found)
@@ -175,10 +210,15 @@ fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8, quoted: Quoted<'
                 records += calls_in_value(v, found, depth + 1, quoted)?;
             }
         }
-        // A string of the result itself (a signature) is the code's text.
-        Value::String(s) if !quoted(s) => {
+        // Too short to hold a call (`out`, an edge type, an id).
+        Value::String(s) if s.len() < 6 || !s.contains(|c: char| c.is_ascii_alphabetic()) => {}
+        Value::String(s) => {
             let folded = super::fold::fold(s);
-            found.extend(calls_in(&folded, quoted)?.into_iter().map(|f| Found { span: None, ..f }));
+            let calls = calls_in(&folded, quoted)?;
+            // A string of the result itself (a signature) is the code's text.
+            if !calls.is_empty() && !quoted(s) {
+                found.extend(calls.into_iter().map(|f| Found { span: None, ..f }));
+            }
         }
         _ => {}
     }
@@ -219,25 +259,22 @@ fn tool_before(before: &str) -> Option<(&'static str, usize)> {
 
 /// How often a key that names a tool stands before a tool name outside
 /// JSON: `tool: describe`, `function=describe`, `<invoke name="describe">`.
-fn tool_key_mentions(folded: &str) -> usize {
-    let lower = folded.to_ascii_lowercase();
+fn tool_key_mentions(lower: &str) -> usize {
     let mut mentions = 0;
-    for key in TOOL_KEYS.iter().copied().chain(["invoke name"]) {
-        let mut from = 0;
-        while let Some(off) = lower[from..].find(key) {
-            let at = from + off;
-            from = at + key.len();
-            if lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-                continue;
-            }
-            let after = lower[from..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-            let Some(value) = after.strip_prefix([':', '=']) else { continue };
-            let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-            let word: String =
-                value.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':')).collect();
-            if tool_named(&word).is_some() {
-                mentions += 1;
-            }
+    let mut previous = 0..0;
+    for word in words(lower) {
+        let key = &lower[word.clone()];
+        let invoke_name = key == "name" && lower[previous.clone()] == *"invoke";
+        previous = word.clone();
+        if !(TOOL_KEYS.contains(&key) || invoke_name) || lower[..word.start].ends_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        let after = lower[word.end..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
+        let Some(value) = after.strip_prefix([':', '=']) else { continue };
+        let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
+        let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':')));
+        if tool_named(&value[..end.unwrap_or(value.len())]).is_some() {
+            mentions += 1;
         }
     }
     mentions
@@ -255,21 +292,43 @@ fn is_gap(c: char) -> bool {
     c.is_whitespace() || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?') || is_arrow(c)
 }
 
-/// Tool names standing as words in the line: their byte ranges.
+/// The runs of ASCII letters and `_` in a line (one pass, no allocation):
+/// the words a tool name, a record key or the program's name can be.
+fn words(lower: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = lower.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() && !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && (bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+            i += 1;
+        }
+        (start < i).then_some(start..i)
+    })
+}
+
+/// Tool names standing as words in the line (`mcp__signpost__describe`
+/// and `functions.describe` included): their byte ranges.
 fn tool_words(lower: &str) -> Vec<Range<usize>> {
     let bytes = lower.as_bytes();
     let mut out = Vec::new();
-    for t in TOOL_NAMES {
-        for at in memchr::memmem::find_iter(bytes, t.as_bytes()) {
-            let end = at + t.len();
-            let before_ok = at == 0 || !bytes[at - 1].is_ascii_alphanumeric();
-            let after_ok = lower[end..].chars().next().is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-            if before_ok && after_ok {
-                out.push(at..end);
-            }
+    for word in words(lower) {
+        // `mcp__signpost__describe`: the part after the last `__`.
+        let text = &lower[word.clone()];
+        let underscores = text.as_bytes().windows(2).rposition(|w| w == b"__");
+        let (start, name) = match underscores {
+            Some(at) => (word.start + at + 2, &text[at + 2..]),
+            None => (word.start, text.trim_start_matches('_')),
+        };
+        let start = start + (word.end - start - name.len());
+        let glued = start > 0 && bytes[start - 1].is_ascii_digit();
+        let after = lower[word.end..].chars().next();
+        if TOOL_NAMES.contains(&name) && !glued && !after.is_some_and(char::is_alphanumeric) {
+            out.push(start..word.end);
         }
     }
-    out.sort_by_key(|r| r.start);
     out
 }
 
@@ -427,10 +486,10 @@ fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
 /// `signpost <subcommand> …` (any path to the program, `.exe`): a shell
 /// command, to the end of the line.
 fn shell_calls(lower: &str, found: &mut Vec<Found>) {
-    for at in memchr::memmem::find_iter(lower.as_bytes(), b"signpost") {
-        let end = at + "signpost".len();
+    for word in words(lower).filter(|w| lower[w.clone()] == *"signpost") {
+        let (at, end) = (word.start, word.end);
         let before = lower[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
             continue;
         }
         let rest = lower[end..].strip_prefix(".exe").unwrap_or(&lower[end..]);
@@ -447,10 +506,13 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 /// A tool name that ends its line (nothing but a gap, a closing quote or
 /// `:` after it): its span, to pair with arguments on the next line.
 pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
-    let lower = folded.to_ascii_lowercase();
-    let name = tool_words(&lower).pop()?;
-    let rest = lower[name.end..].trim_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '('));
-    rest.is_empty().then_some(name)
+    let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(')).len();
+    let start = folded[..end].rfind(|c: char| !c.is_ascii_alphabetic()).map_or(0, |i| i + 1);
+    let word = &folded[start..end];
+    let named = TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
+    // A tool name as a word of its own (`mcp__signpost__describe` too).
+    let glued = folded[..start].ends_with(|c: char| c.is_alphanumeric());
+    (named && !glued).then_some(start..end)
 }
 
 /// An argument list opening a line (an object, bracketed arguments,

@@ -24,13 +24,26 @@ pub fn latin(c: char) -> Option<char> {
     (skeleton.next().is_none() && looks.is_ascii_alphanumeric()).then_some(looks)
 }
 
+/// Dashes, quotes, bullets and arrows: the non-ASCII characters of every
+/// hint line, none of them a letter or digit (a quick answer before the
+/// Unicode tables).
+pub fn is_symbol(c: char) -> bool {
+    matches!(c, '\u{2010}'..='\u{205F}' | '\u{2190}'..='\u{21FF}' | '\u{2500}'..='\u{25FF}')
+}
+
 /// The form a reader sees: NFKC, invisible characters removed, confusable
 /// letters as the Latin letters they look like.
-pub fn fold(l: &str) -> String {
-    if l.is_ascii() {
-        return l.to_owned();
+pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
+    // Arrows, dashes and other symbols are no letters: only letters and
+    // digits outside ASCII may read as Latin ones.
+    let lookalike = |c: char| !c.is_ascii() && !is_symbol(c) && c.is_alphanumeric();
+    let plain = l.is_ascii()
+        || (unicode_normalization::is_nfkc_quick(l.chars()) == unicode_normalization::IsNormalized::Yes
+            && !l.chars().any(|c| is_invisible(c) || (lookalike(c) && latin(c).is_some())));
+    if plain {
+        return std::borrow::Cow::Borrowed(l);
     }
-    l.nfkc().filter(|c| !is_invisible(*c)).map(|c| if c.is_ascii() { c } else { latin(c).unwrap_or(c) }).collect()
+    l.nfkc().filter(|c| !is_invisible(*c)).map(|c| if lookalike(c) { latin(c).unwrap_or(c) } else { c }).collect()
 }
 
 #[cfg(test)]

@@ -126,11 +126,21 @@ fn lower_json<T: serde::Serialize>(v: &T) -> String {
 
 fn value_has(v: &Value, hex: &str) -> bool {
     match v {
-        Value::String(s) => s.len() >= hex.len() && has_token(&s.to_ascii_lowercase(), hex),
+        Value::String(s) => s.len() >= hex.len() && has_token_any_case(s, hex),
         Value::Array(items) => items.iter().any(|i| value_has(i, hex)),
         Value::Object(map) => map.values().any(|i| value_has(i, hex)),
         _ => false,
     }
+}
+
+/// [`has_token`] in a haystack of any case, without a lower-cased copy.
+fn has_token_any_case(haystack: &str, hex: &str) -> bool {
+    let h = haystack.as_bytes();
+    h.windows(hex.len()).enumerate().any(|(at, w)| {
+        w.eq_ignore_ascii_case(hex.as_bytes())
+            && !h[..at].last().is_some_and(u8::is_ascii_hexdigit)
+            && !h.get(at + hex.len()).is_some_and(u8::is_ascii_hexdigit)
+    })
 }
 
 /// Whether `hex` stands in `haystack` (lower-case) not glued to more hex
@@ -157,18 +167,17 @@ enum Unit {
 /// A run of hex digits with nothing between them.
 #[derive(Debug, Clone)]
 struct Group {
-    digits: String,
+    /// Its digits, in the line's digit buffer.
+    digits: Range<usize>,
     bytes: Range<usize>,
     /// Join characters between the previous group and this one (`usize::MAX`
     /// after a break).
     joined_by: usize,
 }
 
-/// The hex digit a reader sees in `c`, if any (ASCII, NFKC, confusables).
+/// The hex digit a reader sees in `c`, a letter or digit outside ASCII,
+/// if any (NFKC, confusables).
 fn hex_of(c: char) -> Option<u8> {
-    if c.is_ascii() {
-        return c.is_ascii_hexdigit().then(|| c.to_ascii_lowercase() as u8);
-    }
     let plain = super::fold::latin(c)?;
     match plain {
         'O' | 'o' => Some(b'0'),
@@ -216,30 +225,50 @@ fn unescape(s: &str) -> Option<(char, usize)> {
     }
 }
 
-/// The hex groups of a line, in order, with how each joins the previous one.
-fn groups(line: &str) -> Vec<Group> {
-    let mut out: Vec<Group> = Vec::new();
+/// Buffers for reading ids, reused from line to line of a text.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    digits: Vec<u8>,
+    groups: Vec<Group>,
+}
+
+/// The hex groups of a line, in order, with how each joins the previous
+/// one, into `out`; their digits (lower case) in `buf`.
+fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
+    buf.clear();
+    out.clear();
     let mut current: Option<Group> = None;
     let mut joins = usize::MAX;
     let mut i = 0;
-    while i < line.len() {
-        let rest = &line[i..];
-        let (c, len) = match rest.as_bytes()[0] {
-            b'\\' | b'%' | b'&' => unescape(rest).unwrap_or((rest.as_bytes()[0] as char, 1)),
+    let bytes = line.as_bytes();
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (c, len) = match b {
+            b'\\' | b'%' | b'&' => unescape(&line[i..]).unwrap_or((b as char, 1)),
+            0..0x80 => (b as char, 1),
             _ => {
-                let c = rest.chars().next().unwrap_or(' ');
+                let c = line[i..].chars().next().unwrap_or(' ');
                 (c, c.len_utf8())
             }
         };
-        let unit = match hex_of(c) {
-            Some(h) => Unit::Hex(h),
-            None if c.is_alphanumeric() => Unit::Break,
-            None => Unit::Join,
+        let unit = if c.is_ascii() {
+            match c {
+                '0'..='9' | 'a'..='f' => Unit::Hex(c as u8),
+                'A'..='F' => Unit::Hex(c.to_ascii_lowercase() as u8),
+                _ if c.is_ascii_alphanumeric() => Unit::Break,
+                _ => Unit::Join,
+            }
+        } else if !super::fold::is_symbol(c) && c.is_alphanumeric() {
+            hex_of(c).map_or(Unit::Break, Unit::Hex)
+        } else {
+            Unit::Join
         };
         match unit {
             Unit::Hex(h) => {
-                let g = current.get_or_insert_with(|| Group { digits: String::new(), bytes: i..i, joined_by: joins });
-                g.digits.push(h as char);
+                let at = buf.len();
+                let g = current.get_or_insert_with(|| Group { digits: at..at, bytes: i..i, joined_by: joins });
+                buf.push(h);
+                g.digits.end = buf.len();
                 g.bytes.end = i + len;
             }
             Unit::Join => {
@@ -259,37 +288,41 @@ fn groups(line: &str) -> Vec<Group> {
         i += len;
     }
     out.extend(current);
-    out
 }
 
 /// The spans of `line` that show an id the agent may not be shown.
-pub fn forged_spans(line: &str, known: &Known<'_>) -> Vec<Range<usize>> {
+pub fn forged_spans(line: &str, known: &Known<'_>, scanner: &mut Scanner) -> Vec<Range<usize>> {
     // Fast path: no 40 hex-looking characters at all (ASCII hex digits,
     // escapes' characters, anything non-ASCII counted as possible).
-    let possible = line.bytes().filter(|b| b.is_ascii_hexdigit() || !b.is_ascii()).count();
+    let possible = line.bytes().filter(|b| b.is_ascii_hexdigit() || *b >= 0xC0).count();
     if possible < ID_LEN {
         return Vec::new();
     }
-    let groups = groups(line);
+    let Scanner { digits: buf, groups: found } = scanner;
+    groups(line, buf, found);
+    let (buf, groups) = (&*buf, &*found);
+    let text = |r: &Range<usize>| std::str::from_utf8(&buf[r.clone()]).unwrap_or_default();
     let mut spans: Vec<Range<usize>> = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         if g.digits.len() >= ID_LEN {
-            if !known.contains(&g.digits) {
+            if !known.contains(text(&g.digits)) {
                 spans.push(g.bytes.clone());
             }
             continue;
         }
         // A split token starting here: groups joined by short separators
         // whose digits add up to exactly 40.
-        let mut digits = g.digits.clone();
+        let mut count = g.digits.len();
         for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
-            if next.joined_by > MAX_JOIN || next.digits.len() >= ID_LEN || digits.len() + next.digits.len() > ID_LEN {
+            if next.joined_by > MAX_JOIN || next.digits.len() >= ID_LEN || count + next.digits.len() > ID_LEN {
                 break;
             }
-            digits.push_str(&next.digits);
-            if digits.len() == ID_LEN {
+            count += next.digits.len();
+            if count == ID_LEN {
+                // Groups lie one after another in the digit buffer.
+                let digits = text(&(g.digits.start..next.digits.end));
                 let mixed = digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
-                if (mixed || known.names_a_symbol(&digits)) && !known.contains(&digits) {
+                if (mixed || known.names_a_symbol(digits)) && !known.contains(digits) {
                     spans.push(g.bytes.start..next.bytes.end);
                 }
                 break;
@@ -303,7 +336,7 @@ pub fn forged_spans(line: &str, known: &Known<'_>) -> Vec<Range<usize>> {
 /// may be shown (a teaching example the agent would copy).
 pub fn all_known(v: &Value, known: &Known<'_>) -> bool {
     match v {
-        Value::String(s) => forged_spans(s, known).is_empty(),
+        Value::String(s) => forged_spans(s, known, &mut Scanner::default()).is_empty(),
         Value::Array(items) => items.iter().all(|i| all_known(i, known)),
         Value::Object(map) => map.values().all(|i| all_known(i, known)),
         _ => true,
@@ -325,10 +358,14 @@ fn merge(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
 
 /// `line` with every id the agent may not be shown replaced in place, and
 /// how many were.
-pub fn replace_forged(line: &str, known: &Known<'_>) -> (String, usize) {
-    let spans = forged_spans(line, known);
+pub fn replace_forged<'l>(
+    line: &'l str,
+    known: &Known<'_>,
+    scanner: &mut Scanner,
+) -> (std::borrow::Cow<'l, str>, usize) {
+    let spans = forged_spans(line, known, scanner);
     if spans.is_empty() {
-        return (line.to_owned(), 0);
+        return (std::borrow::Cow::Borrowed(line), 0);
     }
     let mut out = String::with_capacity(line.len());
     let mut at = 0;
@@ -338,7 +375,8 @@ pub fn replace_forged(line: &str, known: &Known<'_>) -> (String, usize) {
         at = s.end;
     }
     out.push_str(&line[at..]);
-    (out, spans.len())
+    let replaced = spans.len();
+    (std::borrow::Cow::Owned(out), replaced)
 }
 
 #[cfg(test)]
@@ -352,7 +390,7 @@ mod tests {
     fn scrub(line: &str) -> String {
         let args = json!({"id": KNOWN}).as_object().cloned().unwrap_or_default();
         let known = Known::default().sent(&args);
-        replace_forged(line, &known).0
+        replace_forged(line, &known, &mut Scanner::default()).0.into_owned()
     }
 
     #[test]
@@ -402,13 +440,13 @@ mod tests {
     fn ids_in_hints_history_and_results_are_known() {
         let hint = json!({"ids": [FORGED]}).as_object().cloned().unwrap_or_default();
         let known = Known::default().hint(&hint);
-        assert_eq!(replace_forged(FORGED, &known).1, 0);
+        assert_eq!(replace_forged(FORGED, &known, &mut Scanner::default()).1, 0);
         let history = vec![FORGED.to_owned()];
-        assert_eq!(replace_forged(FORGED, &Known::default().history(&history)).1, 0);
+        assert_eq!(replace_forged(FORGED, &Known::default().history(&history), &mut Scanner::default()).1, 0);
         let result = json!({"results": [{"doc": format!("commit {}", FORGED.to_uppercase())}]});
-        assert_eq!(replace_forged(FORGED, &Known::default().result(&result)).1, 0);
+        assert_eq!(replace_forged(FORGED, &Known::default().result(&result), &mut Scanner::default()).1, 0);
         // Carved out of a longer hex string, it is not known.
         let longer = json!({"doc": format!("{FORGED}00")});
-        assert_eq!(replace_forged(FORGED, &Known::default().result(&longer)).1, 1);
+        assert_eq!(replace_forged(FORGED, &Known::default().result(&longer), &mut Scanner::default()).1, 1);
     }
 }

@@ -221,34 +221,39 @@ impl Changes {
 pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     let cleaned = clean_text(text);
     let mut changes = Changes::default();
-    let mut lines: Vec<(String, bool)> = cleaned
+    let mut scanner = ids::Scanner::default();
+    let lines: Vec<(Cow<'_, str>, bool)> = cleaned
         .split('\n')
         .map(|l| {
-            let (l, n) = ids::replace_forged(l, &scope.known);
+            let (l, n) = ids::replace_forged(l, &scope.known, &mut scanner);
             changes.ids += n;
             (l, n > 0)
         })
         .collect();
-    let folded: Vec<String> = lines.iter().map(|(l, _)| fold::fold(l)).collect();
-    // A tool named at the end of one line, its arguments opening the next.
-    let mut split: Vec<Vec<std::ops::Range<usize>>> = vec![Vec::new(); lines.len()];
+    let folded: Vec<Cow<'_, str>> = lines.iter().map(|(l, _)| fold::fold(l)).collect();
+    // A tool named at the end of one line, its arguments opening the next:
+    // (line, span) of each part.
+    let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for i in 0..folded.len() {
         let Some(name) = calls::dangling_tool(&folded[i]) else { continue };
         let Some(j) = (i + 1..folded.len()).find(|&j| !folded[j].trim().is_empty()) else { continue };
         if let Some(args) = calls::leading_args(&folded[j]) {
-            split[i].push(name.start..folded[i].len());
-            split[j].push(args);
+            split.push((i, name.start..folded[i].len()));
+            split.push((j, args));
         }
     }
     let mut out = String::with_capacity(cleaned.len());
     let mut first = true;
-    for (n, ((l, scrubbed), folded)) in lines.iter_mut().zip(&folded).enumerate() {
-        match redact(l, folded, scope, &split[n]) {
+    for (n, ((l, scrubbed), folded)) in lines.iter().zip(&folded).enumerate() {
+        let parts: Vec<std::ops::Range<usize>> =
+            split.iter().filter(|(line, _)| *line == n).map(|(_, span)| span.clone()).collect();
+        let l: &str = l;
+        match redact(l, folded, scope, &parts) {
             Some(kept) => {
-                if kept != *l {
+                if kept != l {
                     changes.calls += 1;
                 }
-                if kept != *l || *scrubbed {
+                if kept != l || *scrubbed {
                     changes.lines += 1;
                     tracing::debug!(line = n + 1, "changed a text line: an unvalidated call or an unknown id");
                 }
@@ -275,7 +280,8 @@ pub const REDACTED: &str = "[unvalidated call removed]";
 /// cleaned like [`line()`], ids the agent may not be shown replaced, then
 /// its unvalidated calls redacted; `None` when the line must go whole.
 pub fn safe_line(l: &str, max: usize, scope: &Scope<'_>) -> Option<String> {
-    let (l, _) = ids::replace_forged(&line(l, max), &scope.known);
+    let single = line(l, max);
+    let (l, _) = ids::replace_forged(&single, &scope.known, &mut ids::Scanner::default());
     let folded = fold::fold(&l);
     redact(&l, &folded, scope, &[])
 }
@@ -283,7 +289,8 @@ pub fn safe_line(l: &str, max: usize, scope: &Scope<'_>) -> Option<String> {
 /// `s` with every id the agent may not be shown replaced (a hint's
 /// reason), and how many were.
 pub fn scrub_ids(s: &str, scope: &Scope<'_>) -> (String, usize) {
-    ids::replace_forged(s, &scope.known)
+    let (s, n) = ids::replace_forged(s, &scope.known, &mut ids::Scanner::default());
+    (s.into_owned(), n)
 }
 
 /// The allowed calls' arguments as they read once written in a text:
@@ -294,7 +301,8 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .iter()
         .map(|a| {
             let written = serde_json::to_string(a.args).unwrap_or_default();
-            let shown = fold::fold(&clean_text(&written));
+            let cleaned = clean_text(&written);
+            let shown = fold::fold(&cleaned);
             let args = match serde_json::from_str(&shown) {
                 Ok(Value::Object(map)) if shown != written => Cow::Owned(map),
                 _ => Cow::Borrowed(a.args),
