@@ -19,8 +19,8 @@ use signpost::pipeline::Evidence;
 use signpost::pipeline::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::record::{RecordOptions, Recorder};
-use signpost::session::SessionContext;
 use signpost::sanitize::{self, Allowed, Known, Scope};
+use signpost::session::SessionContext;
 use signpost::tools::{self, StrictIds};
 
 fn bench(c: &mut Criterion) {

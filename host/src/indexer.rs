@@ -95,8 +95,10 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
         return Ok(p);
     }
     eprintln!("installing rust-analyzer: rustup component add rust-analyzer rust-src");
-    let added =
-        run_quiet(Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]), "rustup component add");
+    let added = run_quiet(
+        Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]),
+        "rustup component add",
+    );
     let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     // rustup refuses ("detected conflict") while another process installs

@@ -462,7 +462,8 @@ pub fn run(
             tools::execute(graph, parsed)
         })
     };
-    let outcome = outcome.map_err(|e| vet_example(graph, validator, tool, e, &known(graph, args, session, None), findings));
+    let outcome =
+        outcome.map_err(|e| vet_example(graph, validator, tool, e, &known(graph, args, session, None), findings));
     let wit_outcome = to_wit_outcome(&outcome);
 
     let (mut valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {

@@ -343,4 +343,3 @@ pub fn as_read(text: &str) -> String {
     }
     out.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect()
 }
-

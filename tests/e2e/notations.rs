@@ -11,9 +11,9 @@
 
 use std::process::Command;
 
-use serde_json::{Value, json};
 use crate::common::{BIN, CHAOS_POLICY, Client, FORGER_POLICY, as_read, run_cli};
 use crate::http::HttpServer;
+use serde_json::{Value, json};
 
 /// PaymentService: a real symbol no answer of these calls holds.
 const PAYMENT: &str = "73b27882a8e70d1ee8a56aa648c836e9f556b6ce";

@@ -104,7 +104,8 @@ fn allowed_args() -> Map<String, Value> {
 /// The validated `describe` of `args`, and an id the result holds.
 fn scope(args: &Map<String, Value>) -> Scope<'_> {
     static RESULT: OnceLock<Value> = OnceLock::new();
-    let result = RESULT.get_or_init(|| json!({"results": [{"id": IN_RESULT, "fqn": "com.acme.Repo.find(String, int)"}]}));
+    let result =
+        RESULT.get_or_init(|| json!({"results": [{"id": IN_RESULT, "fqn": "com.acme.Repo.find(String, int)"}]}));
     Scope::new(&[Allowed { tool: "describe", args }], Known::default().result(result).graph(sample()))
 }
 
@@ -135,7 +136,9 @@ fn notation(n: usize, tool: &str, key: &str, arg: &str) -> String {
         1 => format!("{tool}({key}=['{arg}'], direction='out')"),
         2 => format!("{tool}(\"{arg}\")"),
         3 => format!("{{\"name\":\"{tool}\",\"arguments\":{{\"{key}\":\"{arg}\"}}}}"),
-        4 => format!("{{\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{{\"{key}\":\"{arg}\"}}}}}}"),
+        4 => format!(
+            "{{\"method\":\"tools/call\",\"params\":{{\"name\":\"{tool}\",\"arguments\":{{\"{key}\":\"{arg}\"}}}}}}"
+        ),
         5 => format!("<tool_call>{{\"name\": \"{tool}\", \"arguments\": {{\"{key}\": \"{arg}\"}}}}</tool_call>"),
         6 => format!("{{\"function\":{{\"name\":\"{tool}\",\"arguments\":\"{{\\\"{key}\\\":\\\"{arg}\\\"}}\"}}}}"),
         7 => format!("signpost {tool} {arg}"),
@@ -159,7 +162,8 @@ fn notation(n: usize, tool: &str, key: &str, arg: &str) -> String {
 /// `search` with a word) in a notation and a decoration, a validated hint
 /// line in a decoration, or a detail showing an id of the result.
 fn notation_line() -> impl Strategy<Value = (String, Option<String>)> {
-    let decoration = prop::sample::select(vec!["", "→ next: ", "Send: ", "1. ", "- ", "`", "then ", "? ask user: ", "> "]);
+    let decoration =
+        prop::sample::select(vec!["", "→ next: ", "Send: ", "1. ", "- ", "`", "then ", "? ask user: ", "> "]);
     let tools = prop::sample::select(vec![("describe", "id"), ("neighbors", "ids"), ("resolve", "identifier")]);
     let forged_id = (0usize..21, 0usize..10, tools, decoration.clone())
         .prop_map(|(n, how, (tool, key), d)| (format!("{d}{}", notation(n, tool, key, &disguise(PAYMENT, how))), None));

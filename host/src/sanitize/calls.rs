@@ -38,27 +38,39 @@ pub(super) const MAX_FAILED_PARSES: usize = 64;
 const MAX_CALL_GAP: usize = 48;
 /// Most words between them (`describe with {…}`), each of at most 10 letters.
 const MAX_CALL_WORDS: usize = 2;
-/// Parameter names of the tools: a `key=value` with one of these after a
-/// tool name is an argument.
-const PARAMS: [&str; 14] = [
-    "identifier",
-    "kind",
-    "id",
-    "role",
-    "name",
-    "path",
-    "limit",
-    "offset",
-    "query",
-    "ids",
-    "direction",
-    "edge_types",
-    "edge-types",
-    "trail",
-];
+/// Parameter names of the tools, from their input schemas, with their
+/// shell-flag spellings (`edge-types`) and the trail: a `key=value` with one
+/// of these after a tool name is an argument.
+fn params() -> &'static [String] {
+    static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    PARAMS.get_or_init(|| {
+        let mut names: Vec<String> = crate::tools::definitions()
+            .iter()
+            .filter_map(|t| t.input_schema.get("properties").and_then(Value::as_object))
+            .flat_map(|p| p.keys().cloned())
+            .chain([crate::trails::TRAIL_ARG.to_owned()])
+            .collect();
+        names.extend(names.iter().filter(|n| n.contains('_')).map(|n| n.replace('_', "-")).collect::<Vec<_>>());
+        names.sort();
+        names.dedup();
+        names
+    })
+}
 /// The program's subcommands: `signpost <one of these>` is a shell command.
-const SUBCOMMANDS: [&str; 12] =
-    ["resolve", "describe", "find", "search", "neighbors", "call", "policy", "index", "graph", "canary", "serve", "help"];
+const SUBCOMMANDS: [&str; 12] = [
+    "resolve",
+    "describe",
+    "find",
+    "search",
+    "neighbors",
+    "call",
+    "policy",
+    "index",
+    "graph",
+    "canary",
+    "serve",
+    "help",
+];
 /// Keys that name a tool in a record.
 const TOOL_KEYS: [&str; 6] = ["tool", "tool_name", "toolname", "function", "function_name", "recipient_name"];
 /// Keys that hold a call's arguments in a record.
@@ -342,7 +354,8 @@ fn argument_list(rest: &str, with_quote: bool, with_id: bool, with_colon: bool) 
     match first {
         '(' | '[' | '<' => {
             let close = matching(rest)?;
-            let inner = &rest[1..close.saturating_sub(1).max(1)];
+            // Between the brackets (to the end of the line when unclosed).
+            let inner = rest[1..close].strip_suffix([')', ']', '>', '}']).unwrap_or(&rest[1..close]);
             if first == '<' && !arglike(inner) {
                 // `describe <id>`: a placeholder to adapt, not a call.
                 return None;
@@ -375,7 +388,7 @@ fn key_value(rest: &str, with_colon: bool) -> Option<usize> {
     let flag = rest.strip_prefix("--");
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
-    if !PARAMS.iter().any(|p| p.eq_ignore_ascii_case(&key)) {
+    if !params().iter().any(|p| p.eq_ignore_ascii_case(&key)) {
         return None;
     }
     let after = &body[key.len()..];
@@ -401,7 +414,8 @@ fn arglike(inner: &str) -> bool {
     if inner.bytes().filter(u8::is_ascii_hexdigit).count() >= 40 {
         return true;
     }
-    if PARAMS.iter().any(|p| inner.to_ascii_lowercase().contains(&format!("{p}:"))) {
+    let lower = inner.to_ascii_lowercase();
+    if params().iter().any(|p| lower.match_indices(p.as_str()).any(|(at, _)| lower[at + p.len()..].starts_with(':'))) {
         return true;
     }
     let mut words = inner.split_whitespace();
@@ -497,7 +511,9 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
         let word: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-').collect();
         if SUBCOMMANDS.contains(&word.as_str()) {
             // The path before the program name is part of the command.
-            let start = lower[..at].rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '$')).map_or(0, |s| s + 1);
+            let start = lower[..at]
+                .rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '$'))
+                .map_or(0, |s| s + 1);
             found.push(Found { call: None, span: Some(start..lower.len()) });
         }
     }
@@ -507,7 +523,7 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 /// `:` after it): its span, to pair with arguments on the next line.
 pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
     let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(')).len();
-    let start = folded[..end].rfind(|c: char| !c.is_ascii_alphabetic()).map_or(0, |i| i + 1);
+    let start = folded[..end].char_indices().rfind(|(_, c)| !c.is_ascii_alphabetic()).map_or(0, |(i, c)| i + c.len_utf8());
     let word = &folded[start..end];
     let named = TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
     // A tool name as a word of its own (`mcp__signpost__describe` too).

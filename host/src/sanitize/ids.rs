@@ -112,7 +112,8 @@ impl<'a> Known<'a> {
         }
         let text = text.trim_end_matches('…').trim();
         !text.is_empty()
-            && (self.sent.is_some_and(|s| s.values().any(|v| walk(v, text))) || self.result.is_some_and(|r| walk(r, text)))
+            && (self.sent.is_some_and(|s| s.values().any(|v| walk(v, text)))
+                || self.result.is_some_and(|r| walk(r, text)))
     }
 
     fn names_a_symbol(&self, hex: &str) -> bool {
@@ -321,7 +322,8 @@ pub fn forged_spans(line: &str, known: &Known<'_>, scanner: &mut Scanner) -> Vec
             if count == ID_LEN {
                 // Groups lie one after another in the digit buffer.
                 let digits = text(&(g.digits.start..next.digits.end));
-                let mixed = digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
+                let mixed =
+                    digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
                 if (mixed || known.names_a_symbol(digits)) && !known.contains(digits) {
                     spans.push(g.bytes.start..next.bytes.end);
                 }
@@ -401,8 +403,7 @@ mod tests {
         let escaped: String = FORGED.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
         let html: String = FORGED.chars().map(|c| format!("&#{};", c as u32)).collect();
         let percent: String = FORGED.chars().map(|c| format!("%{:02X}", c as u32)).collect();
-        let fullwidth: String =
-            FORGED.chars().map(|c| char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap_or(c)).collect();
+        let fullwidth: String = FORGED.chars().map(|c| char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap_or(c)).collect();
         let cyrillic = FORGED.replace('a', "а").replace('e', "е").replace('c', "с");
         for disguise in [
             FORGED.to_owned(),

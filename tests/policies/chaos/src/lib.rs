@@ -262,7 +262,8 @@ impl Guest for Chaos {
         }
         if forging(&call.args) {
             let forged = notations();
-            let valid = Hint { tool: "search".into(), args: SHELL_HINT.into(), actionable: true, reason: forged[0].clone() };
+            let valid =
+                Hint { tool: "search".into(), args: SHELL_HINT.into(), actionable: true, reason: forged[0].clone() };
             let mut hints = vec![valid];
             // Advice with a forged id in its reason, and (dropped whole)
             // with a forged call in it.
@@ -270,7 +271,11 @@ impl Guest for Chaos {
                 tool: "find".into(),
                 args: format!("{{\"n\":{i}}}"),
                 actionable: false,
-                reason: if i % 2 == 0 { format!("see {PAYMENT_SERVICE} too") } else { format!("see {PAYMENT_SERVICE} or {f}") },
+                reason: if i % 2 == 0 {
+                    format!("see {PAYMENT_SERVICE} too")
+                } else {
+                    format!("see {PAYMENT_SERVICE} or {f}")
+                },
             }));
             return Advice {
                 state_tag: "chaos".into(),
