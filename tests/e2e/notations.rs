@@ -6,8 +6,9 @@
 //! letters, and calls with no id at all) in its summary, details, ask-user
 //! line, hint reasons and rendered text, beside one valid hint. Through the
 //! real binary over stdio, over HTTP and on the terminal: no forged id and
-//! no forged call reaches anyone, the valid hint does; and a policy that
-//! does this on every call is refused by the self-check.
+//! no forged call reaches anyone, the valid hint does; a teaching error
+//! cannot point at a symbol either; and a policy that does this on every
+//! call is refused by the self-check.
 
 use std::process::Command;
 
@@ -61,6 +62,22 @@ async fn forged_calls_in_any_notation_never_reach_an_agent_over_stdio() {
             assert_answer(&format!("{marker} {tool}"), &r.text, &r.structured, marker.ends_with("fallback"));
         }
     }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_teaching_error_cannot_point_at_a_symbol_the_agent_never_saw() {
+    let client = Client::spawn(&["--policy", CHAOS_POLICY]).await;
+    let args = json!({"ids": "chaos:forge-error", "direction": "out", "edge_types": ["CALLS"]});
+    let r = client.call_any_policy("neighbors", args).await;
+    assert!(r.is_error && r.structured["error"]["kind"] == "invalid_id", "{:#}", r.structured);
+    let error = &r.structured["error"];
+    // The example was a call that works, to a real symbol: it goes.
+    assert!(error["example"].is_null(), "{error:#}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("[id not in this answer]") || message.contains("[unvalidated call removed]"), "{message}");
+    assert_unforged("error", &r.structured.to_string());
+    assert_unforged("text", &r.text);
     client.close().await;
 }
 

@@ -523,7 +523,8 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 /// `:` after it): its span, to pair with arguments on the next line.
 pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
     let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(')).len();
-    let start = folded[..end].char_indices().rfind(|(_, c)| !c.is_ascii_alphabetic()).map_or(0, |(i, c)| i + c.len_utf8());
+    let start =
+        folded[..end].char_indices().rfind(|(_, c)| !c.is_ascii_alphabetic()).map_or(0, |(i, c)| i + c.len_utf8());
     let word = &folded[start..end];
     let named = TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
     // A tool name as a word of its own (`mcp__signpost__describe` too).
