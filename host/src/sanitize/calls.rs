@@ -419,10 +419,9 @@ fn arglike(inner: &str) -> bool {
         return true;
     }
     let mut words = inner.split_whitespace();
-    let single = words.next().is_some_and(|w| {
+    words.next().is_some_and(|w| {
         w.starts_with(|c: char| c.is_alphabetic()) && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
-    }) && words.next().is_none();
-    single
+    }) && words.next().is_none()
 }
 
 /// The byte just past the bracket that closes the one `s` starts with

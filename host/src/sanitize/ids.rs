@@ -267,7 +267,7 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         match unit {
             Unit::Hex(h) => {
                 let at = buf.len();
-                let g = current.get_or_insert_with(|| Group { digits: at..at, bytes: i..i, joined_by: joins });
+                let g = current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins });
                 buf.push(h);
                 g.digits.end = buf.len();
                 g.bytes.end = i + len;
