@@ -38,9 +38,9 @@ pub(super) const MAX_FAILED_PARSES: usize = 64;
 const MAX_CALL_GAP: usize = 48;
 /// Most words between them (`describe with {…}`), each of at most 10 letters.
 const MAX_CALL_WORDS: usize = 2;
-/// Parameter names of the tools, from their input schemas, with their
-/// shell-flag spellings (`edge-types`) and the trail: a `key=value` with one
-/// of these after a tool name is an argument.
+/// Parameter names of the tools (the trail included), from their input
+/// schemas, with their shell-flag spellings (`edge-types`): a `key=value`
+/// with one of these after a tool name is an argument.
 fn params() -> &'static [String] {
     static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     PARAMS.get_or_init(|| {
@@ -48,7 +48,6 @@ fn params() -> &'static [String] {
             .iter()
             .filter_map(|t| t.input_schema.get("properties").and_then(Value::as_object))
             .flat_map(|p| p.keys().cloned())
-            .chain([crate::trails::TRAIL_ARG.to_owned()])
             .collect();
         names.extend(names.iter().filter(|n| n.contains('_')).map(|n| n.replace('_', "-")).collect::<Vec<_>>());
         names.sort();
