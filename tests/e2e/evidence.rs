@@ -509,9 +509,15 @@ async fn follow_with_shadow(shadow: &str) -> (Expect, Value) {
     let client = Client::spawn(&["--shadow", shadow]).await;
     let c = &client;
     let follower = agent(|t, a| async move { c.call(&t, a).await.structured }, true, 12).await;
-    let status =
-        client.wait_status(Duration::from_secs(30), |s| s["shadow"]["computed"].as_u64() == Some(follower.calls)).await;
+    // A shadow job is dropped, never queued without bound, when the worker
+    // lags (a loaded machine): every call is computed or dropped.
+    let settled = |s: &Value| {
+        let n = |k: &str| s["shadow"][k].as_u64().unwrap_or(0);
+        n("computed") + n("dropped") == follower.calls
+    };
+    let status = client.wait_status(Duration::from_secs(30), settled).await;
     client.close().await;
+    assert!(settled(&status), "{status:#}");
     (follower, status)
 }
 
@@ -521,13 +527,15 @@ async fn a_shadow_is_judged_by_what_agents_did_next() {
     // next call is among them exactly as often.
     let (follower, status) = follow_with_shadow(DEFAULT_POLICY).await;
     let shadow = arm_row(&status, "shadow");
-    assert_counts(shadow, follower);
     assert_counts(live_row(&status), follower);
+    if status["shadow"]["dropped"] == 0 {
+        assert_counts(shadow, follower);
+    }
 
     // A shadow that offers nothing: the agent never took one of its hints.
-    let (follower, status) = follow_with_shadow(CHAOS_POLICY).await;
+    let (_, status) = follow_with_shadow(CHAOS_POLICY).await;
     let shadow = arm_row(&status, "shadow");
-    assert_eq!(shadow["responses"], follower.calls, "{status:#}");
+    assert_eq!(shadow["responses"], status["shadow"]["computed"], "{status:#}");
     assert_eq!(shadow["followed"], 0, "{status:#}");
     assert_eq!(shadow["hinted_responses"], 0, "{status:#}");
 }
