@@ -19,7 +19,7 @@ use signpost::pipeline::Evidence;
 use signpost::pipeline::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::record::{RecordOptions, Recorder};
-use signpost::sanitize::{self, Allowed, Known, Scope};
+use signpost::sanitize::{self, Allowed, Scope};
 use signpost::session::SessionContext;
 use signpost::tools::{self, StrictIds};
 
@@ -142,8 +142,7 @@ fn bench(c: &mut Criterion) {
         response.hints.iter().filter(|h| h.actionable).map(|h| Allowed { tool: &h.tool, args: &h.args }).collect();
     group.bench_function("sanitiser only, default policy's text", |b| {
         b.iter(|| {
-            let known = Known::default().sent(&args).result(&response.structured).history(&snapshot.seen_ids);
-            let known = snapshot.recent.iter().fold(known, |k, c| k.history(&c.ids));
+            let known = signpost::pipeline::known(&graph, &args, &snapshot, Some(&response.structured));
             sanitize::agent_text(black_box(&response.text), &Scope::new(&allowed, known))
         })
     });

@@ -603,7 +603,7 @@ fn vet_example(
     findings: &mut Findings,
 ) -> ToolError {
     let Some(Value::Object(args)) = &error.example else { return error };
-    if !sanitize::ids::all_known(&Value::Object(args.clone()), known) {
+    if !args.values().all(|v| sanitize::ids::all_known(v, known)) {
         findings.note(|| "the error's example names an id the agent has not seen (removed)".into());
         error.example = None;
         return error;
@@ -626,7 +626,7 @@ fn vet_example(
 /// Where the ids a response may show come from: what the agent sent, the
 /// session's history, the result (when there is one), and the graph (to
 /// tell a split id that names a symbol).
-fn known<'a>(
+pub fn known<'a>(
     graph: &'a Graph,
     args: &'a Map<String, Value>,
     session: &'a policy::Session,

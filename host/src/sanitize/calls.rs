@@ -88,8 +88,16 @@ pub struct Found {
 /// (`mcp__signpost__describe`, `functions.describe`, `signpost/describe`).
 pub fn tool_named(name: &str) -> Option<&'static str> {
     let last = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
-    let last = last.rsplit("__").next().unwrap_or(last);
-    TOOL_NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(last.trim()))
+    TOOL_NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(unqualified(last.trim())))
+}
+
+/// A word without its `__` namespace (`mcp__signpost__describe`: `describe`)
+/// or leading underscores.
+fn unqualified(word: &str) -> &str {
+    match word.as_bytes().windows(2).rposition(|p| p == b"__") {
+        Some(at) => &word[at + 2..],
+        None => word.trim_start_matches('_'),
+    }
 }
 
 /// Whether a text stands verbatim in the result or in what the agent sent:
@@ -121,10 +129,7 @@ fn may_hold_call(folded: &str) -> Signs {
     let mut signs = Signs { brace: folded.contains('{'), ..Signs::default() };
     for w in words(folded) {
         let word = &folded[w];
-        let last = match word.as_bytes().windows(2).rposition(|p| p == b"__") {
-            Some(at) => &word[at + 2..],
-            None => word.trim_start_matches('_'),
-        };
+        let last = unqualified(word);
         signs.tool |= TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(last));
         signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
         signs.program |= word.eq_ignore_ascii_case("signpost");
@@ -327,13 +332,8 @@ fn tool_words(lower: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     for word in words(lower) {
         // `mcp__signpost__describe`: the part after the last `__`.
-        let text = &lower[word.clone()];
-        let underscores = text.as_bytes().windows(2).rposition(|w| w == b"__");
-        let (start, name) = match underscores {
-            Some(at) => (word.start + at + 2, &text[at + 2..]),
-            None => (word.start, text.trim_start_matches('_')),
-        };
-        let start = start + (word.end - start - name.len());
+        let name = unqualified(&lower[word.clone()]);
+        let start = word.end - name.len();
         let glued = start > 0 && bytes[start - 1].is_ascii_digit();
         let after = lower[word.end..].chars().next();
         if TOOL_NAMES.contains(&name) && !glued && !after.is_some_and(char::is_alphanumeric) {
