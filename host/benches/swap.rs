@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use signpost::graph::Graph;
-use signpost::pipeline::Signpost;
+use signpost::service::Signpost;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::reload::Reloader;
 use signpost::session::SessionContext;

@@ -34,7 +34,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::graph::Graph;
-use crate::pipeline::{Response, Signpost};
+use crate::response::Response;
+use crate::service::Signpost;
 use crate::policy::Policy;
 use crate::session::SessionContext;
 

@@ -188,11 +188,11 @@ impl LiveGraph {
         let watchers = self
             .sources
             .iter()
-            .map(|p| crate::reload::watch_file(p, tx.clone(), requests.clone(), "graph"))
+            .map(|p| crate::watch::watch_file(p, tx.clone(), requests.clone(), "graph"))
             .collect::<anyhow::Result<Vec<_>>>()?;
         tokio::spawn(async move {
             let _watchers = watchers;
-            while crate::reload::settled(&mut rx, DEBOUNCE).await {
+            while crate::watch::settled(&mut rx, DEBOUNCE).await {
                 let me = self.clone();
                 let seen = requests.load(Ordering::SeqCst);
                 if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {

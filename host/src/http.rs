@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use crate::pipeline::Signpost;
+use crate::service::Signpost;
 use crate::server::Session;
 
 /// The MCP endpoint path.

@@ -7,34 +7,38 @@
 //! `advise` → hint validation → the policy's `render` → the response.
 
 pub mod cases;
-pub mod graph;
 pub mod graphs;
 pub mod http;
-pub mod indexer;
 pub mod live;
 pub mod metrics;
 pub mod pipeline;
-pub mod policy;
 pub mod record;
 pub mod reload;
 pub mod replay;
+pub mod response;
 pub mod sanitize;
-pub mod search;
 pub mod selfcheck;
 pub mod server;
+pub mod service;
 pub mod session;
 pub mod terminal;
 pub mod tools;
 pub mod trails;
 pub mod trial;
 pub mod validate;
+pub mod watch;
 
 /// The default policy component, built from `hints-component/` by `build.rs`.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));
 
 /// The WIT package policies implement (`signpost policy wit DIR` writes it).
-pub const POLICY_WIT: &str = include_str!("../../wit/policy.wit");
-
+pub use signpost_policy::WIT as POLICY_WIT;
+pub use signpost_policy::wit_version;
+/// The code graph ([`signpost_graph`]): its formats, queries and indexers.
+pub use signpost_graph as graph;
+pub use signpost_graph::{indexer, search};
+/// The policy sandbox ([`signpost_policy`]).
+pub use signpost_policy as policy;
 /// At most 80 characters of untrusted text on one line, control and
 /// invisible characters removed, for messages.
 pub fn clip(s: &str) -> String {

@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::Subcommand;
 use rmcp::ServiceExt;
 use signpost::graphs::LiveGraph;
-use signpost::pipeline::Signpost;
+use signpost::service::Signpost;
 use signpost::policy::{Limits, Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
 use signpost::server::Session;
@@ -330,7 +330,7 @@ impl ServeArgs {
         })
     }
 
-    fn evidence(&self) -> anyhow::Result<signpost::pipeline::Evidence> {
+    fn evidence(&self) -> anyhow::Result<signpost::service::Evidence> {
         let recorder = match &self.record {
             Some(dir) => Some(signpost::record::Recorder::start(signpost::record::RecordOptions {
                 dir: dir.clone(),
@@ -341,7 +341,7 @@ impl ServeArgs {
         };
         // `Signpost` turns metrics back on for --record, --canary and --shadow.
         let metrics = (!self.no_metrics).then(Arc::default);
-        Ok(signpost::pipeline::Evidence { metrics, recorder })
+        Ok(signpost::service::Evidence { metrics, recorder })
     }
 
     /// The bearer token: `--token-file`, else `SIGNPOST_TOKEN`.
@@ -543,7 +543,7 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     };
     let shell = Shell::new(program_name(), options.repeated());
     let mut stdout = anstream::AutoStream::new(std::io::stdout(), options.color.choice());
-    let evidence = signpost::pipeline::Evidence { metrics: None, recorder: None };
+    let evidence = signpost::service::Evidence { metrics: None, recorder: None };
     let signpost = Signpost::new(graph, policy)?.with_evidence(evidence);
     // The token a server on the same store is given owns its trails.
     let token = std::env::var("SIGNPOST_TOKEN").ok().filter(|t| !t.trim().is_empty());
@@ -554,7 +554,7 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     };
     let session = &opened.context;
     // Each call's step goes back to the trail (a shared store's).
-    let keep = |tool: &str, response: &signpost::pipeline::Response| match &trails {
+    let keep = |tool: &str, response: &signpost::response::Response| match &trails {
         Some((runtime, trails)) => runtime.block_on(trails.finish(&opened, PastCall::of(tool, response))),
         None => None,
     };

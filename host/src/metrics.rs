@@ -40,7 +40,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
-use crate::pipeline::Response;
+use crate::response::Response;
 use crate::policy::Identity;
 use crate::tools::{CallShape, ErrorKind, Follow};
 

@@ -7,7 +7,7 @@
 //! (writes, creates and atomic renames, debounced) and SIGHUP. Swaps run one
 //! at a time, off the request path.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -15,10 +15,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::live::{SwapRecord, SwapResult};
-use crate::pipeline::Signpost;
+use crate::service::Signpost;
 use crate::policy::{LoadError, Policy, PolicyEngine};
 use crate::selfcheck::{self, CheckError, Report};
 use crate::validate::HintValidator;
+use crate::watch::{settled, watch_file};
 
 /// Quiet time after a file event before reloading (editors write in bursts).
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -246,42 +247,4 @@ impl Reloader {
             }
         }
     }
-}
-
-/// Waits for a reload request, then until none has come for `quiet` (a
-/// burst of file events is one reload). `false` once the senders are gone.
-pub(crate) async fn settled(rx: &mut mpsc::Receiver<()>, quiet: Duration) -> bool {
-    if rx.recv().await.is_none() {
-        return false;
-    }
-    while let Ok(Some(())) = tokio::time::timeout(quiet, rx.recv()).await {}
-    true
-}
-
-/// Watches the directory of `path` (so atomic renames are seen) and asks for
-/// a reload when an event names the file.
-pub(crate) fn watch_file(
-    path: &Path,
-    tx: mpsc::Sender<()>,
-    requests: Arc<AtomicU64>,
-    what: &'static str,
-) -> anyhow::Result<notify::RecommendedWatcher> {
-    use notify::{EventKind, RecursiveMode, Watcher};
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_owned());
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        let relevant = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_))
-            && event.paths.iter().any(|p| p.file_name() == name.as_deref());
-        if relevant {
-            requests.fetch_add(1, Ordering::SeqCst);
-            let _ = tx.try_send(());
-        }
-    })?;
-    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    tracing::info!(dir = %dir.display(), file = %path.display(), "watching the {what} file");
-    Ok(watcher)
 }

@@ -22,7 +22,8 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::metrics::Outcome;
-use crate::pipeline::{self, Asker, Findings, Response};
+use crate::pipeline::{self, Asker, Findings};
+use crate::response::Response;
 use crate::policy::Policy;
 use crate::record::{self, Decision};
 use crate::session::SessionContext;

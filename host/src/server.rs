@@ -23,7 +23,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live::{SwapRecord, SwapResult};
-use crate::pipeline::Signpost;
+use crate::service::Signpost;
 use crate::session::{PastCall, SessionContext};
 use crate::tools::TOOL_NAMES;
 use crate::trails::{Owner, TRAIL_ARG};

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::graph::is_id;
 use crate::metrics::Offered;
-use crate::pipeline::Response;
+use crate::response::Response;
 use crate::policy::{self, SessionKey};
 
 /// One session (one agent): its key and its history.

@@ -23,7 +23,7 @@ use anstyle::{AnsiColor, Style};
 use serde_json::{Map, Value, json};
 
 use crate::graph::parse_id;
-use crate::pipeline::Response;
+use crate::response::Response;
 use crate::sanitize;
 use crate::tools::{self, HintOut};
 

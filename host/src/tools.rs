@@ -13,8 +13,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::graph::index::{ends_with_segment, tail_start};
-use crate::graph::{Direction, EdgeKey, EdgeSummary, Graph, Node, NodeIx, NodeRef, is_id};
+use crate::graph::{Direction, EdgeKey, EdgeSummary, Graph, Node, NodeIx, NodeRef, is_id, query, search};
 
 /// The tools, in the order `tools/list` shows them.
 pub const TOOL_NAMES: [&str; 5] = ["resolve", "describe", "find", "search", "neighbors"];
@@ -778,7 +777,20 @@ fn page<T>(items: Vec<T>, limit: u32, offset: u32) -> Vec<T> {
 /// Runs a parsed call: the structured result.
 pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
     match call {
-        Parsed::Resolve(a) => to_value(&resolve(graph, &a)),
+        Parsed::Resolve(a) => {
+            let (hits, total) = query::resolve(graph, &a.identifier, a.kind.as_deref(), MAX_CANDIDATES);
+            let status = match total {
+                0 => ResolveStatus::None,
+                1 => ResolveStatus::One,
+                _ => ResolveStatus::Many,
+            };
+            to_value(&ResolveResult {
+                status,
+                identifier: a.identifier.trim().to_owned(),
+                kind: a.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned),
+                candidates: hits.iter().map(|ix| Symbol::from(graph.node(*ix))).collect(),
+            })
+        }
         Parsed::Describe(ix) => {
             let mut record = graph.node(ix).to_node();
             clip_doc(&mut record.doc);
@@ -786,13 +798,19 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]) })
         }
         Parsed::Find(a) => {
-            let hits = find(graph, &a);
+            let filter = query::Filter {
+                kind: a.kind.as_deref(),
+                role: a.role.as_deref(),
+                name: a.name.as_deref(),
+                path: a.path.as_deref(),
+            };
+            let hits = query::find(graph, &filter);
             let total = hits.len() as u64;
             let results = page(hits, a.limit, a.offset).into_iter().map(|ix| Symbol::from(graph.node(ix))).collect();
             to_value(&FindResult { results, total, limit: a.limit, offset: a.offset }).map(fit_page)
         }
         Parsed::Search(a) => {
-            let (total, scored) = crate::search::top(graph, &a.query, a.offset as usize + a.limit as usize);
+            let (total, scored) = search::top(graph, &a.query, a.offset as usize + a.limit as usize);
             let total = total as u64;
             let results = page(scored, a.limit, a.offset)
                 .into_iter()
@@ -842,125 +860,6 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             })
             .map(fit_page)
         }
-    }
-}
-
-/// `find`: the most selective index gives the candidates (name substring,
-/// then kind, role, file), the other filters check each; ascending ids of
-/// the graph's order.
-fn find(graph: &Graph, a: &FindArgs) -> Vec<NodeIx> {
-    let lc = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(crate::graph::index::lower);
-    let (kind, role, name, path) = (lc(&a.kind), lc(&a.role), lc(&a.name), lc(&a.path));
-    let ix = graph.index();
-    let union = |lists: Vec<&[NodeIx]>| {
-        let mut v: Vec<NodeIx> = lists.into_iter().flatten().copied().collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let matching = |table: &[String], want: &str| -> Vec<usize> {
-        table.iter().enumerate().filter(|(_, t)| t.eq_ignore_ascii_case(want)).map(|(i, _)| i).collect()
-    };
-    let files_matching = |want: &str| -> Vec<usize> {
-        graph.files.iter().enumerate().filter(|(_, f)| f.to_lowercase().contains(want)).map(|(i, _)| i).collect()
-    };
-    let candidates: Vec<NodeIx> = if let Some(n) = &name {
-        ix.name_contains(n)
-    } else if let Some(k) = &kind {
-        union(matching(&graph.kinds, k).into_iter().map(|k| ix.by_kind.get(k)).collect())
-    } else if let Some(r) = &role {
-        union(matching(&graph.roles, r).into_iter().map(|r| ix.by_role.get(r)).collect())
-    } else if let Some(p) = &path {
-        union(files_matching(p).into_iter().map(|f| ix.by_file.get(f)).collect())
-    } else {
-        (0..graph.node_count() as NodeIx).collect()
-    };
-    let file_ok: Option<Vec<usize>> = path.as_deref().map(files_matching);
-    candidates
-        .into_iter()
-        .filter(|&i| {
-            let n = graph.node(i);
-            kind.as_ref().is_none_or(|k| n.kind().eq_ignore_ascii_case(k))
-                && role.as_ref().is_none_or(|r| n.has_role(r))
-                && file_ok.as_ref().is_none_or(|f| f.binary_search(&(graph.recs[i as usize].file as usize)).is_ok())
-        })
-        .collect()
-}
-
-fn kind_rank(kind: &str) -> u8 {
-    match kind {
-        "class" | "interface" | "struct" | "trait" | "enum" => 0,
-        "method" | "function" => 1,
-        "route" | "topic" => 2,
-        "module" => 3,
-        _ => 4,
-    }
-}
-
-fn resolve(graph: &Graph, a: &ResolveArgs) -> ResolveResult {
-    let ident = a.identifier.trim();
-    let kind = a.kind.as_deref().map(str::trim).filter(|k| !k.is_empty());
-    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind().eq_ignore_ascii_case(k));
-    let index = graph.index();
-    let mut hits: Vec<NodeIx> = Vec::new();
-    let lower = crate::graph::index::lower(ident);
-    if is_id(&lower)
-        && let Some(ix) = graph.lookup(&lower)
-    {
-        hits.push(ix);
-    }
-    if hits.is_empty() {
-        hits = index.fqn_is(graph, &lower).iter().copied().filter(keep).collect();
-    }
-    if hits.is_empty() {
-        // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
-        // the symbols whose last segment is the identifier's, then the
-        // suffix checked on each.
-        let tail = &lower[tail_start(&lower)..];
-        hits = index
-            .tail_is(graph, tail)
-            .iter()
-            .copied()
-            .filter(|ix| ends_with_segment(&crate::graph::index::lower(graph.node(*ix).fqn()), &lower))
-            .filter(keep)
-            .collect();
-    }
-    if hits.is_empty() {
-        hits = index.name_is(&lower).iter().copied().filter(keep).collect();
-    }
-    hits.retain(keep);
-    // Names that differ only in case (`Order.status`, `Order.Status`): the
-    // one spelled exactly as asked wins, when there is exactly one.
-    if hits.len() > 1 {
-        let exact: Vec<NodeIx> = hits
-            .iter()
-            .copied()
-            .filter(|ix| {
-                let n = graph.node(*ix);
-                n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
-            })
-            .collect();
-        if exact.len() == 1 {
-            hits = exact;
-        }
-    }
-    // Defined symbols before external placeholders, types before members.
-    hits.sort_by_key(|ix| {
-        let n = graph.node(*ix);
-        (n.has_role(crate::graph::EXTERNAL), kind_rank(n.kind()), n.fqn().len(), n.fqn(), *ix)
-    });
-    let total = hits.len();
-    hits.truncate(MAX_CANDIDATES);
-    let status = match total {
-        0 => ResolveStatus::None,
-        1 => ResolveStatus::One,
-        _ => ResolveStatus::Many,
-    };
-    ResolveResult {
-        status,
-        identifier: ident.to_owned(),
-        kind: kind.map(str::to_owned),
-        candidates: hits.iter().map(|ix| Symbol::from(graph.node(*ix))).collect(),
     }
 }
 

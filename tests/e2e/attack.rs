@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use signpost::graph::Graph;
-use signpost::pipeline::Signpost;
+use signpost::service::Signpost;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::session::SessionContext;
 

@@ -481,7 +481,7 @@ fn http_status(body: Vec<u8>, json_type: bool) -> (u16, String) {
             signpost::policy::PolicyEngine::new(signpost::policy::Limits::default()).unwrap_or_else(|e| panic!("{e}"));
         let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").unwrap_or_else(|e| panic!("{e}"));
         let signpost =
-            Arc::new(signpost::pipeline::Signpost::new(Graph::sample(), policy).unwrap_or_else(|e| panic!("{e}")));
+            Arc::new(signpost::service::Signpost::new(Graph::sample(), policy).unwrap_or_else(|e| panic!("{e}")));
         let opts = signpost::http::HttpOptions {
             addr: ([127, 0, 0, 1], 0).into(),
             token: None,

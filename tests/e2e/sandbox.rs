@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use signpost::graph::Graph;
-use signpost::pipeline::{Response, Signpost};
+use signpost::response::Response;
+use signpost::service::Signpost;
 use signpost::policy::{Limits, LoadError, PolicyEngine, PolicyFault};
 use signpost::session::SessionContext;
 

@@ -491,7 +491,7 @@ fn mac(key: &[u8; 64]) -> Hmac<Sha256> {
 
 /// Tells the agent what became of the trail it sent (`opened`) and of
 /// this call's step (`kept`): a `note:` line, and `trail_notice`.
-pub fn add_notice(response: &mut crate::pipeline::Response, opened: Option<String>, kept: Option<String>) {
+pub fn add_notice(response: &mut crate::response::Response, opened: Option<String>, kept: Option<String>) {
     let notice = match (opened, kept) {
         (Some(a), Some(b)) => format!("{a}; {b}"),
         (Some(a), None) | (None, Some(a)) => a,

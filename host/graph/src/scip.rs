@@ -895,10 +895,10 @@ fn fqn_of(sym: &Symbol, path: &[Descriptor], sep: &str, rust: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Direction;
+    use crate::Direction;
 
     fn fixture(lang: &str) -> Graph {
-        let path = format!("{}/../tests/fixtures/scip/{lang}/index.scip", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../../tests/fixtures/scip/{lang}/index.scip", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         import(&bytes, &Options { name: lang.into() }).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
@@ -1037,7 +1037,7 @@ mod tests {
 
     #[test]
     fn bad_indexes_are_refused_with_the_reason() {
-        let good = std::fs::read(format!("{}/../tests/fixtures/scip/rust/index.scip", env!("CARGO_MANIFEST_DIR")))
+        let good = std::fs::read(format!("{}/../../tests/fixtures/scip/rust/index.scip", env!("CARGO_MANIFEST_DIR")))
             .unwrap_or_default();
         let err = |b: &[u8]| import(b, &Options::default()).map(|_| ()).unwrap_err().to_string();
         assert!(err(&good[..good.len() / 2]).contains("does not parse"), "truncated");

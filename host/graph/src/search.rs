@@ -10,8 +10,8 @@
 //! for the loose tier, names that start with the query's first two
 //! characters.
 
-use crate::graph::index::{ends_with_segment, lower, tail_start};
-use crate::graph::{Graph, NodeIx};
+use crate::index::{ends_with_segment, lower, tail_start};
+use crate::{Graph, NodeIx};
 
 /// Matches scoring below this are not returned.
 pub const MIN_SCORE: f64 = 0.2;

@@ -358,7 +358,7 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Graph;
+    use crate::Graph;
 
     #[test]
     fn a_snapshot_reads_back_as_the_same_graph() {

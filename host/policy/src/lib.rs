@@ -22,10 +22,11 @@
 //! environment, no arguments, no network, and stdout/stderr captured into
 //! the host's log. Everything a guest chooses (its output, the function
 //! names in a trap's backtrace, its export names) reaches the log or a
-//! terminal only through [`crate::sanitize::escape`].
+//! terminal only through [`text::escape`].
 
 mod bindings;
 mod cache;
+pub mod text;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -46,6 +47,9 @@ pub use bindings::types::{
 };
 use bindings::{Hints, HintsPre};
 pub use bindings::{POLICY_INTERFACE, WIT_VERSION};
+
+/// The WIT package policies implement (`signpost policy wit DIR` writes it).
+pub const WIT: &str = include_str!("../../../wit/policy.wit");
 
 /// Calls after which a pooled instance is retired (bounds leaks in a policy).
 pub const MAX_USES: u32 = 10_000;
@@ -157,7 +161,7 @@ fn prepare_memory_images(component: &Component) -> Result<(), LoadError> {
                 tracing::debug!(attempt, "memory image busy (EBUSY); retrying");
                 std::thread::sleep(Duration::from_millis(50 * u64::from(attempt)));
             }
-            Err(e) => return Err(LoadError::Memory(crate::sanitize::escape(&format!("{e:#}"), 300))),
+            Err(e) => return Err(LoadError::Memory(text::escape(&format!("{e:#}"), 300))),
         }
     }
     unreachable!("the loop returns")
@@ -178,13 +182,13 @@ fn describe_error(e: &wasmtime::Error) -> String {
         Some(trap) => trap.to_string(),
         None => e.root_cause().to_string(),
     };
-    let mut out = crate::sanitize::escape(&head, 300);
+    let mut out = text::escape(&head, 300);
     if let Some(trace) = e.downcast_ref::<wasmtime::WasmBacktrace>() {
         let names: Vec<String> = trace
             .frames()
             .iter()
             .take(8)
-            .map(|f| crate::sanitize::escape(f.func_name().unwrap_or("<unnamed>"), 80))
+            .map(|f| text::escape(f.func_name().unwrap_or("<unnamed>"), 80))
             .collect();
         if !names.is_empty() {
             out.push_str(" (in ");
@@ -197,7 +201,7 @@ fn describe_error(e: &wasmtime::Error) -> String {
 
 /// `format!("{e:#}")` for load-time errors, as one escaped line.
 fn describe_load_error(e: &wasmtime::Error) -> String {
-    crate::sanitize::escape(&format!("{e:#}"), 600)
+    text::escape(&format!("{e:#}"), 600)
 }
 
 impl std::error::Error for PolicyFault {}
@@ -435,7 +439,7 @@ impl PolicyEngine {
                 .component_type()
                 .exports(&self.engine)
                 .take(20)
-                .map(|(name, _)| crate::sanitize::escape(name, 80))
+                .map(|(name, _)| text::escape(name, 80))
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
@@ -454,8 +458,8 @@ impl PolicyEngine {
             },
         };
         let info = policy.cold_lease().identity().map_err(LoadError::Identity)?;
-        policy.info.name = crate::clip(&info.name);
-        policy.info.version = crate::clip(&info.version);
+        policy.info.name = text::line(&info.name, 80);
+        policy.info.version = text::line(&info.version, 80);
         tracing::info!(
             policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
             from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
@@ -550,7 +554,7 @@ impl SessionKey {
         SessionKey(NEXT.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// The key of a trail ([`crate::trails`]), from its random id: the same
+    /// The key of a trail (the host's `trails`), from its random id: the same
     /// on every replica, and never one [`SessionKey::fresh`] hands out
     /// (those stay below 2^63).
     pub fn of_trail(id: &[u8; 16]) -> Self {
@@ -807,7 +811,7 @@ fn drain_output(slot: &mut Slot, policy: &str) {
         if bytes.len() > *logged {
             let text = String::from_utf8_lossy(&bytes[*logged..]);
             for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
-                let line = crate::sanitize::escape(line, 1000);
+                let line = text::escape(line, 1000);
                 tracing::info!(target: "signpost::policy_output", policy, stream, "{line}");
             }
             *logged = bytes.len();

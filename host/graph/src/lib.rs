@@ -20,9 +20,12 @@
 
 mod builder;
 pub(crate) mod index;
+pub mod indexer;
 pub mod json;
+pub mod query;
 pub mod scip;
 mod scip_symbol;
+pub mod search;
 pub mod snapshot;
 
 use std::collections::{BTreeMap, HashSet};

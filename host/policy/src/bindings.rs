@@ -3,7 +3,7 @@
 #![allow(missing_docs)] // generated code documents itself from the WIT
 
 wasmtime::component::bindgen!({
-    path: "../wit",
+    path: "../../wit",
     world: "hints",
 });
 

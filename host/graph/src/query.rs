@@ -1,0 +1,131 @@
+//! Queries over a graph's name indexes: `find`'s filters and `resolve`'s
+//! reading of an identifier. Ranking by words is [`crate::search`].
+
+use crate::index::{ends_with_segment, lower, tail_start};
+use crate::{EXTERNAL, Graph, NodeIx, is_id};
+
+/// `find`'s filters, each a case-insensitive match; `None` or blank matches all.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filter<'a> {
+    /// The kind, exactly (`class`).
+    pub kind: Option<&'a str>,
+    /// A role the symbol has, exactly.
+    pub role: Option<&'a str>,
+    /// A substring of the symbol's name.
+    pub name: Option<&'a str>,
+    /// A substring of the symbol's file path.
+    pub path: Option<&'a str>,
+}
+
+/// The symbols matching every filter given: the most selective index gives the candidates (name substring,
+/// then kind, role, file), the other filters check each; ascending ids of
+/// the graph's order.
+pub fn find(graph: &Graph, filter: &Filter<'_>) -> Vec<NodeIx> {
+    let lc = |o: Option<&str>| o.map(str::trim).filter(|s| !s.is_empty()).map(lower);
+    let (kind, role, name, path) = (lc(filter.kind), lc(filter.role), lc(filter.name), lc(filter.path));
+    let ix = graph.index();
+    let union = |lists: Vec<&[NodeIx]>| {
+        let mut v: Vec<NodeIx> = lists.into_iter().flatten().copied().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let matching = |table: &[String], want: &str| -> Vec<usize> {
+        table.iter().enumerate().filter(|(_, t)| t.eq_ignore_ascii_case(want)).map(|(i, _)| i).collect()
+    };
+    let files_matching = |want: &str| -> Vec<usize> {
+        graph.files.iter().enumerate().filter(|(_, f)| f.to_lowercase().contains(want)).map(|(i, _)| i).collect()
+    };
+    let candidates: Vec<NodeIx> = if let Some(n) = &name {
+        ix.name_contains(n)
+    } else if let Some(k) = &kind {
+        union(matching(&graph.kinds, k).into_iter().map(|k| ix.by_kind.get(k)).collect())
+    } else if let Some(r) = &role {
+        union(matching(&graph.roles, r).into_iter().map(|r| ix.by_role.get(r)).collect())
+    } else if let Some(p) = &path {
+        union(files_matching(p).into_iter().map(|f| ix.by_file.get(f)).collect())
+    } else {
+        (0..graph.node_count() as NodeIx).collect()
+    };
+    let file_ok: Option<Vec<usize>> = path.as_deref().map(files_matching);
+    candidates
+        .into_iter()
+        .filter(|&i| {
+            let n = graph.node(i);
+            kind.as_ref().is_none_or(|k| n.kind().eq_ignore_ascii_case(k))
+                && role.as_ref().is_none_or(|r| n.has_role(r))
+                && file_ok.as_ref().is_none_or(|f| f.binary_search(&(graph.recs[i as usize].file as usize)).is_ok())
+        })
+        .collect()
+}
+
+fn kind_rank(kind: &str) -> u8 {
+    match kind {
+        "class" | "interface" | "struct" | "trait" | "enum" => 0,
+        "method" | "function" => 1,
+        "route" | "topic" => 2,
+        "module" => 3,
+        _ => 4,
+    }
+}
+
+/// The symbols an identifier names (an id, a qualified name, a qualified
+/// suffix such as `OrderService.placeOrder`, or a simple name), of `kind`
+/// when given: defined symbols before external ones, types before members,
+/// shorter names first. At most `max` of them, and how many there were.
+pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) -> (Vec<NodeIx>, usize) {
+    let ident = identifier.trim();
+    let kind = kind.map(str::trim).filter(|k| !k.is_empty());
+    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind().eq_ignore_ascii_case(k));
+    let index = graph.index();
+    let mut hits: Vec<NodeIx> = Vec::new();
+    let wanted = lower(ident);
+    if is_id(&wanted)
+        && let Some(ix) = graph.lookup(&wanted)
+    {
+        hits.push(ix);
+    }
+    if hits.is_empty() {
+        hits = index.fqn_is(graph, &wanted).iter().copied().filter(keep).collect();
+    }
+    if hits.is_empty() {
+        // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
+        // the symbols whose last segment is the identifier's, then the
+        // suffix checked on each.
+        let tail = &wanted[tail_start(&wanted)..];
+        hits = index
+            .tail_is(graph, tail)
+            .iter()
+            .copied()
+            .filter(|ix| ends_with_segment(&lower(graph.node(*ix).fqn()), &wanted))
+            .filter(keep)
+            .collect();
+    }
+    if hits.is_empty() {
+        hits = index.name_is(&wanted).iter().copied().filter(keep).collect();
+    }
+    hits.retain(keep);
+    // Names that differ only in case (`Order.status`, `Order.Status`): the
+    // one spelled exactly as asked wins, when there is exactly one.
+    if hits.len() > 1 {
+        let exact: Vec<NodeIx> = hits
+            .iter()
+            .copied()
+            .filter(|ix| {
+                let n = graph.node(*ix);
+                n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
+            })
+            .collect();
+        if exact.len() == 1 {
+            hits = exact;
+        }
+    }
+    // Defined symbols before external placeholders, types before members.
+    hits.sort_by_key(|ix| {
+        let n = graph.node(*ix);
+        (n.has_role(EXTERNAL), kind_rank(n.kind()), n.fqn().len(), n.fqn(), *ix)
+    });
+    let total = hits.len();
+    hits.truncate(max);
+    (hits, total)
+}

@@ -1,0 +1,36 @@
+//! What a tool call returns to the agent: the leaf type every layer above
+//! the tools passes around (the pipeline makes it; sessions, trails,
+//! metrics and the terminal read it).
+
+use serde_json::Value;
+
+use crate::graph::Graph;
+use crate::tools::{CallShape, HintOut};
+
+/// What a tool call returns to the agent.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// Whether the call failed (`isError`).
+    pub is_error: bool,
+    /// The terse text projection.
+    pub text: String,
+    /// The advice's state tag (`ok`/`error` when the policy faulted), however
+    /// the policy rendered its text.
+    pub state_tag: String,
+    /// The result (or `{error}`) plus `hints`.
+    pub structured: Value,
+    /// The call as the graph read it (`None` when its arguments could not
+    /// be read).
+    pub shape: Option<CallShape>,
+    /// The hints the response carries (also in `structured`).
+    pub hints: Vec<HintOut>,
+}
+
+impl Response {
+    /// The shapes of its actionable hints on `graph` (what the agent's next
+    /// call is judged against).
+    pub fn offered(&self, graph: &Graph) -> Vec<CallShape> {
+        self.hints.iter().filter(|h| h.actionable).filter_map(|h| CallShape::of_args(graph, &h.tool, &h.args)).collect()
+    }
+}
+

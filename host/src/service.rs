@@ -1,0 +1,347 @@
+//! The service: the graph, the tools and the live policy, shared by every
+//! session, and what it keeps about the calls it serves (in-flight
+//! accounting, evidence, canary and shadow trials).
+//!
+//! [`Signpost::call`] picks the policy that serves a call (the live one, or a
+//! canary), runs it through [`pipeline::run`], and then does the
+//! bookkeeping: the live policy's fault watch, the session's history, the
+//! metrics and decision log, and the shadow's copy of the call. The pipeline
+//! knows nothing of this; the trials are built on the pipeline, not it on them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rmcp::model::Tool;
+use serde_json::{Map, Value, json};
+
+use crate::graph::Graph;
+use crate::graphs::LiveGraph;
+use crate::live::LivePolicy;
+use crate::metrics::{Arm, Metrics, Observation, Revision};
+use crate::pipeline::{self, Asker, Findings};
+use crate::policy::Policy;
+use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
+use crate::response::Response;
+use crate::session::SessionContext;
+use crate::tools;
+use crate::trial::{ShadowCall, Trials};
+use crate::validate::HintValidator;
+
+/// The graph, the tools and the live policy, shared by every session.
+pub struct Signpost {
+    graphs: Arc<LiveGraph>,
+    tools: Vec<Tool>,
+    validator: HintValidator,
+    live: LivePolicy,
+    in_flight: AtomicUsize,
+    evidence: Evidence,
+    trials: Trials,
+    trails: crate::trails::Trails,
+}
+
+/// What the host keeps about how agents use the hints: follow-through
+/// metrics (on unless turned off) and the decision log (when recording).
+#[derive(Debug)]
+pub struct Evidence {
+    /// Counted calls, when on.
+    pub metrics: Option<Arc<Metrics>>,
+    /// The decision log, when recording.
+    pub recorder: Option<Recorder>,
+}
+
+impl Default for Evidence {
+    fn default() -> Self {
+        Evidence { metrics: Some(Arc::default()), recorder: None }
+    }
+}
+
+/// Counts a call as in flight for as long as it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::SeqCst);
+        InFlight(counter)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Signpost {
+    /// Serves `graph` with `policy`.
+    pub fn new(graph: Graph, policy: Policy) -> anyhow::Result<Self> {
+        Self::with_graphs(LiveGraph::new(graph, Vec::new(), std::time::Duration::ZERO), policy)
+    }
+
+    /// Serves a live graph (reloaded when its files change) with `policy`.
+    pub fn with_graphs(graphs: LiveGraph, policy: Policy) -> anyhow::Result<Self> {
+        Ok(Signpost {
+            graphs: Arc::new(graphs),
+            tools: tools::definitions(),
+            validator: HintValidator::new()?,
+            live: LivePolicy::new(policy),
+            in_flight: AtomicUsize::new(0),
+            evidence: Evidence::default(),
+            trials: Trials::new(),
+            trails: crate::trails::Trails::default(),
+        })
+    }
+
+    /// Tries `canary` on `share` of the sessions (see [`crate::trial`]);
+    /// its follow-through rule needs metrics, which it turns on.
+    pub fn with_canary(mut self, canary: Policy, share: f64) -> Self {
+        self.evidence.metrics.get_or_insert_with(Arc::default);
+        self.trials.start_canary(canary, share, &self.live);
+        self
+    }
+
+    /// Computes `shadow`'s hints for every call, never shown (see
+    /// [`crate::trial`]); counting needs metrics, which it turns on.
+    pub fn with_shadow(mut self, shadow: Policy) -> anyhow::Result<Self> {
+        self.evidence.metrics.get_or_insert_with(Arc::default);
+        self.start_shadow(shadow)?;
+        Ok(self)
+    }
+
+    /// Replaces the shadow (or starts one) while serving.
+    pub fn start_shadow(&self, shadow: Policy) -> anyhow::Result<()> {
+        let metrics = self.evidence.metrics.clone().ok_or_else(|| anyhow::anyhow!("a shadow needs metrics on"))?;
+        self.trials.start_shadow(shadow, metrics, &self.live)
+    }
+
+    /// Keeps trails as `trails` says (lifetime, bound) instead of the default.
+    pub fn with_trails(mut self, trails: crate::trails::Trails) -> Self {
+        self.trails = trails;
+        self
+    }
+
+    /// The trails: session context as state handles ([`crate::trails`]).
+    pub fn trails(&self) -> &crate::trails::Trails {
+        &self.trails
+    }
+
+    /// The canary and the shadow.
+    pub fn trials(&self) -> &Trials {
+        &self.trials
+    }
+
+    /// Keeps `evidence` (metrics on or off, a decision log) instead of the
+    /// default (metrics on, no log). Recording counts too: a decision
+    /// record says how its call took the previous hints.
+    pub fn with_evidence(mut self, mut evidence: Evidence) -> Self {
+        let trials = self.trials.has_shadow() || self.trials.canary_sha256().is_some();
+        if (evidence.recorder.is_some() || trials) && evidence.metrics.is_none() {
+            evidence.metrics = Some(Arc::default());
+        }
+        self.evidence = evidence;
+        self
+    }
+
+    /// The follow-through metrics and the decision log.
+    pub fn evidence(&self) -> &Evidence {
+        &self.evidence
+    }
+
+    /// The status document served as `signpost://policy`: the live
+    /// policy's, with follow-through metrics and the recorder's state.
+    pub fn status(&self) -> Value {
+        let mut status = self.live.status();
+        status["follow_through"] = match &self.evidence.metrics {
+            Some(m) => m.summary(),
+            None => json!("off (--no-metrics)"),
+        };
+        status["recording"] = self.evidence.recorder.as_ref().map_or(Value::Null, Recorder::status);
+        let trials = self.trials.status(self.evidence.metrics.as_deref(), &self.live);
+        status["canary"] = trials["canary"].clone();
+        status["shadow"] = trials["shadow"].clone();
+        status["live_sessions"] = trials["live_sessions"].clone();
+        status["trails"] = self.trails.status();
+        status
+    }
+
+    /// The Prometheus text exposition (`GET /metrics`), or `None` when
+    /// metrics are off.
+    pub fn prometheus(&self) -> Option<String> {
+        let metrics = self.evidence.metrics.as_ref()?;
+        let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let mut policy_counters = Vec::new();
+        let mut policies = vec![(Arm::Live, self.live.current())];
+        policies.extend(self.trials.policies());
+        for (arm, policy) in policies {
+            let stats = policy.stats();
+            let revision = Revision::of(policy.identity());
+            policy_counters.extend(
+                [
+                    ("calls", n(&stats.calls)),
+                    ("traps", n(&stats.traps)),
+                    ("timeouts", n(&stats.timeouts)),
+                    ("hints_dropped", n(&stats.hints_dropped)),
+                    ("coercions_refused", n(&stats.coercions_refused)),
+                    ("instances_recycled_for_memory", n(&stats.recycled_for_memory)),
+                ]
+                .into_iter()
+                .map(|(name, v)| (arm, revision.clone(), name, v)),
+            );
+        }
+        policy_counters.sort_by_key(|p| p.2);
+        Some(metrics.prometheus(crate::metrics::Extra {
+            policy_counters,
+            swaps: self.live.swap_counts(),
+            in_flight: self.in_flight() as u64,
+        }))
+    }
+
+    /// The graph serving now.
+    pub fn graph(&self) -> Arc<Graph> {
+        self.graphs.current()
+    }
+
+    /// The live graph: reloads and status.
+    pub fn graphs(&self) -> &Arc<LiveGraph> {
+        &self.graphs
+    }
+
+    /// The tool definitions.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The policy serving now.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.live.current()
+    }
+
+    /// The live policy: swaps, rollback, status.
+    pub fn live(&self) -> &LivePolicy {
+        &self.live
+    }
+
+    /// Tool calls running now.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The hint validator (also used by the self-check).
+    pub fn validator(&self) -> &HintValidator {
+        &self.validator
+    }
+
+    /// Runs one tool call for a session. Blocking (policy calls are
+    /// synchronous and bounded by the policy deadline).
+    pub fn call(&self, tool: &str, args: Map<String, Value>, session: &SessionContext) -> Response {
+        let started = Instant::now();
+        let _in_flight = InFlight::new(&self.in_flight);
+        let seq = session.seq();
+        let (arm, policy) = match self.trials.canary_for(session) {
+            Some(canary) => (Arm::Canary, canary),
+            None => (Arm::Live, self.live.current()),
+        };
+        let mut lease = policy.lease(session.key());
+        let snapshot = session.snapshot();
+        // The call finishes on the graph it started with, whatever swaps.
+        let graph = self.graphs.current();
+        let asker = Asker { session: &snapshot, trail: session.handle() };
+        let response = pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
+        let faulted = lease.faults() > 0;
+        drop(lease);
+        match arm {
+            Arm::Canary => {
+                self.trials.after_canary_call(&policy, faulted, &self.live, self.evidence.metrics.as_deref())
+            }
+            _ => self.live.after_call(&policy, faulted),
+        }
+        session.record(tool, &response);
+        if self.evidence.metrics.is_some() {
+            let served = Served { arm, policy: &policy, graph: &graph, faulted, seq, latency: started.elapsed() };
+            self.observe(tool, &args, session, &response, served);
+        }
+        if self.trials.has_shadow() {
+            // Busy: more calls in flight than cores; the shadow waits for quiet.
+            let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
+            let call = ShadowCall {
+                tool: tool.to_owned(),
+                args,
+                history: snapshot,
+                graph,
+                shape: response.shape.clone(),
+                session: session.key(),
+                seq,
+                offered: session.shadow_offered().clone(),
+            };
+            self.trials.shadow(call, busy);
+        }
+        response
+    }
+
+    /// Counts a served call and writes its decision record.
+    fn observe(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        session: &SessionContext,
+        response: &Response,
+        served: Served<'_>,
+    ) {
+        let Some(metrics) = &self.evidence.metrics else { return };
+        let revision = Revision::of(served.policy.identity());
+        let observation = Observation::of(
+            served.seq,
+            tool,
+            response.shape.as_ref(),
+            response,
+            served.graph,
+            served.faulted,
+            served.latency,
+        );
+        let outcome = observation.outcome;
+        let follow = metrics.observe(served.arm, &revision, session.offered(), observation);
+        let Some(recorder) = &self.evidence.recorder else { return };
+        let args_fit = serde_json::to_string(args).is_ok_and(|s| s.len() <= record::MAX_ARGS_BYTES);
+        let ids = if response.is_error { Vec::new() } else { crate::session::result_ids(&response.structured) };
+        let id = served.policy.identity();
+        recorder.record(&Decision {
+            v: record::FORMAT,
+            at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            session: record::session_name(session.key()),
+            seq: served.seq,
+            tool: tool.to_owned(),
+            args: args_fit.then(|| args.clone()),
+            outcome: outcome.as_str().to_owned(),
+            id_count: ids.len(),
+            ids: ids.into_iter().take(record::MAX_RECORDED_IDS).collect(),
+            state_tag: response.state_tag.clone(),
+            hints: response
+                .hints
+                .iter()
+                .map(|h| RecordedHint {
+                    tool: h.tool.clone(),
+                    // A trail is a bearer capability: never in a log.
+                    args: crate::trails::without_trail(&h.args).into_owned(),
+                    actionable: h.actionable,
+                })
+                .collect(),
+            follow,
+            arm: served.arm.as_str().to_owned(),
+            policy: RecordedPolicy { name: id.name.clone(), version: id.version.clone(), sha256: id.sha256.clone() },
+            graph: served.graph.name().to_owned(),
+            latency_us: served.latency.as_micros() as u64,
+            text_bytes: response.text.len(),
+        });
+    }
+}
+
+/// Who served a call, on what, at what cost.
+struct Served<'a> {
+    arm: Arm,
+    policy: &'a Policy,
+    graph: &'a Graph,
+    faulted: bool,
+    seq: u64,
+    latency: Duration,
+}
+
