@@ -15,7 +15,7 @@ use std::time::Instant;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use signpost::graph::{Graph, GraphBuilder, NodeSpec, format_id, snapshot};
-use signpost::tools::{self, StrictIds};
+use signpost::tools::{self, StrictIds, Tool};
 
 const WORDS: [&str; 48] = [
     "order",
@@ -255,7 +255,7 @@ fn synthetic_scip(nodes: usize) -> Vec<u8> {
     index.write_to_bytes().expect("encode the synthetic index")
 }
 
-fn run(graph: &Graph, tool: &str, args: &Value) -> Value {
+fn run(graph: &Graph, tool: Tool, args: &Value) -> Value {
     let args = args.as_object().expect("object");
     tools::execute(graph, tools::parse(graph, tool, args, &mut StrictIds).expect("parse")).expect("execute")
 }
@@ -333,27 +333,27 @@ fn bench(c: &mut Criterion) {
 
     let hub = format_id(&raw(2));
     let plain = format_id(&raw(nodes / 2 + 5));
-    let described = run(&graph, "describe", &json!({"id": hub}));
+    let described = run(&graph, Tool::Describe, &json!({"id": hub}));
     eprintln!("hub callers: {}", described["edge_summary"]["in"]["CALLS"]);
     let mut group = c.benchmark_group(format!("graph-{symbols}"));
     group.sample_size(20);
     for (label, target) in [("hub", &hub), ("plain", &plain)] {
         group.bench_function(format!("describe/{label}"), |b| {
-            b.iter(|| run(&graph, "describe", black_box(&json!({"id": target}))))
+            b.iter(|| run(&graph, Tool::Describe, black_box(&json!({"id": target}))))
         });
         group.bench_function(format!("neighbors-in-calls-page/{label}"), |b| {
             let args = json!({"ids": [target], "direction": "in", "edge_types": ["CALLS"], "limit": 25});
-            b.iter(|| run(&graph, "neighbors", black_box(&args)))
+            b.iter(|| run(&graph, Tool::Neighbors, black_box(&args)))
         });
     }
     let class = graph.iter().find(|n| n.kind() == "class").map(|n| n.name().to_owned()).unwrap_or_default();
     for (label, tool, args) in [
-        ("resolve/class", "resolve", json!({"identifier": class})),
-        ("resolve/qualified-suffix", "resolve", json!({"identifier": format!("{class}.getOrder")})),
-        ("search/word", "search", json!({"query": "refund"})),
-        ("search/two-words", "search", json!({"query": "ledger audit"})),
-        ("search/fuzzy", "search", json!({"query": "ldgraud"})),
-        ("find/kind+name", "find", json!({"kind": "class", "name": "ledger"})),
+        ("resolve/class", Tool::Resolve, json!({"identifier": class})),
+        ("resolve/qualified-suffix", Tool::Resolve, json!({"identifier": format!("{class}.getOrder")})),
+        ("search/word", Tool::Search, json!({"query": "refund"})),
+        ("search/two-words", Tool::Search, json!({"query": "ledger audit"})),
+        ("search/fuzzy", Tool::Search, json!({"query": "ldgraud"})),
+        ("find/kind+name", Tool::Find, json!({"kind": "class", "name": "ledger"})),
     ] {
         group.bench_function(label, |b| b.iter(|| run(&graph, tool, black_box(&args))));
     }

@@ -15,13 +15,13 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 use signpost::graph::Graph;
-use signpost::service::Evidence;
-use signpost::service::Signpost;
 use signpost::policy::{self, Limits, PolicyEngine};
 use signpost::record::{RecordOptions, Recorder};
 use signpost::sanitize::{self, Allowed, Scope};
+use signpost::service::Evidence;
+use signpost::service::Signpost;
 use signpost::session::SessionContext;
-use signpost::tools::{self, StrictIds};
+use signpost::tools::{self, StrictIds, Tool};
 
 fn bench(c: &mut Criterion) {
     let engine = PolicyEngine::new(Limits::default()).expect("engine");
@@ -31,7 +31,8 @@ fn bench(c: &mut Criterion) {
     let describe_args = json!({"id": ctrl});
     let describe_result = tools::execute(
         &graph,
-        tools::parse(&graph, "describe", describe_args.as_object().expect("object"), &mut StrictIds).expect("parse"),
+        tools::parse(&graph, Tool::Describe, describe_args.as_object().expect("object"), &mut StrictIds)
+            .expect("parse"),
     )
     .expect("describe");
     let session = policy::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] };
@@ -114,29 +115,32 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("tool call describe");
     group.bench_function("graph only (no policy)", |b| {
         b.iter(|| {
-            let parsed = tools::parse(&signpost.graph(), "describe", black_box(&args), &mut StrictIds).expect("parse");
+            let parsed =
+                tools::parse(&signpost.graph(), Tool::Describe, black_box(&args), &mut StrictIds).expect("parse");
             tools::execute(&signpost.graph(), parsed).expect("ok")
         })
     });
-    group.bench_function("whole pipeline", |b| b.iter(|| signpost.call("describe", black_box(args.clone()), &history)));
+    group.bench_function("whole pipeline", |b| {
+        b.iter(|| signpost.call(Tool::Describe, black_box(args.clone()), &history))
+    });
     // Instances never cross sessions: a session's first call pays for a
     // fresh instance (what isolation costs when no warm one is kept).
     group.bench_function("whole pipeline, a new session every call", |b| {
-        b.iter(|| signpost.call("describe", black_box(args.clone()), &SessionContext::new()))
+        b.iter(|| signpost.call(Tool::Describe, black_box(args.clone()), &SessionContext::new()))
     });
     // A policy that does next to nothing (chaos without markers: no hints,
     // one line of text): what the host's part of the pipeline costs.
     let noop = engine.load(&std::fs::read(env!("SIGNPOST_CHAOS_POLICY")).expect("chaos"), "chaos").expect("chaos");
     let noop = Signpost::new(Graph::sample(), noop).expect("signpost");
     group.bench_function("whole pipeline, no-op policy", |b| {
-        b.iter(|| noop.call("describe", black_box(args.clone()), &history))
+        b.iter(|| noop.call(Tool::Describe, black_box(args.clone()), &history))
     });
     // The sanitiser alone, on the default policy's `describe` text (what
     // it costs a call; issue 22's budget is 5 µs more than before).
     let session = SessionContext::new();
     // The second call: the id is in the session's history by then.
-    signpost.call("describe", args.clone(), &session);
-    let response = signpost.call("describe", args.clone(), &session);
+    signpost.call(Tool::Describe, args.clone(), &session);
+    let response = signpost.call(Tool::Describe, args.clone(), &session);
     let snapshot = session.snapshot();
     let allowed: Vec<Allowed<'_>> =
         response.hints.iter().filter(|h| h.actionable).map(|h| Allowed { tool: &h.tool, args: &h.args }).collect();
@@ -171,7 +175,7 @@ fn bench(c: &mut Criterion) {
         let policy = engine.load(signpost::DEFAULT_POLICY, "embedded").expect("default policy");
         let server = Signpost::new(Graph::sample(), policy).expect("signpost").with_evidence(evidence);
         let session = SessionContext::new();
-        group.bench_function(name, |b| b.iter(|| server.call("describe", black_box(args.clone()), &session)));
+        group.bench_function(name, |b| b.iter(|| server.call(Tool::Describe, black_box(args.clone()), &session)));
     }
     group.finish();
     let _ = std::fs::remove_dir_all(&record_dir);

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use signpost::graph::Graph;
-use signpost::service::Signpost;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::reload::Reloader;
+use signpost::service::Signpost;
 use signpost::session::SessionContext;
+use signpost::tools::Tool;
 
 const DEFAULT: &str = env!("SIGNPOST_DEFAULT_POLICY");
 const STRICT: &str = env!("SIGNPOST_STRICT_POLICY");
@@ -128,7 +129,7 @@ fn main() {
                     let history = SessionContext::new();
                     let args = json!({"id": ctrl}).as_object().cloned().expect("object");
                     while !stop.load(Ordering::Relaxed) {
-                        let r = sp.call("describe", args.clone(), &history);
+                        let r = sp.call(Tool::Describe, args.clone(), &history);
                         assert!(!r.is_error);
                         calls.fetch_add(1, Ordering::Relaxed);
                     }

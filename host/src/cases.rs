@@ -34,17 +34,18 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::graph::Graph;
+use crate::policy::Policy;
 use crate::response::Response;
 use crate::service::Signpost;
-use crate::policy::Policy;
 use crate::session::SessionContext;
+use crate::tools::Tool;
 
 /// One call of a case.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseCall {
-    /// Tool name.
-    pub tool: String,
+    /// The tool.
+    pub tool: Tool,
     /// Arguments, as an agent would send them.
     #[serde(default)]
     pub args: Map<String, Value>,
@@ -251,9 +252,9 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
         signpost.graphs().set(graph);
         let session = SessionContext::new();
         for before in &case.before {
-            signpost.call(&before.tool, before.args.clone(), &session);
+            signpost.call(before.tool, before.args.clone(), &session);
         }
-        let response = signpost.call(&case.call.tool, case.call.args.clone(), &session);
+        let response = signpost.call(case.call.tool, case.call.args.clone(), &session);
         results.push(CaseResult { path, description: case.description, failures: check(&case.expect, &response) });
     }
     Ok(results)

@@ -32,8 +32,8 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use crate::service::Signpost;
 use crate::server::Session;
+use crate::service::Signpost;
 
 /// The MCP endpoint path.
 pub const MCP_PATH: &str = "/mcp";

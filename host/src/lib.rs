@@ -31,16 +31,16 @@ pub mod watch;
 /// The default policy component, built from `hints-component/` by `build.rs`.
 pub const DEFAULT_POLICY: &[u8] = include_bytes!(env!("SIGNPOST_DEFAULT_POLICY"));
 
-/// The WIT package policies implement (`signpost policy wit DIR` writes it).
-pub use signpost_policy::WIT as POLICY_WIT;
-pub use signpost_policy::wit_version;
 /// The code graph ([`signpost_graph`]): its formats, queries and indexers.
 pub use signpost_graph as graph;
 pub use signpost_graph::{indexer, search};
 /// The policy sandbox ([`signpost_policy`]).
 pub use signpost_policy as policy;
+/// The WIT package policies implement (`signpost policy wit DIR` writes it).
+pub use signpost_policy::WIT as POLICY_WIT;
+pub use signpost_policy::wit_version;
 /// At most 80 characters of untrusted text on one line, control and
 /// invisible characters removed, for messages.
 pub fn clip(s: &str) -> String {
-    sanitize::line(s, 80)
+    policy::text::line(s, 80)
 }

@@ -10,13 +10,15 @@ use anyhow::Context;
 use clap::Subcommand;
 use rmcp::ServiceExt;
 use signpost::graphs::LiveGraph;
-use signpost::service::Signpost;
 use signpost::policy::{Limits, Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
 use signpost::server::Session;
-use signpost::session::{PastCall, SessionContext};
+use signpost::service::Signpost;
+use signpost::session::SessionContext;
 use signpost::terminal::{self, Query, Shell};
-use signpost::trails::{Opened, Owner, TRAIL_ARG};
+use signpost::tools::Tool;
+use signpost::trails::carry::{self, TRAIL_ARG};
+use signpost::trails::{Owner, Trails};
 use signpost::validate::HintValidator;
 
 /// `signpost --version`: the policy interface this host accepts.
@@ -508,10 +510,14 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     };
     // A trail: given as an option, or in `call`'s arguments, as MCP sends it
     // (the option wins); never the tool's. `null` and "" are none, as in MCP.
-    let in_args = args.remove(TRAIL_ARG);
-    let sent_trail =
-        options.trail.clone().map(serde_json::Value::String).or(in_args).filter(|t| !signpost::trails::is_none(t));
+    if let Some(trail) = &options.trail {
+        args.insert(TRAIL_ARG.into(), serde_json::Value::String(trail.clone()));
+    }
+    let sent_trail = args.remove(TRAIL_ARG).filter(|t| !carry::is_none(t));
     let state = options.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
+    // Multi-threaded (one worker), so that a call blocks in place on it as
+    // the server's calls do; a shared trail store's connection lives on it.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let trails = match &state {
         None if sent_trail.is_some() => {
             return usage(
@@ -519,16 +525,15 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
                            redis://… (or SIGNPOST_STATE), the store the server uses",
             );
         }
-        None => None,
+        None => Trails::default(),
         Some(url) => {
             if options.state.as_deref().is_some_and(terminal::has_credentials) {
                 say("signpost: the suggested commands leave out --state, which holds a password: set \
                      SIGNPOST_STATE to run them");
             }
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let idle = signpost::trails::DEFAULT_IDLE;
-            match runtime.block_on(signpost::trails::Trails::connect(url, idle, signpost::trails::DEFAULT_MAX)) {
-                Ok(trails) => Some((runtime, trails)),
+            match runtime.block_on(Trails::connect(url, idle, signpost::trails::DEFAULT_MAX)) {
+                Ok(trails) => trails,
                 Err(e) => return usage(&format!("{e:#}")),
             }
         }
@@ -544,31 +549,31 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
     let shell = Shell::new(program_name(), options.repeated());
     let mut stdout = anstream::AutoStream::new(std::io::stdout(), options.color.choice());
     let evidence = signpost::service::Evidence { metrics: None, recorder: None };
-    let signpost = Signpost::new(graph, policy)?.with_evidence(evidence);
+    let signpost = Signpost::new(graph, policy)?.with_evidence(evidence).with_trails(trails);
     // The token a server on the same store is given owns its trails.
     let token = std::env::var("SIGNPOST_TOKEN").ok().filter(|t| !t.trim().is_empty());
     let owner = token.map(|t| Owner::of_token(t.trim())).unwrap_or_default();
-    let opened = match &trails {
-        None => Opened::of_session(Arc::new(SessionContext::new())),
-        Some((runtime, trails)) => runtime.block_on(trails.for_call(sent_trail, owner, None)),
-    };
-    let session = &opened.context;
-    // Each call's step goes back to the trail (a shared store's).
-    let keep = |tool: &str, response: &signpost::response::Response| match &trails {
-        Some((runtime, trails)) => runtime.block_on(trails.finish(&opened, PastCall::of(tool, response))),
-        None => None,
+    // Without a store, the command's calls share a history of their own.
+    let own = state.is_none().then(|| Arc::new(SessionContext::new()));
+    let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own));
+    // Every call of the command runs on that trail, as an MCP call does.
+    let call = |tool: Tool, args: serde_json::Map<String, serde_json::Value>| {
+        let on_trail = signpost.trails().run(&opened, tool, async |session| {
+            Ok::<_, std::convert::Infallible>(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
+        });
+        let Ok(response) = runtime.block_on(on_trail);
+        response
     };
     let resolve = |name: &str| {
         let args = serde_json::Map::from_iter([("identifier".to_owned(), serde_json::json!(name))]);
-        let response = signpost.call("resolve", args, session);
-        let _ = keep("resolve", &response);
+        let response = call(Tool::Resolve, args);
         (!response.is_error).then_some(response.structured)
     };
     // `call` sends its arguments as they are; the tool commands read names.
     let named = if matches!(query, Query::Call { .. }) {
         Ok(Vec::new())
     } else {
-        terminal::resolve_names(&tool, &mut args, resolve)
+        terminal::resolve_names(tool, &mut args, resolve)
     };
     let named = match named {
         Ok(named) => named,
@@ -581,9 +586,7 @@ fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Re
             return Ok(ExitCode::FAILURE);
         }
     };
-    let mut response = signpost.call(&tool, args, session);
-    let kept = keep(&tool, &response);
-    signpost::trails::add_notice(&mut response, opened.notice.clone(), kept);
+    let response = call(tool, args);
     let out = match options.format {
         terminal::Format::Text => terminal::text(&response, &named, &shell),
         terminal::Format::Json => terminal::json_text(&terminal::json(&response, &named, &shell)),

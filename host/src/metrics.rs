@@ -40,8 +40,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
-use crate::response::Response;
 use crate::policy::Identity;
+use crate::response::Response;
 use crate::tools::{CallShape, ErrorKind, Follow};
 
 /// Distinct state tags counted per policy revision; the rest are `other`.
@@ -431,7 +431,7 @@ impl Metrics {
         let (key, forgotten) = table.key(arm, revision, o.tool, o.tag);
         if let Some(old) = forgotten {
             for arm in [Arm::Live, Arm::Canary, Arm::Shadow] {
-                for tool in crate::tools::TOOL_NAMES {
+                for tool in crate::tools::Tool::NAMES {
                     self.latency.remove(&latency_labels(arm, &old, tool));
                 }
             }
@@ -680,7 +680,8 @@ mod tests {
     use super::*;
 
     fn shape(tool: &str, key: &str, ids: &[&str]) -> CallShape {
-        CallShape { tool: tool.into(), key: key.into(), ids: ids.iter().map(|s| (*s).to_owned()).collect() }
+        let tool = crate::tools::Tool::from_name(tool).expect("a tool's name");
+        CallShape { tool, key: key.into(), ids: ids.iter().map(|s| (*s).to_owned()).collect() }
     }
 
     fn obs<'a>(tool: &'a str, s: &'a CallShape, outcome: Outcome, offered: Vec<CallShape>) -> Observation<'a> {

@@ -18,7 +18,8 @@ use crate::graph::Graph;
 use crate::policy::{self, Stats};
 use crate::response::Response;
 use crate::sanitize::{self, Allowed, Known, Scope};
-use crate::tools::{self, CallShape, ErrorKind, IdCoercer, StrictIds, ToolError};
+use crate::tools::{self, CallShape, ErrorKind, IdCoercer, IdParam, StrictIds, Tool, ToolError};
+use crate::trails::carry;
 use crate::validate::{self, HintValidator};
 
 /// Most detail lines kept from a policy.
@@ -87,14 +88,14 @@ pub fn run(
     graph: &Graph,
     validator: &HintValidator,
     lease: &mut policy::Lease<'_>,
-    tool: &str,
+    tool: Tool,
     args: &Map<String, Value>,
     asker: Asker<'_>,
     findings: &mut Findings,
 ) -> Response {
     let Asker { session, trail } = asker;
     let stats = lease.policy().stats();
-    let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
+    let call = policy::Call { tool: tool.name().to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
     let mut hints = lease.prerequisites(&call, session).unwrap_or_else(|fault| {
         findings.note(|| format!("prerequisites: {fault}"));
@@ -104,7 +105,7 @@ pub fn run(
     let outcome = {
         let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
         tools::parse(graph, tool, args, &mut ids).and_then(|parsed| {
-            shape = Some(CallShape::of(graph, tool, &parsed));
+            shape = Some(CallShape::of(graph, &parsed));
             tools::execute(graph, parsed)
         })
     };
@@ -122,9 +123,7 @@ pub fn run(
             // stand-in (it never holds a handle: nothing it logs shows one),
             // which becomes the trail once the text is clean.
             if trail.is_some() {
-                for hint in filtered.hints.iter_mut().filter(|h| h.actionable) {
-                    hint.args.insert(crate::trails::TRAIL_ARG.into(), json!(crate::trails::STAND_IN));
-                }
+                carry::stand_in(&mut filtered.hints);
             }
             Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
             Stats::add(&stats.hints_dropped, filtered.dropped);
@@ -152,17 +151,13 @@ pub fn run(
     let example = example.as_ref().and_then(Value::as_object);
     // A call the policy wrote in prose (a teaching message) is the hint
     // without its trail: allowed too.
-    let untrailed: Vec<(&str, Map<String, Value>)> = valid
-        .iter()
-        .filter(|h| h.actionable && h.args.contains_key(crate::trails::TRAIL_ARG))
-        .map(|h| (h.tool.as_str(), crate::trails::without_trail(&h.args).into_owned()))
-        .collect();
+    let untrailed = carry::untrailed(&valid);
     let allowed: Vec<Allowed<'_>> = valid
         .iter()
         .filter(|h| h.actionable)
         .map(|h| Allowed { tool: &h.tool, args: &h.args })
         .chain(untrailed.iter().map(|(tool, args)| Allowed { tool, args }))
-        .chain(example.map(|args| Allowed { tool, args }))
+        .chain(example.map(|args| Allowed { tool: tool.name(), args }))
         .collect();
     let scope = Scope::new(&allowed, known(graph, args, session, outcome.as_ref().ok()));
     let (mut safe, changes) = sanitize::agent_text(&text, &scope);
@@ -220,18 +215,7 @@ pub fn run(
         }
     };
     if let Some(trail) = trail {
-        // The stand-in is as long as a handle and as plain: the clean text
-        // stays clean with the trail in its place.
-        safe = safe.replace(crate::trails::STAND_IN, trail);
-        if let Some(Value::Object(e)) = structured.get_mut("error")
-            && let Some(Value::String(message)) = e.get_mut("message")
-        {
-            *message = message.replace(crate::trails::STAND_IN, trail);
-        }
-        for hint in valid.iter_mut().filter(|h| h.actionable) {
-            hint.args.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
-        }
-        structured.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
+        carry::fill(trail, &mut safe, &mut structured, &mut valid);
     }
     structured.insert("hints".into(), json!(valid));
     Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
@@ -243,7 +227,7 @@ pub fn run(
 fn vet_example(
     graph: &Graph,
     validator: &HintValidator,
-    tool: &str,
+    tool: Tool,
     mut error: ToolError,
     known: &Known<'_>,
     findings: &mut Findings,
@@ -255,7 +239,7 @@ fn vet_example(
         return error;
     }
     let hint = policy::Hint {
-        tool: tool.to_owned(),
+        tool: tool.name().to_owned(),
         args: Value::Object(args.clone()).to_string(),
         actionable: true,
         reason: String::new(),
@@ -315,13 +299,13 @@ struct PolicyIds<'a, 'p> {
 }
 
 impl IdCoercer for PolicyIds<'_, '_> {
-    fn coerce(&mut self, tool: &str, args: &Map<String, Value>, param: &str) -> Result<Vec<String>, ToolError> {
+    fn coerce(&mut self, tool: Tool, args: &Map<String, Value>, param: IdParam) -> Result<Vec<String>, ToolError> {
         let strict = StrictIds.coerce(tool, args, param);
         if strict.is_ok() {
             return strict;
         }
-        let sent = args.get(param).map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
-        match self.lease.coerce_ids(self.call, param) {
+        let sent = args.get(param.name()).map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
+        match self.lease.coerce_ids(self.call, param.name()) {
             Ok(Ok(ids))
                 if !ids.is_empty()
                     && ids.len() <= MAX_COERCED_IDS
@@ -413,7 +397,7 @@ pub fn fallback_render(advice: &policy::Advice) -> String {
 
 /// The text when the policy could not advise: the result itself, unhinted.
 /// The fault's detail goes to the log, not to the agent.
-fn fallback_text(tool: &str, outcome: &Result<Value, ToolError>) -> String {
+fn fallback_text(tool: Tool, outcome: &Result<Value, ToolError>) -> String {
     match outcome {
         Ok(result) => format!("[ok] {tool} result (no hints: the hint policy failed)\n{result}"),
         Err(e) => {

@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use crate::live::{SwapRecord, SwapResult};
-use crate::service::Signpost;
 use crate::policy::{LoadError, Policy, PolicyEngine};
 use crate::selfcheck::{self, CheckError, Report};
+use crate::service::Signpost;
 use crate::validate::HintValidator;
 use crate::watch::{settled, watch_file};
 

@@ -23,11 +23,11 @@ use serde_json::{Map, Value, json};
 use crate::graph::Graph;
 use crate::metrics::Outcome;
 use crate::pipeline::{self, Asker, Findings};
-use crate::response::Response;
 use crate::policy::Policy;
 use crate::record::{self, Decision};
+use crate::response::Response;
 use crate::session::SessionContext;
-use crate::tools::{Follow, TOOL_NAMES};
+use crate::tools::{Follow, Tool};
 use crate::validate::HintValidator;
 
 /// Recorded sessions, read from decision logs.
@@ -76,7 +76,7 @@ pub fn read_logs(paths: &[PathBuf]) -> anyhow::Result<Log> {
                 continue;
             }
             match serde_json::from_slice::<Decision>(&line) {
-                Ok(d) if d.v == record::FORMAT && TOOL_NAMES.contains(&d.tool.as_str()) => {
+                Ok(d) if d.v == record::FORMAT && Tool::from_name(&d.tool).is_some() => {
                     log.graphs.insert(d.graph.clone());
                     if !by_session.contains_key(&d.session) {
                         order.push(d.session.clone());
@@ -182,7 +182,8 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
         let ctx = SessionContext::new();
         let mut answered: Vec<(&Decision, Response)> = Vec::new();
         for d in session {
-            let Some(args) = &d.args else {
+            // Records of other tools were left out when the log was read.
+            let (Some(args), Some(tool)) = (&d.args, Tool::from_name(&d.tool)) else {
                 report.skipped += 1;
                 continue;
             };
@@ -192,7 +193,7 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
                 graph,
                 validator,
                 &mut lease,
-                &d.tool,
+                tool,
                 args,
                 Asker::session(&snapshot),
                 &mut Findings::logging(),

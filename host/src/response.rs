@@ -33,4 +33,3 @@ impl Response {
         self.hints.iter().filter(|h| h.actionable).filter_map(|h| CallShape::of_args(graph, &h.tool, &h.args)).collect()
     }
 }
-

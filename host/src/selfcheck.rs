@@ -24,6 +24,7 @@ use crate::graph::Graph;
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy};
 use crate::sanitize;
+use crate::tools::Tool;
 use crate::validate::HintValidator;
 
 /// Distinct problems kept (the rest are counted).
@@ -149,21 +150,21 @@ fn sessions(seen: &str) -> [policy::Session; 2] {
 }
 
 /// The probe calls: (tool, args, in both sessions?).
-fn probes(graph: &Graph) -> Vec<(&'static str, Value, bool)> {
+fn probes(graph: &Graph) -> Vec<(Tool, Value, bool)> {
     let id_of = |name: &str| graph.find_named(name).map(|n| n.id()).unwrap_or_default();
     let (ctrl, svc) = (id_of("OrderController"), id_of("OrderService"));
     let neighbors = |ids: Value| json!({"ids": ids, "direction": "out", "edge_types": ["CALLS"]});
     let mut probes = vec![
-        ("resolve", json!({"identifier": "OrderController"}), true),
-        ("resolve", json!({"identifier": "placeOrder"}), true),
-        ("resolve", json!({"identifier": "NoSuchSymbol"}), true),
-        ("describe", json!({"id": ctrl}), true),
-        ("describe", json!({"id": "0".repeat(40)}), true),
-        ("find", json!({"role": "controller", "limit": 2}), true),
-        ("search", json!({"query": "payment"}), true),
-        ("neighbors", json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES.EXPOSES"]}), true),
-        ("neighbors", json!({"ids": [ctrl], "direction": "in", "edge_types": ["EXPOSES"]}), true),
-        ("neighbors", neighbors(json!("OrderService")), true),
+        (Tool::Resolve, json!({"identifier": "OrderController"}), true),
+        (Tool::Resolve, json!({"identifier": "placeOrder"}), true),
+        (Tool::Resolve, json!({"identifier": "NoSuchSymbol"}), true),
+        (Tool::Describe, json!({"id": ctrl}), true),
+        (Tool::Describe, json!({"id": "0".repeat(40)}), true),
+        (Tool::Find, json!({"role": "controller", "limit": 2}), true),
+        (Tool::Search, json!({"query": "payment"}), true),
+        (Tool::Neighbors, json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES.EXPOSES"]}), true),
+        (Tool::Neighbors, json!({"ids": [ctrl], "direction": "in", "edge_types": ["EXPOSES"]}), true),
+        (Tool::Neighbors, neighbors(json!("OrderService")), true),
     ];
     // Sloppy id shapes reach the policy's coercion; whatever it answers must
     // be ids the agent sent.
@@ -175,10 +176,10 @@ fn probes(graph: &Graph) -> Vec<(&'static str, Value, bool)> {
         json!(""),
         json!([1]),
     ] {
-        probes.push(("neighbors", neighbors(ids), false));
+        probes.push((Tool::Neighbors, neighbors(ids), false));
     }
-    probes.push(("describe", json!({"id": [svc]}), false));
-    probes.push(("describe", json!({"id": ctrl.to_uppercase()}), false));
+    probes.push((Tool::Describe, json!({"id": [svc]}), false));
+    probes.push((Tool::Describe, json!({"id": ctrl.to_uppercase()}), false));
     probes
 }
 

@@ -24,9 +24,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live::{SwapRecord, SwapResult};
 use crate::service::Signpost;
-use crate::session::{PastCall, SessionContext};
-use crate::tools::TOOL_NAMES;
-use crate::trails::{Owner, TRAIL_ARG};
+use crate::session::SessionContext;
+use crate::tools::{self, UnknownTool};
+use crate::trails::Owner;
+use crate::trails::carry::TRAIL_ARG;
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
@@ -192,10 +193,8 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let name = request.name.to_string();
-        if !TOOL_NAMES.contains(&name.as_str()) {
-            return Err(McpError::invalid_params(crate::tools::unknown_tool(&name), None));
-        }
+        let tool: tools::Tool =
+            request.name.parse().map_err(|e: UnknownTool| McpError::invalid_params(e.to_string(), None))?;
         let mut args = request.arguments.unwrap_or_default();
         // The trail is the host's: neither the tool nor the policy sees it.
         // stdio is one session; over HTTP, a request in a session names it
@@ -203,7 +202,8 @@ impl ServerHandler for Session {
         let parts = context.extensions.get::<axum::http::request::Parts>();
         let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
         let own = in_session.then(|| self.own.clone());
-        let trail = self.signpost.trails().for_call(args.remove(TRAIL_ARG), owner_of(&context), own).await;
+        let trails = self.signpost.trails();
+        let opened = trails.open(args.remove(TRAIL_ARG), owner_of(&context), own).await;
         // The call blocks (policy calls are synchronous, bounded by their
         // deadline, and WASI host functions block on the runtime): run it in
         // place, handing this worker's other tasks to another thread, rather
@@ -213,17 +213,19 @@ impl ServerHandler for Session {
         // blocking pool.)
         let multi_thread =
             tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
-        let mut response = if multi_thread {
-            tokio::task::block_in_place(|| self.signpost.call(&name, args, &trail.context))
-        } else {
-            let (signpost, context, tool) = (self.signpost.clone(), trail.context.clone(), name.clone());
-            tokio::task::spawn_blocking(move || signpost.call(&tool, args, &context))
-                .await
-                .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?
-        };
-        // In a shared trail store, the call's step goes back to the trail.
-        let kept = self.signpost.trails().finish(&trail, PastCall::of(&name, &response)).await;
-        crate::trails::add_notice(&mut response, trail.notice, kept);
+        let signpost = &self.signpost;
+        let response = trails
+            .run(&opened, tool, async |session| {
+                if multi_thread {
+                    Ok(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
+                } else {
+                    let signpost = signpost.clone();
+                    tokio::task::spawn_blocking(move || signpost.call(tool, args, &session))
+                        .await
+                        .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))
+                }
+            })
+            .await?;
         let content = vec![ContentBlock::text(response.text)];
         let mut result =
             if response.is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };

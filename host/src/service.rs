@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
@@ -24,14 +23,15 @@ use crate::policy::Policy;
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
 use crate::session::SessionContext;
-use crate::tools;
+use crate::tools::{self, Tool};
+use crate::trails::carry;
 use crate::trial::{ShadowCall, Trials};
 use crate::validate::HintValidator;
 
 /// The graph, the tools and the live policy, shared by every session.
 pub struct Signpost {
     graphs: Arc<LiveGraph>,
-    tools: Vec<Tool>,
+    tools: Vec<rmcp::model::Tool>,
     validator: HintValidator,
     live: LivePolicy,
     in_flight: AtomicUsize,
@@ -82,7 +82,7 @@ impl Signpost {
     pub fn with_graphs(graphs: LiveGraph, policy: Policy) -> anyhow::Result<Self> {
         Ok(Signpost {
             graphs: Arc::new(graphs),
-            tools: tools::definitions(),
+            tools: tools::definitions().into_iter().map(carry::with_trail).collect(),
             validator: HintValidator::new()?,
             live: LivePolicy::new(policy),
             in_flight: AtomicUsize::new(0),
@@ -207,7 +207,7 @@ impl Signpost {
     }
 
     /// The tool definitions.
-    pub fn tools(&self) -> &[Tool] {
+    pub fn tools(&self) -> &[rmcp::model::Tool] {
         &self.tools
     }
 
@@ -233,7 +233,7 @@ impl Signpost {
 
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
-    pub fn call(&self, tool: &str, args: Map<String, Value>, session: &SessionContext) -> Response {
+    pub fn call(&self, tool: Tool, args: Map<String, Value>, session: &SessionContext) -> Response {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
@@ -255,7 +255,7 @@ impl Signpost {
             }
             _ => self.live.after_call(&policy, faulted),
         }
-        session.record(tool, &response);
+        session.record(tool.name(), &response);
         if self.evidence.metrics.is_some() {
             let served = Served { arm, policy: &policy, graph: &graph, faulted, seq, latency: started.elapsed() };
             self.observe(tool, &args, session, &response, served);
@@ -264,7 +264,7 @@ impl Signpost {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
             let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
             let call = ShadowCall {
-                tool: tool.to_owned(),
+                tool,
                 args,
                 history: snapshot,
                 graph,
@@ -281,7 +281,7 @@ impl Signpost {
     /// Counts a served call and writes its decision record.
     fn observe(
         &self,
-        tool: &str,
+        tool: Tool,
         args: &Map<String, Value>,
         session: &SessionContext,
         response: &Response,
@@ -291,7 +291,7 @@ impl Signpost {
         let revision = Revision::of(served.policy.identity());
         let observation = Observation::of(
             served.seq,
-            tool,
+            tool.name(),
             response.shape.as_ref(),
             response,
             served.graph,
@@ -309,7 +309,7 @@ impl Signpost {
             at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
             session: record::session_name(session.key()),
             seq: served.seq,
-            tool: tool.to_owned(),
+            tool: tool.name().to_owned(),
             args: args_fit.then(|| args.clone()),
             outcome: outcome.as_str().to_owned(),
             id_count: ids.len(),
@@ -321,7 +321,7 @@ impl Signpost {
                 .map(|h| RecordedHint {
                     tool: h.tool.clone(),
                     // A trail is a bearer capability: never in a log.
-                    args: crate::trails::without_trail(&h.args).into_owned(),
+                    args: carry::without_trail(&h.args).into_owned(),
                     actionable: h.actionable,
                 })
                 .collect(),
@@ -344,4 +344,3 @@ struct Served<'a> {
     seq: u64,
     latency: Duration,
 }
-

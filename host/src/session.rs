@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::graph::is_id;
 use crate::metrics::Offered;
-use crate::response::Response;
 use crate::policy::{self, SessionKey};
+use crate::response::Response;
 
 /// One session (one agent): its key and its history.
 #[derive(Debug)]

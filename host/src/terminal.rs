@@ -25,7 +25,19 @@ use serde_json::{Map, Value, json};
 use crate::graph::parse_id;
 use crate::response::Response;
 use crate::sanitize;
-use crate::tools::{self, HintOut};
+use crate::tools::{HintOut, IdParam, Tool};
+use crate::trails::carry::{self, TRAIL_ARG};
+
+/// A tool is a value of `signpost call TOOL`.
+impl clap::ValueEnum for Tool {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Tool::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
 
 /// How a command prints its answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -213,8 +225,8 @@ pub enum Query {
     #[command(after_help = CALL_EXAMPLE)]
     Call {
         /// The tool: resolve, describe, find, search or neighbors.
-        #[arg(value_parser = tools::TOOL_NAMES)]
-        tool: String,
+        #[arg(value_enum)]
+        tool: Tool,
         /// Its arguments, a JSON object.
         #[arg(default_value = "{}")]
         args: String,
@@ -262,7 +274,7 @@ impl Query {
     /// The MCP call this command makes: tool and arguments, exactly as an
     /// MCP client would send them (options left out are left out).
     /// `Err` for `call` arguments that are not a JSON object.
-    pub fn to_call(&self) -> Result<(String, Map<String, Value>), String> {
+    pub fn to_call(&self) -> Result<(Tool, Map<String, Value>), String> {
         let mut args = Map::new();
         let mut put = |key: &str, value: Option<&String>| {
             if let Some(v) = value {
@@ -273,11 +285,11 @@ impl Query {
             Query::Resolve { identifier, kind, .. } => {
                 put("identifier", Some(identifier));
                 put("kind", kind.as_ref());
-                "resolve"
+                Tool::Resolve
             }
             Query::Describe { id, .. } => {
                 put("id", Some(id));
-                "describe"
+                Tool::Describe
             }
             Query::Find { kind, role, name, path, page, .. } => {
                 put("kind", kind.as_ref());
@@ -285,39 +297,39 @@ impl Query {
                 put("name", name.as_ref());
                 put("path", path.as_ref());
                 page.add_to(&mut args);
-                "find"
+                Tool::Find
             }
             Query::Search { query, page, .. } => {
                 put("query", Some(&query.join(" ")));
                 page.add_to(&mut args);
-                "search"
+                Tool::Search
             }
             Query::Neighbors { ids, direction, edge_types, page, .. } => {
                 args.insert("ids".into(), json!(ids));
                 args.insert("direction".into(), json!(direction));
                 args.insert("edge_types".into(), json!(edge_types));
                 page.add_to(&mut args);
-                "neighbors"
+                Tool::Neighbors
             }
             Query::Call { tool, args: text, .. } => {
                 return match serde_json::from_str::<Value>(text) {
-                    Ok(Value::Object(map)) => Ok((tool.clone(), map)),
+                    Ok(Value::Object(map)) => Ok((*tool, map)),
                     Ok(_) => {
-                        Err(format!("the arguments of `{tool}` must be a JSON object, such as {}", tool_example(tool)))
+                        Err(format!("the arguments of `{tool}` must be a JSON object, such as {}", tool_example(*tool)))
                     }
                     Err(e) => Err(format!(
                         "the arguments are not JSON ({e}); `{tool}` takes an object such as {}",
-                        tool_example(tool)
+                        tool_example(*tool)
                     )),
                 };
             }
         };
-        Ok((tool.to_owned(), args))
+        Ok((tool, args))
     }
 }
 
-fn tool_example(tool: &str) -> String {
-    let example = tools::example_for(tool);
+fn tool_example(tool: Tool) -> String {
+    let example = tool.example();
     shlex::try_quote(&example.to_string()).map_or_else(|_| "{}".to_owned(), Cow::into_owned)
 }
 
@@ -337,19 +349,18 @@ enum Slot {
 }
 
 /// Each tool's arguments, in the order they are written.
-fn slots(tool: &str) -> &'static [(&'static str, Slot)] {
+fn slots(tool: Tool) -> &'static [(&'static str, Slot)] {
     use Slot::*;
     match tool {
-        "resolve" => &[("identifier", Positional), ("kind", Text)],
-        "describe" => &[("id", Positional)],
-        "find" => {
+        Tool::Resolve => &[("identifier", Positional), ("kind", Text)],
+        Tool::Describe => &[("id", Positional)],
+        Tool::Find => {
             &[("kind", Text), ("role", Text), ("name", Text), ("path", Text), ("limit", Number), ("offset", Number)]
         }
-        "search" => &[("query", Positional), ("limit", Number), ("offset", Number)],
-        "neighbors" => {
+        Tool::Search => &[("query", Positional), ("limit", Number), ("offset", Number)],
+        Tool::Neighbors => {
             &[("ids", Positionals), ("direction", Text), ("edge_types", Commas), ("limit", Number), ("offset", Number)]
         }
-        _ => &[],
     }
 }
 
@@ -373,12 +384,12 @@ impl Shell {
     /// `signpost call TOOL 'JSON'`. Parsing it back gives the same call.
     pub fn command(&self, tool: &str, args: &Map<String, Value>) -> String {
         // The trail a hint carries is an option of every command.
-        let trail = match args.get(crate::trails::TRAIL_ARG) {
+        let trail = match args.get(TRAIL_ARG) {
             Some(Value::String(trail)) if !has_hidden(&json!(trail)) => Some(trail.clone()),
             _ => None,
         };
         let args = match trail {
-            Some(_) => crate::trails::without_trail(args),
+            Some(_) => carry::without_trail(args),
             None => std::borrow::Cow::Borrowed(args),
         };
         // Arguments a terminal would not show as they are (line breaks,
@@ -473,8 +484,8 @@ fn quote(word: &str) -> Cow<'_, str> {
 /// `tool`'s arguments as its command's positional words and options,
 /// `None` when they do not fit it (an unknown key, a value of another type).
 fn tool_words(tool: &str, args: &Map<String, Value>) -> Option<(Vec<String>, Vec<String>)> {
-    let slots = slots(tool);
-    if slots.is_empty() || args.keys().any(|k| !slots.iter().any(|(name, _)| name == k)) {
+    let slots = slots(Tool::from_name(tool)?);
+    if args.keys().any(|k| !slots.iter().any(|(name, _)| name == k)) {
         return None;
     }
     let mut positional = Vec::new();
@@ -536,15 +547,11 @@ pub struct Ambiguous {
 /// `resolve` makes the `resolve` call (in the command's session, so the
 /// policy sees the id as found) and gives its result.
 pub fn resolve_names(
-    tool: &str,
+    tool: Tool,
     args: &mut Map<String, Value>,
     mut resolve: impl FnMut(&str) -> Option<Value>,
 ) -> Result<Vec<Named>, Ambiguous> {
-    let key = match tool {
-        "describe" => "id",
-        "neighbors" => "ids",
-        _ => return Ok(Vec::new()),
-    };
+    let Some(key) = tool.id_param().map(IdParam::name) else { return Ok(Vec::new()) };
     let mut named = Vec::new();
     let mut swap = |s: &mut String| -> Result<(), Ambiguous> {
         if parse_id(s).is_some() || s.trim().is_empty() {
@@ -771,7 +778,7 @@ mod tests {
         query: Query,
     }
 
-    fn parse_back(command: &str) -> (String, Map<String, Value>, QueryOptions) {
+    fn parse_back(command: &str) -> (Tool, Map<String, Value>, QueryOptions) {
         let words = shlex::split(command).expect("a shell command line");
         assert_eq!(words[0], "/opt/sign post/signpost");
         let mut cli = Cli::try_parse_from(&words).unwrap_or_else(|e| panic!("{command}: {e}"));
@@ -779,7 +786,7 @@ mod tests {
         let options = cli.query.options_mut().clone();
         // The trail goes as an option, and comes back as MCP sends it.
         if let Some(trail) = &options.trail {
-            args.insert(crate::trails::TRAIL_ARG.into(), json!(trail));
+            args.insert(TRAIL_ARG.into(), json!(trail));
         }
         (tool, args, options)
     }
@@ -835,7 +842,7 @@ mod tests {
             let args = obj(args);
             let command = shell.command(tool, &args);
             let (t, a, o) = parse_back(&command);
-            assert_eq!((t.as_str(), &a), (tool, &args), "{command}");
+            assert_eq!((t.name(), &a), (tool, &args), "{command}");
             assert_eq!(o.graph, options.graph, "{command}");
             assert_eq!((o.policy, o.format), (options.policy.clone(), Format::Json), "{command}");
             assert_eq!(o.state, options.state, "{command}");
@@ -886,10 +893,10 @@ mod tests {
                 args["limit"] = json!(limit);
             }
             let args = obj(args);
-            let tool = ["resolve", "describe", "find", "search", "neighbors"][which];
+            let tool = Tool::NAMES[which];
             let command = shell.command(tool, &args);
             let (t, a, o) = parse_back(&command);
-            proptest::prop_assert_eq!((t.as_str(), &a), (tool, &args), "{}", command);
+            proptest::prop_assert_eq!((t.name(), &a), (tool, &args), "{}", command);
             proptest::prop_assert_eq!(o.graph, vec![PathBuf::from(&graph)], "{}", command);
         }
     }

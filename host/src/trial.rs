@@ -45,7 +45,7 @@ use crate::metrics::{Arm, Metrics, Observation, Offered, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy, SessionKey};
 use crate::session::SessionContext;
-use crate::tools::CallShape;
+use crate::tools::{CallShape, Tool};
 use crate::validate::HintValidator;
 
 /// Calls each arm must have served before follow-through can drop a canary.
@@ -83,7 +83,7 @@ pub struct Shadow {
 /// One live call for the shadow to answer.
 pub struct ShadowCall {
     /// The tool.
-    pub tool: String,
+    pub tool: Tool,
     /// The arguments as the agent sent them.
     pub args: Map<String, Value>,
     /// The history the live policy saw.
@@ -357,7 +357,7 @@ impl Worker {
                 &job.graph,
                 &self.validator,
                 &mut lease,
-                &job.tool,
+                job.tool,
                 &job.args,
                 Asker::session(&job.history),
                 &mut Findings::logging(),
@@ -367,7 +367,7 @@ impl Worker {
             // The shape is the call as the live host read it: the agent's actual call.
             let observation = Observation::of(
                 job.seq,
-                &job.tool,
+                job.tool.name(),
                 job.shape.as_ref(),
                 &response,
                 &job.graph,

@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::graph::Graph;
 use crate::policy;
 use crate::sanitize;
-use crate::tools::{self, HintOut, StrictIds, TOOL_NAMES};
+use crate::tools::{self, HintOut, StrictIds, Tool};
+use crate::trails::carry;
 
 /// Most hints in one response, whatever the policy returns.
 pub const MAX_HINTS: usize = 8;
@@ -29,27 +30,26 @@ pub const MAX_CONSIDERED: usize = 32;
 
 /// Compiled input schemas of the five tools.
 pub struct HintValidator {
-    schemas: HashMap<&'static str, jsonschema::Validator>,
+    schemas: HashMap<Tool, jsonschema::Validator>,
 }
 
 impl HintValidator {
     /// Compiles the tools' input schemas.
     pub fn new() -> anyhow::Result<Self> {
         let mut schemas = HashMap::new();
-        for (name, tool) in TOOL_NAMES.iter().zip(tools::definitions()) {
-            let schema = Value::Object((*tool.input_schema).clone());
+        for tool in Tool::ALL {
+            // The schema agents see, `trail` and all.
+            let schema = Value::Object((*carry::with_trail(tools::definition(tool)).input_schema).clone());
             let validator = jsonschema::validator_for(&schema)
-                .map_err(|e| anyhow::anyhow!("input schema of {name} does not compile: {e}"))?;
-            schemas.insert(*name, validator);
+                .map_err(|e| anyhow::anyhow!("input schema of {tool} does not compile: {e}"))?;
+            schemas.insert(tool, validator);
         }
         Ok(HintValidator { schemas })
     }
 
     /// Checks one hint against `graph`: the hint as shown, or why it is dropped.
     pub fn check(&self, graph: &Graph, hint: &policy::Hint) -> Result<HintOut, String> {
-        let tool = TOOL_NAMES
-            .iter()
-            .find(|t| **t == hint.tool)
+        let tool = Tool::from_name(&hint.tool)
             .ok_or_else(|| format!("unknown tool `{}`", sanitize::escape(&hint.tool, 40)))?;
         // A reason explains; a call inside it would reach the agent unvalidated.
         let reason =
@@ -59,12 +59,17 @@ impl HintValidator {
             _ => None,
         };
         if !hint.actionable {
-            return Ok(HintOut { tool: (*tool).to_owned(), args: args.unwrap_or_default(), actionable: false, reason });
+            return Ok(HintOut {
+                tool: tool.name().to_owned(),
+                args: args.unwrap_or_default(),
+                actionable: false,
+                reason,
+            });
         }
         let args =
             args.ok_or_else(|| format!("{tool}: args are not a JSON object of at most {MAX_HINT_ARGS} bytes"))?;
         let value = Value::Object(args);
-        if let Some(schema) = self.schemas.get(tool)
+        if let Some(schema) = self.schemas.get(&tool)
             && let Some(err) = schema.iter_errors(&value).next()
         {
             return Err(format!(
@@ -81,7 +86,7 @@ impl HintValidator {
                 sanitize::escape(&e.message, 200)
             )
         })?;
-        Ok(HintOut { tool: (*tool).to_owned(), args, actionable: true, reason })
+        Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason })
     }
 
     /// Keeps the valid hints (at most [`MAX_HINTS`], deduplicated, from the

@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use signpost::graph::Graph;
-use signpost::service::Signpost;
 use signpost::policy::{Limits, PolicyEngine};
+use signpost::service::Signpost;
 use signpost::session::SessionContext;
+use signpost::tools::Tool;
 
 use crate::common::{BIN, CHAOS_POLICY, Client, DEFAULT_POLICY, SLEEPY_POLICY, STRICT_POLICY, obj, run_cli};
 use crate::hot_swap::{Scratch, active, last, read};
@@ -95,7 +96,7 @@ fn guest_chosen_names_reach_no_one_unescaped() {
     assert!(!report.lines().any(|l| l.trim_start().starts_with("→ next:")), "{report}");
     // The agent's text, on the live path (in-process: the check refuses it).
     let sp = in_process(&evil, Limits::default());
-    let r = sp.call("describe", obj(json!({"id": ORDER_CONTROLLER})), &SessionContext::new());
+    let r = sp.call(Tool::Describe, obj(json!({"id": ORDER_CONTROLLER})), &SessionContext::new());
     assert!(!r.is_error && r.structured["record"].is_object(), "{}", r.text);
     assert_no_forged_call("agent text", &r.text);
     assert_clean("agent text", &r.text);
@@ -225,7 +226,7 @@ fn all_memories_and_tables_share_one_budget() {
         ..Spec::default()
     });
     let sp = in_process(&two, Limits::default());
-    let r = sp.call("resolve", obj(json!({"identifier": "OrderService"})), &SessionContext::new());
+    let r = sp.call(Tool::Resolve, obj(json!({"identifier": "OrderService"})), &SessionContext::new());
     assert!(r.text.starts_with("[ok] wat policy"), "the grow beyond the budget was refused: {}", r.text);
     assert_eq!(sp.policy().stats().traps.load(Ordering::Relaxed), 0);
 }
@@ -330,10 +331,10 @@ async fn coercion_cannot_overrule_correct_ids() {
     // …and one that refuses every id cannot refuse correct ones.
     let refuser = in_process(&wat_policy::policy(&Spec::default()), Limits::default());
     let session = SessionContext::new();
-    let r = refuser.call("describe", obj(json!({"id": ORDER_CONTROLLER})), &session);
+    let r = refuser.call(Tool::Describe, obj(json!({"id": ORDER_CONTROLLER})), &session);
     assert_eq!(r.structured["record"]["id"], ORDER_CONTROLLER, "{}", r.text);
     let r = refuser.call(
-        "neighbors",
+        Tool::Neighbors,
         obj(json!({"ids": [ORDER_CONTROLLER], "direction": "out", "edge_types": ["DECLARES"]})),
         &session,
     );
@@ -403,7 +404,7 @@ fn the_check_and_the_live_path_agree_on_text() {
         ..Spec::default()
     });
     let sp = in_process(&forger, Limits::default());
-    let r = sp.call("resolve", obj(json!({"identifier": "OrderService"})), &SessionContext::new());
+    let r = sp.call(Tool::Resolve, obj(json!({"identifier": "OrderService"})), &SessionContext::new());
     assert_eq!(r.text, "[ok] wat");
     let s = Scratch::new("forger");
     let file = s.file("forger.wasm", &forger);

@@ -185,7 +185,7 @@ mod component_agrees_with_native {
     use serde_json::{Value, json};
     use signpost::graph::Graph;
     use signpost::policy::{self, Limits, PolicyEngine};
-    use signpost::tools::{self, StrictIds};
+    use signpost::tools::{self, StrictIds, Tool};
     use signpost_hints::model;
 
     fn to_wit_session(s: &model::Session) -> policy::Session {
@@ -231,8 +231,13 @@ mod component_agrees_with_native {
                 }
             }
             // Advice and text, for success and failure outcomes alike.
-            let outcome = tools::parse(&graph, tool, args.as_object().unwrap_or(&Default::default()), &mut StrictIds)
-                .and_then(|p| tools::execute(&graph, p));
+            let outcome = tools::parse(
+                &graph,
+                Tool::from_name(tool).expect("a tool"),
+                args.as_object().unwrap_or(&Default::default()),
+                &mut StrictIds,
+            )
+            .and_then(|p| tools::execute(&graph, p));
             let (wit_outcome, native_outcome) = match &outcome {
                 Ok(v) => (policy::Outcome::Success(v.to_string()), model::Outcome::Success(v.clone())),
                 Err(e) => (

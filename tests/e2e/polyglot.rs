@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use signpost::graph::Graph;
 use signpost::policy::{self, Limits, PolicyEngine};
-use signpost::tools::{self, StrictIds};
+use signpost::tools::{self, StrictIds, Tool};
 
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
 use crate::hot_swap::{Scratch, active, read};
@@ -373,8 +373,8 @@ fn probes() -> Probes {
     ];
     for (tool, args) in calls {
         let map = args.as_object().cloned().unwrap_or_default();
-        let outcome =
-            tools::parse(&graph, tool, &map, &mut StrictIds).and_then(|parsed| tools::execute(&graph, parsed));
+        let outcome = tools::parse(&graph, Tool::from_name(tool).expect("a tool"), &map, &mut StrictIds)
+            .and_then(|parsed| tools::execute(&graph, parsed));
         let outcome = signpost::pipeline::to_wit_outcome(&outcome);
         let call = policy::Call { tool: tool.into(), args: args.to_string() };
         for session in &sessions {

@@ -14,7 +14,7 @@ use proptest::test_runner::Config;
 use serde_json::{Map, Value, json};
 use signpost::graph::Graph;
 use signpost::sanitize::{self, Allowed, Known, Scope};
-use signpost::tools::{self, StrictIds};
+use signpost::tools::{self, StrictIds, Tool};
 use unicode_normalization::UnicodeNormalization;
 
 const PAYMENT: &str = "73b27882a8e70d1ee8a56aa648c836e9f556b6ce";
@@ -294,7 +294,7 @@ proptest! {
     /// failure always teaches (a message; an example, when given, is a
     /// call object).
     #[test]
-    fn tool_arguments_never_break_parsing(tool in prop::sample::select(tools::TOOL_NAMES.to_vec()), args in json_args()) {
+    fn tool_arguments_never_break_parsing(tool in prop::sample::select(Tool::ALL.to_vec()), args in json_args()) {
         let graph = sample();
         match tools::parse(graph, tool, &args, &mut StrictIds).and_then(|p| tools::execute(graph, p)) {
             Ok(result) => prop_assert!(result.is_object()),

@@ -7,10 +7,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use signpost::graph::Graph;
+use signpost::policy::{Limits, LoadError, PolicyEngine, PolicyFault};
 use signpost::response::Response;
 use signpost::service::Signpost;
-use signpost::policy::{Limits, LoadError, PolicyEngine, PolicyFault};
 use signpost::session::SessionContext;
+use signpost::tools::Tool;
 
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, obj};
 
@@ -32,6 +33,7 @@ thread_local! {
 }
 
 fn call(sp: &Signpost, tool: &str, args: Value) -> Response {
+    let tool = Tool::from_name(tool).unwrap_or_else(|| panic!("no tool {tool}"));
     SESSION.with(|session| sp.call(tool, obj(args), session))
 }
 

@@ -84,7 +84,7 @@ async fn a_sessionless_client_that_follows_hints_keeps_its_history() {
         assert_eq!(h["args"]["trail"], trail, "{h}");
     }
     assert!(text_of(&resolved).contains(&format!("\"trail\":\"{trail}\"")), "{}", text_of(&resolved));
-    assert!(!resolved.to_string().contains(signpost::trails::STAND_IN), "{resolved}");
+    assert!(!resolved.to_string().contains(signpost::trails::carry::STAND_IN), "{resolved}");
 
     // Without the trail, each request is a new history: the id is unseen.
     let cold = stateless_call(&server.url, "describe", json!({"id": ORDER_CONTROLLER})).await;

@@ -184,12 +184,8 @@ fn describe_error(e: &wasmtime::Error) -> String {
     };
     let mut out = text::escape(&head, 300);
     if let Some(trace) = e.downcast_ref::<wasmtime::WasmBacktrace>() {
-        let names: Vec<String> = trace
-            .frames()
-            .iter()
-            .take(8)
-            .map(|f| text::escape(f.func_name().unwrap_or("<unnamed>"), 80))
-            .collect();
+        let names: Vec<String> =
+            trace.frames().iter().take(8).map(|f| text::escape(f.func_name().unwrap_or("<unnamed>"), 80)).collect();
         if !names.is_empty() {
             out.push_str(" (in ");
             out.push_str(&names.join(" ← "));

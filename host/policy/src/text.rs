@@ -73,4 +73,3 @@ pub fn escape(s: &str, max: usize) -> String {
     }
     out
 }
-

@@ -30,7 +30,10 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::tools::TOOL_NAMES;
+use crate::tools::{self, Tool};
+use crate::trails::carry::TRAIL_ARG;
+
+const TOOL_NAMES: [&str; Tool::ALL.len()] = Tool::NAMES;
 
 /// `{` positions per line that may fail to parse before the line is dropped.
 pub(super) const MAX_FAILED_PARSES: usize = 64;
@@ -44,10 +47,12 @@ const MAX_CALL_WORDS: usize = 2;
 fn params() -> &'static [String] {
     static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     PARAMS.get_or_init(|| {
-        let mut names: Vec<String> = crate::tools::definitions()
-            .iter()
-            .filter_map(|t| t.input_schema.get("properties").and_then(Value::as_object))
-            .flat_map(|p| p.keys().cloned())
+        let mut names: Vec<String> = Tool::ALL
+            .into_iter()
+            .map(tools::input_schema)
+            .filter_map(|schema| schema.get("properties").and_then(Value::as_object).cloned())
+            .flat_map(|p| p.keys().cloned().collect::<Vec<_>>())
+            .chain([TRAIL_ARG.to_owned()])
             .collect();
         names.extend(names.iter().filter(|n| n.contains('_')).map(|n| n.replace('_', "-")).collect::<Vec<_>>());
         names.sort();

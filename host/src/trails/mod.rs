@@ -25,7 +25,7 @@
 //! The trails live in this process by default. With `--state redis://…`
 //! they live in Redis ([`redis`]), and any replica serves any call of a
 //! trail: a call reads the trail when it starts and writes its step back
-//! when it ends ([`Trails::finish`]). Each replica still keeps a context
+//! when it ends ([`Trails::run`]). Each replica still keeps a context
 //! per trail it served, for what is its own: the policy instances, the
 //! canary pin (the same on every replica: both follow from the trail's
 //! id) and the follow-through metrics.
@@ -39,18 +39,17 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use crate::policy::SessionKey;
+use crate::response::Response;
 use crate::session::{PastCall, SessionContext};
+use crate::tools::Tool;
 
+pub mod carry;
 mod redis;
 
-/// The argument (and result field) that carries a trail.
-pub const TRAIL_ARG: &str = "trail";
+use carry::NOTICE_FIELD;
+
 /// How a handle starts.
 pub const PREFIX: &str = "tr_";
-/// What the policy's `render` sees where a hint's trail goes: a string of
-/// a handle's length and alphabet, which the host replaces with the trail
-/// once the text is clean. A policy never holds a live handle.
-pub const STAND_IN: &str = "tr____________________________trail";
 /// Idle lifetime of a trail by default.
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(3600);
 /// Trails kept by default; the one unused longest goes first.
@@ -375,13 +374,13 @@ impl Trails {
     /// (no session) a new trail. `null` or `""` is no trail (models fill
     /// optional arguments so). A handle that cannot be used is reported in
     /// the notice, and the call runs on `own`, or on a new trail.
-    pub async fn for_call(
+    pub async fn open(
         &self,
         sent: Option<serde_json::Value>,
         owner: Owner,
         own: Option<Arc<SessionContext>>,
     ) -> Opened {
-        let why = match sent.filter(|sent| !is_none(sent)) {
+        let why = match sent.filter(|sent| !carry::is_none(sent)) {
             None => None,
             Some(serde_json::Value::String(handle)) => match self.find(&handle, owner).await {
                 Ok(trail) => return trail,
@@ -389,7 +388,7 @@ impl Trails {
             },
             Some(other) => Some(format!(
                 "`trail` takes the string an earlier result gave, not {}",
-                crate::sanitize::escape(&other.to_string(), 40)
+                crate::policy::text::escape(&other.to_string(), 40)
             )),
         };
         let mut opened = match own {
@@ -403,11 +402,29 @@ impl Trails {
         opened
     }
 
+    /// Runs one call of `tool` on the trail `opened` (from [`Trails::open`]):
+    /// `call` serves it on the trail's history; then the call's step goes
+    /// back to the trail (in a shared store), and the response says what
+    /// became of the trail the agent sent and of this step. The one
+    /// sequence for a call on a trail: the MCP server and the terminal both
+    /// run their calls through it.
+    pub async fn run<E>(
+        &self,
+        opened: &Opened,
+        tool: Tool,
+        call: impl AsyncFnOnce(Arc<SessionContext>) -> Result<Response, E>,
+    ) -> Result<Response, E> {
+        let mut response = call(opened.context.clone()).await?;
+        let kept = self.finish(opened, PastCall::of(tool.name(), &response)).await;
+        add_notice(&mut response, opened.notice.clone(), kept);
+        Ok(response)
+    }
+
     /// Ends a call on `opened`: in the shared store, adds the call's step
     /// to the trail (to what it holds now, when another call wrote since
     /// this one read it). A notice when the step could not be kept. In
     /// this process there is nothing to do: the pipeline recorded it.
-    pub async fn finish(&self, opened: &Opened, call: PastCall) -> Option<String> {
+    async fn finish(&self, opened: &Opened, call: PastCall) -> Option<String> {
         // Each failed attempt means another call's step was written: with
         // this many calls on one trail at once, some wait long.
         const ATTEMPTS: u32 = 64;
@@ -491,7 +508,7 @@ fn mac(key: &[u8; 64]) -> Hmac<Sha256> {
 
 /// Tells the agent what became of the trail it sent (`opened`) and of
 /// this call's step (`kept`): a `note:` line, and `trail_notice`.
-pub fn add_notice(response: &mut crate::response::Response, opened: Option<String>, kept: Option<String>) {
+fn add_notice(response: &mut Response, opened: Option<String>, kept: Option<String>) {
     let notice = match (opened, kept) {
         (Some(a), Some(b)) => format!("{a}; {b}"),
         (Some(a), None) | (None, Some(a)) => a,
@@ -499,26 +516,8 @@ pub fn add_notice(response: &mut crate::response::Response, opened: Option<Strin
     };
     response.text.push_str(&format!("\nnote: {notice}"));
     if let serde_json::Value::Object(map) = &mut response.structured {
-        map.insert("trail_notice".into(), serde_json::json!(notice));
+        map.insert(NOTICE_FIELD.into(), serde_json::json!(notice));
     }
-}
-
-/// Whether a `trail` argument stands for none: `null` or `""`.
-pub fn is_none(sent: &serde_json::Value) -> bool {
-    sent.is_null() || sent.as_str() == Some("")
-}
-
-/// A call's arguments without the trail a hint carries: the question it
-/// asks, for shapes, logs and the sanitiser's allow-list.
-pub fn without_trail(
-    args: &serde_json::Map<String, serde_json::Value>,
-) -> std::borrow::Cow<'_, serde_json::Map<String, serde_json::Value>> {
-    if !args.contains_key(TRAIL_ARG) {
-        return std::borrow::Cow::Borrowed(args);
-    }
-    let mut args = args.clone();
-    args.remove(TRAIL_ARG);
-    std::borrow::Cow::Owned(args)
 }
 
 /// Bytes from the operating system's CSPRNG.
@@ -545,16 +544,16 @@ mod tests {
         let first = now(trails.start(alice));
         let handle = first.handle.clone().unwrap_or_default();
         assert!(handle.starts_with(PREFIX) && handle.len() == HANDLE_LEN, "{handle}");
-        let again = now(trails.for_call(Some(serde_json::json!(&handle)), alice, None));
+        let again = now(trails.open(Some(serde_json::json!(&handle)), alice, None));
         assert!(again.notice.is_none() && Arc::ptr_eq(&again.context, &first.context));
         // The token as the header carries it, however it is spaced.
-        let again = now(trails.for_call(
+        let again = now(trails.open(
             Some(serde_json::json!(&handle)),
             Owner::of_authorization("bearer   alice's long token "),
             None,
         ));
         assert!(again.notice.is_none(), "{:?}", again.notice);
-        let mallory = now(trails.for_call(Some(serde_json::json!(&handle)), Owner::of_token("mallory's token"), None));
+        let mallory = now(trails.open(Some(serde_json::json!(&handle)), Owner::of_token("mallory's token"), None));
         assert!(!Arc::ptr_eq(&mallory.context, &first.context));
         assert!(mallory.notice.as_deref().is_some_and(|n| n.contains("other credentials")), "{:?}", mallory.notice);
     }
@@ -570,36 +569,39 @@ mod tests {
         chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
         let tampered: String = chars.into_iter().collect();
         for bad in [tampered.as_str(), "tr_", "tr_!!!!", &handle[..handle.len() - 1], "x".repeat(10_000).as_str()] {
-            let o = now(trails.for_call(Some(serde_json::json!(bad)), owner, None));
+            let o = now(trails.open(Some(serde_json::json!(bad)), owner, None));
             assert!(o.notice.as_deref().is_some_and(|n| n.contains("not a trail this server issued")), "{bad}");
         }
         // `""` and `null` are no trail (models fill optional arguments so):
         // a new one, with nothing to refuse; a number is refused.
         for none in [serde_json::json!(""), serde_json::Value::Null] {
-            let o = now(trails.for_call(Some(none), owner, None));
+            let o = now(trails.open(Some(none), owner, None));
             assert!(o.notice.is_none() && o.handle.is_some() && o.handle != t.handle, "{:?}", o.notice);
         }
-        let o = now(trails.for_call(Some(serde_json::json!(42)), owner, None));
+        let o = now(trails.open(Some(serde_json::json!(42)), owner, None));
         assert!(o.notice.as_deref().is_some_and(|n| n.contains("takes the string")), "{:?}", o.notice);
         // Another server's handle (another key) is not this server's.
         let other = now(Trails::default().start(owner));
         let other = other.handle.unwrap_or_default();
         assert!(
-            now(trails.for_call(Some(serde_json::json!(&other)), owner, None))
+            now(trails.open(Some(serde_json::json!(&other)), owner, None))
                 .notice
                 .is_some_and(|n| n.contains("not a trail"))
         );
         std::thread::sleep(Duration::from_millis(80));
-        let o = now(trails.for_call(Some(serde_json::json!(&handle)), owner, None));
+        let o = now(trails.open(Some(serde_json::json!(&handle)), owner, None));
         assert!(o.notice.as_deref().is_some_and(|n| n.contains("expired")), "{:?}", o.notice);
         assert_ne!(o.handle, t.handle);
     }
 
     #[test]
     fn the_stand_in_looks_like_a_handle_and_is_none() {
-        assert_eq!(STAND_IN.len(), HANDLE_LEN);
-        assert!(STAND_IN.starts_with(PREFIX) && STAND_IN.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
-        assert!(now(Trails::default().find(STAND_IN, Owner::default())).is_err());
+        assert_eq!(carry::STAND_IN.len(), HANDLE_LEN);
+        assert!(
+            carry::STAND_IN.starts_with(PREFIX)
+                && carry::STAND_IN.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        );
+        assert!(now(Trails::default().find(carry::STAND_IN, Owner::default())).is_err());
     }
 
     #[test]

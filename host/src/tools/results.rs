@@ -1,0 +1,162 @@
+//! The tools' results, as agents read them (their output schemas derive
+//! from these types), and the hints every result carries.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::graph::{Direction, EdgeSummary, Node, NodeRef};
+
+/// A symbol in a list: a record without its doc.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Symbol {
+    /// 40-hex id.
+    pub id: String,
+    /// Kind.
+    pub kind: String,
+    /// Short name.
+    pub name: String,
+    /// Qualified name.
+    pub fqn: String,
+    /// Source file.
+    pub file: String,
+    /// Declaration line.
+    pub line: u32,
+    /// Roles.
+    pub roles: Vec<String>,
+}
+
+impl From<NodeRef<'_>> for Symbol {
+    fn from(n: NodeRef<'_>) -> Self {
+        Symbol {
+            id: n.id(),
+            kind: n.kind().to_owned(),
+            name: n.name().to_owned(),
+            fqn: n.fqn().to_owned(),
+            file: n.file().to_owned(),
+            line: n.line(),
+            roles: n.roles().map(str::to_owned).collect(),
+        }
+    }
+}
+
+/// How many symbols `resolve` found.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolveStatus {
+    /// Exactly one.
+    One,
+    /// Several: narrow with `kind`, or pick one.
+    Many,
+    /// None.
+    None,
+}
+
+/// Result of `resolve`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ResolveResult {
+    /// one, many or none.
+    pub status: ResolveStatus,
+    /// The identifier looked up.
+    pub identifier: String,
+    /// The kind filter, if any.
+    pub kind: Option<String>,
+    /// Matching symbols, best first.
+    pub candidates: Vec<Symbol>,
+}
+
+/// Result of `describe`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DescribeResult {
+    /// The full record.
+    pub record: Node,
+    /// Edge counts per type and direction, with composed DECLARES.* keys.
+    pub edge_summary: EdgeSummary,
+}
+
+/// Result of `find`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindResult {
+    /// This page of matching symbols.
+    pub results: Vec<Symbol>,
+    /// All matches.
+    pub total: u64,
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
+    pub limit: u32,
+    /// Offset used.
+    pub offset: u32,
+}
+
+/// A search match.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Scored {
+    /// The symbol.
+    #[serde(flatten)]
+    pub symbol: Symbol,
+    /// Relevance, 0 to 1.
+    pub score: f64,
+}
+
+/// Result of `search`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// The query.
+    pub query: String,
+    /// This page of matches, best first.
+    pub results: Vec<Scored>,
+    /// All matches.
+    pub total: u64,
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
+    pub limit: u32,
+    /// Offset used.
+    pub offset: u32,
+}
+
+/// One edge found by `neighbors`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Neighbor {
+    /// The id this edge starts from (one of the requested ids).
+    pub origin: String,
+    /// The edge key followed.
+    pub edge: String,
+    /// The symbol at the other end.
+    pub other: Symbol,
+}
+
+/// Result of `neighbors`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct NeighborsResult {
+    /// The origin ids, canonical.
+    pub ids: Vec<String>,
+    /// Direction followed.
+    pub direction: Direction,
+    /// Edge keys followed, canonical.
+    pub edge_types: Vec<String>,
+    /// This page of edges.
+    pub results: Vec<Neighbor>,
+    /// All edges found.
+    pub total: u64,
+    /// Page size used (smaller than asked when the page would exceed the
+    /// response size budget; the next page starts after the results shown).
+    pub limit: u32,
+    /// Offset used.
+    pub offset: u32,
+    /// When nothing was found: the edges the origins do have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<EdgeSummary>,
+}
+
+/// A hint as it appears in `structuredContent.hints`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct HintOut {
+    /// Tool to call.
+    pub tool: String,
+    /// Arguments: send them as they are when `actionable`.
+    pub args: Map<String, Value>,
+    /// Whether tool + args is a complete, valid call.
+    pub actionable: bool,
+    /// Why.
+    pub reason: String,
+}
