@@ -1,0 +1,477 @@
+//! The `signpost` command: the CLI (its arguments and help), and the
+//! commands it runs, one module each: serving MCP ([`serve`]), one tool call
+//! from a shell ([`query`]), the policy author's commands ([`policy`]) and
+//! the graph's ([`graph`]).
+
+mod graph;
+mod policy;
+mod query;
+mod serve;
+
+use graph::{graph_import, graph_info, graph_symbols, index_project};
+use policy::{check, export_default, export_wit, replay, test_cases};
+use query::query;
+use serve::{canary, serve};
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use signpost::policy::{Limits, PolicyEngine};
+use signpost::terminal::Query;
+
+/// `signpost --version`: the policy interface this host accepts.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\naccepts policy components that export signpost:policy/policy@",
+    signpost::wit_version!(),
+    " (WIT package signpost:policy@",
+    signpost::wit_version!(),
+    ")"
+);
+
+/// An MCP server for coding agents whose hints run in a sandboxed,
+/// hot-swappable WebAssembly policy.
+/// Shown under `signpost --help`.
+const EXAMPLES: &str = "\
+Examples:
+  signpost                                  serve MCP on stdio: the sample graph, the default policy
+  signpost --graph index.scip --policy my.wasm --http 8080
+                                            serve an index over HTTP with your policy (hot-swapped on change)
+  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python) into index.scip
+  signpost search refund payment            ask from a shell: the same answers as the MCP tools
+  signpost neighbors OrderController --direction out --edge-types DECLARES.EXPOSES
+  signpost policy check my-policy.wasm      run the checks a hot swap runs
+
+Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --graph /abs/path/index.scip";
+
+#[derive(clap::Parser)]
+#[command(version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (the default), or over HTTP with --http.
+    #[command(after_help = "Examples:\n  signpost serve --graph index.scip\n  \
+                            signpost serve --http 0.0.0.0:8080 --token-file token --allowed-host signpost.internal")]
+    Serve(Box<ServeArgs>),
+    #[command(flatten)]
+    Query(Query),
+    /// Work with policy components.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Index a project with its languages' SCIP indexers (rust-analyzer,
+    /// scip-typescript, scip-python; installed when missing), then check
+    /// that each index loads. Serve the result with `signpost --graph`.
+    #[command(
+        after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features"
+    )]
+    Index {
+        /// The project directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// Where to write the index (one language) or the directory for
+        /// `index.<language>.scip` files (several) [default: DIR].
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+        /// Rust: index the code behind every cargo feature, not only the
+        /// default ones (a library such as tokio gates most of its code).
+        #[arg(long)]
+        all_features: bool,
+    },
+    /// Work with graph files.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+    /// Promote or drop the canary of a running HTTP server (a stdio server:
+    /// `kill -USR1 PID` promotes, `kill -USR2 PID` drops).
+    #[command(after_help = "Examples:\n  signpost canary promote --url http://127.0.0.1:8080 --token-file token")]
+    Canary {
+        /// What to do.
+        #[arg(value_enum)]
+        action: CanaryAction,
+        /// The server's base URL, e.g. http://127.0.0.1:8080.
+        #[arg(long)]
+        url: String,
+        /// File holding the server's bearer token (also read from SIGNPOST_TOKEN).
+        #[arg(long, value_name = "PATH")]
+        token_file: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CanaryAction {
+    /// Make the canary the live policy.
+    Promote,
+    /// Stop the canary; its sessions go back to the live policy.
+    Drop,
+}
+
+#[derive(Subcommand)]
+enum GraphCommand {
+    /// Convert graph files (SCIP, JSON or snapshot; several are merged into
+    /// one workspace) into a snapshot that loads by reading.
+    #[command(after_help = "Examples:\n  signpost graph import index.rust.scip index.typescript.scip -o shop.snapshot")]
+    Import {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The snapshot to write.
+        #[arg(short, long, value_name = "PATH")]
+        output: PathBuf,
+    },
+    /// Print symbols with their ids (kind, qualified name, place), to use
+    /// in golden cases and scripts; `--name` keeps those whose name
+    /// contains it.
+    #[command(
+        after_help = "Examples:\n  signpost graph symbols --name OrderService\n  signpost graph symbols index.scip --name parse"
+    )]
+    Symbols {
+        /// The graph files (none: the embedded sample graph).
+        files: Vec<PathBuf>,
+        /// Only symbols whose name contains this (case-insensitive).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Load graph files as `--graph` would and print what they hold.
+    #[command(after_help = "Examples:\n  signpost graph info index.scip")]
+    Info {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Write the embedded default policy component to FILE and print its
+    /// sha256 (the one `signpost://policy` reports while it serves).
+    #[command(after_help = "Examples:\n  signpost policy export-default default.wasm")]
+    ExportDefault {
+        /// Where to write the component (.wasm).
+        file: PathBuf,
+    },
+    /// Write the WIT package policies implement (`signpost:policy`) into
+    /// DIR, to build a policy without a checkout.
+    #[command(
+        after_help = "Examples:\n  signpost policy wit wit/   (then point wit-bindgen, componentize-py or jco at it)"
+    )]
+    Wit {
+        /// The directory to write `policy.wit` into (created if missing).
+        dir: PathBuf,
+    },
+    /// Run exactly the checks a hot swap runs (compile, link, identify,
+    /// self-check) and report; exit non-zero if the policy would be refused.
+    #[command(after_help = "Examples:\n  signpost policy check target/wasm32-wasip2/release/my_policy.wasm")]
+    Check {
+        /// The component file (.wasm).
+        file: PathBuf,
+    },
+    /// Re-run recorded sessions (`signpost --record DIR`) against candidate
+    /// policies and report, per policy, how often the agent's actual next
+    /// call would have been suggested, hints per response, invalid hints,
+    /// text bytes and faults; then the calls whose hints differ from the
+    /// first policy's.
+    #[command(after_help = "Examples:\n  signpost policy replay records/ --policy default.wasm --policy mine.wasm")]
+    Replay {
+        /// Decision logs: files, or record directories.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// A candidate policy component (.wasm); give it once per policy.
+        #[arg(long = "policy", value_name = "FILE", required = true)]
+        policies: Vec<PathBuf>,
+        /// The graph files the sessions ran on (default: the embedded sample graph).
+        #[arg(long, value_name = "PATH")]
+        graph: Vec<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Diff lines shown per pair of policies in the table.
+        #[arg(long, default_value_t = 10)]
+        diffs: usize,
+    },
+    /// Run golden cases (JSON files: calls and what the response must show)
+    /// against a component, on the embedded sample graph; exit non-zero if
+    /// any fails. The default policy's cases are in hints-component/cases/.
+    #[command(after_help = "Examples:\n  signpost policy test mine.wasm --cases cases/")]
+    Test {
+        /// The component file (.wasm).
+        file: PathBuf,
+        /// A directory of case files (*.json).
+        #[arg(long, value_name = "DIR")]
+        cases: PathBuf,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+struct ServeArgs {
+    /// A graph file: a SCIP index, the signpost JSON format or a snapshot,
+    /// told apart by content (default: the embedded sample graph). Give it
+    /// several times to serve a workspace; symbols join by SCIP symbol. The
+    /// files are watched: a new version that loads replaces the graph.
+    #[arg(long, value_name = "PATH")]
+    graph: Vec<PathBuf>,
+    /// A policy component (default: the embedded default policy). The file is
+    /// watched: a new version that passes every check replaces the live one.
+    #[arg(long, value_name = "PATH")]
+    policy: Option<PathBuf>,
+    /// Do not watch the policy and graph files (SIGHUP still reloads the policy).
+    #[arg(long)]
+    no_watch: bool,
+    /// Where compiled policies are cached [default: $XDG_CACHE_HOME/signpost or ~/.cache/signpost].
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Compile policies every time; never read or write the cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+    /// Serve MCP over streamable HTTP at this address (`PORT` or `HOST:PORT`;
+    /// a bare port binds loopback) instead of stdio. The endpoint is `/mcp`,
+    /// the health check `/healthz`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// File holding a bearer token every HTTP request must carry (also read
+    /// from the SIGNPOST_TOKEN environment variable).
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<PathBuf>,
+    /// Another accepted `Host` header value (loopback names are always accepted).
+    #[arg(long, value_name = "HOST")]
+    allowed_host: Vec<String>,
+    /// Another accepted `Origin` (e.g. `https://app.example.com:443`; loopback origins are always accepted).
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Vec<String>,
+    /// Largest HTTP request body, in bytes.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(1024..=(64 << 20)))]
+    max_body_bytes: u64,
+    /// Most concurrent HTTP MCP sessions.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_sessions: u64,
+    /// Close HTTP sessions idle for this many seconds.
+    #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    session_idle_secs: u64,
+    /// Deadline of one policy function call, in milliseconds.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    policy_timeout_ms: u64,
+    /// Linear memory limit of a policy instance, in MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    policy_memory_mib: u64,
+    /// Do not count follow-through (the status shows none, /metrics answers
+    /// 404). Ignored with --record, --canary and --shadow, which need it.
+    #[arg(long)]
+    no_metrics: bool,
+    /// Serve Prometheus metrics at this address (`PORT` or `HOST:PORT`; a
+    /// bare port binds loopback), path `/metrics`, in stdio mode. (Over
+    /// HTTP, `/metrics` is always beside `/mcp`.)
+    #[arg(long, value_name = "ADDR", conflicts_with = "http")]
+    metrics: Option<String>,
+    /// Write a decision log (JSON Lines, one line per tool call: what the
+    /// agent sent, an outcome summary, the hints offered, the policy) into
+    /// DIR, for `signpost policy replay`. Off by default.
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// Begin a new decision log file past this size, in MiB.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    record_max_mib: u64,
+    /// Decision log files kept in the record directory; older ones are deleted.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    record_files: u64,
+    /// A canary policy component: it serves --canary-share of the sessions
+    /// (each session stays with one policy), after the same checks as a hot
+    /// swap. Promote or drop it with SIGUSR1 / SIGUSR2 or `signpost canary`;
+    /// it is dropped on its own when it faults or its follow-through falls
+    /// clearly below the live policy's (docs/metrics.md).
+    #[arg(long, value_name = "FILE")]
+    canary: Option<PathBuf>,
+    /// The share of sessions the canary serves, from 0 to 1.
+    #[arg(long, default_value_t = 0.1, value_parser = share, requires = "canary")]
+    canary_share: f64,
+    /// Forget a trail (the state handle that carries a client's history
+    /// between calls; docs/tools.md) unused for this many seconds.
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=7 * 86_400))]
+    trail_idle_secs: u64,
+    /// Most trails in use, and most new ones on probation (until a call
+    /// continues them); the one unused longest goes first.
+    #[arg(long, default_value_t = signpost::trails::DEFAULT_MAX as u64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_trails: u64,
+    /// Keep trails in this Redis (or Valkey), shared by every replica
+    /// pointed at it, so any replica serves any call of a trail:
+    /// redis://[:PASSWORD@]HOST[:PORT][/DB]. Without it, trails live in
+    /// this process. Also read from SIGNPOST_STATE, which keeps a
+    /// password out of the process list.
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
+    /// A shadow policy component: it computes hints for every call, after
+    /// the response is sent, which agents never see; the metrics compare
+    /// them with what agents did next.
+    #[arg(long, value_name = "FILE")]
+    shadow: Option<PathBuf>,
+}
+
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{}` is not a share from 0 to 1 (0.1 is 10% of the sessions)", signpost::clip(s))),
+    }
+}
+
+impl ServeArgs {
+    fn http_options(&self, addr: &str) -> anyhow::Result<signpost::http::HttpOptions> {
+        let addr = socket_addr("--http", addr)?;
+        Ok(signpost::http::HttpOptions {
+            addr,
+            token: self.token()?,
+            allowed_hosts: self.allowed_host.clone(),
+            allowed_origins: self.allowed_origin.clone(),
+            max_body_bytes: self.max_body_bytes as usize,
+            max_sessions: self.max_sessions as usize,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+        })
+    }
+
+    fn evidence(&self) -> anyhow::Result<signpost::service::Evidence> {
+        let recorder = match &self.record {
+            Some(dir) => Some(signpost::record::Recorder::start(signpost::record::RecordOptions {
+                dir: dir.clone(),
+                max_file_bytes: self.record_max_mib << 20,
+                max_files: self.record_files as usize,
+            })?),
+            None => None,
+        };
+        // `Signpost` turns metrics back on for --record, --canary and --shadow.
+        let metrics = (!self.no_metrics).then(Arc::default);
+        Ok(signpost::service::Evidence { metrics, recorder })
+    }
+
+    /// The bearer token: `--token-file`, else `SIGNPOST_TOKEN`.
+    fn token(&self) -> anyhow::Result<Option<String>> {
+        let token = match (&self.token_file, std::env::var("SIGNPOST_TOKEN")) {
+            (Some(path), _) => Some(
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("reading token file {}", path.display()))?
+                    .trim()
+                    .to_owned(),
+            ),
+            (None, Ok(token)) => Some(token.trim().to_owned()),
+            (None, Err(_)) => None,
+        };
+        if token.as_ref().is_some_and(|t| t.len() < 16) {
+            anyhow::bail!("the bearer token is shorter than 16 characters; use a long random one");
+        }
+        Ok(token)
+    }
+
+    fn engine(&self) -> anyhow::Result<PolicyEngine> {
+        let engine = PolicyEngine::new(self.limits())?;
+        if self.no_cache {
+            return Ok(engine);
+        }
+        let dir = self.cache_dir.clone().or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .map(|d| d.join("signpost"))
+        });
+        match dir {
+            Some(dir) => match engine.clone().with_cache(dir.clone()) {
+                Ok(engine) => Ok(engine),
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "compiled-policy cache disabled");
+                    Ok(engine)
+                }
+            },
+            None => Ok(engine),
+        }
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: (self.policy_memory_mib as usize) << 20,
+            timeout: Duration::from_millis(self.policy_timeout_ms),
+            ..Limits::default()
+        }
+    }
+}
+
+/// `PORT` (loopback) or `HOST:PORT`.
+fn socket_addr(flag: &str, addr: &str) -> anyhow::Result<std::net::SocketAddr> {
+    match addr.parse::<u16>() {
+        Ok(port) => Ok((std::net::Ipv4Addr::LOCALHOST, port).into()),
+        Err(_) => addr.parse().with_context(|| format!("{flag} {addr}: expected PORT or HOST:PORT")),
+    }
+}
+
+fn main() -> ExitCode {
+    // stdout is the MCP channel: every log line goes to stderr.
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // Serving logs what it does; the one-shot commands print a report, and
+    // log only warnings unless RUST_LOG asks for more.
+    let one_shot = matches!(
+        cli.command,
+        Some(
+            Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. } | Command::Query(_)
+        )
+    );
+    let default_level = if one_shot { "warn" } else { "info" };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
+        .init();
+    let result = match cli.command {
+        Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
+        Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
+        Some(Command::Policy(PolicyCommand::Wit { dir })) => export_wit(&dir),
+        Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
+        Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
+            replay(&logs, &policies, &graph, json, diffs)
+        }
+        Some(Command::Index { dir, output, all_features }) => index_project(&dir, output.as_deref(), all_features),
+        Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
+        Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
+        Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
+        Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
+        Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
+        Some(Command::Serve(args)) => serve(*args),
+        None => serve(cli.serve),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            say(&format!("signpost: {e:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// How this program was invoked (argv 0), to suggest commands that run as
+/// they are (`signpost` when that is not printable UTF-8).
+fn program_name() -> String {
+    let argv0 = std::env::args_os().next().and_then(|p| p.into_string().ok());
+    argv0.filter(|p| !p.is_empty() && !p.chars().any(char::is_control)).unwrap_or_else(|| "signpost".to_owned())
+}
+
+/// A line on stderr; a closed stderr is not worth a panic.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The top-level flags given on the command line that only serving reads.
+fn serve_only_flags(matches: &clap::ArgMatches) -> Vec<String> {
+    const FOR_QUERIES: [&str; 5] = ["graph", "policy", "cache_dir", "no_cache", "state"];
+    let command = <Cli as clap::CommandFactory>::command();
+    command
+        .get_arguments()
+        .filter_map(|arg| arg.get_long().map(|long| (arg.get_id().as_str(), long)))
+        .filter(|(id, _)| !FOR_QUERIES.contains(id))
+        .filter(|(id, _)| matches!(matches.value_source(id), Some(clap::parser::ValueSource::CommandLine)))
+        .map(|(_, long)| format!("--{long}"))
+        .collect()
+}

@@ -1,0 +1,141 @@
+//! The tool commands (`signpost describe …`, `signpost call …`): one call
+//! through the same pipeline as MCP, printed for a terminal.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use signpost::service::Signpost;
+use signpost::session::SessionContext;
+use signpost::terminal::{self, Query, Shell};
+use signpost::tools::Tool;
+use signpost::trails::carry::{self, TRAIL_ARG};
+use signpost::trails::{Owner, Trails};
+
+use super::serve::initial_policy;
+
+use super::{ServeArgs, program_name, say};
+
+/// A tool command: one call through the same pipeline as MCP, printed as
+/// text or JSON. Exit 0 on a result, 1 on a tool error (or a name that
+/// names several symbols), 2 when the command cannot run as given.
+pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) -> anyhow::Result<ExitCode> {
+    // `signpost --graph g describe X` and `signpost describe X --graph g` alike.
+    let options = query.options_mut();
+    if options.graph.is_empty() {
+        options.graph.clone_from(&top.graph);
+    }
+    if options.policy.is_none() {
+        options.policy.clone_from(&top.policy);
+    }
+    if options.state.is_none() {
+        options.state.clone_from(&top.state);
+    }
+    let options = options.clone();
+    let usage = |e: &dyn std::fmt::Display| {
+        say(&format!("signpost: {e}"));
+        Ok(ExitCode::from(2))
+    };
+    if let Some(flag) = serve_only.first() {
+        return usage(&format!("{flag} is for serving; a tool command takes --graph and --policy (see --help)"));
+    }
+    let paths = options.graph.iter().chain(&options.policy);
+    if let Some(path) = paths.clone().find(|p| p.to_str().is_none_or(|p| p.chars().any(char::is_control))) {
+        let path = path.to_string_lossy();
+        return usage(&format!(
+            "`{}`: a tool command needs printable UTF-8 paths (to suggest commands)",
+            signpost::clip(&path)
+        ));
+    }
+    let (tool, mut args) = match query.to_call() {
+        Ok(call) => call,
+        Err(e) => return usage(&e),
+    };
+    // A trail: given as an option, or in `call`'s arguments, as MCP sends it
+    // (the option wins); never the tool's. `null` and "" are none, as in MCP.
+    if let Some(trail) = &options.trail {
+        args.insert(TRAIL_ARG.into(), serde_json::Value::String(trail.clone()));
+    }
+    let sent_trail = args.remove(TRAIL_ARG).filter(|t| !carry::is_none(t));
+    let state = options.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
+    // Multi-threaded (one worker), so that a call blocks in place on it as
+    // the server's calls do; a shared trail store's connection lives on it.
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let trails = match &state {
+        None if sent_trail.is_some() => {
+            return usage(
+                &"--trail: a trail outlives one command only in a shared store: give --state \
+                           redis://… (or SIGNPOST_STATE), the store the server uses",
+            );
+        }
+        None => Trails::default(),
+        Some(url) => {
+            if options.state.as_deref().is_some_and(terminal::has_credentials) {
+                say("signpost: the suggested commands leave out --state, which holds a password: set \
+                     SIGNPOST_STATE to run them");
+            }
+            let idle = signpost::trails::DEFAULT_IDLE;
+            match runtime.block_on(Trails::connect(url, idle, signpost::trails::DEFAULT_MAX)) {
+                Ok(trails) => trails,
+                Err(e) => return usage(&format!("{e:#}")),
+            }
+        }
+    };
+    let loaded = signpost::graphs::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
+        let engine = top.engine()?;
+        Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
+    });
+    let (graph, policy) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => return usage(&format!("{e:#}")),
+    };
+    let shell = Shell::new(program_name(), options.repeated());
+    let mut stdout = anstream::AutoStream::new(std::io::stdout(), options.color.choice());
+    let evidence = signpost::service::Evidence { metrics: None, recorder: None };
+    let signpost = Signpost::new(graph, policy)?.with_evidence(evidence).with_trails(trails);
+    // The token a server on the same store is given owns its trails.
+    let token = std::env::var("SIGNPOST_TOKEN").ok().filter(|t| !t.trim().is_empty());
+    let owner = token.map(|t| Owner::of_token(t.trim())).unwrap_or_default();
+    // Without a store, the command's calls share a history of their own.
+    let own = state.is_none().then(|| Arc::new(SessionContext::new()));
+    let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own));
+    // Every call of the command runs on that trail, as an MCP call does.
+    let call = |tool: Tool, args: serde_json::Map<String, serde_json::Value>| {
+        let on_trail = signpost.trails().run(&opened, tool, async |session| {
+            Ok::<_, std::convert::Infallible>(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
+        });
+        let Ok(response) = runtime.block_on(on_trail);
+        response
+    };
+    let resolve = |name: &str| {
+        let args = serde_json::Map::from_iter([("identifier".to_owned(), serde_json::json!(name))]);
+        let response = call(Tool::Resolve, args);
+        (!response.is_error).then_some(response.structured)
+    };
+    // `call` sends its arguments as they are; the tool commands read names.
+    let named = if matches!(query, Query::Call { .. }) {
+        Ok(Vec::new())
+    } else {
+        terminal::resolve_names(tool, &mut args, resolve)
+    };
+    let named = match named {
+        Ok(named) => named,
+        Err(ambiguous) => {
+            let out = match options.format {
+                terminal::Format::Text => terminal::ambiguous_text(&ambiguous, &shell),
+                terminal::Format::Json => terminal::json_text(&terminal::ambiguous_json(&ambiguous, &shell)),
+            };
+            let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
+            return Ok(ExitCode::FAILURE);
+        }
+    };
+    let response = call(tool, args);
+    let out = match options.format {
+        terminal::Format::Text => terminal::text(&response, &named, &shell),
+        terminal::Format::Json => terminal::json_text(&terminal::json(&response, &named, &shell)),
+    };
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
+    Ok(if response.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}

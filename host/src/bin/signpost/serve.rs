@@ -1,0 +1,224 @@
+//! `signpost` (and `signpost serve`): MCP over stdio or HTTP, with hot swap,
+//! canary and shadow, and `signpost canary` to steer a running server's canary.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use rmcp::ServiceExt;
+use signpost::graphs::LiveGraph;
+use signpost::policy::{Policy, PolicyEngine};
+use signpost::reload::{self, Reloader};
+use signpost::server::Session;
+use signpost::service::Signpost;
+use signpost::validate::HintValidator;
+
+use super::{CanaryAction, ServeArgs, program_name, say, socket_addr};
+
+/// Loads the policy to start with: the file (through every check a swap
+/// runs), or the embedded default.
+pub(super) fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Result<Policy> {
+    match path {
+        Some(path) => checked_policy(engine, path, "policy"),
+        None => Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?),
+    }
+}
+
+pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let graph = signpost::graphs::load_sources(&args.graph).context("loading the graph")?;
+    tracing::info!(
+        graph = graph.name(),
+        nodes = graph.node_count(),
+        edges = graph.edge_count(),
+        ms = started.elapsed().as_millis() as u64,
+        "graph loaded"
+    );
+    let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
+    let engine = args.engine()?;
+    let policy = initial_policy(&engine, args.policy.as_ref())?;
+    // The runtime first: a shared trail store's connection lives on it.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
+    let state = args.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
+    let trails = match &state {
+        Some(url) => runtime.block_on(signpost::trails::Trails::connect(url, idle, max))?,
+        None => signpost::trails::Trails::new(idle, max),
+    };
+    let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);
+    if let Some(path) = &args.canary {
+        signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
+    }
+    if let Some(path) = &args.shadow {
+        signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy")?)?;
+    }
+    let signpost = Arc::new(signpost);
+    runtime.block_on(async move {
+        if !args.no_watch {
+            signpost.graphs().clone().watch()?;
+        }
+        canary_signals(signpost.clone())?;
+        if let Some(path) = &args.policy {
+            Arc::new(Reloader::new(signpost.clone(), engine.clone(), path.clone())).start(!args.no_watch)?;
+        }
+        // The canary and shadow files are watched too: a new version that
+        // passes every check becomes the canary (again, after a promotion or
+        // a drop) or the shadow.
+        let trials =
+            [(&args.canary, reload::Role::Canary { share: args.canary_share }), (&args.shadow, reload::Role::Shadow)];
+        for (path, role) in trials {
+            if let Some(path) = path {
+                let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone()).with_role(role);
+                Arc::new(reloader).start(!args.no_watch)?;
+            }
+        }
+        if let Some(addr) = &args.http {
+            let opts = args.http_options(addr)?;
+            return signpost::http::serve(signpost, opts, signpost::http::shutdown_signal()).await;
+        }
+        if let Some(addr) = &args.metrics {
+            let addr = socket_addr("--metrics", addr)?;
+            signpost::http::serve_metrics(signpost.clone(), addr, args.token()?, &args.allowed_host).await?;
+        }
+        if std::io::stdin().is_terminal() {
+            let program = program_name();
+            let mut serve = vec![program.clone()];
+            for g in &args.graph {
+                serve.extend(["--graph".to_owned(), g.display().to_string()]);
+            }
+            if let Some(p) = &args.policy {
+                serve.extend(["--policy".to_owned(), p.display().to_string()]);
+            }
+            let serve = shlex::try_join(serve.iter().map(String::as_str)).unwrap_or(program.clone());
+            let program = shlex::try_quote(&program).map(|p| p.into_owned()).unwrap_or(program);
+            say(&format!(
+                "signpost: serving MCP on stdin/stdout and waiting for a client; this is a terminal, not one. \
+                 Connect a client (e.g. `claude mcp add signpost -- {serve}`), or ask from a shell: \
+                 `{program} search <words>` (`{program} --help`). Ctrl-D quits."
+            ));
+        }
+        let session = Session::new(signpost);
+        let served = match stdio_pipes() {
+            Some(pipes) => session.serve(pipes).await,
+            None => session.serve(rmcp::transport::stdio()).await,
+        };
+        let service = match served {
+            Ok(service) => service,
+            // Ctrl-D on a terminal, or a client that left before initializing: a quiet end.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                tracing::info!("stdin closed before a client initialized; exiting");
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        tracing::info!("serving MCP on stdio");
+        service.waiting().await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let path = match action {
+        CanaryAction::Promote => signpost::http::CANARY_PROMOTE_PATH,
+        CanaryAction::Drop => signpost::http::CANARY_DROP_PATH,
+    };
+    let token = match (token_file, std::env::var("SIGNPOST_TOKEN")) {
+        (Some(p), _) => Some(std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?),
+        (None, Ok(t)) => Some(t),
+        (None, Err(_)) => None,
+    };
+    let endpoint = format!("{}{path}", url.trim_end_matches('/').trim_end_matches(signpost::http::MCP_PATH));
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (status, body) = runtime.block_on(async {
+        let mut request = reqwest::Client::new().post(&endpoint).timeout(Duration::from_secs(30));
+        if let Some(t) = &token {
+            request = request.bearer_auth(t.trim());
+        }
+        let response = request.send().await.with_context(|| format!("POST {endpoint}"))?;
+        anyhow::Ok((response.status(), response.text().await.unwrap_or_default()))
+    })?;
+    let shown: serde_json::Value = serde_json::from_str(&body).unwrap_or(serde_json::Value::String(body));
+    if !status.is_success() {
+        let message = shown["error"]["message"].as_str().map_or_else(|| shown.to_string(), str::to_owned);
+        anyhow::bail!("{endpoint}: {status}: {}", signpost::sanitize::line(&message, 300));
+    }
+    println!("{}", shown["done"].as_str().unwrap_or("done"));
+    println!(
+        "live policy: {} {}",
+        shown["live"]["name"].as_str().unwrap_or("?"),
+        shown["live"]["version"].as_str().unwrap_or("?")
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A policy file (the live one, a canary, a shadow: `role`) through every
+/// check a swap runs.
+pub(super) fn checked_policy(engine: &PolicyEngine, path: &Path, role: &str) -> anyhow::Result<Policy> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {role} {}", path.display()))?;
+    let validator = HintValidator::new()?;
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
+        .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
+    tracing::info!(%report, "{role} passed its self-check");
+    Ok(policy)
+}
+
+/// SIGUSR1 promotes the canary, SIGUSR2 drops it.
+fn canary_signals(signpost: Arc<Signpost>) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (mut promote, mut drop_it) = (signal(SignalKind::user_defined1())?, signal(SignalKind::user_defined2())?);
+        tokio::spawn(async move {
+            loop {
+                let done = tokio::select! {
+                    s = promote.recv() => s.map(|()| signpost.trials().promote_canary(signpost.live())),
+                    s = drop_it.recv() => s.map(|()| signpost.trials().drop_canary(signpost.live())),
+                };
+                match done {
+                    Some(true) => {}
+                    Some(false) => tracing::warn!("no canary to promote or drop"),
+                    None => break,
+                }
+            }
+        });
+    }
+    #[cfg(not(unix))]
+    let _ = signpost;
+    Ok(())
+}
+
+/// stdin and stdout as pipes the runtime polls itself, when they are pipes
+/// (as when a client spawns the server) and stdout does not share its pipe
+/// with stderr (which is then made non-blocking too). Tokio's own stdio
+/// reads and writes on its blocking pool: two thread hand-offs a call, which
+/// cost more CPU than the call.
+#[cfg(unix)]
+fn stdio_pipes() -> Option<(tokio::net::unix::pipe::Receiver, tokio::net::unix::pipe::Sender)> {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let file = |fd: std::os::fd::BorrowedFd<'_>| fd.try_clone_to_owned().ok().map(std::fs::File::from);
+    let (input, output) = (file(std::io::stdin().as_fd())?, file(std::io::stdout().as_fd())?);
+    let (in_meta, out_meta) = (input.metadata().ok()?, output.metadata().ok()?);
+    // Both, or neither: making one non-blocking and then falling back to
+    // tokio's blocking stdio would leave it failing every read with EAGAIN
+    // (`signpost < pipe > file`).
+    if !in_meta.file_type().is_fifo() || !out_meta.file_type().is_fifo() {
+        return None;
+    }
+    let err_meta = std::fs::metadata("/dev/stderr").ok();
+    if err_meta.is_some_and(|e| e.dev() == out_meta.dev() && e.ino() == out_meta.ino()) {
+        return None;
+    }
+    let input = tokio::net::unix::pipe::Receiver::from_file(input).ok()?;
+    let output = tokio::net::unix::pipe::Sender::from_file(output).ok()?;
+    Some((input, output))
+}
+
+#[cfg(not(unix))]
+fn stdio_pipes() -> Option<(tokio::io::Stdin, tokio::io::Stdout)> {
+    None
+}
