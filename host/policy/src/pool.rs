@@ -1,0 +1,303 @@
+//! A loaded policy: its instances, pooled per session, and the lease through
+//! which one call of the pipeline runs the policy's functions on one of them.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::WasiCtx;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+
+use crate::bindings::{Hints, HintsPre};
+use crate::engine::Limiter;
+use crate::{
+    Advice, Call, CoercionError, Hint, HostDeadline, HostState, IDLE_BUDGET, Identity, MAX_HOST_RESOURCES, MAX_IDLE,
+    MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats, text,
+};
+
+/// A compiled, linked policy component, ready to run.
+pub struct Policy {
+    pub(crate) pre: HintsPre<HostState>,
+    pub(crate) engine: PolicyEngine,
+    pub(crate) pool: Mutex<Pool>,
+    pub(crate) stats: Stats,
+    pub(crate) info: Identity,
+}
+
+/// One escaped line describing a wasmtime error: its own message (a trap
+/// code, or the host's error) and, for traps, the guest functions on the
+/// stack, each name escaped.
+pub(crate) fn describe_error(e: &wasmtime::Error) -> String {
+    let head = match e.downcast_ref::<Trap>() {
+        Some(trap) => trap.to_string(),
+        None => e.root_cause().to_string(),
+    };
+    let mut out = text::escape(&head, 300);
+    if let Some(trace) = e.downcast_ref::<wasmtime::WasmBacktrace>() {
+        let names: Vec<String> =
+            trace.frames().iter().take(8).map(|f| text::escape(f.func_name().unwrap_or("<unnamed>"), 80)).collect();
+        if !names.is_empty() {
+            out.push_str(" (in ");
+            out.push_str(&names.join(" ← "));
+            out.push(')');
+        }
+    }
+    out
+}
+
+/// Idle instances, each kept for the one session it served, least recently
+/// used first; bounded in number and in total footprint.
+#[derive(Default)]
+pub(crate) struct Pool {
+    pub(crate) idle: std::collections::VecDeque<(SessionKey, Slot)>,
+    pub(crate) footprint: usize,
+}
+
+impl Pool {
+    pub(crate) fn take(&mut self, key: SessionKey) -> Option<Slot> {
+        let at = self.idle.iter().rposition(|(k, _)| *k == key)?;
+        let (_, slot) = self.idle.remove(at)?;
+        self.footprint -= slot.footprint();
+        Some(slot)
+    }
+
+    pub(crate) fn put(&mut self, key: SessionKey, slot: Slot) {
+        // A session with two calls in flight returns two instances: keep one.
+        drop(self.take(key));
+        self.footprint += slot.footprint();
+        self.idle.push_back((key, slot));
+        while self.idle.len() > MAX_IDLE || self.footprint > IDLE_BUDGET {
+            let Some((_, old)) = self.idle.pop_front() else { break };
+            self.footprint -= old.footprint();
+        }
+    }
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy").field("info", &self.info).finish_non_exhaustive()
+    }
+}
+
+pub(crate) struct Slot {
+    pub(crate) store: Store<HostState>,
+    pub(crate) hints: Hints,
+    pub(crate) uses: u32,
+    pub(crate) logged: (usize, usize),
+}
+
+impl Slot {
+    pub(crate) fn footprint(&self) -> usize {
+        self.store.data().limits.footprint
+    }
+}
+
+impl Policy {
+    /// The policy's identity.
+    pub fn identity(&self) -> &Identity {
+        &self.info
+    }
+
+    /// The policy's counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Checks out the instance that served `session` before (or a new one)
+    /// for the calls of one tool call; it goes back to the pool, for that
+    /// session only, when the lease is dropped, unless it faulted.
+    pub fn lease(&self, session: SessionKey) -> Lease<'_> {
+        let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
+        Lease { policy: self, slot, faults: 0, session: Some(session) }
+    }
+
+    /// A lease on a new instance that is never pooled: for one-off work
+    /// (identity, the self-check, benchmarks of a cold call).
+    pub fn cold_lease(&self) -> Lease<'_> {
+        Lease { policy: self, slot: None, faults: 0, session: None }
+    }
+
+    /// Idle instances kept now (one per recently active session at most).
+    pub fn idle_instances(&self) -> usize {
+        self.pool.lock().map_or(0, |pool| pool.idle.len())
+    }
+
+    pub(crate) fn instantiate(&self) -> Result<Slot, PolicyFault> {
+        let limits = self.engine.limits;
+        let stdout = MemoryOutputPipe::new(limits.output_bytes);
+        let stderr = MemoryOutputPipe::new(limits.output_bytes);
+        // Nothing inherited: no env, args, preopens; no sockets at all.
+        let wasi = WasiCtx::builder()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let state = HostState {
+            wasi,
+            table: ResourceTable::new(),
+            limits: Limiter {
+                limits: StoreLimitsBuilder::new().instances(16).tables(16).memories(4).build(),
+                cap: limits.memory_bytes,
+                footprint: 0,
+                initial: 0,
+            },
+            deadline: Instant::now() + limits.timeout,
+            stdout,
+            stderr,
+        };
+        let mut store = Store::new(&self.engine.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(self.engine.deadline_ticks());
+        Stats::add(&self.stats.instances, 1);
+        let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
+        let limiter = &mut store.data_mut().limits;
+        limiter.initial = limiter.footprint;
+        Ok(Slot { store, hints, uses: 0, logged: (0, 0) })
+    }
+}
+
+/// An instance checked out of a policy's pool.
+pub struct Lease<'p> {
+    pub(crate) policy: &'p Policy,
+    pub(crate) slot: Option<Slot>,
+    pub(crate) faults: u32,
+    /// The session whose instance this is; `None` for a cold lease.
+    pub(crate) session: Option<SessionKey>,
+}
+
+impl<'p> Lease<'p> {
+    /// How many of this lease's calls faulted.
+    pub fn faults(&self) -> u32 {
+        self.faults
+    }
+
+    /// Counts a policy answer the host refused as a fault (it costs the
+    /// call like a trap does, and counts toward a rollback); the instance is
+    /// not reused.
+    pub fn refuse_answer(&mut self) {
+        self.faults += 1;
+        self.slot = None;
+    }
+
+    /// The policy this lease runs.
+    pub fn policy(&self) -> &'p Policy {
+        self.policy
+    }
+
+    pub(crate) fn run<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&Hints, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PolicyFault> {
+        let policy = self.policy;
+        let mut slot = match self.slot.take() {
+            Some(slot) => slot,
+            None => policy.instantiate().inspect_err(|_| self.faults += 1)?,
+        };
+        Stats::add(&policy.stats.calls, 1);
+        slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
+        slot.store.data_mut().deadline = Instant::now() + policy.engine.limits.timeout;
+        let result = f(&slot.hints, &mut slot.store);
+        slot.uses += 1;
+        drain_output(&mut slot, &policy.info.name);
+        match result {
+            Ok(value) => {
+                let state = slot.store.data_mut();
+                if state.limits.nearly_full() {
+                    Stats::add(&policy.stats.recycled_for_memory, 1);
+                    tracing::debug!(
+                        policy = %policy.info.name, footprint = state.limits.footprint, initial = state.limits.initial,
+                        uses = slot.uses, "instance retired: its footprint neared the cap"
+                    );
+                } else if state.table.iter_mut().nth(MAX_HOST_RESOURCES).is_some() {
+                    Stats::add(&policy.stats.recycled_for_memory, 1);
+                    tracing::debug!(policy = %policy.info.name, "instance retired: it holds too many host resources");
+                } else {
+                    self.slot = Some(slot);
+                }
+                Ok(value)
+            }
+            Err(e) => {
+                self.faults += 1;
+                let fault = match e.downcast_ref::<Trap>() {
+                    Some(Trap::Interrupt) => Some(PolicyFault::Timeout),
+                    _ if e.is::<HostDeadline>() => Some(PolicyFault::Timeout),
+                    _ => None,
+                };
+                let fault = match fault {
+                    Some(timeout) => {
+                        Stats::add(&policy.stats.timeouts, 1);
+                        timeout
+                    }
+                    None => {
+                        Stats::add(&policy.stats.traps, 1);
+                        PolicyFault::Trap(describe_error(&e))
+                    }
+                };
+                tracing::warn!(policy = %policy.info.name, function = what, %fault, "policy call failed; instance discarded");
+                Err(fault)
+            }
+        }
+    }
+
+    /// `identity()`.
+    pub fn identity(&mut self) -> Result<PolicyInfo, PolicyFault> {
+        self.run("identity", |h, s| h.signpost_policy_policy().call_identity(s))
+    }
+
+    /// `coerce-ids(call, param)`.
+    pub fn coerce_ids(&mut self, call: &Call, param: &str) -> Result<Result<Vec<String>, CoercionError>, PolicyFault> {
+        self.run("coerce-ids", |h, s| h.signpost_policy_policy().call_coerce_ids(s, call, param))
+    }
+
+    /// `prerequisites(call, session)`.
+    pub fn prerequisites(&mut self, call: &Call, session: &Session) -> Result<Vec<Hint>, PolicyFault> {
+        self.run("prerequisites", |h, s| h.signpost_policy_policy().call_prerequisites(s, call, session))
+    }
+
+    /// `advise(call, outcome, session)`.
+    pub fn advise(&mut self, call: &Call, outcome: &Outcome, session: &Session) -> Result<Advice, PolicyFault> {
+        self.run("advise", |h, s| h.signpost_policy_policy().call_advise(s, call, outcome, session))
+    }
+
+    /// `render(call, advice)`.
+    pub fn render(&mut self, call: &Call, advice: &Advice) -> Result<String, PolicyFault> {
+        self.run("render", |h, s| h.signpost_policy_policy().call_render(s, call, advice))
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let (Some(slot), Some(session)) = (self.slot.take(), self.session) else { return };
+        let limits = self.policy.engine.limits;
+        let spent = slot.logged.0.max(slot.logged.1);
+        if slot.uses >= MAX_USES || spent > limits.output_bytes / 2 {
+            return;
+        }
+        if let Ok(mut pool) = self.policy.pool.lock() {
+            pool.put(session, slot);
+        }
+    }
+}
+
+/// Forwards what the guest wrote since the last call to the host log.
+pub(crate) fn drain_output(slot: &mut Slot, policy: &str) {
+    let state = slot.store.data();
+    for (stream, pipe, logged) in
+        [("stdout", &state.stdout, &mut slot.logged.0), ("stderr", &state.stderr, &mut slot.logged.1)]
+    {
+        let bytes = pipe.contents();
+        if bytes.len() > *logged {
+            let text = String::from_utf8_lossy(&bytes[*logged..]);
+            for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
+                let line = text::escape(line, 1000);
+                tracing::info!(target: "signpost::policy_output", policy, stream, "{line}");
+            }
+            *logged = bytes.len();
+        }
+    }
+}

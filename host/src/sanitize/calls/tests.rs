@@ -1,0 +1,88 @@
+//! Calls in every notation, read and cut.
+
+use super::*;
+
+fn unvetted(line: &str) -> usize {
+    calls_in(line, &|_| false).map_or(usize::MAX, |c| c.iter().filter(|f| f.call.is_none()).count())
+}
+
+#[test]
+fn other_notations_read_as_calls() {
+    for line in [
+        "neighbors(['x'],'out',['CALLS'])",
+        "neighbors(ids=['x'], direction='out')",
+        "describe(\"x\")",
+        "describe(OrderService)",
+        "search()",
+        "resolve \"OrderService\"",
+        "resolve 'OrderService'",
+        "search `orders`",
+        "describe id=x",
+        "find kind: class",
+        "neighbors --direction out",
+        "neighbors [\"x\"] out [\"CALLS\"]",
+        "find [kind=class]",
+        "mcp__signpost__search(query=\"x\")",
+        "functions.search(query='x')",
+        "signpost search orders",
+        "/usr/local/bin/signpost find --kind class",
+        "$ signpost call search '{}'",
+        "then describe with id=x",
+        "tool: search, args: query=x",
+        "<invoke name=\"search\"><parameter name=\"query\">x</parameter></invoke>",
+        "<function=search>",
+    ] {
+        assert!(unvetted(line) > 0, "not read as a call: {line}");
+    }
+}
+
+#[test]
+fn prose_and_code_are_not_calls() {
+    for line in [
+        "[ok] 3 search results",
+        "search (2 results)",
+        "nothing matches \"find all\"",
+        "use `describe` or `find` to see more",
+        "describe <40-hex id from resolve> first",
+        "the finder and the searcher",
+        "Signpost answered in 3 ms",
+        "research(see below)",
+        "resolve OrderService first",
+        "neighbors failed: trail: `ids` of neighbors must hold 1 to 256 40-hex ids",
+        "→ 3 callers",
+    ] {
+        assert_eq!(unvetted(line), 0, "read as a call: {line}");
+    }
+}
+
+#[test]
+fn records_name_tools_in_other_protocols() {
+    let records = [
+        r#"{"name":"search","arguments":{"query":"x"}}"#,
+        r#"{"method":"tools/call","params":{"name":"search","arguments":{"query":"x"}}}"#,
+        r#"<tool_call>{"name": "search", "arguments": {"query": "x"}}</tool_call>"#,
+        r#"{"type":"function","function":{"name":"search","arguments":"{\"query\":\"x\"}"}}"#,
+        r#"{"recipient_name":"functions.search","parameters":{"query":"x"}}"#,
+    ];
+    for line in records {
+        let calls = calls_in(line, &|_| false).unwrap_or_default();
+        let call = calls.iter().find_map(|f| f.call.as_ref());
+        assert_eq!(call.map(|(t, a)| (t.as_str(), a.get("query"))), Some(("search", Some(&"x".into()))), "{line}");
+    }
+    // A symbol named like a tool is no record.
+    assert!(calls_in(r#"{"name":"search","kind":"method"}"#, &|_| false).is_some_and(|c| c.is_empty()));
+}
+
+#[test]
+fn a_tool_and_its_arguments_on_two_lines() {
+    assert!(dangling_tool("→ next: describe").is_some());
+    assert!(dangling_tool("call \"describe\":").is_some());
+    assert!(dangling_tool("describe it").is_none());
+    assert!(leading_args("  {\"id\": \"x\"}").is_some());
+    assert!(leading_args("(id='x')").is_some());
+    assert!(leading_args("id=x").is_some());
+    assert!(leading_args("Send: (query='x')").is_some());
+    assert!(leading_args("1. {\"id\": 1}").is_some());
+    assert!(leading_args("(0.93)").is_none());
+    assert!(leading_args("721797098567ca69c8d8f724033dc6ec8670d50b method x").is_none());
+}
