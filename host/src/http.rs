@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
-use crate::server::Session;
+use crate::server::Handler;
 use crate::service::Signpost;
 
 /// The MCP endpoint path.
@@ -122,7 +122,7 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
     let sessions = Arc::new(manager);
     let factory = {
         let signpost = signpost.clone();
-        move || Ok(Session::new(signpost.clone()))
+        move || Ok(Handler::new(signpost.clone()))
     };
     let mcp = StreamableHttpService::new(factory, sessions.clone(), config);
     let guard = Guard {

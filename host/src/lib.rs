@@ -6,16 +6,17 @@
 //! `coerce-ids` ([`policy`]) → [`tools`] on the [`graph`] → the policy's
 //! `advise` → hint validation → the policy's `render` → the response.
 
-pub mod cases;
-pub mod graphs;
+pub mod golden;
 pub mod http;
-pub mod live;
+pub mod live_graph;
+pub mod live_policy;
 pub mod metrics;
 pub mod pipeline;
 pub mod record;
 pub mod reload;
 pub mod replay;
 pub mod response;
+pub mod rollout;
 pub mod sanitize;
 pub mod selfcheck;
 pub mod server;
@@ -24,7 +25,6 @@ pub mod session;
 pub mod terminal;
 pub mod tools;
 pub mod trails;
-pub mod trial;
 pub mod validate;
 pub mod watch;
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
-use crate::live::{SwapRecord, SwapResult};
+use crate::live_policy::{SwapRecord, SwapResult};
 use crate::policy::{LoadError, Policy, PolicyEngine};
 use crate::selfcheck::{self, CheckError, Report};
 use crate::service::Signpost;

@@ -22,7 +22,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
-use crate::live::{SwapRecord, SwapResult};
+use crate::live_policy::{SwapRecord, SwapResult};
 use crate::service::Signpost;
 use crate::session::SessionContext;
 use crate::tools::{self, UnknownTool};
@@ -43,17 +43,17 @@ pub const GRAPH_STATUS_URI: &str = "signpost://graph";
 /// One MCP session's handler (for a sessionless HTTP request: one
 /// request's).
 #[derive(Clone)]
-pub struct Session {
+pub struct Handler {
     signpost: Arc<Signpost>,
     /// The session's own history, for calls that send no trail.
     own: Arc<SessionContext>,
     log_level: Arc<Mutex<LoggingLevel>>,
 }
 
-impl Session {
+impl Handler {
     /// A new session: no trail, no policy instance yet.
     pub fn new(signpost: Arc<Signpost>) -> Self {
-        Session { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)) }
+        Handler { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)) }
     }
 }
 
@@ -92,7 +92,7 @@ fn swap_level(record: &SwapRecord) -> LoggingLevel {
     }
 }
 
-impl ServerHandler for Session {
+impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         // Prompts: none, but `prompts/list` answers (empty), and a handler
         // that answers is declared (2026-07-28, SEP-2575).

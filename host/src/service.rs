@@ -15,17 +15,17 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
-use crate::graphs::LiveGraph;
-use crate::live::LivePolicy;
+use crate::live_graph::LiveGraph;
+use crate::live_policy::LivePolicy;
 use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::Policy;
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
+use crate::rollout::{ShadowCall, Trials};
 use crate::session::SessionContext;
 use crate::tools::{self, Tool};
 use crate::trails::carry;
-use crate::trial::{ShadowCall, Trials};
 use crate::validate::HintValidator;
 
 /// The graph, the tools and the live policy, shared by every session.
@@ -92,7 +92,7 @@ impl Signpost {
         })
     }
 
-    /// Tries `canary` on `share` of the sessions (see [`crate::trial`]);
+    /// Tries `canary` on `share` of the sessions (see [`crate::rollout`]);
     /// its follow-through rule needs metrics, which it turns on.
     pub fn with_canary(mut self, canary: Policy, share: f64) -> Self {
         self.evidence.metrics.get_or_insert_with(Arc::default);
@@ -101,7 +101,7 @@ impl Signpost {
     }
 
     /// Computes `shadow`'s hints for every call, never shown (see
-    /// [`crate::trial`]); counting needs metrics, which it turns on.
+    /// [`crate::rollout`]); counting needs metrics, which it turns on.
     pub fn with_shadow(mut self, shadow: Policy) -> anyhow::Result<Self> {
         self.evidence.metrics.get_or_insert_with(Arc::default);
         self.start_shadow(shadow)?;

@@ -28,6 +28,45 @@ pub const MAX_HINT_ARGS: usize = 4096;
 /// returning thousands must not cost thousands of validations).
 pub const MAX_CONSIDERED: usize = 32;
 
+/// Why a hint was dropped. Every text it holds that the policy chose is
+/// escaped and bounded: it goes to the log and the self-check's report.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    /// The hint names no tool of this server.
+    #[error("unknown tool `{tool}`")]
+    UnknownTool {
+        /// The name, escaped.
+        tool: String,
+    },
+    /// An actionable hint whose arguments are not a bounded JSON object.
+    #[error("{tool}: args are not a JSON object of at most {MAX_HINT_ARGS} bytes")]
+    NotAnObject {
+        /// The tool.
+        tool: Tool,
+    },
+    /// Arguments that break the tool's input schema.
+    #[error("{tool} {args}: does not match the input schema: {why}")]
+    Schema {
+        /// The tool.
+        tool: Tool,
+        /// The arguments, escaped.
+        args: String,
+        /// The first schema error, escaped.
+        why: String,
+    },
+    /// Arguments that fit the schema but do not work on this graph
+    /// (an unknown id, an edge type it lacks).
+    #[error("{tool} {args}: not a working call: {why}")]
+    NotWorking {
+        /// The tool.
+        tool: Tool,
+        /// The arguments, escaped.
+        args: String,
+        /// The tool's own error, escaped.
+        why: String,
+    },
+}
+
 /// Compiled input schemas of the five tools.
 pub struct HintValidator {
     schemas: HashMap<Tool, jsonschema::Validator>,
@@ -48,9 +87,9 @@ impl HintValidator {
     }
 
     /// Checks one hint against `graph`: the hint as shown, or why it is dropped.
-    pub fn check(&self, graph: &Graph, hint: &policy::Hint) -> Result<HintOut, String> {
+    pub fn check(&self, graph: &Graph, hint: &policy::Hint) -> Result<HintOut, Rejection> {
         let tool = Tool::from_name(&hint.tool)
-            .ok_or_else(|| format!("unknown tool `{}`", sanitize::escape(&hint.tool, 40)))?;
+            .ok_or_else(|| Rejection::UnknownTool { tool: sanitize::escape(&hint.tool, 40) })?;
         // A reason explains; a call inside it would reach the agent unvalidated.
         let reason =
             Some(sanitize::line(&hint.reason, MAX_REASON)).filter(|r| !sanitize::has_call(r)).unwrap_or_default();
@@ -66,25 +105,22 @@ impl HintValidator {
                 reason,
             });
         }
-        let args =
-            args.ok_or_else(|| format!("{tool}: args are not a JSON object of at most {MAX_HINT_ARGS} bytes"))?;
+        let args = args.ok_or(Rejection::NotAnObject { tool })?;
         let value = Value::Object(args);
         if let Some(schema) = self.schemas.get(&tool)
             && let Some(err) = schema.iter_errors(&value).next()
         {
-            return Err(format!(
-                "{tool} {}: does not match the input schema: {}",
-                sanitize::escape(&hint.args, 120),
-                sanitize::escape(&err.to_string(), 200)
-            ));
+            return Err(Rejection::Schema {
+                tool,
+                args: sanitize::escape(&hint.args, 120),
+                why: sanitize::escape(&err.to_string(), 200),
+            });
         }
         let Value::Object(args) = value else { unreachable!("built from an object above") };
-        tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| {
-            format!(
-                "{tool} {}: not a working call: {}",
-                sanitize::escape(&hint.args, 120),
-                sanitize::escape(&e.message, 200)
-            )
+        tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| Rejection::NotWorking {
+            tool,
+            args: sanitize::escape(&hint.args, 120),
+            why: sanitize::escape(&e.message, 200),
         })?;
         Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason })
     }
@@ -113,7 +149,7 @@ impl HintValidator {
                 }
                 Err(reason) => {
                     dropped += 1;
-                    why(reason);
+                    why(reason.to_string());
                 }
             }
         }

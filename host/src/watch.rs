@@ -1,6 +1,6 @@
 //! Watching a file that is served (the policy, a graph): its events become
 //! reload requests, and a burst of them is one reload. Used by both
-//! reloaders ([`crate::reload`] for the policy, [`crate::graphs`] for the graph).
+//! reloaders ([`crate::reload`] for the policy, [`crate::live_graph`] for the graph).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

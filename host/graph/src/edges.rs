@@ -62,18 +62,37 @@ impl Adjacency {
     }
 }
 
+/// Why an edge key is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EdgeKeyError {
+    /// More edges chained than [`MAX_COMPOSED`].
+    #[error("`{key}` chains {edges} edges; at most {MAX_COMPOSED}")]
+    TooLong {
+        /// The key.
+        key: String,
+        /// Edges it chains.
+        edges: usize,
+    },
+    /// A part that is no edge type's name (upper-case words).
+    #[error("`{key}` is not an edge type")]
+    NotAType {
+        /// The key.
+        key: String,
+    },
+}
+
 impl Graph {
     /// Parses an edge key (`CALLS`, `DECLARES.EXPOSES`) into base types.
     /// `Ok(None)` when the key is well-formed but uses a type this graph lacks.
-    pub fn parse_edge_key(&self, key: &str) -> Result<Option<EdgeKey>, String> {
+    pub fn parse_edge_key(&self, key: &str) -> Result<Option<EdgeKey>, EdgeKeyError> {
         let parts: Vec<&str> = key.split('.').collect();
         if parts.len() > MAX_COMPOSED {
-            return Err(format!("`{key}` chains {} edges; at most {MAX_COMPOSED}", parts.len()));
+            return Err(EdgeKeyError::TooLong { key: key.to_owned(), edges: parts.len() });
         }
         let mut out = Vec::with_capacity(parts.len());
         for p in parts {
             if !is_edge_type(p) {
-                return Err(format!("`{key}` is not an edge type"));
+                return Err(EdgeKeyError::NotAType { key: key.to_owned() });
             }
             match self.type_ix(p) {
                 Some(t) => out.push(t),

@@ -33,7 +33,7 @@ pub mod snapshot;
 
 pub use builder::{EXTERNAL, GraphBuilder, NodeSpec};
 pub(crate) use edges::Adjacency;
-pub use edges::{Direction, EdgeKey, EdgeSummary};
+pub use edges::{Direction, EdgeKey, EdgeKeyError, EdgeSummary};
 use index::Index;
 pub use load::{Format, from_bytes, load, merge};
 pub use node::{Node, NodeRef};
@@ -61,10 +61,10 @@ pub enum GraphError {
     },
     /// A SCIP index that cannot be read.
     #[error("not a readable SCIP index: {0}")]
-    Scip(String),
+    Scip(#[from] scip::ScipError),
     /// A snapshot that cannot be read (corrupt, truncated, another version).
     #[error("{0}")]
-    Snapshot(String),
+    Snapshot(#[from] snapshot::SnapshotError),
     /// A file whose content is none of the formats.
     #[error("{0}")]
     Format(String),

@@ -64,9 +64,26 @@ pub fn write(graph: &Graph) -> Vec<u8> {
     out
 }
 
+/// Why a snapshot cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SnapshotError {
+    /// Not a snapshot, or a corrupt, truncated or extended one: what is wrong.
+    #[error("not a usable signpost snapshot: {0}")]
+    Unusable(String),
+    /// A snapshot of another format version.
+    #[error(
+        "snapshot format version {found}, but this signpost reads version {VERSION}: re-create it with `signpost \
+         graph import <index> -o <snapshot>`"
+    )]
+    Version {
+        /// The version the file has.
+        found: u32,
+    },
+}
+
 /// Reads a snapshot, checking every invariant the graph relies on.
 pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
-    let bad = |what: String| GraphError::Snapshot(format!("not a usable signpost snapshot: {what}"));
+    let bad = |what: String| GraphError::from(SnapshotError::Unusable(what));
     if !bytes.starts_with(MAGIC_PREFIX) {
         return Err(bad("it does not start with the snapshot magic bytes".into()));
     }
@@ -76,10 +93,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     let le32 = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let version = le32(15);
     if version != VERSION {
-        return Err(GraphError::Snapshot(format!(
-            "snapshot format version {version}, but this signpost reads version {VERSION}: \
-             re-create it with `signpost graph import <index> -o <snapshot>`"
-        )));
+        return Err(SnapshotError::Version { found: version }.into());
     }
     let mut len8 = [0u8; 8];
     len8.copy_from_slice(&bytes[19..27]);
@@ -286,7 +300,7 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, tag: [u8; 4]) -> Result<&'a [u8], GraphError> {
-        let bad = |what: String| GraphError::Snapshot(format!("not a usable signpost snapshot: {what}"));
+        let bad = |what: String| GraphError::from(SnapshotError::Unusable(what));
         let name = String::from_utf8_lossy(&tag).into_owned();
         if self.rest.len() < 12 {
             return Err(bad(format!("section {name} is missing (truncated)")));
@@ -308,10 +322,11 @@ impl<'a> Reader<'a> {
     fn fixed<const N: usize>(&mut self, tag: [u8; 4]) -> Result<impl Iterator<Item = [u8; N]> + 'a, GraphError> {
         let data = self.take(tag)?;
         if data.len() % N != 0 {
-            return Err(GraphError::Snapshot(format!(
-                "not a usable signpost snapshot: section {} has a partial element",
+            return Err(SnapshotError::Unusable(format!(
+                "section {} has a partial element",
                 String::from_utf8_lossy(&tag)
-            )));
+            ))
+            .into());
         }
         Ok(data.chunks_exact(N).map(|c| c.try_into().unwrap_or([0; N])))
     }
@@ -327,19 +342,13 @@ impl<'a> Reader<'a> {
     fn string(&mut self, tag: [u8; 4]) -> Result<String, GraphError> {
         let data = self.take(tag)?;
         String::from_utf8(data.to_vec()).map_err(|_| {
-            GraphError::Snapshot(format!(
-                "not a usable signpost snapshot: section {} is not UTF-8",
-                String::from_utf8_lossy(&tag)
-            ))
+            GraphError::from(SnapshotError::Unusable(format!("section {} is not UTF-8", String::from_utf8_lossy(&tag))))
         })
     }
     fn strings(&mut self, tag: [u8; 4]) -> Result<Vec<String>, GraphError> {
         let mut data = self.take(tag)?;
         let bad = || {
-            GraphError::Snapshot(format!(
-                "not a usable signpost snapshot: section {} is malformed",
-                String::from_utf8_lossy(&tag)
-            ))
+            GraphError::from(SnapshotError::Unusable(format!("section {} is malformed", String::from_utf8_lossy(&tag))))
         };
         let mut out = Vec::new();
         while !data.is_empty() {

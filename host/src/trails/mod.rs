@@ -147,6 +147,36 @@ impl Opened {
     }
 }
 
+/// Why a trail handle a call sent cannot be used (the call then runs on a
+/// new trail, or on its session's own history, and the agent is told).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Not signed by this server: changed, truncated, or minted elsewhere.
+    #[error(
+        "is not a trail this server issued (changed, truncated, from another deployment, or from before the server \
+         restarted)"
+    )]
+    NotIssued,
+    /// Unused for longer than the idle lifetime, or pushed out by newer trails.
+    #[error("expired (unused for over {} s, or pushed out by newer trails)", .idle.as_secs())]
+    Gone {
+        /// The idle lifetime.
+        idle: Duration,
+    },
+    /// Unused for longer than the idle lifetime (seen before it was swept).
+    #[error("expired (unused for over {} s)", .idle.as_secs())]
+    Expired {
+        /// The idle lifetime.
+        idle: Duration,
+    },
+    /// Started by another bearer token.
+    #[error("belongs to other credentials")]
+    NotYours,
+    /// The shared store holds a state this build cannot read.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
 impl std::fmt::Debug for Trails {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Trails")
@@ -248,7 +278,7 @@ impl Trails {
 
     /// The trail `handle` names, for `owner`; `Err` with the reason when it
     /// cannot be used (the caller decides what runs instead).
-    pub async fn find(&self, handle: &str, owner: Owner) -> Result<Opened, String> {
+    pub async fn find(&self, handle: &str, owner: Owner) -> Result<Opened, Refusal> {
         let mut id = self.id_of(handle);
         if id.is_none()
             && let Some(shared) = &self.shared
@@ -258,24 +288,21 @@ impl Trails {
             id = self.id_of(handle);
         }
         let Some(id) = id else {
-            return Err("is not a trail this server issued (changed, truncated, from another deployment, or from \
-                        before the server restarted)"
-                .into());
+            return Err(Refusal::NotIssued);
         };
         if let Some(shared) = &self.shared {
             return self.find_shared(shared, id, handle, owner).await;
         }
         let mut store = self.store();
         let Some(entry) = store.take(&id) else {
-            return Err(format!("expired (unused for over {} s, or pushed out by newer trails)", self.idle.as_secs()));
+            return Err(Refusal::Gone { idle: self.idle });
         };
         if entry.owner != owner {
-            let refused = "belongs to other credentials".to_owned();
             store.in_use.insert(id, entry);
-            return Err(refused);
+            return Err(Refusal::NotYours);
         }
         if entry.used.elapsed() > self.idle {
-            return Err(format!("expired (unused for over {} s)", self.idle.as_secs()));
+            return Err(Refusal::Expired { idle: self.idle });
         }
         let context = self.keep_in_use(&mut store, id, entry);
         Ok(Opened { handle: Some(handle.to_owned()), context, notice: None, stored: None })
@@ -283,25 +310,22 @@ impl Trails {
 
     /// [`Trails::find`] in the shared store: the trail as stored, on this
     /// replica's context for it.
-    async fn find_shared(&self, shared: &redis::Shared, id: Id, handle: &str, owner: Owner) -> Result<Opened, String> {
+    async fn find_shared(&self, shared: &redis::Shared, id: Id, handle: &str, owner: Owner) -> Result<Opened, Refusal> {
         let found = match shared.load(&id).await {
             Ok(Some(found)) => Some(found),
             Ok(None) => {
-                return Err(format!(
-                    "expired (unused for over {} s, or pushed out by newer trails)",
-                    self.idle.as_secs()
-                ));
+                return Err(Refusal::Gone { idle: self.idle });
             }
             // The store unreachable now: the call keeps its trail, on what
             // this replica holds of it (the handle is genuine: signed).
             Err(redis::Failure::Unavailable) => None,
             // A state it cannot read: refused, as an expired one is (a new
             // trail, with a note), never a trail stuck on it.
-            Err(unreadable) => return Err(unreadable.to_string()),
+            Err(unreadable) => return Err(Refusal::Unreadable(unreadable.to_string())),
         };
         // Sealed under the key the trail was started with: any held.
         if found.as_ref().is_some_and(|(_, state)| !self.keys().iter().any(|k| seal_with(k, owner) == state.owner)) {
-            return Err("belongs to other credentials".into());
+            return Err(Refusal::NotYours);
         }
         let fresh = || Entry {
             context: Arc::new(SessionContext::for_trail(handle.to_owned(), SessionKey::of_trail(&id))),
@@ -322,7 +346,7 @@ impl Trails {
                 Some(entry) if entry.owner == owner => self.keep_in_use(&mut store, id, entry),
                 Some(entry) => {
                     store.in_use.insert(id, entry);
-                    return Err("belongs to other credentials".into());
+                    return Err(Refusal::NotYours);
                 }
                 None => fresh().context,
             };

@@ -85,6 +85,6 @@ fn a_flood_of_new_trails_never_pushes_out_one_in_use() {
     }
     assert!(trails.len() <= 3 + 3, "{}", trails.len());
     assert!(now(trails.find(&followed, owner)).is_ok(), "a trail in use survives the flood");
-    let gone = now(trails.find(&untouched, owner)).err().unwrap_or_default();
+    let gone = now(trails.find(&untouched, owner)).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(gone.contains("pushed out"), "{gone}");
 }

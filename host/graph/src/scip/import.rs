@@ -10,7 +10,7 @@ use super::symbols::{
     ATTRIBUTE_ROLES, Dialect, Sym, attribute_role, candidates, canonical_path, describe, fqn_of, id_of, is_callable,
     is_test_path, keep, note_kind, parse, suffix,
 };
-use super::{HashMap, HashSet, Key, Options, key_of};
+use super::{HashMap, HashSet, Key, Options, ScipError, key_of};
 use crate::builder::EXTERNAL;
 use crate::{GraphBuilder, GraphError, NodeIx, NodeSpec};
 
@@ -84,7 +84,7 @@ impl<'a> Import<'a> {
                 if o.symbol.is_empty() || o.symbol_roles & DEFINITION == 0 {
                     continue;
                 }
-                let at = |e: String| GraphError::Scip(format!("{path}: {e}"));
+                let at = |why: String| ScipError::Range { path: path.to_owned(), why };
                 let Some(range) = range_of(o).map_err(at)? else { continue };
                 let key = key_of(&o.symbol, path);
                 parse(&mut self.syms, &key, &o.symbol, Some(path))?;
@@ -284,7 +284,7 @@ impl<'a> Import<'a> {
                 if o.symbol.is_empty() || o.symbol_roles & (DEFINITION | IMPORT) != 0 {
                     continue;
                 }
-                let at = |e: String| GraphError::Scip(format!("{path}: {e}"));
+                let at = |why: String| ScipError::Range { path: path.to_owned(), why };
                 let Some(r) = range_of(o).map_err(at)? else { continue };
                 if scip::symbol::is_local_symbol(&o.symbol)
                     && !self.node_of.contains_key(key_of(&o.symbol, path).as_ref())

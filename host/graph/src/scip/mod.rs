@@ -42,6 +42,43 @@ fn key_of<'a>(sym: &'a str, doc: &str) -> Key<'a> {
     if scip::symbol::is_local_symbol(sym) { format!("{doc}\0{sym}").into() } else { sym.into() }
 }
 
+/// Why a SCIP index cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScipError {
+    /// The bytes are no protobuf message.
+    #[error("the protobuf does not parse ({0}); is the file truncated?")]
+    Protobuf(String),
+    /// A protobuf with fields SCIP's schema does not have.
+    #[error("it has fields a SCIP index does not have: not a SCIP index, or one from a newer SCIP schema")]
+    UnknownFields,
+    /// Another SCIP protocol version.
+    #[error(
+        "SCIP protocol version {0}: this signpost reads version 0; upgrade signpost or re-index with an older indexer"
+    )]
+    Version(i32),
+    /// Neither metadata nor documents.
+    #[error("no metadata and no documents: not a SCIP index")]
+    Empty,
+    /// An occurrence whose range cannot be read.
+    #[error("{path}: {why}")]
+    Range {
+        /// The document.
+        path: String,
+        /// What is wrong with the range.
+        why: String,
+    },
+    /// A symbol string that does not parse.
+    #[error("{doc}: symbol `{symbol}` does not parse: {why}")]
+    Symbol {
+        /// The document (or `external symbols`).
+        doc: String,
+        /// The symbol string.
+        symbol: String,
+        /// The parser's error.
+        why: String,
+    },
+}
+
 /// Import options.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -72,23 +109,18 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
 
 /// Decodes the protobuf, and refuses what is not a SCIP index this reads.
 fn read(bytes: &[u8]) -> Result<Index, GraphError> {
-    let index = Index::parse_from_bytes(bytes)
-        .map_err(|e| GraphError::Scip(format!("the protobuf does not parse ({e}); is the file truncated?")))?;
+    let index = Index::parse_from_bytes(bytes).map_err(|e| ScipError::Protobuf(e.to_string()))?;
     if index.special_fields.unknown_fields().iter().next().is_some() {
-        return Err(GraphError::Scip(
-            "it has fields a SCIP index does not have: not a SCIP index, or one from a newer SCIP schema".into(),
-        ));
+        return Err(ScipError::UnknownFields.into());
     }
     let meta = index.metadata.as_ref();
     if let Some(m) = meta
         && let Err(v) = m.version.enum_value()
     {
-        return Err(GraphError::Scip(format!(
-            "SCIP protocol version {v}: this signpost reads version 0; upgrade signpost or re-index with an older indexer"
-        )));
+        return Err(ScipError::Version(v).into());
     }
     if meta.is_none() && index.documents.is_empty() {
-        return Err(GraphError::Scip("no metadata and no documents: not a SCIP index".into()));
+        return Err(ScipError::Empty.into());
     }
     Ok(index)
 }

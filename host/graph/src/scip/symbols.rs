@@ -6,7 +6,7 @@ use scip::types::symbol_information::Kind as ScipKind;
 use scip::types::{Descriptor, Symbol, SymbolInformation};
 use sha2::{Digest, Sha256};
 
-use super::{HashMap, Key};
+use super::{HashMap, Key, ScipError};
 use crate::{GraphError, NodeIx, NodeSpec, RawId};
 
 pub(super) fn suffix(d: &Descriptor) -> Option<Suffix> {
@@ -364,8 +364,10 @@ pub(super) fn parse<'a>(
     if syms.contains_key(key.as_ref()) {
         return Ok(());
     }
-    let parsed = crate::scip_symbol::parse(text).map_err(|e| {
-        GraphError::Scip(format!("{}: symbol `{text}` does not parse: {e}", doc.unwrap_or("external symbols")))
+    let parsed = crate::scip_symbol::parse(text).map_err(|e| ScipError::Symbol {
+        doc: doc.unwrap_or("external symbols").to_owned(),
+        symbol: text.to_owned(),
+        why: e.to_string(),
     })?;
     let local = scip::symbol::is_local_symbol(text);
     let id = id_of(&parsed, &parsed.descriptors, local.then_some(doc.unwrap_or("")));

@@ -49,7 +49,7 @@ pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: boo
 
 pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
-    let graph = signpost::indexer::with_progress("loading", || signpost::graphs::load_sources(files))?;
+    let graph = signpost::indexer::with_progress("loading", || signpost::live_graph::load_sources(files))?;
     let loaded = started.elapsed();
     let bytes = signpost::graph::snapshot::write(&graph);
     let partial = output.with_extension("partial");
@@ -70,7 +70,7 @@ pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<E
 
 pub(super) fn graph_info(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
-    let graph = signpost::graphs::load_sources(files)?;
+    let graph = signpost::live_graph::load_sources(files)?;
     println!("graph    {}", graph.name());
     println!("symbols  {}", graph.node_count());
     println!("edges    {}", graph.edge_count());
@@ -82,7 +82,7 @@ pub(super) fn graph_info(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
 
 pub(super) fn graph_symbols(files: &[PathBuf], name: Option<&str>) -> anyhow::Result<ExitCode> {
     use std::io::Write as _;
-    let graph = signpost::graphs::load_sources(files)?;
+    let graph = signpost::live_graph::load_sources(files)?;
     let want = name.map(str::to_lowercase);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for n in graph.iter() {

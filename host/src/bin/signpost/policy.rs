@@ -39,7 +39,7 @@ pub(super) fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> 
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     let policy = engine.load(&bytes, &file.display().to_string())?;
     println!("policy {} {} ({})", policy.identity().name, policy.identity().version, file.display());
-    let results = signpost::cases::run(policy, cases).map_err(anyhow::Error::msg)?;
+    let results = signpost::golden::run(policy, cases).map_err(anyhow::Error::msg)?;
     let failed = results.iter().filter(|r| !r.failures.is_empty()).count();
     for r in &results {
         let name = r.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -67,7 +67,7 @@ pub(super) fn replay(
 ) -> anyhow::Result<ExitCode> {
     use signpost::replay;
     let log = replay::read_logs(logs)?;
-    let graph = signpost::graphs::load_sources(graph).context("loading the graph")?;
+    let graph = signpost::live_graph::load_sources(graph).context("loading the graph")?;
     let engine = PolicyEngine::new(Limits::default())?;
     let validator = HintValidator::new()?;
     let mut reports = Vec::new();

@@ -82,7 +82,7 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
             }
         }
     };
-    let loaded = signpost::graphs::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
+    let loaded = signpost::live_graph::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
         let engine = top.engine()?;
         Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
     });

@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use rmcp::ServiceExt;
-use signpost::graphs::LiveGraph;
+use signpost::live_graph::LiveGraph;
 use signpost::policy::{Policy, PolicyEngine};
 use signpost::reload::{self, Reloader};
-use signpost::server::Session;
+use signpost::server::Handler;
 use signpost::service::Signpost;
 use signpost::validate::HintValidator;
 
@@ -29,7 +29,7 @@ pub(super) fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> a
 
 pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
-    let graph = signpost::graphs::load_sources(&args.graph).context("loading the graph")?;
+    let graph = signpost::live_graph::load_sources(&args.graph).context("loading the graph")?;
     tracing::info!(
         graph = graph.name(),
         nodes = graph.node_count(),
@@ -100,7 +100,7 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
                  `{program} search <words>` (`{program} --help`). Ctrl-D quits."
             ));
         }
-        let session = Session::new(signpost);
+        let session = Handler::new(signpost);
         let served = match stdio_pipes() {
             Some(pipes) => session.serve(pipes).await,
             None => session.serve(rmcp::transport::stdio()).await,

@@ -6,8 +6,8 @@
 //! checks as a hot swap. It is dropped, and its sessions go back to the
 //! live policy, when
 //! - it faults by the live policy's rollback rule (at least
-//!   [`crate::live::ROLLBACK_MIN_FAULTS`] of its last
-//!   [`crate::live::FAULT_WINDOW`] calls, and more than a quarter), or
+//!   [`crate::live_policy::ROLLBACK_MIN_FAULTS`] of its last
+//!   [`crate::live_policy::FAULT_WINDOW`] calls, and more than a quarter), or
 //! - its follow-through is clearly below the live policy's: once each arm
 //!   served [`CANARY_MIN_CALLS`] calls, the share of calls that took a hint
 //!   of the response before them is compared with a one-sided
@@ -40,7 +40,7 @@ use arc_swap::ArcSwapOption;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
-use crate::live::{Health, LivePolicy, SwapRecord, SwapResult};
+use crate::live_policy::{Health, LivePolicy, SwapRecord, SwapResult};
 use crate::metrics::{Arm, Metrics, Observation, Offered, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy, SessionKey};
