@@ -41,45 +41,12 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import server as peer  # noqa: E402  (the peer's own graph code builds the call mix)
+import port as peer  # noqa: E402  (the peer's own graph code builds the call mix)
 
 PROTOCOL = "2025-11-25"
 CLIENT_INFO = {"name": "signpost-peer-bench", "version": "0.1.0"}
-# Sample symbols: a controller, a qualified method, a service, an HTTP client,
-# a topic and an ambiguous name, so the mix touches every hint family.
-SAMPLE_SYMBOLS = [
-    "OrderController",
-    "OrderService.placeOrder",
-    "PaymentService",
-    "StripeClient",
-    "kafka:order-events",
-    "validate",
-]
-
-
-# ---- the call mix -----------------------------------------------------------------
-
-
-def call_mix() -> list[tuple[str, dict[str, Any]]]:
-    """Per sample symbol: resolve, describe, neighbors (the default policy's
-    first suggestion after describe), search, find. Built once from the graph
-    so both servers receive byte-identical arguments."""
-    g = peer.Graph.load(peer.DEFAULT_GRAPH)
-    mix: list[tuple[str, dict[str, Any]]] = []
-    for ident in SAMPLE_SYMBOLS:
-        mix.append(("resolve", {"identifier": ident}))
-        res = peer.run_resolve(g, ident, None)
-        top = res["candidates"][0]
-        mix.append(("describe", {"id": top["id"]}))
-        desc = peer.run_describe(g, top["id"])
-        first = next((h for h in peer.advise_describe(desc)["hints"] if h["tool"] == "neighbors"), None)
-        if first is None:
-            first = {"args": {"ids": [top["id"]], "direction": "in", "edge_types": ["DECLARES"]}}
-        mix.append(("neighbors", first["args"]))
-        mix.append(("search", {"query": top["name"].lower()}))
-        role = (top["roles"] or [None])[0]
-        mix.append(("find", {"kind": top["kind"], **({"role": role} if role else {})}))
-    return mix
+SAMPLE_SYMBOLS = peer.SAMPLE_SYMBOLS
+call_mix = peer.call_mix
 
 
 def rpc(req_id: int, tool: str, args: dict) -> dict:

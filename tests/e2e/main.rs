@@ -5,6 +5,7 @@
 //! component built from source by `host/build.rs`, and the default policy
 //! compiled natively.
 
+mod agreement;
 mod attack;
 mod cli;
 mod coercion;

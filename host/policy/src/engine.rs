@@ -286,7 +286,7 @@ impl PolicyEngine {
 }
 
 /// The WASI interface whose host calls can wait.
-pub(crate) const WASI_POLL: &str = "wasi:io/poll@0.2.12";
+pub const WASI_POLL: &str = "wasi:io/poll@0.2.12";
 
 /// Replaces the two host calls that can wait — `poll` and `pollable.block`,
 /// through which every sleep, clock wait and stream wait arrives — with ones

@@ -42,7 +42,7 @@ pub use bindings::types::{
     ToolError as WitToolError,
 };
 pub use bindings::{POLICY_INTERFACE, WIT_VERSION};
-pub use engine::{HostState, PolicyEngine};
+pub use engine::{HostState, PolicyEngine, WASI_POLL};
 pub use pool::{Lease, Policy};
 
 /// The WIT package policies implement (`signpost policy wit DIR` writes it).

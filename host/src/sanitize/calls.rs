@@ -36,7 +36,7 @@ use crate::trails::carry::TRAIL_ARG;
 const TOOL_NAMES: [&str; Tool::ALL.len()] = Tool::NAMES;
 
 /// `{` positions per line that may fail to parse before the line is dropped.
-pub(super) const MAX_FAILED_PARSES: usize = 64;
+pub const MAX_FAILED_PARSES: usize = 64;
 /// Most bytes between a tool's name and its arguments.
 const MAX_CALL_GAP: usize = 48;
 /// Most words between them (`describe with {…}`), each of at most 10 letters.
