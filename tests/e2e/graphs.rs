@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::swap::Scratch;
 use crate::common::{Client, run_cli};
-use crate::hot_swap::Scratch;
 
 fn fixture(lang: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scip").join(lang)
@@ -246,7 +246,7 @@ fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
         let _ = std::fs::remove_file(dir.join("index.scip"));
         let out = index(&dir);
         let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        let Some(()) = crate::toolchain::require(
+        let Some(()) = crate::common::toolchain::require(
             &format!("the {lang} indexer"),
             if out.status.success() { Ok(()) } else { Err(text.clone()) },
         ) else {
@@ -277,7 +277,7 @@ fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
     let _ = std::fs::remove_file(both.join("index.scip"));
     let out = index(&both);
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    if crate::toolchain::require("the indexers", if out.status.success() { Ok(()) } else { Err(text.clone()) })
+    if crate::common::toolchain::require("the indexers", if out.status.success() { Ok(()) } else { Err(text.clone()) })
         .is_some()
     {
         let (rust, python) = (both.join("index.rust.scip"), both.join("index.python.scip"));
@@ -323,7 +323,7 @@ fn copy_dir(from: &Path, to: &Path) {
 #[tokio::test(flavor = "multi_thread")]
 async fn signposts_own_index_serves_hints_that_all_work() {
     let scratch = Scratch::new("own-index");
-    let Some(ra) = crate::toolchain::require("rust-analyzer", rust_analyzer()) else { return };
+    let Some(ra) = crate::common::toolchain::require("rust-analyzer", rust_analyzer()) else { return };
     let config = scratch.file("ra.json", br#"{"cargo":{"buildScripts":{"overrideCommand":["true"]}}}"#);
     let index = scratch.path("index.scip");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -360,7 +360,7 @@ fn rust_analyzer() -> Result<PathBuf, String> {
     if works(Path::new("rust-analyzer")) {
         return Ok(PathBuf::from("rust-analyzer"));
     }
-    let added = crate::toolchain::run_ok(std::process::Command::new("rustup").args([
+    let added = crate::common::toolchain::run_ok(std::process::Command::new("rustup").args([
         "component",
         "add",
         "rust-analyzer",
@@ -368,7 +368,7 @@ fn rust_analyzer() -> Result<PathBuf, String> {
     ]));
     // `signpost index` in another test may be installing it at the same
     // time (rustup then says "detected conflict"): what counts is that it runs.
-    let out = crate::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]))?;
+    let out = crate::common::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]))?;
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     if works(&path) {
         return Ok(path);

@@ -22,6 +22,34 @@ fn nb(id: &str, dir: &str, edge: &str) -> Value {
     json!({"ids": [id], "direction": dir, "edge_types": [edge]})
 }
 
+/// How a row judges a hint's arguments.
+type Check = Box<dyn Fn(&Value) -> bool>;
+
+/// One row of the hint catalogue: the call that triggers it, the state tag
+/// it must end in, and the actionable hint it must offer (every matching
+/// hint is then sent back verbatim and must succeed).
+struct Row {
+    /// The row's name, as docs/hints.md lists it.
+    name: &'static str,
+    tool: &'static str,
+    args: Value,
+    tag: &'static str,
+    /// The hint's tool.
+    hint: &'static str,
+    /// Which arguments of a `hint` call count as the row's hint.
+    check: Check,
+}
+
+/// A row whose advice is a note, not a call: an advisory hint of `hint`
+/// with a reason, shown as a `note:` line.
+struct Advisory {
+    name: &'static str,
+    tool: &'static str,
+    args: Value,
+    tag: &'static str,
+    hint: &'static str,
+}
+
 /// Every row of the catalogue in docs/hints.md: the call that triggers it on
 /// the sample graph, the tag, and the hint it must produce (tool + exact
 /// args, or a predicate). Every matching actionable hint is then sent back
@@ -77,498 +105,545 @@ async fn every_catalogue_entry_fires_and_its_hint_works() {
     // the exact-case match wins.
     let r = client.call("describe", json!({"id": status_field})).await;
     assert_eq!(r.structured["record"]["kind"], "field");
-    type Check = Box<dyn Fn(&Value) -> bool>;
     let exact = |v: Value| -> Check { Box::new(move |a| *a == v) };
-    let rows: Vec<(&str, &str, Value, &str, &str, Check)> = vec![
+    let rows: Vec<Row> = vec![
         // resolve
-        (
-            "resolve one: type → members",
-            "resolve",
-            json!({"identifier": "OrderController"}),
-            "resolved",
-            "neighbors",
-            exact(nb(&ctrl, "out", "DECLARES")),
-        ),
-        (
-            "resolve one → describe",
-            "resolve",
-            json!({"identifier": "OrderController"}),
-            "resolved",
-            "describe",
-            exact(json!({"id": ctrl})),
-        ),
-        (
-            "resolve one: method → callers",
-            "resolve",
-            json!({"identifier": "OrderService.placeOrder"}),
-            "resolved",
-            "neighbors",
-            exact(nb(&place, "in", "CALLS")),
-        ),
-        (
-            "resolve one: route → handler",
-            "resolve",
-            json!({"identifier": "GET /orders/{id}"}),
-            "resolved",
-            "neighbors",
-            exact(nb(&route, "in", "EXPOSES")),
-        ),
-        (
-            "resolve one: topic → publishers",
-            "resolve",
-            json!({"identifier": "kafka:order-events"}),
-            "resolved",
-            "neighbors",
-            exact(nb(&topic, "in", "PUBLISHES")),
-        ),
-        (
-            "resolve many: narrow by kind",
-            "resolve",
-            json!({"identifier": "status"}),
-            "ambiguous",
-            "resolve",
-            Box::new(|a| a["kind"] == "enum"),
-        ),
-        (
-            "resolve many: unique suffix",
-            "resolve",
-            json!({"identifier": "validate"}),
-            "ambiguous",
-            "resolve",
-            Box::new(|a| {
+        Row {
+            name: "resolve one: type → members",
+            tool: "resolve",
+            args: json!({"identifier": "OrderController"}),
+            tag: "resolved",
+            hint: "neighbors",
+            check: exact(nb(&ctrl, "out", "DECLARES")),
+        },
+        Row {
+            name: "resolve one → describe",
+            tool: "resolve",
+            args: json!({"identifier": "OrderController"}),
+            tag: "resolved",
+            hint: "describe",
+            check: exact(json!({"id": ctrl})),
+        },
+        Row {
+            name: "resolve one: method → callers",
+            tool: "resolve",
+            args: json!({"identifier": "OrderService.placeOrder"}),
+            tag: "resolved",
+            hint: "neighbors",
+            check: exact(nb(&place, "in", "CALLS")),
+        },
+        Row {
+            name: "resolve one: route → handler",
+            tool: "resolve",
+            args: json!({"identifier": "GET /orders/{id}"}),
+            tag: "resolved",
+            hint: "neighbors",
+            check: exact(nb(&route, "in", "EXPOSES")),
+        },
+        Row {
+            name: "resolve one: topic → publishers",
+            tool: "resolve",
+            args: json!({"identifier": "kafka:order-events"}),
+            tag: "resolved",
+            hint: "neighbors",
+            check: exact(nb(&topic, "in", "PUBLISHES")),
+        },
+        Row {
+            name: "resolve many: narrow by kind",
+            tool: "resolve",
+            args: json!({"identifier": "status"}),
+            tag: "ambiguous",
+            hint: "resolve",
+            check: Box::new(|a| a["kind"] == "enum"),
+        },
+        Row {
+            name: "resolve many: unique suffix",
+            tool: "resolve",
+            args: json!({"identifier": "validate"}),
+            tag: "ambiguous",
+            hint: "resolve",
+            check: Box::new(|a| {
                 a["identifier"].as_str().is_some_and(|i| i.ends_with(".validate") && i.matches('.').count() == 1)
             }),
-        ),
-        (
-            "resolve many: describe candidates",
-            "resolve",
-            json!({"identifier": "placeOrder"}),
-            "ambiguous",
-            "describe",
-            exact(json!({"id": place})),
-        ),
-        (
-            "resolve none → search",
-            "resolve",
-            json!({"identifier": "NoSuchThing"}),
-            "not_found",
-            "search",
-            exact(json!({"query": "NoSuchThing"})),
-        ),
-        (
-            "resolve none → drop kind",
-            "resolve",
-            json!({"identifier": "placeOrder", "kind": "route"}),
-            "not_found",
-            "resolve",
-            exact(json!({"identifier": "placeOrder"})),
-        ),
-        (
-            "resolve none → find last segment",
-            "resolve",
-            json!({"identifier": "shop.Nope"}),
-            "not_found",
-            "find",
-            exact(json!({"name": "Nope"})),
-        ),
+        },
+        Row {
+            name: "resolve many: describe candidates",
+            tool: "resolve",
+            args: json!({"identifier": "placeOrder"}),
+            tag: "ambiguous",
+            hint: "describe",
+            check: exact(json!({"id": place})),
+        },
+        Row {
+            name: "resolve none → search",
+            tool: "resolve",
+            args: json!({"identifier": "NoSuchThing"}),
+            tag: "not_found",
+            hint: "search",
+            check: exact(json!({"query": "NoSuchThing"})),
+        },
+        Row {
+            name: "resolve none → drop kind",
+            tool: "resolve",
+            args: json!({"identifier": "placeOrder", "kind": "route"}),
+            tag: "not_found",
+            hint: "resolve",
+            check: exact(json!({"identifier": "placeOrder"})),
+        },
+        Row {
+            name: "resolve none → find last segment",
+            tool: "resolve",
+            args: json!({"identifier": "shop.Nope"}),
+            tag: "not_found",
+            hint: "find",
+            check: exact(json!({"name": "Nope"})),
+        },
         // describe
-        (
-            "describe: members' routes",
-            "describe",
-            json!({"id": ctrl}),
-            "record",
-            "neighbors",
-            exact(nb(&ctrl, "out", "DECLARES.EXPOSES")),
-        ),
-        (
-            "describe: route handler",
-            "describe",
-            json!({"id": route}),
-            "record",
-            "neighbors",
-            exact(nb(&route, "in", "EXPOSES")),
-        ),
-        (
-            "describe: clients of route",
-            "describe",
-            json!({"id": reserve}),
-            "record",
-            "neighbors",
-            exact(nb(&reserve, "in", "TARGETS")),
-        ),
-        (
-            "describe: overriders",
-            "describe",
-            json!({"id": base_validate}),
-            "record",
-            "neighbors",
-            exact(nb(&base_validate, "in", "OVERRIDES")),
-        ),
-        (
-            "describe: client targets",
-            "describe",
-            json!({"id": charge}),
-            "record",
-            "neighbors",
-            exact(nb(&charge, "out", "TARGETS")),
-        ),
-        (
-            "describe: callers",
-            "describe",
-            json!({"id": place}),
-            "record",
-            "neighbors",
-            exact(nb(&place, "in", "CALLS")),
-        ),
-        (
-            "describe: callees",
-            "describe",
-            json!({"id": place}),
-            "record",
-            "neighbors",
-            exact(nb(&place, "out", "CALLS")),
-        ),
-        (
-            "describe: implementations",
-            "describe",
-            json!({"id": repo}),
-            "record",
-            "neighbors",
-            exact(nb(&repo, "in", "IMPLEMENTS")),
-        ),
-        (
-            "describe: subclasses",
-            "describe",
-            json!({"id": base_entity}),
-            "record",
-            "neighbors",
-            exact(nb(&base_entity, "in", "EXTENDS")),
-        ),
-        (
-            "describe: topics published",
-            "describe",
-            json!({"id": publish}),
-            "record",
-            "neighbors",
-            exact(nb(&publish, "out", "PUBLISHES")),
-        ),
-        (
-            "describe: publishers",
-            "describe",
-            json!({"id": topic}),
-            "record",
-            "neighbors",
-            exact(nb(&topic, "in", "PUBLISHES")),
-        ),
-        (
-            "describe: subscribers",
-            "describe",
-            json!({"id": topic}),
-            "record",
-            "neighbors",
-            exact(nb(&topic, "in", "SUBSCRIBES")),
-        ),
-        (
-            "describe: members' topics",
-            "describe",
-            json!({"id": producer}),
-            "record",
-            "neighbors",
-            exact(nb(&producer, "out", "DECLARES.PUBLISHES")),
-        ),
-        (
-            "describe: members",
-            "describe",
-            json!({"id": stripe}),
-            "record",
-            "neighbors",
-            exact(nb(&stripe, "out", "DECLARES")),
-        ),
-        (
-            "describe: overridden method",
-            "describe",
-            json!({"id": jpa_save}),
-            "record",
-            "neighbors",
-            exact(nb(&jpa_save, "out", "OVERRIDES")),
-        ),
-        (
-            "describe: interfaces",
-            "describe",
-            json!({"id": jpa}),
-            "record",
-            "neighbors",
-            exact(nb(&jpa, "out", "IMPLEMENTS")),
-        ),
-        (
-            "describe: superclass",
-            "describe",
-            json!({"id": order}),
-            "record",
-            "neighbors",
-            exact(nb(&order, "out", "EXTENDS")),
-        ),
-        (
-            "describe: referrers",
-            "describe",
-            json!({"id": order}),
-            "record",
-            "neighbors",
-            exact(nb(&order, "in", "REFERENCES")),
-        ),
-        (
-            "describe: owner",
-            "describe",
-            json!({"id": order}),
-            "record",
-            "neighbors",
-            exact(nb(&order, "in", "DECLARES")),
-        ),
-        (
-            "describe: no edges → same file",
-            "describe",
-            json!({"id": legacy}),
-            "record",
-            "find",
-            Box::new(|a| a["path"].as_str().is_some_and(|p| p.ends_with("LegacyPriceCalculator.java"))),
-        ),
+        Row {
+            name: "describe: members' routes",
+            tool: "describe",
+            args: json!({"id": ctrl}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&ctrl, "out", "DECLARES.EXPOSES")),
+        },
+        Row {
+            name: "describe: route handler",
+            tool: "describe",
+            args: json!({"id": route}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&route, "in", "EXPOSES")),
+        },
+        Row {
+            name: "describe: clients of route",
+            tool: "describe",
+            args: json!({"id": reserve}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&reserve, "in", "TARGETS")),
+        },
+        Row {
+            name: "describe: overriders",
+            tool: "describe",
+            args: json!({"id": base_validate}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&base_validate, "in", "OVERRIDES")),
+        },
+        Row {
+            name: "describe: client targets",
+            tool: "describe",
+            args: json!({"id": charge}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&charge, "out", "TARGETS")),
+        },
+        Row {
+            name: "describe: callers",
+            tool: "describe",
+            args: json!({"id": place}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&place, "in", "CALLS")),
+        },
+        Row {
+            name: "describe: callees",
+            tool: "describe",
+            args: json!({"id": place}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&place, "out", "CALLS")),
+        },
+        Row {
+            name: "describe: implementations",
+            tool: "describe",
+            args: json!({"id": repo}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&repo, "in", "IMPLEMENTS")),
+        },
+        Row {
+            name: "describe: subclasses",
+            tool: "describe",
+            args: json!({"id": base_entity}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&base_entity, "in", "EXTENDS")),
+        },
+        Row {
+            name: "describe: topics published",
+            tool: "describe",
+            args: json!({"id": publish}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&publish, "out", "PUBLISHES")),
+        },
+        Row {
+            name: "describe: publishers",
+            tool: "describe",
+            args: json!({"id": topic}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&topic, "in", "PUBLISHES")),
+        },
+        Row {
+            name: "describe: subscribers",
+            tool: "describe",
+            args: json!({"id": topic}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&topic, "in", "SUBSCRIBES")),
+        },
+        Row {
+            name: "describe: members' topics",
+            tool: "describe",
+            args: json!({"id": producer}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&producer, "out", "DECLARES.PUBLISHES")),
+        },
+        Row {
+            name: "describe: members",
+            tool: "describe",
+            args: json!({"id": stripe}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&stripe, "out", "DECLARES")),
+        },
+        Row {
+            name: "describe: overridden method",
+            tool: "describe",
+            args: json!({"id": jpa_save}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&jpa_save, "out", "OVERRIDES")),
+        },
+        Row {
+            name: "describe: interfaces",
+            tool: "describe",
+            args: json!({"id": jpa}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&jpa, "out", "IMPLEMENTS")),
+        },
+        Row {
+            name: "describe: superclass",
+            tool: "describe",
+            args: json!({"id": order}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&order, "out", "EXTENDS")),
+        },
+        Row {
+            name: "describe: referrers",
+            tool: "describe",
+            args: json!({"id": order}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&order, "in", "REFERENCES")),
+        },
+        Row {
+            name: "describe: owner",
+            tool: "describe",
+            args: json!({"id": order}),
+            tag: "record",
+            hint: "neighbors",
+            check: exact(nb(&order, "in", "DECLARES")),
+        },
+        Row {
+            name: "describe: no edges → same file",
+            tool: "describe",
+            args: json!({"id": legacy}),
+            tag: "record",
+            hint: "find",
+            check: Box::new(|a| a["path"].as_str().is_some_and(|p| p.ends_with("LegacyPriceCalculator.java"))),
+        },
         // find
-        (
-            "find: next page",
-            "find",
-            json!({"kind": "method", "limit": 5}),
-            "listing",
-            "find",
-            exact(json!({"kind": "method", "limit": 5, "offset": 5})),
-        ),
-        (
-            "find: describe first",
-            "find",
-            json!({"role": "controller"}),
-            "listing",
-            "describe",
-            Box::new(|a| a["id"].is_string()),
-        ),
-        (
-            "find empty → search name",
-            "find",
-            json!({"kind": "class", "name": "Nope"}),
-            "empty",
-            "search",
-            exact(json!({"query": "Nope"})),
-        ),
-        (
-            "find empty → drop filter",
-            "find",
-            json!({"kind": "class", "name": "Nope"}),
-            "empty",
-            "find",
-            exact(json!({"kind": "class"})),
-        ),
-        ("find empty, one filter → browse", "find", json!({"role": "nope"}), "empty", "find", exact(json!({}))),
+        Row {
+            name: "find: next page",
+            tool: "find",
+            args: json!({"kind": "method", "limit": 5}),
+            tag: "listing",
+            hint: "find",
+            check: exact(json!({"kind": "method", "limit": 5, "offset": 5})),
+        },
+        Row {
+            name: "find: describe first",
+            tool: "find",
+            args: json!({"role": "controller"}),
+            tag: "listing",
+            hint: "describe",
+            check: Box::new(|a| a["id"].is_string()),
+        },
+        Row {
+            name: "find empty → search name",
+            tool: "find",
+            args: json!({"kind": "class", "name": "Nope"}),
+            tag: "empty",
+            hint: "search",
+            check: exact(json!({"query": "Nope"})),
+        },
+        Row {
+            name: "find empty → drop filter",
+            tool: "find",
+            args: json!({"kind": "class", "name": "Nope"}),
+            tag: "empty",
+            hint: "find",
+            check: exact(json!({"kind": "class"})),
+        },
+        Row {
+            name: "find empty, one filter → browse",
+            tool: "find",
+            args: json!({"role": "nope"}),
+            tag: "empty",
+            hint: "find",
+            check: exact(json!({})),
+        },
         // search
-        (
-            "search weak → find by kind",
-            "search",
-            json!({"query": "ordctl"}),
-            "weak_results",
-            "find",
-            Box::new(|a| a["name"] == "ordctl" && a["kind"].is_string()),
-        ),
-        (
-            "search → describe best",
-            "search",
-            json!({"query": "refund"}),
-            "results",
-            "describe",
-            Box::new(|a| a["id"].is_string()),
-        ),
-        (
-            "search → next page",
-            "search",
-            json!({"query": "order", "limit": 3}),
-            "results",
-            "search",
-            exact(json!({"query": "order", "limit": 3, "offset": 3})),
-        ),
-        (
-            "search empty, words → one word",
-            "search",
-            json!({"query": "qqq zzzz"}),
-            "empty",
-            "search",
-            exact(json!({"query": "zzzz"})),
-        ),
-        ("search empty → find", "search", json!({"query": "qqqzzz"}), "empty", "find", exact(json!({}))),
+        Row {
+            name: "search weak → find by kind",
+            tool: "search",
+            args: json!({"query": "ordctl"}),
+            tag: "weak_results",
+            hint: "find",
+            check: Box::new(|a| a["name"] == "ordctl" && a["kind"].is_string()),
+        },
+        Row {
+            name: "search → describe best",
+            tool: "search",
+            args: json!({"query": "refund"}),
+            tag: "results",
+            hint: "describe",
+            check: Box::new(|a| a["id"].is_string()),
+        },
+        Row {
+            name: "search → next page",
+            tool: "search",
+            args: json!({"query": "order", "limit": 3}),
+            tag: "results",
+            hint: "search",
+            check: exact(json!({"query": "order", "limit": 3, "offset": 3})),
+        },
+        Row {
+            name: "search empty, words → one word",
+            tool: "search",
+            args: json!({"query": "qqq zzzz"}),
+            tag: "empty",
+            hint: "search",
+            check: exact(json!({"query": "zzzz"})),
+        },
+        Row {
+            name: "search empty → find",
+            tool: "search",
+            args: json!({"query": "qqqzzz"}),
+            tag: "empty",
+            hint: "find",
+            check: exact(json!({})),
+        },
         // neighbors
-        (
-            "neighbors empty → other direction",
-            "neighbors",
-            nb(&route, "out", "EXPOSES"),
-            "empty",
-            "neighbors",
-            exact(nb(&route, "in", "EXPOSES")),
-        ),
-        (
-            "neighbors empty → edges it has",
-            "neighbors",
-            nb(&legacy, "out", "CALLS"),
-            "empty",
-            "describe",
-            exact(json!({"id": legacy})),
-        ),
-        (
-            "neighbors empty → available type",
-            "neighbors",
-            nb(&topic, "in", "CALLS"),
-            "empty",
-            "neighbors",
-            Box::new(|a| a["direction"] == "in" && a["edge_types"] != json!(["CALLS"])),
-        ),
-        (
-            "neighbors in CALLS → callers' callers",
-            "neighbors",
-            nb(&place, "in", "CALLS"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["direction"] == "in" && a["edge_types"] == json!(["CALLS"])),
-        ),
-        (
-            "neighbors out CALLS → callees' callees",
-            "neighbors",
-            nb(&place, "out", "CALLS"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["direction"] == "out" && a["edge_types"] == json!(["CALLS"])),
-        ),
-        (
-            "neighbors members' routes → clients",
-            "neighbors",
-            nb(&ctrl, "out", "DECLARES.EXPOSES"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["TARGETS"]) && a["direction"] == "in"),
-        ),
-        (
-            "neighbors targets → handlers",
-            "neighbors",
-            nb(&stripe, "out", "DECLARES.TARGETS"),
-            "neighbors",
-            "describe",
-            Box::new(|a| a["id"].is_string()),
-        ),
-        (
-            "neighbors out TARGETS → handlers",
-            "neighbors",
-            nb(&charge, "out", "TARGETS"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["EXPOSES"]) && a["direction"] == "in"),
-        ),
-        (
-            "neighbors handler → its callers",
-            "neighbors",
-            nb(&route, "in", "EXPOSES"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["CALLS"]) && a["direction"] == "in"),
-        ),
-        (
-            "neighbors overriders → their callers",
-            "neighbors",
-            nb(&base_validate, "in", "OVERRIDES"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["CALLS"])),
-        ),
-        (
-            "neighbors implementations → members",
-            "neighbors",
-            nb(&repo, "in", "IMPLEMENTS"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["DECLARES"]) && a["direction"] == "out"),
-        ),
-        (
-            "neighbors topics → subscribers",
-            "neighbors",
-            nb(&publish, "out", "PUBLISHES"),
-            "neighbors",
-            "neighbors",
-            Box::new(|a| a["edge_types"] == json!(["SUBSCRIBES"])),
-        ),
-        (
-            "neighbors → next page",
-            "neighbors",
-            json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES"], "limit": 2}),
-            "neighbors",
-            "neighbors",
-            exact(json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES"], "limit": 2, "offset": 2})),
-        ),
+        Row {
+            name: "neighbors empty → other direction",
+            tool: "neighbors",
+            args: nb(&route, "out", "EXPOSES"),
+            tag: "empty",
+            hint: "neighbors",
+            check: exact(nb(&route, "in", "EXPOSES")),
+        },
+        Row {
+            name: "neighbors empty → edges it has",
+            tool: "neighbors",
+            args: nb(&legacy, "out", "CALLS"),
+            tag: "empty",
+            hint: "describe",
+            check: exact(json!({"id": legacy})),
+        },
+        Row {
+            name: "neighbors empty → available type",
+            tool: "neighbors",
+            args: nb(&topic, "in", "CALLS"),
+            tag: "empty",
+            hint: "neighbors",
+            check: Box::new(|a| a["direction"] == "in" && a["edge_types"] != json!(["CALLS"])),
+        },
+        Row {
+            name: "neighbors in CALLS → callers' callers",
+            tool: "neighbors",
+            args: nb(&place, "in", "CALLS"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["direction"] == "in" && a["edge_types"] == json!(["CALLS"])),
+        },
+        Row {
+            name: "neighbors out CALLS → callees' callees",
+            tool: "neighbors",
+            args: nb(&place, "out", "CALLS"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["direction"] == "out" && a["edge_types"] == json!(["CALLS"])),
+        },
+        Row {
+            name: "neighbors members' routes → clients",
+            tool: "neighbors",
+            args: nb(&ctrl, "out", "DECLARES.EXPOSES"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["TARGETS"]) && a["direction"] == "in"),
+        },
+        Row {
+            name: "neighbors targets → handlers",
+            tool: "neighbors",
+            args: nb(&stripe, "out", "DECLARES.TARGETS"),
+            tag: "neighbors",
+            hint: "describe",
+            check: Box::new(|a| a["id"].is_string()),
+        },
+        Row {
+            name: "neighbors out TARGETS → handlers",
+            tool: "neighbors",
+            args: nb(&charge, "out", "TARGETS"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["EXPOSES"]) && a["direction"] == "in"),
+        },
+        Row {
+            name: "neighbors handler → its callers",
+            tool: "neighbors",
+            args: nb(&route, "in", "EXPOSES"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["CALLS"]) && a["direction"] == "in"),
+        },
+        Row {
+            name: "neighbors overriders → their callers",
+            tool: "neighbors",
+            args: nb(&base_validate, "in", "OVERRIDES"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["CALLS"])),
+        },
+        Row {
+            name: "neighbors implementations → members",
+            tool: "neighbors",
+            args: nb(&repo, "in", "IMPLEMENTS"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["DECLARES"]) && a["direction"] == "out"),
+        },
+        Row {
+            name: "neighbors topics → subscribers",
+            tool: "neighbors",
+            args: nb(&publish, "out", "PUBLISHES"),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: Box::new(|a| a["edge_types"] == json!(["SUBSCRIBES"])),
+        },
+        Row {
+            name: "neighbors → next page",
+            tool: "neighbors",
+            args: json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES"], "limit": 2}),
+            tag: "neighbors",
+            hint: "neighbors",
+            check: exact(
+                json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES"], "limit": 2, "offset": 2}),
+            ),
+        },
         // errors
-        (
-            "error: name → resolve",
-            "neighbors",
-            json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}),
-            "invalid_id",
-            "resolve",
-            exact(json!({"identifier": "OrderService"})),
-        ),
-        (
-            "error: readable ids → same call",
-            "neighbors",
-            json!({"ids": [ctrl, 5], "direction": "out", "edge_types": ["DECLARES"]}),
-            "invalid_id",
-            "neighbors",
-            exact(nb(&ctrl, "out", "DECLARES")),
-        ),
-        (
-            "error: bad argument → corrected",
-            "neighbors",
-            nb(&ctrl, "out", "CALLZ"),
-            "bad_argument",
-            "neighbors",
-            exact(nb(&ctrl, "out", "CALLS")),
-        ),
-        (
-            "error: limit → in range",
-            "find",
-            json!({"kind": "class", "limit": 1000}),
-            "bad_argument",
-            "find",
-            exact(json!({"kind": "class", "limit": 100})),
-        ),
+        Row {
+            name: "error: name → resolve",
+            tool: "neighbors",
+            args: json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}),
+            tag: "invalid_id",
+            hint: "resolve",
+            check: exact(json!({"identifier": "OrderService"})),
+        },
+        Row {
+            name: "error: readable ids → same call",
+            tool: "neighbors",
+            args: json!({"ids": [ctrl, 5], "direction": "out", "edge_types": ["DECLARES"]}),
+            tag: "invalid_id",
+            hint: "neighbors",
+            check: exact(nb(&ctrl, "out", "DECLARES")),
+        },
+        Row {
+            name: "error: bad argument → corrected",
+            tool: "neighbors",
+            args: nb(&ctrl, "out", "CALLZ"),
+            tag: "bad_argument",
+            hint: "neighbors",
+            check: exact(nb(&ctrl, "out", "CALLS")),
+        },
+        Row {
+            name: "error: limit → in range",
+            tool: "find",
+            args: json!({"kind": "class", "limit": 1000}),
+            tag: "bad_argument",
+            hint: "find",
+            check: exact(json!({"kind": "class", "limit": 100})),
+        },
     ];
-    let advisory: Vec<(&str, &str, Value, &str, &str)> = vec![
-        (
-            "error: unreadable ids → shape",
-            "neighbors",
-            json!({"ids": "?!", "direction": "out", "edge_types": ["CALLS"]}),
-            "invalid_id",
-            "neighbors",
-        ),
-        ("error: unknown id → advice", "describe", json!({"id": "0".repeat(40)}), "not_found", "search"),
-        ("search weak → advice", "search", json!({"query": "ordctl"}), "weak_results", "search"),
+    let advisory: Vec<Advisory> = vec![
+        Advisory {
+            name: "error: unreadable ids → shape",
+            tool: "neighbors",
+            args: json!({"ids": "?!", "direction": "out", "edge_types": ["CALLS"]}),
+            tag: "invalid_id",
+            hint: "neighbors",
+        },
+        Advisory {
+            name: "error: unknown id → advice",
+            tool: "describe",
+            args: json!({"id": "0".repeat(40)}),
+            tag: "not_found",
+            hint: "search",
+        },
+        Advisory {
+            name: "search weak → advice",
+            tool: "search",
+            args: json!({"query": "ordctl"}),
+            tag: "weak_results",
+            hint: "search",
+        },
     ];
-    for (label, tool, args, tag, hint_tool, check) in rows {
+    // Every row runs; the failures are reported together, by name.
+    let mut failures: Vec<String> = Vec::new();
+    for Row { name, tool, args, tag, hint, check } in rows {
         let r = client.call(tool, args.clone()).await;
-        assert_eq!(r.tag(), tag, "{label}: {tool} {args}:\n{}", r.text);
+        if r.tag() != tag {
+            failures.push(format!("{name}: {tool} {args} ended [{}], not [{tag}]:\n{}", r.tag(), r.text));
+            continue;
+        }
         let matching: Vec<Value> =
-            r.actionable().into_iter().filter(|(t, a)| t == hint_tool && check(a)).map(|(_, a)| a).collect();
-        assert!(!matching.is_empty(), "{label}: no matching {hint_tool} hint for {tool} {args}:\n{}", r.text);
+            r.actionable().into_iter().filter(|(t, a)| t == hint && check(a)).map(|(_, a)| a).collect();
+        if matching.is_empty() {
+            failures.push(format!("{name}: no matching {hint} hint for {tool} {args}:\n{}", r.text));
+        }
         for next in matching {
-            let n = client.call(hint_tool, next.clone()).await;
-            assert!(!n.is_error, "{label}: hint {hint_tool} {next} failed:\n{}", n.text);
+            let n = client.call(hint, next.clone()).await;
+            if n.is_error {
+                failures.push(format!("{name}: hint {hint} {next} failed:\n{}", n.text));
+            }
         }
     }
-    for (label, tool, args, tag, hint_tool) in advisory {
+    for Advisory { name, tool, args, tag, hint } in advisory {
         let r = client.call(tool, args.clone()).await;
-        assert_eq!(r.tag(), tag, "{label}: {}", r.text);
-        let advice = r.hints().into_iter().find(|h| h["actionable"] == false && h["tool"] == hint_tool);
-        let advice = advice.unwrap_or_else(|| panic!("{label}: no advisory {hint_tool} hint:\n{}", r.text));
-        assert!(!advice["reason"].as_str().unwrap_or_default().is_empty(), "{label}");
-        assert!(r.text.contains("note: "), "{label}: advice is shown as a note:\n{}", r.text);
+        if r.tag() != tag {
+            failures.push(format!("{name}: {tool} {args} ended [{}], not [{tag}]:\n{}", r.tag(), r.text));
+            continue;
+        }
+        let advice = r.hints().into_iter().find(|h| h["actionable"] == false && h["tool"] == hint);
+        match advice {
+            None => failures.push(format!("{name}: no advisory {hint} hint:\n{}", r.text)),
+            Some(advice) if advice["reason"].as_str().unwrap_or_default().is_empty() => {
+                failures.push(format!("{name}: the advisory hint has no reason"))
+            }
+            Some(_) if !r.text.contains("note: ") => {
+                failures.push(format!("{name}: advice is not shown as a note:\n{}", r.text))
+            }
+            Some(_) => {}
+        }
     }
+    assert!(failures.is_empty(), "{} catalogue row(s) failed:\n{}", failures.len(), failures.join("\n"));
     // An ambiguous resolve asks the user.
     let r = client.call("resolve", json!({"identifier": "placeOrder"})).await;
     assert!(r.text.contains("? ask user: which placeOrder is meant"), "{}", r.text);

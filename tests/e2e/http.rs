@@ -4,71 +4,18 @@
 //! suite.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rmcp::RoleClient;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::common::{BIN, CHAOS_POLICY, Recorder};
+use crate::common::http::HttpServer;
+use crate::common::{CHAOS_POLICY, Recorder};
 
 const TOKEN: &str = "correct-horse-battery-staple-42";
-
-/// A `signpost --http` process on a free loopback port; killed on drop.
-pub struct HttpServer {
-    child: Child,
-    /// `http://127.0.0.1:PORT/mcp`
-    pub url: String,
-    /// `http://127.0.0.1:PORT`
-    pub base: String,
-}
-
-impl HttpServer {
-    pub fn start(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
-        let mut cmd = Command::new(BIN);
-        cmd.args(["--http", "127.0.0.1:0"]).args(args).env("RUST_LOG", "warn").env_remove("SIGNPOST_TOKEN");
-        cmd.env_remove("SIGNPOST_STATE");
-        cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
-        let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-        let mut lines = BufReader::new(stderr).lines();
-        let url = loop {
-            let line = lines.next().and_then(Result::ok).unwrap_or_else(|| panic!("server exited before listening"));
-            if let Some(url) = line.strip_prefix("signpost: listening on ") {
-                break url.trim().to_owned();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        let base = url.trim_end_matches("/mcp").to_owned();
-        HttpServer { child, url, base }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    /// An rmcp client session over HTTP.
-    pub async fn client(&self, token: Option<&str>) -> Result<RunningService<RoleClient, Recorder>, String> {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
-        if let Some(token) = token {
-            config = config.auth_header(token);
-        }
-        let transport = StreamableHttpClientTransport::from_config(config);
-        Recorder::default().serve(transport).await.map_err(|e| e.to_string())
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, args: Value) -> Value {
     let params =
@@ -248,7 +195,7 @@ async fn official_conformance_suite() {
         "resources-list",
         "server-sse-polling",
     ];
-    let Some(runner) = crate::conformance::Runner::install() else { return };
+    let Some(runner) = crate::common::conformance::Runner::install() else { return };
     let server = HttpServer::start(&[], &[]);
     let mut failures = Vec::new();
     for scenario in APPLICABLE {
@@ -269,7 +216,7 @@ async fn official_conformance_suite() {
 /// a listed check that passes.
 #[tokio::test]
 async fn conformance_2026_07_28() {
-    let Some(runner) = crate::conformance::Runner::install_2026() else { return };
+    let Some(runner) = crate::common::conformance::Runner::install_2026() else { return };
     let server = HttpServer::start(&[], &[]);
     let expected = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/e2e/conformance-2026-07-28.yml");
     let (passed, output) = runner.run_requirements(&server.url, "2026-07-28", &expected);

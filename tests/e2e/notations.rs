@@ -12,8 +12,8 @@
 
 use std::process::Command;
 
+use crate::common::http::HttpServer;
 use crate::common::{BIN, CHAOS_POLICY, Client, FORGER_POLICY, as_read, run_cli};
-use crate::http::HttpServer;
 use serde_json::{Value, json};
 
 /// PaymentService: a real symbol no answer of these calls holds.

@@ -9,48 +9,10 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
+use crate::common::cli::{in_shell, json_of, next_commands, output, signpost};
 use crate::common::{BIN, CHAOS_POLICY};
 
 const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
-
-pub struct Run {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-fn output(cmd: &mut Command) -> Run {
-    cmd.env_remove("SIGNPOST_STATE").env_remove("SIGNPOST_TOKEN");
-    let out = cmd.env("RUST_LOG", "error").env_remove("NO_COLOR").output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(!run.stderr.contains("panicked"), "{cmd:?} panicked:\n{}", run.stderr);
-    run
-}
-
-pub fn signpost(args: &[&str]) -> Run {
-    output(Command::new(BIN).args(args))
-}
-
-fn json_of(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}\n{}", run.stdout, run.stderr))
-}
-
-/// The commands after `→ next: ` in a text answer (a trailing `# reason`
-/// is a shell comment and stays).
-pub fn next_commands(text: &str) -> Vec<String> {
-    text.lines().filter_map(|l| l.strip_prefix("→ next: ")).map(str::to_owned).collect()
-}
-
-/// Runs a printed command in a POSIX shell, as a person or an agent would paste it.
-pub fn in_shell(command: &str) -> Run {
-    output(Command::new("sh").arg("-c").arg(command))
-}
 
 #[test]
 fn each_tool_answers_in_text_and_json() {

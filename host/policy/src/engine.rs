@@ -5,8 +5,8 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter, StoreLimits};
@@ -14,10 +14,7 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::HintsPre;
-use crate::pool::Pool;
-use crate::{
-    HostDeadline, Identity, Limits, LoadError, Policy, Stats, TABLE_ELEMENT_BYTES, TICK, cache, sha256_hex, text,
-};
+use crate::{HostDeadline, Limits, LoadError, TABLE_ELEMENT_BYTES, TICK, cache, text};
 
 /// Builds the component's copy-on-write memory images now rather than at
 /// its first instantiation. wasmtime writes each image into a memfd and
@@ -238,12 +235,11 @@ impl PolicyEngine {
         self.limits
     }
 
-    /// Compiles, links and identifies a policy component. `source` names
-    /// where it came from (a path, or "embedded").
-    pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
-        let started = Instant::now();
-        let sha256 = sha256_hex(bytes);
-        let (component, from_cache) = self.compile(bytes, &sha256)?;
+    /// Compiles (or reads from the cache) and links a policy component:
+    /// whether it came from the cache, and the component ready to
+    /// instantiate. `sha256` names it in the cache.
+    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(HintsPre<HostState>, bool), LoadError> {
+        let (component, from_cache) = self.compile(bytes, sha256)?;
         prepare_memory_images(&component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;
         let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
@@ -256,28 +252,7 @@ impl PolicyEngine {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-        let mut policy = Policy {
-            pre,
-            engine: self.clone(),
-            pool: Mutex::new(Pool::default()),
-            stats: Stats::default(),
-            info: Identity {
-                name: String::new(),
-                version: String::new(),
-                sha256,
-                source: source.to_owned(),
-                loaded_at: SystemTime::now(),
-                from_cache,
-            },
-        };
-        let info = policy.cold_lease().identity().map_err(LoadError::Identity)?;
-        policy.info.name = text::line(&info.name, 80);
-        policy.info.version = text::line(&info.version, 80);
-        tracing::info!(
-            policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
-            from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
-        );
-        Ok(policy)
+        Ok((pre, from_cache))
     }
 
     pub(crate) fn deadline_ticks(&self) -> u64 {

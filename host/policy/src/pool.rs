@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use wasmtime::component::ResourceTable;
 use wasmtime::{Store, StoreLimitsBuilder, Trap};
@@ -13,8 +13,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use crate::bindings::{Hints, HintsPre};
 use crate::engine::Limiter;
 use crate::{
-    Advice, Call, CoercionError, Hint, HostDeadline, HostState, IDLE_BUDGET, Identity, MAX_HOST_RESOURCES, MAX_IDLE,
-    MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats, text,
+    Advice, Call, CoercionError, Hint, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError, MAX_HOST_RESOURCES,
+    MAX_IDLE, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats, sha256_hex, text,
 };
 
 /// A compiled, linked policy component, ready to run.
@@ -45,6 +45,38 @@ pub(crate) fn describe_error(e: &wasmtime::Error) -> String {
         }
     }
     out
+}
+
+impl PolicyEngine {
+    /// Compiles, links and identifies a policy component. `source` names
+    /// where it came from (a path, or "embedded").
+    pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
+        let started = Instant::now();
+        let sha256 = sha256_hex(bytes);
+        let (pre, from_cache) = self.link(bytes, &sha256)?;
+        let mut policy = Policy {
+            pre,
+            engine: self.clone(),
+            pool: Mutex::new(Pool::default()),
+            stats: Stats::default(),
+            info: Identity {
+                name: String::new(),
+                version: String::new(),
+                sha256,
+                source: source.to_owned(),
+                loaded_at: SystemTime::now(),
+                from_cache,
+            },
+        };
+        let info = policy.cold_lease().identity().map_err(LoadError::Identity)?;
+        policy.info.name = text::line(&info.name, 80);
+        policy.info.version = text::line(&info.version, 80);
+        tracing::info!(
+            policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
+            from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
+        );
+        Ok(policy)
+    }
 }
 
 /// Idle instances, each kept for the one session it served, least recently

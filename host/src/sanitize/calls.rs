@@ -33,8 +33,6 @@ use serde_json::{Map, Value};
 use crate::tools::{self, Tool};
 use crate::trails::carry::TRAIL_ARG;
 
-const TOOL_NAMES: [&str; Tool::ALL.len()] = Tool::NAMES;
-
 /// `{` positions per line that may fail to parse before the line is dropped.
 pub const MAX_FAILED_PARSES: usize = 64;
 /// Most bytes between a tool's name and its arguments.
@@ -60,21 +58,14 @@ fn params() -> &'static [String] {
         names
     })
 }
-/// The program's subcommands: `signpost <one of these>` is a shell command.
-const SUBCOMMANDS: [&str; 12] = [
-    "resolve",
-    "describe",
-    "find",
-    "search",
-    "neighbors",
-    "call",
-    "policy",
-    "index",
-    "graph",
-    "canary",
-    "serve",
-    "help",
-];
+/// The program's subcommands besides one per tool: `signpost <a tool or one
+/// of these>` is a shell command ([`is_subcommand`]).
+pub const OTHER_SUBCOMMANDS: [&str; 7] = ["call", "policy", "index", "graph", "canary", "serve", "help"];
+
+/// Whether `word` is one of the program's subcommands.
+pub fn is_subcommand(word: &str) -> bool {
+    Tool::from_name(word).is_some() || OTHER_SUBCOMMANDS.contains(&word)
+}
 /// Keys that name a tool in a record.
 const TOOL_KEYS: [&str; 6] = ["tool", "tool_name", "toolname", "function", "function_name", "recipient_name"];
 /// Keys that hold a call's arguments in a record.
@@ -93,7 +84,7 @@ pub struct Found {
 /// (`mcp__signpost__describe`, `functions.describe`, `signpost/describe`).
 pub fn tool_named(name: &str) -> Option<&'static str> {
     let last = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
-    TOOL_NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(unqualified(last.trim())))
+    Tool::NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(unqualified(last.trim())))
 }
 
 /// A word without its `__` namespace (`mcp__signpost__describe`: `describe`)
@@ -135,7 +126,7 @@ fn may_hold_call(folded: &str) -> Signs {
     for w in words(folded) {
         let word = &folded[w];
         let last = unqualified(word);
-        signs.tool |= TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(last));
+        signs.tool |= Tool::NAMES.iter().any(|t| t.eq_ignore_ascii_case(last));
         signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
         signs.program |= word.eq_ignore_ascii_case("signpost");
     }
@@ -262,7 +253,7 @@ fn tool_before(before: &str) -> Option<(&'static str, usize)> {
         if before.len() - rest.len() > MAX_CALL_GAP {
             return None;
         }
-        let named = TOOL_NAMES.iter().copied().find_map(|t| {
+        let named = Tool::NAMES.iter().copied().find_map(|t| {
             let start = rest.len().checked_sub(t.len())?;
             (rest.is_char_boundary(start) && rest[start..].eq_ignore_ascii_case(t)).then_some((t, start))
         });
@@ -341,7 +332,7 @@ fn tool_words(lower: &str) -> Vec<Range<usize>> {
         let start = word.end - name.len();
         let glued = start > 0 && bytes[start - 1].is_ascii_digit();
         let after = lower[word.end..].chars().next();
-        if TOOL_NAMES.contains(&name) && !glued && !after.is_some_and(char::is_alphanumeric) {
+        if Tool::NAMES.contains(&name) && !glued && !after.is_some_and(char::is_alphanumeric) {
             out.push(start..word.end);
         }
     }
@@ -512,7 +503,7 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
         let rest = lower[end..].strip_prefix(".exe").unwrap_or(&lower[end..]);
         let Some(rest) = rest.strip_prefix([' ', '\t']) else { continue };
         let word: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-').collect();
-        if SUBCOMMANDS.contains(&word.as_str()) {
+        if is_subcommand(&word) {
             // The path before the program name is part of the command.
             let start = lower[..at]
                 .rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '$'))
@@ -529,7 +520,7 @@ pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
     let start =
         folded[..end].char_indices().rfind(|(_, c)| !c.is_ascii_alphabetic()).map_or(0, |(i, c)| i + c.len_utf8());
     let word = &folded[start..end];
-    let named = TOOL_NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
+    let named = Tool::NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
     // A tool name as a word of its own (`mcp__signpost__describe` too).
     let glued = folded[..start].ends_with(|c: char| c.is_alphanumeric());
     (named && !glued).then_some(start..end)

@@ -59,7 +59,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use calls::Found;
-pub use calls::{MAX_FAILED_PARSES, is_arrow};
+pub use calls::{MAX_FAILED_PARSES, OTHER_SUBCOMMANDS, is_arrow, is_subcommand};
 pub use ids::{Known, REPLACED_ID};
 pub use signpost_policy::text::{escape, is_invisible, is_line_break, is_space, line};
 

@@ -475,3 +475,27 @@ fn serve_only_flags(matches: &clap::ArgMatches) -> Vec<String> {
         .map(|(_, long)| format!("--{long}"))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use signpost::sanitize::{OTHER_SUBCOMMANDS, is_subcommand};
+    use signpost::tools::Tool;
+
+    use super::Cli;
+
+    /// The terminal face drops every line of a policy's text that reads as
+    /// `signpost <subcommand>`: the sanitiser's list of subcommands is this
+    /// CLI's, one per tool and the others.
+    #[test]
+    fn the_sanitiser_knows_every_subcommand() {
+        let mut command = <Cli as clap::CommandFactory>::command();
+        command.build();
+        let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+        for name in &names {
+            assert!(is_subcommand(name), "`signpost {name}` is not known to the sanitiser");
+        }
+        for word in Tool::NAMES.iter().chain(&OTHER_SUBCOMMANDS) {
+            assert!(names.contains(word), "the sanitiser knows `{word}`, the CLI does not: {names:?}");
+        }
+    }
+}

@@ -1,6 +1,17 @@
 //! A real MCP client for the real binary, and assertions shared by suites.
 #![allow(deprecated)] // MCP logging notifications
 
+pub mod agents;
+pub mod cli;
+pub mod conformance;
+pub mod http;
+pub mod redis;
+pub mod swap;
+pub mod toolchain;
+pub mod trails;
+pub mod wat;
+pub mod wave;
+
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -342,4 +353,19 @@ pub fn as_read(text: &str) -> String {
         }
     }
     out.to_lowercase().chars().filter(|c| c.is_alphanumeric()).collect()
+}
+
+/// Sums the samples of `metric` whose labels contain every `want`.
+pub fn sum_samples(exposition: &str, metric: &str, want: &[&str]) -> f64 {
+    exposition
+        .lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) && want.iter().all(|w| l.contains(w)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// A loopback port free at the time of asking.
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    l.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"))
 }

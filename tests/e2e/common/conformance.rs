@@ -1,11 +1,11 @@
 //! Installs and runs the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, which needs Node 22 or newer), by
-//! way of [`crate::toolchain`].
+//! way of [`crate::common::toolchain`].
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::toolchain;
+use crate::common::toolchain;
 
 const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
 /// The 0.2 line, which checks the 2026-07-28 revision (`--requirements`);

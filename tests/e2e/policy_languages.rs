@@ -1,0 +1,244 @@
+//! Policies in other languages: written in Python (built with
+//! componentize-py) and JavaScript (componentize-js), they pass `policy
+//! check` and swap live next to the two Rust policies; a Rust policy started
+//! from `cargo component new` builds against the WIT the binary exports.
+//!
+//! The tools come from npm, PyPI and crates.io through [`crate::toolchain`].
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::swap::{Scratch, active, read};
+use crate::common::toolchain;
+use crate::common::{Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
+
+const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+const CARGO_COMPONENT: &str = "cargo-component@0.21.1";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Builds `tests/policies/python` with its own script; the component's path,
+/// or `None` when componentize-py cannot be installed (see [`toolchain::require`]).
+fn build_python_policy() -> Option<PathBuf> {
+    let tools = toolchain::require(COMPONENTIZE_PY, toolchain::pip("componentize-py", &[COMPONENTIZE_PY]))?;
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trail.wasm");
+    let path = std::env::join_paths(
+        std::iter::once(tools.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap_or_else(|e| panic!("PATH: {e}"));
+    toolchain::run_ok(
+        Command::new("sh")
+            .arg(repo().join("tests/policies/python/build.sh"))
+            .arg(&out)
+            .env("PATH", path)
+            .env("PYTHONPATH", &tools),
+    )
+    .unwrap_or_else(|e| panic!("building the Python policy: {e}"));
+    Some(out)
+}
+
+/// Builds `tests/policies/js` with its own script, next to its npm packages
+/// (installed from its package.json and lock); the component's path, or
+/// `None` when they cannot be installed.
+fn build_js_policy() -> Option<PathBuf> {
+    let project = repo().join("tests/policies/js");
+    let installed = toolchain::npm_tools("componentize-js", 18, Some(&project), &[]);
+    let (node, dir) = toolchain::require("@bytecodealliance/componentize-js (npm)", installed)?;
+    // Next to node_modules, so its imports resolve.
+    for file in ["build.mjs", "policy.js"] {
+        std::fs::copy(project.join(file), dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compass.wasm");
+    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))
+        .unwrap_or_else(|e| panic!("building the JavaScript policy: {e}"));
+    Some(out)
+}
+
+fn check(file: &Path) -> String {
+    let (passed, report) = run_cli(&["policy".as_ref(), "check".as_ref(), file.as_os_str()]);
+    assert!(passed, "policy check {}:\n{report}", file.display());
+    report
+}
+
+/// `signpost policy test FILE --cases DIR`: (passed, report).
+fn golden(file: &Path, cases: &str) -> (bool, String) {
+    let cases = repo().join(cases);
+    run_cli(&["policy".as_ref(), "test".as_ref(), file.as_os_str(), "--cases".as_ref(), cases.as_os_str()])
+}
+
+/// The ids the describe hints of a reply point at.
+fn described(reply: &crate::common::Reply) -> Vec<String> {
+    reply
+        .actionable()
+        .into_iter()
+        .filter(|(tool, _)| tool == "describe")
+        .filter_map(|(_, args)| args["id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Hostile arguments reach the policy's own code (coercion and advice parse
+/// the agent's JSON): the answers all come back, and the policy never faults.
+async fn survives_hostile_input(client: &Client, policy: &str) {
+    for (tool, args) in crate::common::hostile_calls() {
+        let shown: String = args.to_string().chars().take(120).collect();
+        let r = client.call_any_policy(tool, args).await;
+        assert!(!r.text.is_empty(), "{policy}: {tool} {shown}: no answer");
+    }
+    let status = client.status().await;
+    assert_eq!(status["active"]["name"], policy, "{status:#}");
+    let counters = &status["counters"];
+    assert!(counters["traps"] == 0 && counters["timeouts"] == 0, "{policy} faulted on hostile input: {status:#}");
+}
+
+/// AUTHORING.md's cargo-component path, as a Rust author without a
+/// checkout takes it: the example project (`tests/policies/cargo-component`,
+/// started with `cargo component new --lib`) gets its WIT from `signpost
+/// policy wit`, builds with `cargo component build --release` (wasm32-wasip1
+/// and the WASI adapter, cargo-component's default), passes `policy check`
+/// and its golden cases, and swaps in live.
+#[tokio::test]
+async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
+    let Some(root) = toolchain::require(CARGO_COMPONENT, toolchain::cargo_install("cargo-component", CARGO_COMPONENT))
+    else {
+        return;
+    };
+    let wasip1 = Command::new("rustup").args(["target", "add", "wasm32-wasip1"]).output();
+    assert!(wasip1.as_ref().is_ok_and(|o| o.status.success()), "rustup target add wasm32-wasip1: {wasip1:?}");
+    // A scratch copy: what the author has, and nothing generated.
+    let example = repo().join("tests/policies/cargo-component");
+    let project = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cargo-component-tour");
+    let _ = std::fs::remove_dir_all(&project);
+    std::fs::create_dir_all(project.join("src")).unwrap_or_else(|e| panic!("{e}"));
+    for file in ["Cargo.toml", "Cargo.lock", "src/lib.rs"] {
+        std::fs::copy(example.join(file), project.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    }
+    let (ok, out) = run_cli(&["policy".as_ref(), "wit".as_ref(), project.join("wit").as_os_str()]);
+    assert!(ok && out.contains("package signpost:policy@"), "{out}");
+    let build = toolchain::run_ok(
+        Command::new(root.join("bin/cargo-component"))
+            .args(["component", "build", "--release", "--locked"])
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", project.join("target")),
+    );
+    let build = build.unwrap_or_else(|e| panic!("{e}"));
+    let log = String::from_utf8_lossy(&build.stderr);
+    assert!(log.contains("Generating bindings for tour"), "bindings come from the exported WIT: {log}");
+    let tour = project.join("target/wasm32-wasip1/release/tour.wasm");
+
+    let report = check(&tour);
+    assert!(report.contains("ok: tour 0.1.0 would be accepted"), "{report}");
+    let (passed, report) = golden(&tour, "tests/policies/cargo-component/cases");
+    assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
+    let (passed, report) = golden(&tour, "hints-component/cases");
+    assert!(!passed, "the tour is not the default policy: {report}");
+
+    let s = Scratch::new("cargo-component-swap");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    let ctrl = client.id_of("OrderController").await;
+    s.install(&read(&tour));
+    let status = client.wait_status(Duration::from_secs(60), |st| active(st) == "tour").await;
+    assert_eq!(active(&status), "tour", "{status:#}");
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(r.text.starts_with("[stop] tour: class com.acme.shop.orders.OrderController"), "{}", r.text);
+    assert_eq!(r.hints().len(), 1, "{}", r.text);
+    client.close().await;
+}
+
+/// The "done when" of the authoring work: four policy components, two in
+/// Rust, one in Python and one in JavaScript, each accepted by `policy
+/// check` and each swapped in live under one running server, whose next
+/// answers are the new policy's.
+#[tokio::test]
+async fn four_policies_in_three_languages_pass_check_and_swap_live() {
+    let (Some(trail), Some(compass)) = (build_python_policy(), build_js_policy()) else { return };
+    for (file, name) in [
+        (Path::new(DEFAULT_POLICY), "signpost-default"),
+        (Path::new(STRICT_POLICY), "strict"),
+        (trail.as_path(), "trail"),
+        (compass.as_path(), "compass"),
+    ] {
+        let report = check(file);
+        assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
+    }
+
+    // Each ships golden cases that pin its own behaviour, and only its own.
+    for (file, own, other) in [
+        (&trail, "tests/policies/python/cases", "tests/policies/js/cases"),
+        (&compass, "tests/policies/js/cases", "tests/policies/python/cases"),
+    ] {
+        let (passed, report) = golden(file, own);
+        assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
+        let (passed, report) = golden(file, other);
+        assert!(!passed && report.contains("FAIL "), "another policy's cases must fail: {report}");
+    }
+
+    let s = Scratch::new("polyglot-swap");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    // A cold compile of the Python (18 MB) or JS (13 MB) component takes seconds.
+    let wait = Duration::from_secs(60);
+    let ctrl = client.id_of("OrderController").await;
+
+    s.install(&read(&trail));
+    let status = client.wait_status(wait, |st| active(st) == "trail").await;
+    assert_eq!(active(&status), "trail", "{status:#}");
+    assert_eq!(status["last_swap"]["result"], "published", "{status:#}");
+    assert_eq!(status["accepts"], "signpost:policy/policy@0.1.0", "the status names the interface it takes");
+
+    // The Python policy's text, hints and coercion, through the real server.
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(!r.is_error && r.text.starts_with("trail: [ok] class "), "{}", r.text);
+    assert!(r.text.contains("\nthen: neighbors "), "{}", r.text);
+    let neighbors = json!({"ids": ctrl, "direction": "out", "edge_types": ["DECLARES"]});
+    let first = client.call_any_policy("neighbors", neighbors.clone()).await;
+    assert!(!first.is_error, "a bare id string is read by the Python coercion: {}", first.text);
+    let shown = described(&first);
+    assert!(!shown.is_empty() && shown.len() <= 3, "{}", first.text);
+    // The session now saw those ids: the trail leads elsewhere next time.
+    let again = client.call_any_policy("neighbors", neighbors).await;
+    assert!(described(&again).iter().all(|id| !shown.contains(id)), "{}\n---\n{}", first.text, again.text);
+    let listed = format!("{}, {}", ctrl.to_uppercase(), shown[0]);
+    let r = client
+        .call_any_policy("neighbors", json!({"ids": listed, "direction": "in", "edge_types": ["DECLARES"]}))
+        .await;
+    assert!(!r.is_error && r.structured["ids"].as_array().is_some_and(|ids| ids.len() == 2), "{}", r.text);
+    let r = client
+        .call_any_policy("neighbors", json!({"ids": "OrderService", "direction": "out", "edge_types": ["CALLS"]}))
+        .await;
+    assert!(r.is_error && r.text.contains("trail: `ids` of neighbors must hold"), "a teaching error: {}", r.text);
+
+    survives_hostile_input(&client, "trail").await;
+
+    // The JavaScript policy: one hint at most, its own text and errors.
+    s.install(&read(&compass));
+    let status = client.wait_status(wait, |st| active(st) == "compass").await;
+    assert_eq!(active(&status), "compass", "{status:#}");
+    let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
+    assert!(r.text.starts_with("compass: class ") && r.text.contains("\n→ neighbors "), "{}", r.text);
+    assert_eq!(r.hints().len(), 1, "{}", r.text);
+    let as_text = json!({"ids": json!([ctrl]).to_string(), "direction": "out", "edge_types": ["DECLARES"]});
+    let r = client.call_any_policy("neighbors", as_text).await;
+    assert!(!r.is_error && r.text.starts_with("compass: 5 result(s)"), "a JSON array sent as a string: {}", r.text);
+    let r =
+        client.call_any_policy("neighbors", json!({"ids": ctrl, "direction": "out", "edge_types": ["CALLS"]})).await;
+    assert!(r.is_error && r.text.contains("compass: `ids` of neighbors takes a JSON array"), "{}", r.text);
+
+    survives_hostile_input(&client, "compass").await;
+
+    // Then the strict Rust policy, then back to Python (from the cache).
+    s.install(&read(STRICT_POLICY));
+    let status = client.wait_status(wait, |st| active(st) == "strict").await;
+    assert_eq!(active(&status), "strict", "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.contains("### Next steps"));
+    s.install(&read(&trail));
+    let status = client.wait_status(wait, |st| active(st) == "trail").await;
+    assert_eq!(status["last_swap"]["from_cache"], true, "{status:#}");
+    assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.starts_with("trail: "));
+    assert_eq!(status["counters"]["traps"], 0, "{status:#}");
+}
