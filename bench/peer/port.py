@@ -386,7 +386,7 @@ def _single(q: str, name: str, fqn: str, doc: str) -> float:
 
 
 def rank(g: Graph, query: str) -> list[tuple[int, float]]:
-    """Same signals and weights as host/src/search.rs."""
+    """Same signals and weights as host/graph/src/search.rs."""
     q = query.strip().lower()
     words = [w for w in re.split(r"[\s,]+", q) if w]
     hits = []

@@ -3,7 +3,7 @@ written the way most MCP servers are written -- Python, the official SDK
 (`mcp`, whose FastMCP is called `MCPServer` since mcp 2), hints computed
 in-process by plain Python.
 
-It ports Signpost's tool semantics (host/src/tools.rs, graph.rs, search.rs)
+It serves port.py, which ports Signpost's tool semantics (host/src/tools/, host/graph/src/)
 and the default policy's advice (hints-component/src/advise.rs, render.rs)
 closely enough that both servers return the same records, the same state
 tags, text of the same shape and, for the calls the benchmark makes, the same

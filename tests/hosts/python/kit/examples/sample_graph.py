@@ -2,7 +2,7 @@
 Signpost's JSON format (``host/data/sample-graph.json`` is the sample graph
 the Rust host embeds).
 
-Simpler than ``host/src/tools.rs`` and ``host/src/search.rs`` (no indexes,
+Simpler than ``host/src/tools/`` and ``host/graph/src/search.rs`` (no indexes,
 a rougher search ranking), but with the same arguments, result shapes,
 error kinds and teaching examples (docs/tools.md). As in Rust, a call runs
 in two steps: :meth:`Graph.parse` reads and checks the arguments (asking a

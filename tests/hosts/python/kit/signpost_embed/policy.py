@@ -1,5 +1,5 @@
 """The policy sandbox: a policy component run by wasmtime-py under limits.
-The Python side of Signpost's ``host/src/policy/mod.rs``.
+The Python side of Signpost's ``host/policy/`` (the ``signpost-policy`` crate).
 
 What each call runs under (and how it differs from Signpost):
 
