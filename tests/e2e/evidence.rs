@@ -6,7 +6,7 @@
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
-use crate::common::agents::*;
+use crate::common::agents::{TOKEN, agent, assert_counts, decisions, get, http_call, live_row, post, temp_dir};
 use crate::common::http::HttpServer;
 use crate::common::{
     CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, free_port, hostile_calls, run_cli, sum_samples,

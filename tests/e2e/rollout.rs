@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
-use crate::common::agents::*;
+use crate::common::agents::{
+    Expect, TOKEN, actionable, agent, arm_row, assert_counts, http_call, live_row, post, temp_dir,
+};
 use crate::common::http::HttpServer;
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, run_cli};
 

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::common::Client;
 use crate::common::http::HttpServer;
-use crate::common::trails::*;
+use crate::common::trails::{ORDER_CONTROLLER, UNSEEN, hint_args, session_call, stateless_call, text_of, trail_of};
 
 #[tokio::test]
 async fn a_sessionless_client_that_follows_hints_keeps_its_history() {

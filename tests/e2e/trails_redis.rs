@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use crate::common::http::HttpServer;
 use crate::common::redis::Redis;
 use crate::common::toolchain;
-use crate::common::trails::*;
+use crate::common::trails::{
+    ORDER_CONTROLLER, UNSEEN, hint_args, stateless_call, stateless_call_as, text_of, trail_of,
+};
 use crate::common::{CHAOS_POLICY, Client};
 
 /// What the chaos policy says it was shown (`chaos:history`): the call
