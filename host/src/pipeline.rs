@@ -221,6 +221,18 @@ pub fn run(
     Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
 }
 
+/// The shapes of a response's actionable hints on `graph`: what the agent's
+/// next call is judged against. The trail a hint carries (put there by
+/// [`run`]) is not part of the question it asks.
+pub fn offered(response: &Response, graph: &Graph) -> Vec<CallShape> {
+    response
+        .hints
+        .iter()
+        .filter(|h| h.actionable)
+        .filter_map(|h| CallShape::of_args(graph, &h.tool, &carry::without_trail(&h.args)))
+        .collect()
+}
+
 /// A tool error's `example` stays only when it is a call that works on this
 /// graph, or a template to adapt (an argument is a whole `<placeholder>`):
 /// agents copy it.
@@ -404,5 +416,35 @@ fn fallback_text(tool: Tool, outcome: &Result<Value, ToolError>) -> String {
             let example = e.example.as_ref().map(|x| format!("\nSend: {tool} {x}")).unwrap_or_default();
             format!("[error] {tool} failed: {}{example}", e.message)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::HintOut;
+
+    #[test]
+    fn a_hint_on_a_trail_offers_the_call_it_asks() {
+        let graph = Graph::sample();
+        let id = graph.node(0).id();
+        let hint = |args: Value| HintOut {
+            tool: "describe".into(),
+            args: args.as_object().cloned().unwrap_or_default(),
+            actionable: true,
+            reason: String::new(),
+        };
+        let response = |hints| Response {
+            is_error: false,
+            text: String::new(),
+            state_tag: "ok".into(),
+            structured: Value::Null,
+            shape: None,
+            hints,
+        };
+        let plain = offered(&response(vec![hint(json!({"id": id}))]), &graph);
+        let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), &graph);
+        assert_eq!(plain.len(), 1);
+        assert_eq!(trailed, plain);
     }
 }

@@ -218,7 +218,7 @@ pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Poli
             answered.push((d, response));
         }
         for (i, (d, response)) in answered.iter().enumerate() {
-            let offered = response.offered(graph);
+            let offered = pipeline::offered(response, graph);
             // The next call only counts when it came right after this one.
             let next = answered.get(i + 1).filter(|(n, _)| n.seq.checked_sub(1) == Some(d.seq)).map(|(_, r)| r);
             let follow = next.map(|n| n.shape.as_ref().map_or(Follow::None, |s| s.follows(&offered)));

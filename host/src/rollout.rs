@@ -370,7 +370,7 @@ impl Worker {
                 job.tool.name(),
                 job.shape.as_ref(),
                 &response,
-                &job.graph,
+                pipeline::offered(&response, &job.graph),
                 faulted,
                 started.elapsed(),
             );

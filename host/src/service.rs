@@ -294,7 +294,7 @@ impl Signpost {
             tool.name(),
             response.shape.as_ref(),
             response,
-            served.graph,
+            pipeline::offered(response, served.graph),
             served.faulted,
             served.latency,
         );

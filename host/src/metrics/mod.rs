@@ -40,7 +40,6 @@ use prometheus_client::registry::Registry;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::graph::Graph;
 use crate::policy::Identity;
 use crate::response::Response;
 use crate::tools::{CallShape, ErrorKind, Follow};
@@ -296,14 +295,15 @@ pub struct Observation<'a> {
 }
 
 impl<'a> Observation<'a> {
-    /// What `response` offered and cost, for the call numbered `seq` in its
+    /// What `response` offered (the shapes of its actionable hints,
+    /// `pipeline::offered`) and cost, for the call numbered `seq` in its
     /// session whose shape (as the agent sent it) is `shape`.
     pub fn of(
         seq: u64,
         tool: &'a str,
         shape: Option<&'a CallShape>,
         response: &'a Response,
-        graph: &Graph,
+        offered: Vec<CallShape>,
         faulted: bool,
         latency: Duration,
     ) -> Self {
@@ -313,7 +313,7 @@ impl<'a> Observation<'a> {
             shape,
             outcome: Outcome::of(response.is_error, &response.structured),
             tag: &response.state_tag,
-            offered: response.offered(graph),
+            offered,
             notes: response.hints.iter().filter(|h| !h.actionable).count(),
             text_bytes: response.text.len(),
             hint_bytes: serde_json::to_string(&response.hints).map_or(0, |s| s.len()),
