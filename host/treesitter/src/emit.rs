@@ -1,0 +1,109 @@
+//! A resolved project → a SCIP index, so that the graph's one SCIP importer
+//! makes the graph (same node kinds, ids, DECLARES, edges) whichever
+//! indexer read the code.
+
+use scip::types::symbol_information::Kind as ScipKind;
+use scip::types::{
+    Document, Index, Metadata, Occurrence, Relationship, Signature, SymbolInformation, TextEncoding, ToolInfo,
+};
+
+use crate::extract::{Kind, Span};
+use crate::resolve::Project;
+
+/// The `tool_info.name` of indexes this crate writes; the importer marks
+/// their CALLS, REFERENCES and header edges as inferred.
+pub const TOOL: &str = "signpost-tree-sitter";
+
+const DEFINITION: i32 = 1;
+
+fn range(s: &Span) -> Vec<i32> {
+    let (sl, sc) = (s.start.0 as i32, s.start.1 as i32);
+    let (el, ec) = (s.end.0 as i32, s.end.1 as i32);
+    if sl == el { vec![sl, sc, ec] } else { vec![sl, sc, el, ec] }
+}
+
+fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
+    match k {
+        Kind::Class => ScipKind::Class,
+        Kind::Interface => ScipKind::Interface,
+        Kind::Enum => ScipKind::Enum,
+        Kind::Struct => ScipKind::Struct,
+        Kind::Trait => ScipKind::Trait,
+        Kind::Type => ScipKind::Type,
+        Kind::Module => ScipKind::Namespace,
+        Kind::Method => ScipKind::Method,
+        Kind::Function => ScipKind::Function,
+        Kind::Constructor => ScipKind::Constructor,
+        Kind::Field => ScipKind::Field,
+        Kind::Constant if parent == Some(Kind::Enum) => ScipKind::EnumMember,
+        Kind::Constant => ScipKind::Constant,
+        Kind::Variable => ScipKind::Variable,
+    }
+}
+
+/// The SCIP index of `project`, rooted at `root` (an absolute path).
+pub fn emit(project: &Project, root: &std::path::Path) -> Index {
+    let mut docs: Vec<Document> = project
+        .sources
+        .iter()
+        .map(|s| Document { language: s.lang.name.to_owned(), relative_path: s.path.clone(), ..Default::default() })
+        .collect();
+    for (ix, d) in project.defs.iter().enumerate() {
+        let f = project.def(ix);
+        let doc = &mut docs[d.file];
+        doc.occurrences.push(Occurrence {
+            symbol: d.symbol.clone(),
+            symbol_roles: DEFINITION,
+            range: range(&f.name_span),
+            enclosing_range: range(&f.span),
+            ..Default::default()
+        });
+        let mut info = SymbolInformation {
+            symbol: d.symbol.clone(),
+            kind: scip_kind(f.kind, d.parent.map(|p| project.kind(p))).into(),
+            display_name: f.name.clone(),
+            documentation: if f.doc.is_empty() { Vec::new() } else { vec![f.doc.clone()] },
+            ..Default::default()
+        };
+        if !f.signature.is_empty() {
+            info.signature_documentation = Some(Signature {
+                language: project.sources[d.file].lang.name.to_owned(),
+                text: f.signature.clone(),
+                ..Default::default()
+            })
+            .into();
+        }
+        for &s in project.supers.get(&ix).map_or(&[][..], Vec::as_slice) {
+            info.relationships.push(Relationship {
+                symbol: project.defs[s].symbol.clone(),
+                is_implementation: true,
+                ..Default::default()
+            });
+        }
+        doc.symbols.push(info);
+    }
+    for u in &project.uses {
+        docs[u.file].occurrences.push(Occurrence {
+            symbol: project.defs[u.target].symbol.clone(),
+            range: range(&u.span),
+            ..Default::default()
+        });
+    }
+    let root = root.to_string_lossy();
+    Index {
+        metadata: Some(Metadata {
+            tool_info: Some(ToolInfo {
+                name: TOOL.to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                ..Default::default()
+            })
+            .into(),
+            project_root: format!("file://{}", root.trim_end_matches('/')),
+            text_document_encoding: TextEncoding::UTF8.into(),
+            ..Default::default()
+        })
+        .into(),
+        documents: docs,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,482 @@
+//! One file → its facts: what the language's query captures, read into
+//! plain data (owned strings, byte and line positions). No name is
+//! resolved here; files are read in parallel and [`crate::resolve`] joins
+//! them.
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Query, QueryCursor, StreamingIterator};
+
+use crate::languages::Lang;
+
+/// A source position: 0-based line and byte column.
+pub type Point = (u32, u32);
+
+/// A source range, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Span {
+    /// Start (line, column).
+    pub start: Point,
+    /// End (line, column).
+    pub end: Point,
+    /// Byte offsets, for containment.
+    pub bytes: (usize, usize),
+}
+
+impl Span {
+    fn of(n: Node<'_>) -> Span {
+        let (s, e) = (n.start_position(), n.end_position());
+        Span {
+            start: (s.row as u32, s.column as u32),
+            end: (e.row as u32, e.column as u32),
+            bytes: (n.start_byte(), n.end_byte()),
+        }
+    }
+
+    /// Whether `other` lies inside this span.
+    pub fn contains(&self, other: &Span) -> bool {
+        self.bytes.0 <= other.bytes.0 && other.bytes.1 <= self.bytes.1
+    }
+}
+
+/// What a definition is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `@def.class`
+    Class,
+    /// `@def.interface`
+    Interface,
+    /// `@def.enum`
+    Enum,
+    /// `@def.struct`
+    Struct,
+    /// `@def.trait`
+    Trait,
+    /// `@def.type` (an alias or a defined type).
+    Type,
+    /// `@def.module` (a namespace block).
+    Module,
+    /// `@def.method`
+    Method,
+    /// `@def.function`
+    Function,
+    /// `@def.constructor`
+    Constructor,
+    /// `@def.field`
+    Field,
+    /// `@def.constant`
+    Constant,
+    /// `@def.variable`
+    Variable,
+}
+
+impl Kind {
+    fn of_capture(name: &str) -> Option<Kind> {
+        Some(match name.strip_prefix("def.")? {
+            "class" => Kind::Class,
+            "interface" => Kind::Interface,
+            "enum" => Kind::Enum,
+            "struct" => Kind::Struct,
+            "trait" => Kind::Trait,
+            "type" => Kind::Type,
+            "module" => Kind::Module,
+            "method" => Kind::Method,
+            "function" => Kind::Function,
+            "constructor" => Kind::Constructor,
+            "field" => Kind::Field,
+            "constant" => Kind::Constant,
+            "variable" => Kind::Variable,
+            _ => return None,
+        })
+    }
+
+    /// A type: something with members, a receiver's type, a header's target.
+    pub fn is_type(self) -> bool {
+        matches!(self, Kind::Class | Kind::Interface | Kind::Enum | Kind::Struct | Kind::Trait | Kind::Type)
+    }
+
+    /// Something called.
+    pub fn is_callable(self) -> bool {
+        matches!(self, Kind::Method | Kind::Function | Kind::Constructor)
+    }
+
+    /// Something that holds a scope of typed names (a type or a callable).
+    pub fn is_scope(self) -> bool {
+        self.is_type() || self.is_callable() || self == Kind::Module
+    }
+}
+
+/// How many arguments a callable takes: `min..=max` (`max` none: variadic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arity {
+    /// Fewest.
+    pub min: u32,
+    /// Most, none when variadic.
+    pub max: Option<u32>,
+}
+
+impl Arity {
+    /// Whether a call with `n` arguments fits.
+    pub fn fits(self, n: u32) -> bool {
+        n >= self.min && self.max.is_none_or(|m| n <= m)
+    }
+}
+
+/// A definition.
+#[derive(Debug, Clone)]
+pub struct Def {
+    /// What it is.
+    pub kind: Kind,
+    /// Its name as written.
+    pub name: String,
+    /// The whole definition.
+    pub span: Span,
+    /// Its name.
+    pub name_span: Span,
+    /// The type it belongs to when declared outside it (Go's receivers).
+    pub owner: Option<String>,
+    /// Parameters, for callables.
+    pub arity: Option<Arity>,
+    /// The header, whitespace collapsed.
+    pub signature: String,
+    /// The comment right above it.
+    pub doc: String,
+}
+
+/// A name used somewhere: a type in a header or an annotation, a called
+/// name, a typed variable's type.
+#[derive(Debug, Clone)]
+pub struct Name {
+    /// The name.
+    pub name: String,
+    /// A package qualifier written before it (`orders.Order`).
+    pub qualifier: Option<String>,
+    /// Where.
+    pub span: Span,
+}
+
+/// A call.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The called name.
+    pub name: String,
+    /// The receiver expression's text (`this.repo`, `s.store`, `Orders`).
+    pub receiver: Option<String>,
+    /// Arguments given.
+    pub args: Option<u32>,
+    /// The called name's place.
+    pub span: Span,
+    /// `new T(…)`: a construction of type `name`.
+    pub construct: bool,
+}
+
+/// A name given a type: a field, parameter or local variable.
+#[derive(Debug, Clone)]
+pub struct Var {
+    /// The variable's name.
+    pub name: String,
+    /// Its type's name.
+    pub ty: Name,
+}
+
+/// An import.
+#[derive(Debug, Clone)]
+pub struct Import {
+    /// The imported path as written, quotes removed (`com.example.Order`,
+    /// `example.com/shop/orders`).
+    pub path: String,
+    /// The name it is imported as, when given.
+    pub alias: Option<String>,
+}
+
+/// Everything one file says.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Its package declaration.
+    pub package: Option<String>,
+    /// Its imports.
+    pub imports: Vec<Import>,
+    /// Definitions, in source order.
+    pub defs: Vec<Def>,
+    /// Header types (`extends`, `implements`, embedded types).
+    pub supers: Vec<Name>,
+    /// Typed names.
+    pub vars: Vec<Var>,
+    /// Calls.
+    pub calls: Vec<Call>,
+    /// Type names used.
+    pub types: Vec<Name>,
+    /// Lines.
+    pub lines: usize,
+    /// Whether the parser met syntax it does not know (it recovers; what
+    /// it could read is kept).
+    pub syntax_errors: bool,
+}
+
+/// Why a file was not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Skip {
+    /// Larger than the limit.
+    #[error("{size} bytes, over the {limit}-byte limit for one file (generated code?)")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Parsing took too long.
+    #[error("parsing took over {0:?}; skipped")]
+    Timeout(Duration),
+    /// Not text.
+    #[error("a NUL byte in the first 8 KiB: not source text")]
+    Binary,
+    /// The query does not compile against the grammar (a bug in signpost).
+    #[error("the {0} query does not compile: {1}")]
+    Query(&'static str, String),
+}
+
+/// A language's parser and compiled query, made once per thread.
+pub struct Reader {
+    lang: &'static Lang,
+    parser: Parser,
+    query: Query,
+    names: Vec<String>,
+    timeout: Duration,
+}
+
+impl Reader {
+    /// A reader of `lang`'s files that gives up on one after `timeout`.
+    pub fn new(lang: &'static Lang, timeout: Duration) -> Result<Reader, Skip> {
+        let grammar = (lang.grammar)();
+        let mut parser = Parser::new();
+        parser.set_language(&grammar).map_err(|e| Skip::Query(lang.name, e.to_string()))?;
+        let query = Query::new(&grammar, lang.query).map_err(|e| Skip::Query(lang.name, e.to_string()))?;
+        let names = query.capture_names().iter().map(|s| (*s).to_owned()).collect();
+        Ok(Reader { lang, parser, query, names, timeout })
+    }
+
+    /// The facts of one file's text.
+    pub fn read(&mut self, text: &[u8]) -> Result<Facts, Skip> {
+        if memchr_nul(&text[..text.len().min(8192)]) {
+            return Err(Skip::Binary);
+        }
+        let started = Instant::now();
+        let timeout = self.timeout;
+        let mut give_up = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > timeout { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        };
+        let len = text.len();
+        let tree = self
+            .parser
+            .parse_with_options(
+                &mut |at, _| if at < len { &text[at..] } else { &[] },
+                None,
+                Some(ParseOptions::new().progress_callback(&mut give_up)),
+            )
+            .ok_or(Skip::Timeout(timeout))?;
+        let root = tree.root_node();
+        let mut facts = Facts {
+            package: None,
+            imports: Vec::new(),
+            defs: Vec::new(),
+            supers: Vec::new(),
+            vars: Vec::new(),
+            calls: Vec::new(),
+            types: Vec::new(),
+            lines: text.iter().filter(|&&b| b == b'\n').count()
+                + usize::from(!text.ends_with(b"\n") && !text.is_empty()),
+            syntax_errors: root.has_error(),
+        };
+        let mut cursor = QueryCursor::new();
+        // Queries on pathological trees are bounded like the parse.
+        let mut matches = cursor.matches(&self.query, root, text);
+        let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        let mut defined: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+        while let Some(m) = matches.next() {
+            if started.elapsed() > timeout * 2 {
+                return Err(Skip::Timeout(timeout));
+            }
+            let get = |name: &str| m.captures().iter().find(|c| self.names[c.index as usize] == name).map(|c| c.node);
+            let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+            for c in m.captures() {
+                let cap = self.names[c.index as usize].as_str();
+                let n = c.node;
+                match cap {
+                    "package" => facts.package = Some(txt(n).split_whitespace().collect()),
+                    "import" => facts.imports.push(Import {
+                        path: txt(n).trim_matches(['"', '`']).split_whitespace().collect(),
+                        alias: get("import.alias").map(txt),
+                    }),
+                    "extends" => facts.supers.push(Name {
+                        name: txt(n),
+                        qualifier: get("ref.qualifier").map(txt),
+                        span: Span::of(n),
+                    }),
+                    "var.name" => {
+                        if let Some(ty) = get("var.type") {
+                            facts.vars.push(Var {
+                                name: txt(n),
+                                ty: Name { name: txt(ty), qualifier: get("var.qualifier").map(txt), span: Span::of(n) },
+                            });
+                        }
+                    }
+                    "call" => facts.calls.push(Call {
+                        name: txt(n),
+                        receiver: get("call.receiver").map(txt),
+                        args: get("call.args").map(count_args),
+                        span: Span::of(n),
+                        construct: false,
+                    }),
+                    "new" => facts.calls.push(Call {
+                        name: txt(n),
+                        receiver: None,
+                        args: get("call.args").map(count_args),
+                        span: Span::of(n),
+                        construct: true,
+                    }),
+                    "ref.type" => {
+                        let key = (n.start_byte(), n.end_byte());
+                        let name = Name { name: txt(n), qualifier: get("ref.qualifier").map(txt), span: Span::of(n) };
+                        // The same name met by a plain and a qualified pattern: keep the qualifier.
+                        match typed.get(&key) {
+                            Some(&i) => {
+                                if name.qualifier.is_some() {
+                                    facts.types[i] = name;
+                                }
+                            }
+                            None => {
+                                typed.insert(key, facts.types.len());
+                                facts.types.push(name);
+                            }
+                        }
+                    }
+                    _ => {
+                        let Some(kind) = Kind::of_capture(cap) else { continue };
+                        let Some(name) = get("name") else { continue };
+                        if !defined.insert((name.start_byte(), name.end_byte())) {
+                            continue;
+                        }
+                        facts.defs.push(Def {
+                            kind,
+                            name: txt(name),
+                            span: Span::of(n),
+                            name_span: Span::of(name),
+                            owner: get("owner").map(txt),
+                            arity: get("params").map(arity),
+                            signature: signature(n, text),
+                            doc: doc_above(n, text),
+                        });
+                    }
+                }
+            }
+        }
+        // A definition's own name is not a use of it.
+        facts.types.retain(|t| !defined.contains(&t.span.bytes));
+        facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
+        let _ = self.lang;
+        Ok(facts)
+    }
+}
+
+fn memchr_nul(b: &[u8]) -> bool {
+    b.contains(&0)
+}
+
+fn is_comment(n: Node<'_>) -> bool {
+    n.kind().contains("comment")
+}
+
+/// Arguments in an argument list.
+fn count_args(list: Node<'_>) -> u32 {
+    let mut c = list.walk();
+    list.named_children(&mut c).filter(|n| !is_comment(*n)).count() as u32
+}
+
+/// Parameters in a parameter list: a Go `a, b int` declares two; a
+/// variadic last parameter (`String... xs`, `xs ...int`) opens the top.
+fn arity(list: Node<'_>) -> Arity {
+    let mut c = list.walk();
+    let mut min = 0u32;
+    let mut variadic = false;
+    for p in list.named_children(&mut c).filter(|n| !is_comment(*n)) {
+        if p.kind().contains("spread") || p.kind().contains("variadic") {
+            variadic = true;
+            continue;
+        }
+        // The receiver-less `this` parameter of Java is not an argument.
+        if p.kind() == "receiver_parameter" {
+            continue;
+        }
+        let mut pc = p.walk();
+        let names = p.children_by_field_name("name", &mut pc).count() as u32;
+        min += names.max(1);
+    }
+    Arity { min, max: (!variadic).then_some(min) }
+}
+
+/// The declaration up to its body (or its first line), whitespace
+/// collapsed, at most 300 characters.
+fn signature(def: Node<'_>, text: &[u8]) -> String {
+    let end = def.child_by_field_name("body").map_or(def.end_byte(), |b| b.start_byte());
+    // A declaration the grammar nests alone in a keyword's list (Go's
+    // `type Order struct`) starts at the keyword.
+    let start = match def.parent() {
+        Some(p) if p.named_child_count() == 1 && p.start_position().row == def.start_position().row => p.start_byte(),
+        _ => def.start_byte(),
+    };
+    let raw = String::from_utf8_lossy(&text[start..end]);
+    let head = if def.child_by_field_name("body").is_some() { &raw[..] } else { raw.lines().next().unwrap_or("") };
+    let mut out = String::new();
+    for w in head.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if out.len() > 300 {
+            let cut = (0..=300).rev().find(|&i| out.is_char_boundary(i)).unwrap_or(0);
+            out.truncate(cut);
+            out.push('…');
+            break;
+        }
+    }
+    out.trim_end_matches(['{', ' ', ';', '=']).to_owned()
+}
+
+/// The comments right above a definition (or above its container when the
+/// grammar nests the name in a declaration list), markers stripped.
+fn doc_above(def: Node<'_>, text: &[u8]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut at = def;
+    // Go's type_spec sits in a type_declaration; Java's field in a declaration.
+    if at.prev_sibling().is_none_or(|p| !is_comment(p))
+        && let Some(parent) = at.parent()
+        && parent.named_child_count() == 1
+    {
+        at = parent;
+    }
+    let mut next_row = at.start_position().row;
+    while let Some(p) = at.prev_sibling().filter(|p| is_comment(*p) && p.end_position().row + 1 >= next_row) {
+        let body = String::from_utf8_lossy(&text[p.byte_range()]).into_owned();
+        let mut chunk: Vec<String> = body
+            .lines()
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("/**")
+                    .trim_start_matches("/*")
+                    .trim_end_matches("*/")
+                    .trim_start_matches("///")
+                    .trim_start_matches("//")
+                    .trim_start_matches('*')
+                    .trim()
+                    .to_owned()
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        chunk.append(&mut lines);
+        lines = chunk;
+        next_row = p.start_position().row;
+        at = p;
+    }
+    lines.join("\n")
+}

@@ -1,0 +1,87 @@
+//! The languages the built-in indexer reads: one row each. A row names the
+//! grammar, the query file that says what the language's definitions,
+//! headers and references look like (`queries/<name>.scm`, vocabulary in
+//! `docs/tree-sitter.md`), and how its symbols are spelled in SCIP so that
+//! ids match the language's own SCIP indexer where the symbol is the same.
+//!
+//! Adding a language is a grammar crate, a query file and a row here; no
+//! other code reads a language's syntax.
+
+use tree_sitter::Language;
+
+/// How a file's package becomes the first descriptors of its symbols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packages {
+    /// A dotted package declaration, one namespace per part
+    /// (`package com.example;` → `com/example/`), as scip-java writes it.
+    Dotted,
+    /// The directory's import path under the module root, one namespace
+    /// (`` `example.com/shop/orders`/ ``), as scip-go writes it.
+    ModulePath,
+}
+
+/// One language.
+#[derive(Debug)]
+pub struct Lang {
+    /// Lower-case name, used in file names (`index.java.scip`) and notes.
+    pub name: &'static str,
+    /// File extensions, without the dot.
+    pub extensions: &'static [&'static str],
+    /// Files whose presence at a directory's top makes it a project root.
+    pub markers: &'static [&'static str],
+    /// The grammar.
+    pub grammar: fn() -> Language,
+    /// The query file's text.
+    pub query: &'static str,
+    /// SCIP scheme and package manager of the language's own indexer.
+    pub scheme: &'static str,
+    /// SCIP package manager.
+    pub manager: &'static str,
+    /// Package descriptors.
+    pub packages: Packages,
+    /// The descriptor name of constructors (scip-java: `<init>`); empty
+    /// when constructors are named like their class.
+    pub constructor: &'static str,
+    /// The SCIP indexer that knows the language's types, for the output's
+    /// advice.
+    pub better: &'static str,
+}
+
+/// Every language, in the order files are matched.
+pub static LANGUAGES: &[Lang] = &[
+    Lang {
+        name: "java",
+        extensions: &["java"],
+        markers: &["pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"],
+        grammar: || tree_sitter_java::LANGUAGE.into(),
+        query: include_str!("../queries/java.scm"),
+        scheme: "semanticdb",
+        manager: "maven",
+        packages: Packages::Dotted,
+        constructor: "<init>",
+        better: "scip-java (https://sourcegraph.github.io/scip-java/)",
+    },
+    Lang {
+        name: "go",
+        extensions: &["go"],
+        markers: &["go.mod"],
+        grammar: || tree_sitter_go::LANGUAGE.into(),
+        query: include_str!("../queries/go.scm"),
+        scheme: "scip-go",
+        manager: "gomod",
+        packages: Packages::ModulePath,
+        constructor: "",
+        better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
+    },
+];
+
+/// The language of a file, by its extension.
+pub fn of_path(path: &std::path::Path) -> Option<&'static Lang> {
+    let ext = path.extension()?.to_str()?;
+    LANGUAGES.iter().find(|l| l.extensions.contains(&ext))
+}
+
+/// The language called `name`.
+pub fn by_name(name: &str) -> Option<&'static Lang> {
+    LANGUAGES.iter().find(|l| l.name == name)
+}

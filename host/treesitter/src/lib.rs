@@ -1,0 +1,207 @@
+//! Signpost's built-in indexer: tree-sitter grammars, one query file per
+//! language, and a resolver that turns what the queries capture into a
+//! SCIP index. It serves the languages no SCIP indexer is at hand for, and
+//! answers within seconds where one is.
+//!
+//! The pipeline, one module each:
+//! - [`walk`]: the files of a project, the way git sees them (ignored
+//!   files, build outputs, vendored and generated code left out);
+//! - [`extract`]: one file → its facts (definitions, headers, imports,
+//!   calls, typed names), files in parallel;
+//! - [`resolve`]: every name used → the definition it most probably means;
+//! - [`emit`]: the project → a SCIP index, which the graph's SCIP importer
+//!   reads like any other indexer's.
+//!
+//! The languages are rows of [`languages::LANGUAGES`]; what each one's
+//! syntax looks like is its query file (`queries/<name>.scm`).
+
+pub mod emit;
+pub mod extract;
+pub mod languages;
+pub mod resolve;
+pub mod walk;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use extract::{Reader, Skip};
+use languages::{Lang, Packages};
+use resolve::{Counts, Source};
+
+pub use emit::TOOL;
+
+/// How to index.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Files larger than this are skipped with a note (generated code).
+    pub max_file_bytes: u64,
+    /// A file that takes longer to parse is skipped with a note.
+    pub parse_timeout: Duration,
+    /// Threads reading files (0: one per core).
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { max_file_bytes: 2 << 20, parse_timeout: Duration::from_secs(5), threads: 0 }
+    }
+}
+
+/// What indexing one language of a project did.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Files read.
+    pub files: usize,
+    /// Their lines.
+    pub lines: usize,
+    /// Definitions found.
+    pub definitions: usize,
+    /// Resolution counts.
+    pub counts: Counts,
+    /// Files read with syntax the grammar does not know.
+    pub syntax_errors: usize,
+    /// One line per file skipped or worth a word.
+    pub notes: Vec<String>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// A language's part of a project, indexed.
+pub struct Indexed {
+    /// The language.
+    pub lang: &'static Lang,
+    /// The SCIP index.
+    pub index: scip::types::Index,
+    /// What happened.
+    pub report: Report,
+}
+
+/// Indexes `files` (all of `lang`, under `root`) into one SCIP index.
+pub fn index(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> Indexed {
+    let started = Instant::now();
+    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+    let threads =
+        if opts.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { opts.threads }
+            .clamp(1, 64)
+            .min(files.len().max(1));
+    let mut report = Report::default();
+    let modules = if lang.packages == Packages::ModulePath { go_modules(&root, files) } else { Vec::new() };
+    let modules = &modules;
+    // Files in parallel, each thread its own parser; results in file order.
+    let chunks: Vec<Vec<(usize, Result<Source, String>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let root = &root;
+                scope.spawn(move || {
+                    let mut reader = match Reader::new(lang, opts.parse_timeout) {
+                        Ok(r) => r,
+                        Err(e) => return vec![(0, Err(e.to_string()))],
+                    };
+                    (t..files.len())
+                        .step_by(threads)
+                        .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a reader thread panicked".into()))]))
+            .collect()
+    });
+    let mut all: Vec<(usize, Result<Source, String>)> = chunks.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    let mut sources = Vec::with_capacity(all.len());
+    for (_, r) in all {
+        match r {
+            Ok(s) => {
+                report.files += 1;
+                report.lines += s.facts.lines;
+                report.definitions += s.facts.defs.len();
+                if s.facts.syntax_errors {
+                    report.syntax_errors += 1;
+                }
+                sources.push(s);
+            }
+            Err(note) => report.notes.push(note),
+        }
+    }
+    if report.syntax_errors > 0 {
+        report.notes.push(format!(
+            "{} {} file(s) have syntax the {} grammar does not read; what it could read is indexed",
+            report.syntax_errors, lang.name, lang.name
+        ));
+    }
+    let project = resolve::resolve(sources);
+    report.counts = project.counts;
+    let index = emit::emit(&project, &root);
+    report.elapsed = started.elapsed();
+    Indexed { lang, index, report }
+}
+
+/// Reads one file into a source, or says in one line why not.
+fn read_one(
+    reader: &mut Reader,
+    root: &Path,
+    lang: &'static Lang,
+    path: &Path,
+    modules: &[(PathBuf, String)],
+    opts: &Options,
+) -> Result<Source, String> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let shown = rel.to_string_lossy().replace('\\', "/");
+    let why = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
+    let meta = std::fs::metadata(path).map_err(|e| why(&e))?;
+    if meta.len() > opts.max_file_bytes {
+        return Err(why(&Skip::TooLarge { size: meta.len(), limit: opts.max_file_bytes }));
+    }
+    let text = std::fs::read(path).map_err(|e| why(&e))?;
+    let facts = reader.read(&text).map_err(|e| why(&e))?;
+    let (package, module) = match lang.packages {
+        Packages::Dotted => (
+            facts.package.as_deref().map(|p| p.split('.').map(str::to_owned).collect()).unwrap_or_default(),
+            String::new(),
+        ),
+        Packages::ModulePath => go_package(modules, rel),
+    };
+    if rel.to_str().is_none() {
+        tracing::info!(path = %shown, "a path that is not UTF-8 is indexed under its lossy name");
+    }
+    Ok(Source { path: shown, lang, facts, package, module })
+}
+
+/// The Go modules above `files`: each directory (relative to `root`) that
+/// holds a `go.mod`, with the module path it declares, deepest first.
+fn go_modules(root: &Path, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    let mut dirs: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    for f in files {
+        let rel = f.strip_prefix(root).unwrap_or(f);
+        for up in rel.parent().unwrap_or(Path::new("")).ancestors() {
+            if !dirs.insert(up.to_path_buf()) {
+                break;
+            }
+        }
+    }
+    let mut found: Vec<(PathBuf, String)> =
+        dirs.into_iter().filter_map(|d| walk::go_module(&root.join(&d)).map(|m| (d, m))).collect();
+    found.sort_by_key(|(d, _)| std::cmp::Reverse(d.components().count()));
+    found
+}
+
+/// A Go file's package import path (one namespace) and module: the nearest
+/// `go.mod` above it names the module; the directory under it the rest.
+/// Without one, the directory under the project root.
+fn go_package(modules: &[(PathBuf, String)], rel: &Path) -> (Vec<String>, String) {
+    let dir = rel.parent().unwrap_or(Path::new(""));
+    if let Some((up, module)) = modules.iter().find(|(d, _)| dir.starts_with(d)) {
+        let under = dir.strip_prefix(up).unwrap_or(Path::new(""));
+        let under = under.to_string_lossy().replace('\\', "/");
+        let path = if under.is_empty() { module.clone() } else { format!("{module}/{under}") };
+        return (vec![path], module.clone());
+    }
+    let d = dir.to_string_lossy().replace('\\', "/");
+    (if d.is_empty() { Vec::new() } else { vec![d] }, String::new())
+}

@@ -1,0 +1,661 @@
+//! Every file's facts → symbols, and each use of a name → the definition
+//! it most probably means.
+//!
+//! Names resolve the way a reader of the code would, nearest first: the
+//! enclosing definitions and the types they extend, the file, what the file
+//! imports, its package, and last a name defined once in the whole project.
+//! A call on a receiver whose type is written down (a field, parameter or
+//! local variable, `this`) looks in that type and the types it extends;
+//! overloads are told apart by their number of arguments. A name that
+//! stays ambiguous resolves to nothing: a missing edge costs less than a
+//! wrong one.
+
+use std::collections::HashMap;
+
+use crate::extract::{Facts, Kind, Name, Span};
+use crate::languages::{Lang, Packages};
+
+/// Index of a definition in [`Project::defs`].
+pub type DefIx = usize;
+
+/// A file of the project.
+#[derive(Debug)]
+pub struct Source {
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    /// Its language.
+    pub lang: &'static Lang,
+    /// What it says.
+    pub facts: Facts,
+    /// The package namespace its top-level definitions live in
+    /// (descriptor names, outermost first).
+    pub package: Vec<String>,
+    /// The SCIP package name of its project (Go's module path; empty when
+    /// the build does not say).
+    pub module: String,
+}
+
+/// A definition with its place in the project.
+#[derive(Debug)]
+pub struct Def {
+    /// The file.
+    pub file: usize,
+    /// Index in the file's `facts.defs`.
+    pub at: usize,
+    /// The definition it belongs to (lexically, or by its `@owner`).
+    pub parent: Option<DefIx>,
+    /// Its SCIP symbol.
+    pub symbol: String,
+}
+
+/// A resolved use: from which definition, to which, how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Use {
+    /// File the use is in.
+    pub file: usize,
+    /// The name's place.
+    pub span: Span,
+    /// What it means.
+    pub target: DefIx,
+}
+
+/// The project, resolved.
+#[derive(Debug, Default)]
+pub struct Project {
+    /// Its files.
+    pub sources: Vec<Source>,
+    /// Every definition.
+    pub defs: Vec<Def>,
+    /// Each definition's supertypes (resolved headers, and Go's implicit
+    /// interface satisfaction).
+    pub supers: HashMap<DefIx, Vec<DefIx>>,
+    /// Uses of names: calls and type references.
+    pub uses: Vec<Use>,
+    /// Calls found / resolved, type names found / resolved.
+    pub counts: Counts,
+}
+
+/// How much resolved.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    /// Calls met.
+    pub calls: usize,
+    /// Calls resolved to a definition in the project.
+    pub calls_resolved: usize,
+    /// Header types met.
+    pub supers: usize,
+    /// Header types resolved.
+    pub supers_resolved: usize,
+}
+
+impl Project {
+    fn fact(&self, d: DefIx) -> &crate::extract::Def {
+        let def = &self.defs[d];
+        &self.sources[def.file].facts.defs[def.at]
+    }
+
+    /// The kind of definition `d`.
+    pub fn kind(&self, d: DefIx) -> Kind {
+        self.fact(d).kind
+    }
+
+    /// The extracted definition `d`.
+    pub fn def(&self, d: DefIx) -> &crate::extract::Def {
+        self.fact(d)
+    }
+}
+
+/// Resolves `sources` (files of one language family, one project root).
+pub fn resolve(sources: Vec<Source>) -> Project {
+    let mut p = Project { sources, ..Project::default() };
+    // Definitions and their lexical parents.
+    let mut starts: Vec<usize> = Vec::with_capacity(p.sources.len());
+    for (fi, s) in p.sources.iter().enumerate() {
+        starts.push(p.defs.len());
+        let mut stack: Vec<(DefIx, Span)> = Vec::new();
+        for (at, d) in s.facts.defs.iter().enumerate() {
+            while stack.last().is_some_and(|(_, sp)| !sp.contains(&d.span)) {
+                stack.pop();
+            }
+            // A field's declaration holds its initialiser, not members.
+            let parent = stack.iter().rev().find(|(ix, _)| s.facts.defs[*ix - starts[fi]].kind.is_scope()).map(|e| e.0);
+            let ix = p.defs.len();
+            p.defs.push(Def { file: fi, at, parent, symbol: String::new() });
+            stack.push((ix, d.span));
+        }
+    }
+    let names = Names::of(&p);
+    // Owners declared apart (Go's receivers): a type of the same package.
+    for ix in 0..p.defs.len() {
+        let Some(owner) = p.fact(ix).owner.clone() else { continue };
+        let file = p.defs[ix].file;
+        let pkg = &p.sources[file].package;
+        let found: Vec<DefIx> = names
+            .get(&owner)
+            .iter()
+            .copied()
+            .filter(|&t| p.kind(t).is_type() && p.defs[t].parent.is_none() && p.sources[p.defs[t].file].package == *pkg)
+            .collect();
+        if let [t] = found[..] {
+            p.defs[ix].parent = Some(t);
+        }
+    }
+    symbols(&mut p);
+    let members = members_of(&p);
+    let vars = Vars::of(&p);
+    let mut r = Resolver { p: &p, names: &names, members: &members, vars: &vars, supers: HashMap::new() };
+    // Headers first: calls look up through them.
+    let mut counts = Counts::default();
+    for (fi, s) in p.sources.iter().enumerate() {
+        for sup in &s.facts.supers {
+            counts.supers += 1;
+            let Some(owner) = r.innermost(fi, &sup.span, |k| k.is_type()) else { continue };
+            if let Some(t) = r.ty(fi, owner, sup) {
+                counts.supers_resolved += 1;
+                if t != owner {
+                    r.supers.entry(owner).or_default().push(t);
+                }
+            }
+        }
+    }
+    implicit_interfaces(&p, &members, &mut r.supers);
+    let overrides = overrides(&r, &members);
+    let mut uses = Vec::new();
+    for (fi, s) in p.sources.iter().enumerate() {
+        for t in &s.facts.types {
+            let scope = r.innermost(fi, &t.span, |_| true);
+            if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
+                uses.push(Use { file: fi, span: t.span, target });
+            }
+        }
+        for c in &s.facts.calls {
+            counts.calls += 1;
+            let scope = r.innermost(fi, &c.span, |k| k.is_scope());
+            if let Some(target) = r.call(fi, scope, c) {
+                counts.calls_resolved += 1;
+                uses.push(Use { file: fi, span: c.span, target });
+            }
+        }
+    }
+    let mut supers = std::mem::take(&mut r.supers);
+    supers.extend(overrides);
+    p.supers = supers;
+    p.uses = uses;
+    p.counts = counts;
+    p
+}
+
+/// Definitions by name.
+struct Names(HashMap<String, Vec<DefIx>>);
+
+impl Names {
+    fn of(p: &Project) -> Names {
+        let mut m: HashMap<String, Vec<DefIx>> = HashMap::new();
+        for ix in 0..p.defs.len() {
+            m.entry(p.fact(ix).name.clone()).or_default().push(ix);
+        }
+        Names(m)
+    }
+
+    fn get(&self, name: &str) -> &[DefIx] {
+        self.0.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
+    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::new();
+    for (ix, d) in p.defs.iter().enumerate() {
+        if let Some(parent) = d.parent {
+            m.entry(parent).or_default().push(ix);
+        }
+    }
+    m
+}
+
+/// A scope of typed names: the file, and the innermost type or callable
+/// around them (none: the file's top level).
+type Scope = (usize, Option<DefIx>);
+
+/// Typed names (variable, its written type) by their scope.
+struct Vars(HashMap<Scope, Vec<(String, Name)>>);
+
+impl Vars {
+    fn of(p: &Project) -> Vars {
+        let mut m: HashMap<Scope, Vec<(String, Name)>> = HashMap::new();
+        for (fi, s) in p.sources.iter().enumerate() {
+            for v in &s.facts.vars {
+                let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
+                m.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
+            }
+        }
+        Vars(m)
+    }
+}
+
+/// The innermost definition of file `fi` around `span` whose kind passes.
+fn innermost_in(p: &Project, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+    let defs = &p.sources[fi].facts.defs;
+    // Definitions are sorted by start; the innermost container starts last.
+    let upto = defs.partition_point(|d| d.span.bytes.0 <= span.bytes.0);
+    let base = p.defs.iter().position(|d| d.file == fi)?;
+    (0..upto)
+        .rev()
+        .find(|&i| defs[i].span.contains(span) && defs[i].name_span != *span && pass(defs[i].kind))
+        .map(|i| base + i)
+}
+
+struct Resolver<'a> {
+    p: &'a Project,
+    names: &'a Names,
+    members: &'a HashMap<DefIx, Vec<DefIx>>,
+    vars: &'a Vars,
+    supers: HashMap<DefIx, Vec<DefIx>>,
+}
+
+impl Resolver<'_> {
+    fn innermost(&self, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+        innermost_in(self.p, fi, span, pass)
+    }
+
+    /// The chain of definitions from `d` outwards.
+    fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
+        std::iter::successors(d, |&x| self.p.defs[x].parent)
+    }
+
+    /// `t` and its supertypes, nearest first, each once.
+    fn lineage(&self, t: DefIx) -> Vec<DefIx> {
+        let mut out = vec![t];
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            for &s in self.supers.get(&out[i]).map_or(&[][..], Vec::as_slice) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Whether file `fi` imports definition `d` (by its qualified name, or
+    /// its package, as Java's `import a.b.*` and Go's imports do).
+    fn imports(&self, fi: usize, d: DefIx) -> bool {
+        let s = &self.p.sources[fi];
+        let ds = &self.p.sources[self.p.defs[d].file];
+        let pkg_dotted = ds.package.join(".");
+        let name = &self.p.fact(d).name;
+        s.facts.imports.iter().any(|i| {
+            let path = i.path.trim_end_matches(".*");
+            path == pkg_dotted && (i.path.ends_with(".*") || s.lang.packages == Packages::ModulePath)
+                || path.strip_suffix(name.as_str()).is_some_and(|p| p.strip_suffix('.') == Some(&pkg_dotted))
+                || path.strip_prefix("static ").is_some_and(|p| p.starts_with(&pkg_dotted))
+        })
+    }
+
+    /// The package file `fi` imports as `alias` (Go: the alias, else the
+    /// path's last element).
+    fn package_alias(&self, fi: usize, alias: &str) -> Option<Vec<String>> {
+        let s = &self.p.sources[fi];
+        s.facts.imports.iter().find_map(|i| {
+            let named = i.alias.as_deref().unwrap_or_else(|| i.path.rsplit(['/', '.']).next().unwrap_or(""));
+            (named == alias).then(|| vec![i.path.clone()])
+        })
+    }
+
+    /// The nearest-first ladder over `candidates` seen from scope `from`
+    /// in file `fi`: one candidate at the first level that has any, or none
+    /// when that level has several and `tie` cannot choose.
+    fn ladder(
+        &self,
+        fi: usize,
+        from: Option<DefIx>,
+        candidates: &[DefIx],
+        tie: impl Fn(&[DefIx]) -> Option<DefIx>,
+    ) -> Option<DefIx> {
+        if candidates.is_empty() {
+            return None;
+        }
+        let pick = |level: Vec<DefIx>| -> Option<Option<DefIx>> {
+            match level.len() {
+                0 => None,
+                1 => Some(Some(level[0])),
+                _ => Some(tie(&level)),
+            }
+        };
+        // Members of the enclosing definitions and their supertypes.
+        for d in self.chain(from) {
+            for t in self.lineage(d) {
+                let level: Vec<DefIx> =
+                    candidates.iter().copied().filter(|&c| self.p.defs[c].parent == Some(t)).collect();
+                if let Some(r) = pick(level) {
+                    return r;
+                }
+            }
+        }
+        let file_pkg = &self.p.sources[fi].package;
+        let top = |c: DefIx| self.p.defs[c].parent.is_none_or(|par| self.p.kind(par) == Kind::Module);
+        let levels: [&dyn Fn(DefIx) -> bool; 4] = [
+            &|c| self.p.defs[c].file == fi && top(c),
+            &|c| self.imports(fi, c) || self.p.defs[c].parent.is_some_and(|par| self.imports(fi, par)),
+            &|c| self.p.sources[self.p.defs[c].file].package == *file_pkg && top(c),
+            &|_| true,
+        ];
+        for level in levels {
+            let found: Vec<DefIx> = candidates.iter().copied().filter(|&c| level(c)).collect();
+            if let Some(r) = pick(found) {
+                return r;
+            }
+        }
+        None
+    }
+
+    /// The type a name means, from scope `from` (usize::MAX: file level).
+    fn ty(&self, fi: usize, from: DefIx, name: &Name) -> Option<DefIx> {
+        let from = (from != usize::MAX).then_some(from);
+        let candidates: Vec<DefIx> =
+            self.names.get(&name.name).iter().copied().filter(|&c| self.p.kind(c).is_type()).collect();
+        if let Some(q) = &name.qualifier {
+            return self.in_package(fi, q, &candidates);
+        }
+        self.ladder(fi, from, &candidates, |_| None)
+    }
+
+    /// The one candidate in the package file `fi` imports as `alias`.
+    fn in_package(&self, fi: usize, alias: &str, candidates: &[DefIx]) -> Option<DefIx> {
+        let pkg = self.package_alias(fi, alias)?;
+        let found: Vec<DefIx> =
+            candidates.iter().copied().filter(|&c| self.p.sources[self.p.defs[c].file].package == pkg).collect();
+        if let [one] = found[..] { Some(one) } else { None }
+    }
+
+    /// The written type of a typed name seen from `scope` (the innermost
+    /// scope that declares it, then the members of the enclosing types'
+    /// lineages, then the file), with where it was declared.
+    fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, DefIx, &Name)> {
+        for d in self.chain(scope) {
+            for t in self.lineage(d) {
+                let tf = self.p.defs[t].file;
+                if let Some(vs) = self.vars.0.get(&(tf, Some(t)))
+                    && let Some((_, ty)) = vs.iter().rev().find(|(n, _)| n == var)
+                {
+                    return Some((tf, t, ty));
+                }
+            }
+        }
+        let (_, ty) = self.vars.0.get(&(fi, None))?.iter().rev().find(|(n, _)| n == var)?;
+        Some((fi, usize::MAX, ty))
+    }
+
+    /// What a receiver expression names: a type whose members are called,
+    /// or a package (Go) whose functions are.
+    fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str) -> Receiver {
+        let text: String = text.split_whitespace().collect();
+        if text.contains(['(', '[', '"', '\'']) {
+            return Receiver::Unknown;
+        }
+        let mut parts = text.split('.');
+        let first = parts.next().unwrap_or("");
+        let enclosing_type = || self.chain(scope).find(|&d| self.p.kind(d).is_type());
+        let mut at = match first {
+            "this" | "self" => enclosing_type(),
+            "super" => enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()),
+            _ => match self.var(fi, scope, first) {
+                // A typed name whose type is not the project's (`List<Item>
+                // items`): its methods are not the project's either.
+                Some((tf, ts, ty)) => match self.ty(tf, ts, ty) {
+                    Some(t) => Some(t),
+                    None => return Receiver::External,
+                },
+                None => {
+                    let named = Name { name: first.to_owned(), qualifier: None, span: Span::default() };
+                    self.ty(fi, scope.unwrap_or(usize::MAX), &named)
+                }
+            },
+        };
+        if at.is_none() {
+            let rest: Vec<&str> = parts.collect();
+            if rest.is_empty()
+                && let Some(pkg) = self.package_alias(fi, first)
+            {
+                return Receiver::Package(pkg);
+            }
+            return Receiver::Unknown;
+        }
+        // `this.repo`, `s.store.items`: field by field.
+        for field in parts {
+            let t = at.expect("set above");
+            let declared = self.lineage(t).into_iter().find_map(|t| {
+                let tf = self.p.defs[t].file;
+                let (_, ty) = self.vars.0.get(&(tf, Some(t)))?.iter().rev().find(|(n, _)| n == field)?;
+                Some((tf, t, ty))
+            });
+            let Some((tf, ts, ty)) = declared else { return Receiver::Unknown };
+            match self.ty(tf, ts, ty) {
+                Some(next) => at = Some(next),
+                None => return Receiver::External,
+            }
+        }
+        at.map_or(Receiver::Unknown, Receiver::Type)
+    }
+
+    /// The definition a call means.
+    fn call(&self, fi: usize, scope: Option<DefIx>, c: &crate::extract::Call) -> Option<DefIx> {
+        let fits = |d: DefIx| c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)));
+        let by_arity = |level: &[DefIx]| -> Option<DefIx> {
+            let fit: Vec<DefIx> = level.iter().copied().filter(|&d| fits(d)).collect();
+            if let [one] = fit[..] { Some(one) } else { None }
+        };
+        if c.construct {
+            let t = self.ty(
+                fi,
+                scope.unwrap_or(usize::MAX),
+                &Name { name: c.name.clone(), qualifier: None, span: c.span },
+            )?;
+            let ctors: Vec<DefIx> = self
+                .members
+                .get(&t)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .copied()
+                .filter(|&m| self.p.kind(m) == Kind::Constructor)
+                .collect();
+            return if ctors.is_empty() { Some(t) } else { by_arity(&ctors) };
+        }
+        let candidates: Vec<DefIx> =
+            self.names.get(&c.name).iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r)) {
+            None => self.ladder(fi, scope, &candidates, by_arity),
+            Some(Receiver::Type(t)) => {
+                for t in self.lineage(t) {
+                    let level: Vec<DefIx> =
+                        candidates.iter().copied().filter(|&d| self.p.defs[d].parent == Some(t)).collect();
+                    match level.len() {
+                        0 => continue,
+                        1 => return Some(level[0]),
+                        _ => return by_arity(&level),
+                    }
+                }
+                None
+            }
+            Some(Receiver::Package(pkg)) => {
+                let level: Vec<DefIx> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.defs[d].parent.is_none() && self.p.sources[self.p.defs[d].file].package == pkg)
+                    .collect();
+                if let [one] = level[..] { Some(one) } else { by_arity(&level) }
+            }
+            Some(Receiver::External) => None,
+            // An expression whose type is not written: a method of that
+            // name defined once in the project, or none.
+            Some(Receiver::Unknown) => {
+                let members: Vec<DefIx> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
+                    .collect();
+                if let [one] = members[..] { Some(one) } else { None }
+            }
+        }
+    }
+}
+
+/// What a call's receiver turned out to be.
+enum Receiver {
+    /// A type of the project.
+    Type(DefIx),
+    /// A package (Go) of the project.
+    Package(Vec<String>),
+    /// A value of a type written down but defined elsewhere.
+    External,
+    /// An expression whose type is not written down.
+    Unknown,
+}
+
+/// Methods that override (or implement) a method of a supertype: the
+/// nearest one of the same name that takes the same number of parameters.
+fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(DefIx, Vec<DefIx>)> {
+    let p = r.p;
+    let mut out = Vec::new();
+    for (&t, ms) in members {
+        if !p.kind(t).is_type() || !r.supers.contains_key(&t) {
+            continue;
+        }
+        let lineage = r.lineage(t);
+        for &m in ms.iter().filter(|&&m| p.kind(m) == Kind::Method) {
+            let f = p.fact(m);
+            let target = lineage[1..].iter().find_map(|s| {
+                members.get(s)?.iter().copied().find(|&o| {
+                    p.kind(o) == Kind::Method
+                        && p.fact(o).name == f.name
+                        && p.fact(o).arity.map(|a| a.min) == f.arity.map(|a| a.min)
+                })
+            });
+            if let Some(o) = target {
+                out.push((m, vec![o]));
+            }
+        }
+    }
+    out
+}
+
+/// Go: a struct satisfies an interface of the project when it has every
+/// method the interface names (by name; the types of their parameters are
+/// not compared).
+fn implicit_interfaces(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, supers: &mut HashMap<DefIx, Vec<DefIx>>) {
+    let methods = |t: DefIx| -> Vec<&str> {
+        let mut v: Vec<&str> = members
+            .get(&t)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter(|&&m| p.kind(m).is_callable())
+            .map(|&m| p.fact(m).name.as_str())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let go = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModulePath;
+    let interfaces: Vec<(DefIx, Vec<&str>)> = (0..p.defs.len())
+        .filter(|&d| go(d) && p.kind(d) == Kind::Interface)
+        .map(|d| (d, methods(d)))
+        .filter(|(_, m)| !m.is_empty())
+        .collect();
+    if interfaces.is_empty() {
+        return;
+    }
+    for t in (0..p.defs.len()).filter(|&d| go(d) && matches!(p.kind(d), Kind::Struct | Kind::Type)) {
+        let have = methods(t);
+        if have.is_empty() {
+            continue;
+        }
+        for (i, want) in &interfaces {
+            if want.iter().all(|m| have.binary_search(m).is_ok()) {
+                let e = supers.entry(t).or_default();
+                if !e.contains(i) {
+                    e.push(*i);
+                }
+            }
+        }
+    }
+}
+
+/// SCIP symbols: `<scheme> <manager> <module> . <descriptors>`, package
+/// namespaces first, then each enclosing definition; overloads of a name
+/// in one owner get `(+1)`, `(+2)`… in source order, as scip-java's do.
+fn symbols(p: &mut Project) {
+    // Each definition's own descriptor.
+    let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::new();
+    let mut own: Vec<String> = Vec::with_capacity(p.defs.len());
+    for (ix, def) in p.defs.iter().enumerate() {
+        let s = &p.sources[def.file];
+        let f = p.fact(ix);
+        let name =
+            if f.kind == Kind::Constructor && !s.lang.constructor.is_empty() { s.lang.constructor } else { &f.name };
+        let mut d = String::new();
+        push_name(&mut d, name);
+        if f.kind.is_callable() {
+            let k = overloads.entry((def.parent, &s.package, name)).or_insert(0);
+            match *k {
+                0 => d.push_str("()."),
+                n => d.push_str(&format!("(+{n}).")),
+            }
+            *k += 1;
+        } else if f.kind.is_type() {
+            d.push('#');
+        } else if f.kind == Kind::Module {
+            d.push('/');
+        } else {
+            d.push('.');
+        }
+        own.push(d);
+    }
+    // Whole symbols, parents first (a Go method's type may come later).
+    let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
+    for ix in 0..p.defs.len() {
+        let mut path = vec![ix];
+        while let Some(par) = p.defs[*path.last().expect("not empty")].parent {
+            if done[par].is_some() || path.len() > 64 || path.contains(&par) {
+                break;
+            }
+            path.push(par);
+        }
+        for &d in path.iter().rev() {
+            let prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
+                Some(parent) => parent,
+                None => {
+                    let s = &p.sources[p.defs[d].file];
+                    let mut out = format!("{} {} {} . ", s.lang.scheme, s.lang.manager, escape_field(&s.module));
+                    for part in &s.package {
+                        push_name(&mut out, part);
+                        out.push('/');
+                    }
+                    out
+                }
+            };
+            done[d] = Some(prefix + &own[d]);
+        }
+    }
+    for (def, sym) in p.defs.iter_mut().zip(done) {
+        def.symbol = sym.unwrap_or_default();
+    }
+}
+
+/// A package field: spaces doubled, empty as `.`.
+fn escape_field(s: &str) -> String {
+    if s.is_empty() { ".".into() } else { s.replace(' ', "  ") }
+}
+
+/// A descriptor name: plain when simple, else in backticks.
+fn push_name(out: &mut String, name: &str) {
+    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '$')) {
+        out.push_str(name);
+    } else {
+        out.push('`');
+        out.push_str(&name.replace('`', "``"));
+        out.push('`');
+    }
+}

@@ -1,0 +1,201 @@
+//! The built-in indexer on the checked-in fixtures (`tests/fixtures/treesitter`),
+//! read back through the graph's SCIP importer as the server reads it.
+
+use std::path::{Path, PathBuf};
+
+use protobuf::Message;
+use signpost_graph::{Direction, EXTERNAL, Graph};
+
+use crate::languages;
+use crate::walk::{WalkOptions, sources};
+
+fn fixture_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/treesitter").join(name)
+}
+
+/// Indexes one language of a directory and imports the index.
+fn graph_of(dir: &Path, lang: &str) -> (Graph, crate::Report) {
+    let (found, notes) = sources(dir, &WalkOptions::default());
+    assert!(notes.is_empty(), "{notes:?}");
+    let lang = languages::by_name(lang).expect("a language");
+    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    let indexed = crate::index(dir, lang, &files, &crate::Options::default());
+    let bytes = indexed.index.write_to_bytes().expect("encodes");
+    let g = signpost_graph::scip::import(&bytes, &signpost_graph::scip::Options { name: "fixture".into() })
+        .expect("the importer reads what the indexer writes");
+    (g, indexed.report)
+}
+
+/// A node's label: its qualified name, and for callables its line (overloads
+/// share a name).
+fn label(g: &Graph, ix: u32) -> String {
+    let n = g.node(ix);
+    if matches!(n.kind(), "method" | "function" | "constructor") {
+        format!("{}:{}", n.fqn(), n.line())
+    } else {
+        n.fqn().to_owned()
+    }
+}
+
+/// Every edge as `from -TYPE-> to`, sorted.
+fn edges(g: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in g.iter() {
+        for t in g.edge_types() {
+            let key = g.parse_edge_key(t).ok().flatten().expect("a base type");
+            for m in g.walk(n.ix(), Direction::Out, &key) {
+                out.push(format!("{} -{t}-> {}", label(g, n.ix()), label(g, m)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn assert_edges(all: &[String], want: &[&str], never: &[&str]) {
+    let missing: Vec<&&str> = want.iter().filter(|w| !all.iter().any(|e| e == *w)).collect();
+    assert!(missing.is_empty(), "missing edges {missing:#?}\nin {all:#?}");
+    let wrong: Vec<&&str> = never.iter().filter(|w| all.iter().any(|e| e == *w)).collect();
+    assert!(wrong.is_empty(), "wrong edges {wrong:#?}");
+}
+
+fn kind(g: &Graph, fqn: &str) -> String {
+    g.iter().find(|n| n.fqn() == fqn && !n.has_role(EXTERNAL)).map(|n| n.kind().to_owned()).unwrap_or_default()
+}
+
+const SHOP: &str = "com.example.shop";
+
+#[test]
+fn java_hierarchy_calls_overloads_and_packages() {
+    let (g, report) = graph_of(&fixture_dir("java"), "java");
+    assert_eq!((report.files, report.syntax_errors), (10, 0), "{report:?}");
+    for (fqn, k) in [
+        ("model.Entity", "class"),
+        ("model.Priced", "interface"),
+        ("model.Item", "class"),
+        ("repo.Repository", "interface"),
+        ("repo.OrderRepository.orders", "field"),
+        ("service.OrderService.placeOrder", "method"),
+        ("service.OrderService.<init>", "constructor"),
+        ("repo", "module"),
+    ] {
+        assert_eq!(kind(&g, &format!("{SHOP}.{fk}", fk = fqn)), k, "{fqn}");
+    }
+    let e = edges(&g);
+    let want: Vec<String> = [
+        // The type hierarchy, from the headers.
+        "model.Order -EXTENDS-> model.Entity",
+        "model.Order -IMPLEMENTS-> model.Priced",
+        "model.Item -IMPLEMENTS-> model.Priced",
+        "repo.OrderRepository -IMPLEMENTS-> repo.Repository",
+        "model.Order.total:17 -OVERRIDES-> model.Priced.total:5",
+        "repo.OrderRepository.save:16 -OVERRIDES-> repo.Repository.save:7",
+        // A package's members.
+        "repo -DECLARES-> repo.AuditLog",
+        "repo -DECLARES-> repo.OrderRepository",
+        "repo.OrderRepository -DECLARES-> repo.OrderRepository.save:11",
+        // A call chain across files: controller → service → repository → entity.
+        "web.OrderController.create:11 -CALLS-> service.OrderService.placeOrder:16",
+        "service.OrderService.placeOrder:16 -CALLS-> repo.OrderRepository.save:16",
+        "repo.OrderRepository.save:16 -CALLS-> repo.OrderRepository.save:11",
+        "repo.OrderRepository.save:11 -CALLS-> model.Entity.getId:7",
+        // Receivers: a field, `this.field`, a loop variable, an inherited method.
+        "service.OrderService.placeOrder:16 -CALLS-> repo.AuditLog.save:5",
+        "service.OrderService.notifyCustomer:26 -CALLS-> repo.AuditLog.save:5",
+        "model.Order.total:17 -CALLS-> model.Item.total:4",
+        "service.OrderService.placeOrder:16 -CALLS-> model.Entity.getId:7",
+        "service.OrderService.placeOrder:16 -CALLS-> service.OrderService.notifyCustomer:26",
+        // `new T(…)` calls its constructor.
+        "OrderServiceTest.placesAnOrder:8 -CALLS-> service.OrderService.<init>:12",
+    ]
+    .iter()
+    .map(|w| {
+        w.replace("model.", &format!("{SHOP}.model."))
+            .replace("repo", &format!("{SHOP}.repo"))
+            .replace("service.", &format!("{SHOP}.service."))
+            .replace("web.", &format!("{SHOP}.web."))
+            .replace("OrderServiceTest", &format!("{SHOP}.OrderServiceTest"))
+    })
+    .collect();
+    let never: Vec<String> = [
+        // The overload with one parameter is not the one called with two.
+        "service.OrderService.placeOrder:16 -CALLS-> repo.OrderRepository.save:11",
+        // `audit.save(…)` is AuditLog's, not the repository's of the same name.
+        "service.OrderService.placeOrder:16 -CALLS-> repo.Repository.save:5",
+        // `items.add(…)` is java.util.List's, not Order.add.
+        "model.Order.add:12 -CALLS-> model.Order.add:12",
+    ]
+    .iter()
+    .map(|w| {
+        w.replace("model.", &format!("{SHOP}.model."))
+            .replace("repo", &format!("{SHOP}.repo"))
+            .replace("service.", &format!("{SHOP}.service."))
+    })
+    .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&e, &want, &never);
+    let test = g.iter().find(|n| n.name() == "OrderServiceTest").expect("the test class");
+    assert!(test.has_role("test"));
+    let order = g.iter().find(|n| n.fqn() == format!("{SHOP}.model.Order")).expect("Order");
+    assert_eq!(order.doc(), "A customer's order.");
+    assert_eq!(order.signature(), "public class Order extends Entity implements Priced");
+}
+
+#[test]
+fn go_methods_interfaces_and_packages() {
+    let (g, report) = graph_of(&fixture_dir("go"), "go");
+    assert_eq!((report.files, report.syntax_errors), (6, 0), "{report:?}");
+    let m = "example.com/shop";
+    assert_eq!(kind(&g, &format!("{m}/orders.Store")), "interface");
+    assert_eq!(kind(&g, &format!("{m}/orders.MemoryStore")), "struct");
+    assert_eq!(kind(&g, &format!("{m}/orders.Order.Total")), "method");
+    assert_eq!(kind(&g, &format!("{m}/orders.NewMemoryStore")), "function");
+    assert_eq!(kind(&g, &format!("{m}/orders")), "module");
+    let e = edges(&g);
+    let want: Vec<String> = [
+        // Methods belong to their receiver's type, wherever they are declared.
+        "orders.Order -DECLARES-> orders.Order.Total:16",
+        "orders.MemoryStore -DECLARES-> orders.MemoryStore.Save:22",
+        "orders -DECLARES-> orders.NewMemoryStore:17",
+        // Interfaces are satisfied implicitly.
+        "orders.MemoryStore -IMPLEMENTS-> orders.Store",
+        "orders.MemoryStore.Save:22 -OVERRIDES-> orders.Store.Save:7",
+        // Calls across packages: a package function, a field's method, a
+        // parameter's method, an interface's method.
+        "cmd/shop.main:10 -CALLS-> service.New:15",
+        "cmd/shop.main:10 -CALLS-> orders.NewMemoryStore:17",
+        "service.Service.Place:20 -CALLS-> orders.Order.Total:16",
+        "service.Service.Place:20 -CALLS-> audit.Log.Save:11",
+        "service.Service.Place:20 -CALLS-> orders.Store.Save:7",
+        "service.TestPlace:9 -CALLS-> service.Service.Place:20",
+    ]
+    .iter()
+    .map(|w| {
+        w.split(' ')
+            .map(|t| if t.starts_with('-') { t.to_owned() } else { format!("{m}/{t}") })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+    .collect();
+    let never: Vec<String> = [
+        // `s.log.Save` is the audit log's, not a store's.
+        "service.Service.Place:20 -CALLS-> orders.MemoryStore.Save:22",
+    ]
+    .iter()
+    .map(|w| {
+        w.split(' ')
+            .map(|t| if t.starts_with('-') { t.to_owned() } else { format!("{m}/{t}") })
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+    .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&e, &want, &never);
+    let test = g.iter().find(|n| n.name() == "TestPlace").expect("the test");
+    assert!(test.has_role("test"));
+    let order = g.iter().find(|n| n.fqn() == format!("{m}/orders.Order")).expect("Order");
+    assert_eq!(order.signature(), "type Order struct");
+    assert_eq!(order.doc(), "Order is a customer's order.");
+}
