@@ -532,7 +532,9 @@ fn neighbors(call: &Call, result: &Value) -> Advice {
         .map(|(r, other)| {
             let edge = r.get("edge").and_then(Value::as_str).unwrap_or("");
             let arrow = if direction == "in" { "<-" } else { "->" };
-            format!("{arrow}{edge} {}", other.line())
+            // An edge resolved by name, not by a compiler: say so.
+            let probable = if r.get("derived").and_then(Value::as_str) == Some("inferred") { " (inferred)" } else { "" };
+            format!("{arrow}{edge}{probable} {}", other.line())
         })
         .collect();
     Advice {

@@ -2,12 +2,13 @@
 //! workspace, snapshots, live graph swaps under load, `signpost index` with
 //! the real indexers, and hostile graph files.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::projects::{copy_dir, walk_hints};
 use crate::common::swap::Scratch;
 use crate::common::{Client, run_cli};
 
@@ -17,25 +18,6 @@ fn fixture(lang: &str) -> PathBuf {
 
 fn index_of(lang: &str) -> String {
     fixture(lang).join("index.scip").display().to_string()
-}
-
-/// Follows every actionable hint breadth-first from `starts`, sending each
-/// verbatim; returns how many calls were made. Fails on any call that
-/// errors without the policy having offered it as a way forward.
-async fn walk_hints(client: &Client, starts: Vec<(String, Value)>, budget: usize) -> usize {
-    let mut queue: VecDeque<(String, Value)> = starts.into();
-    let mut seen = BTreeSet::new();
-    let mut calls = 0;
-    while let Some((tool, args)) = queue.pop_front() {
-        if calls >= budget || !seen.insert(format!("{tool}{args}")) {
-            continue;
-        }
-        calls += 1;
-        let reply = client.call(&tool, args.clone()).await;
-        assert!(!reply.is_error, "{tool} {args} failed when sent verbatim:\n{}", reply.text);
-        queue.extend(reply.actionable());
-    }
-    calls
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -289,8 +271,14 @@ fn signpost_index_runs_each_indexer_and_ids_survive_reindexing() {
     }
     let (ok, out) = run_cli(&["index", &scratch.path("nowhere").display().to_string()]);
     assert!(!ok && out.contains("no project directory"), "{out}");
-    let (ok, out) = run_cli(&["index", &std::env::temp_dir().display().to_string()]);
-    assert!(!ok && out.contains("nothing to index"), "{out}");
+    let empty = scratch.path("empty");
+    std::fs::create_dir_all(&empty).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(empty.join("README.md"), "# notes\n").unwrap_or_else(|e| panic!("{e}"));
+    let (ok, out) = run_cli(&["index", &empty.display().to_string()]);
+    assert!(
+        !ok && out.contains("nothing to index") && out.contains(".java") && out.contains("signpost --graph"),
+        "{out}"
+    );
 }
 
 fn ids_by_fqn(index: &Path) -> std::collections::BTreeMap<String, String> {
@@ -302,18 +290,6 @@ fn ids_by_fqn(index: &Path) -> std::collections::BTreeMap<String, String> {
     // Unique qualified names only: overloads and same-named externals
     // cannot be told apart by name.
     g.iter().filter(|n| !n.fqn().is_empty() && count[n.fqn()] == 1).map(|n| (n.fqn().to_owned(), n.id())).collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
-    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")).flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap_or_else(|e| panic!("{e}"));
-        }
-    }
 }
 
 /// Signpost's own repository, indexed by rust-analyzer (build scripts

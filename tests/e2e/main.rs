@@ -15,6 +15,7 @@ mod graphs;
 mod hints_walk;
 mod hot_swap;
 mod http;
+mod languages;
 mod mcp_stdio;
 mod notations;
 mod other_hosts;

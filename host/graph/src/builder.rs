@@ -5,7 +5,7 @@
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 use super::index::Index;
-use super::{Adjacency, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
+use super::{Adjacency, Derivation, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
 
 /// The role that marks a symbol a graph only references (defined elsewhere).
 pub const EXTERNAL: &str = "external";
@@ -77,7 +77,8 @@ pub struct GraphBuilder {
     roles: Interner,
     types: Interner,
     role_lists: Vec<u16>,
-    edges: Vec<(NodeIx, TypeIx, NodeIx)>,
+    /// Edges: (source, type, destination, inferred).
+    edges: Vec<(NodeIx, TypeIx, NodeIx, bool)>,
 }
 
 impl GraphBuilder {
@@ -187,9 +188,15 @@ impl GraphBuilder {
         Ok(Span { start: start as u32, len: s.len() as u32 })
     }
 
-    /// Adds an edge of type `ty` (an upper-case word) between two added
-    /// nodes. Repeated edges collapse when the graph is built.
+    /// Adds an exact edge of type `ty` (an upper-case word) between two
+    /// added nodes. Repeated edges collapse when the graph is built.
     pub fn add_edge(&mut self, src: NodeIx, ty: &str, dst: NodeIx) -> Result<(), GraphError> {
+        self.add_edge_as(src, ty, dst, Derivation::Exact)
+    }
+
+    /// Adds an edge derived as `how`. The same edge added both ways is
+    /// exact: one indexer's certainty outweighs another's guess.
+    pub fn add_edge_as(&mut self, src: NodeIx, ty: &str, dst: NodeIx, how: Derivation) -> Result<(), GraphError> {
         if !is_edge_type(ty) {
             return Err(invalid(
                 "edge",
@@ -201,20 +208,32 @@ impl GraphBuilder {
             return Err(invalid("edge", format!("node index {} out of range", src.max(dst))));
         }
         let t = self.types.get(ty, TypeIx::MAX as usize, "edge types")? as TypeIx;
-        self.edges.push((src, t, dst));
+        self.edges.push((src, t, dst, how == Derivation::Inferred));
         Ok(())
     }
 
     /// Lays the graph out and builds its indexes.
     pub fn build(mut self) -> Result<Graph, GraphError> {
         let n = self.recs.len();
+        // Exact sorts before inferred, so the dedup keeps the exact one.
         self.edges.sort_unstable();
-        self.edges.dedup();
+        self.edges.dedup_by_key(|e| (e.0, e.1, e.2));
         if self.edges.len() >= u32::MAX as usize {
             return Err(invalid("edges", "more than 4 billion edges".into()));
         }
-        let out = csr(n, self.edges.iter().map(|&(s, t, d)| (s, t, d)));
-        let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = self.edges.iter().map(|&(s, t, d)| (d, t, s)).collect();
+        let out = csr(n, self.edges.iter().map(|&(s, t, d, _)| (s, t, d)));
+        let inferred = if self.edges.iter().any(|e| e.3) {
+            let mut bits = vec![0u64; self.edges.len().div_ceil(64)];
+            for (i, e) in self.edges.iter().enumerate() {
+                if e.3 {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            bits
+        } else {
+            Vec::new()
+        };
+        let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = self.edges.iter().map(|&(s, t, d, _)| (d, t, s)).collect();
         drop(std::mem::take(&mut self.edges));
         rev.sort_unstable();
         let inn = csr(n, rev.into_iter());
@@ -230,6 +249,7 @@ impl GraphBuilder {
             role_lists: self.role_lists,
             out,
             inn,
+            inferred,
             index: Index::default(),
         };
         graph.index = Index::build(&graph);

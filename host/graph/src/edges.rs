@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Graph, MAX_COMPOSED, NodeIx, TypeIx, is_edge_type};
+use crate::{Derivation, Graph, MAX_COMPOSED, NodeIx, TypeIx, is_edge_type};
 
 /// Direction of travel along edges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -50,6 +50,16 @@ impl Adjacency {
     pub(crate) fn edges(&self, n: NodeIx) -> impl Iterator<Item = (TypeIx, NodeIx)> + '_ {
         let r = self.range(n);
         self.types[r.clone()].iter().copied().zip(self.targets[r].iter().copied())
+    }
+
+    /// The position of edge `n -ty-> other` in `targets`.
+    pub(crate) fn position(&self, n: NodeIx, ty: TypeIx, other: NodeIx) -> Option<usize> {
+        let r = self.range(n);
+        let (types, targets) = (&self.types[r.clone()], &self.targets[r.clone()]);
+        let lo = types.partition_point(|&t| t < ty);
+        let hi = lo + types[lo..].partition_point(|&t| t <= ty);
+        let k = targets[lo..hi].binary_search(&other).ok()?;
+        Some(r.start + lo + k)
     }
 
     /// The other ends of node `n`'s edges of type `ty`, ascending.
@@ -111,6 +121,17 @@ impl Graph {
             Direction::Out => &self.out,
             Direction::In => &self.inn,
         }
+    }
+
+    /// How the edge between `origin` and `other` that a walk along the
+    /// single-type `key` in `dir` found was derived; none for composed keys
+    /// (a path, not an edge).
+    pub fn step_derivation(&self, origin: NodeIx, dir: Direction, key: &EdgeKey, other: NodeIx) -> Option<Derivation> {
+        let [t] = key.0[..] else { return None };
+        Some(match dir {
+            Direction::Out => self.derivation(origin, t, other),
+            Direction::In => self.derivation(other, t, origin),
+        })
     }
 
     /// How many nodes one composed step away from `origin` (without

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Graph, GraphBuilder, GraphError, Node, NodeSpec, parse_id};
+use super::{Derivation, Graph, GraphBuilder, GraphError, Node, NodeSpec, parse_id};
 
 #[derive(Serialize, Deserialize)]
 struct EdgeDoc {
@@ -10,6 +10,13 @@ struct EdgeDoc {
     dst: String,
     #[serde(rename = "type")]
     ty: String,
+    /// `inferred` when the edge was resolved by name; absent when exact.
+    #[serde(default, skip_serializing_if = "is_exact")]
+    derived: Derivation,
+}
+
+fn is_exact(d: &Derivation) -> bool {
+    *d == Derivation::Exact
 }
 
 #[derive(Deserialize)]
@@ -54,7 +61,7 @@ pub fn parse(text: &str) -> Result<Graph, GraphError> {
                 .ok_or_else(|| invalid(format!("edges[{i}].{field}"), format!("no node has id `{id}`")))
         };
         let (src, dst) = (end(&e.src, "src")?, end(&e.dst, "dst")?);
-        b.add_edge(src, &e.ty, dst).map_err(|e| match e {
+        b.add_edge_as(src, &e.ty, dst, e.derived).map_err(|e| match e {
             GraphError::Invalid { problem, .. } => invalid(format!("edges[{i}].type"), problem),
             other => other,
         })?;
@@ -74,8 +81,13 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> Result<(), GraphEr
     }
     let mut edges = Vec::with_capacity(graph.edge_count());
     for n in graph.iter() {
-        for (t, m) in graph.out.edges(n.ix()) {
-            edges.push(EdgeDoc { src: n.id(), dst: graph.node(m).id(), ty: graph.types[t as usize].clone() });
+        for (t, m, how) in graph.out_edges(n.ix()) {
+            edges.push(EdgeDoc {
+                src: n.id(),
+                dst: graph.node(m).id(),
+                ty: graph.types[t as usize].clone(),
+                derived: how,
+            });
         }
     }
     let doc = Doc {

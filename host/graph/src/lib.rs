@@ -132,7 +132,24 @@ pub struct Graph {
     pub(crate) role_lists: Vec<u16>,
     pub(crate) out: Adjacency,
     pub(crate) inn: Adjacency,
+    /// One bit per out-edge (by position in `out`): set when the edge was
+    /// inferred by name rather than given by a compiler-backed indexer.
+    /// Empty when every edge is exact.
+    pub(crate) inferred: Vec<u64>,
     pub(crate) index: Index,
+}
+
+/// How an edge was derived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Derivation {
+    /// Given by an indexer that knows the program (a SCIP indexer built on
+    /// its compiler), or read from the syntax itself (DECLARES).
+    #[default]
+    Exact,
+    /// Inferred by name resolution (the built-in tree-sitter indexer): most
+    /// probably right, not checked by a compiler.
+    Inferred,
 }
 
 impl Graph {
@@ -182,6 +199,7 @@ impl Graph {
             + v(&self.role_lists)
             + adj(&self.out)
             + adj(&self.inn)
+            + v(&self.inferred)
             + v(&ix.by_id)
             + ix.lower_names.capacity()
             + v(&ix.name_starts)
@@ -229,6 +247,32 @@ impl Graph {
         let by_id = &self.index.by_id;
         let i = by_id.partition_point(|&n| self.ids[n as usize] < *raw);
         by_id.get(i).copied().filter(|&n| self.ids[n as usize] == *raw)
+    }
+
+    /// How the edge `from -ty-> to` was derived (exact when absent).
+    pub fn derivation(&self, from: NodeIx, ty: TypeIx, to: NodeIx) -> Derivation {
+        if self.inferred.is_empty() {
+            return Derivation::Exact;
+        }
+        match self.out.position(from, ty, to) {
+            Some(i) if self.inferred.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1) => Derivation::Inferred,
+            _ => Derivation::Exact,
+        }
+    }
+
+    /// Whether any edge of the graph is inferred.
+    pub fn has_inferred_edges(&self) -> bool {
+        self.inferred.iter().any(|&w| w != 0)
+    }
+
+    /// The edges out of node `n`: `(type, other end, derivation)`.
+    pub(crate) fn out_edges(&self, n: NodeIx) -> impl Iterator<Item = (TypeIx, NodeIx, Derivation)> + '_ {
+        let start = self.out.offsets[n as usize] as usize;
+        self.out.edges(n).enumerate().map(move |(k, (t, m))| {
+            let i = start + k;
+            let inferred = self.inferred.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
+            (t, m, if inferred { Derivation::Inferred } else { Derivation::Exact })
+        })
     }
 
     /// The base edge types present, sorted.

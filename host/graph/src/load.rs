@@ -90,8 +90,8 @@ pub fn merge(name: &str, parts: &[Graph]) -> Result<Graph, GraphError> {
             })?);
         }
         for n in 0..g.node_count() as NodeIx {
-            for (t, m) in g.out.edges(n) {
-                b.add_edge(map[n as usize], &g.types[t as usize], map[m as usize])?;
+            for (t, m, how) in g.out_edges(n) {
+                b.add_edge_as(map[n as usize], &g.types[t as usize], map[m as usize], how)?;
             }
         }
     }

@@ -18,7 +18,7 @@ use super::{Adjacency, Graph, GraphError, RawId, Rec};
 /// The bytes every snapshot starts with.
 pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
 /// The version this build writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const HEADER: usize = 15 + 4 + 8 + 4;
 
 /// Writes `graph` as a snapshot.
@@ -38,6 +38,7 @@ pub fn write(graph: &Graph) -> Vec<u8> {
         w.u32s(tag, &adj.targets);
         w.u16s(tag, &adj.types);
     }
+    w.u64s(*b"INFR", &graph.inferred);
     let ix = &graph.index;
     w.u32s(*b"BYID", &ix.by_id);
     w.bytes(*b"LNAM", ix.lower_names.as_bytes());
@@ -130,6 +131,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         Ok(Adjacency { offsets: r.u32s(tag)?, targets: r.u32s(tag)?, types: r.u16s(tag)? })
     };
     let (out, inn) = (adj(*b"OUT_")?, adj(*b"IN__")?);
+    let inferred = r.u64s(*b"INFR")?;
     let index = Index {
         by_id: r.u32s(*b"BYID")?,
         lower_names: r.string(*b"LNAM")?,
@@ -150,7 +152,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     if !r.rest.is_empty() {
         return Err(bad(format!("{} bytes after the last section", r.rest.len())));
     }
-    let graph = Graph { name, text, ids, recs, kinds, files, roles, types, role_lists, out, inn, index };
+    let graph = Graph { name, text, ids, recs, kinds, files, roles, types, role_lists, out, inn, inferred, index };
     check(&graph).map_err(bad)?;
     Ok(graph)
 }
@@ -217,6 +219,9 @@ fn check(g: &Graph) -> Result<(), String> {
         if adj.types.len() != adj.targets.len() || adj.types.iter().any(|&t| t as usize >= g.types.len()) {
             return Err(format!("{what}: edge types out of range"));
         }
+    }
+    if !g.inferred.is_empty() && g.inferred.len() != g.out.targets.len().div_ceil(64) {
+        return Err("the inferred-edge bits do not match the edge count".into());
     }
     if g.out.targets.len() != g.inn.targets.len() {
         return Err("out- and in-edge counts differ".into());

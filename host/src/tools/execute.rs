@@ -111,7 +111,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                         let walked = walked.take().unwrap_or_else(|| graph.walk(o, direction, parsed));
                         let from = start.saturating_sub(total);
                         let to = (end - total).min(walked.len());
-                        window.extend(walked[from.min(to)..to].iter().map(|&other| (o, key, other)));
+                        window.extend(walked[from.min(to)..to].iter().map(|&other| (o, key, parsed, other)));
                     }
                     total += n;
                 }
@@ -119,9 +119,10 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             let available = (total == 0).then(|| graph.edge_summary(&origins));
             let results = window
                 .into_iter()
-                .map(|(o, key, other)| Neighbor {
+                .map(|(o, key, parsed, other)| Neighbor {
                     origin: graph.node(o).id(),
                     edge: key.clone(),
+                    derived: graph.step_derivation(o, direction, parsed, other),
                     other: Symbol::from(graph.node(other)),
                 })
                 .collect();

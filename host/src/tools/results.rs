@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::graph::{Direction, EdgeSummary, Node, NodeRef};
+use crate::graph::{Derivation, Direction, EdgeSummary, Node, NodeRef};
 
 /// A symbol in a list: a record without its doc.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -121,8 +121,18 @@ pub struct Neighbor {
     pub origin: String,
     /// The edge key followed.
     pub edge: String,
+    /// `inferred` when the edge was resolved by name (the built-in
+    /// tree-sitter indexer) rather than given by a compiler-backed indexer:
+    /// most probably right, not certain. Absent when exact, and for
+    /// composed keys.
+    #[serde(skip_serializing_if = "is_exact")]
+    pub derived: Option<Derivation>,
     /// The symbol at the other end.
     pub other: Symbol,
+}
+
+fn is_exact(d: &Option<Derivation>) -> bool {
+    !matches!(d, Some(Derivation::Inferred))
 }
 
 /// Result of `neighbors`.

@@ -79,6 +79,13 @@ pub struct Indexed {
     pub report: Report,
 }
 
+impl Indexed {
+    /// The index as SCIP protobuf bytes.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, protobuf::Error> {
+        protobuf::Message::write_to_bytes(&self.index)
+    }
+}
+
 /// Indexes `files` (all of `lang`, under `root`) into one SCIP index.
 pub fn index(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> Indexed {
     let started = Instant::now();

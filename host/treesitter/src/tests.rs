@@ -199,3 +199,41 @@ fn go_methods_interfaces_and_packages() {
     assert_eq!(order.signature(), "type Order struct");
     assert_eq!(order.doc(), "Order is a customer's order.");
 }
+
+#[test]
+fn edges_resolved_by_name_are_marked_inferred_and_declares_exact() {
+    assert_eq!(crate::TOOL, signpost_graph::scip::INFERRING_TOOL, "the importer knows this indexer's name");
+    let (g, _) = graph_of(&fixture_dir("java"), "java");
+    let mut seen = std::collections::BTreeMap::<(String, String), usize>::new();
+    for n in g.iter() {
+        for t in g.edge_types() {
+            let key = g.parse_edge_key(t).ok().flatten().expect("a base type");
+            for m in g.walk(n.ix(), Direction::Out, &key) {
+                let how = g.step_derivation(n.ix(), Direction::Out, &key, m).expect("a single key");
+                // The same edge read from its other end says the same.
+                assert_eq!(g.step_derivation(m, Direction::In, &key, n.ix()), Some(how));
+                *seen.entry((t.to_owned(), format!("{how:?}"))).or_default() += 1;
+            }
+        }
+    }
+    for t in ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS", "OVERRIDES"] {
+        assert!(seen.contains_key(&(t.into(), "Inferred".into())), "{t}: {seen:?}");
+        assert!(!seen.contains_key(&(t.into(), "Exact".into())), "{t}: {seen:?}");
+    }
+    assert!(seen.contains_key(&("DECLARES".into(), "Exact".into())), "{seen:?}");
+    assert!(!seen.contains_key(&("DECLARES".into(), "Inferred".into())), "{seen:?}");
+    // Snapshots and the JSON format keep it; merged with an exact copy of
+    // the same edges, exact wins.
+    let back = signpost_graph::snapshot::read(&signpost_graph::snapshot::write(&g)).expect("reads back");
+    assert!(back.has_inferred_edges());
+    let mut json = Vec::new();
+    signpost_graph::json::write(&g, &mut json).expect("writes");
+    let text = String::from_utf8(json).expect("utf-8");
+    assert!(text.contains(r#""derived":"inferred""#));
+    let from_json = Graph::from_json(&text).expect("parses");
+    assert!(from_json.has_inferred_edges());
+    let exact = Graph::from_json(&text.replace(r#","derived":"inferred""#, "")).expect("parses");
+    assert!(!exact.has_inferred_edges());
+    let merged = signpost_graph::merge("both", &[g, exact]).expect("merges");
+    assert!(!merged.has_inferred_edges(), "an exact edge outweighs the same edge inferred");
+}

@@ -5,6 +5,7 @@ pub mod agents;
 pub mod cli;
 pub mod conformance;
 pub mod http;
+pub mod projects;
 pub mod redis;
 pub mod swap;
 pub mod toolchain;

@@ -332,7 +332,7 @@ impl<'a> Import<'a> {
                 } else {
                     "REFERENCES"
                 };
-                self.b.add_edge(from, ty, to)?;
+                self.b.add_edge_as(from, ty, to, self.dialect.derivation)?;
             }
         }
         Ok(())
@@ -402,7 +402,7 @@ impl<'a> Import<'a> {
         }
         for (a, ty, t) in relation_edges {
             if a != t {
-                self.b.add_edge(a, ty, t)?;
+                self.b.add_edge_as(a, ty, t, self.dialect.derivation)?;
             }
         }
         Ok(())

@@ -42,6 +42,13 @@ fn key_of<'a>(sym: &'a str, doc: &str) -> Key<'a> {
     if scip::symbol::is_local_symbol(sym) { format!("{doc}\0{sym}").into() } else { sym.into() }
 }
 
+/// The `tool_info.name` of indexes whose references and relationships
+/// were resolved by name (signpost's built-in tree-sitter indexer): their
+/// CALLS, REFERENCES, IMPLEMENTS, EXTENDS and OVERRIDES edges are marked
+/// [`Derivation::Inferred`](crate::Derivation); DECLARES, read from the
+/// syntax, stays exact.
+pub const INFERRING_TOOL: &str = "signpost-tree-sitter";
+
 /// Why a SCIP index cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScipError {

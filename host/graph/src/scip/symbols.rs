@@ -7,7 +7,7 @@ use scip::types::{Descriptor, Symbol, SymbolInformation};
 use sha2::{Digest, Sha256};
 
 use super::{HashMap, Key, ScipError};
-use crate::{GraphError, NodeIx, NodeSpec, RawId};
+use crate::{Derivation, GraphError, NodeIx, NodeSpec, RawId};
 
 pub(super) fn suffix(d: &Descriptor) -> Option<Suffix> {
     d.suffix.enum_value().ok()
@@ -306,13 +306,17 @@ pub(super) struct Dialect {
     pub(super) rust: bool,
     pub(super) python: bool,
     pub(super) fqn_sep: &'static str,
+    /// How its references and relationships were found: by name (the
+    /// built-in tree-sitter indexer) or by a compiler.
+    pub(super) derivation: Derivation,
 }
 
 impl Dialect {
     pub(super) fn of(tool: String) -> Dialect {
         let rust = tool == "rust-analyzer";
         let python = tool == "scip-python";
-        Dialect { rust, python, fqn_sep: if rust { "::" } else { "." }, tool }
+        let derivation = if tool == super::INFERRING_TOOL { Derivation::Inferred } else { Derivation::Exact };
+        Dialect { rust, python, fqn_sep: if rust { "::" } else { "." }, derivation, tool }
     }
 }
 

@@ -42,7 +42,7 @@ Examples:
   signpost                                  serve MCP on stdio: the sample graph, the default policy
   signpost --graph index.scip --policy my.wasm --http 8080
                                             serve an index over HTTP with your policy (hot-swapped on change)
-  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python) into index.scip
+  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python, Java, Go) into index.scip
   signpost search refund payment            ask from a shell: the same answers as the MCP tools
   signpost neighbors OrderController --direction out --edge-types DECLARES.EXPOSES
   signpost policy check my-policy.wasm      run the checks a hot swap runs
@@ -69,9 +69,10 @@ enum Command {
     /// Work with policy components.
     #[command(subcommand)]
     Policy(PolicyCommand),
-    /// Index a project with its languages' SCIP indexers (rust-analyzer,
-    /// scip-typescript, scip-python; installed when missing), then check
-    /// that each index loads. Serve the result with `signpost --graph`.
+    /// Index a project: Rust, TypeScript and Python with their SCIP
+    /// indexers (rust-analyzer, scip-typescript, scip-python; installed when
+    /// missing), Java and Go with the built-in tree-sitter indexer; then
+    /// check that each index loads. Serve the result with `signpost --graph`.
     #[command(
         after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features"
     )]

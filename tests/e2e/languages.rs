@@ -1,0 +1,155 @@
+//! Languages without a SCIP indexer here (Java, Go): `signpost index` reads
+//! them with the built-in tree-sitter indexer, the server answers about
+//! them through MCP, every hint works verbatim, and hostile trees (broken
+//! files, huge generated ones, binary files, symlink loops, non-UTF-8
+//! names, pathological nesting) are indexed around with a note.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use crate::common::projects::{copy_dir, walk_hints};
+use crate::common::swap::Scratch;
+use crate::common::{Client, Reply};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/treesitter").join(name)
+}
+
+/// Runs `signpost index DIR`; returns success and stdout + stderr.
+fn index(dir: &Path) -> (bool, String) {
+    let out =
+        std::process::Command::new(crate::common::BIN).arg("index").arg(dir).output().unwrap_or_else(|e| panic!("{e}"));
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+fn other_names(r: &Reply) -> BTreeSet<String> {
+    r.structured["results"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n["other"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+/// The id of the one symbol `identifier` resolves to.
+async fn resolve_one(client: &Client, identifier: &str) -> String {
+    let r = client.call("resolve", json!({"identifier": identifier})).await;
+    assert_eq!(r.structured["status"], "one", "{identifier}: {}", r.text);
+    r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn java_and_go_projects_are_indexed_built_in_and_served() {
+    let scratch = Scratch::new("languages");
+    for (lang, iface, implementor, callee, caller, starts) in [
+        (
+            "java",
+            "Repository",
+            "OrderRepository",
+            "OrderService.placeOrder",
+            "create",
+            vec!["OrderService", "OrderController", "Priced", "model"],
+        ),
+        ("go", "Store", "MemoryStore", "Service.Place", "main", vec!["Service", "NewMemoryStore", "Order", "orders"]),
+    ] {
+        let dir = scratch.path(lang);
+        copy_dir(&fixture(lang), &dir);
+        let (ok, out) = index(&dir);
+        assert!(ok, "{lang}: {out}");
+        assert!(out.contains(&format!("({lang}, tree-sitter)")), "the output names the indexer: {out}");
+        assert!(out.contains(&format!("scip-{lang}")), "the output names the better indexer: {out}");
+        let graph = dir.join("index.scip");
+        assert!(out.contains(&format!("serve it: signpost --graph {}", graph.display())), "{out}");
+
+        let client = Client::spawn(&["--graph", &graph.display().to_string()]).await;
+        // The type hierarchy and the callers come from the index.
+        let id = resolve_one(&client, iface).await;
+        let impls =
+            client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["IMPLEMENTS"]})).await;
+        assert!(other_names(&impls).contains(implementor), "{lang}: {}", impls.text);
+        let id = resolve_one(&client, callee).await;
+        let callers = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
+        assert!(other_names(&callers).contains(caller), "{lang}: {}", callers.text);
+        // Calls resolved by name say so, to the agent and to policies; the
+        // members a type declares are read from the syntax, exact.
+        let all_inferred = callers.structured["results"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|r| r["derived"] == "inferred"));
+        assert!(all_inferred, "{lang}: {}", callers.structured);
+        assert!(callers.text.contains("<-CALLS (inferred)"), "{lang}: {}", callers.text);
+        let owner = resolve_one(&client, implementor).await;
+        let members =
+            client.call("neighbors", json!({"ids": [owner], "direction": "out", "edge_types": ["DECLARES"]})).await;
+        let exact = members.structured["results"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|r| r.get("derived").is_none()));
+        assert!(exact, "{lang}: {}", members.structured);
+        let described = client.call("describe", json!({"id": id})).await;
+        assert!(!described.is_error, "{}", described.text);
+        // An agent that follows every hint from a few names never hits an error.
+        let mut first: Vec<(String, serde_json::Value)> =
+            starts.iter().map(|s| ("resolve".to_owned(), json!({"identifier": s}))).collect();
+        first.push(("search".into(), json!({"query": "order"})));
+        let calls = walk_hints(&client, first, 60).await;
+        assert!(calls >= 20, "{lang}: only {calls} calls: the hints lead nowhere");
+        client.close().await;
+    }
+}
+
+#[test]
+fn hostile_trees_are_indexed_around_with_a_note() {
+    let scratch = Scratch::new("languages-hostile");
+    let dir = scratch.path("hostile");
+    copy_dir(&fixture("java"), &dir);
+    let pkg = dir.join("src/main/java/com/example/shop/hostile");
+    std::fs::create_dir_all(&pkg).unwrap_or_else(|e| panic!("{e}"));
+    let write = |name: &str, bytes: &[u8]| std::fs::write(pkg.join(name), bytes).unwrap_or_else(|e| panic!("{e}"));
+    // Not valid Java: the parser recovers, and what it can read is kept.
+    write(
+        "Broken.java",
+        b"package com.example.shop.hostile;\npublic class Broken { void ok() {} void bad( { }\nclass Kept {}\n",
+    );
+    // A generated file of 3 MB: over the limit, skipped with its size.
+    let mut big = b"package com.example.shop.hostile;\npublic class Huge {\n".to_vec();
+    while big.len() < 3 << 20 {
+        big.extend_from_slice(b"    int field_with_a_long_name_for_bulk = 1;\n");
+    }
+    big.extend_from_slice(b"}\n");
+    write("Huge.java", &big);
+    // Binary bytes under a source name.
+    write("Blob.java", &[0u8, 159, 146, 150, 0, 1, 2, 3]);
+    // Non-UTF-8 contents in a valid file.
+    write(
+        "Latin.java",
+        b"package com.example.shop.hostile;\n/** caf\xe9 */\npublic class Latin { void na\xefve() {} }\n",
+    );
+    // Nesting deep enough to overflow a recursive walker.
+    let mut deep = b"package com.example.shop.hostile;\npublic class Deep { int v = ".to_vec();
+    deep.extend(std::iter::repeat_n(b'(', 20_000));
+    deep.push(b'1');
+    deep.extend(std::iter::repeat_n(b')', 20_000));
+    deep.extend_from_slice(b"; void after() {} }\n");
+    write("Deep.java", &deep);
+    // A symlink loop, and a file whose name is not UTF-8.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let _ = std::os::unix::fs::symlink(&pkg, pkg.join("loop"));
+        let name = std::ffi::OsStr::from_bytes(b"Odd\xff.java");
+        std::fs::write(pkg.join(name), b"package com.example.shop.hostile;\nclass Odd {}\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let (ok, out) = index(&dir);
+    assert!(ok, "{out}");
+    assert!(out.contains("Huge.java") && out.contains("limit"), "the huge file is named with the limit: {out}");
+    assert!(out.contains("Blob.java") && out.contains("not source text"), "the binary file is named: {out}");
+    assert!(out.contains("syntax"), "files with syntax errors are counted: {out}");
+    let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
+    let names: BTreeSet<&str> = g.iter().map(|n| n.name()).collect();
+    for kept in ["OrderService", "Broken", "Kept", "Latin", "Deep", "after"] {
+        assert!(names.contains(kept), "{kept} is indexed: {names:?}");
+    }
+    assert!(!names.contains("Huge"), "the skipped file adds nothing");
+    #[cfg(unix)]
+    assert!(names.contains("Odd"), "a non-UTF-8 file name is indexed under its lossy name");
+}
