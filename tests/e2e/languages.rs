@@ -3,6 +3,7 @@
 //! them through MCP, every hint works verbatim, and hostile trees (broken
 //! files, huge generated ones, binary files, symlink loops, non-UTF-8
 //! names, pathological nesting) are indexed around with a note.
+//! `signpost --project DIR` serves a tree as it stands and follows its edits.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -152,4 +153,69 @@ fn hostile_trees_are_indexed_around_with_a_note() {
     assert!(!names.contains("Huge"), "the skipped file adds nothing");
     #[cfg(unix)]
     assert!(names.contains("Odd"), "a non-UTF-8 file name is indexed under its lossy name");
+}
+
+/// Asks `resolve identifier` until its status is `want` (the watcher and
+/// the graph reload run in the background), while another caller keeps
+/// describing `steady`: no call may fail during the swaps. Panics after a
+/// generous deadline (a correctness wait, not a timing assertion: the
+/// latency is measured in BENCHMARKS.md).
+async fn until_resolved(client: &Client, identifier: &str, want: &str, steady: &str) -> Reply {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let described = client.call("describe", json!({"id": steady})).await;
+        assert!(!described.is_error, "a call failed during a swap: {}", described.text);
+        let r = client.call("resolve", json!({"identifier": identifier})).await;
+        if r.structured["status"] == want {
+            return r;
+        }
+        assert!(std::time::Instant::now() < deadline, "{identifier} never became {want}: {}", r.text);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_project_follows_edits_adds_and_deletes() {
+    let scratch = Scratch::new("project");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let cache = scratch.path("cache");
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    let service = resolve_one(&client, "service.Service").await;
+    let place = resolve_one(&client, "Service.Place").await;
+    let status = client.resource("signpost://graph").await;
+    let sources = status["sources"].to_string();
+    assert!(sources.contains(&c) && sources.contains("index.go.scip"), "the indexes live in the cache: {status}");
+    assert!(!dir.join("index.scip").exists(), "nothing is written into the project");
+
+    // A new file: its function is found, with its calls.
+    std::fs::write(
+        dir.join("orders/discount.go"),
+        "package orders\n\n// Discount is a tenth of the total.\nfunc Discount(o *Order) float64 {\n\treturn o.Total() / 10\n}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(&client, "Discount", "one", &service).await;
+    let id = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    let calls = client.call("neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["CALLS"]})).await;
+    assert!(other_names(&calls).contains("Total"), "{}", calls.text);
+
+    // An edit: a renamed method is found under its new name, the old one is
+    // gone, and the ids of what did not change are the same.
+    let path = dir.join("service/service.go");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(&path, text.replace("func (s *Service) Place(", "func (s *Service) PlaceOrder("))
+        .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "Service.PlaceOrder", "one", &service).await;
+    until_resolved(&client, "Service.Place", "none", &service).await;
+    assert_eq!(resolve_one(&client, "service.Service").await, service, "an unchanged symbol keeps its id");
+    let gone = client.call("describe", json!({"id": place})).await;
+    assert!(gone.is_error, "the old method's id is gone: {}", gone.text);
+
+    // A deleted file: its symbols are gone.
+    std::fs::remove_file(dir.join("audit/log.go")).unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "audit.Log", "none", &service).await;
+    let status = client.resource("signpost://graph").await;
+    assert!(status["swaps"].as_u64().unwrap_or(0) >= 3, "{status}");
+    client.close().await;
 }

@@ -107,3 +107,10 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         ..Default::default()
     }
 }
+
+/// An index of no documents for `root`: what a language's part serves until
+/// its indexer has written one.
+pub fn empty(root: &std::path::Path) -> Result<Vec<u8>, protobuf::Error> {
+    let project = Project::default();
+    protobuf::Message::write_to_bytes(&emit(&project, root))
+}

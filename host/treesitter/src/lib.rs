@@ -88,65 +88,138 @@ impl Indexed {
 
 /// Indexes `files` (all of `lang`, under `root`) into one SCIP index.
 pub fn index(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> Indexed {
-    let started = Instant::now();
-    let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-    let threads =
-        if opts.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { opts.threads }
-            .clamp(1, 64)
-            .min(files.len().max(1));
-    let mut report = Report::default();
-    let modules = if lang.packages == Packages::ModulePath { go_modules(&root, files) } else { Vec::new() };
-    let modules = &modules;
-    // Files in parallel, each thread its own parser; results in file order.
-    let chunks: Vec<Vec<(usize, Result<Source, String>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let root = &root;
-                scope.spawn(move || {
-                    let mut reader = match Reader::new(lang, opts.parse_timeout) {
-                        Ok(r) => r,
-                        Err(e) => return vec![(0, Err(e.to_string()))],
-                    };
-                    (t..files.len())
-                        .step_by(threads)
-                        .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a reader thread panicked".into()))]))
-            .collect()
-    });
-    let mut all: Vec<(usize, Result<Source, String>)> = chunks.into_iter().flatten().collect();
-    all.sort_by_key(|(i, _)| *i);
-    let mut sources = Vec::with_capacity(all.len());
-    for (_, r) in all {
-        match r {
-            Ok(s) => {
-                report.files += 1;
-                report.lines += s.facts.lines;
-                report.definitions += s.facts.defs.len();
-                if s.facts.syntax_errors {
-                    report.syntax_errors += 1;
-                }
-                sources.push(s);
-            }
-            Err(note) => report.notes.push(note),
+    Workspace::open(root, lang, files, opts).1
+}
+
+/// One language's part of a project, kept in memory so that a change to a
+/// few files costs reading those files again, not the whole project. What
+/// is resolved (and written) is always the whole part: an edit to one file
+/// can change what names in another one mean.
+pub struct Workspace {
+    root: PathBuf,
+    lang: &'static Lang,
+    opts: Options,
+    modules: Vec<(PathBuf, String)>,
+    /// Every file, read or with the note saying why not.
+    files: std::collections::BTreeMap<PathBuf, Result<Source, String>>,
+}
+
+impl Workspace {
+    /// Reads `files` and indexes them.
+    pub fn open(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> (Workspace, Indexed) {
+        let started = Instant::now();
+        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        let modules = if lang.packages == Packages::ModulePath { go_modules(&root, files) } else { Vec::new() };
+        let mut ws = Workspace { root, lang, opts: opts.clone(), modules, files: Default::default() };
+        let read = ws.read_all(files);
+        ws.files = files.iter().cloned().zip(read).collect();
+        let indexed = ws.index(started);
+        (ws, indexed)
+    }
+
+    /// The language.
+    pub fn lang(&self) -> &'static Lang {
+        self.lang
+    }
+
+    /// Brings the part up to date with `files` (every file of the language
+    /// now): files no longer there are dropped, new ones read, and `changed`
+    /// ones read again. None when nothing of this part changed.
+    pub fn update(&mut self, files: &[PathBuf], changed: &[PathBuf]) -> Option<Indexed> {
+        let started = Instant::now();
+        let now: std::collections::BTreeSet<&PathBuf> = files.iter().collect();
+        let before = self.files.len();
+        self.files.retain(|p, _| now.contains(p));
+        let gone = self.files.len() != before;
+        let mut stale: Vec<PathBuf> = files.iter().filter(|f| !self.files.contains_key(*f)).cloned().collect();
+        // A changed go.mod moves packages: read every file again.
+        if self.lang.packages == Packages::ModulePath
+            && changed.iter().any(|c| c.file_name().is_some_and(|n| n == "go.mod"))
+        {
+            self.modules = go_modules(&self.root, files);
+            stale = files.to_vec();
+        } else {
+            stale.extend(changed.iter().filter(|c| self.files.contains_key(*c)).cloned());
         }
+        stale.sort();
+        stale.dedup();
+        if stale.is_empty() && !gone {
+            return None;
+        }
+        let read = self.read_all(&stale);
+        self.files.extend(stale.into_iter().zip(read));
+        Some(self.index(started))
     }
-    if report.syntax_errors > 0 {
-        report.notes.push(format!(
-            "{} {} file(s) have syntax the {} grammar does not read; what it could read is indexed",
-            report.syntax_errors, lang.name, lang.name
-        ));
+
+    /// Reads `files` in parallel, each thread its own parser; results in
+    /// the order given.
+    fn read_all(&self, files: &[PathBuf]) -> Vec<Result<Source, String>> {
+        let threads = if self.opts.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.opts.threads
+        }
+        .clamp(1, 64)
+        .min(files.len().max(1));
+        let (root, lang, opts, modules) = (&self.root, self.lang, &self.opts, &self.modules[..]);
+        let chunks: Vec<Vec<(usize, Result<Source, String>)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        let mut reader = match Reader::new(lang, opts.parse_timeout) {
+                            Ok(r) => r,
+                            Err(e) => {
+                                return (t..files.len()).step_by(threads).map(|i| (i, Err(e.to_string()))).collect();
+                            }
+                        };
+                        (t..files.len())
+                            .step_by(threads)
+                            .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a reader thread panicked".into()))]))
+                .collect()
+        });
+        let mut all: Vec<(usize, Result<Source, String>)> = chunks.into_iter().flatten().collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
     }
-    let project = resolve::resolve(sources);
-    report.counts = project.counts;
-    let index = emit::emit(&project, &root);
-    report.elapsed = started.elapsed();
-    Indexed { lang, index, report }
+
+    /// Resolves and writes the whole part.
+    fn index(&self, started: Instant) -> Indexed {
+        let lang = self.lang;
+        let mut report = Report::default();
+        let mut sources = Vec::with_capacity(self.files.len());
+        for r in self.files.values() {
+            match r {
+                Ok(s) => {
+                    report.files += 1;
+                    report.lines += s.facts.lines;
+                    report.definitions += s.facts.defs.len();
+                    if s.facts.syntax_errors {
+                        report.syntax_errors += 1;
+                    }
+                    sources.push(s.clone());
+                }
+                Err(note) => report.notes.push(note.clone()),
+            }
+        }
+        if report.syntax_errors > 0 {
+            report.notes.push(format!(
+                "{} {} file(s) have syntax the {} grammar does not read; what it could read is indexed",
+                report.syntax_errors, lang.name, lang.name
+            ));
+        }
+        let project = resolve::resolve(sources);
+        report.counts = project.counts;
+        let index = emit::emit(&project, &self.root);
+        report.elapsed = started.elapsed();
+        Indexed { lang, index, report }
+    }
 }
 
 /// Reads one file into a source, or says in one line why not.

@@ -19,7 +19,7 @@ use crate::languages::{Lang, Packages};
 pub type DefIx = usize;
 
 /// A file of the project.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Source {
     /// Path relative to the project root, `/`-separated.
     pub path: String,
@@ -73,6 +73,9 @@ pub struct Project {
     pub uses: Vec<Use>,
     /// Calls found / resolved, type names found / resolved.
     pub counts: Counts,
+    /// Each file's first definition in `defs` (its definitions follow in
+    /// source order).
+    first_def: Vec<DefIx>,
 }
 
 /// How much resolved.
@@ -109,7 +112,7 @@ impl Project {
 pub fn resolve(sources: Vec<Source>) -> Project {
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
-    let mut starts: Vec<usize> = Vec::with_capacity(p.sources.len());
+    let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
     for (fi, s) in p.sources.iter().enumerate() {
         starts.push(p.defs.len());
         let mut stack: Vec<(DefIx, Span)> = Vec::new();
@@ -124,6 +127,7 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             stack.push((ix, d.span));
         }
     }
+    p.first_def = starts;
     let names = Names::of(&p);
     // Owners declared apart (Go's receivers): a type of the same package.
     for ix in 0..p.defs.len() {
@@ -143,7 +147,8 @@ pub fn resolve(sources: Vec<Source>) -> Project {
     symbols(&mut p);
     let members = members_of(&p);
     let vars = Vars::of(&p);
-    let mut r = Resolver { p: &p, names: &names, members: &members, vars: &vars, supers: HashMap::new() };
+    let look = Lookup::of(&p);
+    let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::new() };
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
     for (fi, s) in p.sources.iter().enumerate() {
@@ -202,6 +207,69 @@ impl Names {
     }
 }
 
+/// What a name may mean, by where it is defined: the indexes every rung of
+/// the resolution ladder reads, so a name costs its own definitions, never
+/// every definition of the project.
+struct Lookup<'p> {
+    /// Everything by name.
+    by_name: HashMap<&'p str, Vec<DefIx>>,
+    /// Members by their owner and name.
+    by_owner: HashMap<(DefIx, &'p str), Vec<DefIx>>,
+    /// Top-level definitions by file and name.
+    by_file: HashMap<(usize, &'p str), Vec<DefIx>>,
+    /// Top-level definitions by package (dotted) and name.
+    by_package: HashMap<(String, &'p str), Vec<DefIx>>,
+    /// Each file's package, dotted.
+    package_of: Vec<String>,
+}
+
+/// The definitions a use may mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// Types (header names, written types, receivers).
+    Type,
+    /// Callables.
+    Callable,
+}
+
+impl Want {
+    fn admits(self, k: Kind) -> bool {
+        match self {
+            Want::Type => k.is_type(),
+            Want::Callable => k.is_callable(),
+        }
+    }
+}
+
+impl<'p> Lookup<'p> {
+    fn of(p: &'p Project) -> Lookup<'p> {
+        let package_of: Vec<String> = p.sources.iter().map(|s| s.package.join(".")).collect();
+        let mut l = Lookup {
+            by_name: HashMap::new(),
+            by_owner: HashMap::new(),
+            by_file: HashMap::new(),
+            by_package: HashMap::new(),
+            package_of,
+        };
+        for (ix, d) in p.defs.iter().enumerate() {
+            let name = p.fact(ix).name.as_str();
+            l.by_name.entry(name).or_default().push(ix);
+            match d.parent {
+                Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, name)).or_default().push(ix),
+                _ => {
+                    l.by_file.entry((d.file, name)).or_default().push(ix);
+                    l.by_package.entry((l.package_of[d.file].clone(), name)).or_default().push(ix);
+                }
+            }
+        }
+        l
+    }
+
+    fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
+        map.get(key).map_or(&[], Vec::as_slice)
+    }
+}
+
 fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
     let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::new();
     for (ix, d) in p.defs.iter().enumerate() {
@@ -237,7 +305,7 @@ fn innermost_in(p: &Project, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool
     let defs = &p.sources[fi].facts.defs;
     // Definitions are sorted by start; the innermost container starts last.
     let upto = defs.partition_point(|d| d.span.bytes.0 <= span.bytes.0);
-    let base = p.defs.iter().position(|d| d.file == fi)?;
+    let base = p.first_def[fi];
     (0..upto)
         .rev()
         .find(|&i| defs[i].span.contains(span) && defs[i].name_span != *span && pass(defs[i].kind))
@@ -246,7 +314,7 @@ fn innermost_in(p: &Project, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool
 
 struct Resolver<'a> {
     p: &'a Project,
-    names: &'a Names,
+    look: &'a Lookup<'a>,
     members: &'a HashMap<DefIx, Vec<DefIx>>,
     vars: &'a Vars,
     supers: HashMap<DefIx, Vec<DefIx>>,
@@ -277,45 +345,63 @@ impl Resolver<'_> {
         out
     }
 
-    /// Whether file `fi` imports definition `d` (by its qualified name, or
-    /// its package, as Java's `import a.b.*` and Go's imports do).
-    fn imports(&self, fi: usize, d: DefIx) -> bool {
+    /// The definitions named `name` that file `fi`'s imports bring in: the
+    /// imported type itself (`import a.b.C`), a package's member
+    /// (`import a.b.*`, a Go import path), or a member of an imported type.
+    fn imported(&self, fi: usize, name: &str) -> Vec<DefIx> {
         let s = &self.p.sources[fi];
-        let ds = &self.p.sources[self.p.defs[d].file];
-        let pkg_dotted = ds.package.join(".");
-        let name = &self.p.fact(d).name;
-        s.facts.imports.iter().any(|i| {
-            let path = i.path.trim_end_matches(".*");
-            path == pkg_dotted && (i.path.ends_with(".*") || s.lang.packages == Packages::ModulePath)
-                || path.strip_suffix(name.as_str()).is_some_and(|p| p.strip_suffix('.') == Some(&pkg_dotted))
-                || path.strip_prefix("static ").is_some_and(|p| p.starts_with(&pkg_dotted))
-        })
+        let mut out = Vec::new();
+        for i in &s.facts.imports {
+            if s.lang.packages == Packages::ModulePath {
+                out.extend_from_slice(Lookup::get(&self.look.by_package, &(i.path.clone(), name)));
+                continue;
+            }
+            if let Some(pkg) = i.path.strip_suffix(".*") {
+                out.extend_from_slice(Lookup::get(&self.look.by_package, &(pkg.to_owned(), name)));
+                continue;
+            }
+            let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
+            let types = Lookup::get(&self.look.by_package, &(pkg.to_owned(), last));
+            if last == name {
+                out.extend_from_slice(types);
+            } else {
+                for &t in types {
+                    out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The package file `fi` imports as `alias` (Go: the alias, else the
-    /// path's last element).
-    fn package_alias(&self, fi: usize, alias: &str) -> Option<Vec<String>> {
+    /// path's last element), dotted as [`Lookup`] keys it.
+    fn package_alias(&self, fi: usize, alias: &str) -> Option<String> {
         let s = &self.p.sources[fi];
         s.facts.imports.iter().find_map(|i| {
             let named = i.alias.as_deref().unwrap_or_else(|| i.path.rsplit(['/', '.']).next().unwrap_or(""));
-            (named == alias).then(|| vec![i.path.clone()])
+            (named == alias).then(|| i.path.clone())
         })
     }
 
-    /// The nearest-first ladder over `candidates` seen from scope `from`
-    /// in file `fi`: one candidate at the first level that has any, or none
-    /// when that level has several and `tie` cannot choose.
+    /// What `name` means seen from scope `from` in file `fi`, nearest rung
+    /// first: one definition at the first rung that has any, or none when
+    /// that rung has several and `tie` cannot choose.
     fn ladder(
         &self,
         fi: usize,
         from: Option<DefIx>,
-        candidates: &[DefIx],
+        name: &str,
+        want: Want,
         tie: impl Fn(&[DefIx]) -> Option<DefIx>,
     ) -> Option<DefIx> {
-        if candidates.is_empty() {
+        let all = Lookup::get(&self.look.by_name, &name);
+        if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
             return None;
         }
-        let pick = |level: Vec<DefIx>| -> Option<Option<DefIx>> {
+        let pick = |level: &[DefIx]| -> Option<Option<DefIx>> {
+            let level: Vec<DefIx> = level.iter().copied().filter(|&d| want.admits(self.p.kind(d))).collect();
             match level.len() {
                 0 => None,
                 1 => Some(Some(level[0])),
@@ -325,24 +411,19 @@ impl Resolver<'_> {
         // Members of the enclosing definitions and their supertypes.
         for d in self.chain(from) {
             for t in self.lineage(d) {
-                let level: Vec<DefIx> =
-                    candidates.iter().copied().filter(|&c| self.p.defs[c].parent == Some(t)).collect();
-                if let Some(r) = pick(level) {
+                if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
                     return r;
                 }
             }
         }
-        let file_pkg = &self.p.sources[fi].package;
-        let top = |c: DefIx| self.p.defs[c].parent.is_none_or(|par| self.p.kind(par) == Kind::Module);
-        let levels: [&dyn Fn(DefIx) -> bool; 4] = [
-            &|c| self.p.defs[c].file == fi && top(c),
-            &|c| self.imports(fi, c) || self.p.defs[c].parent.is_some_and(|par| self.imports(fi, par)),
-            &|c| self.p.sources[self.p.defs[c].file].package == *file_pkg && top(c),
-            &|_| true,
+        let rungs = [
+            Lookup::get(&self.look.by_file, &(fi, name)).to_vec(),
+            self.imported(fi, name),
+            Lookup::get(&self.look.by_package, &(self.look.package_of[fi].clone(), name)).to_vec(),
+            all.to_vec(),
         ];
-        for level in levels {
-            let found: Vec<DefIx> = candidates.iter().copied().filter(|&c| level(c)).collect();
-            if let Some(r) = pick(found) {
+        for rung in rungs {
+            if let Some(r) = pick(&rung) {
                 return r;
             }
         }
@@ -352,20 +433,16 @@ impl Resolver<'_> {
     /// The type a name means, from scope `from` (usize::MAX: file level).
     fn ty(&self, fi: usize, from: DefIx, name: &Name) -> Option<DefIx> {
         let from = (from != usize::MAX).then_some(from);
-        let candidates: Vec<DefIx> =
-            self.names.get(&name.name).iter().copied().filter(|&c| self.p.kind(c).is_type()).collect();
         if let Some(q) = &name.qualifier {
-            return self.in_package(fi, q, &candidates);
+            let pkg = self.package_alias(fi, q)?;
+            let found: Vec<DefIx> = Lookup::get(&self.look.by_package, &(pkg, name.name.as_str()))
+                .iter()
+                .copied()
+                .filter(|&d| self.p.kind(d).is_type())
+                .collect();
+            return if let [one] = found[..] { Some(one) } else { None };
         }
-        self.ladder(fi, from, &candidates, |_| None)
-    }
-
-    /// The one candidate in the package file `fi` imports as `alias`.
-    fn in_package(&self, fi: usize, alias: &str, candidates: &[DefIx]) -> Option<DefIx> {
-        let pkg = self.package_alias(fi, alias)?;
-        let found: Vec<DefIx> =
-            candidates.iter().copied().filter(|&c| self.p.sources[self.p.defs[c].file].package == pkg).collect();
-        if let [one] = found[..] { Some(one) } else { None }
+        self.ladder(fi, from, &name.name, Want::Type, |_| None)
     }
 
     /// The written type of a typed name seen from `scope` (the innermost
@@ -445,6 +522,8 @@ impl Resolver<'_> {
             let fit: Vec<DefIx> = level.iter().copied().filter(|&d| fits(d)).collect();
             if let [one] = fit[..] { Some(one) } else { None }
         };
+        let callables =
+            |defs: &[DefIx]| -> Vec<DefIx> { defs.iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect() };
         if c.construct {
             let t = self.ty(
                 fi,
@@ -461,17 +540,12 @@ impl Resolver<'_> {
                 .collect();
             return if ctors.is_empty() { Some(t) } else { by_arity(&ctors) };
         }
-        let candidates: Vec<DefIx> =
-            self.names.get(&c.name).iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect();
-        if candidates.is_empty() {
-            return None;
-        }
+        let name = c.name.as_str();
         match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r)) {
-            None => self.ladder(fi, scope, &candidates, by_arity),
+            None => self.ladder(fi, scope, name, Want::Callable, by_arity),
             Some(Receiver::Type(t)) => {
                 for t in self.lineage(t) {
-                    let level: Vec<DefIx> =
-                        candidates.iter().copied().filter(|&d| self.p.defs[d].parent == Some(t)).collect();
+                    let level = callables(Lookup::get(&self.look.by_owner, &(t, name)));
                     match level.len() {
                         0 => continue,
                         1 => return Some(level[0]),
@@ -481,23 +555,20 @@ impl Resolver<'_> {
                 None
             }
             Some(Receiver::Package(pkg)) => {
-                let level: Vec<DefIx> = candidates
-                    .iter()
-                    .copied()
-                    .filter(|&d| self.p.defs[d].parent.is_none() && self.p.sources[self.p.defs[d].file].package == pkg)
-                    .collect();
+                let level = callables(Lookup::get(&self.look.by_package, &(pkg, name)));
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
             Some(Receiver::External) => None,
             // An expression whose type is not written: a method of that
             // name defined once in the project, or none.
             Some(Receiver::Unknown) => {
-                let members: Vec<DefIx> = candidates
-                    .iter()
-                    .copied()
-                    .filter(|&d| self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
-                    .collect();
-                if let [one] = members[..] { Some(one) } else { None }
+                let mut members = Lookup::get(&self.look.by_name, &name).iter().copied().filter(|&d| {
+                    self.p.kind(d).is_callable() && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
+                });
+                match (members.next(), members.next()) {
+                    (Some(one), None) => Some(one),
+                    _ => None,
+                }
             }
         }
     }
@@ -507,8 +578,8 @@ impl Resolver<'_> {
 enum Receiver {
     /// A type of the project.
     Type(DefIx),
-    /// A package (Go) of the project.
-    Package(Vec<String>),
+    /// A package (Go) of the project, dotted as [`Lookup`] keys it.
+    Package(String),
     /// A value of a type written down but defined elsewhere.
     External,
     /// An expression whose type is not written down.

@@ -81,8 +81,14 @@ impl Client {
 
     /// Spawns `signpost ARGS` with `RUST_LOG=log` and stderr sent to `stderr`.
     pub async fn spawn_logging(args: &[&str], log: &str, stderr: impl Into<Stdio>) -> Client {
+        Client::spawn_with(args, &[("RUST_LOG", log)], stderr).await
+    }
+
+    /// Spawns `signpost ARGS` with extra environment variables (quiet logs
+    /// unless `RUST_LOG` is among them) and stderr sent to `stderr`.
+    pub async fn spawn_with(args: &[&str], env: &[(&str, &str)], stderr: impl Into<Stdio>) -> Client {
         let mut cmd = tokio::process::Command::new(BIN);
-        cmd.args(args).env("RUST_LOG", log);
+        cmd.args(args).env("RUST_LOG", "warn").envs(env.iter().copied());
         let (transport, _stderr) =
             TokioChildProcess::builder(cmd).stderr(stderr).spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
         let pid = transport.id();

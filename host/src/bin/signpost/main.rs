@@ -220,6 +220,12 @@ struct ServeArgs {
     /// files are watched: a new version that loads replaces the graph.
     #[arg(long, value_name = "PATH")]
     graph: Vec<PathBuf>,
+    /// Serve a repository as its code stands now: index it (Java and Go at
+    /// once with the built-in indexer; Rust, TypeScript and Python with
+    /// their SCIP indexers in the background), then follow its edits. The
+    /// indexes live in $XDG_CACHE_HOME/signpost/projects/.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     /// A policy component (default: the embedded default policy). The file is
     /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]

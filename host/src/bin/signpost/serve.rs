@@ -29,7 +29,17 @@ pub(super) fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> a
 
 pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
-    let graph = signpost::live_graph::load_sources(&args.graph).context("loading the graph")?;
+    let mut sources = args.graph.clone();
+    let project = match &args.project {
+        Some(dir) => {
+            let root = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
+            let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root))?;
+            sources.extend(project.sources().iter().cloned());
+            Some(project)
+        }
+        None => None,
+    };
+    let graph = signpost::live_graph::load_sources(&sources).context("loading the graph")?;
     tracing::info!(
         graph = graph.name(),
         nodes = graph.node_count(),
@@ -37,7 +47,7 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ms = started.elapsed().as_millis() as u64,
         "graph loaded"
     );
-    let graphs = LiveGraph::new(graph, args.graph.clone(), started.elapsed());
+    let graphs = LiveGraph::new(graph, sources, started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
     // The runtime first: a shared trail store's connection lives on it.
@@ -59,6 +69,9 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async move {
         if !args.no_watch {
             signpost.graphs().clone().watch()?;
+            if let Some(project) = project {
+                project.watch()?;
+            }
         }
         canary_signals(signpost.clone())?;
         if let Some(path) = &args.policy {
@@ -88,6 +101,9 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let mut serve = vec![program.clone()];
             for g in &args.graph {
                 serve.extend(["--graph".to_owned(), g.display().to_string()]);
+            }
+            if let Some(p) = &args.project {
+                serve.extend(["--project".to_owned(), p.display().to_string()]);
             }
             if let Some(p) = &args.policy {
                 serve.extend(["--policy".to_owned(), p.display().to_string()]);

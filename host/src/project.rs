@@ -1,0 +1,214 @@
+//! `signpost --project DIR`: a repository served as its code stands now.
+//!
+//! The built-in indexer's languages (Java, Go) are indexed on start (in
+//! seconds) and again whenever their files change: a watcher on the tree
+//! collects changes for a moment, reads the changed files again and writes
+//! the language's index, which the served graph reloads whole (calls in
+//! flight finish on the old graph; ids of symbols that did not change stay
+//! the same, as they are digests of their SCIP symbols). The languages of
+//! the SCIP indexers (Rust, TypeScript, Python) start from the index of the
+//! last run, or empty, while their indexer runs in the background; its
+//! index swaps in whole when done.
+//!
+//! The index files live in a cache directory, not in the project:
+//! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use signpost_graph::indexer;
+use signpost_treesitter::languages::{LANGUAGES, Lang};
+use signpost_treesitter::walk::{self, WalkOptions};
+use signpost_treesitter::{Indexed, Workspace};
+
+/// How long the tree must be quiet before changes are read: an editor's
+/// save (write, rename, chmod) is one change.
+const QUIET: Duration = Duration::from_millis(80);
+
+/// A project being served.
+pub struct Project {
+    root: PathBuf,
+    cache: PathBuf,
+    parts: Vec<Workspace>,
+    sources: Vec<PathBuf>,
+}
+
+/// Where a project's index files go by default.
+pub fn default_cache(root: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "root".into());
+    let name: String =
+        name.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    base.join("signpost").join("projects").join(format!("{name}-{hash}"))
+}
+
+/// Writes `bytes` beside `path` and renames it into place: a watcher of
+/// `path` only ever sees a whole file.
+fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let partial = path.with_extension("scip.partial");
+    std::fs::write(&partial, bytes).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
+}
+
+impl Project {
+    /// Indexes `root` into `cache` and says which index files to serve.
+    pub fn open(root: &Path, cache: &Path) -> anyhow::Result<Project> {
+        let root = std::fs::canonicalize(root).with_context(|| format!("no project directory {}", root.display()))?;
+        std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
+        let cache = std::fs::canonicalize(cache)?;
+        let started = Instant::now();
+        let (found, notes) = walk::sources(&root, &WalkOptions::default());
+        for note in notes {
+            tracing::info!(note, "project walk");
+        }
+        let scip_langs = indexer::detect(&root);
+        if found.is_empty() && scip_langs.is_empty() {
+            anyhow::bail!(
+                "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
+                 requirements.txt at its top, and no Java or Go files under it",
+                root.display()
+            );
+        }
+        let mut project = Project { root: root.clone(), cache: cache.clone(), parts: Vec::new(), sources: Vec::new() };
+        // Every language of the built-in indexer has its file, empty when the
+        // project has none of it yet: a first file of it shows up live.
+        for lang in LANGUAGES {
+            let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone()).unwrap_or_default();
+            let (ws, indexed) = Workspace::open(&root, lang, &files, &signpost_treesitter::Options::default());
+            let out = project.file_of(lang.name);
+            project.write(&out, &indexed)?;
+            project.sources.push(out);
+            project.parts.push(ws);
+        }
+        for lang in scip_langs {
+            let out = project.file_of(lang.name());
+            if !out.is_file() {
+                write_whole(&out, &signpost_treesitter::emit::empty(&root)?)?;
+            }
+            project.sources.push(out.clone());
+            let root = root.clone();
+            // The precise pass: swapped in whole by the graph's watcher.
+            std::thread::spawn(move || {
+                let partial = out.with_extension("scip.partial");
+                let started = Instant::now();
+                let result = indexer::index(lang, &root, &partial, &indexer::Options::default())
+                    .and_then(|()| Ok(std::fs::rename(&partial, &out)?));
+                match result {
+                    Ok(()) => tracing::info!(
+                        language = lang.name(),
+                        secs = started.elapsed().as_secs_f64(),
+                        "the SCIP indexer's index swaps in"
+                    ),
+                    Err(e) => tracing::warn!(
+                        language = lang.name(),
+                        error = %e,
+                        "the SCIP indexer failed; the language is served from its last index, if any"
+                    ),
+                }
+            });
+        }
+        tracing::info!(
+            root = %root.display(),
+            cache = %cache.display(),
+            ms = started.elapsed().as_millis() as u64,
+            "project indexed"
+        );
+        Ok(project)
+    }
+
+    /// The index files to serve.
+    pub fn sources(&self) -> &[PathBuf] {
+        &self.sources
+    }
+
+    fn file_of(&self, lang: &str) -> PathBuf {
+        self.cache.join(format!("index.{lang}.scip"))
+    }
+
+    fn write(&self, out: &Path, indexed: &Indexed) -> anyhow::Result<()> {
+        let r = &indexed.report;
+        for note in r.notes.iter().take(20) {
+            tracing::info!(note = note.as_str(), "indexing");
+        }
+        tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
+        write_whole(out, &indexed.to_bytes()?)
+    }
+
+    /// Watches the tree and re-indexes what changes, on a thread of its own
+    /// for the life of the process.
+    pub fn watch(mut self) -> anyhow::Result<()> {
+        use notify::{RecursiveMode, Watcher};
+        let (tx, rx) = mpsc::channel::<PathBuf>();
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event
+                && !event.kind.is_access()
+            {
+                for p in event.paths {
+                    let _ = tx.send(p);
+                }
+            }
+        })?;
+        watcher.watch(&self.root, RecursiveMode::Recursive)?;
+        tracing::info!(root = %self.root.display(), "watching the project's sources");
+        std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
+            let _watcher = watcher;
+            while let Ok(first) = rx.recv() {
+                let mut changed = vec![first];
+                while let Ok(p) = rx.recv_timeout(QUIET) {
+                    changed.push(p);
+                }
+                changed.retain(|p| self.is_source_event(p));
+                if changed.is_empty() {
+                    continue;
+                }
+                changed.sort();
+                changed.dedup();
+                if let Err(e) = self.refresh(&changed) {
+                    tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
+                }
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Whether a changed path can matter: not the cache, not `.git`, and a
+    /// file of a language the built-in indexer reads (or a go.mod).
+    fn is_source_event(&self, p: &Path) -> bool {
+        if p.starts_with(&self.cache) || p.components().any(|c| c.as_os_str() == ".git") {
+            return false;
+        }
+        signpost_treesitter::languages::of_path(p).is_some() || p.file_name().is_some_and(|n| n == "go.mod")
+    }
+
+    /// Reads the changed files again and rewrites the parts they belong to.
+    fn refresh(&mut self, changed: &[PathBuf]) -> anyhow::Result<()> {
+        let started = Instant::now();
+        let (found, _) = walk::sources(&self.root, &WalkOptions::default());
+        let files_of = |lang: &Lang| found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone());
+        let mut updates = Vec::new();
+        for ws in &mut self.parts {
+            let files = files_of(ws.lang()).unwrap_or_default();
+            if let Some(indexed) = ws.update(&files, changed) {
+                updates.push(indexed);
+            }
+        }
+        for indexed in &updates {
+            self.write(&self.file_of(indexed.lang.name), indexed)?;
+            tracing::info!(
+                language = indexed.lang.name,
+                changed = changed.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "re-indexed after a change"
+            );
+        }
+        Ok(())
+    }
+}

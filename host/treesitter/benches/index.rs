@@ -1,0 +1,171 @@
+//! The built-in indexer at scale: a synthetic Java project and a synthetic
+//! Go module of about `SIGNPOST_BENCH_LINES` lines each (default 200,000),
+//! written to a temporary directory, then indexed on one thread and on
+//! every core. Prints lines per second, resolution rates and the process's
+//! peak resident memory; then criterion times one mid-sized file.
+//!
+//! Run: `cargo bench -p signpost-treesitter --bench index`;
+//! `SIGNPOST_BENCH_LINES=1000000` for the million-line figure.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use signpost_treesitter::extract::Reader;
+use signpost_treesitter::languages;
+
+/// Classes per package; each class has 6 methods calling into others.
+const PER_PACKAGE: usize = 40;
+
+fn java_class(pkg: usize, c: usize, classes: usize) -> String {
+    let next = (c + 1) % classes;
+    let (npkg, ncls) = (next / PER_PACKAGE, next);
+    let mut s = String::new();
+    let _ = writeln!(s, "package com.bench.p{pkg};\n");
+    let _ =
+        writeln!(s, "import com.bench.p{npkg}.Service{ncls};\nimport java.util.List;\nimport java.util.ArrayList;\n");
+    let _ = writeln!(s, "/** Service number {c}: it calls service {ncls}. */");
+    let base = if c % 5 == 0 { String::new() } else { format!(" extends Service{}", c - c % 5) };
+    let _ = writeln!(s, "public class Service{c}{base} implements Handler{} {{", c % 3);
+    let _ = writeln!(s, "    private final Service{ncls} next = new Service{ncls}();");
+    let _ = writeln!(s, "    private final List<String> log = new ArrayList<>();\n");
+    for m in 0..6 {
+        let _ = writeln!(s, "    /** Step {m}. */\n    public int step{m}(int x, String why) {{");
+        let _ = writeln!(s, "        int y = x * {m} + 1;");
+        let _ = writeln!(s, "        log.add(why);");
+        let _ = writeln!(
+            s,
+            "        if (y > 100) {{\n            return next.step{}(y - 1, why);\n        }}",
+            (m + 1) % 6
+        );
+        let _ = writeln!(s, "        return helper{m}(y) + this.helper{}(x);\n    }}\n", (m + 2) % 6);
+        let _ = writeln!(s, "    private int helper{m}(int v) {{\n        return v + {m};\n    }}\n");
+    }
+    let _ = writeln!(s, "    @Override\n    public void handle(String event) {{\n        step0(1, event);\n    }}\n}}");
+    s
+}
+
+fn go_file(pkg: usize, c: usize, classes: usize) -> String {
+    let next = (c + 1) % classes;
+    let npkg = next / PER_PACKAGE;
+    let mut s = String::new();
+    let _ = writeln!(s, "package p{pkg}\n");
+    let alias = if npkg == pkg { String::new() } else { format!("p{npkg}.") };
+    if npkg != pkg {
+        let _ = writeln!(s, "import (\n\t\"fmt\"\n\n\t\"bench.example/p{npkg}\"\n)\n");
+    } else {
+        let _ = writeln!(s, "import \"fmt\"\n");
+    }
+    let _ = writeln!(
+        s,
+        "// Service{c} calls Service{next}.\ntype Service{c} struct {{\n\tnext *{alias}Service{next}\n\tname string\n}}\n"
+    );
+    let _ = writeln!(
+        s,
+        "// NewService{c} makes one.\nfunc NewService{c}() *Service{c} {{\n\treturn &Service{c}{{name: \"s{c}\"}}\n}}\n"
+    );
+    for m in 0..6 {
+        let _ = writeln!(s, "// Step{m} is step {m}.\nfunc (s *Service{c}) Step{m}(x int, why string) int {{");
+        let _ = writeln!(s, "\ty := x*{m} + 1\n\tif y > 100 {{\n\t\treturn s.next.Step{}(y-1, why)\n\t}}", (m + 1) % 6);
+        let _ = writeln!(s, "\tfmt.Println(why)\n\treturn s.helper{m}(y) + helper(x)\n}}\n");
+        let _ = writeln!(s, "func (s *Service{c}) helper{m}(v int) int {{\n\treturn v + {m}\n}}\n");
+    }
+    let _ = writeln!(s, "func helper{c}(v int) int {{\n\treturn v\n}}");
+    s
+}
+
+/// Writes a project of about `lines` lines; returns its files.
+fn write_project(root: &Path, lang: &str, lines: usize) -> Vec<PathBuf> {
+    let sample = if lang == "java" { java_class(0, 1, 2) } else { go_file(0, 1, 2) };
+    let classes = (lines / sample.lines().count()).max(2);
+    let mut files = Vec::new();
+    if lang == "go" {
+        std::fs::create_dir_all(root).expect("mkdir");
+        std::fs::write(root.join("go.mod"), "module bench.example\n\ngo 1.22\n").expect("go.mod");
+    }
+    for c in 0..classes {
+        let pkg = c / PER_PACKAGE;
+        let (dir, name, text) = if lang == "java" {
+            let extra = if c % PER_PACKAGE == 0 {
+                (0..3).map(|h| (format!("Handler{h}.java"), format!("package com.bench.p{pkg};\n\npublic interface Handler{h} {{\n    void handle(String event);\n}}\n"))).collect()
+            } else {
+                Vec::new()
+            };
+            let dir = root.join(format!("src/main/java/com/bench/p{pkg}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            for (n, t) in extra {
+                std::fs::write(dir.join(&n), t).expect("write");
+                files.push(dir.join(n));
+            }
+            (dir, format!("Service{c}.java"), java_class(pkg, c, classes))
+        } else {
+            let dir = root.join(format!("p{pkg}"));
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            if c % PER_PACKAGE == 0 {
+                std::fs::write(
+                    dir.join("helper.go"),
+                    format!("package p{pkg}\n\nfunc helper(v int) int {{\n\treturn v\n}}\n"),
+                )
+                .expect("write");
+                files.push(dir.join("helper.go"));
+            }
+            (dir, format!("service{c}.go"), go_file(pkg, c, classes))
+        };
+        std::fs::write(dir.join(&name), text).expect("write");
+        files.push(dir.join(name));
+    }
+    files
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn bench(c: &mut Criterion) {
+    let lines: usize = std::env::var("SIGNPOST_BENCH_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000);
+    let tmp = std::env::temp_dir().join(format!("signpost-ts-bench-{}", std::process::id()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for lang in ["java", "go"] {
+        let root = tmp.join(lang);
+        let files = write_project(&root, lang, lines);
+        let l = languages::by_name(lang).expect("a language");
+        for threads in [1, cores] {
+            let opts = signpost_treesitter::Options { threads, ..Default::default() };
+            let out = signpost_treesitter::index(&root, l, &files, &opts);
+            let r = &out.report;
+            let secs = r.elapsed.as_secs_f64();
+            eprintln!(
+                "{lang}: {} files, {} lines, {} definitions, {threads} thread(s): {secs:.2} s = {:.0} lines/s ({:.0} per thread); calls resolved {}/{} ({:.1}%); peak RSS so far {:.0} MB",
+                r.files,
+                r.lines,
+                r.definitions,
+                r.lines as f64 / secs,
+                r.lines as f64 / secs / threads as f64,
+                r.counts.calls_resolved,
+                r.counts.calls,
+                100.0 * r.counts.calls_resolved as f64 / r.counts.calls.max(1) as f64,
+                peak_rss_mb()
+            );
+        }
+        let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files");
+        let one = std::fs::read(largest).expect("read");
+        let mut reader = Reader::new(l, Duration::from_secs(5)).expect("the query compiles");
+        c.bench_function(&format!("{lang}: read one {}-line file", one.iter().filter(|&&b| b == b'\n').count()), |b| {
+            b.iter(|| std::hint::black_box(reader.read(&one).expect("reads")))
+        });
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);
