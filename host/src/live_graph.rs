@@ -1,9 +1,11 @@
 //! The served graph, live: loaded from one or more files, swapped whole
 //! when a file changes, with a status for the `signpost://graph` resource.
 //!
-//! A reload reads every source again and merges them; only a graph that
-//! loads completely replaces the one serving. Calls in flight keep the
-//! `Arc<Graph>` they started with.
+//! Each source file is a part, kept in memory. A reload reads again the
+//! parts whose files changed and merges them with the others; a part can
+//! also be replaced in memory (`signpost --project` re-indexing an edit).
+//! Only a graph that loads completely replaces the one serving. Calls in
+//! flight keep the `Arc<Graph>` they started with.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,10 +30,52 @@ pub fn load_sources(paths: &[PathBuf]) -> Result<Graph, GraphError> {
                 .iter()
                 .map(|p| graph::load(p).map_err(|e| in_file(p, e)))
                 .collect::<Result<Vec<Graph>, GraphError>>()?;
-            let name = parts.iter().map(Graph::name).collect::<Vec<_>>().join("+");
-            graph::merge(&name, &parts)
+            combine(&parts.iter().collect::<Vec<_>>()).map(|g| match g {
+                Combined::One(i) => parts.into_iter().nth(i).unwrap_or_else(Graph::sample),
+                Combined::Merged(g) => g,
+            })
         }
     }
+}
+
+/// Parts joined: the one part that has symbols as it is (no rebuild), or
+/// all of them merged.
+enum Combined {
+    One(usize),
+    Merged(Graph),
+}
+
+fn combine(parts: &[&Graph]) -> Result<Combined, GraphError> {
+    let full: Vec<usize> = (0..parts.len()).filter(|&i| parts[i].node_count() > 0).collect();
+    match full[..] {
+        [] => Ok(Combined::One(0)),
+        [one] => Ok(Combined::One(one)),
+        _ => {
+            let name = full.iter().map(|&i| parts[i].name()).collect::<Vec<_>>().join("+");
+            graph::merge(&name, full.iter().map(|&i| parts[i])).map(Combined::Merged)
+        }
+    }
+}
+
+/// One source file's graph, and the file's modification time when read.
+struct Part {
+    path: PathBuf,
+    modified: Option<SystemTime>,
+    graph: Arc<Graph>,
+}
+
+/// The parts joined (see [`combine`]).
+fn joined<'a>(parts: impl Iterator<Item = &'a Arc<Graph>>) -> Result<Arc<Graph>, GraphError> {
+    let parts: Vec<&Arc<Graph>> = parts.collect();
+    let graphs: Vec<&Graph> = parts.iter().map(|g| g.as_ref()).collect();
+    Ok(match combine(&graphs)? {
+        Combined::One(i) => parts.get(i).map_or_else(|| Arc::new(Graph::sample()), |g| (*g).clone()),
+        Combined::Merged(g) => Arc::new(g),
+    })
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 fn in_file(path: &Path, e: GraphError) -> GraphError {
@@ -99,6 +143,9 @@ fn now() -> u64 {
 pub struct LiveGraph {
     current: ArcSwap<Graph>,
     sources: Vec<PathBuf>,
+    /// The sources' graphs (empty until [`LiveGraph::open`] or a reload
+    /// reads them one by one).
+    parts: Mutex<Vec<Part>>,
     status: Mutex<GraphStatus>,
 }
 
@@ -119,7 +166,62 @@ impl LiveGraph {
             last_reload: None,
         };
         status.loaded(&graph, load);
-        LiveGraph { current: ArcSwap::from_pointee(graph), sources, status: Mutex::new(status) }
+        LiveGraph {
+            current: ArcSwap::from_pointee(graph),
+            sources,
+            parts: Mutex::new(Vec::new()),
+            status: Mutex::new(status),
+        }
+    }
+
+    /// Loads `sources` (none: the embedded sample), each kept as a part.
+    pub fn open(sources: Vec<PathBuf>) -> Result<LiveGraph, GraphError> {
+        let started = Instant::now();
+        if sources.is_empty() {
+            return Ok(LiveGraph::new(Graph::sample(), sources, started.elapsed()));
+        }
+        let parts = sources
+            .iter()
+            .map(|p| {
+                let m = modified(p);
+                graph::load(p)
+                    .map(|g| Part { path: p.clone(), modified: m, graph: Arc::new(g) })
+                    .map_err(|e| in_file(p, e))
+            })
+            .collect::<Result<Vec<Part>, GraphError>>()?;
+        let graph = joined(parts.iter().map(|p| &p.graph))?;
+        let live = LiveGraph::new(Graph::sample(), sources, Duration::ZERO);
+        live.lock_status().loaded(&graph, started.elapsed());
+        live.current.store(graph);
+        *live.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = parts;
+        Ok(live)
+    }
+
+    fn lock_status(&self) -> std::sync::MutexGuard<'_, GraphStatus> {
+        self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Replaces the part read from `path` with `graph` (made in this
+    /// process, e.g. by re-indexing an edit) and serves the result. The
+    /// file is not read; a later reload reads it only if it changes.
+    pub fn replace_part(&self, path: &Path, graph: Graph) -> ReloadRecord {
+        let started = Instant::now();
+        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(i) = parts.iter().position(|p| p.path == path) else {
+            return ReloadRecord {
+                result: "refused",
+                detail: format!("{} is not a source of the served graph", path.display()),
+                at: now(),
+                duration_ms: 0,
+            };
+        };
+        let graph = Arc::new(graph);
+        let result = joined(parts.iter().enumerate().map(|(k, p)| if k == i { &graph } else { &p.graph }));
+        if result.is_ok() {
+            parts[i].graph = graph;
+        }
+        drop(parts);
+        self.swap(result, started, &path.display().to_string())
     }
 
     /// The graph serving now.
@@ -143,13 +245,51 @@ impl LiveGraph {
         self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
-    /// Loads the sources again; swaps the graph in if it loads, keeps the
-    /// old one otherwise.
+    /// Loads again the sources whose files changed (every source when the
+    /// graph was not opened part by part); swaps the graph in if it loads,
+    /// keeps the old one otherwise.
     pub fn reload(&self) -> ReloadRecord {
         let started = Instant::now();
-        let result = load_sources(&self.sources);
+        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let result = if parts.is_empty() {
+            load_sources(&self.sources).map(Arc::new)
+        } else {
+            let mut next: Vec<(Option<SystemTime>, Arc<Graph>)> =
+                parts.iter().map(|p| (p.modified, p.graph.clone())).collect();
+            let mut failed = None;
+            for (i, p) in parts.iter().enumerate() {
+                let m = modified(&p.path);
+                if m.is_some() && m == p.modified {
+                    continue;
+                }
+                match graph::load(&p.path) {
+                    Ok(g) => next[i] = (m, Arc::new(g)),
+                    Err(e) => {
+                        failed = Some(in_file(&p.path, e));
+                        break;
+                    }
+                }
+            }
+            let result = match failed {
+                Some(e) => Err(e),
+                None => joined(next.iter().map(|(_, g)| g)),
+            };
+            if result.is_ok() {
+                for (p, (m, g)) in parts.iter_mut().zip(next) {
+                    p.modified = m;
+                    p.graph = g;
+                }
+            }
+            result
+        };
+        drop(parts);
+        self.swap(result, started, "reload")
+    }
+
+    /// Serves `result` if it is a graph; records what happened either way.
+    fn swap(&self, result: Result<Arc<Graph>, GraphError>, started: Instant, what: &str) -> ReloadRecord {
         let duration_ms = started.elapsed().as_millis() as u64;
-        let mut status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut status = self.lock_status();
         let record = match result {
             Ok(graph) => {
                 let detail = format!("{}: {} symbols, {} edges", graph.name(), graph.node_count(), graph.edge_count());
@@ -158,11 +298,12 @@ impl LiveGraph {
                     nodes = graph.node_count(),
                     edges = graph.edge_count(),
                     duration_ms,
+                    what,
                     "graph swapped"
                 );
                 status.loaded(&graph, started.elapsed());
                 status.swaps += 1;
-                self.current.store(Arc::new(graph));
+                self.current.store(graph);
                 ReloadRecord { result: "swapped", detail, at: now(), duration_ms }
             }
             Err(e) => {

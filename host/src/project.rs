@@ -2,10 +2,12 @@
 //!
 //! The built-in indexer's languages (Java, Go) are indexed on start (in
 //! seconds) and again whenever their files change: a watcher on the tree
-//! collects changes for a moment, reads the changed files again and writes
-//! the language's index, which the served graph reloads whole (calls in
-//! flight finish on the old graph; ids of symbols that did not change stay
-//! the same, as they are digests of their SCIP symbols). The languages of
+//! collects changes for a moment, reads the changed files again, resolves
+//! the language's part and imports it in this process, and the served graph
+//! swaps that part in whole (calls in flight finish on the old graph; ids
+//! of symbols that did not change stay the same, as they are digests of
+//! their SCIP symbols). Edits are not written to the cache: a restart
+//! indexes again. The languages of
 //! the SCIP indexers (Rust, TypeScript, Python) start from the index of the
 //! last run, or empty, while their indexer runs in the background; its
 //! index swaps in whole when done.
@@ -19,9 +21,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use signpost_graph::indexer;
-use signpost_treesitter::languages::{LANGUAGES, Lang};
+use signpost_treesitter::languages::LANGUAGES;
 use signpost_treesitter::walk::{self, WalkOptions};
 use signpost_treesitter::{Indexed, Workspace};
+
+use crate::live_graph::LiveGraph;
 
 /// How long the tree must be quiet before changes are read: an editor's
 /// save (write, rename, chmod) is one change.
@@ -142,9 +146,9 @@ impl Project {
         write_whole(out, &indexed.to_bytes()?)
     }
 
-    /// Watches the tree and re-indexes what changes, on a thread of its own
-    /// for the life of the process.
-    pub fn watch(mut self) -> anyhow::Result<()> {
+    /// Watches the tree and re-indexes what changes into `graphs`, on a
+    /// thread of its own for the life of the process.
+    pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
         let (tx, rx) = mpsc::channel::<PathBuf>();
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -171,7 +175,7 @@ impl Project {
                 }
                 changed.sort();
                 changed.dedup();
-                if let Err(e) = self.refresh(&changed) {
+                if let Err(e) = self.refresh(&changed, &graphs) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
                 }
             }
@@ -188,23 +192,31 @@ impl Project {
         signpost_treesitter::languages::of_path(p).is_some() || p.file_name().is_some_and(|n| n == "go.mod")
     }
 
-    /// Reads the changed files again and rewrites the parts they belong to.
-    fn refresh(&mut self, changed: &[PathBuf]) -> anyhow::Result<()> {
+    /// Reads the changed files again and swaps in the parts they belong to.
+    fn refresh(&mut self, changed: &[PathBuf], graphs: &LiveGraph) -> anyhow::Result<()> {
         let started = Instant::now();
-        let (found, _) = walk::sources(&self.root, &WalkOptions::default());
-        let files_of = |lang: &Lang| found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone());
+        // Edits to files it knows need no walk; a new or deleted file does.
+        let known = changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
+        let found = if known { Vec::new() } else { walk::sources(&self.root, &WalkOptions::default()).0 };
         let mut updates = Vec::new();
         for ws in &mut self.parts {
-            let files = files_of(ws.lang()).unwrap_or_default();
+            let files = if known {
+                ws.files()
+            } else {
+                found.iter().find(|(l, _)| std::ptr::eq(*l, ws.lang())).map(|(_, f)| f.clone()).unwrap_or_default()
+            };
             if let Some(indexed) = ws.update(&files, changed) {
                 updates.push(indexed);
             }
         }
         for indexed in &updates {
-            self.write(&self.file_of(indexed.lang.name), indexed)?;
+            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+            let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+            let record = graphs.replace_part(&self.file_of(indexed.lang.name), graph);
             tracing::info!(
                 language = indexed.lang.name,
                 changed = changed.len(),
+                result = record.result,
                 ms = started.elapsed().as_millis() as u64,
                 "re-indexed after a change"
             );

@@ -71,7 +71,7 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Graph, GraphError> {
 /// another repository only references, or a namespace with no source file
 /// of its own), otherwise the first graph given wins. Edges of every graph
 /// are kept.
-pub fn merge(name: &str, parts: &[Graph]) -> Result<Graph, GraphError> {
+pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Result<Graph, GraphError> {
     let mut b = GraphBuilder::new(name);
     for g in parts {
         let mut map = Vec::with_capacity(g.node_count());

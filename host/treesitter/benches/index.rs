@@ -5,7 +5,9 @@
 //! peak resident memory; then criterion times one mid-sized file.
 //!
 //! Run: `cargo bench -p signpost-treesitter --bench index`;
-//! `SIGNPOST_BENCH_LINES=1000000` for the million-line figure.
+//! `SIGNPOST_BENCH_LINES=1000000` for the million-line figure;
+//! `SIGNPOST_BENCH_KEEP=DIR` keeps the projects in `DIR/java` and `DIR/go`
+//! (for `bench/project_edits.py`, which serves one and edits it).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -26,7 +28,7 @@ fn java_class(pkg: usize, c: usize, classes: usize) -> String {
     let _ =
         writeln!(s, "import com.bench.p{npkg}.Service{ncls};\nimport java.util.List;\nimport java.util.ArrayList;\n");
     let _ = writeln!(s, "/** Service number {c}: it calls service {ncls}. */");
-    let base = if c % 5 == 0 { String::new() } else { format!(" extends Service{}", c - c % 5) };
+    let base = if c.is_multiple_of(5) { String::new() } else { format!(" extends Service{}", c - c % 5) };
     let _ = writeln!(s, "public class Service{c}{base} implements Handler{} {{", c % 3);
     let _ = writeln!(s, "    private final Service{ncls} next = new Service{ncls}();");
     let _ = writeln!(s, "    private final List<String> log = new ArrayList<>();\n");
@@ -87,7 +89,7 @@ fn write_project(root: &Path, lang: &str, lines: usize) -> Vec<PathBuf> {
     for c in 0..classes {
         let pkg = c / PER_PACKAGE;
         let (dir, name, text) = if lang == "java" {
-            let extra = if c % PER_PACKAGE == 0 {
+            let extra = if c.is_multiple_of(PER_PACKAGE) {
                 (0..3).map(|h| (format!("Handler{h}.java"), format!("package com.bench.p{pkg};\n\npublic interface Handler{h} {{\n    void handle(String event);\n}}\n"))).collect()
             } else {
                 Vec::new()
@@ -102,7 +104,7 @@ fn write_project(root: &Path, lang: &str, lines: usize) -> Vec<PathBuf> {
         } else {
             let dir = root.join(format!("p{pkg}"));
             std::fs::create_dir_all(&dir).expect("mkdir");
-            if c % PER_PACKAGE == 0 {
+            if c.is_multiple_of(PER_PACKAGE) {
                 std::fs::write(
                     dir.join("helper.go"),
                     format!("package p{pkg}\n\nfunc helper(v int) int {{\n\treturn v\n}}\n"),
@@ -129,7 +131,9 @@ fn peak_rss_mb() -> f64 {
 
 fn bench(c: &mut Criterion) {
     let lines: usize = std::env::var("SIGNPOST_BENCH_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000);
-    let tmp = std::env::temp_dir().join(format!("signpost-ts-bench-{}", std::process::id()));
+    let keep = std::env::var_os("SIGNPOST_BENCH_KEEP").map(PathBuf::from);
+    let tmp =
+        keep.clone().unwrap_or_else(|| std::env::temp_dir().join(format!("signpost-ts-bench-{}", std::process::id())));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     for lang in ["java", "go"] {
         let root = tmp.join(lang);
@@ -160,7 +164,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| std::hint::black_box(reader.read(&one).expect("reads")))
         });
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
 }
 
 criterion_group! {

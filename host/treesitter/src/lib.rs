@@ -122,6 +122,16 @@ impl Workspace {
         self.lang
     }
 
+    /// Whether `path` is one of its files.
+    pub fn knows(&self, path: &Path) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// Its files.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.files.keys().cloned().collect()
+    }
+
     /// Brings the part up to date with `files` (every file of the language
     /// now): files no longer there are dropped, new ones read, and `changed`
     /// ones read again. None when nothing of this part changed.
@@ -214,10 +224,19 @@ impl Workspace {
                 report.syntax_errors, lang.name, lang.name
             ));
         }
+        let gathered = started.elapsed();
         let project = resolve::resolve(sources);
+        let resolved = started.elapsed();
         report.counts = project.counts;
         let index = emit::emit(&project, &self.root);
         report.elapsed = started.elapsed();
+        tracing::debug!(
+            language = lang.name,
+            read_ms = gathered.as_millis() as u64,
+            resolve_ms = (resolved - gathered).as_millis() as u64,
+            emit_ms = (report.elapsed - resolved).as_millis() as u64,
+            "indexed"
+        );
         Indexed { lang, index, report }
     }
 }

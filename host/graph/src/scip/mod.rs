@@ -98,7 +98,14 @@ pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     let mut phase = Phases::default();
     let index = read(bytes)?;
     phase.done("protobuf parse");
-    let mut import = Import::new(&index, opts);
+    import_index(&index, opts)
+}
+
+/// Imports a decoded SCIP index (an indexer in the same process: no
+/// protobuf round trip).
+pub fn import_index(index: &Index, opts: &Options) -> Result<Graph, GraphError> {
+    let mut phase = Phases::default();
+    let mut import = Import::new(index, opts);
     import.definitions()?;
     phase.done("definitions");
     import.nodes()?;

@@ -39,7 +39,8 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let graph = signpost::live_graph::load_sources(&sources).context("loading the graph")?;
+    let graphs = LiveGraph::open(sources).context("loading the graph")?;
+    let graph = graphs.current();
     tracing::info!(
         graph = graph.name(),
         nodes = graph.node_count(),
@@ -47,7 +48,6 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ms = started.elapsed().as_millis() as u64,
         "graph loaded"
     );
-    let graphs = LiveGraph::new(graph, sources, started.elapsed());
     let engine = args.engine()?;
     let policy = initial_policy(&engine, args.policy.as_ref())?;
     // The runtime first: a shared trail store's connection lives on it.
@@ -70,7 +70,7 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         if !args.no_watch {
             signpost.graphs().clone().watch()?;
             if let Some(project) = project {
-                project.watch()?;
+                project.watch(signpost.graphs().clone())?;
             }
         }
         canary_signals(signpost.clone())?;
