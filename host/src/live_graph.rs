@@ -32,7 +32,7 @@ pub fn load_sources(paths: &[PathBuf]) -> Result<Graph, GraphError> {
                 .collect::<Result<Vec<Graph>, GraphError>>()?;
             combine(&parts.iter().collect::<Vec<_>>()).map(|g| match g {
                 Combined::One(i) => parts.into_iter().nth(i).unwrap_or_else(Graph::sample),
-                Combined::Merged(g) => g,
+                Combined::Merged(g) => *g,
             })
         }
     }
@@ -42,7 +42,7 @@ pub fn load_sources(paths: &[PathBuf]) -> Result<Graph, GraphError> {
 /// all of them merged.
 enum Combined {
     One(usize),
-    Merged(Graph),
+    Merged(Box<Graph>),
 }
 
 fn combine(parts: &[&Graph]) -> Result<Combined, GraphError> {
@@ -52,7 +52,7 @@ fn combine(parts: &[&Graph]) -> Result<Combined, GraphError> {
         [one] => Ok(Combined::One(one)),
         _ => {
             let name = full.iter().map(|&i| parts[i].name()).collect::<Vec<_>>().join("+");
-            graph::merge(&name, full.iter().map(|&i| parts[i])).map(Combined::Merged)
+            graph::merge(&name, full.iter().map(|&i| parts[i])).map(|g| Combined::Merged(Box::new(g)))
         }
     }
 }
@@ -70,7 +70,7 @@ fn joined<'a>(parts: impl Iterator<Item = &'a Arc<Graph>>) -> Result<Arc<Graph>,
     let graphs: Vec<&Graph> = parts.iter().map(|g| g.as_ref()).collect();
     Ok(match combine(&graphs)? {
         Combined::One(i) => parts.get(i).map_or_else(|| Arc::new(Graph::sample()), |g| (*g).clone()),
-        Combined::Merged(g) => Arc::new(g),
+        Combined::Merged(g) => Arc::from(g),
     })
 }
 
