@@ -54,6 +54,36 @@ pub fn default_cache(root: &Path) -> PathBuf {
     base.join("signpost").join("projects").join(format!("{name}-{hash}"))
 }
 
+/// The SCIP-indexed projects under `root` (a workspace of several, or one
+/// at its top), by their marker files.
+pub fn scip_projects(root: &Path) -> Vec<(indexer::Language, PathBuf)> {
+    indexer::projects(&walk::marked(root, &indexer::markers()))
+}
+
+/// What a part of the workspace under `root` is called: its language, and
+/// its directory when it is not the root (`python.services-api`).
+pub fn part_name(lang: &str, dir: &Path, root: &Path) -> String {
+    let rel = dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().replace(['/', '\\'], "-");
+    if rel.is_empty() { lang.to_owned() } else { format!("{lang}.{rel}") }
+}
+
+/// Runs the SCIP indexer of `lang` on the project at `dir` (inside the
+/// workspace `root`) into `partial`, then rewrites it for the workspace:
+/// paths relative to `root`, build outputs and generated files (a `.d.ts`
+/// beside its `.ts`, anything under `dist/`, `node_modules/`, …) left out.
+/// Returns how many documents were left out.
+pub fn index_scip_part(
+    lang: indexer::Language,
+    dir: &Path,
+    root: &Path,
+    partial: &Path,
+    opts: &indexer::Options,
+) -> anyhow::Result<usize> {
+    indexer::index(lang, dir, partial, opts)?;
+    let prefix = dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().replace('\\', "/");
+    indexer::tidy(partial, &prefix, root, &|rel| !walk::excluded(root, rel))
+}
+
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -73,11 +103,11 @@ impl Project {
         for note in notes {
             tracing::info!(note, "project walk");
         }
-        let scip_langs = indexer::detect(&root);
-        if found.is_empty() && scip_langs.is_empty() {
+        let scip_parts = scip_projects(&root);
+        if found.is_empty() && scip_parts.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
-                 requirements.txt at its top, and no Java or Go files under it",
+                 requirements.txt under it, and no Java or Go files",
                 root.display()
             );
         }
@@ -92,8 +122,8 @@ impl Project {
             project.sources.push(out);
             project.parts.push(ws);
         }
-        for lang in scip_langs {
-            let out = project.file_of(lang.name());
+        for (lang, dir) in scip_parts {
+            let out = project.file_of(&part_name(lang.name(), &dir, &root));
             if !out.is_file() {
                 write_whole(&out, &signpost_treesitter::emit::empty(&root)?)?;
             }
@@ -103,18 +133,20 @@ impl Project {
             std::thread::spawn(move || {
                 let partial = out.with_extension("scip.partial");
                 let started = Instant::now();
-                let result = indexer::index(lang, &root, &partial, &indexer::Options::default())
-                    .and_then(|()| Ok(std::fs::rename(&partial, &out)?));
+                let result = index_scip_part(lang, &dir, &root, &partial, &indexer::Options::default())
+                    .and_then(|_| Ok(std::fs::rename(&partial, &out)?));
                 match result {
                     Ok(()) => tracing::info!(
                         language = lang.name(),
+                        dir = %dir.display(),
                         secs = started.elapsed().as_secs_f64(),
                         "the SCIP indexer's index swaps in"
                     ),
                     Err(e) => tracing::warn!(
                         language = lang.name(),
+                        dir = %dir.display(),
                         error = %e,
-                        "the SCIP indexer failed; the language is served from its last index, if any"
+                        "the SCIP indexer failed; the project is served from its last index, if any"
                     ),
                 }
             });

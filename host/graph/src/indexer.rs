@@ -48,12 +48,71 @@ impl Language {
     }
 }
 
+/// Every language with a SCIP indexer here.
+pub const LANGUAGES: [Language; 3] = [Language::Rust, Language::TypeScript, Language::Python];
+
 /// The languages `dir` holds, by their marker files at its top.
 pub fn detect(dir: &Path) -> Vec<Language> {
-    [Language::Rust, Language::TypeScript, Language::Python]
-        .into_iter()
-        .filter(|l| l.markers().iter().any(|m| dir.join(m).is_file()))
-        .collect()
+    LANGUAGES.into_iter().filter(|l| l.markers().iter().any(|m| dir.join(m).is_file())).collect()
+}
+
+/// Every marker file name, of every language.
+pub fn markers() -> Vec<&'static str> {
+    LANGUAGES.iter().flat_map(|l| l.markers().iter().copied()).collect()
+}
+
+/// The projects under a directory from its marker files (`(file name,
+/// directory)`, as a walk found them): per language, each directory with
+/// one of its markers, except one inside another project of the same
+/// language (a Cargo workspace's members, a package's sub-packages: the
+/// outer project's indexer covers them). Sorted by directory.
+pub fn projects(marked: &[(String, PathBuf)]) -> Vec<(Language, PathBuf)> {
+    let mut out = Vec::new();
+    for lang in LANGUAGES {
+        let mut dirs: Vec<&PathBuf> =
+            marked.iter().filter(|(name, _)| lang.markers().contains(&name.as_str())).map(|(_, d)| d).collect();
+        dirs.sort();
+        dirs.dedup();
+        let mut kept: Vec<&PathBuf> = Vec::new();
+        for d in dirs {
+            if !kept.iter().any(|k| d.starts_with(k)) {
+                kept.push(d);
+            }
+        }
+        out.extend(kept.into_iter().map(|d| (lang, d.clone())));
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.name().cmp(b.0.name())));
+    out
+}
+
+/// Rewrites the SCIP index at `path` for a workspace rooted above the
+/// project that was indexed: each document's path gets `prefix` (the
+/// project's directory under the workspace root, `/`-separated; empty for
+/// none), the root becomes `root`, and documents `keep` refuses (given the
+/// prefixed path) are dropped. Returns how many were dropped.
+pub fn tidy(path: &Path, prefix: &str, root: &Path, keep: &dyn Fn(&str) -> bool) -> anyhow::Result<usize> {
+    use protobuf::Message;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut index = scip::types::Index::parse_from_bytes(&bytes)
+        .map_err(|e| crate::scip::ScipError::Protobuf(e.to_string()))
+        .with_context(|| format!("reading {}", path.display()))?;
+    drop(bytes);
+    let prefix = prefix.trim_matches('/');
+    let before = index.documents.len();
+    for d in &mut index.documents {
+        if !prefix.is_empty() {
+            d.relative_path = format!("{prefix}/{}", d.relative_path);
+        }
+    }
+    index.documents.retain(|d| keep(&d.relative_path));
+    let dropped = before - index.documents.len();
+    if let Some(m) = index.metadata.as_mut() {
+        m.project_root = format!("file://{}", root.to_string_lossy().trim_end_matches('/'));
+    }
+    if dropped > 0 || !prefix.is_empty() {
+        std::fs::write(path, index.write_to_bytes()?).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(dropped)
 }
 
 /// Where signpost installs indexers it needs: `$XDG_CACHE_HOME/signpost/tools`

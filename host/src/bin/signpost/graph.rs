@@ -7,26 +7,28 @@ use anyhow::Context;
 
 pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: bool) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
+    use signpost::project::{index_scip_part, part_name, scip_projects};
     use signpost_treesitter::walk::{self, WalkOptions};
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
-    let langs = indexer::detect(&dir);
-    // Languages without a SCIP indexer here: the built-in tree-sitter indexer.
+    // Every project under DIR with a SCIP indexer here, by its marker files;
+    // every other language's files, for the built-in tree-sitter indexer.
+    let projects = scip_projects(&dir);
     let (parsed, walk_notes) = walk::sources(&dir, &WalkOptions::default());
-    if langs.is_empty() && parsed.is_empty() {
+    if projects.is_empty() && parsed.is_empty() {
         let extensions: Vec<String> = signpost_treesitter::languages::LANGUAGES
             .iter()
             .flat_map(|l| l.extensions.iter().map(|e| format!(".{e}")))
             .collect();
         anyhow::bail!(
             "nothing to index in {}: no Cargo.toml (Rust), package.json or tsconfig.json (TypeScript/JavaScript), \
-             pyproject.toml, setup.py or requirements.txt (Python) at its top, and no {} source files under it. \
+             pyproject.toml, setup.py or requirements.txt (Python) under it, and no {} source files. \
              An index made by another SCIP indexer (scip-clang, scip-dotnet, scip-ruby, …) is served as it is: \
              signpost --graph index.scip",
             dir.display(),
             extensions.join(" ")
         );
     }
-    let parts = langs.len() + parsed.len();
+    let parts = projects.len() + parsed.len();
     let out_for = |name: &str| -> anyhow::Result<PathBuf> {
         let out = match (output, parts) {
             (Some(o), 1) => o.to_path_buf(),
@@ -37,13 +39,20 @@ pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: boo
         Ok(std::path::absolute(&out)?)
     };
     let mut written = Vec::new();
-    for &lang in &langs {
-        let out = out_for(lang.name())?;
+    for (lang, root) in &projects {
+        let out = out_for(&part_name(lang.name(), root, &dir))?;
         // Written beside the target and renamed into place, so a server
         // watching the index only ever sees a whole file.
         let partial = out.with_extension("scip.partial");
-        indexer::index(lang, &dir, &partial, &indexer::Options { all_features })?;
-        place(&partial, &out, &format!("the {} indexer", lang.name()), lang.name())?;
+        let dropped = index_scip_part(*lang, root, &dir, &partial, &indexer::Options { all_features })?;
+        let what = match root.strip_prefix(&dir).ok().filter(|r| !r.as_os_str().is_empty()) {
+            Some(rel) => format!("{} in {}", lang.name(), rel.display()),
+            None => lang.name().to_owned(),
+        };
+        place(&partial, &out, &format!("the {} indexer", lang.name()), &what)?;
+        if dropped > 0 {
+            println!("  left out {dropped} generated or build-output files (dist/, .d.ts beside its .ts, …)");
+        }
         written.push(out);
     }
     for note in &walk_notes {
