@@ -111,6 +111,12 @@ impl SessionContext {
         self.history().apply(PastCall::of(tool, response));
     }
 
+    /// Records ids the agent came by outside this session as seen (a
+    /// terminal command's ids were read off an earlier command's output).
+    pub fn saw(&self, ids: &[String]) {
+        self.history().saw(ids);
+    }
+
     /// Takes the history and call count a shared trail store holds
     /// ([`crate::trails`]), in place of this replica's.
     pub fn restore(&self, history: &History, calls: u64) {
@@ -175,7 +181,16 @@ impl History {
         let PastCall { tool, ok, mut ids } = call;
         ids.retain(|id| is_id(id));
         ids.truncate(MAX_IDS_PER_CALL);
-        for id in &ids {
+        self.saw(&ids);
+        if self.recent.len() == MAX_RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(PastCall { tool, ok, ids });
+    }
+
+    /// Records ids as seen, most recent last, without a call.
+    pub fn saw(&mut self, ids: &[String]) {
+        for id in ids.iter().filter(|id| is_id(id)).take(MAX_IDS_PER_CALL) {
             if let Some(pos) = self.seen.iter().position(|s| s == id) {
                 self.seen.remove(pos);
             }
@@ -184,10 +199,6 @@ impl History {
             }
             self.seen.push_back(id.clone());
         }
-        if self.recent.len() == MAX_RECENT {
-            self.recent.pop_front();
-        }
-        self.recent.push_back(PastCall { tool, ok, ids });
     }
 
     /// Within this build's bounds, whatever it was read from (a shared

@@ -107,6 +107,11 @@ fn names_stand_for_ids_on_the_command_line() {
     // The name was resolved in the command's own session: the policy does
     // not call the id unseen.
     assert!(!run.stdout.contains("not seen in this session"), "{}", run.stdout);
+    // Nor an id typed on the command line: it was read off an earlier
+    // command's output, in a session that ended with it.
+    let run = signpost(&["describe", ORDER_CONTROLLER]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("not seen in this session"), "{}", run.stdout);
     let v = json_of(&signpost(&["describe", "OrderController", "--format", "json"]));
     assert_eq!(v["record"]["id"], ORDER_CONTROLLER, "{v}");
     let named = serde_json::json!([{"name": "OrderController", "id": ORDER_CONTROLLER,

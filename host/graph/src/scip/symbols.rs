@@ -347,9 +347,16 @@ pub(super) fn describe(
         kind,
         name: display_name(si, &sym.parsed, path, &dialect.tool),
         fqn: fqn_of(&sym.parsed, path, dialect.fqn_sep, dialect.rust),
-        signature,
+        signature: one_line(&signature),
         doc,
     }
+}
+
+/// A signature on one line: every run of whitespace, line breaks included,
+/// one space (`pub trait Tracker\nwhere\n    Self: Send,` reads
+/// `pub trait Tracker where Self: Send,`, not `Trackerwhere    Self`).
+pub(super) fn one_line(signature: &str) -> String {
+    signature.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether a symbol becomes a node: no parameters, locals or impl blocks.

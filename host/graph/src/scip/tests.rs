@@ -165,3 +165,24 @@ fn bad_indexes_are_refused_with_the_reason() {
     let e = err(&odd.write_to_bytes().unwrap_or_default());
     assert!(e.contains("src/x.rs") && e.contains("2 elements"), "{e}");
 }
+
+#[test]
+fn signatures_read_on_one_line_with_their_breaks_as_spaces() {
+    use super::symbols::one_line;
+    assert_eq!(
+        one_line("pub trait ProgressTracker\nwhere\n    Self: Send + Sync,"),
+        "pub trait ProgressTracker where Self: Send + Sync,"
+    );
+    assert_eq!(one_line("  fn  f(\r\n\ta: u8,\n) "), "fn f( a: u8, )");
+    // Every signature the fixtures give is on one line.
+    for lang in ["rust", "ts", "py"] {
+        let g = fixture(lang);
+        for n in g.iter() {
+            assert!(
+                !n.signature().contains(['\n', '\t']) && !n.signature().contains("  "),
+                "{lang}: {:?}",
+                n.signature()
+            );
+        }
+    }
+}

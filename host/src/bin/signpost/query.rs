@@ -99,7 +99,7 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     let owner = token.map(|t| Owner::of_token(t.trim())).unwrap_or_default();
     // Without a store, the command's calls share a history of their own.
     let own = state.is_none().then(|| Arc::new(SessionContext::new()));
-    let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own));
+    let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own.clone()));
     // Every call of the command runs on that trail, as an MCP call does.
     let call = |tool: Tool, args: serde_json::Map<String, serde_json::Value>| {
         let on_trail = signpost.trails().run(&opened, tool, async |session| {
@@ -130,6 +130,20 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
             return Ok(ExitCode::FAILURE);
         }
     };
+    // Without a store each command is a session of its own: the ids on its
+    // command line were read off an earlier command's output, so the policy
+    // is not told they are unseen.
+    if let Some(own) = &own {
+        let ids: Vec<String> = args
+            .values()
+            .flat_map(|v| match v {
+                serde_json::Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            })
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        own.saw(&ids);
+    }
     let response = call(tool, args);
     let out = match options.format {
         terminal::Format::Text => terminal::text(&response, &named, &shell),
