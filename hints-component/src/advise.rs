@@ -533,7 +533,8 @@ fn neighbors(call: &Call, result: &Value) -> Advice {
             let edge = r.get("edge").and_then(Value::as_str).unwrap_or("");
             let arrow = if direction == "in" { "<-" } else { "->" };
             // An edge resolved by name, not by a compiler: say so.
-            let probable = if r.get("derived").and_then(Value::as_str) == Some("inferred") { " (inferred)" } else { "" };
+            let probable =
+                if r.get("derived").and_then(Value::as_str) == Some("inferred") { " (inferred)" } else { "" };
             format!("{arrow}{edge}{probable} {}", other.line())
         })
         .collect();
