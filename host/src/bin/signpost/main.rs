@@ -40,6 +40,7 @@ const LONG_VERSION: &str = concat!(
 const EXAMPLES: &str = "\
 Examples:
   signpost                                  serve MCP on stdio: the sample graph, the default policy
+  signpost --project ~/src/shop             serve a repository as it stands, following its edits
   signpost --graph index.scip --policy my.wasm --http 8080
                                             serve an index over HTTP with your policy (hot-swapped on change)
   signpost index ~/src/shop                 index a project (Rust, TypeScript, Python, Java, Go) into index.scip
@@ -47,7 +48,7 @@ Examples:
   signpost neighbors OrderController --direction out --edge-types DECLARES.EXPOSES
   signpost policy check my-policy.wasm      run the checks a hot swap runs
 
-Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --graph /abs/path/index.scip";
+Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --project /abs/path/to/repo";
 
 #[derive(clap::Parser)]
 #[command(version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
