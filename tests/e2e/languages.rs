@@ -1,4 +1,4 @@
-//! Languages without a SCIP indexer here (Java, Go): `signpost index` reads
+//! Languages without a SCIP indexer here (Java, Go, C#): `signpost index` reads
 //! them with the built-in tree-sitter indexer, the server answers about
 //! them through MCP, every hint works verbatim, and hostile trees (broken
 //! files, huge generated ones, binary files, symlink loops, non-UTF-8
@@ -42,25 +42,43 @@ async fn resolve_one(client: &Client, identifier: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn java_and_go_projects_are_indexed_built_in_and_served() {
+async fn java_go_and_csharp_projects_are_indexed_built_in_and_served() {
     let scratch = Scratch::new("languages");
-    for (lang, iface, implementor, callee, caller, starts) in [
+    for (lang, better, iface, implementor, callee, caller, starts) in [
         (
             "java",
+            "scip-java",
             "Repository",
             "OrderRepository",
             "OrderService.placeOrder",
             "create",
             vec!["OrderService", "OrderController", "Priced", "model"],
         ),
-        ("go", "Store", "MemoryStore", "Service.Place", "main", vec!["Service", "NewMemoryStore", "Order", "orders"]),
+        (
+            "go",
+            "scip-go",
+            "Store",
+            "MemoryStore",
+            "Service.Place",
+            "main",
+            vec!["Service", "NewMemoryStore", "Order", "orders"],
+        ),
+        (
+            "csharp",
+            "scip-dotnet",
+            "IRepository",
+            "OrderRepository",
+            "OrderService.PlaceOrder",
+            "Main",
+            vec!["OrderService", "AuditLog", "IPriced", "Shop.Model"],
+        ),
     ] {
         let dir = scratch.path(lang);
         copy_dir(&fixture(lang), &dir);
         let (ok, out) = index(&dir);
         assert!(ok, "{lang}: {out}");
         assert!(out.contains(&format!("({lang}, tree-sitter)")), "the output names the indexer: {out}");
-        assert!(out.contains(&format!("scip-{lang}")), "the output names the better indexer: {out}");
+        assert!(out.contains(better), "the output names the better indexer: {out}");
         let graph = dir.join("index.scip");
         assert!(out.contains(&format!("serve it: signpost --graph {}", graph.display())), "{out}");
 

@@ -35,6 +35,7 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
         Kind::Function => ScipKind::Function,
         Kind::Constructor => ScipKind::Constructor,
         Kind::Field => ScipKind::Field,
+        Kind::Property => ScipKind::Property,
         Kind::Constant if parent == Some(Kind::Enum) => ScipKind::EnumMember,
         Kind::Constant => ScipKind::Constant,
         Kind::Variable => ScipKind::Variable,

@@ -65,6 +65,8 @@ pub enum Kind {
     Constructor,
     /// `@def.field`
     Field,
+    /// `@def.property`
+    Property,
     /// `@def.constant`
     Constant,
     /// `@def.variable`
@@ -85,6 +87,7 @@ impl Kind {
             "function" => Kind::Function,
             "constructor" => Kind::Constructor,
             "field" => Kind::Field,
+            "property" => Kind::Property,
             "constant" => Kind::Constant,
             "variable" => Kind::Variable,
             _ => return None,

@@ -27,8 +27,6 @@ pub struct Lang {
     pub name: &'static str,
     /// File extensions, without the dot.
     pub extensions: &'static [&'static str],
-    /// Files whose presence at a directory's top makes it a project root.
-    pub markers: &'static [&'static str],
     /// The grammar.
     pub grammar: fn() -> Language,
     /// The query file's text.
@@ -52,7 +50,6 @@ pub static LANGUAGES: &[Lang] = &[
     Lang {
         name: "java",
         extensions: &["java"],
-        markers: &["pom.xml", "build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"],
         grammar: || tree_sitter_java::LANGUAGE.into(),
         query: include_str!("../queries/java.scm"),
         scheme: "semanticdb",
@@ -64,7 +61,6 @@ pub static LANGUAGES: &[Lang] = &[
     Lang {
         name: "go",
         extensions: &["go"],
-        markers: &["go.mod"],
         grammar: || tree_sitter_go::LANGUAGE.into(),
         query: include_str!("../queries/go.scm"),
         scheme: "scip-go",
@@ -72,6 +68,17 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::ModulePath,
         constructor: "",
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
+    },
+    Lang {
+        name: "csharp",
+        extensions: &["cs"],
+        grammar: || tree_sitter_c_sharp::LANGUAGE.into(),
+        query: include_str!("../queries/csharp.scm"),
+        scheme: "scip-dotnet",
+        manager: "nuget",
+        packages: Packages::Dotted,
+        constructor: "",
+        better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
     },
 ];
 

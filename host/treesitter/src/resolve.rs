@@ -524,7 +524,9 @@ impl Resolver<'_> {
         };
         let callables =
             |defs: &[DefIx]| -> Vec<DefIx> { defs.iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect() };
-        if c.construct {
+        // `new T(…)`: T's constructor that takes the arguments, or T itself
+        // when it declares none.
+        let construct = || {
             let t = self.ty(
                 fi,
                 scope.unwrap_or(usize::MAX),
@@ -538,11 +540,19 @@ impl Resolver<'_> {
                 .copied()
                 .filter(|&m| self.p.kind(m) == Kind::Constructor)
                 .collect();
-            return if ctors.is_empty() { Some(t) } else { by_arity(&ctors) };
+            if ctors.is_empty() { Some(t) } else { by_arity(&ctors) }
+        };
+        if c.construct {
+            return construct();
         }
         let name = c.name.as_str();
         match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r)) {
-            None => self.ladder(fi, scope, name, Want::Callable, by_arity),
+            None => self.ladder(fi, scope, name, Want::Callable, by_arity).or_else(|| {
+                // `Order(…)` where nothing callable has that name: a
+                // construction, in languages that need no `new` (Kotlin).
+                let callable = Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d).is_callable());
+                if callable { None } else { construct() }
+            }),
             Some(Receiver::Type(t)) => {
                 for t in self.lineage(t) {
                     let level = callables(Lookup::get(&self.look.by_owner, &(t, name)));

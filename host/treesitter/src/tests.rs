@@ -237,3 +237,43 @@ fn edges_resolved_by_name_are_marked_inferred_and_declares_exact() {
     let merged = signpost_graph::merge("both", &[g, exact]).expect("merges");
     assert!(!merged.has_inferred_edges(), "an exact edge outweighs the same edge inferred");
 }
+
+#[test]
+fn csharp_hierarchy_calls_overloads_and_namespaces() {
+    let (g, report) = graph_of(&fixture_dir("csharp"), "csharp");
+    assert_eq!((report.files, report.syntax_errors), (2, 0), "{report:?}");
+    assert_eq!(kind(&g, "Shop.Model.IPriced"), "interface");
+    assert_eq!(kind(&g, "Shop.Model.Entity.Id"), "property");
+    assert_eq!(kind(&g, "Shop.Services.OrderService.PlaceOrder"), "method");
+    assert_eq!(kind(&g, "Shop.Services"), "module");
+    let e = edges(&g);
+    let (m, s) = ("Shop.Model", "Shop.Services");
+    let want = [
+        format!("{m}.Order -EXTENDS-> {m}.Entity"),
+        format!("{m}.Order -IMPLEMENTS-> {m}.IPriced"),
+        format!("{s}.OrderRepository -IMPLEMENTS-> {s}.IRepository"),
+        format!("{m}.Order.Total:29 -OVERRIDES-> {m}.IPriced.Total:8"),
+        format!("{s}.OrderRepository.Save:19 -OVERRIDES-> {s}.IRepository.Save:9"),
+        format!("{m} -DECLARES-> {m}.Order"),
+        format!("{s}.OrderRepository.Save:19 -CALLS-> {s}.OrderRepository.Save:14"),
+        format!("{s}.OrderRepository.Save:14 -CALLS-> {m}.Entity.GetId:16"),
+        // A field typed by an interface calls the interface's overload that
+        // takes two arguments.
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.IRepository.Save:9"),
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.AuditLog.Save:28"),
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {m}.Order.Total:29"),
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.OrderService.Notify:54"),
+        format!("{s}.OrderService.Notify:54 -CALLS-> {s}.AuditLog.Save:28"),
+        // `var service = new OrderService(…)`: its constructor, then its method.
+        format!("{s}.Program.Main:62 -CALLS-> {s}.OrderService.OrderService:37"),
+        format!("{s}.Program.Main:62 -CALLS-> {s}.OrderService.PlaceOrder:42"),
+    ];
+    let never = [
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.IRepository.Save:8"),
+        format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.OrderRepository.Save:14"),
+        format!("{m}.Order.Add:24 -CALLS-> {m}.Order.Add:24"),
+    ];
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&e, &want, &never);
+}

@@ -1,0 +1,41 @@
+; C# for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+
+(namespace_declaration name: (_) @package)
+(file_scoped_namespace_declaration name: (_) @package)
+(using_directive [(identifier) (qualified_name)] @import)
+
+; Definitions.
+(class_declaration name: (identifier) @name) @def.class
+(record_declaration name: (identifier) @name) @def.class
+(struct_declaration name: (identifier) @name) @def.struct
+(interface_declaration name: (identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(enum_member_declaration name: (identifier) @name) @def.constant
+(delegate_declaration name: (identifier) @name) @def.type
+(method_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.method
+(constructor_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.constructor
+(property_declaration name: (identifier) @name) @def.property
+(field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @def.field
+
+; Headers: base classes and interfaces.
+(base_list [(identifier) @extends (generic_name (identifier) @extends) (qualified_name name: (identifier) @extends)])
+
+; Typed names: fields, properties, parameters, locals.
+(variable_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type)]
+  (variable_declarator name: (identifier) @var.name))
+(variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type)]))
+(parameter type: [(identifier) @var.type (generic_name (identifier) @var.type)] name: (identifier) @var.name)
+(property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type)] name: (identifier) @var.name)
+
+; References.
+(invocation_expression function: [(identifier) @call (generic_name (identifier) @call)] arguments: (argument_list) @call.args)
+(invocation_expression
+  function: (member_access_expression expression: (_) @call.receiver name: [(identifier) @call (generic_name (identifier) @call)])
+  arguments: (argument_list) @call.args)
+(object_creation_expression type: [(identifier) @new (generic_name (identifier) @new)] arguments: (argument_list) @call.args)
+(parameter type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(variable_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(method_declaration returns: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(property_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(base_list [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(type_argument_list (identifier) @ref.type)
