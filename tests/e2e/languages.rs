@@ -315,3 +315,71 @@ fn a_monorepo_is_indexed_as_one_workspace_without_its_build_outputs() {
     }
     assert!(files.iter().all(|f| !f.starts_with("web/dist/") && !f.contains("node_modules")), "{files:?}");
 }
+
+/// Runs `signpost index ARGS` with `path` first on PATH.
+fn index_with(args: &[&str], path: &Path) -> (bool, String) {
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let paths = std::iter::once(path.to_path_buf()).chain(std::env::split_paths(&inherited));
+    let out = std::process::Command::new(crate::common::BIN)
+        .arg("index")
+        .args(args)
+        .env("PATH", std::env::join_paths(paths).unwrap_or_else(|e| panic!("{e}")))
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
+    use protobuf::Message;
+    let scratch = Scratch::new("languages-dispatch");
+    // What the stand-in scip-go writes: the fixture's index, as scip-go
+    // names itself (so its edges count as exact).
+    let made = scratch.path("made");
+    copy_dir(&fixture("go"), &made);
+    let (ok, out) = index(&made);
+    assert!(ok, "{out}");
+    let mut idx = scip::types::Index::parse_from_bytes(&std::fs::read(made.join("index.scip")).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    if let Some(m) = idx.metadata.as_mut()
+        && let Some(t) = m.tool_info.as_mut()
+    {
+        t.name = "scip-go".into();
+    }
+    let standin = scratch.path("standin.scip");
+    std::fs::write(&standin, idx.write_to_bytes().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
+    let bin = scratch.path("bin");
+    std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
+    let script = bin.join("scip-go");
+    // scip-go --output OUT: the stand-in copies the index there.
+    std::fs::write(&script, format!("#!/bin/sh\n[ \"$1\" = --output ] || exit 2\ncp '{}' \"$2\"\n", standin.display()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let d = dir.display().to_string();
+    // On PATH: it runs, and its (exact) index is the part served.
+    let (ok, out) = index_with(&[&d], &bin);
+    assert!(ok && out.contains("(go, scip-go)"), "{out}");
+    let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(g.node_count() > 20 && !g.has_inferred_edges(), "the SCIP indexer's edges are exact");
+    // One that fails: a note, and the built-in indexer reads the language.
+    let (ok, out) = index_with(&[&d, "--indexer", "go=sh -c 'echo broken >&2; exit 3' {out}"], &bin);
+    assert!(ok && out.contains("failed") && out.contains("broken") && out.contains("(go, tree-sitter)"), "{out}");
+    let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(g.has_inferred_edges(), "the built-in indexer's edges are inferred");
+    // Flags that cannot work are refused before anything runs.
+    for (flag, says) in [
+        ("cobol=run {out}", "not one of"),
+        ("go=scip-go", "{out}"),
+        ("go", "LANG=COMMAND"),
+        ("go='unclosed {out}", "does not parse"),
+    ] {
+        let (ok, out) = index_with(&[&d, "--indexer", flag], &bin);
+        assert!(!ok && out.contains(says), "--indexer {flag}: {out}");
+    }
+}

@@ -128,12 +128,14 @@ pub fn tools_dir() -> PathBuf {
     cache.join("signpost").join("tools")
 }
 
-fn on_path(program: &str) -> Option<PathBuf> {
+/// The program called `program` on PATH, if any.
+pub fn on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
 
-fn run_quiet(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
+/// Runs `cmd` with no input; its failure carries the last lines it wrote.
+pub fn run_quiet(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
     let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("running {what}"))?;
     if !out.status.success() {
         bail!("{what} failed ({}):\n{}", out.status, tail(&String::from_utf8_lossy(&out.stderr), 20));

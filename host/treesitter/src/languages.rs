@@ -43,6 +43,10 @@ pub struct Lang {
     /// The SCIP indexer that knows the language's types, for the output's
     /// advice.
     pub better: &'static str,
+    /// How `signpost index` runs that indexer when it is on PATH: a command
+    /// line, `{out}` standing for the index to write (run in the project
+    /// directory). `signpost index --indexer LANG=COMMAND` replaces it.
+    pub scip_command: &'static str,
 }
 
 /// Every language, in the order files are matched.
@@ -57,6 +61,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "<init>",
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
+        scip_command: "scip-java index --output {out}",
     },
     Lang {
         name: "go",
@@ -68,6 +73,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::ModulePath,
         constructor: "",
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
+        scip_command: "scip-go --output {out}",
     },
     Lang {
         name: "csharp",
@@ -79,6 +85,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "",
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
+        scip_command: "scip-dotnet index --output {out}",
     },
 ];
 

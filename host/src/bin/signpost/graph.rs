@@ -5,11 +5,17 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn index_project(
+    dir: &Path,
+    output: Option<&Path>,
+    all_features: bool,
+    indexers: &[String],
+) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
     use signpost::project::{index_scip_part, part_name, scip_projects};
     use signpost_treesitter::walk::{self, WalkOptions};
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
+    let given = given_indexers(indexers)?;
     // Every project under DIR with a SCIP indexer here, by its marker files;
     // every other language's files, for the built-in tree-sitter indexer.
     let projects = scip_projects(&dir);
@@ -61,6 +67,33 @@ pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: boo
     for (lang, files) in &parsed {
         let out = out_for(lang.name)?;
         let partial = out.with_extension("scip.partial");
+        // The language's SCIP indexer when given or on PATH; the built-in
+        // indexer when it is missing or fails.
+        let command = given.iter().find(|(l, _)| l == lang.name).map(|(_, c)| c.clone()).or_else(|| {
+            let words = shlex::split(lang.scip_command).unwrap_or_default();
+            words.first().and_then(|p| indexer::on_path(p)).map(|_| words)
+        });
+        if let Some(words) = command {
+            let program = words.first().cloned().unwrap_or_default();
+            let ran = indexer::with_progress(&format!("indexing {} with {program}", lang.name), || {
+                let args = words[1..].iter().map(|w| w.replace("{out}", &partial.to_string_lossy()));
+                indexer::run_quiet(std::process::Command::new(&program).args(args).current_dir(&dir), &program)
+            })
+            .and_then(|()| indexer::tidy(&partial, "", &dir, &|rel| !walk::excluded(&dir, rel)))
+            .and_then(|_| place(&partial, &out, &program, &format!("{}, {program}", lang.name)));
+            match ran {
+                Ok(()) => {
+                    written.push(out);
+                    continue;
+                }
+                Err(e) => eprintln!(
+                    "note: the {} SCIP indexer failed ({}); the built-in indexer reads {} instead",
+                    lang.name,
+                    format!("{e:#}").replace(":\n", ": ").lines().take(6).collect::<Vec<_>>().join(" / "),
+                    lang.name,
+                ),
+            }
+        }
         let indexed =
             indexer::with_progress(&format!("indexing {} {} files with tree-sitter", files.len(), lang.name), || {
                 signpost_treesitter::index(&dir, lang, files, &signpost_treesitter::Options::default())
@@ -90,6 +123,30 @@ pub(super) fn index_project(dir: &Path, output: Option<&Path>, all_features: boo
     let flags: Vec<String> = written.iter().map(|p| format!("--graph {}", p.display())).collect();
     println!("serve it: signpost {}", flags.join(" "));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--indexer LANG=COMMAND` flags: each a built-in language and a command
+/// line that names `{out}`.
+fn given_indexers(flags: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    let names: Vec<&str> = signpost_treesitter::languages::LANGUAGES.iter().map(|l| l.name).collect();
+    flags
+        .iter()
+        .map(|f| {
+            let (lang, command) = f
+                .split_once('=')
+                .with_context(|| format!("--indexer {f}: give LANG=COMMAND, e.g. go='scip-go --output {{out}}'"))?;
+            if !names.contains(&lang) {
+                anyhow::bail!("--indexer {f}: `{lang}` is not one of {}", names.join(", "));
+            }
+            let words = shlex::split(command)
+                .filter(|w| !w.is_empty())
+                .with_context(|| format!("--indexer {f}: the command does not parse as a shell command line"))?;
+            if !words.iter().any(|w| w.contains("{out}")) {
+                anyhow::bail!("--indexer {f}: the command must name the index it writes as {{out}}");
+            }
+            Ok((lang.to_owned(), words))
+        })
+        .collect()
 }
 
 /// Checks that the index at `partial` loads, renames it to `out`, and says

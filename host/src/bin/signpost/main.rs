@@ -75,7 +75,8 @@ enum Command {
     /// missing), Java, Go and C# with the built-in tree-sitter indexer; then
     /// check that each index loads. Serve the result with `signpost --graph`.
     #[command(
-        after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features"
+        after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features\n  \
+                      signpost index . --indexer go='scip-go --output {out}'"
     )]
     Index {
         /// The project directory.
@@ -89,6 +90,13 @@ enum Command {
         /// default ones (a library such as tokio gates most of its code).
         #[arg(long)]
         all_features: bool,
+        /// The SCIP indexer to run for a language the built-in indexer reads,
+        /// as `LANG=COMMAND` with `{out}` for the index to write (run in
+        /// DIR), e.g. `go='scip-go --output {out}'`. Without it, the
+        /// language's SCIP indexer runs when it is on PATH; when it fails,
+        /// or is missing, the built-in indexer reads the language.
+        #[arg(long, value_name = "LANG=COMMAND")]
+        indexer: Vec<String>,
     },
     /// Work with graph files.
     #[command(subcommand)]
@@ -441,7 +449,9 @@ fn main() -> ExitCode {
         Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
             replay(&logs, &policies, &graph, json, diffs)
         }
-        Some(Command::Index { dir, output, all_features }) => index_project(&dir, output.as_deref(), all_features),
+        Some(Command::Index { dir, output, all_features, indexer }) => {
+            index_project(&dir, output.as_deref(), all_features, &indexer)
+        }
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
