@@ -1,6 +1,6 @@
 //! `signpost --project DIR`: a repository served as its code stands now.
 //!
-//! The built-in indexer's languages (Java, Go, C#) are indexed on start (in
+//! The built-in indexer's languages (Java, Kotlin, Go, C#) are indexed on start (in
 //! seconds) and again whenever their files change: a watcher on the tree
 //! collects changes for a moment, reads the changed files again, resolves
 //! the language's part and imports it in this process, and the served graph
@@ -107,7 +107,7 @@ impl Project {
         if found.is_empty() && scip_parts.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
-                 requirements.txt under it, and no Java, Go or C# files",
+                 requirements.txt under it, and no Java, Kotlin, Go or C# files",
                 root.display()
             );
         }

@@ -1,4 +1,4 @@
-//! Languages without a SCIP indexer here (Java, Go, C#): `signpost index` reads
+//! Languages without a SCIP indexer here (Java, Go, Kotlin, C#): `signpost index` reads
 //! them with the built-in tree-sitter indexer, the server answers about
 //! them through MCP, every hint works verbatim, and hostile trees (broken
 //! files, huge generated ones, binary files, symlink loops, non-UTF-8
@@ -42,7 +42,7 @@ async fn resolve_one(client: &Client, identifier: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn java_go_and_csharp_projects_are_indexed_built_in_and_served() {
+async fn java_go_kotlin_and_csharp_projects_are_indexed_built_in_and_served() {
     let scratch = Scratch::new("languages");
     for (lang, better, iface, implementor, callee, caller, starts) in [
         (
@@ -62,6 +62,15 @@ async fn java_go_and_csharp_projects_are_indexed_built_in_and_served() {
             "Service.Place",
             "main",
             vec!["Service", "NewMemoryStore", "Order", "orders"],
+        ),
+        (
+            "kotlin",
+            "scip-java",
+            "Repository",
+            "OrderRepository",
+            "OrderService.placeOrder",
+            "main",
+            vec!["OrderService", "AuditLog", "Priced", "com.example.shop.model"],
         ),
         (
             "csharp",

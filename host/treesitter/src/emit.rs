@@ -32,6 +32,8 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
         Kind::Type => ScipKind::Type,
         Kind::Module => ScipKind::Namespace,
         Kind::Method => ScipKind::Method,
+        // A function declared in a type is its method (Kotlin, Python…).
+        Kind::Function if parent.is_some_and(Kind::is_type) => ScipKind::Method,
         Kind::Function => ScipKind::Function,
         Kind::Constructor => ScipKind::Constructor,
         Kind::Field => ScipKind::Field,

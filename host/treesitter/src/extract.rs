@@ -307,10 +307,16 @@ impl Reader {
                 let n = c.node;
                 match cap {
                     "package" => facts.package = Some(txt(n).split_whitespace().collect()),
-                    "import" => facts.imports.push(Import {
-                        path: txt(n).trim_matches(['"', '`']).split_whitespace().collect(),
-                        alias: get("import.alias").map(txt),
-                    }),
+                    "import" => {
+                        let mut path: String = txt(n).trim_matches(['"', '`']).split_whitespace().collect();
+                        // A grammar that leaves a wildcard out of the name
+                        // (Kotlin's `import a.b.*`): the import says it.
+                        let wild = n.parent().is_some_and(|p| txt(p).trim_end().trim_end_matches(';').ends_with('*'));
+                        if wild && !path.ends_with('*') {
+                            path.push_str(".*");
+                        }
+                        facts.imports.push(Import { path, alias: get("import.alias").map(txt) });
+                    }
                     "extends" => facts.supers.push(Name {
                         name: txt(n),
                         qualifier: get("ref.qualifier").map(txt),

@@ -87,6 +87,18 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
     },
+    Lang {
+        name: "kotlin",
+        extensions: &["kt", "kts"],
+        grammar: || tree_sitter_kotlin_ng::LANGUAGE.into(),
+        query: include_str!("../queries/kotlin.scm"),
+        scheme: "semanticdb",
+        manager: "maven",
+        packages: Packages::Dotted,
+        constructor: "<init>",
+        better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
+        scip_command: "scip-java index --output {out}",
+    },
 ];
 
 /// The language of a file, by its extension.

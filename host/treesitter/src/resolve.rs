@@ -606,11 +606,14 @@ fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(Def
             continue;
         }
         let lineage = r.lineage(t);
-        for &m in ms.iter().filter(|&&m| p.kind(m) == Kind::Method) {
+        // Callable members but constructors (a Kotlin `fun` in a class is a
+        // function by its syntax, a method by its place).
+        let method = |k: Kind| matches!(k, Kind::Method | Kind::Function);
+        for &m in ms.iter().filter(|&&m| method(p.kind(m))) {
             let f = p.fact(m);
             let target = lineage[1..].iter().find_map(|s| {
                 members.get(s)?.iter().copied().find(|&o| {
-                    p.kind(o) == Kind::Method
+                    method(p.kind(o))
                         && p.fact(o).name == f.name
                         && p.fact(o).arity.map(|a| a.min) == f.arity.map(|a| a.min)
                 })

@@ -277,3 +277,44 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
     let never: Vec<&str> = never.iter().map(String::as_str).collect();
     assert_edges(&e, &want, &never);
 }
+
+#[test]
+fn kotlin_hierarchy_calls_overloads_and_packages() {
+    let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
+    // The two sources and build.gradle.kts (a Kotlin script).
+    assert_eq!((report.files, report.syntax_errors), (3, 0), "{report:?}");
+    let (m, s) = ("com.example.shop.model", "com.example.shop.service");
+    assert_eq!(kind(&g, &format!("{m}.Priced")), "interface");
+    assert_eq!(kind(&g, &format!("{m}.Order")), "class");
+    assert_eq!(kind(&g, &format!("{m}.Order.add")), "method", "a function in a class is a method");
+    assert_eq!(kind(&g, &format!("{s}.main")), "function");
+    assert_eq!(kind(&g, &format!("{m}.Entity.id")), "property");
+    let e = edges(&g);
+    let want = [
+        format!("{m}.Order -EXTENDS-> {m}.Entity"),
+        format!("{m}.Order -IMPLEMENTS-> {m}.Priced"),
+        format!("{m}.Item -IMPLEMENTS-> {m}.Priced"),
+        format!("{s}.OrderRepository -IMPLEMENTS-> {s}.Repository"),
+        format!("{m}.Order.total:25 -OVERRIDES-> {m}.Priced.total:5"),
+        format!("{m}.Item.total:14 -OVERRIDES-> {m}.Priced.total:5"),
+        format!("{s}.OrderRepository.save:16 -CALLS-> {s}.OrderRepository.save:12"),
+        // An inherited method, through a wildcard import's type.
+        format!("{s}.OrderRepository.save:12 -CALLS-> {m}.Entity.describe:10"),
+        // A constructor property typed by an interface: its two-argument overload.
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {s}.Repository.save:8"),
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {s}.AuditLog.save:23"),
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {m}.Order.total:25"),
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {s}.OrderService.notifyCustomer:40"),
+        format!("{s}.OrderService.notifyCustomer:40 -CALLS-> {s}.AuditLog.save:23"),
+        // `val service = OrderService(…)`: then its method.
+        format!("{s}.main:45 -CALLS-> {s}.OrderService.placeOrder:32"),
+    ];
+    let never = [
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {s}.Repository.save:7"),
+        format!("{s}.OrderService.placeOrder:32 -CALLS-> {s}.OrderRepository.save:12"),
+        format!("{m}.Order.add:21 -CALLS-> {m}.Order.add:21"),
+    ];
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&e, &want, &never);
+}

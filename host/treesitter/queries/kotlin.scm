@@ -1,0 +1,31 @@
+; Kotlin for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+; The grammar names few fields: children are matched by position.
+
+(package_header (qualified_identifier) @package)
+(import (qualified_identifier) @import)
+
+; Definitions. A function in a class is a method (the emitter tells them apart).
+(class_declaration "interface" name: (identifier) @name) @def.interface
+(class_declaration "class" name: (identifier) @name) @def.class
+(object_declaration name: (identifier) @name) @def.class
+(enum_entry . (identifier) @name) @def.constant
+(function_declaration name: (identifier) @name (function_value_parameters) @params) @def.function
+(secondary_constructor "constructor" @name (function_value_parameters) @params) @def.constructor
+(class_body (property_declaration (variable_declaration . (identifier) @name)) @def.property)
+(source_file (property_declaration (variable_declaration . (identifier) @name)) @def.variable)
+(class_parameter ["val" "var"] (identifier) @name) @def.property
+
+; Headers: superclass and interfaces.
+(delegation_specifier (constructor_invocation (user_type . (identifier) @extends)))
+(delegation_specifier (user_type . (identifier) @extends))
+
+; Typed names: parameters, constructor properties, properties, locals.
+(parameter . (identifier) @var.name (user_type . (identifier) @var.type))
+(class_parameter (identifier) @var.name . (user_type . (identifier) @var.type))
+(property_declaration (variable_declaration . (identifier) @var.name (user_type . (identifier) @var.type)))
+(property_declaration (variable_declaration . (identifier) @var.name .) (call_expression . (identifier) @var.type))
+
+; References.
+(call_expression . (identifier) @call (value_arguments) @call.args)
+(call_expression . (navigation_expression . (_) @call.receiver (identifier) @call .) (value_arguments) @call.args)
+(user_type . (identifier) @ref.type)
