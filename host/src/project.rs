@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use signpost_graph::indexer;
-use signpost_treesitter::languages::LANGUAGES;
+use signpost_treesitter::languages::{LANGUAGES, Lang};
 use signpost_treesitter::walk::{self, WalkOptions};
 use signpost_treesitter::{Indexed, Workspace};
 
@@ -37,6 +37,14 @@ pub struct Project {
     cache: PathBuf,
     parts: Vec<Workspace>,
     sources: Vec<PathBuf>,
+    /// The SCIP projects (language, directory): a built-in language's
+    /// files inside one of the same language are its indexer's.
+    scip_roots: Vec<(String, PathBuf)>,
+}
+
+/// `files` of `lang` that no SCIP project of the same language covers.
+fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)]) -> Vec<PathBuf> {
+    files.iter().filter(|f| !scip_roots.iter().any(|(l, r)| l == lang.name && f.starts_with(r))).cloned().collect()
 }
 
 /// Where a project's index files go by default.
@@ -111,11 +119,15 @@ impl Project {
                 root.display()
             );
         }
-        let mut project = Project { root: root.clone(), cache: cache.clone(), parts: Vec::new(), sources: Vec::new() };
+        let scip_roots: Vec<(String, PathBuf)> =
+            scip_parts.iter().map(|(l, d)| (l.name().to_owned(), d.clone())).collect();
+        let mut project =
+            Project { root: root.clone(), cache: cache.clone(), parts: Vec::new(), sources: Vec::new(), scip_roots };
         // Every language of the built-in indexer has its file, empty when the
         // project has none of it yet: a first file of it shows up live.
         for lang in LANGUAGES {
             let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone()).unwrap_or_default();
+            let files = uncovered(lang, &files, &project.scip_roots);
             let (ws, indexed) = Workspace::open(&root, lang, &files, &signpost_treesitter::Options::default());
             let out = project.file_of(lang.name);
             project.write(&out, &indexed)?;
@@ -235,7 +247,9 @@ impl Project {
             let files = if known {
                 ws.files()
             } else {
-                found.iter().find(|(l, _)| std::ptr::eq(*l, ws.lang())).map(|(_, f)| f.clone()).unwrap_or_default()
+                let all =
+                    found.iter().find(|(l, _)| std::ptr::eq(*l, ws.lang())).map_or(&[][..], |(_, f)| f.as_slice());
+                uncovered(ws.lang(), all, &self.scip_roots)
             };
             if let Some(indexed) = ws.update(&files, changed) {
                 updates.push(indexed);

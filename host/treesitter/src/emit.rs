@@ -8,7 +8,8 @@ use scip::types::{
 };
 
 use crate::extract::{Kind, Span};
-use crate::resolve::Project;
+use crate::languages::Packages;
+use crate::resolve::{Project, package_symbol};
 
 /// The `tool_info.name` of indexes this crate writes; the importer marks
 /// their CALLS, REFERENCES and header edges as inferred.
@@ -51,6 +52,30 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         .iter()
         .map(|s| Document { language: s.lang.name.to_owned(), relative_path: s.path.clone(), ..Default::default() })
         .collect();
+    // A file that is its module (Python) defines it: the module node has a
+    // place, and what the file's top level does is the module's.
+    for (fi, src) in project.sources.iter().enumerate() {
+        if src.lang.packages != Packages::ModuleFile || src.package.is_empty() {
+            continue;
+        }
+        let symbol = package_symbol(src);
+        let lines = src.facts.lines.max(1) as u32;
+        let whole = Span { start: (0, 0), end: (lines, 0), bytes: (0, usize::MAX) };
+        docs[fi].occurrences.push(Occurrence {
+            symbol: symbol.clone(),
+            symbol_roles: DEFINITION,
+            range: range(&Span { start: (0, 0), end: (0, 0), bytes: (0, 0) }),
+            enclosing_range: range(&whole),
+            ..Default::default()
+        });
+        let name = src.package.last().map_or("", |p| p.rsplit('.').next().unwrap_or(p));
+        docs[fi].symbols.push(SymbolInformation {
+            symbol,
+            kind: ScipKind::Module.into(),
+            display_name: name.to_owned(),
+            ..Default::default()
+        });
+    }
     for (ix, d) in project.defs.iter().enumerate() {
         let f = project.def(ix);
         let doc = &mut docs[d.file];

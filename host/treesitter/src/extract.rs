@@ -309,6 +309,10 @@ impl Reader {
                     "package" => facts.package = Some(txt(n).split_whitespace().collect()),
                     "import" => {
                         let mut path: String = txt(n).trim_matches(['"', '`']).split_whitespace().collect();
+                        // `from a.b import C`: the module, then the name.
+                        if let Some(from) = get("import.from") {
+                            path = format!("{}.{path}", txt(from).trim());
+                        }
                         // A grammar that leaves a wildcard out of the name
                         // (Kotlin's `import a.b.*`): the import says it.
                         let wild = n.parent().is_some_and(|p| txt(p).trim_end().trim_end_matches(';').ends_with('*'));

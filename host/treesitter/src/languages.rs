@@ -18,6 +18,10 @@ pub enum Packages {
     /// The directory's import path under the module root, one namespace
     /// (`` `example.com/shop/orders`/ ``), as scip-go writes it.
     ModulePath,
+    /// The file is the module, one dotted namespace from its path under the
+    /// project root (`shapes/geometry.py` → `` `shapes.geometry`/ ``;
+    /// `__init__.py` is its package), as scip-python writes it.
+    ModuleFile,
 }
 
 /// One language.
@@ -45,7 +49,8 @@ pub struct Lang {
     pub better: &'static str,
     /// How `signpost index` runs that indexer when it is on PATH: a command
     /// line, `{out}` standing for the index to write (run in the project
-    /// directory). `signpost index --indexer LANG=COMMAND` replaces it.
+    /// directory); empty when projects of the language are indexed apart.
+    /// `signpost index --indexer LANG=COMMAND` replaces it.
     pub scip_command: &'static str,
 }
 
@@ -98,6 +103,21 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "<init>",
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
+    },
+    Lang {
+        name: "python",
+        extensions: &["py", "pyi"],
+        grammar: || tree_sitter_python::LANGUAGE.into(),
+        query: include_str!("../queries/python.scm"),
+        scheme: "scip-python",
+        manager: "python",
+        packages: Packages::ModuleFile,
+        constructor: "",
+        better: "scip-python (installed by signpost index when npm is at hand)",
+        // scip-python is run per Python project (`signpost_graph::indexer`);
+        // the built-in indexer reads the files outside any, and a project
+        // whose indexer failed.
+        scip_command: "",
     },
 ];
 

@@ -265,11 +265,24 @@ fn read_one(
             String::new(),
         ),
         Packages::ModulePath => go_package(modules, rel),
+        Packages::ModuleFile => (python_module(rel), String::new()),
     };
     if rel.to_str().is_none() {
         tracing::info!(path = %shown, "a path that is not UTF-8 is indexed under its lossy name");
     }
     Ok(Source { path: shown, lang, facts, package, module })
+}
+
+/// A Python file's module: its path under the project root, dotted, the
+/// extension and a package's `__init__` left out (`shapes/geometry.py` →
+/// `shapes.geometry`).
+fn python_module(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel.with_extension("").iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|l| l == "__init__") {
+        parts.pop();
+    }
+    let module = parts.join(".");
+    if module.is_empty() { Vec::new() } else { vec![module] }
 }
 
 /// The Go modules above `files`: each directory (relative to `root`) that

@@ -710,15 +710,7 @@ fn symbols(p: &mut Project) {
         for &d in path.iter().rev() {
             let prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
                 Some(parent) => parent,
-                None => {
-                    let s = &p.sources[p.defs[d].file];
-                    let mut out = format!("{} {} {} . ", s.lang.scheme, s.lang.manager, escape_field(&s.module));
-                    for part in &s.package {
-                        push_name(&mut out, part);
-                        out.push('/');
-                    }
-                    out
-                }
+                None => package_symbol(&p.sources[p.defs[d].file]),
             };
             done[d] = Some(prefix + &own[d]);
         }
@@ -726,6 +718,17 @@ fn symbols(p: &mut Project) {
     for (def, sym) in p.defs.iter_mut().zip(done) {
         def.symbol = sym.unwrap_or_default();
     }
+}
+
+/// The symbol of a file's package namespace (its top-level definitions'
+/// prefix): `<scheme> <manager> <module> . <package descriptors>`.
+pub fn package_symbol(s: &Source) -> String {
+    let mut out = format!("{} {} {} . ", s.lang.scheme, s.lang.manager, escape_field(&s.module));
+    for part in &s.package {
+        push_name(&mut out, part);
+        out.push('/');
+    }
+    out
 }
 
 /// A package field: spaces doubled, empty as `.`.

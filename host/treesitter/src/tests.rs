@@ -318,3 +318,74 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
     let never: Vec<&str> = never.iter().map(String::as_str).collect();
     assert_edges(&e, &want, &never);
 }
+
+/// Edges as `(file:line) -TYPE-> (file:line)` between nodes defined in the
+/// project: how two indexers' graphs of the same code compare.
+fn located_edges(g: &Graph) -> std::collections::BTreeSet<(String, String, String)> {
+    let at = |ix: u32| {
+        let n = g.node(ix);
+        (!n.file().is_empty() && !n.has_role(EXTERNAL) && n.line() > 0).then(|| format!("{}:{}", n.file(), n.line()))
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for n in g.iter() {
+        for t in g.edge_types() {
+            let key = g.parse_edge_key(t).ok().flatten().expect("a base type");
+            for m in g.walk(n.ix(), Direction::Out, &key) {
+                if let (Some(a), Some(b)) = (at(n.ix()), at(m)) {
+                    out.insert((a, t.to_owned(), b));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Precision and recall of the built-in indexer's edges against a SCIP
+/// indexer's, per edge type, on the same code.
+fn against_scip(lang: &str, fixture: &str) -> Vec<(String, usize, usize, usize)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/scip").join(fixture);
+    let bytes = std::fs::read(dir.join("index.scip")).expect("the fixture's SCIP index");
+    let truth =
+        signpost_graph::scip::import(&bytes, &signpost_graph::scip::Options { name: "truth".into() }).expect("imports");
+    let (ours, _) = graph_of(&dir, lang);
+    let (truth, ours) = (located_edges(&truth), located_edges(&ours));
+    let mut types: Vec<String> = truth.iter().chain(&ours).map(|e| e.1.clone()).collect();
+    types.sort();
+    types.dedup();
+    types
+        .into_iter()
+        .map(|t| {
+            let of = |s: &std::collections::BTreeSet<(String, String, String)>| -> std::collections::BTreeSet<(String, String)> {
+                s.iter().filter(|e| e.1 == t).map(|e| (e.0.clone(), e.2.clone())).collect()
+            };
+            let (a, b) = (of(&ours), of(&truth));
+            let both = a.intersection(&b).count();
+            for e in a.difference(&b) {
+                eprintln!("  {t} only ours: {e:?}");
+            }
+            for e in b.difference(&a) {
+                eprintln!("  {t} only theirs: {e:?}");
+            }
+            (t, a.len(), b.len(), both)
+        })
+        .collect()
+}
+
+/// The built-in Python reading against scip-python's index of the same
+/// fixture (edges between definitions both place at the same file and
+/// line). The floors are today's figures (BENCHMARKS.md): what scip-python
+/// finds and this does not is type inference (a loop variable over a
+/// `List[Shape]`) and instance attributes (`self.radius = …`).
+#[test]
+fn python_against_scip_python() {
+    let floors = [("CALLS", 0.8, 0.66), ("DECLARES", 1.0, 0.9), ("EXTENDS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
+    let measured = against_scip("python", "py");
+    for (t, precision_floor, recall_floor) in floors {
+        let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
+        let (precision, recall) = (both as f64 / ours.max(1) as f64, both as f64 / truth.max(1) as f64);
+        eprintln!(
+            "python {t}: ours {ours}, scip-python {truth}, both {both}: precision {precision:.2}, recall {recall:.2}"
+        );
+        assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
+    }
+}

@@ -34,7 +34,22 @@ pub(super) fn index_project(
             extensions.join(" ")
         );
     }
-    let parts = projects.len() + parsed.len();
+    // A built-in language's files inside a SCIP project of the same
+    // language (Python) are that indexer's; the built-in indexer reads the
+    // rest, and those files too when the SCIP indexer fails.
+    let under = |lang: &str, root: &Path| -> Vec<PathBuf> {
+        let files = parsed.iter().find(|(l, _)| l.name == lang).map_or(&[][..], |(_, f)| f.as_slice());
+        files.iter().filter(|f| f.starts_with(root)).cloned().collect()
+    };
+    let leftover: Vec<(&'static signpost_treesitter::languages::Lang, Vec<PathBuf>)> = parsed
+        .iter()
+        .map(|(l, files)| {
+            let covered = |f: &PathBuf| projects.iter().any(|(p, root)| p.name() == l.name && f.starts_with(root));
+            (*l, files.iter().filter(|f| !covered(f)).cloned().collect::<Vec<_>>())
+        })
+        .filter(|(_, files)| !files.is_empty())
+        .collect();
+    let parts = projects.len() + leftover.len();
     let out_for = |name: &str| -> anyhow::Result<PathBuf> {
         let out = match (output, parts) {
             (Some(o), 1) => o.to_path_buf(),
@@ -50,27 +65,43 @@ pub(super) fn index_project(
         // Written beside the target and renamed into place, so a server
         // watching the index only ever sees a whole file.
         let partial = out.with_extension("scip.partial");
-        let dropped = index_scip_part(*lang, root, &dir, &partial, &indexer::Options { all_features })?;
         let what = match root.strip_prefix(&dir).ok().filter(|r| !r.as_os_str().is_empty()) {
             Some(rel) => format!("{} in {}", lang.name(), rel.display()),
             None => lang.name().to_owned(),
         };
-        place(&partial, &out, &format!("the {} indexer", lang.name()), &what)?;
-        if dropped > 0 {
-            println!("  left out {dropped} generated or build-output files (dist/, .d.ts beside its .ts, …)");
+        let ran =
+            index_scip_part(*lang, root, &dir, &partial, &indexer::Options { all_features }).and_then(|dropped| {
+                place(&partial, &out, &format!("the {} indexer", lang.name()), &what).map(|()| dropped)
+            });
+        match ran {
+            Ok(dropped) => {
+                if dropped > 0 {
+                    println!("  left out {dropped} generated or build-output files (dist/, .d.ts beside its .ts, …)");
+                }
+            }
+            Err(e) => {
+                let built_in = signpost_treesitter::languages::by_name(lang.name());
+                let Some(built_in) = built_in else { return Err(e) };
+                eprintln!(
+                    "note: the {} indexer failed ({}); the built-in indexer reads {what} instead",
+                    lang.name(),
+                    one_line(&e)
+                );
+                read_built_in(&dir, built_in, &under(lang.name(), root), &out)?;
+            }
         }
         written.push(out);
     }
     for note in &walk_notes {
         eprintln!("note: {note}");
     }
-    for (lang, files) in &parsed {
+    for (lang, files) in &leftover {
         let out = out_for(lang.name)?;
         let partial = out.with_extension("scip.partial");
         // The language's SCIP indexer when given or on PATH; the built-in
         // indexer when it is missing or fails.
         let command = given.iter().find(|(l, _)| l == lang.name).map(|(_, c)| c.clone()).or_else(|| {
-            let words = shlex::split(lang.scip_command).unwrap_or_default();
+            let words = shlex::split(lang.scip_command).filter(|w| !w.is_empty())?;
             words.first().and_then(|p| indexer::on_path(p)).map(|_| words)
         });
         if let Some(words) = command {
@@ -89,40 +120,58 @@ pub(super) fn index_project(
                 Err(e) => eprintln!(
                     "note: the {} SCIP indexer failed ({}); the built-in indexer reads {} instead",
                     lang.name,
-                    format!("{e:#}").replace(":\n", ": ").lines().take(6).collect::<Vec<_>>().join(" / "),
+                    one_line(&e),
                     lang.name,
                 ),
             }
         }
-        let indexed =
-            indexer::with_progress(&format!("indexing {} {} files with tree-sitter", files.len(), lang.name), || {
-                signpost_treesitter::index(&dir, lang, files, &signpost_treesitter::Options::default())
-            });
-        std::fs::write(&partial, indexed.to_bytes()?).with_context(|| format!("writing {}", partial.display()))?;
-        let r = &indexed.report;
-        place(&partial, &out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
-        const SHOWN: usize = 20;
-        for note in r.notes.iter().take(SHOWN) {
-            eprintln!("note: {note}");
-        }
-        if r.notes.len() > SHOWN {
-            eprintln!("note: … and {} more", r.notes.len() - SHOWN);
-        }
-        println!(
-            "  {}: {} lines in {:.1} s; {} of {} calls resolved by name (scope, supertypes, written types, imports); \
-             these edges are inferred, not compiler-checked: for exact ones, index with {} and serve its index",
-            lang.name,
-            r.lines,
-            r.elapsed.as_secs_f64(),
-            r.counts.calls_resolved,
-            r.counts.calls,
-            lang.better
-        );
+        read_built_in(&dir, lang, files, &out)?;
         written.push(out);
     }
     let flags: Vec<String> = written.iter().map(|p| format!("--graph {}", p.display())).collect();
     println!("serve it: signpost {}", flags.join(" "));
     Ok(ExitCode::SUCCESS)
+}
+
+/// An error's chain on one line, at most six parts.
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").replace(":\n", ": ").lines().take(6).collect::<Vec<_>>().join(" / ")
+}
+
+/// Reads `files` of `lang` with the built-in indexer into `out`, and says
+/// what it found and what would do better.
+fn read_built_in(
+    dir: &Path,
+    lang: &'static signpost_treesitter::languages::Lang,
+    files: &[PathBuf],
+    out: &Path,
+) -> anyhow::Result<()> {
+    let partial = out.with_extension("scip.partial");
+    let indexed = signpost::indexer::with_progress(
+        &format!("indexing {} {} files with tree-sitter", files.len(), lang.name),
+        || signpost_treesitter::index(dir, lang, files, &signpost_treesitter::Options::default()),
+    );
+    std::fs::write(&partial, indexed.to_bytes()?).with_context(|| format!("writing {}", partial.display()))?;
+    let r = &indexed.report;
+    place(&partial, out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
+    const SHOWN: usize = 20;
+    for note in r.notes.iter().take(SHOWN) {
+        eprintln!("note: {note}");
+    }
+    if r.notes.len() > SHOWN {
+        eprintln!("note: … and {} more", r.notes.len() - SHOWN);
+    }
+    println!(
+        "  {}: {} lines in {:.1} s; {} of {} calls resolved by name (scope, supertypes, written types, imports); \
+         these edges are inferred, not compiler-checked: for exact ones, index with {} and serve its index",
+        lang.name,
+        r.lines,
+        r.elapsed.as_secs_f64(),
+        r.counts.calls_resolved,
+        r.counts.calls,
+        lang.better
+    );
+    Ok(())
 }
 
 /// `--indexer LANG=COMMAND` flags: each a built-in language and a command

@@ -1,0 +1,28 @@
+; Python for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+; The package is the module, from the file's path (Packages::ModuleFile).
+
+(import_statement name: (dotted_name) @import)
+(import_statement name: (aliased_import name: (dotted_name) @import alias: (identifier) @import.alias))
+(import_from_statement module_name: (dotted_name) @import.from name: (dotted_name) @import)
+(import_from_statement module_name: (dotted_name) @import.from
+  name: (aliased_import name: (dotted_name) @import alias: (identifier) @import.alias))
+
+; Definitions. A function in a class is a method (the emitter tells them apart).
+(class_definition name: (identifier) @name) @def.class
+(function_definition name: (identifier) @name parameters: (parameters) @params) @def.function
+(module (expression_statement (assignment left: (identifier) @name) @def.variable))
+
+; Headers: base classes.
+(class_definition superclasses: (argument_list [(identifier) @extends (attribute attribute: (identifier) @extends)]))
+
+; Typed names: annotated parameters and variables.
+(typed_parameter . (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
+(typed_default_parameter name: (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
+(assignment left: (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
+(assignment left: (identifier) @var.name right: (call function: (identifier) @var.type))
+
+; References.
+(call function: (identifier) @call arguments: (argument_list) @call.args)
+(call function: (attribute object: (_) @call.receiver attribute: (identifier) @call) arguments: (argument_list) @call.args)
+(type (identifier) @ref.type)
+(type (generic_type (identifier) @ref.type))
