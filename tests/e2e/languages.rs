@@ -42,7 +42,7 @@ async fn resolve_one(client: &Client, identifier: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn java_go_kotlin_and_csharp_projects_are_indexed_built_in_and_served() {
+async fn java_go_kotlin_csharp_and_cpp_projects_are_indexed_built_in_and_served() {
     let scratch = Scratch::new("languages");
     for (lang, better, iface, implementor, callee, caller, starts) in [
         (
@@ -81,6 +81,15 @@ async fn java_go_kotlin_and_csharp_projects_are_indexed_built_in_and_served() {
             "Main",
             vec!["OrderService", "AuditLog", "IPriced", "Shop.Model"],
         ),
+        (
+            "cpp",
+            "scip-clang",
+            "Shape",
+            "Circle",
+            "Shape.scaled",
+            "main",
+            vec!["Circle", "Shape", "distance", "segment_t", "shapes"],
+        ),
     ] {
         let dir = scratch.path(lang);
         copy_dir(&fixture(lang), &dir);
@@ -94,8 +103,9 @@ async fn java_go_kotlin_and_csharp_projects_are_indexed_built_in_and_served() {
         let client = Client::spawn(&["--graph", &graph.display().to_string()]).await;
         // The type hierarchy and the callers come from the index.
         let id = resolve_one(&client, iface).await;
-        let impls =
-            client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["IMPLEMENTS"]})).await;
+        // C++ has base classes, not interfaces.
+        let supertype = if lang == "cpp" { "EXTENDS" } else { "IMPLEMENTS" };
+        let impls = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": [supertype]})).await;
         assert!(other_names(&impls).contains(implementor), "{lang}: {}", impls.text);
         let id = resolve_one(&client, callee).await;
         let callers = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
@@ -107,7 +117,10 @@ async fn java_go_kotlin_and_csharp_projects_are_indexed_built_in_and_served() {
             .is_some_and(|a| !a.is_empty() && a.iter().all(|r| r["derived"] == "inferred"));
         assert!(all_inferred, "{lang}: {}", callers.structured);
         assert!(callers.text.contains("<-CALLS (inferred)"), "{lang}: {}", callers.text);
-        let owner = resolve_one(&client, implementor).await;
+        // A C++ class and its constructors share a name: qualify it.
+        let owner =
+            resolve_one(&client, &if lang == "cpp" { format!("shapes.{implementor}") } else { implementor.into() })
+                .await;
         let members =
             client.call("neighbors", json!({"ids": [owner], "direction": "out", "edge_types": ["DECLARES"]})).await;
         let exact = members.structured["results"]

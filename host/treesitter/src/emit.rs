@@ -76,8 +76,26 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             ..Default::default()
         });
     }
+    // A symbol defined twice (C++'s member declared in its class and
+    // defined apart) is written once, where its body is: references in the
+    // body belong to it there. The declaration's comment and the
+    // relationships of both are kept.
+    let mut primary: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut same: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
     for (ix, d) in project.defs.iter().enumerate() {
+        same.entry(d.symbol.as_str()).or_default().push(ix);
+        let p = primary.entry(d.symbol.as_str()).or_insert(ix);
+        if project.def(ix).owner.is_some() && project.def(*p).owner.is_none() {
+            *p = ix;
+        }
+    }
+    for (ix, d) in project.defs.iter().enumerate() {
+        if primary.get(d.symbol.as_str()) != Some(&ix) {
+            continue;
+        }
+        let twins = &same[d.symbol.as_str()];
         let f = project.def(ix);
+        let doc_text = twins.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
         let doc = &mut docs[d.file];
         doc.occurrences.push(Occurrence {
             symbol: d.symbol.clone(),
@@ -90,7 +108,7 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             symbol: d.symbol.clone(),
             kind: scip_kind(f.kind, d.parent.map(|p| project.kind(p))).into(),
             display_name: f.name.clone(),
-            documentation: if f.doc.is_empty() { Vec::new() } else { vec![f.doc.clone()] },
+            documentation: if doc_text.is_empty() { Vec::new() } else { vec![doc_text.clone()] },
             ..Default::default()
         };
         if !f.signature.is_empty() {
@@ -101,7 +119,7 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             })
             .into();
         }
-        for &s in project.supers.get(&ix).map_or(&[][..], Vec::as_slice) {
+        for &s in twins.iter().flat_map(|t| project.supers.get(t).map_or(&[][..], Vec::as_slice)) {
             info.relationships.push(Relationship {
                 symbol: project.defs[s].symbol.clone(),
                 is_implementation: true,

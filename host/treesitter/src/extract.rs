@@ -104,6 +104,17 @@ impl Kind {
         matches!(self, Kind::Method | Kind::Function | Kind::Constructor)
     }
 
+    /// How precisely the kind names what a definition is, when two
+    /// patterns of a query match one: a constructor or method is a more
+    /// precise function.
+    fn precision(self) -> u8 {
+        match self {
+            Kind::Constructor => 2,
+            Kind::Method => 1,
+            _ => 0,
+        }
+    }
+
     /// Something that holds a scope of typed names (a type or a callable).
     pub fn is_scope(self) -> bool {
         self.is_type() || self.is_callable() || self == Kind::Module
@@ -172,6 +183,9 @@ pub struct Call {
     pub span: Span,
     /// `new T(…)`: a construction of type `name`.
     pub construct: bool,
+    /// The receiver is a scope written before the name (`shapes::total`,
+    /// `Shape::make`): a namespace or a type, never a value.
+    pub scoped: bool,
 }
 
 /// A name given a type: a field, parameter or local variable.
@@ -295,7 +309,7 @@ impl Reader {
         // Queries on pathological trees are bounded like the parse.
         let mut matches = cursor.matches(&self.query, root, text);
         let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
-        let mut defined: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
+        let mut defined: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         while let Some(m) = matches.next() {
             if started.elapsed() > timeout * 2 {
                 return Err(Skip::Timeout(timeout));
@@ -336,10 +350,11 @@ impl Reader {
                     }
                     "call" => facts.calls.push(Call {
                         name: txt(n),
-                        receiver: get("call.receiver").map(txt),
+                        receiver: get("call.receiver").or(get("call.scope")).map(txt),
                         args: get("call.args").map(count_args),
                         span: Span::of(n),
                         construct: false,
+                        scoped: get("call.scope").is_some(),
                     }),
                     "new" => facts.calls.push(Call {
                         name: txt(n),
@@ -347,6 +362,7 @@ impl Reader {
                         args: get("call.args").map(count_args),
                         span: Span::of(n),
                         construct: true,
+                        scoped: false,
                     }),
                     "ref.type" => {
                         let key = (n.start_byte(), n.end_byte());
@@ -367,16 +383,23 @@ impl Reader {
                     _ => {
                         let Some(kind) = Kind::of_capture(cap) else { continue };
                         let Some(name) = get("name") else { continue };
-                        if !defined.insert((name.start_byte(), name.end_byte())) {
+                        // Two patterns naming one definition: the more
+                        // precise kind wins (a constructor over a function).
+                        if let Some(&i) = defined.get(&(name.start_byte(), name.end_byte())) {
+                            let d: &mut Def = &mut facts.defs[i];
+                            if kind.precision() > d.kind.precision() {
+                                d.kind = kind;
+                            }
                             continue;
                         }
+                        defined.insert((name.start_byte(), name.end_byte()), facts.defs.len());
                         facts.defs.push(Def {
                             kind,
                             name: txt(name),
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
-                            arity: get("params").map(arity),
+                            arity: get("params").map(|p| arity(p, text)),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
                         });
@@ -385,7 +408,7 @@ impl Reader {
             }
         }
         // A definition's own name is not a use of it.
-        facts.types.retain(|t| !defined.contains(&t.span.bytes));
+        facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
         let _ = self.lang;
         Ok(facts)
@@ -407,14 +430,28 @@ fn count_args(list: Node<'_>) -> u32 {
 }
 
 /// Parameters in a parameter list: a Go `a, b int` declares two; a
-/// variadic last parameter (`String... xs`, `xs ...int`) opens the top.
-fn arity(list: Node<'_>) -> Arity {
+/// variadic last parameter (`String... xs`, `xs ...int`) opens the top; one
+/// with a default value (`x=1`, `int x = 1`) may be left out; C's `(void)`
+/// takes none.
+fn arity(list: Node<'_>, text: &[u8]) -> Arity {
     let mut c = list.walk();
     let mut min = 0u32;
+    let mut optional = 0u32;
     let mut variadic = false;
-    for p in list.named_children(&mut c).filter(|n| !is_comment(*n)) {
+    let params: Vec<Node<'_>> = list.named_children(&mut c).filter(|n| !is_comment(*n)).collect();
+    if let [only] = params[..]
+        && only.named_child_count() == 1
+        && only.utf8_text(text).is_ok_and(|t| t.trim() == "void")
+    {
+        return Arity { min: 0, max: Some(0) };
+    }
+    for p in params {
         if p.kind().contains("spread") || p.kind().contains("variadic") {
             variadic = true;
+            continue;
+        }
+        if p.kind().contains("optional") || p.kind().contains("default") {
+            optional += 1;
             continue;
         }
         // The receiver-less `this` parameter of Java is not an argument.
@@ -425,7 +462,7 @@ fn arity(list: Node<'_>) -> Arity {
         let names = p.children_by_field_name("name", &mut pc).count() as u32;
         min += names.max(1);
     }
-    Arity { min, max: (!variadic).then_some(min) }
+    Arity { min, max: (!variadic).then_some(min + optional) }
 }
 
 /// The declaration up to its body (or its first line), whitespace

@@ -119,6 +119,20 @@ pub static LANGUAGES: &[Lang] = &[
         // whose indexer failed.
         scip_command: "",
     },
+    Lang {
+        name: "cpp",
+        // C and C++ in one row: the C++ grammar reads C too, and a project
+        // that mixes them (a `.h` included by both) resolves as one.
+        extensions: &["c", "h", "cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp", "inl", "tpp"],
+        grammar: || tree_sitter_cpp::LANGUAGE.into(),
+        query: include_str!("../queries/cpp.scm"),
+        scheme: "cxx",
+        manager: ".",
+        packages: Packages::Dotted,
+        constructor: "",
+        better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
+        scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
+    },
 ];
 
 /// The language of a file, by its extension.

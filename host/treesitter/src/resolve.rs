@@ -10,7 +10,7 @@
 //! stays ambiguous resolves to nothing: a missing edge costs less than a
 //! wrong one.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::extract::{Facts, Kind, Name, Span};
 use crate::languages::{Lang, Packages};
@@ -129,7 +129,8 @@ pub fn resolve(sources: Vec<Source>) -> Project {
     }
     p.first_def = starts;
     let names = Names::of(&p);
-    // Owners declared apart (Go's receivers): a type of the same package.
+    // Owners declared apart (Go's receivers, C++'s `Type::method`): a type
+    // of the same package, at its top level or in a namespace.
     for ix in 0..p.defs.len() {
         let Some(owner) = p.fact(ix).owner.clone() else { continue };
         let file = p.defs[ix].file;
@@ -138,7 +139,11 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             .get(&owner)
             .iter()
             .copied()
-            .filter(|&t| p.kind(t).is_type() && p.defs[t].parent.is_none() && p.sources[p.defs[t].file].package == *pkg)
+            .filter(|&t| {
+                p.kind(t).is_type()
+                    && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module)
+                    && p.sources[p.defs[t].file].package == *pkg
+            })
             .collect();
         if let [t] = found[..] {
             p.defs[ix].parent = Some(t);
@@ -251,7 +256,13 @@ impl<'p> Lookup<'p> {
             by_package: HashMap::new(),
             package_of,
         };
+        // A definition whose symbol an earlier one has (C++'s member
+        // declared in its class and defined apart) is that one.
+        let mut seen: HashSet<&str> = HashSet::new();
         for (ix, d) in p.defs.iter().enumerate() {
+            if !seen.insert(d.symbol.as_str()) {
+                continue;
+            }
             let name = p.fact(ix).name.as_str();
             l.by_name.entry(name).or_default().push(ix);
             match d.parent {
@@ -272,7 +283,11 @@ impl<'p> Lookup<'p> {
 
 fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
     let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for (ix, d) in p.defs.iter().enumerate() {
+        if !seen.insert(d.symbol.as_str()) {
+            continue;
+        }
         if let Some(parent) = d.parent {
             m.entry(parent).or_default().push(ix);
         }
@@ -466,7 +481,8 @@ impl Resolver<'_> {
     /// What a receiver expression names: a type whose members are called,
     /// or a package (Go) whose functions are.
     fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str) -> Receiver {
-        let text: String = text.split_whitespace().collect();
+        // `s->from`, `shapes::Shape`: field and scope steps read as `.`.
+        let text: String = text.split_whitespace().collect::<String>().replace("->", ".").replace("::", ".");
         if text.contains(['(', '[', '"', '\'']) {
             return Receiver::Unknown;
         }
@@ -495,6 +511,12 @@ impl Resolver<'_> {
                 && let Some(pkg) = self.package_alias(fi, first)
             {
                 return Receiver::Package(pkg);
+            }
+            // A namespace of the project (`shapes::total`).
+            if rest.is_empty()
+                && Lookup::get(&self.look.by_name, &first).iter().any(|&d| self.p.kind(d) == Kind::Module)
+            {
+                return Receiver::Namespace(first.to_owned());
             }
             return Receiver::Unknown;
         }
@@ -568,7 +590,23 @@ impl Resolver<'_> {
                 let level = callables(Lookup::get(&self.look.by_package, &(pkg, name)));
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
+            Some(Receiver::Namespace(ns)) => {
+                let level: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        self.p.kind(d).is_callable()
+                            && self.p.defs[d]
+                                .parent
+                                .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
+                    })
+                    .collect();
+                if let [one] = level[..] { Some(one) } else { by_arity(&level) }
+            }
             Some(Receiver::External) => None,
+            // A scope written before the name that is neither a type nor a
+            // namespace of the project (`std::sort`): not the project's.
+            Some(Receiver::Unknown) if c.scoped => None,
             // An expression whose type is not written: a method of that
             // name defined once in the project, or none.
             Some(Receiver::Unknown) => {
@@ -590,6 +628,8 @@ enum Receiver {
     Type(DefIx),
     /// A package (Go) of the project, dotted as [`Lookup`] keys it.
     Package(String),
+    /// A namespace of the project (C++), by name.
+    Namespace(String),
     /// A value of a type written down but defined elsewhere.
     External,
     /// An expression whose type is not written down.
@@ -671,14 +711,31 @@ fn implicit_interfaces(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, supers
 /// namespaces first, then each enclosing definition; overloads of a name
 /// in one owner get `(+1)`, `(+2)`… in source order, as scip-java's do.
 fn symbols(p: &mut Project) {
-    // Each definition's own descriptor.
+    // Each definition's own descriptor. A callable defined apart from its
+    // type (C++'s `double Circle::area() const { … }`) is the member its
+    // type declares with that name and parameters, not an overload: those
+    // come after the rest.
     let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::new();
-    let mut own: Vec<String> = Vec::with_capacity(p.defs.len());
-    for (ix, def) in p.defs.iter().enumerate() {
+    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::new();
+    let mut own: Vec<String> = vec![String::new(); p.defs.len()];
+    // Default values are written in the declaration only: count parameters.
+    let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
+    let apart = |ix: DefIx| p.fact(ix).kind.is_callable() && p.fact(ix).owner.is_some() && p.defs[ix].parent.is_some();
+    let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
+    for ix in first.into_iter().chain(second) {
+        let def = &p.defs[ix];
         let s = &p.sources[def.file];
         let f = p.fact(ix);
         let name =
             if f.kind == Kind::Constructor && !s.lang.constructor.is_empty() { s.lang.constructor } else { &f.name };
+        if apart(ix)
+            && let Some(&same) = declared
+                .get(&(def.parent, name))
+                .and_then(|ds| ds.iter().find(|&&d| params(p.fact(d).arity) == params(f.arity)))
+        {
+            own[ix] = own[same].clone();
+            continue;
+        }
         let mut d = String::new();
         push_name(&mut d, name);
         if f.kind.is_callable() {
@@ -688,6 +745,7 @@ fn symbols(p: &mut Project) {
                 n => d.push_str(&format!("(+{n}).")),
             }
             *k += 1;
+            declared.entry((def.parent, name)).or_default().push(ix);
         } else if f.kind.is_type() {
             d.push('#');
         } else if f.kind == Kind::Module {
@@ -695,7 +753,7 @@ fn symbols(p: &mut Project) {
         } else {
             d.push('.');
         }
-        own.push(d);
+        own[ix] = d;
     }
     // Whole symbols, parents first (a Go method's type may come later).
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];

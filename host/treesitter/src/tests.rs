@@ -389,3 +389,80 @@ fn python_against_scip_python() {
         assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
     }
 }
+
+/// C and C++ in one project: namespaces, classes with members declared in
+/// the class and defined apart (one node each, where the body is), virtual
+/// overrides, overloads told apart by arity, constructions (`new T(…)`,
+/// `T x(…)`), and C's structs, typedefs, macros and free functions.
+#[test]
+fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
+    let (g, report) = graph_of(&fixture_dir("cpp"), "cpp");
+    assert_eq!((report.files, report.syntax_errors), (5, 0), "{report:?}");
+    for (fqn, k) in [
+        ("shapes", "module"),
+        ("shapes.Shape", "class"),
+        ("shapes.Circle.area", "method"),
+        ("shapes.Circle.Circle", "constructor"),
+        ("shapes.Square.Square", "constructor"),
+        ("shapes.Circle.radius_", "field"),
+        ("point", "struct"),
+        ("point.x", "field"),
+        ("segment_t", "type"),
+        ("segment_t.from", "field"),
+        ("SQUARE", "function"),
+        ("PI", "constant"),
+    ] {
+        assert_eq!(kind(&g, fqn), k, "{fqn}");
+    }
+    // Declared in the class, defined in shape.cpp: one node, at its body,
+    // with the declaration's comment.
+    let area: Vec<_> = g.iter().filter(|n| n.fqn() == "shapes.Circle.area").collect();
+    assert_eq!(area.len(), 1, "one node for the declaration and the definition");
+    assert_eq!((area[0].file(), area[0].line()), ("src/shape.cpp", 8));
+    let shape_area = g.iter().find(|n| n.fqn() == "shapes.Shape.area").expect("Shape::area");
+    assert_eq!(shape_area.doc(), "Its area.");
+    // The include guard is no constant; a prototype is no definition.
+    assert_eq!(kind(&g, "GEOMETRY_H"), "");
+    assert_eq!(g.iter().filter(|n| n.fqn() == "square").count(), 1);
+
+    let all = edges(&g);
+    assert_edges(
+        &all,
+        &[
+            "shapes -DECLARES-> shapes.Circle",
+            "shapes.Circle -DECLARES-> shapes.Circle.area:8",
+            "shapes.Circle -DECLARES-> shapes.Circle.Circle:6",
+            "shapes.Circle -EXTENDS-> shapes.Shape",
+            "shapes.Square -EXTENDS-> shapes.Shape",
+            "shapes.Circle.area:8 -OVERRIDES-> shapes.Shape.area:10",
+            "shapes.Square.area:28 -OVERRIDES-> shapes.Shape.area:10",
+            // The body defined apart calls across files into C.
+            "shapes.Circle.area:8 -CALLS-> square:4",
+            "shapes.Shape.scaled:12 -CALLS-> shapes.Shape.area:10",
+            // Overloads by arity, qualified by their namespace or not.
+            "main:11 -CALLS-> shapes.total:16",
+            "main:11 -CALLS-> shapes.total:20",
+            "shapes.total:20 -CALLS-> shapes.total:16",
+            // Receivers typed by a parameter, a pointer, a qualified type.
+            "shapes.total:16 -CALLS-> shapes.Shape.area:10",
+            "report:7 -CALLS-> shapes.Shape.area:10",
+            "main:11 -CALLS-> shapes.Shape.scaled:12",
+            // `Circle c(1.0)` and `new shapes::Square(2.0)`.
+            "main:11 -CALLS-> shapes.Circle.Circle:6",
+            "main:11 -CALLS-> shapes.Square.Square:27",
+            // C: a call chain across files, a macro, structs and typedefs.
+            "main:11 -CALLS-> origin:8",
+            "main:11 -CALLS-> distance:13",
+            "length:17 -CALLS-> distance:13",
+            "distance:13 -CALLS-> square:4",
+            "square:4 -CALLS-> SQUARE:5",
+            "point -DECLARES-> point.x",
+            "segment_t -DECLARES-> segment_t.from",
+            "segment_t.from -REFERENCES-> point",
+            "length:17 -REFERENCES-> segment_t",
+        ],
+        &["shapes.total:16 -CALLS-> shapes.total:20", "shapes.total:20 -CALLS-> shapes.total:20"],
+    );
+    // `std::printf`, `sqrt`: not the project's, no edge.
+    assert!(!all.iter().any(|e| e.contains("printf") || e.contains("sqrt")), "{all:#?}");
+}
