@@ -289,6 +289,14 @@ fn bench(c: &mut Criterion) {
         let started = Instant::now();
         let bytes = synthetic_scip(nodes);
         eprintln!("scip: {} MB generated in {:.1} s", bytes.len() / 1_000_000, started.elapsed().as_secs_f64());
+        // SIGNPOST_BENCH_SCIP_OUT=FILE keeps the index, to import it in a
+        // process of its own (`/usr/bin/time -v signpost graph import FILE`):
+        // the import's peak memory without the generator's.
+        if let Some(out) = std::env::var_os("SIGNPOST_BENCH_SCIP_OUT") {
+            std::fs::write(&out, &bytes).expect("writing SIGNPOST_BENCH_SCIP_OUT");
+            eprintln!("scip: written to {}", std::path::Path::new(&out).display());
+            return;
+        }
         let started = Instant::now();
         let g = signpost::graph::scip::import(&bytes, &signpost::graph::scip::Options { name: "synthetic".into() })
             .expect("import");
