@@ -147,6 +147,9 @@ pub struct LiveGraph {
     /// reads them one by one).
     parts: Mutex<Vec<Part>>,
     status: Mutex<GraphStatus>,
+    /// Source files changed since the graph's part that holds them was
+    /// made (paths as the graph writes them), with when they last changed.
+    stale: std::sync::RwLock<std::collections::HashMap<String, SystemTime>>,
 }
 
 impl LiveGraph {
@@ -171,7 +174,34 @@ impl LiveGraph {
             sources,
             parts: Mutex::new(Vec::new()),
             status: Mutex::new(status),
+            stale: Default::default(),
         }
+    }
+
+    /// Notes that the source file `file` (a path as the graph writes it)
+    /// changed now: until its part is indexed again, what the graph says
+    /// about it may be out of date.
+    pub fn mark_changed(&self, file: String) {
+        let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        stale.insert(file, SystemTime::now());
+    }
+
+    /// Notes that `files` were indexed from what they held at `read`: each
+    /// is current again unless it changed after that.
+    pub fn mark_indexed<'a>(&self, files: impl IntoIterator<Item = &'a str>, read: SystemTime) {
+        let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for f in files {
+            if stale.get(f).is_some_and(|&changed| changed <= read) {
+                stale.remove(f);
+            }
+        }
+    }
+
+    /// When `file` changed, if it changed since the graph's part that
+    /// holds it was made.
+    pub fn changed_since_indexed(&self, file: &str) -> Option<SystemTime> {
+        let stale = self.stale.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stale.is_empty() { None } else { stale.get(file).copied() }
     }
 
     /// Loads `sources` (none: the embedded sample), each kept as a part.

@@ -47,6 +47,25 @@ fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)]) -
     files.iter().filter(|f| !scip_roots.iter().any(|(l, r)| l == lang.name && f.starts_with(r))).cloned().collect()
 }
 
+/// Not in signpost's cache, not in `.git`.
+fn outside(cache: &Path, p: &Path) -> bool {
+    !p.starts_with(cache) && !p.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// Extensions of the files SCIP indexers read and the watcher does not
+/// re-index (their projects are indexed once, in the background).
+const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi"];
+
+/// A changed source file as the graph names it (relative to the project
+/// root, `/`-separated), if it is one: what `describe` marks as changed
+/// since indexed.
+fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
+    let ext = p.extension()?.to_str()?;
+    let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
+    let rel = p.strip_prefix(root).ok()?;
+    (known && outside(cache, p)).then(|| rel.to_string_lossy().replace('\\', "/"))
+}
+
 /// Where a project's index files go by default.
 pub fn default_cache(root: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
@@ -195,11 +214,17 @@ impl Project {
     pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
         let (tx, rx) = mpsc::channel::<PathBuf>();
+        let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event
                 && !event.kind.is_access()
             {
                 for p in event.paths {
+                    // Marked at once, so `describe` says so while the
+                    // re-index waits for the writes to settle.
+                    if let Some(file) = graph_path(&root, &cache, &p) {
+                        marks.mark_changed(file);
+                    }
                     let _ = tx.send(p);
                 }
             }
@@ -230,15 +255,14 @@ impl Project {
     /// Whether a changed path can matter: not the cache, not `.git`, and a
     /// file of a language the built-in indexer reads (or a go.mod).
     fn is_source_event(&self, p: &Path) -> bool {
-        if p.starts_with(&self.cache) || p.components().any(|c| c.as_os_str() == ".git") {
-            return false;
-        }
-        signpost_treesitter::languages::of_path(p).is_some() || p.file_name().is_some_and(|n| n == "go.mod")
+        outside(&self.cache, p)
+            && (signpost_treesitter::languages::of_path(p).is_some() || p.file_name().is_some_and(|n| n == "go.mod"))
     }
 
     /// Reads the changed files again and swaps in the parts they belong to.
     fn refresh(&mut self, changed: &[PathBuf], graphs: &LiveGraph) -> anyhow::Result<()> {
         let started = Instant::now();
+        let read_from = std::time::SystemTime::now();
         // Edits to files it knows need no walk; a new or deleted file does.
         let known = changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
         let found = if known { Vec::new() } else { walk::sources(&self.root, &WalkOptions::default()).0 };
@@ -259,6 +283,16 @@ impl Project {
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
             let record = graphs.replace_part(&self.file_of(indexed.lang.name), graph);
+            if record.result == "swapped" {
+                // The changed files this part holds now, or that are gone.
+                let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
+                let fresh: Vec<String> = changed
+                    .iter()
+                    .filter(|c| part.is_some_and(|w| w.knows(c)) || !c.exists())
+                    .filter_map(|c| graph_path(&self.root, &self.cache, c))
+                    .collect();
+                graphs.mark_indexed(fresh.iter().map(String::as_str), read_from);
+            }
             tracing::info!(
                 language = indexed.lang.name,
                 changed = changed.len(),

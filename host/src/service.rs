@@ -226,6 +226,24 @@ impl Signpost {
         self.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Says so in a `describe` answer whose symbol's file changed since it
+    /// was indexed: `"stale": true`, and a line of the host's own after
+    /// the policy's text.
+    fn mark_stale(&self, response: &mut Response) {
+        let file = response.structured.pointer("/record/file").and_then(Value::as_str).unwrap_or_default();
+        if file.is_empty() || self.graphs.changed_since_indexed(file).is_none() {
+            return;
+        }
+        let note = format!(
+            "note: {file} changed since it was indexed: this symbol's line and edges may be out of date until it is indexed again"
+        );
+        response.structured["stale"] = Value::Bool(true);
+        if !response.text.ends_with('\n') {
+            response.text.push('\n');
+        }
+        response.text.push_str(&note);
+    }
+
     /// The hint validator (also used by the self-check).
     pub fn validator(&self) -> &HintValidator {
         &self.validator
@@ -246,7 +264,11 @@ impl Signpost {
         // The call finishes on the graph it started with, whatever swaps.
         let graph = self.graphs.current();
         let asker = Asker { session: &snapshot, trail: session.handle() };
-        let response = pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
+        let mut response =
+            pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
+        if tool == Tool::Describe && !response.is_error {
+            self.mark_stale(&mut response);
+        }
         let faulted = lease.faults() > 0;
         drop(lease);
         match arm {

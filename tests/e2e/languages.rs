@@ -435,3 +435,89 @@ fn a_python_project_whose_indexer_cannot_run_is_read_built_in() {
     }
     assert!(g.has_inferred_edges());
 }
+
+/// Describes `id` until its answer's `stale` mark is `want`. Panics after a
+/// generous deadline (a correctness wait, not a timing assertion).
+async fn until_stale(client: &Client, id: &str, want: bool, within: std::time::Duration) -> Reply {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        let r = client.call("describe", json!({"id": id})).await;
+        assert!(!r.is_error, "{}", r.text);
+        if r.structured.get("stale").and_then(serde_json::Value::as_bool).unwrap_or(false) == want {
+            return r;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id} never became stale={want}: {}", r.text);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A served project marks what changed since it was indexed: a file of a
+/// part the watcher does not re-index (a Python project, indexed once by
+/// scip-python in the background) is stale in `describe` from its first
+/// change on, in the text and in `structuredContent`; a file of a part it
+/// re-indexes (Go, built in) is current again once re-indexed; the others
+/// never were stale.
+#[tokio::test(flavor = "multi_thread")]
+async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
+    let scratch = Scratch::new("stale");
+    let dir = scratch.path("repo");
+    let scip = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scip");
+    copy_dir(&scip.join("py"), &dir.join("report"));
+    let _ = std::fs::remove_file(dir.join("report/index.scip"));
+    copy_dir(&fixture("go"), &dir.join("backend"));
+    let cache = scratch.path("cache");
+    // The indexers signpost installs are shared with the other tests.
+    let tools = signpost::graph::indexer::tools_dir().display().to_string();
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let env = [("XDG_CACHE_HOME", c.as_str()), ("SIGNPOST_TOOLS_DIR", tools.as_str())];
+    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
+
+    // The Python project comes in when scip-python is done.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let circle = loop {
+        let r = client.call("resolve", json!({"identifier": "geometry.Circle"})).await;
+        if r.structured["status"] == "one" {
+            break r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+        }
+        if std::time::Instant::now() > deadline {
+            let Some(()) = crate::common::toolchain::require("scip-python", Err(format!("never served: {}", r.text)))
+            else {
+                client.close().await;
+                return;
+            };
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let report = resolve_one(&client, "report.report").await;
+    let service = resolve_one(&client, "service.Service").await;
+    for id in [&circle, &report, &service] {
+        let r = client.call("describe", json!({"id": id})).await;
+        assert!(r.structured.get("stale").is_none() && !r.text.contains("changed since"), "{}", r.text);
+    }
+
+    // An edit to the Python file: stale until it is indexed again, which
+    // the watcher does not do for a SCIP-indexed project.
+    let geometry = dir.join("report/shapes/geometry.py");
+    let mut text = std::fs::read_to_string(&geometry).unwrap_or_default();
+    text.push_str("\n# edited while served\n");
+    std::fs::write(&geometry, text).unwrap_or_else(|e| panic!("{e}"));
+    let stale = until_stale(&client, &circle, true, std::time::Duration::from_secs(30)).await;
+    assert!(
+        stale.text.contains("note: report/shapes/geometry.py changed since it was indexed"),
+        "the text says which file: {}",
+        stale.text
+    );
+    let other = client.call("describe", json!({"id": report})).await;
+    assert!(other.structured.get("stale").is_none(), "another file of the project is current: {}", other.text);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    until_stale(&client, &circle, true, std::time::Duration::from_secs(1)).await;
+
+    // An edit to a Go file: re-indexed, so current again.
+    let go = dir.join("backend/service/service.go");
+    let mut text = std::fs::read_to_string(&go).unwrap_or_default();
+    text.push_str("\nfunc Extra() int { return 1 }\n");
+    std::fs::write(&go, text).unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "Extra", "one", &report).await;
+    until_stale(&client, &service, false, std::time::Duration::from_secs(30)).await;
+    client.close().await;
+}

@@ -72,7 +72,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             let mut record = graph.node(ix).to_node();
             clip_doc(&mut record.doc);
             clip_doc(&mut record.signature);
-            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]) })
+            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]), stale: false })
         }
         Parsed::Find(a) => {
             let filter = query::Filter {

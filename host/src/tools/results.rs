@@ -72,6 +72,11 @@ pub struct DescribeResult {
     pub record: Node,
     /// Edge counts per type and direction, with composed DECLARES.* keys.
     pub edge_summary: EdgeSummary,
+    /// Set when the symbol's file changed since its part of the graph was
+    /// indexed (a served project, `--project`): its line and edges may be
+    /// out of date until the file is indexed again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// Result of `find`.
