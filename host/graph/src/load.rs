@@ -1,16 +1,30 @@
 //! Reading a graph from a file or bytes in any of its formats (told apart
 //! by content), and merging several into one workspace.
 
+use std::io::Read;
 use std::path::Path;
 
 use crate::{Graph, GraphBuilder, GraphError, NodeIx, NodeSpec, json, scip, snapshot};
 
+/// Bytes read first to tell the format ([`Format::detect`] reads 1 KiB).
+const HEAD: u64 = 4096;
+
 /// Reads a graph file in any of the formats, told apart by content: a
 /// snapshot by its magic bytes, JSON by its first non-blank byte `{`, and
-/// anything else that parses as a SCIP protobuf index.
+/// anything else that parses as a SCIP protobuf index. A SCIP index is
+/// imported as it is read, one document at a time
+/// ([`scip::import_file`]); the other formats are read whole.
 pub fn load(path: &Path) -> Result<Graph, GraphError> {
-    let bytes = std::fs::read(path)?;
     let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("graph");
+    let mut file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.by_ref().take(HEAD).read_to_end(&mut bytes)?;
+    // What a prefix detects as SCIP, the whole file does too; anything else
+    // is told again from the whole file.
+    if Format::detect(&bytes) == Some(Format::Scip) {
+        return scip::import_open_file(file, &scip::Options { name: name.into() });
+    }
+    file.read_to_end(&mut bytes)?;
     from_bytes(&bytes, name)
 }
 

@@ -11,29 +11,40 @@
 //!   type), `CALLS`/`REFERENCES` from reference occurrences attributed to the
 //!   innermost enclosing definition, `IMPLEMENTS`/`EXTENDS`/`OVERRIDES` from
 //!   relationships and from rust-analyzer's impl descriptors.
+//!
+//! Memory: the documents are read one at a time, in two walks
+//! (`stream.rs`): the first reads symbol information, definitions and
+//! attribute evidence; nodes and DECLARES follow from those; the second
+//! reads references. What is kept between them is compact and owned
+//! (`table.rs`: each symbol string interned once, with what its information
+//! says), so an import peaks at the graph plus that table, not at the
+//! decoded index.
 
 mod import;
 mod occurrences;
+mod stream;
 mod symbols;
+mod table;
 #[cfg(test)]
 mod tests;
 
 use std::collections::HashMap as StdHashMap;
+use std::fs::File;
+use std::path::Path;
 
-use protobuf::Message;
-use scip::types::Index;
+use scip::types::{Document, Index};
 
 use crate::{Graph, GraphError};
-use import::Import;
+use import::{FirstPass, Import};
+use stream::Source;
 
 /// Hash maps keyed by symbol strings: millions of lookups, so a fast hash
 /// (the keys come from the index, not from an adversary who could flood
 /// them, and the index is already the whole input).
 type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
-type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
-/// A map key for a symbol: a global's own string, borrowed from the
-/// decoded index; a local's document-qualified string.
+/// A symbol's key in the symbol table: a global's own string, borrowed
+/// from the document being read; a local's document-qualified string.
 type Key<'a> = std::borrow::Cow<'a, str>;
 
 /// Locals are keyed by document too; globals by their symbol string,
@@ -93,50 +104,66 @@ pub struct Options {
     pub name: String,
 }
 
-/// Imports a SCIP index (protobuf bytes).
+/// Imports a SCIP index (protobuf bytes), decoding one document at a time.
 pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
-    let mut phase = Phases::default();
-    let index = read(bytes)?;
-    phase.done("protobuf parse");
-    import_index(&index, opts)
+    run(&mut stream::Bytes::new(bytes), opts)
+}
+
+/// Imports the SCIP index in the file at `path`, reading it as it goes:
+/// neither the file nor the decoded index is ever in memory whole.
+pub fn import_file(path: &Path, opts: &Options) -> Result<Graph, GraphError> {
+    import_open_file(File::open(path)?, opts)
+}
+
+/// [`import_file`] on a file already open (at any position: it is read
+/// from the start).
+pub(crate) fn import_open_file(file: File, opts: &Options) -> Result<Graph, GraphError> {
+    run(&mut stream::FileSource::new(file)?, opts)
 }
 
 /// Imports a decoded SCIP index (an indexer in the same process: no
-/// protobuf round trip).
+/// protobuf round trip). Unlike the protobuf readers, it takes the index
+/// as it is: no check of its version or of unknown fields.
 pub fn import_index(index: &Index, opts: &Options) -> Result<Graph, GraphError> {
+    run(&mut stream::Decoded(index), opts)
+}
+
+/// The import, over any source: a first walk over the documents (symbol
+/// information, definitions, attribute evidence), then nodes and DECLARES
+/// from what it kept, then a second walk (references), then relationships.
+fn run(source: &mut dyn Source, opts: &Options) -> Result<Graph, GraphError> {
     let mut phase = Phases::default();
-    let mut import = Import::new(index, opts);
-    import.definitions()?;
+    let mut first = FirstPass::default();
+    // A document's error waits for the end of the walk, so that an index
+    // the decoder refuses (truncated, unknown fields, another version) is
+    // refused for that first, as when the whole index was decoded before
+    // the import began.
+    let mut failed: Option<GraphError> = None;
+    source.documents(&mut |_: usize, d: &Document| -> Result<(), GraphError> {
+        if failed.is_none()
+            && let Err(e) = first.document(d)
+        {
+            failed = Some(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    first.external_symbols(source.external_symbols())?;
     phase.done("definitions");
+    let mut import = Import::new(first, source.metadata(), opts);
     import.nodes()?;
     phase.done("nodes");
     import.declares()?;
     phase.done("declares");
-    import.references()?;
+    source.documents(&mut |di: usize, d: &Document| -> Result<(), GraphError> { import.references(di, d) })?;
     phase.done("references");
     import.relationships()?;
     phase.done("relationships");
     let graph = import.b.build();
     phase.done("build");
     graph
-}
-
-/// Decodes the protobuf, and refuses what is not a SCIP index this reads.
-fn read(bytes: &[u8]) -> Result<Index, GraphError> {
-    let index = Index::parse_from_bytes(bytes).map_err(|e| ScipError::Protobuf(e.to_string()))?;
-    if index.special_fields.unknown_fields().iter().next().is_some() {
-        return Err(ScipError::UnknownFields.into());
-    }
-    let meta = index.metadata.as_ref();
-    if let Some(m) = meta
-        && let Err(v) = m.version.enum_value()
-    {
-        return Err(ScipError::Version(v).into());
-    }
-    if meta.is_none() && index.documents.is_empty() {
-        return Err(ScipError::Empty.into());
-    }
-    Ok(index)
 }
 
 /// Time per import phase, logged at debug level (`RUST_LOG=signpost=debug`).

@@ -3,7 +3,7 @@
 
 use scip::types::{MultiLineRange, Occurrence, SingleLineRange, occurrence};
 
-use super::Key;
+use super::table::SymId;
 
 pub(super) const DEFINITION: i32 = 1;
 pub(super) const IMPORT: i32 = 2;
@@ -65,8 +65,10 @@ pub(super) fn enclosing_of(o: &Occurrence) -> Result<Option<Range>, String> {
 }
 
 /// One definition: where, and what it encloses.
-pub(super) struct Def<'a> {
-    pub(super) key: Key<'a>,
+pub(super) struct Def {
+    /// The symbol defined.
+    pub(super) sym: SymId,
+    /// The document, by its position in the index.
     pub(super) doc: usize,
     pub(super) range: Range,
     pub(super) enclosing: Option<Range>,

@@ -3,10 +3,11 @@
 
 use scip::types::descriptor::Suffix;
 use scip::types::symbol_information::Kind as ScipKind;
-use scip::types::{Descriptor, Symbol, SymbolInformation};
+use scip::types::{Descriptor, Symbol};
 use sha2::{Digest, Sha256};
 
-use super::{HashMap, Key, ScipError};
+use super::table::{Info, SymId};
+use super::{HashMap, ScipError};
 use crate::{Derivation, GraphError, NodeIx, NodeSpec, RawId};
 
 pub(super) fn suffix(d: &Descriptor) -> Option<Suffix> {
@@ -320,35 +321,23 @@ impl Dialect {
     }
 }
 
-/// What a symbol's node says: kind, names, signature and doc, from its
-/// SymbolInformation when there is one (docs split once), for definitions
-/// and external references alike.
-pub(super) fn describe(
-    info: &HashMap<Key<'_>, &SymbolInformation>,
-    dialect: &Dialect,
-    key: &str,
-    sym: &Sym,
-) -> Described {
-    let si = info.get(key).copied();
-    let (mut signature, doc) = si.map(|s| split_docs(&s.documentation)).unwrap_or_default();
-    if signature.is_empty()
-        && let Some(s) = si
-    {
-        signature = s.signature_documentation.text.clone();
-    }
+/// What a symbol's node says: kind, names, signature and doc, from what
+/// its SymbolInformation said when there was one (`info`, docs split once),
+/// for definitions and external references alike.
+pub(super) fn describe(info: Option<&Info>, dialect: &Dialect, sym: &Sym) -> Described {
+    let (signature, doc) = info.map(|i| (i.signature.as_str(), i.doc.as_str())).unwrap_or_default();
     let path = &sym.shape.path;
     let member = path.len() >= 2 && suffix(&path[path.len() - 2]) == Some(Suffix::Type);
-    let kind = si
-        .and_then(|s| s.kind.enum_value().ok())
-        .and_then(kind_name)
-        .or_else(|| kind_from_signature(&signature, member))
+    let kind = info
+        .and_then(|i| i.kind)
+        .or_else(|| kind_from_signature(signature, member))
         .unwrap_or_else(|| kind_from_descriptors(path, dialect.rust));
     Described {
         kind,
-        name: display_name(si, &sym.parsed, path, &dialect.tool),
+        name: display_name(info.map(|i| &*i.display_name), &sym.parsed, path, &dialect.tool),
         fqn: fqn_of(&sym.parsed, path, dialect.fqn_sep, dialect.rust),
-        signature: one_line(&signature),
-        doc,
+        signature: one_line(signature),
+        doc: doc.to_owned(),
     }
 }
 
@@ -366,15 +355,25 @@ pub(super) fn keep(kind: &str, sym: &Sym) -> bool {
         && !(sym.local && matches!(kind, "variable" | "constant" | "field" | "property" | "symbol"))
 }
 
-pub(super) fn parse<'a>(
-    syms: &mut HashMap<Key<'a>, Sym>,
-    key: &Key<'a>,
+/// The symbol `id` (written `text`, met in the document `doc`), parsed the
+/// first time it is asked for and kept in `syms`.
+pub(super) fn parse<'s>(
+    syms: &'s mut [Option<Sym>],
+    id: SymId,
     text: &str,
     doc: Option<&str>,
-) -> Result<(), GraphError> {
-    if syms.contains_key(key.as_ref()) {
-        return Ok(());
-    }
+) -> Result<&'s Sym, GraphError> {
+    let slot = &mut syms[id as usize];
+    let sym = match slot.take() {
+        Some(sym) => sym,
+        None => read_sym(text, doc)?,
+    };
+    let sym: &'s Sym = slot.insert(sym);
+    Ok(sym)
+}
+
+/// Parses a symbol string: its id (a local's hashes `doc`) and its shape.
+fn read_sym(text: &str, doc: Option<&str>) -> Result<Sym, GraphError> {
     let parsed = crate::scip_symbol::parse(text).map_err(|e| ScipError::Symbol {
         doc: doc.unwrap_or("external symbols").to_owned(),
         symbol: text.to_owned(),
@@ -386,8 +385,7 @@ pub(super) fn parse<'a>(
     // folded path; `parsed` keeps the scheme and package.
     let mut parsed = parsed;
     let shape = shape(std::mem::take(&mut parsed.descriptors));
-    syms.insert(key.clone(), Sym { parsed, shape, id, local });
-    Ok(())
+    Ok(Sym { parsed, shape, id, local })
 }
 
 /// Type nodes named `name` of one of `kinds`, uniquely (none when ambiguous).
@@ -417,8 +415,10 @@ pub(super) fn canonical_path(sym: &Symbol, path: &[Descriptor]) -> String {
     crate::scip_symbol::canonical(sym, path)
 }
 
-pub(super) fn display_name(si: Option<&SymbolInformation>, sym: &Symbol, path: &[Descriptor], tool: &str) -> String {
-    let name = si.map(|s| s.display_name.trim()).filter(|n| !n.is_empty());
+/// The node's name: the `display_name` given (`given`), else read from the
+/// descriptors.
+pub(super) fn display_name(given: Option<&str>, sym: &Symbol, path: &[Descriptor], tool: &str) -> String {
+    let name = given.map(str::trim).filter(|n| !n.is_empty());
     if let Some(n) = name {
         return n.to_owned();
     }

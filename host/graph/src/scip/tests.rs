@@ -3,6 +3,7 @@
 use super::occurrences::DEFINITION;
 use super::symbols::id_of;
 use super::*;
+use protobuf::Message;
 use scip::types::Occurrence;
 
 use crate::{Direction, EXTERNAL};
@@ -185,4 +186,204 @@ fn signatures_read_on_one_line_with_their_breaks_as_spaces() {
             );
         }
     }
+}
+
+/// Every node of a graph, in index order, each followed by its out-edges
+/// (type, target id, derivation): all a graph says, one line each.
+fn dump(g: &Graph) -> Vec<String> {
+    let mut out = Vec::with_capacity(g.node_count());
+    for n in g.iter() {
+        let roles: Vec<&str> = n.roles().collect();
+        out.push(format!(
+            "{} {} {:?} {:?} {}:{} {roles:?} doc={:?} signature={:?}",
+            n.id(),
+            n.kind(),
+            n.name(),
+            n.fqn(),
+            n.file(),
+            n.line(),
+            n.doc(),
+            n.signature()
+        ));
+        for (t, m, how) in g.out_edges(n.ix()) {
+            out.push(format!("  {} {} {how:?}", g.types[t as usize], g.node(m).id()));
+        }
+    }
+    out
+}
+
+/// Every checked-in fixture index (`tests/fixtures/scip/*/index.scip`).
+fn fixture_paths() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/scip");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut paths: Vec<std::path::PathBuf> =
+        entries.filter_map(|e| Some(e.ok()?.path().join("index.scip"))).filter(|p| p.is_file()).collect();
+    paths.sort();
+    paths
+}
+
+/// Bytes, a file read as it goes, and a decoded index give the same graph,
+/// node for node and edge for edge; so does `load`, which streams the file.
+#[test]
+fn bytes_files_and_decoded_indexes_import_alike() {
+    let paths = fixture_paths();
+    assert!(paths.len() >= 3, "{paths:?}");
+    for path in &paths {
+        let at = path.display();
+        let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{at}: {e}"));
+        let opts = Options { name: "fixture".into() };
+        let index = Index::parse_from_bytes(&bytes).unwrap_or_else(|e| panic!("{at}: {e}"));
+        let decoded = import_index(&index, &opts).unwrap_or_else(|e| panic!("{at}: {e}"));
+        assert!(decoded.node_count() > 5 && decoded.edge_count() > 5, "{at}: {}", decoded.node_count());
+        let want = dump(&decoded);
+        for (how, g) in [("bytes", import(&bytes, &opts)), ("file", import_file(path, &opts))] {
+            let g = g.unwrap_or_else(|e| panic!("{at} ({how}): {e}"));
+            assert_eq!(g.name(), decoded.name(), "{at}: {how}");
+            assert_eq!(dump(&g), want, "{at}: {how}");
+        }
+        let loaded = crate::load(path).unwrap_or_else(|e| panic!("{at} (load): {e}"));
+        assert_eq!(dump(&loaded), want, "{at}: load");
+        // Twice the same: no hash order decides anything.
+        assert_eq!(dump(&import(&bytes, &opts).unwrap_or_else(|e| panic!("{at}: {e}"))), want, "{at}: again");
+    }
+}
+
+/// Two indexes written one after the other are one index to protobuf (the
+/// later metadata replaces the earlier, documents add up): the streaming
+/// readers agree with the decoder.
+#[test]
+fn concatenated_indexes_read_as_the_decoder_reads_them() {
+    let doc = |path: &str, symbol: &str| {
+        let mut d = scip::types::Document::new();
+        d.relative_path = path.into();
+        let mut o = Occurrence::new();
+        (o.symbol, o.symbol_roles, o.range) = (symbol.into(), DEFINITION, vec![0, 3, 4]);
+        d.occurrences.push(o);
+        d
+    };
+    let mut a = Index::new();
+    a.metadata.mut_or_insert_default().tool_info.mut_or_insert_default().name = "rust-analyzer".into();
+    a.documents.push(doc("src/a.rs", "rust-analyzer cargo x 1 a()."));
+    let mut b = Index::new();
+    b.metadata.mut_or_insert_default().project_root = "file:///work/second".into();
+    b.documents.push(doc("src/b.rs", "rust-analyzer cargo x 1 b()."));
+    let mut bytes = a.write_to_bytes().unwrap_or_default();
+    bytes.extend(b.write_to_bytes().unwrap_or_default());
+    let decoded = Index::parse_from_bytes(&bytes).unwrap_or_else(|e| panic!("{e}"));
+    let want = import_index(&decoded, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let got = import(&bytes, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(got.name(), "second");
+    assert_eq!(got.name(), want.name());
+    assert_eq!(dump(&got), dump(&want));
+    assert_eq!(got.iter().filter(|n| n.name() == "a" || n.name() == "b").count(), 2, "{:?}", dump(&got));
+}
+
+/// A top-level field: its tag byte, its length (a varint), its bytes.
+fn field(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    let mut n = body.len();
+    while n >= 0x80 {
+        out.push(((n & 0x7f) as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+    out.extend_from_slice(body);
+    out
+}
+
+/// Why `bytes` are refused, read from memory and from a file (refused the
+/// same way both times).
+fn refusal(name: &str, bytes: &[u8]) -> ScipError {
+    let path = std::env::temp_dir().join(format!("signpost-scip-{}-{name}.scip", std::process::id()));
+    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let from_file = import_file(&path, &Options::default());
+    let _ = std::fs::remove_file(&path);
+    let scip_error = |r: Result<Graph, GraphError>| match r {
+        Err(GraphError::Scip(e)) => e,
+        Err(e) => panic!("{name}: not a SCIP error: {e}"),
+        Ok(g) => panic!("{name}: imported ({} nodes)", g.node_count()),
+    };
+    let (a, b) = (scip_error(import(bytes, &Options::default())), scip_error(from_file));
+    assert_eq!(std::mem::discriminant(&a), std::mem::discriminant(&b), "{name}: {a} / {b}");
+    a
+}
+
+/// Truncated, oversized, unknown and malformed fields: each refused with
+/// the reason the decoder of the whole index gave, from bytes and from a
+/// file alike, and never with a panic or an allocation the input's length
+/// asks for.
+#[test]
+fn hostile_streams_are_refused_without_panics_or_large_allocations() {
+    let mut index = Index::new();
+    index.metadata.mut_or_insert_default().tool_info.mut_or_insert_default().name = "rust-analyzer".into();
+    let mut doc = scip::types::Document::new();
+    doc.relative_path = "src/lib.rs".into();
+    for (line, name) in ["alpha", "beta", "gamma"].into_iter().enumerate() {
+        let mut o = Occurrence::new();
+        (o.symbol, o.symbol_roles, o.range) =
+            (format!("rust-analyzer cargo x 1 {name}()."), DEFINITION, vec![line as i32, 3, 8]);
+        doc.occurrences.push(o);
+    }
+    let meta = index.write_to_bytes().unwrap_or_default();
+    let doc_bytes = doc.write_to_bytes().unwrap_or_default();
+    index.documents.push(doc);
+    let good = index.write_to_bytes().unwrap_or_default();
+    assert_eq!(good, [meta.clone(), field(0x12, &doc_bytes)].concat(), "metadata, then the document");
+    assert_eq!(import(&good, &Options::default()).map(|g| g.node_count()).ok(), Some(3));
+    let with = |tail: &[u8]| [good.as_slice(), tail].concat();
+
+    // Cut anywhere: an error or (cut between fields) a smaller index, never a panic.
+    for cut in 0..good.len() {
+        match import(&good[..cut], &Options::default()) {
+            Ok(_) | Err(GraphError::Scip(_)) => {}
+            Err(e) => panic!("cut at {cut}: {e}"),
+        }
+    }
+    // The document's length runs past the end of the bytes.
+    let e = refusal("cut-document", &good[..good.len() - 5]);
+    assert!(matches!(&e, ScipError::Protobuf(why) if why.contains("runs past the end")), "{e}");
+    // A document whose length is right, cut inside an occurrence.
+    let cut_inside = [meta.clone(), field(0x12, &doc_bytes[..doc_bytes.len() - 3])].concat();
+    assert!(matches!(refusal("cut-inside", &cut_inside), ScipError::Protobuf(_)));
+    // Lengths near 2^31 and 2^32 with a byte after them: refused before
+    // anything is allocated for them.
+    let e = refusal("huge-length", &with(&[0x12, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00]));
+    assert!(matches!(&e, ScipError::Protobuf(why) if why.contains("runs past the end")), "{e}");
+    let e = refusal("u32-length", &with(&[0x12, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x00]));
+    assert!(matches!(&e, ScipError::Protobuf(why) if why.contains("runs past the end")), "{e}");
+    // An unknown field 9 (a varint, or bytes), after the documents or before them.
+    assert_eq!(refusal("field-9", &with(&[0x48, 0x01])), ScipError::UnknownFields);
+    assert_eq!(refusal("field-9-bytes", &with(&[0x4a, 0x02, 0x00, 0x00])), ScipError::UnknownFields);
+    assert_eq!(refusal("field-9-first", &[&[0x48, 0x01][..], good.as_slice()].concat()), ScipError::UnknownFields);
+    // A group is skipped and not kept, as the decoder does; one without its
+    // end is refused.
+    let group = with(&[0x4b, 0x08, 0x01, 0x4c]);
+    let decoded = Index::parse_from_bytes(&group).unwrap_or_else(|e| panic!("{e}"));
+    assert!(decoded.special_fields.unknown_fields().iter().next().is_none());
+    assert_eq!(import(&group, &Options::default()).map(|g| g.node_count()).ok(), Some(3));
+    assert!(matches!(refusal("open-group", &with(&[0x4b, 0x08, 0x01])), ScipError::Protobuf(_)));
+    // Field 2 as a varint is no document: an unknown field, as the decoder has it.
+    assert_eq!(refusal("document-varint", &with(&[0x10, 0x01])), ScipError::UnknownFields);
+    // Wire types 6 and 4 (no such type; a group's end without its start),
+    // field 0, and a tag cut short.
+    let tails: [(&str, &[u8]); 4] =
+        [("wire-6", &[0x16][..]), ("end-group", &[0x14][..]), ("field-0", &[0x02, 0x00][..]), ("cut-tag", &[0x80][..])];
+    for (name, tail) in tails {
+        assert!(matches!(refusal(name, &with(tail)), ScipError::Protobuf(_)), "{name}");
+    }
+    // Another protocol version, from a file too.
+    let mut newer = index.clone();
+    newer.metadata.mut_or_insert_default().version = protobuf::EnumOrUnknown::from_i32(7);
+    assert_eq!(refusal("version", &newer.write_to_bytes().unwrap_or_default()), ScipError::Version(7));
+    // Nothing at all, and metadata alone.
+    assert_eq!(refusal("empty", b""), ScipError::Empty);
+    assert_eq!(import(&meta, &Options::default()).map(|g| g.node_count()).ok(), Some(0));
+    // The decoder's refusal comes first: a symbol that does not parse, then
+    // an unknown field, is refused for the field.
+    let mut bad = index.clone();
+    bad.documents[0].occurrences[0].symbol = "rust-analyzer cargo".into();
+    let bad = bad.write_to_bytes().unwrap_or_default();
+    assert!(matches!(refusal("bad-symbol", &bad), ScipError::Symbol { .. }));
+    let bad_then_field_9 = [bad.as_slice(), &[0x48, 0x01][..]].concat();
+    assert_eq!(refusal("bad-symbol-field-9", &bad_then_field_9), ScipError::UnknownFields);
 }

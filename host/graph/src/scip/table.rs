@@ -1,0 +1,138 @@
+//! The symbol table of an import: every symbol string met, interned once to
+//! a dense id, and by that id what the phases know of the symbol (its parse,
+//! what its `SymbolInformation` says, what became of it). Owned and compact:
+//! the documents it was read from are gone by the time it is read.
+
+use scip::types::SymbolInformation;
+
+use super::HashMap;
+use super::symbols::{Sym, kind_name, split_docs};
+use crate::{GraphError, NodeIx};
+
+/// A symbol's id in the [`Table`]: the order in which it was first met.
+pub(super) type SymId = u32;
+
+/// What became of a symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slot {
+    /// Met (described, the target of a relationship, referenced), not
+    /// defined, not (yet) a node.
+    Met,
+    /// Defined in a document (its first definition is in the import's
+    /// definitions), not (yet) a node.
+    Defined,
+    /// A definition kept as a node.
+    Node(NodeIx),
+    /// Referenced but defined elsewhere: an `external` node.
+    External(NodeIx),
+    /// Referenced, but no node (a parameter, a local variable, …).
+    Skipped,
+}
+
+/// What the import reads from a symbol's `SymbolInformation`, without the
+/// rest of the protobuf message.
+pub(super) struct Info {
+    /// `kind` in Signpost's words, when set and mapped.
+    pub(super) kind: Option<&'static str>,
+    /// `display_name`, trimmed (empty when unset).
+    pub(super) display_name: Box<str>,
+    /// The first documentation element that is one fenced block, else
+    /// `signature_documentation.text`; as written, line breaks and all (the
+    /// kind is read from its first line).
+    pub(super) signature: String,
+    /// The other documentation elements, joined.
+    pub(super) doc: String,
+    /// The symbols of its `is_implementation` relationships, as written
+    /// (not document-qualified, so a local target finds no node).
+    pub(super) implements: Vec<SymId>,
+}
+
+impl Info {
+    /// What `s` says; the targets of its relationships are interned in
+    /// `table`.
+    fn read(s: &SymbolInformation, table: &mut Table) -> Result<Info, GraphError> {
+        let (mut signature, doc) = split_docs(&s.documentation);
+        if signature.is_empty() {
+            signature = s.signature_documentation.text.clone();
+        }
+        let mut implements = Vec::new();
+        for rel in &s.relationships {
+            if rel.is_implementation && !rel.symbol.is_empty() {
+                implements.push(table.intern(&rel.symbol)?);
+            }
+        }
+        Ok(Info {
+            kind: s.kind.enum_value().ok().and_then(kind_name),
+            display_name: s.display_name.trim().into(),
+            signature,
+            doc,
+            implements,
+        })
+    }
+}
+
+/// Every symbol string met, interned; the vectors are indexed by
+/// [`SymId`].
+#[derive(Default)]
+pub(super) struct Table {
+    /// Each key (a global's symbol string, a local's `"{doc}\0{symbol}"`)
+    /// to its id.
+    ids: HashMap<Box<str>, SymId>,
+    /// Each symbol parsed, once it is defined or referenced.
+    pub(super) syms: Vec<Option<Sym>>,
+    /// Each symbol's information (the first given for it wins: documents
+    /// first, then external symbols).
+    pub(super) info: Vec<Option<Box<Info>>>,
+    /// What became of each symbol.
+    pub(super) slot: Vec<Slot>,
+}
+
+impl Table {
+    /// The id of `key`, if met.
+    pub(super) fn get(&self, key: &str) -> Option<SymId> {
+        self.ids.get(key).copied()
+    }
+
+    /// The id of `key`, a new one when it is met for the first time.
+    pub(super) fn intern(&mut self, key: &str) -> Result<SymId, GraphError> {
+        if let Some(&id) = self.ids.get(key) {
+            return Ok(id);
+        }
+        let id = SymId::try_from(self.slot.len()).map_err(|_| GraphError::Invalid {
+            at: "SCIP symbols".into(),
+            problem: "more than 4 billion distinct symbols".into(),
+        })?;
+        self.ids.insert(key.into(), id);
+        self.syms.push(None);
+        self.info.push(None);
+        self.slot.push(Slot::Met);
+        Ok(id)
+    }
+
+    /// Records what `s` says of the symbol `key`, unless something was
+    /// recorded for it already (the first wins).
+    pub(super) fn describe(&mut self, key: &str, s: &SymbolInformation) -> Result<(), GraphError> {
+        let id = self.intern(key)?;
+        if self.info[id as usize].is_none() {
+            let info = Info::read(s, self)?;
+            self.info[id as usize] = Some(Box::new(info));
+        }
+        Ok(())
+    }
+
+    /// The node of a definition kept as one.
+    pub(super) fn node(&self, id: SymId) -> Option<NodeIx> {
+        match self.slot[id as usize] {
+            Slot::Node(ix) => Some(ix),
+            _ => None,
+        }
+    }
+
+    /// The node of a symbol, defined here or external.
+    pub(super) fn target(&self, id: SymId) -> Option<NodeIx> {
+        match self.slot[id as usize] {
+            Slot::Node(ix) | Slot::External(ix) => Some(ix),
+            _ => None,
+        }
+    }
+}
