@@ -63,7 +63,7 @@ impl FirstPass {
             let at = |why: String| ScipError::Range { path: path.to_owned(), why };
             let Some(range) = range_of(o).map_err(at)? else { continue };
             let id = self.table.intern(&key_of(&o.symbol, path))?;
-            parse(&mut self.table.syms, id, &o.symbol, Some(path))?;
+            parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path))?;
             if self.table.slot[id as usize] == Slot::Defined {
                 continue;
             }
@@ -86,7 +86,7 @@ impl FirstPass {
             if self.table.slot[id as usize] == Slot::Defined {
                 continue;
             }
-            parse(&mut self.table.syms, id, &s.symbol, Some(path))?;
+            parse(&mut self.table.syms, &mut self.table.packages, id, &s.symbol, Some(path))?;
             self.table.slot[id as usize] = Slot::Defined;
             self.defs.push(Def {
                 sym: id,
@@ -157,6 +157,12 @@ pub(super) struct Import {
 }
 
 impl Import {
+    /// The graph builder, the rest dropped (the symbol table is most of
+    /// the import's memory).
+    pub(super) fn into_builder(self) -> GraphBuilder {
+        self.b
+    }
+
     /// The import of what `first` read, named by the project root of
     /// `meta` (or `opts.name`).
     pub(super) fn new(first: FirstPass, meta: Option<&Metadata>, opts: &Options) -> Import {
@@ -336,7 +342,7 @@ impl Import {
                 Slot::Node(t) | Slot::External(t) => t,
                 Slot::Skipped => continue,
                 Slot::Met | Slot::Defined => {
-                    let sym = parse(&mut self.table.syms, id, &o.symbol, Some(path))?;
+                    let sym = parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path))?;
                     let node = describe(self.table.info[id as usize].as_deref(), &self.dialect, sym);
                     if !keep(node.kind, sym) {
                         self.table.slot[id as usize] = Slot::Skipped;

@@ -270,7 +270,9 @@ pub(super) fn attribute_role(sym: &Symbol) -> Option<&'static str> {
 
 /// A symbol met in the index, parsed once.
 pub(super) struct Sym {
-    pub(super) parsed: Symbol,
+    /// Scheme and package (descriptors moved into `shape`), shared by every
+    /// symbol of the package.
+    pub(super) parsed: std::sync::Arc<Symbol>,
     pub(super) shape: Shape,
     pub(super) id: RawId,
     pub(super) local: bool,
@@ -359,6 +361,7 @@ pub(super) fn keep(kind: &str, sym: &Sym) -> bool {
 /// first time it is asked for and kept in `syms`.
 pub(super) fn parse<'s>(
     syms: &'s mut [Option<Sym>],
+    packages: &mut Packages,
     id: SymId,
     text: &str,
     doc: Option<&str>,
@@ -366,14 +369,18 @@ pub(super) fn parse<'s>(
     let slot = &mut syms[id as usize];
     let sym = match slot.take() {
         Some(sym) => sym,
-        None => read_sym(text, doc)?,
+        None => read_sym(text, doc, packages)?,
     };
     let sym: &'s Sym = slot.insert(sym);
     Ok(sym)
 }
 
+/// Each distinct scheme and package met, once: a million symbols share a
+/// few packages.
+pub(super) type Packages = HashMap<(String, String, String, String), std::sync::Arc<Symbol>>;
+
 /// Parses a symbol string: its id (a local's hashes `doc`) and its shape.
-fn read_sym(text: &str, doc: Option<&str>) -> Result<Sym, GraphError> {
+fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages) -> Result<Sym, GraphError> {
     let parsed = crate::scip_symbol::parse(text).map_err(|e| ScipError::Symbol {
         doc: doc.unwrap_or("external symbols").to_owned(),
         symbol: text.to_owned(),
@@ -385,6 +392,14 @@ fn read_sym(text: &str, doc: Option<&str>) -> Result<Sym, GraphError> {
     // folded path; `parsed` keeps the scheme and package.
     let mut parsed = parsed;
     let shape = shape(std::mem::take(&mut parsed.descriptors));
+    let package = parsed.package.as_ref();
+    let key = (
+        parsed.scheme.clone(),
+        package.map(|p| p.manager.clone()).unwrap_or_default(),
+        package.map(|p| p.name.clone()).unwrap_or_default(),
+        package.map(|p| p.version.clone()).unwrap_or_default(),
+    );
+    let parsed = packages.entry(key).or_insert_with(|| std::sync::Arc::new(parsed)).clone();
     Ok(Sym { parsed, shape, id, local })
 }
 

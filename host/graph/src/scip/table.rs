@@ -80,6 +80,8 @@ pub(super) struct Table {
     ids: HashMap<Box<str>, SymId>,
     /// Each symbol parsed, once it is defined or referenced.
     pub(super) syms: Vec<Option<Sym>>,
+    /// The packages their parses share.
+    pub(super) packages: super::symbols::Packages,
     /// Each symbol's information (the first given for it wins: documents
     /// first, then external symbols).
     pub(super) info: Vec<Option<Box<Info>>>,
