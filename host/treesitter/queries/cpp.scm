@@ -19,6 +19,11 @@
   declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params)) @def.function
 (function_definition
   declarator: (_ declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params))) @def.function
+(function_definition
+  declarator: (reference_declarator (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params))) @def.function
+; Destructors and operators, in a class body.
+(function_definition
+  declarator: (function_declarator declarator: [(destructor_name) (operator_name)] @name parameters: (parameter_list) @params)) @def.method
 ((class_specifier name: (type_identifier) @class body: (field_declaration_list
    (function_definition declarator: (function_declarator declarator: (identifier) @name parameters: (parameter_list) @params)) @def.constructor))
  (#eq? @class @name))
@@ -31,21 +36,35 @@
   (field_declaration declarator: (function_declarator declarator: (field_identifier) @name parameters: (parameter_list) @params)) @def.method)
 (field_declaration_list
   (field_declaration declarator: (_ declarator: (function_declarator declarator: (field_identifier) @name parameters: (parameter_list) @params))) @def.method)
-(field_declaration_list
-  (declaration declarator: (function_declarator declarator: (identifier) @name parameters: (parameter_list) @params)) @def.constructor)
+((class_specifier name: (type_identifier) @class body: (field_declaration_list
+   (declaration declarator: (function_declarator declarator: (identifier) @name parameters: (parameter_list) @params)) @def.constructor))
+ (#eq? @class @name))
+((struct_specifier name: (type_identifier) @class body: (field_declaration_list
+   (declaration declarator: (function_declarator declarator: (identifier) @name parameters: (parameter_list) @params)) @def.constructor))
+ (#eq? @class @name))
 
 ; Out-of-class definitions, `double Circle::area() const { … }`: the type
-; they belong to is the qualifier (@owner).
+; they belong to is the qualifier (@owner), a template's too (`Box<T>::get`).
 (function_definition
-  declarator: (function_declarator
-    declarator: [(qualified_identifier scope: (namespace_identifier) @owner name: (identifier) @name)
-                 (qualified_identifier name: (qualified_identifier scope: (namespace_identifier) @owner name: (identifier) @name))]
-    parameters: (parameter_list) @params)) @def.method
+  declarator: [(function_declarator declarator: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name) parameters: (parameter_list) @params)
+               (_ declarator: (function_declarator declarator: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name) parameters: (parameter_list) @params))
+               (reference_declarator (function_declarator declarator: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name) parameters: (parameter_list) @params))]) @def.method
 (function_definition
-  declarator: (_ declarator: (function_declarator
-    declarator: [(qualified_identifier scope: (namespace_identifier) @owner name: (identifier) @name)
-                 (qualified_identifier name: (qualified_identifier scope: (namespace_identifier) @owner name: (identifier) @name))]
-    parameters: (parameter_list) @params))) @def.method
+  declarator: [(function_declarator declarator: (qualified_identifier name: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name)) parameters: (parameter_list) @params)
+               (_ declarator: (function_declarator declarator: (qualified_identifier name: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name)) parameters: (parameter_list) @params))
+               (reference_declarator (function_declarator declarator: (qualified_identifier name: (qualified_identifier
+                 scope: [(namespace_identifier) @owner (template_type name: (type_identifier) @owner)]
+                 name: [(identifier) (destructor_name) (operator_name)] @name)) parameters: (parameter_list) @params))]) @def.method
 ((function_definition
   declarator: (function_declarator
     declarator: [(qualified_identifier scope: (namespace_identifier) @owner name: (identifier) @name)
@@ -64,29 +83,33 @@
 
 ; Headers: base classes.
 (base_class_clause [(type_identifier) @extends
-  (qualified_identifier name: (type_identifier) @extends)
+  (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @extends)
   (template_type name: (type_identifier) @extends)])
 
 ; Typed names: parameters, fields, locals (`Shape &s`, `struct point *p`,
 ; `shapes::Square *sq = …`).
 ([(parameter_declaration
-    type: [(type_identifier) @var.type (qualified_identifier name: (type_identifier) @var.type)
-           (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)]
+    type: [(type_identifier) @var.type (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (type_identifier) @var.type)
+           (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)
+           (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (template_type name: (type_identifier) @var.type))]
     declarator: [(identifier) @var.name (pointer_declarator declarator: (identifier) @var.name)
                  (reference_declarator (identifier) @var.name)])
   (optional_parameter_declaration
-    type: [(type_identifier) @var.type (qualified_identifier name: (type_identifier) @var.type)
-           (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)]
+    type: [(type_identifier) @var.type (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (type_identifier) @var.type)
+           (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)
+           (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (template_type name: (type_identifier) @var.type))]
     declarator: [(identifier) @var.name (pointer_declarator declarator: (identifier) @var.name)
                  (reference_declarator (identifier) @var.name)])])
 (field_declaration
-  type: [(type_identifier) @var.type (qualified_identifier name: (type_identifier) @var.type)
-         (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)]
+  type: [(type_identifier) @var.type (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (type_identifier) @var.type)
+         (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)
+           (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (template_type name: (type_identifier) @var.type))]
   declarator: [(field_identifier) @var.name (pointer_declarator declarator: (field_identifier) @var.name)
                (reference_declarator (field_identifier) @var.name)])
 (declaration
-  type: [(type_identifier) @var.type (qualified_identifier name: (type_identifier) @var.type)
-         (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)]
+  type: [(type_identifier) @var.type (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (type_identifier) @var.type)
+         (struct_specifier name: (type_identifier) @var.type) (template_type name: (type_identifier) @var.type)
+           (qualified_identifier scope: (namespace_identifier) @var.qualifier name: (template_type name: (type_identifier) @var.type))]
   declarator: [(identifier) @var.name (pointer_declarator declarator: (identifier) @var.name)
                (reference_declarator (identifier) @var.name)
                (init_declarator declarator: [(identifier) @var.name (pointer_declarator declarator: (identifier) @var.name)
@@ -100,8 +123,10 @@
   arguments: (argument_list) @call.args)
 (call_expression function: (qualified_identifier scope: (namespace_identifier) @call.scope name: (identifier) @call)
   arguments: (argument_list) @call.args)
-(new_expression type: [(type_identifier) @new (qualified_identifier name: (type_identifier) @new)]
+(new_expression type: [(type_identifier) @new (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @new)]
   arguments: (argument_list) @call.args)
-(declaration type: [(type_identifier) @new (qualified_identifier name: (type_identifier) @new)]
+(declaration type: [(type_identifier) @new (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @new)]
   declarator: (init_declarator value: (argument_list) @call.args))
 (type_identifier) @ref.type
+(qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @ref.type)
+(qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (template_type name: (type_identifier) @ref.type))

@@ -76,32 +76,34 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             ..Default::default()
         });
     }
-    // A symbol defined twice (C++'s member declared in its class and
-    // defined apart) is written once, where its body is: references in the
-    // body belong to it there. The declaration's comment and the
-    // relationships of both are kept.
-    let mut primary: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut same: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
+    // A member declared in its type and defined apart (C++) is written
+    // once, where its body is, so that references in the body belong to
+    // it; the declaration's comment and relationships go with it.
+    let mut twins: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
     for (ix, d) in project.defs.iter().enumerate() {
-        same.entry(d.symbol.as_str()).or_default().push(ix);
-        let p = primary.entry(d.symbol.as_str()).or_insert(ix);
-        if project.def(ix).owner.is_some() && project.def(*p).owner.is_none() {
-            *p = ix;
+        if let Some(declaration) = d.twin_of {
+            twins.entry(ix).or_default().push(declaration);
         }
     }
+    let declared_apart: std::collections::HashSet<usize> = twins.values().flatten().copied().collect();
     for (ix, d) in project.defs.iter().enumerate() {
-        if primary.get(d.symbol.as_str()) != Some(&ix) {
+        if declared_apart.contains(&ix) {
             continue;
         }
-        let twins = &same[d.symbol.as_str()];
+        let mut same = vec![ix];
+        same.extend(twins.get(&ix).into_iter().flatten().copied());
         let f = project.def(ix);
-        let doc_text = twins.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
+        let doc_text = same.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
         let doc = &mut docs[d.file];
         doc.occurrences.push(Occurrence {
             symbol: d.symbol.clone(),
             symbol_roles: DEFINITION,
             range: range(&f.name_span),
-            enclosing_range: range(&f.span),
+            // A namespace block (C++) is no scope of references: what is
+            // in it outside any definition the indexer knows (a form of
+            // function its query does not read) is left out rather than
+            // credited to the namespace.
+            enclosing_range: if f.kind == Kind::Module { Vec::new() } else { range(&f.span) },
             ..Default::default()
         });
         let mut info = SymbolInformation {
@@ -119,7 +121,7 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             })
             .into();
         }
-        for &s in twins.iter().flat_map(|t| project.supers.get(t).map_or(&[][..], Vec::as_slice)) {
+        for &s in same.iter().flat_map(|t| project.supers.get(t).map_or(&[][..], Vec::as_slice)) {
             info.relationships.push(Relationship {
                 symbol: project.defs[s].symbol.clone(),
                 is_implementation: true,

@@ -358,7 +358,8 @@ impl Reader {
                     }),
                     "new" => facts.calls.push(Call {
                         name: txt(n),
-                        receiver: None,
+                        // `new shapes::Square(…)`: the type's qualifier.
+                        receiver: get("ref.qualifier").map(txt),
                         args: get("call.args").map(count_args),
                         span: Span::of(n),
                         construct: true,
@@ -444,6 +445,11 @@ fn arity(list: Node<'_>, text: &[u8]) -> Arity {
         && only.utf8_text(text).is_ok_and(|t| t.trim() == "void")
     {
         return Arity { min: 0, max: Some(0) };
+    }
+    // C's `...` is a token of the list, not a named parameter.
+    let mut all = list.walk();
+    if list.children(&mut all).any(|n| !n.is_named() && n.kind() == "...") {
+        variadic = true;
     }
     for p in params {
         if p.kind().contains("spread") || p.kind().contains("variadic") {

@@ -46,6 +46,11 @@ pub struct Def {
     pub parent: Option<DefIx>,
     /// Its SCIP symbol.
     pub symbol: String,
+    /// For a callable defined apart from its type (C++'s `double
+    /// Circle::area() const { … }`): the member declaration in the type it
+    /// defines, whose symbol it shares. The declaration stands for both in
+    /// name lookups; the definition is written where its body is.
+    pub twin_of: Option<DefIx>,
 }
 
 /// A resolved use: from which definition, to which, how.
@@ -123,7 +128,7 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             // A field's declaration holds its initialiser, not members.
             let parent = stack.iter().rev().find(|(ix, _)| s.facts.defs[*ix - starts[fi]].kind.is_scope()).map(|e| e.0);
             let ix = p.defs.len();
-            p.defs.push(Def { file: fi, at, parent, symbol: String::new() });
+            p.defs.push(Def { file: fi, at, parent, symbol: String::new(), twin_of: None });
             stack.push((ix, d.span));
         }
     }
@@ -256,11 +261,11 @@ impl<'p> Lookup<'p> {
             by_package: HashMap::new(),
             package_of,
         };
-        // A definition whose symbol an earlier one has (C++'s member
-        // declared in its class and defined apart) is that one.
-        let mut seen: HashSet<&str> = HashSet::new();
         for (ix, d) in p.defs.iter().enumerate() {
-            if !seen.insert(d.symbol.as_str()) {
+            // A member defined apart is found as its declaration; one whose
+            // type is not found (`Outer::Inner::f`, a type not indexed) is
+            // a scope of its own, never what a plain name means.
+            if d.twin_of.is_some() || (p.fact(ix).owner.is_some() && !d.parent.is_some_and(|t| p.kind(t).is_type())) {
                 continue;
             }
             let name = p.fact(ix).name.as_str();
@@ -283,9 +288,8 @@ impl<'p> Lookup<'p> {
 
 fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
     let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::new();
-    let mut seen: HashSet<&str> = HashSet::new();
     for (ix, d) in p.defs.iter().enumerate() {
-        if !seen.insert(d.symbol.as_str()) {
+        if d.twin_of.is_some() {
             continue;
         }
         if let Some(parent) = d.parent {
@@ -449,7 +453,11 @@ impl Resolver<'_> {
     fn ty(&self, fi: usize, from: DefIx, name: &Name) -> Option<DefIx> {
         let from = (from != usize::MAX).then_some(from);
         if let Some(q) = &name.qualifier {
-            let pkg = self.package_alias(fi, q)?;
+            let Some(pkg) = self.package_alias(fi, q) else {
+                // C++'s `shapes::Shape`: a type in a namespace of the
+                // project called so; `std::vector`: not the project's.
+                return self.in_namespace(q, &name.name, |k| k.is_type());
+            };
             let found: Vec<DefIx> = Lookup::get(&self.look.by_package, &(pkg, name.name.as_str()))
                 .iter()
                 .copied()
@@ -458,6 +466,23 @@ impl Resolver<'_> {
             return if let [one] = found[..] { Some(one) } else { None };
         }
         self.ladder(fi, from, &name.name, Want::Type, |_| None)
+    }
+
+    /// The one definition called `name` (of a kind `pass` admits) declared
+    /// in a namespace (C++) of the project called `ns`.
+    fn in_namespace(&self, ns: &str, name: &str, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+        let ns = ns.rsplit("::").next().unwrap_or(ns);
+        let found: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
+            .iter()
+            .copied()
+            .filter(|&d| {
+                pass(self.p.kind(d))
+                    && self.p.defs[d]
+                        .parent
+                        .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
+            })
+            .collect();
+        if let [one] = found[..] { Some(one) } else { None }
     }
 
     /// The written type of a typed name seen from `scope` (the innermost
@@ -480,7 +505,7 @@ impl Resolver<'_> {
 
     /// What a receiver expression names: a type whose members are called,
     /// or a package (Go) whose functions are.
-    fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str) -> Receiver {
+    fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool) -> Receiver {
         // `s->from`, `shapes::Shape`: field and scope steps read as `.`.
         let text: String = text.split_whitespace().collect::<String>().replace("->", ".").replace("::", ".");
         if text.contains(['(', '[', '"', '\'']) {
@@ -492,7 +517,8 @@ impl Resolver<'_> {
         let mut at = match first {
             "this" | "self" => enclosing_type(),
             "super" => enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()),
-            _ => match self.var(fi, scope, first) {
+            // A scope written before a name (`ns::f`) is never a value.
+            _ => match if scoped { None } else { self.var(fi, scope, first) } {
                 // A typed name whose type is not the project's (`List<Item>
                 // items`): its methods are not the project's either.
                 Some((tf, ts, ty)) => match self.ty(tf, ts, ty) {
@@ -552,7 +578,7 @@ impl Resolver<'_> {
             let t = self.ty(
                 fi,
                 scope.unwrap_or(usize::MAX),
-                &Name { name: c.name.clone(), qualifier: None, span: c.span },
+                &Name { name: c.name.clone(), qualifier: c.receiver.clone().filter(|_| c.construct), span: c.span },
             )?;
             let ctors: Vec<DefIx> = self
                 .members
@@ -568,7 +594,7 @@ impl Resolver<'_> {
             return construct();
         }
         let name = c.name.as_str();
-        match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r)) {
+        match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, c.scoped)) {
             None => self.ladder(fi, scope, name, Want::Callable, by_arity).or_else(|| {
                 // `Order(…)` where nothing callable has that name: a
                 // construction, in languages that need no `new` (Kotlin).
@@ -655,7 +681,7 @@ fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(Def
                 members.get(s)?.iter().copied().find(|&o| {
                     method(p.kind(o))
                         && p.fact(o).name == f.name
-                        && p.fact(o).arity.map(|a| a.min) == f.arity.map(|a| a.min)
+                        && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
                 })
             });
             if let Some(o) = target {
@@ -720,7 +746,13 @@ fn symbols(p: &mut Project) {
     let mut own: Vec<String> = vec![String::new(); p.defs.len()];
     // Default values are written in the declaration only: count parameters.
     let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
-    let apart = |ix: DefIx| p.fact(ix).kind.is_callable() && p.fact(ix).owner.is_some() && p.defs[ix].parent.is_some();
+    let apart = |ix: DefIx| {
+        p.fact(ix).kind.is_callable()
+            && p.fact(ix).owner.is_some()
+            && p.defs[ix].parent.is_some_and(|t| p.kind(t).is_type())
+    };
+    let mut twins: Vec<(DefIx, DefIx)> = Vec::new();
+    let mut taken: HashSet<DefIx> = HashSet::new();
     let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
     for ix in first.into_iter().chain(second) {
         let def = &p.defs[ix];
@@ -728,13 +760,21 @@ fn symbols(p: &mut Project) {
         let f = p.fact(ix);
         let name =
             if f.kind == Kind::Constructor && !s.lang.constructor.is_empty() { s.lang.constructor } else { &f.name };
-        if apart(ix)
-            && let Some(&same) = declared
+        // Paired one to one, and only when one declaration fits: two
+        // overloads with as many parameters (told apart by their types)
+        // leave the definition a symbol of its own.
+        if apart(ix) {
+            let fitting: Vec<DefIx> = declared
                 .get(&(def.parent, name))
-                .and_then(|ds| ds.iter().find(|&&d| params(p.fact(d).arity) == params(f.arity)))
-        {
-            own[ix] = own[same].clone();
-            continue;
+                .map(|ds| ds.iter().copied().filter(|d| params(p.fact(*d).arity) == params(f.arity)).collect())
+                .unwrap_or_default();
+            if let [same] = fitting[..]
+                && taken.insert(same)
+            {
+                own[ix] = own[same].clone();
+                twins.push((ix, same));
+                continue;
+            }
         }
         let mut d = String::new();
         push_name(&mut d, name);
@@ -745,7 +785,11 @@ fn symbols(p: &mut Project) {
                 n => d.push_str(&format!("(+{n}).")),
             }
             *k += 1;
-            declared.entry((def.parent, name)).or_default().push(ix);
+            // Only a declaration in its type is a definition's twin (two
+            // definitions apart, e.g. Go's per-platform files, stay two).
+            if !apart(ix) {
+                declared.entry((def.parent, name)).or_default().push(ix);
+            }
         } else if f.kind.is_type() {
             d.push('#');
         } else if f.kind == Kind::Module {
@@ -775,6 +819,9 @@ fn symbols(p: &mut Project) {
     }
     for (def, sym) in p.defs.iter_mut().zip(done) {
         def.symbol = sym.unwrap_or_default();
+    }
+    for (body, declaration) in twins {
+        p.defs[body].twin_of = Some(declaration);
     }
 }
 

@@ -397,7 +397,7 @@ fn python_against_scip_python() {
 #[test]
 fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
     let (g, report) = graph_of(&fixture_dir("cpp"), "cpp");
-    assert_eq!((report.files, report.syntax_errors), (5, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (7, 0), "{report:?}");
     for (fqn, k) in [
         ("shapes", "module"),
         ("shapes.Shape", "class"),
@@ -465,4 +465,22 @@ fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
     );
     // `std::printf`, `sqrt`: not the project's, no edge.
     assert!(!all.iter().any(|e| e.contains("printf") || e.contains("sqrt")), "{all:#?}");
+
+    // Two overloads with as many parameters, declared in the class and
+    // defined apart: nothing pairs them by guess, and a call that cannot
+    // tell them apart resolves to neither.
+    assert_edges(
+        &all,
+        &["shapes.Canvas.set:11 -CALLS-> shapes.Canvas.self:15", "shapes.Canvas -DECLARES-> shapes.Canvas.Canvas:5"],
+        &[],
+    );
+    assert!(!all.iter().any(|e| e.starts_with("shapes.Canvas.self:15 -CALLS-> shapes.Canvas.set")), "{all:#?}");
+    // `std::vector<int> items_`: the project's own `util::vector` is
+    // another type; a macro call in a class body is no constructor.
+    assert!(!all.iter().any(|e| e.starts_with("shapes") && e.contains("-> util.")), "{all:#?}");
+    assert_ne!(kind(&g, "shapes.Canvas.DISALLOW_COPY"), "constructor");
+    // A destructor and a reference-returning method defined apart are
+    // scopes of their own: nothing in them is credited to the namespace.
+    assert_eq!(kind(&g, "shapes.Canvas.~Canvas"), "method");
+    assert!(!all.iter().any(|e| e.starts_with("shapes -CALLS") || e.starts_with("shapes -REFERENCES")), "{all:#?}");
 }
