@@ -148,8 +148,11 @@ pub struct LiveGraph {
     parts: Mutex<Vec<Part>>,
     status: Mutex<GraphStatus>,
     /// Source files changed since the graph's part that holds them was
-    /// made (paths as the graph writes them), with when they last changed.
-    stale: std::sync::RwLock<std::collections::HashMap<String, SystemTime>>,
+    /// made (paths as the graph writes them), with the number of their
+    /// last change (a counter: no wall clock that could step back).
+    stale: std::sync::RwLock<std::collections::HashMap<String, u64>>,
+    /// Changes seen so far.
+    changes: std::sync::atomic::AtomicU64,
 }
 
 impl LiveGraph {
@@ -175,6 +178,7 @@ impl LiveGraph {
             parts: Mutex::new(Vec::new()),
             status: Mutex::new(status),
             stale: Default::default(),
+            changes: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -183,25 +187,34 @@ impl LiveGraph {
     /// about it may be out of date.
     pub fn mark_changed(&self, file: String) {
         let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        stale.insert(file, SystemTime::now());
+        let n = self.changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        stale.insert(file, n);
     }
 
-    /// Notes that `files` were indexed from what they held at `read`: each
-    /// is current again unless it changed after that.
-    pub fn mark_indexed<'a>(&self, files: impl IntoIterator<Item = &'a str>, read: SystemTime) {
+    /// The changes seen so far: taken before files are read, it says which
+    /// marks the reading covers ([`LiveGraph::mark_indexed`]).
+    pub fn changes_seen(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Notes that `files` were indexed from what they held after change
+    /// number `seen`: each is current again unless it changed since.
+    pub fn mark_indexed<'a>(&self, files: impl IntoIterator<Item = &'a str>, seen: u64) {
         let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if stale.is_empty() {
+            return;
+        }
         for f in files {
-            if stale.get(f).is_some_and(|&changed| changed <= read) {
+            if stale.get(f).is_some_and(|&changed| changed <= seen) {
                 stale.remove(f);
             }
         }
     }
 
-    /// When `file` changed, if it changed since the graph's part that
-    /// holds it was made.
-    pub fn changed_since_indexed(&self, file: &str) -> Option<SystemTime> {
+    /// Whether `file` changed since the graph's part that holds it was made.
+    pub fn changed_since_indexed(&self, file: &str) -> bool {
         let stale = self.stale.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if stale.is_empty() { None } else { stale.get(file).copied() }
+        !stale.is_empty() && stale.contains_key(file)
     }
 
     /// Loads `sources` (none: the embedded sample), each kept as a part.

@@ -62,8 +62,9 @@ const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx",
 fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
     let ext = p.extension()?.to_str()?;
     let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
-    let rel = p.strip_prefix(root).ok()?;
-    (known && outside(cache, p)).then(|| rel.to_string_lossy().replace('\\', "/"))
+    let rel = p.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
+    // Build outputs, dependencies and generated files are not the graph's.
+    (known && outside(cache, p) && !walk::excluded(root, &rel)).then_some(rel)
 }
 
 /// Where a project's index files go by default.
@@ -134,7 +135,7 @@ impl Project {
         if found.is_empty() && scip_parts.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
-                 requirements.txt under it, and no Java, Kotlin, Go or C# files",
+                 requirements.txt under it, and no Java, Kotlin, Go, C#, C, C++ or Python files",
                 root.display()
             );
         }
@@ -238,13 +239,16 @@ impl Project {
                 while let Ok(p) = rx.recv_timeout(QUIET) {
                     changed.push(p);
                 }
+                // The batch is closed: a change marked from here on is
+                // not in it, and stays marked until a later batch.
+                let seen = graphs.changes_seen();
                 changed.retain(|p| self.is_source_event(p));
                 if changed.is_empty() {
                     continue;
                 }
                 changed.sort();
                 changed.dedup();
-                if let Err(e) = self.refresh(&changed, &graphs) {
+                if let Err(e) = self.refresh(&changed, &graphs, seen) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
                 }
             }
@@ -260,9 +264,8 @@ impl Project {
     }
 
     /// Reads the changed files again and swaps in the parts they belong to.
-    fn refresh(&mut self, changed: &[PathBuf], graphs: &LiveGraph) -> anyhow::Result<()> {
+    fn refresh(&mut self, changed: &[PathBuf], graphs: &LiveGraph, seen: u64) -> anyhow::Result<()> {
         let started = Instant::now();
-        let read_from = std::time::SystemTime::now();
         // Edits to files it knows need no walk; a new or deleted file does.
         let known = changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
         let found = if known { Vec::new() } else { walk::sources(&self.root, &WalkOptions::default()).0 };
@@ -284,14 +287,16 @@ impl Project {
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
             let record = graphs.replace_part(&self.file_of(indexed.lang.name), graph);
             if record.result == "swapped" {
-                // The changed files this part holds now, or that are gone.
+                // Every file the part holds now, and the changed ones that
+                // are gone, is as current as what was read.
                 let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
-                let fresh: Vec<String> = changed
+                let held = part.map(|w| w.files()).unwrap_or_default();
+                let fresh: Vec<String> = held
                     .iter()
-                    .filter(|c| part.is_some_and(|w| w.knows(c)) || !c.exists())
+                    .chain(changed.iter().filter(|c| !c.exists()))
                     .filter_map(|c| graph_path(&self.root, &self.cache, c))
                     .collect();
-                graphs.mark_indexed(fresh.iter().map(String::as_str), read_from);
+                graphs.mark_indexed(fresh.iter().map(String::as_str), seen);
             }
             tracing::info!(
                 language = indexed.lang.name,

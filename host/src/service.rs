@@ -231,7 +231,7 @@ impl Signpost {
     /// the policy's text.
     fn mark_stale(&self, response: &mut Response) {
         let file = response.structured.pointer("/record/file").and_then(Value::as_str).unwrap_or_default();
-        if file.is_empty() || self.graphs.changed_since_indexed(file).is_none() {
+        if file.is_empty() || !self.graphs.changed_since_indexed(file) {
             return;
         }
         let note = format!(

@@ -145,6 +145,8 @@ pub(super) struct Import {
     defs: Vec<Def>,
     /// Each document's path, by position.
     paths: Vec<String>,
+    /// Documents the second walk has met.
+    walked: usize,
     /// Each document's attribute evidence, by position (until the nodes
     /// are made).
     attr_lines: Vec<AttrLines>,
@@ -175,6 +177,7 @@ impl Import {
             table,
             defs,
             paths,
+            walked: 0,
             attr_lines,
             b: GraphBuilder::new(&name),
             kinds: Vec::new(),
@@ -307,6 +310,13 @@ impl Import {
     /// becomes an external node.
     pub(super) fn references(&mut self, di: usize, d: &Document) -> Result<(), GraphError> {
         let path = d.relative_path.as_str();
+        // The second walk must meet the documents the first one did: an
+        // index rewritten in between would give one document's references
+        // another one's scopes.
+        if self.paths.get(di).is_none_or(|p| p != path) {
+            return Err(changed_while_read());
+        }
+        self.walked = di + 1;
         // This document's definitions: one run of `defs`, which is in
         // document order.
         let start = self.defs.partition_point(|def| def.doc < di);
@@ -447,5 +457,20 @@ impl Import {
             }
         }
         Ok(())
+    }
+}
+
+/// The index changed between the two walks over it.
+fn changed_while_read() -> GraphError {
+    GraphError::Format(
+        "the SCIP index changed while it was read (an indexer rewriting it?); read it again when it is written".into(),
+    )
+}
+
+impl Import {
+    /// Checks, after the second walk, that it met every document the
+    /// first one did.
+    pub(super) fn walked_all(&self) -> Result<(), GraphError> {
+        if self.walked == self.paths.len() { Ok(()) } else { Err(changed_while_read()) }
     }
 }

@@ -158,6 +158,7 @@ fn run(source: &mut dyn Source, opts: &Options) -> Result<Graph, GraphError> {
     import.declares()?;
     phase.done("declares");
     source.documents(&mut |di: usize, d: &Document| -> Result<(), GraphError> { import.references(di, d) })?;
+    import.walked_all()?;
     phase.done("references");
     import.relationships()?;
     phase.done("relationships");

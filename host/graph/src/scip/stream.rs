@@ -260,5 +260,13 @@ fn skip_group(is: &mut CodedInputStream<'_>) -> Result<(), GraphError> {
 
 /// The decoder's error, as the import reports it.
 fn protobuf_error(e: protobuf::Error) -> GraphError {
-    ScipError::Protobuf(e.to_string()).into()
+    // A read that failed (a directory, a device error) is the file's
+    // fault, not the encoding's: it keeps its own message.
+    use std::io::ErrorKind as K;
+    let text = e.to_string();
+    let io: std::io::Error = e.into();
+    match io.kind() {
+        K::InvalidData | K::InvalidInput | K::UnexpectedEof | K::Other => ScipError::Protobuf(text).into(),
+        _ => io.into(),
+    }
 }

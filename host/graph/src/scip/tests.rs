@@ -387,3 +387,60 @@ fn hostile_streams_are_refused_without_panics_or_large_allocations() {
     let bad_then_field_9 = [bad.as_slice(), &[0x48, 0x01][..]].concat();
     assert_eq!(refusal("bad-symbol-field-9", &bad_then_field_9), ScipError::UnknownFields);
 }
+
+/// An index rewritten between the two walks (an indexer writing it in
+/// place while it is read): the import refuses it with the reason, instead
+/// of giving one document's references another's scopes.
+#[test]
+fn an_index_that_changes_between_the_walks_is_refused() {
+    /// A source whose second walk meets other documents.
+    struct Rewritten {
+        walks: [Index; 2],
+        walk: usize,
+    }
+    impl stream::Source for Rewritten {
+        fn documents(&mut self, f: &mut stream::Visit<'_>) -> Result<(), GraphError> {
+            let index = &self.walks[self.walk.min(1)];
+            self.walk += 1;
+            for (i, d) in index.documents.iter().enumerate() {
+                f(i, d)?;
+            }
+            Ok(())
+        }
+        fn metadata(&self) -> Option<&scip::types::Metadata> {
+            self.walks[0].metadata.as_ref()
+        }
+        fn external_symbols(&self) -> &[scip::types::SymbolInformation] {
+            &self.walks[0].external_symbols
+        }
+    }
+    let path = fixture_paths().into_iter().next().expect("a fixture");
+    let index = Index::parse_from_bytes(&std::fs::read(&path).expect("reads")).expect("parses");
+    assert!(index.documents.len() >= 2, "{}", path.display());
+    let opts = Options { name: "fixture".into() };
+    // Documents in another order, then one fewer.
+    let mut reordered = index.clone();
+    reordered.documents.reverse();
+    let mut shorter = index.clone();
+    shorter.documents.pop();
+    for second in [reordered, shorter] {
+        let mut source = Rewritten { walks: [index.clone(), second], walk: 0 };
+        let err = run(&mut source, &opts).expect_err("refused");
+        assert!(err.to_string().contains("changed while it was read"), "{err}");
+    }
+    // The same index twice is read as ever.
+    let mut same = Rewritten { walks: [index.clone(), index.clone()], walk: 0 };
+    assert_eq!(
+        run(&mut same, &opts).expect("reads").node_count(),
+        import_index(&index, &opts).expect("reads").node_count()
+    );
+}
+
+/// A path that cannot be read as a file says so, not "truncated".
+#[test]
+fn a_directory_is_no_index_and_the_error_says_why() {
+    let dir = std::env::temp_dir();
+    let err = import_file(&dir, &Options { name: "x".into() }).expect_err("a directory");
+    let text = err.to_string();
+    assert!(!text.contains("truncated"), "{text}");
+}
