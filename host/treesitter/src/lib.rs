@@ -25,6 +25,7 @@ pub mod walk;
 mod tests;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use extract::{Reader, Skip};
@@ -32,6 +33,10 @@ use languages::{Lang, Packages};
 use resolve::{Counts, Source};
 
 pub use emit::TOOL;
+
+/// A file read into its facts (shared, so that indexing a part again
+/// copies no file's facts), or the note saying why it was not.
+type Read = Result<Arc<Source>, String>;
 
 /// How to index.
 #[derive(Debug, Clone)]
@@ -101,7 +106,7 @@ pub struct Workspace {
     opts: Options,
     modules: Vec<(PathBuf, String)>,
     /// Every file, read or with the note saying why not.
-    files: std::collections::BTreeMap<PathBuf, Result<Source, String>>,
+    files: std::collections::BTreeMap<PathBuf, Read>,
 }
 
 impl Workspace {
@@ -163,7 +168,7 @@ impl Workspace {
 
     /// Reads `files` in parallel, each thread its own parser; results in
     /// the order given.
-    fn read_all(&self, files: &[PathBuf]) -> Vec<Result<Source, String>> {
+    fn read_all(&self, files: &[PathBuf]) -> Vec<Read> {
         let threads = if self.opts.threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
@@ -172,7 +177,7 @@ impl Workspace {
         .clamp(1, 64)
         .min(files.len().max(1));
         let (root, lang, opts, modules) = (&self.root, self.lang, &self.opts, &self.modules[..]);
-        let chunks: Vec<Vec<(usize, Result<Source, String>)>> = std::thread::scope(|scope| {
+        let chunks: Vec<Vec<(usize, Read)>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     scope.spawn(move || {
@@ -184,7 +189,7 @@ impl Workspace {
                         };
                         (t..files.len())
                             .step_by(threads)
-                            .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts)))
+                            .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts).map(Arc::new)))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -194,7 +199,7 @@ impl Workspace {
                 .map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a reader thread panicked".into()))]))
                 .collect()
         });
-        let mut all: Vec<(usize, Result<Source, String>)> = chunks.into_iter().flatten().collect();
+        let mut all: Vec<(usize, Read)> = chunks.into_iter().flatten().collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, r)| r).collect()
     }

@@ -10,7 +10,10 @@
 //! stays ambiguous resolves to nothing: a missing edge costs less than a
 //! wrong one.
 
-use std::collections::{HashMap, HashSet};
+/// Hash maps keyed by names and definition numbers: millions of lookups
+/// per resolve, over the project's own names (no adversary to flood them).
+pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use crate::extract::{Facts, Kind, Name, Span};
 use crate::languages::{Lang, Packages};
@@ -68,7 +71,7 @@ pub struct Use {
 #[derive(Debug, Default)]
 pub struct Project {
     /// Its files.
-    pub sources: Vec<Source>,
+    pub sources: Vec<std::sync::Arc<Source>>,
     /// Every definition.
     pub defs: Vec<Def>,
     /// Each definition's supertypes (resolved headers, and Go's implicit
@@ -114,7 +117,8 @@ impl Project {
 }
 
 /// Resolves `sources` (files of one language family, one project root).
-pub fn resolve(sources: Vec<Source>) -> Project {
+pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
+    let mut step = Steps(std::time::Instant::now());
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
     let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
@@ -154,11 +158,14 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             p.defs[ix].parent = Some(t);
         }
     }
+    step.done("definitions and owners");
     symbols(&mut p);
+    step.done("symbols");
     let members = members_of(&p);
     let vars = Vars::of(&p);
     let look = Lookup::of(&p);
-    let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::new() };
+    step.done("lookups");
+    let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::default() };
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
     for (fi, s) in p.sources.iter().enumerate() {
@@ -173,8 +180,11 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             }
         }
     }
+    step.done("headers");
     implicit_interfaces(&p, &members, &mut r.supers);
+    step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
+    step.done("overrides");
     let mut uses = Vec::new();
     for (fi, s) in p.sources.iter().enumerate() {
         for t in &s.facts.types {
@@ -192,6 +202,7 @@ pub fn resolve(sources: Vec<Source>) -> Project {
             }
         }
     }
+    step.done("uses");
     let mut supers = std::mem::take(&mut r.supers);
     supers.extend(overrides);
     p.supers = supers;
@@ -205,7 +216,7 @@ struct Names(HashMap<String, Vec<DefIx>>);
 
 impl Names {
     fn of(p: &Project) -> Names {
-        let mut m: HashMap<String, Vec<DefIx>> = HashMap::new();
+        let mut m: HashMap<String, Vec<DefIx>> = HashMap::default();
         for ix in 0..p.defs.len() {
             m.entry(p.fact(ix).name.clone()).or_default().push(ix);
         }
@@ -228,9 +239,12 @@ struct Lookup<'p> {
     /// Top-level definitions by file and name.
     by_file: HashMap<(usize, &'p str), Vec<DefIx>>,
     /// Top-level definitions by package (dotted) and name.
-    by_package: HashMap<(String, &'p str), Vec<DefIx>>,
-    /// Each file's package, dotted.
-    package_of: Vec<String>,
+    by_package: HashMap<(u32, &'p str), Vec<DefIx>>,
+    /// Each package (dotted) met, numbered: lookups by package allocate
+    /// nothing.
+    packages: HashMap<String, u32>,
+    /// Each file's package number.
+    file_package: Vec<u32>,
 }
 
 /// The definitions a use may mean.
@@ -253,13 +267,22 @@ impl Want {
 
 impl<'p> Lookup<'p> {
     fn of(p: &'p Project) -> Lookup<'p> {
-        let package_of: Vec<String> = p.sources.iter().map(|s| s.package.join(".")).collect();
+        let mut packages: HashMap<String, u32> = HashMap::default();
+        let file_package: Vec<u32> = p
+            .sources
+            .iter()
+            .map(|s| {
+                let n = packages.len() as u32;
+                *packages.entry(s.package.join(".")).or_insert(n)
+            })
+            .collect();
         let mut l = Lookup {
-            by_name: HashMap::new(),
-            by_owner: HashMap::new(),
-            by_file: HashMap::new(),
-            by_package: HashMap::new(),
-            package_of,
+            by_name: HashMap::default(),
+            by_owner: HashMap::default(),
+            by_file: HashMap::default(),
+            by_package: HashMap::default(),
+            packages,
+            file_package,
         };
         for (ix, d) in p.defs.iter().enumerate() {
             // A member defined apart is found as its declaration; one whose
@@ -274,11 +297,24 @@ impl<'p> Lookup<'p> {
                 Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, name)).or_default().push(ix),
                 _ => {
                     l.by_file.entry((d.file, name)).or_default().push(ix);
-                    l.by_package.entry((l.package_of[d.file].clone(), name)).or_default().push(ix);
+                    l.by_package.entry((l.file_package[d.file], name)).or_default().push(ix);
                 }
             }
         }
         l
+    }
+
+    /// The top-level definitions called `name` of the package `pkg`.
+    fn in_package<'s>(&'s self, pkg: &str, name: &'s str) -> &'s [DefIx] {
+        match self.packages.get(pkg) {
+            Some(&n) => self.in_package_of(n, name),
+            None => &[],
+        }
+    }
+
+    /// The same, by package number.
+    fn in_package_of<'s>(&'s self, pkg: u32, name: &'s str) -> &'s [DefIx] {
+        Lookup::get(&self.by_package, &(pkg, name))
     }
 
     fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
@@ -287,7 +323,7 @@ impl<'p> Lookup<'p> {
 }
 
 fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
-    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::new();
+    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     for (ix, d) in p.defs.iter().enumerate() {
         if d.twin_of.is_some() {
             continue;
@@ -308,7 +344,7 @@ struct Vars(HashMap<Scope, Vec<(String, Name)>>);
 
 impl Vars {
     fn of(p: &Project) -> Vars {
-        let mut m: HashMap<Scope, Vec<(String, Name)>> = HashMap::new();
+        let mut m: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
         for (fi, s) in p.sources.iter().enumerate() {
             for v in &s.facts.vars {
                 let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
@@ -372,15 +408,15 @@ impl Resolver<'_> {
         let mut out = Vec::new();
         for i in &s.facts.imports {
             if s.lang.packages == Packages::ModulePath {
-                out.extend_from_slice(Lookup::get(&self.look.by_package, &(i.path.clone(), name)));
+                out.extend_from_slice(self.look.in_package(&i.path, name));
                 continue;
             }
             if let Some(pkg) = i.path.strip_suffix(".*") {
-                out.extend_from_slice(Lookup::get(&self.look.by_package, &(pkg.to_owned(), name)));
+                out.extend_from_slice(self.look.in_package(pkg, name));
                 continue;
             }
             let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
-            let types = Lookup::get(&self.look.by_package, &(pkg.to_owned(), last));
+            let types = self.look.in_package(pkg, last);
             if last == name {
                 out.extend_from_slice(types);
             } else {
@@ -420,11 +456,14 @@ impl Resolver<'_> {
             return None;
         }
         let pick = |level: &[DefIx]| -> Option<Option<DefIx>> {
-            let level: Vec<DefIx> = level.iter().copied().filter(|&d| want.admits(self.p.kind(d))).collect();
-            match level.len() {
-                0 => None,
-                1 => Some(Some(level[0])),
-                _ => Some(tie(&level)),
+            let mut admitted = level.iter().copied().filter(|&d| want.admits(self.p.kind(d)));
+            match (admitted.next(), admitted.next()) {
+                (None, _) => None,
+                (Some(one), None) => Some(Some(one)),
+                _ => {
+                    let level: Vec<DefIx> = level.iter().copied().filter(|&d| want.admits(self.p.kind(d))).collect();
+                    Some(tie(&level))
+                }
             }
         };
         // Members of the enclosing definitions and their supertypes.
@@ -435,18 +474,17 @@ impl Resolver<'_> {
                 }
             }
         }
-        let rungs = [
-            Lookup::get(&self.look.by_file, &(fi, name)).to_vec(),
-            self.imported(fi, name),
-            Lookup::get(&self.look.by_package, &(self.look.package_of[fi].clone(), name)).to_vec(),
-            all.to_vec(),
-        ];
-        for rung in rungs {
-            if let Some(r) = pick(&rung) {
-                return r;
-            }
+        // Each rung is looked at only when the ones before it had nothing.
+        if let Some(r) = pick(Lookup::get(&self.look.by_file, &(fi, name))) {
+            return r;
         }
-        None
+        if let Some(r) = pick(&self.imported(fi, name)) {
+            return r;
+        }
+        if let Some(r) = pick(self.look.in_package_of(self.look.file_package[fi], name)) {
+            return r;
+        }
+        pick(all).flatten()
     }
 
     /// The type a name means, from scope `from` (usize::MAX: file level).
@@ -458,7 +496,9 @@ impl Resolver<'_> {
                 // project called so; `std::vector`: not the project's.
                 return self.in_namespace(q, &name.name, |k| k.is_type());
             };
-            let found: Vec<DefIx> = Lookup::get(&self.look.by_package, &(pkg, name.name.as_str()))
+            let found: Vec<DefIx> = self
+                .look
+                .in_package(&pkg, name.name.as_str())
                 .iter()
                 .copied()
                 .filter(|&d| self.p.kind(d).is_type())
@@ -613,7 +653,7 @@ impl Resolver<'_> {
                 None
             }
             Some(Receiver::Package(pkg)) => {
-                let level = callables(Lookup::get(&self.look.by_package, &(pkg, name)));
+                let level = callables(self.look.in_package(&pkg, name));
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
             Some(Receiver::Namespace(ns)) => {
@@ -741,8 +781,8 @@ fn symbols(p: &mut Project) {
     // type (C++'s `double Circle::area() const { … }`) is the member its
     // type declares with that name and parameters, not an overload: those
     // come after the rest.
-    let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::new();
-    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::new();
+    let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::default();
+    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::default();
     let mut own: Vec<String> = vec![String::new(); p.defs.len()];
     // Default values are written in the declaration only: count parameters.
     let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
@@ -752,7 +792,7 @@ fn symbols(p: &mut Project) {
             && p.defs[ix].parent.is_some_and(|t| p.kind(t).is_type())
     };
     let mut twins: Vec<(DefIx, DefIx)> = Vec::new();
-    let mut taken: HashSet<DefIx> = HashSet::new();
+    let mut taken: HashSet<DefIx> = HashSet::default();
     let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
     for ix in first.into_iter().chain(second) {
         let def = &p.defs[ix];
@@ -849,5 +889,16 @@ fn push_name(out: &mut String, name: &str) {
         out.push('`');
         out.push_str(&name.replace('`', "``"));
         out.push('`');
+    }
+}
+
+/// Time per resolve step, logged at debug level
+/// (`RUST_LOG=signpost_treesitter=debug`).
+struct Steps(std::time::Instant);
+
+impl Steps {
+    fn done(&mut self, step: &str) {
+        tracing::debug!(step, ms = self.0.elapsed().as_millis() as u64, "resolve");
+        self.0 = std::time::Instant::now();
     }
 }
