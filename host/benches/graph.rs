@@ -262,17 +262,7 @@ fn run(graph: &Graph, tool: Tool, args: &Value) -> Value {
 
 /// (VmRSS, VmHWM) in MiB.
 fn memory() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-            / 1024
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    signpost::graph::memory_mib()
 }
 
 fn bench(c: &mut Criterion) {

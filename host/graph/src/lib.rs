@@ -81,6 +81,22 @@ pub type TypeIx = u16;
 /// A node id in binary form: the 20 bytes of its 40 hex characters.
 pub type RawId = [u8; 20];
 
+/// The process's resident and peak resident memory in MiB, where the
+/// system says (Linux: `/proc/self/status`; zeros elsewhere): for the
+/// importer's debug log and the benchmarks.
+pub fn memory_mib() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kib| kib / 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
 /// Whether `s` is a canonical id: 40 lowercase hex characters.
 pub fn is_id(s: &str) -> bool {
     s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

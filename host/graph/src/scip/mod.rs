@@ -181,24 +181,9 @@ impl Default for Phases {
 impl Phases {
     fn done(&mut self, phase: &str) {
         if tracing::enabled!(tracing::Level::DEBUG) {
-            let (rss_mib, peak_mib) = memory_mib();
+            let (rss_mib, peak_mib) = crate::memory_mib();
             tracing::debug!(phase, ms = self.0.elapsed().as_millis() as u64, rss_mib, peak_mib, "scip import");
         }
         self.0 = std::time::Instant::now();
     }
-}
-
-/// The process's resident and peak resident memory in MiB, where the
-/// system says (Linux: `/proc/self/status`); zeros elsewhere.
-fn memory_mib() -> (u64, u64) {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map_or(0, |kib| kib / 1024)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
 }
