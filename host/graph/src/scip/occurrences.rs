@@ -3,7 +3,7 @@
 
 use scip::types::{MultiLineRange, Occurrence, SingleLineRange, occurrence};
 
-use super::table::SymId;
+use super::symbols::SymId;
 
 pub(super) const DEFINITION: i32 = 1;
 pub(super) const IMPORT: i32 = 2;

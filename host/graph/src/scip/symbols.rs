@@ -6,7 +6,6 @@ use scip::types::symbol_information::Kind as ScipKind;
 use scip::types::{Descriptor, Symbol};
 use sha2::{Digest, Sha256};
 
-use super::table::{Info, SymId};
 use super::{HashMap, ScipError};
 use crate::{Derivation, GraphError, NodeIx, NodeSpec, RawId};
 
@@ -470,4 +469,25 @@ pub(super) fn fqn_of(sym: &Symbol, path: &[Descriptor], sep: &str, rust: bool) -
         parts.push(if d.name == "<constructor>" { "constructor" } else { &d.name });
     }
     parts.join(sep)
+}
+
+/// A symbol's id in the import's symbol table (`table::Table`): the order in which it was first met.
+pub(super) type SymId = u32;
+
+/// What the import reads from a symbol's `SymbolInformation`, without the
+/// rest of the protobuf message.
+pub(super) struct Info {
+    /// `kind` in Signpost's words, when set and mapped.
+    pub(super) kind: Option<&'static str>,
+    /// `display_name`, trimmed (empty when unset).
+    pub(super) display_name: Box<str>,
+    /// The first documentation element that is one fenced block, else
+    /// `signature_documentation.text`; as written, line breaks and all (the
+    /// kind is read from its first line).
+    pub(super) signature: String,
+    /// The other documentation elements, joined.
+    pub(super) doc: String,
+    /// The symbols of its `is_implementation` relationships, as written
+    /// (not document-qualified, so a local target finds no node).
+    pub(super) implements: Vec<SymId>,
 }

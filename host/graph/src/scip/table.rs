@@ -6,11 +6,8 @@
 use scip::types::SymbolInformation;
 
 use super::HashMap;
-use super::symbols::{Sym, kind_name, split_docs};
+use super::symbols::{Info, Sym, SymId, kind_name, split_docs};
 use crate::{GraphError, NodeIx};
-
-/// A symbol's id in the [`Table`]: the order in which it was first met.
-pub(super) type SymId = u32;
 
 /// What became of a symbol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,24 +24,6 @@ pub(super) enum Slot {
     External(NodeIx),
     /// Referenced, but no node (a parameter, a local variable, …).
     Skipped,
-}
-
-/// What the import reads from a symbol's `SymbolInformation`, without the
-/// rest of the protobuf message.
-pub(super) struct Info {
-    /// `kind` in Signpost's words, when set and mapped.
-    pub(super) kind: Option<&'static str>,
-    /// `display_name`, trimmed (empty when unset).
-    pub(super) display_name: Box<str>,
-    /// The first documentation element that is one fenced block, else
-    /// `signature_documentation.text`; as written, line breaks and all (the
-    /// kind is read from its first line).
-    pub(super) signature: String,
-    /// The other documentation elements, joined.
-    pub(super) doc: String,
-    /// The symbols of its `is_implementation` relationships, as written
-    /// (not document-qualified, so a local target finds no node).
-    pub(super) implements: Vec<SymId>,
 }
 
 impl Info {
