@@ -11,6 +11,9 @@
 (class_definition name: (identifier) @name) @def.class
 (function_definition name: (identifier) @name parameters: (parameters) @params) @def.function
 (module (expression_statement (assignment left: (identifier) @name) @def.variable))
+; Instance attributes: `self.x = …` in a method is a field of its class.
+((assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)) @def.field
+ (#eq? @_self "self"))
 
 ; Headers: base classes.
 (class_definition superclasses: (argument_list [(identifier) @extends (attribute attribute: (identifier) @extends)]))

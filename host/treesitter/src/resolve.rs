@@ -131,6 +131,14 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             }
             // A field's declaration holds its initialiser, not members.
             let parent = stack.iter().rev().find(|(ix, _)| s.facts.defs[*ix - starts[fi]].kind.is_scope()).map(|e| e.0);
+            // A field assigned in a method (Python's `self.x = …`) is its
+            // type's.
+            let parent = match parent {
+                Some(m) if d.kind == Kind::Field && s.facts.defs[m - starts[fi]].kind.is_callable() => {
+                    p.defs[m].parent.filter(|&t| s.facts.defs[t - starts[fi]].kind.is_type()).or(parent)
+                }
+                _ => parent,
+            };
             let ix = p.defs.len();
             p.defs.push(Def { file: fi, at, parent, symbol: String::new(), twin_of: None });
             stack.push((ix, d.span));
