@@ -152,7 +152,7 @@ pub struct LiveGraph {
     /// last change (a counter: no wall clock that could step back).
     stale: std::sync::RwLock<std::collections::HashMap<String, u64>>,
     /// Changes seen so far.
-    changes: std::sync::atomic::AtomicU64,
+    changes: AtomicU64,
 }
 
 impl LiveGraph {
@@ -178,7 +178,7 @@ impl LiveGraph {
             parts: Mutex::new(Vec::new()),
             status: Mutex::new(status),
             stale: Default::default(),
-            changes: std::sync::atomic::AtomicU64::new(0),
+            changes: AtomicU64::new(0),
         }
     }
 
@@ -187,34 +187,28 @@ impl LiveGraph {
     /// about it may be out of date.
     pub fn mark_changed(&self, file: String) {
         let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let n = self.changes.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let n = self.changes.fetch_add(1, Ordering::SeqCst) + 1;
         stale.insert(file, n);
     }
 
     /// The changes seen so far: taken before files are read, it says which
     /// marks the reading covers ([`LiveGraph::mark_indexed`]).
     pub fn changes_seen(&self) -> u64 {
-        self.changes.load(std::sync::atomic::Ordering::SeqCst)
+        self.changes.load(Ordering::SeqCst)
     }
 
-    /// Notes that `files` were indexed from what they held after change
-    /// number `seen`: each is current again unless it changed since.
-    pub fn mark_indexed<'a>(&self, files: impl IntoIterator<Item = &'a str>, seen: u64) {
+    /// Notes that the files `indexed` says yes to were indexed from what
+    /// they held after change number `seen`: each is current again unless
+    /// it changed since. Only the marked files are asked, not every file
+    /// of the part.
+    pub fn mark_indexed(&self, seen: u64, indexed: impl Fn(&str) -> bool) {
         let mut stale = self.stale.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if stale.is_empty() {
-            return;
-        }
-        for f in files {
-            if stale.get(f).is_some_and(|&changed| changed <= seen) {
-                stale.remove(f);
-            }
-        }
+        stale.retain(|file, &mut changed| changed > seen || !indexed(file));
     }
 
     /// Whether `file` changed since the graph's part that holds it was made.
     pub fn changed_since_indexed(&self, file: &str) -> bool {
-        let stale = self.stale.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        !stale.is_empty() && stale.contains_key(file)
+        self.stale.read().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(file)
     }
 
     /// Loads `sources` (none: the embedded sample), each kept as a part.

@@ -1,7 +1,7 @@
 //! `signpost --project DIR`: a repository served as its code stands now.
 //!
-//! The built-in indexer's languages (Java, Kotlin, Go, C#) are indexed on start (in
-//! seconds) and again whenever their files change: a watcher on the tree
+//! The built-in indexer's languages (Java, Kotlin, Go, C#, C and C++, and
+//! Python outside Python projects) are indexed on start (in seconds) and again whenever their files change: a watcher on the tree
 //! collects changes for a moment, reads the changed files again, resolves
 //! the language's part and imports it in this process, and the served graph
 //! swaps that part in whole (calls in flight finish on the old graph; ids
@@ -42,9 +42,16 @@ pub struct Project {
     scip_roots: Vec<(String, PathBuf)>,
 }
 
-/// `files` of `lang` that no SCIP project of the same language covers.
-fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)]) -> Vec<PathBuf> {
+/// `files` of `lang` that no SCIP project of the same language covers
+/// (`scip_roots`: each project's language name and directory).
+pub fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)]) -> Vec<PathBuf> {
     files.iter().filter(|f| !scip_roots.iter().any(|(l, r)| l == lang.name && f.starts_with(r))).cloned().collect()
+}
+
+/// The language name and directory of each SCIP project, as
+/// [`uncovered`] reads them.
+pub fn scip_roots(projects: &[(indexer::Language, PathBuf)]) -> Vec<(String, PathBuf)> {
+    projects.iter().map(|(l, d)| (l.name().to_owned(), d.clone())).collect()
 }
 
 /// Not in signpost's cache, not in `.git`.
@@ -139,8 +146,7 @@ impl Project {
                 root.display()
             );
         }
-        let scip_roots: Vec<(String, PathBuf)> =
-            scip_parts.iter().map(|(l, d)| (l.name().to_owned(), d.clone())).collect();
+        let scip_roots = scip_roots(&scip_parts);
         let mut project =
             Project { root: root.clone(), cache: cache.clone(), parts: Vec::new(), sources: Vec::new(), scip_roots };
         // Every language of the built-in indexer has its file, empty when the
@@ -290,13 +296,10 @@ impl Project {
                 // Every file the part holds now, and the changed ones that
                 // are gone, is as current as what was read.
                 let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
-                let held = part.map(|w| w.files()).unwrap_or_default();
-                let fresh: Vec<String> = held
-                    .iter()
-                    .chain(changed.iter().filter(|c| !c.exists()))
-                    .filter_map(|c| graph_path(&self.root, &self.cache, c))
-                    .collect();
-                graphs.mark_indexed(fresh.iter().map(String::as_str), seen);
+                graphs.mark_indexed(seen, |file| {
+                    let path = self.root.join(file);
+                    part.is_some_and(|w| w.knows(&path)) || (changed.contains(&path) && !path.exists())
+                });
             }
             tracing::info!(
                 language = indexed.lang.name,

@@ -79,19 +79,12 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     // A member declared in its type and defined apart (C++) is written
     // once, where its body is, so that references in the body belong to
     // it; the declaration's comment and relationships go with it.
-    let mut twins: std::collections::HashMap<usize, Vec<usize>> = std::collections::HashMap::new();
-    for (ix, d) in project.defs.iter().enumerate() {
-        if let Some(declaration) = d.twin_of {
-            twins.entry(ix).or_default().push(declaration);
-        }
-    }
-    let declared_apart: std::collections::HashSet<usize> = twins.values().flatten().copied().collect();
+    let declared_apart: std::collections::HashSet<usize> = project.defs.iter().filter_map(|d| d.twin_of).collect();
     for (ix, d) in project.defs.iter().enumerate() {
         if declared_apart.contains(&ix) {
             continue;
         }
-        let mut same = vec![ix];
-        same.extend(twins.get(&ix).into_iter().flatten().copied());
+        let same: Vec<usize> = std::iter::once(ix).chain(d.twin_of).collect();
         let f = project.def(ix);
         let doc_text = same.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
         let doc = &mut docs[d.file];

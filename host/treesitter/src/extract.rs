@@ -386,14 +386,18 @@ impl Reader {
                         let Some(name) = get("name") else { continue };
                         // Two patterns naming one definition: the more
                         // precise kind wins (a constructor over a function).
-                        if let Some(&i) = defined.get(&(name.start_byte(), name.end_byte())) {
-                            let d: &mut Def = &mut facts.defs[i];
-                            if kind.precision() > d.kind.precision() {
-                                d.kind = kind;
+                        match defined.entry((name.start_byte(), name.end_byte())) {
+                            std::collections::hash_map::Entry::Occupied(e) => {
+                                let d: &mut Def = &mut facts.defs[*e.get()];
+                                if kind.precision() > d.kind.precision() {
+                                    d.kind = kind;
+                                }
+                                continue;
                             }
-                            continue;
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                e.insert(facts.defs.len());
+                            }
                         }
-                        defined.insert((name.start_byte(), name.end_byte()), facts.defs.len());
                         facts.defs.push(Def {
                             kind,
                             name: txt(name),

@@ -22,7 +22,7 @@ use crate::languages::{Lang, Packages};
 pub type DefIx = usize;
 
 /// A file of the project.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Source {
     /// Path relative to the project root, `/`-separated.
     pub path: String,
@@ -502,7 +502,8 @@ impl Resolver<'_> {
             let Some(pkg) = self.package_alias(fi, q) else {
                 // C++'s `shapes::Shape`: a type in a namespace of the
                 // project called so; `std::vector`: not the project's.
-                return self.in_namespace(q, &name.name, |k| k.is_type());
+                let found = self.in_namespace(q, &name.name, |k| k.is_type());
+                return if let [one] = found[..] { Some(one) } else { None };
             };
             let found: Vec<DefIx> = self
                 .look
@@ -516,11 +517,11 @@ impl Resolver<'_> {
         self.ladder(fi, from, &name.name, Want::Type, |_| None)
     }
 
-    /// The one definition called `name` (of a kind `pass` admits) declared
-    /// in a namespace (C++) of the project called `ns`.
-    fn in_namespace(&self, ns: &str, name: &str, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+    /// The definitions called `name` (of a kind `pass` admits) declared in
+    /// a namespace (C++) of the project called `ns`.
+    fn in_namespace(&self, ns: &str, name: &str, pass: impl Fn(Kind) -> bool) -> Vec<DefIx> {
         let ns = ns.rsplit("::").next().unwrap_or(ns);
-        let found: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
+        Lookup::get(&self.look.by_name, &name)
             .iter()
             .copied()
             .filter(|&d| {
@@ -529,8 +530,7 @@ impl Resolver<'_> {
                         .parent
                         .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
             })
-            .collect();
-        if let [one] = found[..] { Some(one) } else { None }
+            .collect()
     }
 
     /// The written type of a typed name seen from `scope` (the innermost
@@ -665,16 +665,7 @@ impl Resolver<'_> {
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
             Some(Receiver::Namespace(ns)) => {
-                let level: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
-                    .iter()
-                    .copied()
-                    .filter(|&d| {
-                        self.p.kind(d).is_callable()
-                            && self.p.defs[d]
-                                .parent
-                                .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
-                    })
-                    .collect();
+                let level = self.in_namespace(&ns, name, Kind::is_callable);
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
             Some(Receiver::External) => None,

@@ -10,9 +10,8 @@ use scip::types::descriptor::Suffix;
 use scip::types::{Descriptor, Document, Metadata, SymbolInformation};
 
 use super::occurrences::{DEFINITION, Def, IMPORT, Range, TEST, enclosing_of, range_of};
-use super::symbols::SymId;
 use super::symbols::{
-    ATTRIBUTE_ROLES, Dialect, attribute_role, candidates, canonical_path, describe, fqn_of, id_of, is_callable,
+    ATTRIBUTE_ROLES, Dialect, SymId, attribute_role, candidates, canonical_path, describe, fqn_of, id_of, is_callable,
     is_test_path, keep, note_kind, parse, suffix,
 };
 use super::table::{Slot, Table};

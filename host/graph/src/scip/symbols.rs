@@ -376,7 +376,36 @@ pub(super) fn parse<'s>(
 
 /// Each distinct scheme and package met, once: a million symbols share a
 /// few packages.
-pub(super) type Packages = HashMap<(String, String, String, String), std::sync::Arc<Symbol>>;
+#[derive(Default)]
+pub(super) struct Packages {
+    shared: HashMap<Box<str>, std::sync::Arc<Symbol>>,
+    /// The key being looked up (scheme, manager, name and version), reused:
+    /// a symbol of a package already met allocates nothing here.
+    key: String,
+}
+
+impl Packages {
+    /// `parsed` (its descriptors taken), or the same package met before.
+    fn share(&mut self, parsed: Symbol) -> std::sync::Arc<Symbol> {
+        let p = parsed.package.as_ref();
+        self.key.clear();
+        for part in [
+            parsed.scheme.as_str(),
+            p.map_or("", |p| p.manager.as_str()),
+            p.map_or("", |p| p.name.as_str()),
+            p.map_or("", |p| p.version.as_str()),
+        ] {
+            self.key.push_str(part);
+            self.key.push('\0');
+        }
+        if let Some(shared) = self.shared.get(self.key.as_str()) {
+            return shared.clone();
+        }
+        let shared = std::sync::Arc::new(parsed);
+        self.shared.insert(self.key.as_str().into(), shared.clone());
+        shared
+    }
+}
 
 /// Parses a symbol string: its id (a local's hashes `doc`) and its shape.
 fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages) -> Result<Sym, GraphError> {
@@ -391,15 +420,7 @@ fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages) -> Result<Sy
     // folded path; `parsed` keeps the scheme and package.
     let mut parsed = parsed;
     let shape = shape(std::mem::take(&mut parsed.descriptors));
-    let package = parsed.package.as_ref();
-    let key = (
-        parsed.scheme.clone(),
-        package.map(|p| p.manager.clone()).unwrap_or_default(),
-        package.map(|p| p.name.clone()).unwrap_or_default(),
-        package.map(|p| p.version.clone()).unwrap_or_default(),
-    );
-    let parsed = packages.entry(key).or_insert_with(|| std::sync::Arc::new(parsed)).clone();
-    Ok(Sym { parsed, shape, id, local })
+    Ok(Sym { parsed: packages.share(parsed), shape, id, local })
 }
 
 /// Type nodes named `name` of one of `kinds`, uniquely (none when ambiguous).

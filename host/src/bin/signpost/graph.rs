@@ -12,7 +12,7 @@ pub(super) fn index_project(
     indexers: &[String],
 ) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
-    use signpost::project::{index_scip_part, part_name, scip_projects};
+    use signpost::project::{index_scip_part, part_name, scip_projects, scip_roots, uncovered};
     use signpost_treesitter::walk::{self, WalkOptions};
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
     let given = given_indexers(indexers)?;
@@ -41,12 +41,10 @@ pub(super) fn index_project(
         let files = parsed.iter().find(|(l, _)| l.name == lang).map_or(&[][..], |(_, f)| f.as_slice());
         files.iter().filter(|f| f.starts_with(root)).cloned().collect()
     };
+    let roots = scip_roots(&projects);
     let leftover: Vec<(&'static signpost_treesitter::languages::Lang, Vec<PathBuf>)> = parsed
         .iter()
-        .map(|(l, files)| {
-            let covered = |f: &PathBuf| projects.iter().any(|(p, root)| p.name() == l.name && f.starts_with(root));
-            (*l, files.iter().filter(|f| !covered(f)).cloned().collect::<Vec<_>>())
-        })
+        .map(|(l, files)| (*l, uncovered(l, files, &roots)))
         .filter(|(_, files)| !files.is_empty())
         .collect();
     let parts = projects.len() + leftover.len();
