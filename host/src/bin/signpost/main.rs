@@ -24,6 +24,12 @@ use clap::Subcommand;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::terminal::Query;
 
+/// mimalloc: the re-index after an edit builds and frees millions of
+/// small strings and maps, which glibc's allocator spends a quarter of its
+/// time on (BENCHMARKS.md, "Edit latency").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// `signpost --version`: the policy interface this host accepts.
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
