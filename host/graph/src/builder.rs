@@ -212,31 +212,11 @@ impl GraphBuilder {
         Ok(())
     }
 
-    /// Lays the graph out and builds its indexes.
+    /// Lays the graph out and builds its indexes (the adjacency and the
+    /// lookup indexes side by side: neither reads the other).
     pub fn build(mut self) -> Result<Graph, GraphError> {
         let n = self.recs.len();
-        // Exact sorts before inferred, so the dedup keeps the exact one.
-        self.edges.sort_unstable();
-        self.edges.dedup_by_key(|e| (e.0, e.1, e.2));
-        if self.edges.len() >= u32::MAX as usize {
-            return Err(invalid("edges", "more than 4 billion edges".into()));
-        }
-        let out = csr(n, self.edges.iter().map(|&(s, t, d, _)| (s, t, d)));
-        let inferred = if self.edges.iter().any(|e| e.3) {
-            let mut bits = vec![0u64; self.edges.len().div_ceil(64)];
-            for (i, e) in self.edges.iter().enumerate() {
-                if e.3 {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            bits
-        } else {
-            Vec::new()
-        };
-        let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = self.edges.iter().map(|&(s, t, d, _)| (d, t, s)).collect();
-        drop(std::mem::take(&mut self.edges));
-        rev.sort_unstable();
-        let inn = csr(n, rev.into_iter());
+        let edges = std::mem::take(&mut self.edges);
         let mut graph = Graph {
             name: self.name,
             text: self.text,
@@ -247,14 +227,51 @@ impl GraphBuilder {
             roles: self.roles.names,
             types: self.types.names,
             role_lists: self.role_lists,
-            out,
-            inn,
-            inferred,
+            out: Adjacency::default(),
+            inn: Adjacency::default(),
+            inferred: Vec::new(),
             index: Index::default(),
         };
-        graph.index = Index::build(&graph);
+        let (adjacency, index) = rayon::join(|| adjacency(n, edges), || Index::build(&graph));
+        (graph.out, graph.inn, graph.inferred) = adjacency?;
+        graph.index = index;
         Ok(graph)
     }
+}
+
+/// Edges (source, type, destination, inferred) laid out both ways, and
+/// which of the outgoing ones are inferred (one bit each; none when all
+/// are exact). Repeated edges collapse; exact sorts before inferred, so
+/// the one kept of an edge added both ways is exact.
+fn adjacency(
+    n: usize,
+    mut edges: Vec<(NodeIx, TypeIx, NodeIx, bool)>,
+) -> Result<(Adjacency, Adjacency, Vec<u64>), GraphError> {
+    edges.sort_unstable();
+    edges.dedup_by_key(|e| (e.0, e.1, e.2));
+    if edges.len() >= u32::MAX as usize {
+        return Err(invalid("edges", "more than 4 billion edges".into()));
+    }
+    let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = edges.iter().map(|&(s, t, d, _)| (d, t, s)).collect();
+    let inferred = if edges.iter().any(|e| e.3) {
+        let mut bits = vec![0u64; edges.len().div_ceil(64)];
+        for (i, e) in edges.iter().enumerate() {
+            if e.3 {
+                bits[i / 64] |= 1 << (i % 64);
+            }
+        }
+        bits
+    } else {
+        Vec::new()
+    };
+    let (out, inn) = rayon::join(
+        || csr(n, edges.iter().map(|&(s, t, d, _)| (s, t, d))),
+        || {
+            rev.sort_unstable();
+            csr(n, rev.into_iter())
+        },
+    );
+    Ok((out, inn, inferred))
 }
 
 /// Compressed adjacency from edges sorted by (node, type, other).

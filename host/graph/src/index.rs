@@ -140,12 +140,35 @@ pub(crate) struct Index {
 }
 
 impl Index {
-    /// Builds every index of `g` (its nodes and strings must be in place).
+    /// Builds every index of `g` (its nodes and strings must be in place):
+    /// the name, qualified-name and the other indexes side by side.
     pub fn build(g: &Graph) -> Index {
+        let (names, (fqns, rest)) =
+            rayon::join(|| Index::names(g), || rayon::join(|| Index::fqns(g), || Index::rest(g)));
+        Index {
+            by_id: names.by_id,
+            lower_names: names.lower_names,
+            name_starts: names.name_starts,
+            by_name: names.by_name,
+            by_fqn: fqns.by_fqn,
+            by_tail: fqns.by_tail,
+            fqn_rank: fqns.fqn_rank,
+            containers: fqns.containers,
+            container_starts: fqns.container_starts,
+            members: fqns.members,
+            doc_words: rest.doc_words,
+            doc_nodes: rest.doc_nodes,
+            by_kind: rest.by_kind,
+            by_role: rest.by_role,
+            by_file: rest.by_file,
+        }
+    }
+
+    /// Ids and names: `by_id`, `lower_names`, `name_starts`, `by_name`.
+    fn names(g: &Graph) -> Index {
         let n = g.node_count();
         let mut ix = Index { by_id: (0..n as NodeIx).collect(), ..Index::default() };
         ix.by_id.sort_unstable_by_key(|&i| g.ids[i as usize]);
-
         ix.name_starts.reserve(n + 1);
         for node in g.iter() {
             ix.name_starts.push(ix.lower_names.len() as u32);
@@ -160,6 +183,14 @@ impl Index {
         by_name.sort_by(|&a, &b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
         ix.by_name = by_name;
 
+        ix
+    }
+
+    /// Qualified names: `by_fqn`, `fqn_rank`, `by_tail`, `containers`,
+    /// `container_starts`, `members`.
+    fn fqns(g: &Graph) -> Index {
+        let n = g.node_count();
+        let mut ix = Index::default();
         let lower_fqns: Vec<String> = g.iter().map(|node| lower(node.fqn())).collect();
         ix.by_fqn = (0..n as NodeIx).filter(|&i| !lower_fqns[i as usize].is_empty()).collect();
         ix.by_fqn.sort_by(|&a, &b| lower_fqns[a as usize].cmp(&lower_fqns[b as usize]).then(a.cmp(&b)));
@@ -204,6 +235,12 @@ impl Index {
         drop(tails);
         drop(lower_fqns);
 
+        ix
+    }
+
+    /// Doc words, kinds, files and roles.
+    fn rest(g: &Graph) -> Index {
+        let mut ix = Index::default();
         // Doc words.
         let mut pairs: Vec<(u64, NodeIx)> = Vec::new();
         let mut hashes: Vec<u64> = Vec::new();

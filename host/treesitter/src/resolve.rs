@@ -17,6 +17,7 @@ type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use crate::extract::{Facts, Kind, Name, Span};
 use crate::languages::{Lang, Packages};
+use rayon::prelude::*;
 
 /// Index of a definition in [`Project::defs`].
 pub type DefIx = usize;
@@ -169,9 +170,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     step.done("definitions and owners");
     symbols(&mut p);
     step.done("symbols");
-    let members = members_of(&p);
-    let vars = Vars::of(&p);
-    let look = Lookup::of(&p);
+    let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
     step.done("lookups");
     let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::default() };
     // Headers first: calls look up through them.
@@ -193,22 +192,35 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
     step.done("overrides");
-    let mut uses = Vec::new();
-    for (fi, s) in p.sources.iter().enumerate() {
-        for t in &s.facts.types {
-            let scope = r.innermost(fi, &t.span, |_| true);
-            if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
-                uses.push(Use { file: fi, span: t.span, target });
+    // Files resolve independently of each other from here on: in
+    // parallel, their uses kept in file order.
+    let per_file: Vec<(Vec<Use>, usize)> = (0..p.sources.len())
+        .into_par_iter()
+        .map(|fi| {
+            let facts = &p.sources[fi].facts;
+            let mut uses = Vec::new();
+            for t in &facts.types {
+                let scope = r.innermost(fi, &t.span, |_| true);
+                if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
+                    uses.push(Use { file: fi, span: t.span, target });
+                }
             }
-        }
-        for c in &s.facts.calls {
-            counts.calls += 1;
-            let scope = r.innermost(fi, &c.span, |k| k.is_scope());
-            if let Some(target) = r.call(fi, scope, c) {
-                counts.calls_resolved += 1;
-                uses.push(Use { file: fi, span: c.span, target });
+            let mut calls_resolved = 0;
+            for c in &facts.calls {
+                let scope = r.innermost(fi, &c.span, |k| k.is_scope());
+                if let Some(target) = r.call(fi, scope, c) {
+                    calls_resolved += 1;
+                    uses.push(Use { file: fi, span: c.span, target });
+                }
             }
-        }
+            (uses, calls_resolved)
+        })
+        .collect();
+    counts.calls = p.sources.iter().map(|s| s.facts.calls.len()).sum();
+    counts.calls_resolved = per_file.iter().map(|(_, n)| n).sum();
+    let mut uses = Vec::with_capacity(per_file.iter().map(|(u, _)| u.len()).sum());
+    for (u, _) in per_file {
+        uses.extend(u);
     }
     step.done("uses");
     let mut supers = std::mem::take(&mut r.supers);
