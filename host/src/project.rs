@@ -1,16 +1,21 @@
 //! `signpost --project DIR`: a repository served as its code stands now.
 //!
-//! The built-in indexer's languages (Java, Kotlin, Go, C#, C and C++, and
-//! Python outside Python projects) are indexed on start (in seconds) and again whenever their files change: a watcher on the tree
-//! collects changes for a moment, reads the changed files again, resolves
-//! the language's part and imports it in this process, and the served graph
-//! swaps that part in whole (calls in flight finish on the old graph; ids
-//! of symbols that did not change stay the same, as they are digests of
-//! their SCIP symbols). Edits are not written to the cache: a restart
-//! indexes again. The languages of
-//! the SCIP indexers (Rust, TypeScript, Python) start from the index of the
-//! last run, or empty, while their indexer runs in the background; its
-//! index swaps in whole when done.
+//! The built-in indexer reads its languages (Java, Kotlin, Go, C#, C and
+//! C++, and TypeScript, JavaScript and Python outside the projects their
+//! SCIP indexers have indexed) on start, in seconds, and again whenever
+//! their files change: a watcher on the tree collects changes for a moment,
+//! reads the changed files again, resolves the language's part and imports
+//! it in this process, and the served graph swaps that part in whole (calls
+//! in flight finish on the old graph; ids of symbols that did not change
+//! stay the same, as they are digests of their SCIP symbols). Edits are not
+//! written to the cache: a restart indexes again.
+//!
+//! A project of a SCIP indexer's (Rust, TypeScript, Python) starts from
+//! that indexer's index of the last run, while the indexer runs again in
+//! the background; its new index swaps in whole when done. Without an index
+//! of the last run, the built-in indexer reads the project's TypeScript,
+//! JavaScript or Python files meanwhile (Rust waits for rust-analyzer), and
+//! gives them up to the SCIP index when it comes in.
 //!
 //! The index files live in a cache directory, not in the project:
 //! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.
@@ -31,15 +36,28 @@ use crate::live_graph::LiveGraph;
 /// save (write, rename, chmod) is one change.
 const QUIET: Duration = Duration::from_millis(80);
 
+/// What the project's thread hears about.
+enum Event {
+    /// A path under the root changed (the watcher).
+    Changed(PathBuf),
+    /// The SCIP indexer of a project (language, directory) wrote its index:
+    /// its files are that index's from now on.
+    Indexed(String, PathBuf),
+}
+
 /// A project being served.
 pub struct Project {
     root: PathBuf,
     cache: PathBuf,
     parts: Vec<Workspace>,
     sources: Vec<PathBuf>,
-    /// The SCIP projects (language, directory): a built-in language's
-    /// files inside one of the same language are its indexer's.
+    /// The SCIP projects (language, directory) whose index is served: a
+    /// built-in language's files inside one of the same language are its
+    /// indexer's. One whose indexer has not written an index yet is not
+    /// here, and the built-in indexer reads its files meanwhile.
     scip_roots: Vec<(String, PathBuf)>,
+    events: mpsc::Sender<Event>,
+    heard: Option<mpsc::Receiver<Event>>,
 }
 
 /// `files` of `lang` that no SCIP project of the same language covers
@@ -119,6 +137,16 @@ pub fn index_scip_part(
     indexer::tidy(partial, &prefix, root, &|rel| !walk::excluded(root, rel))
 }
 
+/// Whether `path` holds an index other than `empty` (the placeholder a
+/// SCIP project's part starts from): its indexer's, from an earlier run.
+fn has_index(path: &Path, empty: &[u8]) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() != empty.len() as u64 => m.is_file(),
+        Ok(_) => std::fs::read(path).is_ok_and(|b| b != empty),
+        Err(_) => false,
+    }
+}
+
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -146,16 +174,33 @@ impl Project {
                 root.display()
             );
         }
-        let scip_roots = scip_roots(&scip_parts);
-        let mut project =
-            Project { root: root.clone(), cache: cache.clone(), parts: Vec::new(), sources: Vec::new(), scip_roots };
+        let (events, heard) = mpsc::channel();
+        let mut project = Project {
+            root: root.clone(),
+            cache: cache.clone(),
+            parts: Vec::new(),
+            sources: Vec::new(),
+            scip_roots: Vec::new(),
+            events,
+            heard: Some(heard),
+        };
+        // A SCIP project with an index from the last run serves it (and its
+        // indexer runs again in the background); one without is read by
+        // the built-in indexer, in seconds, until its indexer is done.
+        let empty = signpost_treesitter::emit::empty(&root)?;
+        let ready: Vec<(indexer::Language, PathBuf)> = scip_parts
+            .iter()
+            .filter(|(lang, dir)| has_index(&project.file_of(&part_name(lang.name(), dir, &root)), &empty))
+            .cloned()
+            .collect();
+        project.scip_roots = scip_roots(&ready);
         // Every language of the built-in indexer has its file, empty when the
         // project has none of it yet: a first file of it shows up live.
         for lang in LANGUAGES {
             let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone()).unwrap_or_default();
             let files = uncovered(lang, &files, &project.scip_roots);
             let (ws, indexed) = Workspace::open(&root, lang, &files, &signpost_treesitter::Options::default());
-            let out = project.file_of(lang.name);
+            let out = project.built_in_file(lang.name);
             project.write(&out, &indexed)?;
             project.sources.push(out);
             project.parts.push(ws);
@@ -163,10 +208,11 @@ impl Project {
         for (lang, dir) in scip_parts {
             let out = project.file_of(&part_name(lang.name(), &dir, &root));
             if !out.is_file() {
-                write_whole(&out, &signpost_treesitter::emit::empty(&root)?)?;
+                write_whole(&out, &empty)?;
             }
             project.sources.push(out.clone());
             let root = root.clone();
+            let events = project.events.clone();
             // The precise pass: swapped in whole by the graph's watcher.
             std::thread::spawn(move || {
                 let partial = out.with_extension("scip.partial");
@@ -174,12 +220,15 @@ impl Project {
                 let result = index_scip_part(lang, &dir, &root, &partial, &indexer::Options::default())
                     .and_then(|_| Ok(std::fs::rename(&partial, &out)?));
                 match result {
-                    Ok(()) => tracing::info!(
-                        language = lang.name(),
-                        dir = %dir.display(),
-                        secs = started.elapsed().as_secs_f64(),
-                        "the SCIP indexer's index swaps in"
-                    ),
+                    Ok(()) => {
+                        tracing::info!(
+                            language = lang.name(),
+                            dir = %dir.display(),
+                            secs = started.elapsed().as_secs_f64(),
+                            "the SCIP indexer's index swaps in"
+                        );
+                        let _ = events.send(Event::Indexed(lang.name().to_owned(), dir));
+                    }
                     Err(e) => tracing::warn!(
                         language = lang.name(),
                         dir = %dir.display(),
@@ -203,8 +252,15 @@ impl Project {
         &self.sources
     }
 
-    fn file_of(&self, lang: &str) -> PathBuf {
-        self.cache.join(format!("index.{lang}.scip"))
+    /// The index file of a SCIP project's part (`python`, `python.api`).
+    fn file_of(&self, part: &str) -> PathBuf {
+        self.cache.join(format!("index.{part}.scip"))
+    }
+
+    /// The index file of a language's part read by the built-in indexer:
+    /// a name of its own, so that it never is a SCIP project's at the root.
+    fn built_in_file(&self, lang: &str) -> PathBuf {
+        self.cache.join(format!("index.{lang}.tree-sitter.scip"))
     }
 
     fn write(&self, out: &Path, indexed: &Indexed) -> anyhow::Result<()> {
@@ -220,7 +276,7 @@ impl Project {
     /// thread of its own for the life of the process.
     pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
-        let (tx, rx) = mpsc::channel::<PathBuf>();
+        let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event
@@ -232,7 +288,7 @@ impl Project {
                     if let Some(file) = graph_path(&root, &cache, &p) {
                         marks.mark_changed(file);
                     }
-                    let _ = tx.send(p);
+                    let _ = tx.send(Event::Changed(p));
                 }
             }
         })?;
@@ -241,20 +297,33 @@ impl Project {
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
             let _watcher = watcher;
             while let Ok(first) = rx.recv() {
-                let mut changed = vec![first];
-                while let Ok(p) = rx.recv_timeout(QUIET) {
-                    changed.push(p);
+                let mut batch = vec![first];
+                while let Ok(e) = rx.recv_timeout(QUIET) {
+                    batch.push(e);
                 }
                 // The batch is closed: a change marked from here on is
                 // not in it, and stays marked until a later batch.
                 let seen = graphs.changes_seen();
+                let mut changed = Vec::new();
+                let mut covered = false;
+                for e in batch {
+                    match e {
+                        Event::Changed(p) => changed.push(p),
+                        Event::Indexed(lang, dir) => {
+                            if !self.scip_roots.contains(&(lang.clone(), dir.clone())) {
+                                self.scip_roots.push((lang, dir));
+                                covered = true;
+                            }
+                        }
+                    }
+                }
                 changed.retain(|p| self.is_source_event(p));
-                if changed.is_empty() {
+                if changed.is_empty() && !covered {
                     continue;
                 }
                 changed.sort();
                 changed.dedup();
-                if let Err(e) = self.refresh(&changed, &graphs, seen) {
+                if let Err(e) = self.refresh(&changed, covered, &graphs, seen) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
                 }
             }
@@ -263,17 +332,20 @@ impl Project {
     }
 
     /// Whether a changed path can matter: not the cache, not `.git`, and a
-    /// file of a language the built-in indexer reads (or a go.mod).
+    /// file of a language the built-in indexer reads (or one naming its
+    /// modules: a go.mod, a package.json, …).
     fn is_source_event(&self, p: &Path) -> bool {
         outside(&self.cache, p)
-            && (signpost_treesitter::languages::of_path(p).is_some() || p.file_name().is_some_and(|n| n == "go.mod"))
+            && (signpost_treesitter::languages::of_path(p).is_some() || signpost_treesitter::is_module_marker(p))
     }
 
-    /// Reads the changed files again and swaps in the parts they belong to.
-    fn refresh(&mut self, changed: &[PathBuf], graphs: &LiveGraph, seen: u64) -> anyhow::Result<()> {
+    /// Reads the changed files again and swaps in the parts they belong to;
+    /// when a SCIP project's index came in (`covered`), its files leave
+    /// the built-in indexer's part.
+    fn refresh(&mut self, changed: &[PathBuf], covered: bool, graphs: &LiveGraph, seen: u64) -> anyhow::Result<()> {
         let started = Instant::now();
         // Edits to files it knows need no walk; a new or deleted file does.
-        let known = changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
+        let known = !covered && changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
         let found = if known { Vec::new() } else { walk::sources(&self.root, &WalkOptions::default()).0 };
         let mut updates = Vec::new();
         for ws in &mut self.parts {
@@ -291,7 +363,7 @@ impl Project {
         for indexed in &updates {
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
-            let record = graphs.replace_part(&self.file_of(indexed.lang.name), graph);
+            let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
             if record.result == "swapped" {
                 // Every file the part holds now, and the changed ones that
                 // are gone, is as current as what was read.

@@ -228,7 +228,10 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     let place = resolve_one(&client, "Service.Place").await;
     let status = client.resource("signpost://graph").await;
     let sources = status["sources"].to_string();
-    assert!(sources.contains(&c) && sources.contains("index.go.scip"), "the indexes live in the cache: {status}");
+    assert!(
+        sources.contains(&c) && sources.contains("index.go.tree-sitter.scip"),
+        "the indexes live in the cache: {status}"
+    );
     assert!(!dir.join("index.scip").exists(), "nothing is written into the project");
 
     // A new file: its function is found, with its calls.
@@ -472,22 +475,39 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     let env = [("XDG_CACHE_HOME", c.as_str()), ("SIGNPOST_TOOLS_DIR", tools.as_str())];
     let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
 
-    // The Python project comes in when scip-python is done.
+    // The Python project is served at once, read by the built-in indexer
+    // (inferred edges), and by scip-python's index (exact ones) when
+    // scip-python is done; the id is the same.
+    let circle = resolve_one(&client, "geometry.Circle").await;
+    let supertypes = |derived: bool| {
+        let client = &client;
+        let circle = circle.clone();
+        async move {
+            let r =
+                client.call("neighbors", json!({"ids": [circle], "direction": "out", "edge_types": ["EXTENDS"]})).await;
+            r.structured["results"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty() && a.iter().all(|e| (e["derived"] == "inferred") == derived))
+        }
+    };
+    let early = supertypes(true).await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
-    let circle = loop {
-        let r = client.call("resolve", json!({"identifier": "geometry.Circle"})).await;
-        if r.structured["status"] == "one" {
-            break r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    loop {
+        if supertypes(false).await {
+            break;
         }
         if std::time::Instant::now() > deadline {
-            let Some(()) = crate::common::toolchain::require("scip-python", Err(format!("never served: {}", r.text)))
+            let Some(()) =
+                crate::common::toolchain::require("scip-python", Err("scip-python's index never came in".to_owned()))
             else {
                 client.close().await;
                 return;
             };
         }
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    };
+    }
+    assert!(early, "the built-in indexer's reading is served while scip-python runs");
+    assert_eq!(resolve_one(&client, "geometry.Circle").await, circle, "the same id from either indexer");
     let report = resolve_one(&client, "report.report").await;
     let service = resolve_one(&client, "service.Service").await;
     for id in [&circle, &report, &service] {

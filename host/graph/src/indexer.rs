@@ -250,8 +250,10 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
 
 /// The distribution name from `pyproject.toml`'s `[project]` table: what
 /// other projects know the package by, so ids do not depend on the
-/// directory a checkout happens to be in.
-fn python_project_name(dir: &Path) -> Option<String> {
+/// directory a checkout happens to be in. Signpost gives it to scip-python
+/// as the package name of its symbols (and the built-in indexer spells
+/// Python symbols alike).
+pub fn python_project_name(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("pyproject.toml")).ok()?;
     let mut in_project = false;
     for line in text.lines().map(str::trim) {

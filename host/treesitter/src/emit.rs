@@ -55,10 +55,15 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     // A file that is its module (Python) defines it: the module node has a
     // place, and what the file's top level does is the module's.
     for (fi, src) in project.sources.iter().enumerate() {
-        if src.lang.packages != Packages::ModuleFile || src.package.is_empty() {
+        if !matches!(src.lang.packages, Packages::ModuleFile | Packages::FilePath) || src.package.is_empty() {
             continue;
         }
-        let symbol = package_symbol(src);
+        // scip-python defines a module as its `__init__:` meta descriptor;
+        // scip-typescript as the file's namespace.
+        let symbol = match src.lang.packages {
+            Packages::ModuleFile => package_symbol(src) + "__init__:",
+            _ => package_symbol(src),
+        };
         let lines = src.facts.lines.max(1) as u32;
         let whole = Span { start: (0, 0), end: (lines, 0), bytes: (0, usize::MAX) };
         docs[fi].occurrences.push(Occurrence {
@@ -68,7 +73,11 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             enclosing_range: range(&whole),
             ..Default::default()
         });
-        let name = src.package.last().map_or("", |p| p.rsplit('.').next().unwrap_or(p));
+        // Python's module `a.b` is called `b`; a script file by its name.
+        let name = match src.lang.packages {
+            Packages::ModuleFile => src.package.last().map_or("", |p| p.rsplit('.').next().unwrap_or(p)),
+            _ => src.package.last().map_or("", String::as_str),
+        };
         docs[fi].symbols.push(SymbolInformation {
             symbol,
             kind: ScipKind::Module.into(),
@@ -114,7 +123,23 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             })
             .into();
         }
-        for &s in same.iter().flat_map(|t| project.supers.get(t).map_or(&[][..], Vec::as_slice)) {
+        let direct = same.iter().flat_map(|t| project.supers.get(t).map_or(&[][..], Vec::as_slice)).copied();
+        let supers: Vec<usize> = if project.sources[d.file].lang.all_supertypes {
+            let mut all: Vec<usize> = direct.collect();
+            let mut i = 0;
+            while i < all.len() && all.len() < 64 {
+                for &s in project.supers.get(&all[i]).map_or(&[][..], Vec::as_slice) {
+                    if s != ix && !all.contains(&s) {
+                        all.push(s);
+                    }
+                }
+                i += 1;
+            }
+            all
+        } else {
+            direct.collect()
+        };
+        for s in supers {
             info.relationships.push(Relationship {
                 symbol: project.defs[s].symbol.clone(),
                 is_implementation: true,

@@ -106,11 +106,13 @@ impl Kind {
 
     /// How precisely the kind names what a definition is, when two
     /// patterns of a query match one: a constructor or method is a more
-    /// precise function.
+    /// precise function, and a function a more precise variable
+    /// (TypeScript's `const f = () => …`).
     fn precision(self) -> u8 {
         match self {
-            Kind::Constructor => 2,
-            Kind::Method => 1,
+            Kind::Constructor => 3,
+            Kind::Method => 2,
+            Kind::Function => 1,
             _ => 0,
         }
     }
@@ -460,7 +462,14 @@ fn arity(list: Node<'_>, text: &[u8]) -> Arity {
             variadic = true;
             continue;
         }
-        if p.kind().contains("optional") || p.kind().contains("default") {
+        // TypeScript's `...rest: T[]`.
+        let mut rc = p.walk();
+        if p.named_children(&mut rc).any(|c| c.kind().contains("rest")) {
+            variadic = true;
+            continue;
+        }
+        // `x = 1` in TypeScript's parameters is a field of the parameter.
+        if p.kind().contains("optional") || p.kind().contains("default") || p.child_by_field_name("value").is_some() {
             optional += 1;
             continue;
         }

@@ -22,6 +22,11 @@ pub enum Packages {
     /// project root (`shapes/geometry.py` → `` `shapes.geometry`/ ``;
     /// `__init__.py` is its package), as scip-python writes it.
     ModuleFile,
+    /// The file is the module, one namespace per directory of its path
+    /// under its package (the nearest `package.json`) and one for the file
+    /// (`src/shapes.ts` → ``src/`shapes.ts`/``), the package's name in the
+    /// module field, as scip-typescript writes it.
+    FilePath,
 }
 
 /// One language.
@@ -44,6 +49,10 @@ pub struct Lang {
     /// The descriptor name of constructors (scip-java: `<init>`); empty
     /// when constructors are named like their class.
     pub constructor: &'static str,
+    /// Whether the language's indexer relates a type to every supertype
+    /// (and a method to every method it overrides), not only the direct
+    /// ones: scip-typescript does.
+    pub all_supertypes: bool,
     /// The SCIP indexer that knows the language's types, for the output's
     /// advice.
     pub better: &'static str,
@@ -65,6 +74,7 @@ pub static LANGUAGES: &[Lang] = &[
         manager: "maven",
         packages: Packages::Dotted,
         constructor: "<init>",
+        all_supertypes: false,
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -77,6 +87,7 @@ pub static LANGUAGES: &[Lang] = &[
         manager: "gomod",
         packages: Packages::ModulePath,
         constructor: "",
+        all_supertypes: false,
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
     },
@@ -89,6 +100,7 @@ pub static LANGUAGES: &[Lang] = &[
         manager: "nuget",
         packages: Packages::Dotted,
         constructor: "",
+        all_supertypes: false,
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
     },
@@ -101,6 +113,7 @@ pub static LANGUAGES: &[Lang] = &[
         manager: "maven",
         packages: Packages::Dotted,
         constructor: "<init>",
+        all_supertypes: false,
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -113,6 +126,7 @@ pub static LANGUAGES: &[Lang] = &[
         manager: "python",
         packages: Packages::ModuleFile,
         constructor: "",
+        all_supertypes: false,
         better: "scip-python (installed by signpost index when npm is at hand)",
         // scip-python is run per Python project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project
@@ -130,8 +144,29 @@ pub static LANGUAGES: &[Lang] = &[
         manager: ".",
         packages: Packages::Dotted,
         constructor: "",
+        all_supertypes: false,
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
+    },
+    Lang {
+        name: "typescript",
+        // TypeScript and JavaScript in one row, read with the TSX grammar
+        // (TypeScript with JSX, a superset of JavaScript): a project that
+        // mixes them resolves as one. Its one loss: the old `<T>value`
+        // cast, which `.tsx` files cannot have either, is read as JSX.
+        extensions: &["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"],
+        grammar: || tree_sitter_typescript::LANGUAGE_TSX.into(),
+        query: include_str!("../queries/typescript.scm"),
+        scheme: "scip-typescript",
+        manager: "npm",
+        packages: Packages::FilePath,
+        constructor: "<constructor>",
+        all_supertypes: true,
+        better: "scip-typescript (installed by signpost index when npm is at hand)",
+        // scip-typescript is run per TypeScript project
+        // (`signpost_graph::indexer`); the built-in indexer reads the files
+        // outside any, and a project whose indexer failed.
+        scip_command: "",
     },
 ];
 

@@ -114,7 +114,7 @@ impl Workspace {
     pub fn open(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> (Workspace, Indexed) {
         let started = Instant::now();
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        let modules = if lang.packages == Packages::ModulePath { go_modules(&root, files) } else { Vec::new() };
+        let modules = modules(&root, lang, files);
         let mut ws = Workspace { root, lang, opts: opts.clone(), modules, files: Default::default() };
         let read = ws.read_all(files);
         ws.files = files.iter().cloned().zip(read).collect();
@@ -147,11 +147,11 @@ impl Workspace {
         self.files.retain(|p, _| now.contains(p));
         let gone = self.files.len() != before;
         let mut stale: Vec<PathBuf> = files.iter().filter(|f| !self.files.contains_key(*f)).cloned().collect();
-        // A changed go.mod moves packages: read every file again.
-        if self.lang.packages == Packages::ModulePath
-            && changed.iter().any(|c| c.file_name().is_some_and(|n| n == "go.mod"))
-        {
-            self.modules = go_modules(&self.root, files);
+        // A changed go.mod or package.json moves packages: read every file
+        // again.
+        let markers = module_markers(self.lang);
+        if changed.iter().any(|c| c.file_name().and_then(|n| n.to_str()).is_some_and(|n| markers.contains(&n))) {
+            self.modules = modules(&self.root, self.lang, files);
             stale = files.to_vec();
         } else {
             stale.extend(changed.iter().filter(|c| self.files.contains_key(*c)).cloned());
@@ -263,14 +263,25 @@ fn read_one(
         return Err(why(&Skip::TooLarge { size: meta.len(), limit: opts.max_file_bytes }));
     }
     let text = std::fs::read(path).map_err(|e| why(&e))?;
-    let facts = reader.read(&text).map_err(|e| why(&e))?;
+    let mut facts = reader.read(&text).map_err(|e| why(&e))?;
     let (package, module) = match lang.packages {
         Packages::Dotted => (
             facts.package.as_deref().map(|p| p.split('.').map(str::to_owned).collect()).unwrap_or_default(),
             String::new(),
         ),
         Packages::ModulePath => go_package(modules, rel),
-        Packages::ModuleFile => (python_module(rel), String::new()),
+        Packages::ModuleFile => {
+            let (under, module) = module_of(modules, rel);
+            (python_module(under), module.to_owned())
+        }
+        Packages::FilePath => {
+            for i in &mut facts.imports {
+                if let Some(path) = relative_import(root, rel, &i.path, modules) {
+                    i.path = path;
+                }
+            }
+            file_package(modules, rel)
+        }
     };
     if rel.to_str().is_none() {
         tracing::info!(path = %shown, "a path that is not UTF-8 is indexed under its lossy name");
@@ -290,9 +301,33 @@ fn python_module(rel: &Path) -> Vec<String> {
     if module.is_empty() { Vec::new() } else { vec![module] }
 }
 
-/// The Go modules above `files`: each directory (relative to `root`) that
-/// holds a `go.mod`, with the module path it declares, deepest first.
-fn go_modules(root: &Path, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
+/// The files a language's modules are marked by: `go.mod` (Go's module
+/// path), `package.json` (an npm package's name), a Python project's.
+fn module_markers(lang: &Lang) -> &'static [&'static str] {
+    match lang.packages {
+        Packages::ModulePath => &["go.mod"],
+        Packages::FilePath => &["package.json"],
+        Packages::ModuleFile => &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"],
+        Packages::Dotted => &[],
+    }
+}
+
+/// Whether `path` is a file that names modules of some language
+/// (`go.mod`, `package.json`, `pyproject.toml`, …): a change to one moves
+/// that language's symbols.
+pub fn is_module_marker(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return false };
+    languages::LANGUAGES.iter().any(|l| module_markers(l).contains(&name))
+}
+
+/// The modules above `files`: each directory (relative to `root`) that
+/// holds one of the language's marker files, with the name its SCIP
+/// indexer gives it, deepest first.
+fn modules(root: &Path, lang: &Lang, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    let markers = module_markers(lang);
+    if markers.is_empty() {
+        return Vec::new();
+    }
     let mut dirs: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
     for f in files {
         let rel = f.strip_prefix(root).unwrap_or(f);
@@ -302,10 +337,83 @@ fn go_modules(root: &Path, files: &[PathBuf]) -> Vec<(PathBuf, String)> {
             }
         }
     }
-    let mut found: Vec<(PathBuf, String)> =
-        dirs.into_iter().filter_map(|d| walk::go_module(&root.join(&d)).map(|m| (d, m))).collect();
+    let name = |d: &Path| -> Option<String> {
+        let dir = root.join(d);
+        match lang.packages {
+            Packages::ModulePath => walk::go_module(&dir),
+            Packages::FilePath => walk::npm_package(&dir),
+            // As `signpost index` names it for scip-python: the
+            // distribution's name, else the directory's.
+            _ => markers.iter().any(|m| dir.join(m).is_file()).then(|| {
+                signpost_graph::indexer::python_project_name(&dir)
+                    .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_else(|| "project".into())
+            }),
+        }
+    };
+    let mut found: Vec<(PathBuf, String)> = dirs.into_iter().filter_map(|d| name(&d).map(|m| (d, m))).collect();
     found.sort_by_key(|(d, _)| std::cmp::Reverse(d.components().count()));
     found
+}
+
+/// The module above a file (`rel`, under the root): its directory and
+/// name, or the root and no name.
+fn module_of<'m>(modules: &'m [(PathBuf, String)], rel: &'m Path) -> (&'m Path, &'m str) {
+    match modules.iter().find(|(d, _)| rel.starts_with(d)) {
+        Some((up, module)) => (rel.strip_prefix(up).unwrap_or(rel), module),
+        None => (rel, ""),
+    }
+}
+
+/// A TypeScript or JavaScript file's package descriptors (each directory
+/// under its package's root, then the file itself) and its package's name.
+/// Without a `package.json` above it, the path under the project root.
+fn file_package(modules: &[(PathBuf, String)], rel: &Path) -> (Vec<String>, String) {
+    let (under, module) = module_of(modules, rel);
+    (under.iter().map(|c| c.to_string_lossy().into_owned()).collect(), module.to_owned())
+}
+
+/// Extensions an import without one may mean, in the order TypeScript
+/// tries them.
+const SCRIPT_EXTENSIONS: &[&str] = &["ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs"];
+
+/// A relative import (`./shapes.totalArea`: the module as written, then
+/// the imported name) of the file `rel`, rewritten to the imported file's
+/// package as [`resolve`] keys it (`src.shapes.ts.totalArea`). None when
+/// it is not relative or names no file of the project.
+fn relative_import(root: &Path, rel: &Path, import: &str, modules: &[(PathBuf, String)]) -> Option<String> {
+    let (module, name) = import.rsplit_once('.')?;
+    if !module.starts_with("./") && !module.starts_with("../") && module != "." && module != ".." {
+        return None;
+    }
+    // `./a/../b` and `./b.js` (TypeScript's ESM spelling of `./b.ts`).
+    let mut joined = PathBuf::new();
+    for c in rel.parent().unwrap_or(Path::new("")).join(module).components() {
+        match c {
+            std::path::Component::ParentDir => {
+                joined.pop();
+            }
+            std::path::Component::Normal(n) => joined.push(n),
+            _ => {}
+        }
+    }
+    let stem = match joined.extension().and_then(|e| e.to_str()) {
+        Some("js" | "jsx" | "mjs" | "cjs") => joined.with_extension(""),
+        _ => joined.clone(),
+    };
+    let appended = |e: &str| {
+        let mut p = joined.clone().into_os_string();
+        p.push(".");
+        p.push(e);
+        PathBuf::from(p)
+    };
+    let candidates = std::iter::once(joined.clone())
+        .chain(SCRIPT_EXTENSIONS.iter().map(|e| appended(e)))
+        .chain(SCRIPT_EXTENSIONS.iter().map(|e| stem.with_extension(e)))
+        .chain(SCRIPT_EXTENSIONS.iter().map(|e| joined.join("index").with_extension(e)));
+    let found = candidates.into_iter().find(|c| root.join(c).is_file())?;
+    let (package, _) = file_package(modules, &found);
+    Some(format!("{}.{name}", package.join(".")))
 }
 
 /// A Go file's package import path (one namespace) and module: the nearest

@@ -132,10 +132,14 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             }
             // A field's declaration holds its initialiser, not members.
             let parent = stack.iter().rev().find(|(ix, _)| s.facts.defs[*ix - starts[fi]].kind.is_scope()).map(|e| e.0);
-            // A field assigned in a method (Python's `self.x = …`) is its
-            // type's.
+            // A field assigned in a method (Python's `self.x = …`) or
+            // declared by a constructor's parameter (TypeScript's
+            // `constructor(private x: number)`) is its type's.
             let parent = match parent {
-                Some(m) if d.kind == Kind::Field && s.facts.defs[m - starts[fi]].kind.is_callable() => {
+                Some(m)
+                    if matches!(d.kind, Kind::Field | Kind::Property)
+                        && s.facts.defs[m - starts[fi]].kind.is_callable() =>
+                {
                     p.defs[m].parent.filter(|&t| s.facts.defs[t - starts[fi]].kind.is_type()).or(parent)
                 }
                 _ => parent,

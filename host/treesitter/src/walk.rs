@@ -137,6 +137,14 @@ pub fn marked(root: &Path, names: &[&str]) -> Vec<(String, PathBuf)> {
     out
 }
 
+/// The name a directory's `package.json` gives its package (`.` when it
+/// gives none, as scip-typescript writes an unnamed package).
+pub fn npm_package(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    Some(json.get("name").and_then(|n| n.as_str()).filter(|n| !n.trim().is_empty()).unwrap_or(".").to_owned())
+}
+
 /// The module path a directory's `go.mod` declares.
 pub fn go_module(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("go.mod")).ok()?;

@@ -128,6 +128,17 @@ pub fn import_index(index: &Index, opts: &Options) -> Result<Graph, GraphError> 
     run(&mut stream::Decoded(index), opts)
 }
 
+/// The id (`format_id` spelling) a global SCIP symbol's node gets, by the
+/// rule in the module docs; an error for a string that is not a global
+/// symbol. Two indexers that spell a symbol alike give it one id.
+pub fn symbol_id(symbol: &str) -> Result<String, String> {
+    if scip::symbol::is_local_symbol(symbol) {
+        return Err(format!("`{symbol}` is a local symbol: its id depends on its document"));
+    }
+    let parsed = crate::scip_symbol::parse(symbol)?;
+    Ok(crate::format_id(&symbols::id_of(&parsed, &parsed.descriptors, None)))
+}
+
 /// The import, over any source: a first walk over the documents (symbol
 /// information, definitions, attribute evidence), then nodes and DECLARES
 /// from what it kept, then a second walk (references), then relationships.

@@ -1,0 +1,66 @@
+; TypeScript and JavaScript (the TSX grammar) for signpost's built-in indexer.
+; Capture names: docs/tree-sitter.md. The package is the file's path under
+; its package.json (Packages::FilePath), as scip-typescript spells it.
+
+; Imports: each imported name, after the module it comes from
+; (`import { Circle as C } from "./shapes"` → `./shapes.Circle`, alias C).
+(import_statement
+  (import_clause (named_imports (import_specifier name: (identifier) @import alias: (identifier)? @import.alias)))
+  source: (string (string_fragment) @import.from))
+
+; Definitions.
+(class_declaration name: (type_identifier) @name) @def.class
+(abstract_class_declaration name: (type_identifier) @name) @def.class
+(class name: (type_identifier) @name) @def.class
+(interface_declaration name: (type_identifier) @name) @def.interface
+(enum_declaration name: (identifier) @name) @def.enum
+(enum_body (property_identifier) @name @def.constant)
+(enum_body (enum_assignment name: (property_identifier) @name) @def.constant)
+(type_alias_declaration name: (type_identifier) @name) @def.type
+(function_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.function
+(generator_function_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.function
+(method_definition name: [(property_identifier) (private_property_identifier)] @name
+  parameters: (formal_parameters) @params) @def.method
+((method_definition name: (property_identifier) @name parameters: (formal_parameters) @params) @def.constructor
+ (#eq? @name "constructor"))
+(method_signature name: (property_identifier) @name parameters: (formal_parameters) @params) @def.method
+(abstract_method_signature name: (property_identifier) @name parameters: (formal_parameters) @params) @def.method
+(public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @def.property
+(property_signature name: (property_identifier) @name) @def.property
+; A constructor's parameter with a modifier declares a property of its class.
+(required_parameter (accessibility_modifier) pattern: (identifier) @name) @def.property
+(required_parameter "readonly" pattern: (identifier) @name) @def.property
+; Top-level constants and variables; one holding a function is a function.
+(program (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))
+(program (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
+(program (lexical_declaration (variable_declarator name: (identifier) @name
+  value: [(arrow_function parameters: (formal_parameters) @params)
+          (function_expression parameters: (formal_parameters) @params)]) @def.function))
+(program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name
+  value: [(arrow_function parameters: (formal_parameters) @params)
+          (function_expression parameters: (formal_parameters) @params)]) @def.function)))
+
+; Headers: the class extended, the interfaces implemented or extended.
+(class_heritage (extends_clause value: [(identifier) @extends
+                                        (member_expression property: (property_identifier) @extends)]))
+(class_heritage (implements_clause [(type_identifier) @extends (generic_type name: (type_identifier) @extends)]))
+(extends_type_clause [(type_identifier) @extends (generic_type name: (type_identifier) @extends)])
+
+; Typed names: parameters, variables, fields (what a call's receiver is).
+(required_parameter pattern: (identifier) @var.name
+  type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
+(optional_parameter pattern: (identifier) @var.name
+  type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
+(variable_declarator name: (identifier) @var.name
+  type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
+(variable_declarator name: (identifier) @var.name value: (new_expression constructor: (identifier) @var.type))
+(public_field_definition name: (property_identifier) @var.name
+  type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
+
+; References.
+(call_expression function: (identifier) @call arguments: (arguments) @call.args)
+(call_expression function: (member_expression object: (_) @call.receiver property: (property_identifier) @call)
+  arguments: (arguments) @call.args)
+(new_expression constructor: (identifier) @new arguments: (arguments)? @call.args)
+(type_identifier) @ref.type
