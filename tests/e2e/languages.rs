@@ -414,29 +414,39 @@ fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
 }
 
 #[test]
-fn a_python_project_whose_indexer_cannot_run_is_read_built_in() {
-    let scratch = Scratch::new("languages-python-fallback");
-    let dir = scratch.path("shapes");
-    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scip/py"), &dir);
-    let _ = std::fs::remove_file(dir.join("index.scip"));
-    // No PATH and an empty tools directory: scip-python cannot be found or
-    // installed (an offline machine).
-    let out = std::process::Command::new(crate::common::BIN)
-        .arg("index")
-        .arg(&dir)
-        .env("PATH", "")
-        .env("SIGNPOST_TOOLS_DIR", scratch.path("no-tools"))
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("the python indexer failed") && text.contains("(python, tree-sitter)"), "{text}");
-    let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
-    let names: BTreeSet<&str> = g.iter().map(|n| n.name()).collect();
-    for name in ["Circle", "total_area", "report", "geometry"] {
-        assert!(names.contains(name), "{name}: {names:?}");
+/// On an offline machine, `signpost index` reads Python and TypeScript
+/// projects with the built-in indexer, and says so.
+fn python_and_typescript_projects_whose_indexer_cannot_run_are_read_built_in() {
+    for (lang, fixture, names) in [
+        ("python", "py", ["Circle", "total_area", "report", "geometry"]),
+        ("typescript", "ts", ["Circle", "totalArea", "report", "shapes.ts"]),
+    ] {
+        let scratch = Scratch::new(&format!("languages-{lang}-fallback"));
+        let dir = scratch.path("shapes");
+        copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/scip").join(fixture), &dir);
+        let _ = std::fs::remove_file(dir.join("index.scip"));
+        // No PATH and an empty tools directory: the indexer cannot be found
+        // or installed (an offline machine).
+        let out = std::process::Command::new(crate::common::BIN)
+            .arg("index")
+            .arg(&dir)
+            .env("PATH", "")
+            .env("SIGNPOST_TOOLS_DIR", scratch.path("no-tools"))
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains(&format!("the {lang} indexer failed")) && text.contains(&format!("({lang}, tree-sitter)")),
+            "{text}"
+        );
+        let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
+        let found: BTreeSet<&str> = g.iter().map(|n| n.name()).collect();
+        for name in names {
+            assert!(found.contains(name), "{lang} {name}: {found:?}");
+        }
+        assert!(g.has_inferred_edges(), "{lang}");
     }
-    assert!(g.has_inferred_edges());
 }
 
 /// Describes `id` until its answer's `stale` mark is `want`. Panics after a
