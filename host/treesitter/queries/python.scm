@@ -24,6 +24,12 @@
 (assignment left: (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
 (assignment left: (identifier) @var.name right: (call function: (identifier) @var.type))
 
+; Collections: `shapes: List[Shape]`, `list[Shape]`, `Sequence[Shape]`; `for s in shapes`.
+(typed_parameter . (identifier) @var.name
+  type: (type (generic_type (type_parameter . (type (identifier) @var.elem)))))
+(for_statement left: (identifier) @var.name right: (identifier) @var.like)
+(for_in_clause left: (identifier) @var.name right: (identifier) @var.like)
+
 ; References.
 (call function: (identifier) @call arguments: (argument_list) @call.args)
 (call function: (attribute object: (_) @call.receiver attribute: (identifier) @call) arguments: (argument_list) @call.args)

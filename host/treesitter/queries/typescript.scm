@@ -55,6 +55,18 @@
 (variable_declarator name: (identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
 (variable_declarator name: (identifier) @var.name value: (new_expression constructor: (identifier) @var.type))
+; Collections: `shapes: Shape[]`, `readonly Shape[]`, `Array<Shape>`; their elements:
+; `for (const s of shapes)`, `shapes.map((s) => …)` and the like.
+(required_parameter pattern: (identifier) @var.name
+  type: (type_annotation [(array_type (type_identifier) @var.elem)
+                          (readonly_type (array_type (type_identifier) @var.elem))
+                          (generic_type name: (type_identifier) @_array
+                            type_arguments: (type_arguments . (type_identifier) @var.elem))]))
+(for_in_statement left: (identifier) @var.name right: (identifier) @var.like)
+(call_expression function: (member_expression object: (identifier) @var.like)
+  arguments: (arguments . (arrow_function parameters: (formal_parameters . (required_parameter pattern: (identifier) @var.name)))))
+(call_expression function: (member_expression object: (identifier) @var.like)
+  arguments: (arguments . (arrow_function parameter: (identifier) @var.name)))
 (public_field_definition name: (property_identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
 

@@ -28,6 +28,8 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
         Kind::Class => ScipKind::Class,
         Kind::Interface => ScipKind::Interface,
         Kind::Enum => ScipKind::Enum,
+        // Rust's enum variants are spelled as types (`Unit#Metric#`).
+        Kind::Struct if parent == Some(Kind::Enum) => ScipKind::EnumMember,
         Kind::Struct => ScipKind::Struct,
         Kind::Trait => ScipKind::Trait,
         Kind::Type => ScipKind::Type,
@@ -42,6 +44,7 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
         Kind::Constant if parent == Some(Kind::Enum) => ScipKind::EnumMember,
         Kind::Constant => ScipKind::Constant,
         Kind::Variable => ScipKind::Variable,
+        Kind::Macro => ScipKind::Macro,
     }
 }
 
@@ -55,13 +58,18 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     // A file that is its module (Python) defines it: the module node has a
     // place, and what the file's top level does is the module's.
     for (fi, src) in project.sources.iter().enumerate() {
-        if !matches!(src.lang.packages, Packages::ModuleFile | Packages::FilePath) || src.package.is_empty() {
+        let crate_root = src.lang.packages == Packages::CratePath && src.package.is_empty();
+        if !matches!(src.lang.packages, Packages::ModuleFile | Packages::FilePath | Packages::CratePath)
+            || (src.package.is_empty() && !crate_root)
+        {
             continue;
         }
         // scip-python defines a module as its `__init__:` meta descriptor;
         // scip-typescript as the file's namespace.
+        // rust-analyzer's crate root is `crate/`.
         let symbol = match src.lang.packages {
             Packages::ModuleFile => package_symbol(src) + "__init__:",
+            _ if crate_root => package_symbol(src) + "crate/",
             _ => package_symbol(src),
         };
         let lines = src.facts.lines.max(1) as u32;
@@ -76,6 +84,7 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         // Python's module `a.b` is called `b`; a script file by its name.
         let name = match src.lang.packages {
             Packages::ModuleFile => src.package.last().map_or("", |p| p.rsplit('.').next().unwrap_or(p)),
+            _ if crate_root => src.module.as_str(),
             _ => src.package.last().map_or("", String::as_str),
         };
         docs[fi].symbols.push(SymbolInformation {

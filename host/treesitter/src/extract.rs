@@ -71,6 +71,8 @@ pub enum Kind {
     Constant,
     /// `@def.variable`
     Variable,
+    /// `@def.macro` (Rust's `macro_rules!`).
+    Macro,
 }
 
 impl Kind {
@@ -90,6 +92,7 @@ impl Kind {
             "property" => Kind::Property,
             "constant" => Kind::Constant,
             "variable" => Kind::Variable,
+            "macro" => Kind::Macro,
             _ => return None,
         })
     }
@@ -99,9 +102,9 @@ impl Kind {
         matches!(self, Kind::Class | Kind::Interface | Kind::Enum | Kind::Struct | Kind::Trait | Kind::Type)
     }
 
-    /// Something called.
+    /// Something called (a macro is invoked like a function).
     pub fn is_callable(self) -> bool {
-        matches!(self, Kind::Method | Kind::Function | Kind::Constructor)
+        matches!(self, Kind::Method | Kind::Function | Kind::Constructor | Kind::Macro)
     }
 
     /// How precisely the kind names what a definition is, when two
@@ -152,6 +155,9 @@ pub struct Def {
     pub name_span: Span,
     /// The type it belongs to when declared outside it (Go's receivers).
     pub owner: Option<String>,
+    /// For a function in a Rust `impl` block: the impl's type and trait as
+    /// written (`Circle`, `Shape`), which its symbol spells.
+    pub impl_of: Option<(String, Option<String>)>,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
     /// The header, whitespace collapsed.
@@ -195,8 +201,23 @@ pub struct Call {
 pub struct Var {
     /// The variable's name.
     pub name: String,
-    /// Its type's name.
+    /// Its type's name (for [`Typed::Like`], the other variable's name).
     pub ty: Name,
+    /// What `ty` says of it.
+    pub typed: Typed,
+}
+
+/// How a variable's type is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typed {
+    /// `@var.type`: it is of that type.
+    Is,
+    /// `@var.elem`: it holds elements of that type (`shapes: &[Box<dyn
+    /// Shape>]`, `Shape[]`, `List[Shape]`).
+    Holds,
+    /// `@var.like`: it is an element of the variable named (`for shape in
+    /// shapes`, `shapes.map((s) => …)`).
+    Like,
 }
 
 /// An import.
@@ -343,10 +364,12 @@ impl Reader {
                         span: Span::of(n),
                     }),
                     "var.name" => {
-                        if let Some(ty) = get("var.type") {
+                        let typed = [("var.type", Typed::Is), ("var.elem", Typed::Holds), ("var.like", Typed::Like)];
+                        if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
                             facts.vars.push(Var {
                                 name: txt(n),
                                 ty: Name { name: txt(ty), qualifier: get("var.qualifier").map(txt), span: Span::of(n) },
+                                typed,
                             });
                         }
                     }
@@ -394,6 +417,14 @@ impl Reader {
                                 if kind.precision() > d.kind.precision() {
                                     d.kind = kind;
                                 }
+                                // What only one of them says (a Rust impl's
+                                // type) is kept.
+                                if d.owner.is_none() {
+                                    d.owner = get("owner").map(txt);
+                                }
+                                if d.impl_of.is_none() {
+                                    d.impl_of = get("impl.type").map(|t| (txt(t), get("impl.trait").map(txt)));
+                                }
                                 continue;
                             }
                             std::collections::hash_map::Entry::Vacant(e) => {
@@ -406,6 +437,7 @@ impl Reader {
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
+                            impl_of: get("impl.type").map(|t| (txt(t), get("impl.trait").map(txt))),
                             arity: get("params").map(|p| arity(p, text)),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
@@ -414,6 +446,10 @@ impl Reader {
                 }
             }
         }
+        // One call met by two patterns (a plain name, and the same name after
+        // a receiver or scope): the one that knows more is kept.
+        facts.calls.sort_by_key(|c| (c.span.bytes, c.receiver.is_none()));
+        facts.calls.dedup_by_key(|c| c.span.bytes);
         // A definition's own name is not a use of it.
         facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
@@ -473,8 +509,8 @@ fn arity(list: Node<'_>, text: &[u8]) -> Arity {
             optional += 1;
             continue;
         }
-        // The receiver-less `this` parameter of Java is not an argument.
-        if p.kind() == "receiver_parameter" {
+        // Java's receiver parameter and Rust's `self` are not arguments.
+        if p.kind() == "receiver_parameter" || p.kind() == "self_parameter" {
             continue;
         }
         let mut pc = p.walk();

@@ -27,6 +27,11 @@ pub enum Packages {
     /// (`src/shapes.ts` → ``src/`shapes.ts`/``), the package's name in the
     /// module field, as scip-typescript writes it.
     FilePath,
+    /// The module path from the file's path under its crate's `src/`
+    /// (`src/geometry.rs` → `geometry/`; `main.rs`, `lib.rs` the crate root;
+    /// `a/mod.rs` → `a/`), the crate's package name in the module field, as
+    /// rust-analyzer writes it.
+    CratePath,
 }
 
 /// One language.
@@ -53,6 +58,11 @@ pub struct Lang {
     /// (and a method to every method it overrides), not only the direct
     /// ones: scip-typescript does.
     pub all_supertypes: bool,
+    /// Whether methods defined in an `impl` block apart from their type are
+    /// spelled as rust-analyzer spells them, in the impl's descriptor
+    /// (`impl#[Circle]new().`, `impl#[Circle][Shape]area().`), which the
+    /// importer folds into the type.
+    pub impl_blocks: bool,
     /// The SCIP indexer that knows the language's types, for the output's
     /// advice.
     pub better: &'static str,
@@ -75,6 +85,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "<init>",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -88,6 +99,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::ModulePath,
         constructor: "",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
     },
@@ -101,6 +113,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
     },
@@ -114,6 +127,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "<init>",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -127,6 +141,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::ModuleFile,
         constructor: "",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-python (installed by signpost index when npm is at hand)",
         // scip-python is run per Python project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project
@@ -145,6 +160,7 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::Dotted,
         constructor: "",
         all_supertypes: false,
+        impl_blocks: false,
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
     },
@@ -162,10 +178,28 @@ pub static LANGUAGES: &[Lang] = &[
         packages: Packages::FilePath,
         constructor: "<constructor>",
         all_supertypes: true,
+        impl_blocks: false,
         better: "scip-typescript (installed by signpost index when npm is at hand)",
         // scip-typescript is run per TypeScript project
         // (`signpost_graph::indexer`); the built-in indexer reads the files
         // outside any, and a project whose indexer failed.
+        scip_command: "",
+    },
+    Lang {
+        name: "rust",
+        extensions: &["rs"],
+        grammar: || tree_sitter_rust::LANGUAGE.into(),
+        query: include_str!("../queries/rust.scm"),
+        scheme: "rust-analyzer",
+        manager: "cargo",
+        packages: Packages::CratePath,
+        constructor: "",
+        all_supertypes: false,
+        impl_blocks: true,
+        better: "rust-analyzer (`rustup component add rust-analyzer`)",
+        // rust-analyzer is run per Cargo project (`signpost_graph::indexer`);
+        // the built-in indexer reads the files outside any, and a project
+        // whose indexer failed.
         scip_command: "",
     },
 ];

@@ -274,6 +274,14 @@ fn read_one(
             let (under, module) = module_of(modules, rel);
             (python_module(under), module.to_owned())
         }
+        Packages::CratePath => {
+            let (under, module) = module_of(modules, rel);
+            let path = rust_module(under);
+            for i in &mut facts.imports {
+                i.path = rust_import(&path, &i.path);
+            }
+            (path, module.to_owned())
+        }
         Packages::FilePath => {
             for i in &mut facts.imports {
                 if let Some(path) = relative_import(root, rel, &i.path, modules) {
@@ -287,6 +295,53 @@ fn read_one(
         tracing::info!(path = %shown, "a path that is not UTF-8 is indexed under its lossy name");
     }
     Ok(Source { path: shown, lang, facts, package, module })
+}
+
+/// A Rust file's module path in its crate (`src/geometry.rs` →
+/// `geometry`, `src/a/mod.rs` → `a`, `src/main.rs` and `src/lib.rs` the
+/// root), one namespace each.
+fn rust_module(under: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = under.with_extension("").iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    if parts.first().is_some_and(|p| p == "src") {
+        parts.remove(0);
+    }
+    match parts.last().map(String::as_str) {
+        Some("mod") => {
+            parts.pop();
+        }
+        Some("main" | "lib") if parts.len() == 1 => parts.clear(),
+        _ => {}
+    }
+    parts
+}
+
+/// A Rust `use` path (`crate::geometry::Circle`, `super::*`,
+/// `geometry::{…}` items read as `geometry.Circle`), rewritten to the
+/// dotted module path [`resolve`] keys packages by, from the file's module
+/// `module`: `crate` is the root, `self` the module, `super` its parent,
+/// and any other first name a module under this one.
+fn rust_import(module: &[String], path: &str) -> String {
+    let path = path.replace("::", ".");
+    let mut words = path.split('.').peekable();
+    let mut at: Vec<String> = match words.peek().copied() {
+        Some("crate") => {
+            words.next();
+            Vec::new()
+        }
+        _ => module.to_vec(),
+    };
+    for w in words {
+        match w {
+            "self" => {}
+            "super" => {
+                at.pop();
+            }
+            _ => at.push(w.to_owned()),
+        }
+    }
+    // The root package is the empty key: `.Circle` is `Circle` in it.
+    let joined = at.join(".");
+    if at.len() == 1 { format!(".{joined}") } else { joined }
 }
 
 /// A Python file's module: its path under the project root, dotted, the
@@ -307,6 +362,7 @@ fn module_markers(lang: &Lang) -> &'static [&'static str] {
     match lang.packages {
         Packages::ModulePath => &["go.mod"],
         Packages::FilePath => &["package.json"],
+        Packages::CratePath => &["Cargo.toml"],
         Packages::ModuleFile => &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"],
         Packages::Dotted => &[],
     }
@@ -342,6 +398,7 @@ fn modules(root: &Path, lang: &Lang, files: &[PathBuf]) -> Vec<(PathBuf, String)
         match lang.packages {
             Packages::ModulePath => walk::go_module(&dir),
             Packages::FilePath => walk::npm_package(&dir),
+            Packages::CratePath => walk::cargo_package(&dir),
             // As `signpost index` names it for scip-python: the
             // distribution's name, else the directory's.
             _ => markers.iter().any(|m| dir.join(m).is_file()).then(|| {

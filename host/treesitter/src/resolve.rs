@@ -15,7 +15,7 @@
 pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
-use crate::extract::{Facts, Kind, Name, Span};
+use crate::extract::{Facts, Kind, Name, Span, Typed};
 use crate::languages::{Lang, Packages};
 use rayon::prelude::*;
 
@@ -369,10 +369,23 @@ struct Vars(HashMap<Scope, Vec<(String, Name)>>);
 impl Vars {
     fn of(p: &Project) -> Vars {
         let mut m: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
+        // What collections hold, by scope: an element of one (`for shape in
+        // shapes`) is of that type.
+        let mut holds: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
         for (fi, s) in p.sources.iter().enumerate() {
             for v in &s.facts.vars {
                 let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
-                m.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
+                match v.typed {
+                    Typed::Is => m.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone())),
+                    Typed::Holds => holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone())),
+                    Typed::Like => {
+                        let held = holds.get(&(fi, scope)).and_then(|h| h.iter().rev().find(|(n, _)| *n == v.ty.name));
+                        if let Some((_, ty)) = held {
+                            let ty = Name { span: v.ty.span, ..ty.clone() };
+                            m.entry((fi, scope)).or_default().push((v.name.clone(), ty));
+                        }
+                    }
+                }
             }
         }
         Vars(m)
@@ -833,7 +846,13 @@ fn symbols(p: &mut Project) {
         }
         let mut d = String::new();
         push_name(&mut d, name);
-        if f.kind.is_callable() {
+        if f.kind == Kind::Macro {
+            d.push('!');
+        } else if f.kind.is_callable() && s.lang.impl_blocks && f.impl_of.is_some() {
+            // Rust has no overloads; the impl's descriptor (written with
+            // the whole symbol, below) tells two impls' methods apart.
+            d.push_str("().");
+        } else if f.kind.is_callable() {
             let k = overloads.entry((def.parent, &s.package, name)).or_insert(0);
             match *k {
                 0 => d.push_str("()."),
@@ -855,6 +874,11 @@ fn symbols(p: &mut Project) {
         own[ix] = d;
     }
     // Whole symbols, parents first (a Go method's type may come later).
+    let impl_spelled = |d: DefIx| {
+        p.sources[p.defs[d].file].lang.impl_blocks
+            && p.fact(d).impl_of.is_some()
+            && p.defs[d].parent.is_some_and(|t| p.kind(t).is_type())
+    };
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
     for ix in 0..p.defs.len() {
         let mut path = vec![ix];
@@ -866,6 +890,22 @@ fn symbols(p: &mut Project) {
         }
         for &d in path.iter().rev() {
             let prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
+                // A method of a Rust impl block: `…/impl#[Circle][Shape]`
+                // where its type is `…/Circle#`.
+                Some(parent) if impl_spelled(d) => {
+                    let ty = p.defs[d].parent.map_or("", |t| own[t].as_str());
+                    let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
+                    let mut s = parent[..parent.len() - ty.len()].to_owned();
+                    s.push_str("impl#[");
+                    push_name(&mut s, of);
+                    s.push(']');
+                    if let Some(tr) = tr {
+                        s.push('[');
+                        push_name(&mut s, tr);
+                        s.push(']');
+                    }
+                    s
+                }
                 Some(parent) => parent,
                 None => package_symbol(&p.sources[p.defs[d].file]),
             };

@@ -373,12 +373,12 @@ fn against_scip(lang: &str, fixture: &str) -> Vec<(String, usize, usize, usize)>
 
 /// The built-in Python reading against scip-python's index of the same
 /// fixture (edges between definitions both place at the same file and
-/// line). The floors are today's figures (BENCHMARKS.md): what scip-python
-/// finds and this does not is type inference (a loop variable over a
-/// `List[Shape]`, a returned value).
+/// line). The floors are today's figures (BENCHMARKS.md): the one call
+/// found here and not by scip-python is a construction (`Square(2.0)`),
+/// which scip-python attributes to the class, not its `__init__`.
 #[test]
 fn python_against_scip_python() {
-    let floors = [("CALLS", 0.8, 0.66), ("DECLARES", 1.0, 1.0), ("EXTENDS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
+    let floors = [("CALLS", 0.85, 1.0), ("DECLARES", 1.0, 1.0), ("EXTENDS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
     let measured = against_scip("python", "py");
     for (t, precision_floor, recall_floor) in floors {
         let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
@@ -413,13 +413,13 @@ fn ids_against_scip(lang: &str, fixture: &str) -> (usize, usize, Vec<String>) {
 
 /// The built-in TypeScript reading against scip-typescript's index of the
 /// same fixture (edges between definitions both place at the same file and
-/// line). The floors are today's figures (BENCHMARKS.md); what
-/// scip-typescript finds and this does not is type inference (`shape` in
-/// `for (const shape of shapes)`, `s` in `shapes.map((s) => …)`).
+/// line). The floors are today's figures (BENCHMARKS.md), loop variables
+/// typed by what the collection they walk holds included (`shape` in `for
+/// (const shape of shapes)`, `s` in `shapes.map((s) => …)`).
 #[test]
 fn typescript_against_scip_typescript() {
     let floors = [
-        ("CALLS", 1.0, 0.66),
+        ("CALLS", 1.0, 1.0),
         ("DECLARES", 1.0, 1.0),
         ("EXTENDS", 1.0, 1.0),
         ("IMPLEMENTS", 1.0, 1.0),
@@ -440,6 +440,25 @@ fn typescript_against_scip_typescript() {
     // as the parameter), and `const main = () => …` (a term to
     // scip-typescript, a function here so that its calls are its own).
     assert!(differ.len() <= 3 && same > 20, "{differ:?}");
+}
+
+/// The built-in Rust reading against rust-analyzer's index of the same
+/// fixture. The floors are today's figures (BENCHMARKS.md).
+#[test]
+fn rust_against_rust_analyzer() {
+    let floors = [("CALLS", 1.0, 1.0), ("DECLARES", 1.0, 1.0), ("IMPLEMENTS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
+    let measured = against_scip("rust", "rust");
+    for (t, precision_floor, recall_floor) in floors {
+        let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
+        let (precision, recall) = (both as f64 / ours.max(1) as f64, both as f64 / truth.max(1) as f64);
+        eprintln!(
+            "rust {t}: ours {ours}, rust-analyzer {truth}, both {both}: precision {precision:.2}, recall {recall:.2}"
+        );
+        assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
+    }
+    let (same, all, differ) = ids_against_scip("rust", "rust");
+    eprintln!("rust ids: {same} of {all} the same as rust-analyzer's; not: {differ:?}");
+    assert!(differ.is_empty() && same > 20, "{differ:?}");
 }
 
 /// TypeScript, JavaScript and TSX in one package: imports across them in

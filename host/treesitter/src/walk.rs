@@ -145,6 +145,24 @@ pub fn npm_package(dir: &Path) -> Option<String> {
     Some(json.get("name").and_then(|n| n.as_str()).filter(|n| !n.trim().is_empty()).unwrap_or(".").to_owned())
 }
 
+/// The package name a directory's `Cargo.toml` gives in its `[package]`
+/// table (none for a workspace's virtual manifest).
+pub fn cargo_package(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+    let mut in_package = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if in_package
+            && let Some(value) = line.strip_prefix("name").map(str::trim_start).and_then(|r| r.strip_prefix('='))
+        {
+            let name = value.trim().trim_matches(['"', '\'']);
+            return (!name.is_empty()).then(|| name.to_owned());
+        }
+    }
+    None
+}
+
 /// The module path a directory's `go.mod` declares.
 pub fn go_module(dir: &Path) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("go.mod")).ok()?;

@@ -36,6 +36,9 @@ pub(super) struct FirstPass {
     attr_lines: Vec<AttrLines>,
     /// The role each attribute-like symbol string gives (judged once).
     role_of: HashMap<Box<str>, Option<&'static str>>,
+    /// The first document's language (the built-in indexer writes one
+    /// language per index, and spells Rust as rust-analyzer does).
+    language: String,
 }
 
 impl FirstPass {
@@ -44,6 +47,9 @@ impl FirstPass {
     /// and its attribute evidence.
     pub(super) fn document(&mut self, d: &Document) -> Result<(), GraphError> {
         let di = self.paths.len();
+        if di == 0 {
+            self.language = d.language.to_ascii_lowercase();
+        }
         let path = d.relative_path.as_str();
         self.paths.push(d.relative_path.clone());
         self.attr_lines.push(Vec::new());
@@ -171,9 +177,9 @@ impl Import {
         let tool = meta.and_then(|m| m.tool_info.as_ref()).map(|t| t.name.clone()).unwrap_or_default();
         let project = meta.map(|m| m.project_root.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_owned());
         let name = project.filter(|p| !p.is_empty()).unwrap_or_else(|| opts.name.clone());
-        let FirstPass { table, defs, paths, attr_lines, role_of: _ } = first;
+        let FirstPass { table, defs, paths, attr_lines, role_of: _, language } = first;
         Import {
-            dialect: Dialect::of(tool),
+            dialect: Dialect::of(tool, &language),
             table,
             defs,
             paths,

@@ -314,8 +314,10 @@ pub(super) struct Dialect {
 }
 
 impl Dialect {
-    pub(super) fn of(tool: String) -> Dialect {
-        let rust = tool == "rust-analyzer";
+    /// The dialect of `tool`'s indexes, whose first document is in
+    /// `language`: the built-in indexer's Rust is rust-analyzer's.
+    pub(super) fn of(tool: String, language: &str) -> Dialect {
+        let rust = tool == "rust-analyzer" || (tool == super::INFERRING_TOOL && language == "rust");
         let python = tool == "scip-python";
         let derivation = if tool == super::INFERRING_TOOL { Derivation::Inferred } else { Derivation::Exact };
         Dialect { rust, python, fqn_sep: if rust { "::" } else { "." }, derivation, tool }

@@ -1,0 +1,80 @@
+; Rust for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+; The package is the module path from the file's path in its crate
+; (Packages::CratePath); `use` paths are rewritten to it.
+
+; Imports: `use a::b::C;`, `use a::{B, C};`, `use a::*;`.
+(use_declaration argument: (scoped_identifier) @import)
+(use_declaration argument: (use_as_clause path: (scoped_identifier) @import alias: (identifier) @import.alias))
+(use_declaration argument: (scoped_use_list path: (_) @import.from
+  list: (use_list [(identifier) @import (use_as_clause path: (identifier) @import alias: (identifier) @import.alias)])))
+(use_declaration argument: (use_wildcard [(identifier) (scoped_identifier) (crate) (self) (super)] @import))
+
+; Definitions.
+(struct_item name: (type_identifier) @name) @def.struct
+(union_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+; A variant is spelled as a type, as rust-analyzer does (`Unit#Metric#`).
+(enum_variant name: (identifier) @name) @def.struct
+(trait_item name: (type_identifier) @name) @def.trait
+(type_item name: (type_identifier) @name) @def.type
+; `mod m { … }`; `mod m;` only names the file `m.rs`, which is the module.
+(mod_item name: (identifier) @name body: (declaration_list)) @def.module
+(const_item name: (identifier) @name) @def.constant
+(static_item name: (identifier) @name) @def.variable
+(macro_definition name: (identifier) @name) @def.macro
+(field_declaration name: (field_identifier) @name) @def.field
+(function_item name: (identifier) @name parameters: (parameters) @params) @def.function
+(function_signature_item name: (identifier) @name parameters: (parameters) @params) @def.method
+; A function of an impl block belongs to the impl's type, wherever that is
+; declared in the module, and is spelled in the impl's descriptor.
+(impl_item
+  trait: [(type_identifier) (scoped_type_identifier) (generic_type)]? @impl.trait
+  type: [(type_identifier) @owner
+         (generic_type type: (type_identifier) @owner)
+         (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
+  body: (declaration_list (function_item name: (identifier) @name parameters: (parameters) @params) @def.method))
+
+; Typed names: parameters, lets, fields (what a call's receiver is).
+(parameter pattern: (identifier) @var.name
+  type: [(type_identifier) @var.type
+         (generic_type type: (type_identifier) @var.type)
+         (reference_type type: [(type_identifier) @var.type (generic_type type: (type_identifier) @var.type)])])
+(let_declaration pattern: (identifier) @var.name
+  type: [(type_identifier) @var.type
+         (generic_type type: (type_identifier) @var.type)
+         (reference_type type: [(type_identifier) @var.type (generic_type type: (type_identifier) @var.type)])])
+(let_declaration pattern: (identifier) @var.name value: (struct_expression name: (type_identifier) @var.type))
+(let_declaration pattern: (identifier) @var.name
+  value: (call_expression function: (scoped_identifier path: (identifier) @var.type name: (identifier) @_new)))
+; Collections: `shapes: &[Box<dyn Shape>]`, `Vec<Shape>`; `for s in shapes`.
+(parameter pattern: (identifier) @var.name
+  type: (reference_type type: (array_type element: [(type_identifier) @var.elem
+    (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
+                                                   (dynamic_type trait: (type_identifier) @var.elem)]))])))
+(parameter pattern: (identifier) @var.name
+  type: (_ type: (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
+    (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))]))))
+(let_declaration pattern: (identifier) @var.name
+  type: (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
+    (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))])))
+(for_expression pattern: (identifier) @var.name
+  value: [(identifier) @var.like (reference_expression value: (identifier) @var.like)])
+(field_declaration name: (field_identifier) @var.name
+  type: [(type_identifier) @var.type (generic_type type: (type_identifier) @var.type)])
+
+; References.
+(call_expression function: (identifier) @call arguments: (arguments) @call.args)
+(call_expression function: (field_expression value: (_) @call.receiver field: (field_identifier) @call)
+  arguments: (arguments) @call.args)
+(call_expression function: (scoped_identifier path: (_) @call.scope name: (identifier) @call)
+  arguments: (arguments) @call.args)
+(call_expression function: (generic_function function: (identifier) @call) arguments: (arguments) @call.args)
+(call_expression function: (generic_function function: (field_expression value: (_) @call.receiver
+  field: (field_identifier) @call)) arguments: (arguments) @call.args)
+(macro_invocation macro: (identifier) @call)
+; Calls inside a macro's arguments (`vec![Circle::new(1.0)]`,
+; `println!("{}", unit.suffix())`): tree-sitter keeps them as tokens.
+(token_tree (identifier) @call . (token_tree) @call.args)
+(token_tree (identifier) @call.receiver . "." . (identifier) @call . (token_tree) @call.args)
+(token_tree (identifier) @call.scope . "::" . (identifier) @call . (token_tree) @call.args)
+(type_identifier) @ref.type
