@@ -33,6 +33,13 @@
          (generic_type type: (type_identifier) @owner)
          (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
   body: (declaration_list (function_item name: (identifier) @name parameters: (parameters) @params) @def.method))
+(impl_item
+  trait: [(type_identifier) (scoped_type_identifier) (generic_type)]? @impl.trait
+  type: [(type_identifier) @owner
+         (generic_type type: (type_identifier) @owner)
+         (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
+  body: (declaration_list [(type_item name: (type_identifier) @name) @def.type
+                           (const_item name: (identifier) @name) @def.constant]))
 
 ; Typed names: parameters, lets, fields (what a call's receiver is).
 (parameter pattern: (identifier) @var.name

@@ -423,7 +423,9 @@ impl Reader {
                                     d.owner = get("owner").map(txt);
                                 }
                                 if d.impl_of.is_none() {
-                                    d.impl_of = get("impl.type").map(|t| (txt(t), get("impl.trait").map(txt)));
+                                    d.impl_of = get("impl.type").map(|t| {
+                                        (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))
+                                    });
                                 }
                                 continue;
                             }
@@ -437,7 +439,8 @@ impl Reader {
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
-                            impl_of: get("impl.type").map(|t| (txt(t), get("impl.trait").map(txt))),
+                            impl_of: get("impl.type")
+                                .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
@@ -456,6 +459,15 @@ impl Reader {
         let _ = self.lang;
         Ok(facts)
     }
+}
+
+/// A path's last segment, with its generic arguments (`fmt::Display` →
+/// `Display`, `convert::From<&str>` → `From<&str>`): how rust-analyzer
+/// names an impl's type and trait.
+fn unqualified(path: &str) -> String {
+    let head = path.find('<').unwrap_or(path.len());
+    let start = path[..head].rfind("::").map_or(0, |i| i + 2);
+    path[start..].split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn memchr_nul(b: &[u8]) -> bool {

@@ -63,6 +63,10 @@ pub struct Lang {
     /// (`impl#[Circle]new().`, `impl#[Circle][Shape]area().`), which the
     /// importer folds into the type.
     pub impl_blocks: bool,
+    /// Whether an item defined in a function's body belongs to the
+    /// function's module, as rust-analyzer spells it, rather than to the
+    /// function.
+    pub items_in_bodies_are_the_modules: bool,
     /// The SCIP indexer that knows the language's types, for the output's
     /// advice.
     pub better: &'static str,
@@ -86,6 +90,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "<init>",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -100,6 +105,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
     },
@@ -114,6 +120,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
     },
@@ -128,6 +135,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "<init>",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -142,6 +150,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-python (installed by signpost index when npm is at hand)",
         // scip-python is run per Python project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project
@@ -161,6 +170,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "",
         all_supertypes: false,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
     },
@@ -179,6 +189,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "<constructor>",
         all_supertypes: true,
         impl_blocks: false,
+        items_in_bodies_are_the_modules: false,
         better: "scip-typescript (installed by signpost index when npm is at hand)",
         // scip-typescript is run per TypeScript project
         // (`signpost_graph::indexer`); the built-in indexer reads the files
@@ -196,6 +207,7 @@ pub static LANGUAGES: &[Lang] = &[
         constructor: "",
         all_supertypes: false,
         impl_blocks: true,
+        items_in_bodies_are_the_modules: true,
         better: "rust-analyzer (`rustup component add rust-analyzer`)",
         // rust-analyzer is run per Cargo project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project

@@ -12,9 +12,13 @@
 //! - [`emit`]: the project → a SCIP index, which the graph's SCIP importer
 //!   reads like any other indexer's.
 //!
+//! [`accuracy`] compares what it finds with a SCIP indexer's graph of the
+//! same code.
+//!
 //! The languages are rows of [`languages::LANGUAGES`]; what each one's
 //! syntax looks like is its query file (`queries/<name>.scm`).
 
+pub mod accuracy;
 pub mod emit;
 pub mod extract;
 pub mod languages;
@@ -297,19 +301,33 @@ fn read_one(
     Ok(Source { path: shown, lang, facts, package, module })
 }
 
-/// A Rust file's module path in its crate (`src/geometry.rs` →
-/// `geometry`, `src/a/mod.rs` → `a`, `src/main.rs` and `src/lib.rs` the
-/// root), one namespace each.
+/// A Rust file's module path in its crate, one namespace each:
+/// `src/geometry.rs` → `geometry`, `src/a/mod.rs` → `a`; the crate roots
+/// (`src/main.rs`, `src/lib.rs`, `build.rs`, and each of `src/bin/`,
+/// `examples/`, `tests/` and `benches/`, a file or a directory's `main.rs`)
+/// are the root, as rust-analyzer spells them.
 fn rust_module(under: &Path) -> Vec<String> {
     let mut parts: Vec<String> = under.with_extension("").iter().map(|c| c.to_string_lossy().into_owned()).collect();
-    if parts.first().is_some_and(|p| p == "src") {
+    let words: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let (prefix, targets) = match words[..] {
+        ["src", "bin", _, ..] => (2, true),
+        ["examples" | "tests" | "benches", _, ..] => (1, true),
+        ["src", ..] => (1, false),
+        _ => (0, false),
+    };
+    parts.drain(..prefix);
+    // In a directory of targets, each file, or directory, is a crate.
+    if targets {
         parts.remove(0);
+        if parts.is_empty() {
+            return parts;
+        }
     }
     match parts.last().map(String::as_str) {
         Some("mod") => {
             parts.pop();
         }
-        Some("main" | "lib") if parts.len() == 1 => parts.clear(),
+        Some("main" | "lib" | "build") if parts.len() == 1 => parts.clear(),
         _ => {}
     }
     parts

@@ -130,8 +130,17 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             while stack.last().is_some_and(|(_, sp)| !sp.contains(&d.span)) {
                 stack.pop();
             }
-            // A field's declaration holds its initialiser, not members.
-            let parent = stack.iter().rev().find(|(ix, _)| s.facts.defs[*ix - starts[fi]].kind.is_scope()).map(|e| e.0);
+            // A field's declaration holds its initialiser, not members; a
+            // Rust function's body holds no members either.
+            let flat = s.lang.items_in_bodies_are_the_modules;
+            let parent = stack
+                .iter()
+                .rev()
+                .find(|(ix, _)| {
+                    let k = s.facts.defs[*ix - starts[fi]].kind;
+                    k.is_scope() && !(flat && k.is_callable())
+                })
+                .map(|e| e.0);
             // A field assigned in a method (Python's `self.x = …`) or
             // declared by a constructor's parameter (TypeScript's
             // `constructor(private x: number)`) is its type's.
@@ -702,10 +711,14 @@ impl Resolver<'_> {
             // namespace of the project (`std::sort`): not the project's.
             Some(Receiver::Unknown) if c.scoped => None,
             // An expression whose type is not written: a method of that
-            // name defined once in the project, or none.
+            // name defined once in the project, or none. A method of a
+            // trait's impl (Rust's `impl Read for X { fn read… }`) answers
+            // to a name every implementor has, the project's or not: never.
             Some(Receiver::Unknown) => {
                 let mut members = Lookup::get(&self.look.by_name, &name).iter().copied().filter(|&d| {
-                    self.p.kind(d).is_callable() && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
+                    self.p.kind(d).is_callable()
+                        && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
+                        && !self.p.fact(d).impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
                 });
                 match (members.next(), members.next()) {
                     (Some(one), None) => Some(one),
@@ -848,7 +861,7 @@ fn symbols(p: &mut Project) {
         push_name(&mut d, name);
         if f.kind == Kind::Macro {
             d.push('!');
-        } else if f.kind.is_callable() && s.lang.impl_blocks && f.impl_of.is_some() {
+        } else if s.lang.impl_blocks && f.impl_of.is_some() && f.kind.is_callable() {
             // Rust has no overloads; the impl's descriptor (written with
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
@@ -874,11 +887,7 @@ fn symbols(p: &mut Project) {
         own[ix] = d;
     }
     // Whole symbols, parents first (a Go method's type may come later).
-    let impl_spelled = |d: DefIx| {
-        p.sources[p.defs[d].file].lang.impl_blocks
-            && p.fact(d).impl_of.is_some()
-            && p.defs[d].parent.is_some_and(|t| p.kind(t).is_type())
-    };
+    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
     for ix in 0..p.defs.len() {
         let mut path = vec![ix];
@@ -889,26 +898,27 @@ fn symbols(p: &mut Project) {
             path.push(par);
         }
         for &d in path.iter().rev() {
-            let prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
-                // A method of a Rust impl block: `…/impl#[Circle][Shape]`
-                // where its type is `…/Circle#`.
-                Some(parent) if impl_spelled(d) => {
-                    let ty = p.defs[d].parent.map_or("", |t| own[t].as_str());
-                    let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
-                    let mut s = parent[..parent.len() - ty.len()].to_owned();
-                    s.push_str("impl#[");
-                    push_name(&mut s, of);
-                    s.push(']');
-                    if let Some(tr) = tr {
-                        s.push('[');
-                        push_name(&mut s, tr);
-                        s.push(']');
-                    }
-                    s
-                }
+            let mut prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
                 Some(parent) => parent,
                 None => package_symbol(&p.sources[p.defs[d].file]),
             };
+            // A member of a Rust impl block: `…/impl#[Circle][Shape]`
+            // where its type is `…/Circle#` (or, for a type that is not
+            // the project's, in the module the impl is in).
+            if impl_spelled(d) {
+                if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
+                    prefix.truncate(prefix.len().saturating_sub(own[t].len()));
+                }
+                let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
+                prefix.push_str("impl#[");
+                push_name(&mut prefix, of);
+                prefix.push(']');
+                if let Some(tr) = tr {
+                    prefix.push('[');
+                    push_name(&mut prefix, tr);
+                    prefix.push(']');
+                }
+            }
             done[d] = Some(prefix + &own[d]);
         }
     }

@@ -319,56 +319,33 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
     assert_edges(&e, &want, &never);
 }
 
-/// Edges as `(file:line) -TYPE-> (file:line)` between nodes defined in the
-/// project: how two indexers' graphs of the same code compare.
-fn located_edges(g: &Graph) -> std::collections::BTreeSet<(String, String, String)> {
-    let at = |ix: u32| {
-        let n = g.node(ix);
-        (!n.file().is_empty() && !n.has_role(EXTERNAL) && n.line() > 0).then(|| format!("{}:{}", n.file(), n.line()))
-    };
-    let mut out = std::collections::BTreeSet::new();
-    for n in g.iter() {
-        for t in g.edge_types() {
-            let key = g.parse_edge_key(t).ok().flatten().expect("a base type");
-            for m in g.walk(n.ix(), Direction::Out, &key) {
-                if let (Some(a), Some(b)) = (at(n.ix()), at(m)) {
-                    out.insert((a, t.to_owned(), b));
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Precision and recall of the built-in indexer's edges against a SCIP
-/// indexer's, per edge type, on the same code.
-fn against_scip(lang: &str, fixture: &str) -> Vec<(String, usize, usize, usize)> {
+/// The built-in indexer's graph of a SCIP fixture against the SCIP
+/// indexer's own (`tests/fixtures/scip/<fixture>`): each edge type's
+/// precision and recall must reach its floor, and at most `known` of the
+/// definitions may have another id.
+fn against_scip(lang: &str, fixture: &str, floors: &[(&str, f64, f64)], known: usize) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/scip").join(fixture);
     let bytes = std::fs::read(dir.join("index.scip")).expect("the fixture's SCIP index");
     let truth =
         signpost_graph::scip::import(&bytes, &signpost_graph::scip::Options { name: "truth".into() }).expect("imports");
     let (ours, _) = graph_of(&dir, lang);
-    let (truth, ours) = (located_edges(&truth), located_edges(&ours));
-    let mut types: Vec<String> = truth.iter().chain(&ours).map(|e| e.1.clone()).collect();
-    types.sort();
-    types.dedup();
-    types
-        .into_iter()
-        .map(|t| {
-            let of = |s: &std::collections::BTreeSet<(String, String, String)>| -> std::collections::BTreeSet<(String, String)> {
-                s.iter().filter(|e| e.1 == t).map(|e| (e.0.clone(), e.2.clone())).collect()
-            };
-            let (a, b) = (of(&ours), of(&truth));
-            let both = a.intersection(&b).count();
-            for e in a.difference(&b) {
-                eprintln!("  {t} only ours: {e:?}");
-            }
-            for e in b.difference(&a) {
-                eprintln!("  {t} only theirs: {e:?}");
-            }
-            (t, a.len(), b.len(), both)
-        })
-        .collect()
+    let measured = crate::accuracy::edges(&truth, &ours, "", 20);
+    for &(t, precision_floor, recall_floor) in floors {
+        let m = measured.iter().find(|m| m.edge == t).cloned().unwrap_or_default();
+        eprintln!(
+            "{lang} {t}: ours {}, theirs {}, both {}: precision {:.2}, recall {:.2} {:?}",
+            m.ours,
+            m.theirs,
+            m.both,
+            m.precision(),
+            m.recall(),
+            m.examples
+        );
+        assert!(m.theirs > 0 && m.precision() >= precision_floor && m.recall() >= recall_floor, "{t}: {m:?}");
+    }
+    let (same, all, differ) = crate::accuracy::ids(&truth, &ours, "");
+    eprintln!("{lang} ids: {same} of {all} the same; not: {differ:?}");
+    assert!(differ.len() <= known && same > 20, "{differ:?}");
 }
 
 /// The built-in Python reading against scip-python's index of the same
@@ -379,36 +356,9 @@ fn against_scip(lang: &str, fixture: &str) -> Vec<(String, usize, usize, usize)>
 #[test]
 fn python_against_scip_python() {
     let floors = [("CALLS", 0.85, 1.0), ("DECLARES", 1.0, 1.0), ("EXTENDS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
-    let measured = against_scip("python", "py");
-    for (t, precision_floor, recall_floor) in floors {
-        let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
-        let (precision, recall) = (both as f64 / ours.max(1) as f64, both as f64 / truth.max(1) as f64);
-        eprintln!(
-            "python {t}: ours {ours}, scip-python {truth}, both {both}: precision {precision:.2}, recall {recall:.2}"
-        );
-        assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
-    }
-    let (same, all, differ) = ids_against_scip("python", "py");
-    eprintln!("python ids: {same} of {all} the same as scip-python's; not: {differ:?}");
     // Known: scip-python spells an annotated module variable
     // `REGISTRY.REGISTRY.`.
-    assert!(differ.len() <= 1 && same > 20, "{differ:?}");
-}
-
-/// Of the definitions a SCIP indexer's index of a fixture places in its
-/// files, how many the built-in indexer gives the same id (the same node,
-/// whichever indexer read the file), and the names of those it does not.
-fn ids_against_scip(lang: &str, fixture: &str) -> (usize, usize, Vec<String>) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/scip").join(fixture);
-    let bytes = std::fs::read(dir.join("index.scip")).expect("the fixture's SCIP index");
-    let truth =
-        signpost_graph::scip::import(&bytes, &signpost_graph::scip::Options { name: "truth".into() }).expect("imports");
-    let (ours, _) = graph_of(&dir, lang);
-    let placed: Vec<_> =
-        truth.iter().filter(|n| !n.file().is_empty() && !n.has_role(EXTERNAL) && n.line() > 0).collect();
-    let differ: Vec<String> =
-        placed.iter().filter(|n| ours.lookup(&n.id()).is_none()).map(|n| format!("{}:{}", n.fqn(), n.line())).collect();
-    (placed.len() - differ.len(), placed.len(), differ)
+    against_scip("python", "py", &floors, 1);
 }
 
 /// The built-in TypeScript reading against scip-typescript's index of the
@@ -425,21 +375,34 @@ fn typescript_against_scip_typescript() {
         ("IMPLEMENTS", 1.0, 1.0),
         ("OVERRIDES", 1.0, 1.0),
     ];
-    let measured = against_scip("typescript", "ts");
-    for (t, precision_floor, recall_floor) in floors {
-        let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
-        let (precision, recall) = (both as f64 / ours.max(1) as f64, both as f64 / truth.max(1) as f64);
-        eprintln!(
-            "typescript {t}: ours {ours}, scip-typescript {truth}, both {both}: precision {precision:.2}, recall {recall:.2}"
-        );
-        assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
-    }
-    let (same, all, differ) = ids_against_scip("typescript", "ts");
-    eprintln!("typescript ids: {same} of {all} the same as scip-typescript's; not: {differ:?}");
     // Known: a constructor's parameter property (scip-typescript names it
     // as the parameter), and `const main = () => …` (a term to
     // scip-typescript, a function here so that its calls are its own).
-    assert!(differ.len() <= 3 && same > 20, "{differ:?}");
+    against_scip("typescript", "ts", &floors, 3);
+}
+
+/// Where a Rust file's module is in its crate.
+#[test]
+fn rust_module_paths_follow_cargo_targets() {
+    for (file, module) in [
+        ("src/main.rs", ""),
+        ("src/lib.rs", ""),
+        ("build.rs", ""),
+        ("src/geometry.rs", "geometry"),
+        ("src/a/mod.rs", "a"),
+        ("src/a/b.rs", "a.b"),
+        ("src/a/lib.rs", "a.lib"),
+        ("src/bin/tool.rs", ""),
+        ("src/bin/tool/main.rs", ""),
+        ("src/bin/tool/helper.rs", "helper"),
+        ("examples/demo.rs", ""),
+        ("examples/demo/main.rs", ""),
+        ("examples/demo/util.rs", "util"),
+        ("tests/it.rs", ""),
+        ("benches/speed.rs", ""),
+    ] {
+        assert_eq!(crate::rust_module(Path::new(file)).join("."), module, "{file}");
+    }
 }
 
 /// The built-in Rust reading against rust-analyzer's index of the same
@@ -447,18 +410,7 @@ fn typescript_against_scip_typescript() {
 #[test]
 fn rust_against_rust_analyzer() {
     let floors = [("CALLS", 1.0, 1.0), ("DECLARES", 1.0, 1.0), ("IMPLEMENTS", 1.0, 1.0), ("OVERRIDES", 1.0, 1.0)];
-    let measured = against_scip("rust", "rust");
-    for (t, precision_floor, recall_floor) in floors {
-        let (_, ours, truth, both) = measured.iter().find(|m| m.0 == t).cloned().unwrap_or_default();
-        let (precision, recall) = (both as f64 / ours.max(1) as f64, both as f64 / truth.max(1) as f64);
-        eprintln!(
-            "rust {t}: ours {ours}, rust-analyzer {truth}, both {both}: precision {precision:.2}, recall {recall:.2}"
-        );
-        assert!(truth > 0 && precision >= precision_floor && recall >= recall_floor, "{t}: {measured:?}");
-    }
-    let (same, all, differ) = ids_against_scip("rust", "rust");
-    eprintln!("rust ids: {same} of {all} the same as rust-analyzer's; not: {differ:?}");
-    assert!(differ.is_empty() && same > 20, "{differ:?}");
+    against_scip("rust", "rust", &floors, 0);
 }
 
 /// TypeScript, JavaScript and TSX in one package: imports across them in
