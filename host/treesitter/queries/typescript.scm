@@ -30,16 +30,17 @@
 ; A constructor's parameter with a modifier declares a property of its class.
 (required_parameter (accessibility_modifier) pattern: (identifier) @name) @def.property
 (required_parameter "readonly" pattern: (identifier) @name) @def.property
-; Top-level constants and variables; one holding a function is a function.
+; Top-level constants and variables; one holding a function is a function
+; (spelled as a term, `main.`, as scip-typescript spells it).
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable))
 (program (variable_declaration (variable_declarator name: (identifier) @name) @def.variable))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (program (lexical_declaration (variable_declarator name: (identifier) @name
   value: [(arrow_function parameters: (formal_parameters) @params)
-          (function_expression parameters: (formal_parameters) @params)]) @def.function))
+          (function_expression parameters: (formal_parameters) @params)] @term) @def.function))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name
   value: [(arrow_function parameters: (formal_parameters) @params)
-          (function_expression parameters: (formal_parameters) @params)]) @def.function)))
+          (function_expression parameters: (formal_parameters) @params)] @term) @def.function)))
 
 ; Headers: the class extended, the interfaces implemented or extended.
 (class_heritage (extends_clause value: [(identifier) @extends

@@ -158,6 +158,9 @@ pub struct Def {
     /// For a function in a Rust `impl` block: the impl's type and trait as
     /// written (`Circle`, `Shape`), which its symbol spells.
     pub impl_of: Option<(String, Option<String>)>,
+    /// A function that is a value bound to a name (`@term`: TypeScript's
+    /// `const f = () => …`), spelled as a term (`f.`) as its indexer does.
+    pub term: bool,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
     /// The header, whitespace collapsed.
@@ -422,6 +425,7 @@ impl Reader {
                                 if d.owner.is_none() {
                                     d.owner = get("owner").map(txt);
                                 }
+                                d.term |= get("term").is_some();
                                 if d.impl_of.is_none() {
                                     d.impl_of = get("impl.type").map(|t| {
                                         (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))
@@ -439,6 +443,7 @@ impl Reader {
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
+                            term: get("term").is_some(),
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),

@@ -861,6 +861,8 @@ fn symbols(p: &mut Project) {
         push_name(&mut d, name);
         if f.kind == Kind::Macro {
             d.push('!');
+        } else if f.term {
+            d.push('.');
         } else if s.lang.impl_blocks && f.impl_of.is_some() && f.kind.is_callable() {
             // Rust has no overloads; the impl's descriptor (written with
             // the whole symbol, below) tells two impls' methods apart.
