@@ -1,8 +1,8 @@
 //! `signpost --project DIR`: a repository served as its code stands now.
 //!
 //! The built-in indexer reads its languages (Java, Kotlin, Go, C#, C and
-//! C++, and TypeScript, JavaScript and Python outside the projects their
-//! SCIP indexers have indexed) on start, in seconds, and again whenever
+//! C++, and Rust, TypeScript, JavaScript and Python outside the projects
+//! their SCIP indexers have indexed) on start, in seconds, and again whenever
 //! their files change: a watcher on the tree collects changes for a moment,
 //! reads the changed files again, resolves the language's part and imports
 //! it in this process, and the served graph swaps that part in whole (calls
@@ -13,9 +13,9 @@
 //! A project of a SCIP indexer's (Rust, TypeScript, Python) starts from
 //! that indexer's index of the last run, while the indexer runs again in
 //! the background; its new index swaps in whole when done. Without an index
-//! of the last run, the built-in indexer reads the project's TypeScript,
-//! JavaScript or Python files meanwhile (Rust waits for rust-analyzer), and
-//! gives them up to the SCIP index when it comes in.
+//! of the last run, the built-in indexer reads the project's files
+//! meanwhile, in seconds, and gives them up to the SCIP index when it comes
+//! in.
 //!
 //! The index files live in a cache directory, not in the project:
 //! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.

@@ -413,13 +413,14 @@ fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
     }
 }
 
-/// On an offline machine, `signpost index` reads Python and TypeScript
-/// projects with the built-in indexer, and says so.
+/// On an offline machine, `signpost index` reads Python, TypeScript and
+/// Rust projects with the built-in indexer, and says so.
 #[test]
-fn python_and_typescript_projects_whose_indexer_cannot_run_are_read_built_in() {
+fn python_typescript_and_rust_projects_whose_indexer_cannot_run_are_read_built_in() {
     for (lang, fixture, names) in [
         ("python", "py", ["Circle", "total_area", "report", "geometry"]),
         ("typescript", "ts", ["Circle", "totalArea", "report", "shapes.ts"]),
+        ("rust", "rust", ["Circle", "total_area", "report", "geometry"]),
     ] {
         let scratch = Scratch::new(&format!("languages-{lang}-fallback"));
         let dir = scratch.path("shapes");
