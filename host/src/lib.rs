@@ -13,6 +13,7 @@ pub mod live_policy;
 pub mod metrics;
 pub mod pipeline;
 pub mod project;
+pub mod proxy;
 pub mod record;
 pub mod reload;
 pub mod replay;

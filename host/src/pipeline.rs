@@ -15,10 +15,13 @@
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
+use rmcp::model::CallToolResult;
+
 use crate::policy::{self, Stats};
+use crate::proxy::{Catalogue, UpstreamError};
 use crate::response::Response;
-use crate::sanitize::{self, Allowed, Known, Scope};
-use crate::tools::{self, CallShape, ErrorKind, IdCoercer, IdParam, StrictIds, Tool, ToolError};
+use crate::sanitize::{self, Allowed, Known, Scope, Vocabulary};
+use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, IdParam, StrictIds, Tool, ToolError};
 use crate::trails::carry;
 use crate::validate::{self, HintValidator};
 
@@ -94,13 +97,9 @@ pub fn run(
     findings: &mut Findings,
 ) -> Response {
     let Asker { session, trail } = asker;
-    let stats = lease.policy().stats();
     let call = policy::Call { tool: tool.name().to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
-    let mut hints = lease.prerequisites(&call, session).unwrap_or_else(|fault| {
-        findings.note(|| format!("prerequisites: {fault}"));
-        Vec::new()
-    });
+    let hints = prerequisites(lease, &call, session, findings);
     let mut shape = None;
     let outcome = {
         let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
@@ -111,24 +110,45 @@ pub fn run(
     };
     let outcome =
         outcome.map_err(|e| vet_example(graph, validator, tool, e, &known(graph, args, session, None), findings));
-    let wit_outcome = to_wit_outcome(&outcome);
+    let check = |hints, findings: &mut Findings| {
+        validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")))
+    };
+    let (valid, text, state_tag) = advise(lease, &call, &outcome, hints, asker, check, findings);
+    let said = Said { tool: tool.name(), outcome, text, state_tag, hints: valid };
+    let known = known_in(Some(graph), args, session);
+    finish(said, known, Vocabulary::signpost(), trail, findings, shape)
+}
 
-    let (mut valid, text, state_tag) = match lease.advise(&call, &wit_outcome, session) {
+/// The policy's advice on a finished call, its hints (after the
+/// prerequisites `hints`) kept only as `check` accepts them, and its text:
+/// (valid hints, text, state tag). A policy fault costs the hints, never the
+/// result: the host renders the text itself.
+fn advise(
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    outcome: &Result<Value, ToolError>,
+    mut hints: Vec<policy::Hint>,
+    asker: Asker<'_>,
+    check: impl FnOnce(Vec<policy::Hint>, &mut Findings) -> validate::Filtered,
+    findings: &mut Findings,
+) -> (Vec<HintOut>, String, String) {
+    let stats = lease.policy().stats();
+    match lease.advise(call, &to_wit_outcome(outcome), asker.session) {
         Ok(mut advice) => {
             sanitize_advice(&mut advice, outcome.is_ok(), findings);
             hints.append(&mut advice.hints);
-            let mut filtered = validator.filter(graph, hints, |why| findings.note(|| format!("invalid hint: {why}")));
+            let mut filtered = check(hints, findings);
             // Every actionable hint carries the trail, so the agent that
             // follows it threads its history. The policy renders them with a
             // stand-in (it never holds a handle: nothing it logs shows one),
             // which becomes the trail once the text is clean.
-            if trail.is_some() {
+            if asker.trail.is_some() {
                 carry::stand_in(&mut filtered.hints);
             }
             Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
             Stats::add(&stats.hints_dropped, filtered.dropped);
             advice.hints = validate::to_wit(&filtered.hints);
-            let text = match lease.render(&call, &advice) {
+            let text = match lease.render(call, &advice) {
                 Ok(text) if !text.trim().is_empty() => text,
                 Ok(_) => {
                     findings.note(|| "render returned no text".into());
@@ -143,10 +163,46 @@ pub fn run(
         }
         Err(fault) => {
             findings.note(|| format!("advise: {fault}"));
-            (Vec::new(), fallback_text(tool, &outcome), plain_tag(outcome.is_ok()).to_owned())
+            (Vec::new(), fallback_text(&call.tool, outcome), plain_tag(outcome.is_ok()).to_owned())
         }
-    };
+    }
+}
 
+/// The policy's prerequisites for a call about to run (none if it faults).
+fn prerequisites(
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    session: &policy::Session,
+    findings: &mut Findings,
+) -> Vec<policy::Hint> {
+    lease.prerequisites(call, session).unwrap_or_else(|fault| {
+        findings.note(|| format!("prerequisites: {fault}"));
+        Vec::new()
+    })
+}
+
+/// What the tool and the policy said of one call, before the sanitiser.
+struct Said<'t> {
+    tool: &'t str,
+    outcome: Result<Value, ToolError>,
+    text: String,
+    state_tag: String,
+    hints: Vec<HintOut>,
+}
+
+/// The sanitiser over what was said ([`crate::sanitize`]): the text, the
+/// hints' reasons and the error message may show only validated calls (to
+/// the tools of `vocab`) and ids from `known`, the result or the hints;
+/// then the trail put in where the policy had its stand-in.
+fn finish(
+    said: Said<'_>,
+    known: Known<'_>,
+    vocab: &Vocabulary,
+    trail: Option<&str>,
+    findings: &mut Findings,
+    shape: Option<CallShape>,
+) -> Response {
+    let Said { tool, outcome, text, state_tag, hints: mut valid } = said;
     let example = outcome.as_ref().err().and_then(|e| e.example.clone());
     let example = example.as_ref().and_then(Value::as_object);
     // A call the policy wrote in prose (a teaching message) is the hint
@@ -157,9 +213,13 @@ pub fn run(
         .filter(|h| h.actionable)
         .map(|h| Allowed { tool: &h.tool, args: &h.args })
         .chain(untrailed.iter().map(|(tool, args)| Allowed { tool, args }))
-        .chain(example.map(|args| Allowed { tool: tool.name(), args }))
+        .chain(example.map(|args| Allowed { tool, args }))
         .collect();
-    let scope = Scope::new(&allowed, known(graph, args, session, outcome.as_ref().ok()));
+    let known = match outcome.as_ref() {
+        Ok(result) => known.result(result),
+        Err(_) => known,
+    };
+    let scope = Scope::new(&allowed, known).with_vocabulary(vocab);
     let (mut safe, changes) = sanitize::agent_text(&text, &scope);
     if !changes.is_none() {
         findings.note(|| {
@@ -218,10 +278,78 @@ pub fn run(
         carry::fill(trail, &mut safe, &mut structured, &mut valid);
     }
     structured.insert("hints".into(), json!(valid));
-    Response { is_error, text: safe, state_tag, structured: Value::Object(structured), shape, hints: valid }
+    Response {
+        is_error,
+        text: safe,
+        state_tag,
+        structured: Value::Object(structured),
+        shape,
+        hints: valid,
+        backend: None,
+    }
 }
 
-/// The shapes of a response's actionable hints on `graph`: what the agent's
+/// One call forwarded to a proxy's backend ([`crate::proxy`]): the
+/// policy's prerequisites, the call itself (`send`), the policy's advice
+/// with its hints kept only when they name a tool the backend lists with
+/// arguments its input schema accepts, and the sanitiser over the text with
+/// the backend's tools (and Signpost's) as the calls it reads. The
+/// backend's own result reaches the agent as the backend sent it
+/// ([`Response::backend`]); the policy reads it as the `success` outcome
+/// (`content` and `structuredContent`), or as a failure: a result with
+/// `isError`, or no result at all (a timeout, a backend that is down).
+pub fn forward(
+    catalogue: &Catalogue,
+    lease: &mut policy::Lease<'_>,
+    tool: &str,
+    args: &Map<String, Value>,
+    asker: Asker<'_>,
+    send: impl FnOnce() -> Result<CallToolResult, UpstreamError>,
+    findings: &mut Findings,
+) -> Response {
+    let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
+    let hints = prerequisites(lease, &call, asker.session, findings);
+    let sent = send();
+    let outcome = match &sent {
+        Ok(result) if result.is_error != Some(true) => Ok(outcome_of(result)),
+        Ok(result) => Err(ToolError { kind: ErrorKind::BadArgument, message: text_of(result), example: None }),
+        Err(e @ UpstreamError::Refused(_)) => {
+            Err(ToolError { kind: ErrorKind::BadArgument, message: e.to_string(), example: None })
+        }
+        Err(e) => Err(ToolError { kind: ErrorKind::Internal, message: e.to_string(), example: None }),
+    };
+    let check = |hints, findings: &mut Findings| {
+        catalogue.filter(hints, |why| findings.note(|| format!("invalid hint: {why}")))
+    };
+    let (valid, text, state_tag) = advise(lease, &call, &outcome, hints, asker, check, findings);
+    let said = Said { tool, outcome, text, state_tag, hints: valid };
+    let known = known_in(None, args, asker.session);
+    let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
+    response.backend = sent.ok().map(Box::new);
+    response
+}
+
+/// A backend's result as the policy reads it: `content` and
+/// `structuredContent` as the backend sent them.
+fn outcome_of(result: &CallToolResult) -> Value {
+    let mut outcome = Map::new();
+    outcome.insert("content".into(), serde_json::to_value(&result.content).unwrap_or_default());
+    if let Some(structured) = &result.structured_content {
+        outcome.insert("structuredContent".into(), structured.clone());
+    }
+    Value::Object(outcome)
+}
+
+/// The text of a backend's error result, as one bounded message.
+fn text_of(result: &CallToolResult) -> String {
+    let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+    match text.join(" ").trim() {
+        "" => "the backend reported an error without a message".to_owned(),
+        text => sanitize::line(text, 2000),
+    }
+}
+
+/// The shapes of a response's actionable hints/// The shapes of a response's actionable hints on `graph`: what the agent's
 /// next call is judged against. The trail a hint carries (put there by
 /// [`run`]) is not part of the question it asks.
 pub fn offered(response: &Response, graph: &Graph) -> Vec<CallShape> {
@@ -274,12 +402,22 @@ pub fn known<'a>(
     session: &'a policy::Session,
     result: Option<&'a Value>,
 ) -> Known<'a> {
-    let known = Known::default().sent(args).graph(graph).history(&session.seen_ids);
-    let known = session.recent.iter().fold(known, |k, c| k.history(&c.ids));
+    let known = known_in(Some(graph), args, session);
     match result {
         Some(r) => known.result(r),
         None => known,
     }
+}
+
+/// [`known`] without a result yet: what the agent sent, the session's
+/// history, and the graph when there is one.
+fn known_in<'a>(graph: Option<&'a Graph>, args: &'a Map<String, Value>, session: &'a policy::Session) -> Known<'a> {
+    let known = Known::default().sent(args).history(&session.seen_ids);
+    let known = match graph {
+        Some(graph) => known.graph(graph),
+        None => known,
+    };
+    session.recent.iter().fold(known, |k, c| k.history(&c.ids))
 }
 
 /// A tool's outcome as the WIT `outcome` the policy reads.
@@ -409,7 +547,7 @@ pub fn fallback_render(advice: &policy::Advice) -> String {
 
 /// The text when the policy could not advise: the result itself, unhinted.
 /// The fault's detail goes to the log, not to the agent.
-fn fallback_text(tool: Tool, outcome: &Result<Value, ToolError>) -> String {
+fn fallback_text(tool: &str, outcome: &Result<Value, ToolError>) -> String {
     match outcome {
         Ok(result) => format!("[ok] {tool} result (no hints: the hint policy failed)\n{result}"),
         Err(e) => {
@@ -441,6 +579,7 @@ mod tests {
             structured: Value::Null,
             shape: None,
             hints,
+            backend: None,
         };
         let plain = offered(&response(vec![hint(json!({"id": id}))]), &graph);
         let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), &graph);

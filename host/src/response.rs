@@ -23,4 +23,7 @@ pub struct Response {
     pub shape: Option<CallShape>,
     /// The hints the response carries (also in `structured`).
     pub hints: Vec<HintOut>,
+    /// A forwarded call's result, as the proxy's backend sent it: the agent
+    /// gets its content, then `text` ([`crate::pipeline::forward`]).
+    pub backend: Option<Box<rmcp::model::CallToolResult>>,
 }

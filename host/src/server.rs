@@ -14,15 +14,16 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListResourcesResult,
-    ListToolsResult, LoggingLevel, LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, LoggingLevel,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live_policy::{SwapRecord, SwapResult};
+use crate::proxy::Upstream;
 use crate::service::Signpost;
 use crate::session::SessionContext;
 use crate::tools::{self, UnknownTool};
@@ -35,10 +36,25 @@ complete calls you can send as they are. Text results start with [state_tag]; `â
 Without an MCP session, results carry a `trail` (hints include it): send it back to keep your history; it expires \
 after an hour unused.";
 
+const PROXY_INSTRUCTIONS: &str = "Signpost adds hints to this server's results: after the server's own \
+content, a text block starts with [state_tag]; its `â†’ next:` lines are complete calls you can send as they are \
+(also in the result's _meta `signpost/hints`).";
+
 /// The status resource of the live policy.
 pub const POLICY_STATUS_URI: &str = "signpost://policy";
 /// The status resource of the served graph.
 pub const GRAPH_STATUS_URI: &str = "signpost://graph";
+
+/// The live policy's status, as a resource.
+fn policy_status_resource() -> Resource {
+    Resource::new(POLICY_STATUS_URI, "policy")
+        .with_title("Live hint policy")
+        .with_description(
+            "The serving policy (name, version, sha256), its counters, the last swap, and how agents \
+             follow its hints (follow-through by tool and state tag)",
+        )
+        .with_mime_type("application/json")
+}
 
 /// One MCP session's handler (for a sessionless HTTP request: one
 /// request's).
@@ -98,9 +114,31 @@ impl ServerHandler for Handler {
         // that answers is declared (2026-07-28, SEP-2575).
         let capabilities =
             ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("signpost", env!("CARGO_PKG_VERSION")).with_title("Signpost"))
-            .with_instructions(INSTRUCTIONS)
+        let server = Implementation::new("signpost", env!("CARGO_PKG_VERSION"));
+        if let Some(upstream) = self.signpost.upstream() {
+            // The backend's own words first: the agent is using its tools.
+            let info = upstream.info();
+            let theirs = info.as_ref().and_then(|i| i.instructions.clone()).unwrap_or_default();
+            let title = info.as_ref().map_or_else(
+                || "Signpost".to_owned(),
+                |i| {
+                    let name = i.server_info.as_ref().map(|s| s.title.clone().unwrap_or_else(|| s.name.clone()));
+                    format!("{} (hints by Signpost)", name.unwrap_or_else(|| "a server".into()))
+                },
+            );
+            let capabilities = ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_prompts()
+                .enable_logging()
+                .build();
+            let instructions = format!("{theirs}\n\n{PROXY_INSTRUCTIONS}").trim().to_owned();
+            return ServerConfig::new(capabilities)
+                .with_server_info(server.with_title(crate::clip(&title)))
+                .with_instructions(instructions);
+        }
+        ServerConfig::new(capabilities).with_server_info(server.with_title("Signpost")).with_instructions(INSTRUCTIONS)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -108,6 +146,23 @@ impl ServerHandler for Handler {
         // until the session ends.
         let mut swaps = self.signpost.live().subscribe();
         let (peer, level) = (context.peer, self.log_level.clone());
+        // A proxy tells its agent when the backend's tools change.
+        if let Some(upstream) = self.signpost.upstream() {
+            let mut changes = upstream.subscribe();
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                loop {
+                    match changes.recv().await {
+                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            if peer.notify_tool_list_changed().await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            });
+        }
         tokio::spawn(async move {
             loop {
                 let record = match swaps.recv().await {
@@ -140,16 +195,22 @@ impl ServerHandler for Handler {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let status = Resource::new(POLICY_STATUS_URI, "policy")
-            .with_title("Live hint policy")
-            .with_description(
-                "The serving policy (name, version, sha256), its counters, the last swap, and how agents \
-                 follow its hints (follow-through by tool and state tag)",
-            )
-            .with_mime_type("application/json");
+        if let Some(upstream) = self.signpost.upstream() {
+            let first_page = request.as_ref().is_none_or(|r| r.cursor.is_none());
+            let mut theirs = if upstream.info().is_some_and(|i| i.capabilities.resources.is_some()) {
+                upstream.request(async |peer| peer.list_resources(request).await).await?
+            } else {
+                ListResourcesResult::default()
+            };
+            if first_page {
+                theirs.resources.insert(0, policy_status_resource());
+            }
+            return Ok(theirs);
+        }
+        let status = policy_status_resource();
         let graph = Resource::new(GRAPH_STATUS_URI, "graph")
             .with_title("Served code graph")
             .with_description("The graph's name, source files, counts, load time and last reload")
@@ -162,6 +223,11 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if let Some(upstream) = self.signpost.upstream()
+            && request.uri != POLICY_STATUS_URI
+        {
+            return upstream.request(async |peer| peer.read_resource_once(request).await).await;
+        }
         let (uri, text) = match request.uri.as_str() {
             POLICY_STATUS_URI => (POLICY_STATUS_URI, serde_json::to_string_pretty(&self.signpost.status())),
             GRAPH_STATUS_URI => (GRAPH_STATUS_URI, serde_json::to_string_pretty(&self.signpost.graphs().status())),
@@ -176,16 +242,46 @@ impl ServerHandler for Handler {
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        match self.signpost.upstream() {
+            Some(upstream) if upstream.info().is_some_and(|i| i.capabilities.prompts.is_some()) => {
+                upstream.request(async |peer| peer.list_prompts(request).await).await
+            }
+            _ => Ok(ListPromptsResult::default()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        match self.signpost.upstream() {
+            Some(upstream) => upstream.request(async |peer| peer.get_prompt_once(request).await).await,
+            None => Err(McpError::invalid_params(format!("no prompt `{}`", crate::clip(&request.name)), None)),
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.signpost.tools().to_vec()))
+        match self.signpost.upstream() {
+            Some(upstream) => Ok(ListToolsResult::with_all_items(upstream.catalogue().tools().to_vec())),
+            None => Ok(ListToolsResult::with_all_items(self.signpost.tools().to_vec())),
+        }
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.signpost.tools().iter().find(|t| t.name == name).cloned()
+        match self.signpost.upstream() {
+            Some(upstream) => upstream.catalogue().get(name).cloned(),
+            None => self.signpost.tools().iter().find(|t| t.name == name).cloned(),
+        }
     }
 
     async fn call_tool(
@@ -193,6 +289,9 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if let Some(upstream) = self.signpost.upstream() {
+            return self.forward(upstream.clone(), request, context).await;
+        }
         let tool: tools::Tool =
             request.name.parse().map_err(|e: UnknownTool| McpError::invalid_params(e.to_string(), None))?;
         let mut args = request.arguments.unwrap_or_default();
@@ -215,7 +314,7 @@ impl ServerHandler for Handler {
             tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
         let signpost = &self.signpost;
         let response = trails
-            .run(&opened, tool, async |session| {
+            .run(&opened, tool.name(), async |session| {
                 if multi_thread {
                     Ok(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
                 } else {
@@ -232,4 +331,82 @@ impl ServerHandler for Handler {
         result.structured_content = Some(response.structured);
         Ok(result.into())
     }
+}
+
+impl Handler {
+    /// A proxy's tool call ([`crate::proxy`]): a tool the backend lists,
+    /// sent to it through the pipeline on the call's session, as
+    /// [`ServerHandler::call_tool`] runs Signpost's own.
+    async fn forward(
+        &self,
+        upstream: Arc<Upstream>,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let catalogue = upstream.catalogue();
+        if catalogue.get(&request.name).is_none() {
+            let names: Vec<&str> = catalogue.tools().iter().map(|t| t.name.as_ref()).collect();
+            return Err(McpError::invalid_params(
+                format!(
+                    "no tool `{}` on this server; its tools: {}",
+                    crate::clip(&request.name),
+                    crate::clip(&names.join(", "))
+                ),
+                None,
+            ));
+        }
+        let mut args = request.arguments.take().unwrap_or_default();
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
+        let own = in_session.then(|| self.own.clone());
+        let trails = self.signpost.trails();
+        let opened = trails.open(args.remove(TRAIL_ARG), owner_of(&context), own).await;
+        request.arguments = Some(args);
+        let runtime = tokio::runtime::Handle::current();
+        let multi_thread = runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
+        let tool = request.name.to_string();
+        let signpost = &self.signpost;
+        let response = trails
+            .run(&opened, &tool, async |session| {
+                if multi_thread {
+                    Ok(tokio::task::block_in_place(|| signpost.forward(&upstream, &runtime, request, &session)))
+                } else {
+                    let signpost = signpost.clone();
+                    tokio::task::spawn_blocking(move || signpost.forward(&upstream, &runtime, request, &session))
+                        .await
+                        .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))
+                }
+            })
+            .await?;
+        Ok(proxied(response).into())
+    }
+}
+
+/// A forwarded call's result as the agent gets it: the backend's content and
+/// structured content as it sent them, then the policy's text; the hints and
+/// the state tag in `_meta` (`signpost/hints`, `signpost/state`, and on a
+/// trail `signpost/trail`), where they cannot break the tool's output
+/// schema.
+fn proxied(response: crate::response::Response) -> CallToolResult {
+    let mut result = match response.backend {
+        Some(backend) => *backend,
+        None => CallToolResult::error(Vec::new()),
+    };
+    if response.is_error {
+        result.is_error = Some(true);
+    }
+    if !response.text.trim().is_empty() {
+        result.content.push(ContentBlock::text(response.text));
+    }
+    let mut meta = result.meta.take().unwrap_or_default();
+    meta.0.insert("signpost/state".into(), serde_json::Value::String(response.state_tag));
+    meta.0.insert("signpost/hints".into(), serde_json::json!(response.hints));
+    // A sessionless client's trail, and why the one it sent was not used.
+    for (field, key) in [(TRAIL_ARG, "signpost/trail"), (crate::trails::carry::NOTICE_FIELD, "signpost/trail_notice")] {
+        if let Some(value) = response.structured.get(field) {
+            meta.0.insert(key.into(), value.clone());
+        }
+    }
+    result.meta = Some(meta);
+    result
 }

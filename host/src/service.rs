@@ -20,11 +20,12 @@ use crate::live_policy::LivePolicy;
 use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::Policy;
+use crate::proxy::{Upstream, UpstreamError};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
 use crate::rollout::{ShadowCall, Trials};
 use crate::session::SessionContext;
-use crate::tools::{self, Tool};
+use crate::tools::{self, CallShape, Tool};
 use crate::trails::carry;
 use crate::validate::HintValidator;
 
@@ -38,6 +39,9 @@ pub struct Signpost {
     evidence: Evidence,
     trials: Trials,
     trails: crate::trails::Trails,
+    /// The backend of `signpost proxy`: its tools are served instead of
+    /// the graph's ([`Signpost::forward`]).
+    upstream: Option<Arc<Upstream>>,
 }
 
 /// What the host keeps about how agents use the hints: follow-through
@@ -89,7 +93,19 @@ impl Signpost {
             evidence: Evidence::default(),
             trials: Trials::new(),
             trails: crate::trails::Trails::default(),
+            upstream: None,
         })
+    }
+
+    /// Serves `upstream`'s tools instead of the graph's: `signpost proxy`.
+    pub fn with_upstream(mut self, upstream: Arc<Upstream>) -> Self {
+        self.upstream = Some(upstream);
+        self
+    }
+
+    /// The backend of a proxy.
+    pub fn upstream(&self) -> Option<&Arc<Upstream>> {
+        self.upstream.as_ref()
     }
 
     /// Tries `canary` on `share` of the sessions (see [`crate::rollout`]);
@@ -279,8 +295,9 @@ impl Signpost {
         }
         session.record(tool.name(), &response);
         if self.evidence.metrics.is_some() {
-            let served = Served { arm, policy: &policy, graph: &graph, faulted, seq, latency: started.elapsed() };
-            self.observe(tool, &args, session, &response, served);
+            let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
+            let offered = pipeline::offered(&response, &graph);
+            self.observe(tool.name(), &args, session, &response, offered, served);
         }
         if self.trials.has_shadow() {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
@@ -300,23 +317,74 @@ impl Signpost {
         response
     }
 
+    /// Runs one call of a proxy ([`crate::proxy`]) for a session: sent to
+    /// the backend through [`pipeline::forward`] (on `runtime`, which this
+    /// blocking call waits on), with the same choice of policy and the same
+    /// bookkeeping as [`Signpost::call`]. `request` is the call as the agent
+    /// sent it, its trail taken out; `args` its arguments.
+    pub fn forward(
+        &self,
+        upstream: &Upstream,
+        runtime: &tokio::runtime::Handle,
+        request: rmcp::model::CallToolRequestParams,
+        session: &SessionContext,
+    ) -> Response {
+        let started = Instant::now();
+        let _in_flight = InFlight::new(&self.in_flight);
+        let seq = session.seq();
+        let (arm, policy) = match self.trials.canary_for(session) {
+            Some(canary) => (Arm::Canary, canary),
+            None => (Arm::Live, self.live.current()),
+        };
+        let mut lease = policy.lease(session.key());
+        let snapshot = session.snapshot();
+        let catalogue = upstream.catalogue();
+        let asker = Asker { session: &snapshot, trail: session.handle() };
+        let tool = request.name.to_string();
+        let args = request.arguments.clone().unwrap_or_default();
+        let send = || {
+            match runtime.block_on(upstream.call(request))? {
+            rmcp::model::CallToolResponse::Complete(result) => Ok(result),
+            _ => Err(UpstreamError::Garbage(
+                "an input request or a task, which Signpost does not forward yet; call the backend directly for this tool".into(),
+            )),
+        }
+        };
+        let response = pipeline::forward(&catalogue, &mut lease, &tool, &args, asker, send, &mut Findings::logging());
+        let faulted = lease.faults() > 0;
+        drop(lease);
+        match arm {
+            Arm::Canary => {
+                self.trials.after_canary_call(&policy, faulted, &self.live, self.evidence.metrics.as_deref())
+            }
+            _ => self.live.after_call(&policy, faulted),
+        }
+        session.record(&tool, &response);
+        if self.evidence.metrics.is_some() {
+            let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
+            self.observe(&tool, &args, session, &response, Vec::new(), served);
+        }
+        response
+    }
+
     /// Counts a served call and writes its decision record.
     fn observe(
         &self,
-        tool: Tool,
+        tool: &str,
         args: &Map<String, Value>,
         session: &SessionContext,
         response: &Response,
+        offered: Vec<CallShape>,
         served: Served<'_>,
     ) {
         let Some(metrics) = &self.evidence.metrics else { return };
         let revision = Revision::of(served.policy.identity());
         let observation = Observation::of(
             served.seq,
-            tool.name(),
+            tool,
             response.shape.as_ref(),
             response,
-            pipeline::offered(response, served.graph),
+            offered,
             served.faulted,
             served.latency,
         );
@@ -331,7 +399,7 @@ impl Signpost {
             at_ms: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
             session: record::session_name(session.key()),
             seq: served.seq,
-            tool: tool.name().to_owned(),
+            tool: tool.to_owned(),
             args: args_fit.then(|| args.clone()),
             outcome: outcome.as_str().to_owned(),
             id_count: ids.len(),
@@ -350,7 +418,7 @@ impl Signpost {
             follow,
             arm: served.arm.as_str().to_owned(),
             policy: RecordedPolicy { name: id.name.clone(), version: id.version.clone(), sha256: id.sha256.clone() },
-            graph: served.graph.name().to_owned(),
+            graph: served.graph.to_owned(),
             latency_us: served.latency.as_micros() as u64,
             text_bytes: response.text.len(),
         });
@@ -361,7 +429,8 @@ impl Signpost {
 struct Served<'a> {
     arm: Arm,
     policy: &'a Policy,
-    graph: &'a Graph,
+    /// The graph's name (empty for a proxy's call).
+    graph: &'a str,
     faulted: bool,
     seq: u64,
     latency: Duration,

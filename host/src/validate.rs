@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::graph::Graph;
 use crate::policy;
@@ -42,13 +42,13 @@ pub enum Rejection {
     #[error("{tool}: args are not a JSON object of at most {MAX_HINT_ARGS} bytes")]
     NotAnObject {
         /// The tool.
-        tool: Tool,
+        tool: String,
     },
     /// Arguments that break the tool's input schema.
     #[error("{tool} {args}: does not match the input schema: {why}")]
     Schema {
         /// The tool.
-        tool: Tool,
+        tool: String,
         /// The arguments, escaped.
         args: String,
         /// The first schema error, escaped.
@@ -59,7 +59,7 @@ pub enum Rejection {
     #[error("{tool} {args}: not a working call: {why}")]
     NotWorking {
         /// The tool.
-        tool: Tool,
+        tool: String,
         /// The arguments, escaped.
         args: String,
         /// The tool's own error, escaped.
@@ -90,71 +90,103 @@ impl HintValidator {
     pub fn check(&self, graph: &Graph, hint: &policy::Hint) -> Result<HintOut, Rejection> {
         let tool = Tool::from_name(&hint.tool)
             .ok_or_else(|| Rejection::UnknownTool { tool: sanitize::escape(&hint.tool, 40) })?;
-        // A reason explains; a call inside it would reach the agent unvalidated.
-        let reason =
-            Some(sanitize::line(&hint.reason, MAX_REASON)).filter(|r| !sanitize::has_call(r)).unwrap_or_default();
-        let args = match serde_json::from_str::<Value>(&hint.args) {
-            Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => Some(map),
-            _ => None,
+        let vocab = sanitize::Vocabulary::signpost();
+        let Some(args) = checked(tool.name(), hint, self.schemas.get(&tool))? else {
+            return Ok(HintOut { tool: tool.name().to_owned(), ..read(hint, vocab) });
         };
-        if !hint.actionable {
-            return Ok(HintOut {
-                tool: tool.name().to_owned(),
-                args: args.unwrap_or_default(),
-                actionable: false,
-                reason,
-            });
-        }
-        let args = args.ok_or(Rejection::NotAnObject { tool })?;
-        let value = Value::Object(args);
-        if let Some(schema) = self.schemas.get(&tool)
-            && let Some(err) = schema.iter_errors(&value).next()
-        {
-            return Err(Rejection::Schema {
-                tool,
-                args: sanitize::escape(&hint.args, 120),
-                why: sanitize::escape(&err.to_string(), 200),
-            });
-        }
-        let Value::Object(args) = value else { unreachable!("built from an object above") };
         tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| Rejection::NotWorking {
-            tool,
+            tool: tool.name().to_owned(),
             args: sanitize::escape(&hint.args, 120),
             why: sanitize::escape(&e.message, 200),
         })?;
-        Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason })
+        Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason: reason(hint, vocab) })
     }
 
     /// Keeps the valid hints (at most [`MAX_HINTS`], deduplicated, from the
     /// first [`MAX_CONSIDERED`]); every other one is dropped, and `why`
     /// hears why for each invalid one.
-    pub fn filter(&self, graph: &Graph, hints: Vec<policy::Hint>, mut why: impl FnMut(String)) -> Filtered {
-        let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
-        let mut dropped = 0u64;
-        let total = hints.len();
-        if total > MAX_CONSIDERED {
-            dropped += (total - MAX_CONSIDERED) as u64;
-            why(format!("{total} hints in one response; only the first {MAX_CONSIDERED} are read"));
-        }
-        for hint in hints.into_iter().take(MAX_CONSIDERED) {
-            if out.len() == MAX_HINTS {
-                dropped += 1;
-                continue;
-            }
-            match self.check(graph, &hint) {
-                Ok(h) => {
-                    if !out.iter().any(|o| o.tool == h.tool && o.args == h.args && o.actionable == h.actionable) {
-                        out.push(h);
-                    }
-                }
-                Err(reason) => {
-                    dropped += 1;
-                    why(reason.to_string());
-                }
-            }
-        }
-        Filtered { hints: out, dropped }
+    pub fn filter(&self, graph: &Graph, hints: Vec<policy::Hint>, why: impl FnMut(String)) -> Filtered {
+        filter(hints, |hint| self.check(graph, hint), why)
     }
+}
+
+/// A hint's reason as the agent may read it: one bounded line, and empty
+/// when it shows a call (a reason explains; a call inside it would reach
+/// the agent unvalidated).
+pub fn reason(hint: &policy::Hint, vocab: &sanitize::Vocabulary) -> String {
+    Some(sanitize::line(&hint.reason, MAX_REASON)).filter(|r| !sanitize::has_call_to(r, vocab)).unwrap_or_default()
+}
+
+/// A hint that is not actionable, as shown: its arguments when they are a
+/// bounded object, and its reason.
+pub fn read(hint: &policy::Hint, vocab: &sanitize::Vocabulary) -> HintOut {
+    let args = match serde_json::from_str::<Value>(&hint.args) {
+        Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => map,
+        _ => Map::new(),
+    };
+    HintOut { tool: hint.tool.clone(), args, actionable: false, reason: reason(hint, vocab) }
+}
+
+/// The arguments of an actionable hint to `tool` once they are a bounded
+/// JSON object that validates against `schema`; `None` for a hint that is
+/// not actionable (nothing to check).
+pub fn checked(
+    tool: &str,
+    hint: &policy::Hint,
+    schema: Option<&jsonschema::Validator>,
+) -> Result<Option<Map<String, Value>>, Rejection> {
+    if !hint.actionable {
+        return Ok(None);
+    }
+    let args = match serde_json::from_str::<Value>(&hint.args) {
+        Ok(value @ Value::Object(_)) if hint.args.len() <= MAX_HINT_ARGS => value,
+        _ => return Err(Rejection::NotAnObject { tool: tool.to_owned() }),
+    };
+    if let Some(err) = schema.and_then(|schema| schema.iter_errors(&args).next()) {
+        return Err(Rejection::Schema {
+            tool: tool.to_owned(),
+            args: sanitize::escape(&hint.args, 120),
+            why: sanitize::escape(&err.to_string(), 200),
+        });
+    }
+    let Value::Object(args) = args else { unreachable!("matched as an object above") };
+    Ok(Some(args))
+}
+
+/// Keeps the hints `check` accepts (at most [`MAX_HINTS`], deduplicated,
+/// from the first [`MAX_CONSIDERED`]); every other one is dropped, and
+/// `why` hears why for each invalid one. The one loop for Signpost's tools
+/// and a proxy's.
+pub fn filter(
+    hints: Vec<policy::Hint>,
+    check: impl Fn(&policy::Hint) -> Result<HintOut, Rejection>,
+    mut why: impl FnMut(String),
+) -> Filtered {
+    let mut out: Vec<HintOut> = Vec::with_capacity(hints.len().min(MAX_HINTS));
+    let mut dropped = 0u64;
+    let total = hints.len();
+    if total > MAX_CONSIDERED {
+        dropped += (total - MAX_CONSIDERED) as u64;
+        why(format!("{total} hints in one response; only the first {MAX_CONSIDERED} are read"));
+    }
+    for hint in hints.into_iter().take(MAX_CONSIDERED) {
+        if out.len() == MAX_HINTS {
+            dropped += 1;
+            continue;
+        }
+        match check(&hint) {
+            Ok(h) => {
+                if !out.iter().any(|o| o.tool == h.tool && o.args == h.args && o.actionable == h.actionable) {
+                    out.push(h);
+                }
+            }
+            Err(reason) => {
+                dropped += 1;
+                why(reason.to_string());
+            }
+        }
+    }
+    Filtered { hints: out, dropped }
 }
 
 /// The hints that survived validation, and how many did not.

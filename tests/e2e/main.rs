@@ -22,6 +22,7 @@ mod other_hosts;
 mod policy_languages;
 mod policy_native;
 mod properties;
+mod proxy;
 mod rollout;
 mod sandbox;
 mod terminal;

@@ -39,25 +39,72 @@ pub const MAX_FAILED_PARSES: usize = 64;
 const MAX_CALL_GAP: usize = 48;
 /// Most words between them (`describe with {…}`), each of at most 10 letters.
 const MAX_CALL_WORDS: usize = 2;
-/// Parameter names of the tools (the trail included), from their input
-/// schemas, with their shell-flag spellings (`edge-types`): a `key=value`
-/// with one of these after a tool name is an argument.
-fn params() -> &'static [String] {
-    static PARAMS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    PARAMS.get_or_init(|| {
-        let mut names: Vec<String> = Tool::ALL
-            .into_iter()
-            .map(tools::input_schema)
-            .filter_map(|schema| schema.get("properties").and_then(Value::as_object).cloned())
-            .flat_map(|p| p.keys().cloned().collect::<Vec<_>>())
-            .chain([TRAIL_ARG.to_owned()])
-            .collect();
-        names.extend(names.iter().filter(|n| n.contains('_')).map(|n| n.replace('_', "-")).collect::<Vec<_>>());
-        names.sort();
-        names.dedup();
-        names
-    })
+/// The tools a text may call, as the sanitiser reads them: their names
+/// and their parameters' names. Signpost's own tools ([`Vocabulary::signpost`]),
+/// or the tools of the server a proxy fronts ([`Vocabulary::new`]).
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    /// Tool names, lower-case, longest first (a name that ends another,
+    /// `diff` in `git_diff`, is tried after it).
+    names: Vec<String>,
+    /// Parameter names (the trail included), with their shell-flag
+    /// spellings (`edge-types`): a `key=value` with one of these after a
+    /// tool name is an argument.
+    params: Vec<String>,
+    /// Whether a name holds a digit or `-`: words are read with those too.
+    wide: bool,
 }
+
+impl Vocabulary {
+    /// The vocabulary of tools given as (name, input schema): the schema's
+    /// `properties` are the parameters.
+    pub fn new<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Self {
+        let mut names = Vec::new();
+        let mut params = vec![TRAIL_ARG.to_owned()];
+        for (name, schema) in tools {
+            let name = name.trim().to_ascii_lowercase();
+            if !name.is_empty() {
+                names.push(name);
+            }
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                params.extend(properties.keys().map(|k| k.to_ascii_lowercase()));
+            }
+        }
+        names.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        names.dedup();
+        params.extend(params.iter().filter(|n| n.contains('_')).map(|n| n.replace('_', "-")).collect::<Vec<_>>());
+        params.retain(|p| !p.is_empty());
+        params.sort();
+        params.dedup();
+        let wide = names.iter().any(|n| n.bytes().any(|b| !(b.is_ascii_alphabetic() || b == b'_')));
+        Vocabulary { names, params, wide }
+    }
+
+    /// Signpost's own tools.
+    pub fn signpost() -> &'static Vocabulary {
+        static SIGNPOST: std::sync::OnceLock<Vocabulary> = std::sync::OnceLock::new();
+        SIGNPOST.get_or_init(|| {
+            let schemas: Vec<(&str, Value)> =
+                Tool::ALL.into_iter().map(|t| (t.name(), Value::Object(tools::input_schema(t)))).collect();
+            Vocabulary::new(schemas.iter().map(|(n, s)| (*n, s)))
+        })
+    }
+
+    /// The tool `word` is (any ASCII case), as the vocabulary spells it.
+    fn find(&self, word: &str) -> Option<&str> {
+        self.names.iter().map(String::as_str).find(|t| t.eq_ignore_ascii_case(word))
+    }
+
+    fn is_param(&self, key: &str) -> bool {
+        self.params.iter().any(|p| p.eq_ignore_ascii_case(key))
+    }
+
+    /// Whether `b` belongs to a word a tool name can be.
+    fn word_byte(&self, b: u8) -> bool {
+        b.is_ascii_alphabetic() || b == b'_' || (self.wide && (b.is_ascii_digit() || b == b'-'))
+    }
+}
+
 /// The program's subcommands besides one per tool: `signpost <a tool or one
 /// of these>` is a shell command ([`is_subcommand`]).
 pub const OTHER_SUBCOMMANDS: [&str; 7] = ["call", "policy", "index", "graph", "canary", "serve", "help"];
@@ -82,9 +129,9 @@ pub struct Found {
 
 /// The tool `name` names, with or without a namespace
 /// (`mcp__signpost__describe`, `functions.describe`, `signpost/describe`).
-pub fn tool_named(name: &str) -> Option<&'static str> {
+pub fn tool_named<'v>(name: &str, vocab: &'v Vocabulary) -> Option<&'v str> {
     let last = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
-    Tool::NAMES.iter().copied().find(|t| t.eq_ignore_ascii_case(unqualified(last.trim())))
+    vocab.find(unqualified(last.trim()))
 }
 
 /// A word without its `__` namespace (`mcp__signpost__describe`: `describe`)
@@ -102,15 +149,16 @@ pub type Quoted<'a> = &'a dyn Fn(&str) -> bool;
 
 /// Every call in a folded line; `None` when the line cannot be analysed
 /// within bounds.
-pub fn calls_in(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
-    let signs = may_hold_call(folded);
+pub fn calls_in(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let signs = may_hold_call(folded, vocab);
     if !(signs.brace || signs.tool || signs.key || signs.program) {
         return Some(Vec::new());
     }
     let lower = folded.to_ascii_lowercase();
-    let mut found = if signs.brace || signs.key { json_calls(folded, &lower, signs.key, quoted)? } else { Vec::new() };
+    let mut found =
+        if signs.brace || signs.key { json_calls(folded, &lower, signs.key, vocab, quoted)? } else { Vec::new() };
     if signs.tool {
-        named_calls(folded, &lower, &mut found);
+        named_calls(folded, &lower, vocab, &mut found);
     }
     if signs.program {
         shell_calls(&lower, &mut found);
@@ -121,12 +169,12 @@ pub fn calls_in(folded: &str, quoted: Quoted<'_>) -> Option<Vec<Found>> {
 /// Whether a line can hold a call at all: a `{`, or a word that is a tool
 /// name, a key that names one, or the program's name (one pass, no
 /// allocation; most lines of a text are neither).
-fn may_hold_call(folded: &str) -> Signs {
+fn may_hold_call(folded: &str, vocab: &Vocabulary) -> Signs {
     let mut signs = Signs { brace: folded.contains('{'), ..Signs::default() };
-    for w in words(folded) {
+    for w in words(folded, vocab) {
         let word = &folded[w];
         let last = unqualified(word);
-        signs.tool |= Tool::NAMES.iter().any(|t| t.eq_ignore_ascii_case(last));
+        signs.tool |= vocab.find(last).is_some();
         signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
         signs.program |= word.eq_ignore_ascii_case("signpost");
     }
@@ -144,21 +192,21 @@ struct Signs {
 
 /// Calls written as a JSON object after a tool name, and records inside
 /// any JSON object of the line.
-fn json_calls(folded: &str, lower: &str, keys: bool, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+fn json_calls(folded: &str, lower: &str, keys: bool, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
     let mut found = Vec::new();
     let mut records = 0usize;
     let mut failed = 0usize;
     let mut i = 0;
     while let Some(off) = folded[i..].find('{') {
         let at = i + off;
-        let named = tool_before(&folded[..at]);
+        let named = tool_before(&folded[..at], vocab);
         let mut stream = serde_json::Deserializer::from_str(&folded[at..]).into_iter::<Value>();
         match stream.next() {
             Some(Ok(Value::Object(map))) => {
                 let end = at + stream.byte_offset();
                 let start = named.map_or(at, |(_, start)| start);
                 let mut inner = Vec::new();
-                records += calls_in_value(&Value::Object(map.clone()), &mut inner, 0, quoted)?;
+                records += calls_in_value(&Value::Object(map.clone()), &mut inner, 0, vocab, quoted)?;
                 if let Some((tool, _)) = named {
                     found.push(Found { call: Some((tool.to_owned(), map)), span: Some(start..end) });
                 }
@@ -183,7 +231,7 @@ fn json_calls(folded: &str, lower: &str, keys: bool, quoted: Quoted<'_>) -> Opti
     }
     // A record written out in another notation (`tool: describe`): each
     // mention needs a record parsed above, or it cannot be allowed.
-    if keys && tool_key_mentions(lower) > records {
+    if keys && tool_key_mentions(lower, vocab) > records {
         found.push(Found { call: None, span: None });
     }
     Some(found)
@@ -191,7 +239,13 @@ fn json_calls(folded: &str, lower: &str, keys: bool, quoted: Quoted<'_>) -> Opti
 
 /// Calls inside a parsed JSON value (records naming a tool, and calls
 /// written inside its strings); the number of records found.
-fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8, quoted: Quoted<'_>) -> Option<usize> {
+fn calls_in_value(
+    v: &Value,
+    found: &mut Vec<Found>,
+    depth: u8,
+    vocab: &Vocabulary,
+    quoted: Quoted<'_>,
+) -> Option<usize> {
     if depth > 8 {
         return None;
     }
@@ -203,7 +257,7 @@ fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8, quoted: Quoted<'
                 .iter()
                 .filter_map(|k| map.get(*k))
                 .chain(map.get("name").filter(|_| args.is_some()))
-                .find_map(|v| v.as_str().and_then(tool_named));
+                .find_map(|v| v.as_str().and_then(|name| tool_named(name, vocab)));
             if let Some(tool) = named {
                 records += 1;
                 let args = match args {
@@ -214,19 +268,19 @@ fn calls_in_value(v: &Value, found: &mut Vec<Found>, depth: u8, quoted: Quoted<'
                 found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
             }
             for v in map.values() {
-                records += calls_in_value(v, found, depth + 1, quoted)?;
+                records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
             }
         }
         Value::Array(items) => {
             for v in items {
-                records += calls_in_value(v, found, depth + 1, quoted)?;
+                records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
             }
         }
         // Too short to hold a call (`out`, an edge type, an id).
         Value::String(s) if s.len() < 6 || !s.contains(|c: char| c.is_ascii_alphabetic()) => {}
         Value::String(s) => {
             let folded = super::fold::fold(s);
-            let calls = calls_in(&folded, quoted)?;
+            let calls = calls_in(&folded, vocab, quoted)?;
             // A string of the result itself (a signature) is the code's text.
             if !calls.is_empty() && !quoted(s) {
                 found.extend(calls.into_iter().map(|f| Found { span: None, ..f }));
@@ -246,14 +300,14 @@ fn is_separator(c: char) -> bool {
 /// after up to two short words (`describe with {`), within 48 bytes. Not
 /// only as a word of its own: a reader skips what is glued before it
 /// (`[31mdescribe {` once an escape sequence lost its ESC).
-fn tool_before(before: &str) -> Option<(&'static str, usize)> {
+fn tool_before<'v>(before: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
     let mut rest = before;
     for words in 0..=MAX_CALL_WORDS {
         rest = rest.trim_end_matches(is_separator);
         if before.len() - rest.len() > MAX_CALL_GAP {
             return None;
         }
-        let named = Tool::NAMES.iter().copied().find_map(|t| {
+        let named = vocab.names.iter().map(String::as_str).find_map(|t| {
             let start = rest.len().checked_sub(t.len())?;
             (rest.is_char_boundary(start) && rest[start..].eq_ignore_ascii_case(t)).then_some((t, start))
         });
@@ -271,10 +325,10 @@ fn tool_before(before: &str) -> Option<(&'static str, usize)> {
 
 /// How often a key that names a tool stands before a tool name outside
 /// JSON: `tool: describe`, `function=describe`, `<invoke name="describe">`.
-fn tool_key_mentions(lower: &str) -> usize {
+fn tool_key_mentions(lower: &str, vocab: &Vocabulary) -> usize {
     let mut mentions = 0;
     let mut previous = 0..0;
-    for word in words(lower) {
+    for word in words(lower, vocab) {
         let key = &lower[word.clone()];
         let invoke_name = key == "name" && lower[previous.clone()] == *"invoke";
         previous = word.clone();
@@ -285,7 +339,7 @@ fn tool_key_mentions(lower: &str) -> usize {
         let Some(value) = after.strip_prefix([':', '=']) else { continue };
         let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':')));
-        if tool_named(&value[..end.unwrap_or(value.len())]).is_some() {
+        if tool_named(&value[..end.unwrap_or(value.len())], vocab).is_some() {
             mentions += 1;
         }
     }
@@ -304,17 +358,18 @@ fn is_gap(c: char) -> bool {
     c.is_whitespace() || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?') || is_arrow(c)
 }
 
-/// The runs of ASCII letters and `_` in a line (one pass, no allocation):
-/// the words a tool name, a record key or the program's name can be.
-fn words(lower: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+/// The runs of ASCII letters and `_` in a line (and digits and `-` when a
+/// tool's name holds them; one pass, no allocation): the words a tool
+/// name, a record key or the program's name can be.
+fn words<'l>(lower: &'l str, vocab: &'l Vocabulary) -> impl Iterator<Item = Range<usize>> + 'l {
     let bytes = lower.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
-        while i < bytes.len() && !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+        while i < bytes.len() && !vocab.word_byte(bytes[i]) {
             i += 1;
         }
         let start = i;
-        while i < bytes.len() && (bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+        while i < bytes.len() && vocab.word_byte(bytes[i]) {
             i += 1;
         }
         (start < i).then_some(start..i)
@@ -323,16 +378,16 @@ fn words(lower: &str) -> impl Iterator<Item = Range<usize>> + '_ {
 
 /// Tool names standing as words in the line (`mcp__signpost__describe`
 /// and `functions.describe` included): their byte ranges.
-fn tool_words(lower: &str) -> Vec<Range<usize>> {
+fn tool_words(lower: &str, vocab: &Vocabulary) -> Vec<Range<usize>> {
     let bytes = lower.as_bytes();
     let mut out = Vec::new();
-    for word in words(lower) {
+    for word in words(lower, vocab) {
         // `mcp__signpost__describe`: the part after the last `__`.
         let name = unqualified(&lower[word.clone()]);
         let start = word.end - name.len();
         let glued = start > 0 && bytes[start - 1].is_ascii_digit();
         let after = lower[word.end..].chars().next();
-        if Tool::NAMES.contains(&name) && !glued && !after.is_some_and(char::is_alphanumeric) {
+        if vocab.names.iter().any(|t| t == name) && !glued && !after.is_some_and(char::is_alphanumeric) {
             out.push(start..word.end);
         }
     }
@@ -344,18 +399,18 @@ fn tool_words(lower: &str) -> Vec<Range<usize>> {
 /// `with_quote` allows a quoted string (the gap had a space or `:`/`=`);
 /// `with_id` allows a bare id; `with_colon` allows `key: value` (right
 /// after the name only: `describe failed: trail: …` is prose).
-fn argument_list(rest: &str, with_quote: bool, with_id: bool, with_colon: bool) -> Option<usize> {
+fn argument_list(rest: &str, vocab: &Vocabulary, with_quote: bool, with_id: bool, with_colon: bool) -> Option<usize> {
     let first = rest.chars().next()?;
     match first {
         '(' | '[' | '<' => {
             let close = matching(rest)?;
             // Between the brackets (to the end of the line when unclosed).
             let inner = rest[1..close].strip_suffix([')', ']', '>', '}']).unwrap_or(&rest[1..close]);
-            if first == '<' && !arglike(inner) {
+            if first == '<' && !arglike(inner, vocab) {
                 // `describe <id>`: a placeholder to adapt, not a call.
                 return None;
             }
-            ((close == 2 && first == '(') || arglike(inner)).then_some(close)
+            ((close == 2 && first == '(') || arglike(inner, vocab)).then_some(close)
         }
         '"' | '\'' | '“' | '‘' | '`' if with_quote => {
             let close = match first {
@@ -368,7 +423,7 @@ fn argument_list(rest: &str, with_quote: bool, with_id: bool, with_colon: bool) 
             (end > 0).then_some(first.len_utf8() + end + close.len_utf8())
         }
         _ => {
-            if let Some(end) = key_value(rest, with_colon) {
+            if let Some(end) = key_value(rest, vocab, with_colon) {
                 return Some(end);
             }
             let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
@@ -379,11 +434,11 @@ fn argument_list(rest: &str, with_quote: bool, with_id: bool, with_colon: bool) 
 
 /// `key=value`, `key: value` or `--key value` with a parameter name:
 /// the arguments run to the end of the line.
-fn key_value(rest: &str, with_colon: bool) -> Option<usize> {
+fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool) -> Option<usize> {
     let flag = rest.strip_prefix("--");
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
-    if !params().iter().any(|p| p.eq_ignore_ascii_case(&key)) {
+    if !vocab.is_param(&key) {
         return None;
     }
     let after = &body[key.len()..];
@@ -398,7 +453,7 @@ fn key_value(rest: &str, with_colon: bool) -> Option<usize> {
 /// Whether bracketed text holds arguments rather than prose: quotes,
 /// `=`, nested brackets or objects, a comma-separated list, `key:`, an id,
 /// or a single name (`describe(OrderService)`).
-fn arglike(inner: &str) -> bool {
+fn arglike(inner: &str, vocab: &Vocabulary) -> bool {
     let inner = inner.trim();
     if inner.is_empty() {
         return false;
@@ -410,7 +465,11 @@ fn arglike(inner: &str) -> bool {
         return true;
     }
     let lower = inner.to_ascii_lowercase();
-    if params().iter().any(|p| lower.match_indices(p.as_str()).any(|(at, _)| lower[at + p.len()..].starts_with(':'))) {
+    if vocab
+        .params
+        .iter()
+        .any(|p| lower.match_indices(p.as_str()).any(|(at, _)| lower[at + p.len()..].starts_with(':')))
+    {
         return true;
     }
     let mut words = inner.split_whitespace();
@@ -448,8 +507,8 @@ fn matching(s: &str) -> Option<usize> {
 
 /// Calls of the other notations: a tool name standing as a word, then
 /// (after a gap and up to two short words) an argument list.
-fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
-    for name in tool_words(lower) {
+fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Found>) {
+    for name in tool_words(lower, vocab) {
         let mut at = name.end;
         // A name in quotes (`"describe": …`) ends with its closing quote.
         if let (Some(open), Some(close)) = (lower[..name.start].chars().next_back(), lower[at..].chars().next())
@@ -476,7 +535,7 @@ fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
             let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
-            if let Some(end) = argument_list(args, spaced && word_index == 0, spaced, word_index == 0) {
+            if let Some(end) = argument_list(args, vocab, spaced && word_index == 0, spaced, word_index == 0) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
@@ -494,7 +553,7 @@ fn named_calls(folded: &str, lower: &str, found: &mut Vec<Found>) {
 /// `signpost <subcommand> …` (any path to the program, `.exe`): a shell
 /// command, to the end of the line.
 fn shell_calls(lower: &str, found: &mut Vec<Found>) {
-    for word in words(lower).filter(|w| lower[w.clone()] == *"signpost") {
+    for word in words(lower, Vocabulary::signpost()).filter(|w| lower[w.clone()] == *"signpost") {
         let (at, end) = (word.start, word.end);
         let before = lower[..at].chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
@@ -515,12 +574,14 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 
 /// A tool name that ends its line (nothing but a gap, a closing quote or
 /// `:` after it): its span, to pair with arguments on the next line.
-pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
+pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(')).len();
-    let start =
-        folded[..end].char_indices().rfind(|(_, c)| !c.is_ascii_alphabetic()).map_or(0, |(i, c)| i + c.len_utf8());
+    let start = folded[..end]
+        .char_indices()
+        .rfind(|(_, c)| !(c.is_ascii() && vocab.word_byte(*c as u8)))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     let word = &folded[start..end];
-    let named = Tool::NAMES.iter().any(|t| t.eq_ignore_ascii_case(word));
+    let named = vocab.find(unqualified(word)).is_some();
     // A tool name as a word of its own (`mcp__signpost__describe` too).
     let glued = folded[..start].ends_with(|c: char| c.is_alphanumeric());
     (named && !glued).then_some(start..end)
@@ -528,7 +589,7 @@ pub fn dangling_tool(folded: &str) -> Option<Range<usize>> {
 
 /// An argument list opening a line (an object, bracketed arguments,
 /// `key=value`): its span, for a tool named at the end of the line before.
-pub fn leading_args(folded: &str) -> Option<Range<usize>> {
+pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let lower = folded.to_ascii_lowercase();
     let decoration = |c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•' | '?') || is_arrow(c);
     let mut args = lower.trim_start_matches(decoration);
@@ -547,7 +608,7 @@ pub fn leading_args(folded: &str) -> Option<Range<usize>> {
     if args.starts_with('<') {
         return None;
     }
-    argument_list(args, false, false, true).map(|end| start..start + end)
+    argument_list(args, vocab, false, false, true).map(|end| start..start + end)
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use calls::Found;
-pub use calls::{MAX_FAILED_PARSES, OTHER_SUBCOMMANDS, is_arrow, is_subcommand};
+pub use calls::{MAX_FAILED_PARSES, OTHER_SUBCOMMANDS, Vocabulary, is_arrow, is_subcommand};
 pub use ids::{Known, REPLACED_ID};
 pub use signpost_policy::text::{escape, is_invisible, is_line_break, is_space, line};
 
@@ -107,6 +107,7 @@ fn clean_text(s: &str) -> String {
 pub struct Scope<'a> {
     allowed: Vec<(&'a str, Cow<'a, Map<String, Value>>)>,
     known: Known<'a>,
+    vocab: &'a Vocabulary,
 }
 
 impl<'a> Scope<'a> {
@@ -114,7 +115,14 @@ impl<'a> Scope<'a> {
     /// the other sources of ids in `known`.
     pub fn new(allowed: &[Allowed<'a>], known: Known<'a>) -> Self {
         let known = allowed.iter().fold(known, |k, a| k.hint(a.args));
-        Scope { allowed: seen_as_text(allowed), known }
+        Scope { allowed: seen_as_text(allowed), known, vocab: Vocabulary::signpost() }
+    }
+
+    /// The tools a call may name: Signpost's own unless said otherwise
+    /// (a proxy's are its backend's).
+    pub fn with_vocabulary(mut self, vocab: &'a Vocabulary) -> Self {
+        self.vocab = vocab;
+        self
     }
 
     /// Where the ids this response may show come from.
@@ -166,9 +174,9 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     // (line, span) of each part.
     let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for i in 0..folded.len() {
-        let Some(name) = calls::dangling_tool(&folded[i]) else { continue };
+        let Some(name) = calls::dangling_tool(&folded[i], scope.vocab) else { continue };
         let Some(j) = (i + 1..folded.len()).find(|&j| !folded[j].trim().is_empty()) else { continue };
-        if let Some(args) = calls::leading_args(&folded[j]) {
+        if let Some(args) = calls::leading_args(&folded[j], scope.vocab) {
             split.push((i, name.start..folded[i].len()));
             split.push((j, args));
         }
@@ -274,7 +282,7 @@ fn verdict(found: &Found, folded: &str, scope: &Scope<'_>) -> Verdict {
 /// the spans (in `folded`) of a call that continues on another line.
 fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usize>]) -> Option<String> {
     let quoted = scope.quoted();
-    let mut calls = calls::calls_in(folded, &quoted)?;
+    let mut calls = calls::calls_in(folded, scope.vocab, &quoted)?;
     calls.extend(split.iter().map(|s| Found { call: None, span: Some(s.clone()) }));
     let mut ok = 0;
     let mut bad = Vec::new();
@@ -309,14 +317,19 @@ fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usi
     }
     out.push_str(&l[at.min(l.len())..]);
     // What is left must hold no unvalidated call either.
-    let rest = calls::calls_in(&out, &quoted)?;
+    let rest = calls::calls_in(&out, scope.vocab, &quoted)?;
     rest.iter().all(|c| !matches!(verdict(c, &out, scope), Verdict::Unvalidated)).then_some(out)
 }
 
 /// Whether `s` (one line) shows any call at all, allowed or not, or cannot
 /// be analysed. For fields that must hold no call, such as hint reasons.
 pub fn has_call(s: &str) -> bool {
-    calls::calls_in(&fold::fold(s), &|_| false).is_none_or(|calls| !calls.is_empty())
+    has_call_to(s, Vocabulary::signpost())
+}
+
+/// [`has_call`] for the tools of `vocab`.
+pub fn has_call_to(s: &str, vocab: &Vocabulary) -> bool {
+    calls::calls_in(&fold::fold(s), vocab, &|_| false).is_none_or(|calls| !calls.is_empty())
 }
 
 /// Whether a line of an agent's text reads as a hint line (`→ next: …`

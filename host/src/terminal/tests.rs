@@ -156,6 +156,7 @@ fn response(text: &str, hints: &[(&str, Value)]) -> Response {
         structured: json!({"results": [1], "hints": hints}),
         shape: None,
         hints,
+        backend: None,
     }
 }
 

@@ -29,12 +29,8 @@ reported in `trail_notice` and the call runs on a new one.";
 
 /// A tool's definition with the trail in its schemas: an optional `trail`
 /// argument, and the `trail` and `trail_notice` a result may hold.
-pub fn with_trail(mut tool: rmcp::model::Tool) -> rmcp::model::Tool {
-    let mut input = (*tool.input_schema).clone();
-    if let Some(Value::Object(props)) = input.get_mut("properties") {
-        props.insert(TRAIL_ARG.into(), json!({"type": "string", "description": TRAIL_DOC}));
-    }
-    tool.input_schema = Arc::new(input);
+pub fn with_trail(tool: rmcp::model::Tool) -> rmcp::model::Tool {
+    let mut tool = with_trail_argument(tool);
     if let Some(output) = &tool.output_schema {
         let mut output = (**output).clone();
         if let Some(Value::Object(props)) = output.get_mut("properties") {
@@ -45,6 +41,18 @@ pub fn with_trail(mut tool: rmcp::model::Tool) -> rmcp::model::Tool {
         }
         tool.output_schema = Some(Arc::new(output));
     }
+    tool
+}
+
+/// A tool's definition with the optional `trail` argument in its input
+/// schema only: a proxy's backend's tool, whose results are the backend's
+/// (a proxy carries the trail in the result's `_meta`).
+pub fn with_trail_argument(mut tool: rmcp::model::Tool) -> rmcp::model::Tool {
+    let mut input = (*tool.input_schema).clone();
+    if let Some(Value::Object(props)) = input.get_mut("properties") {
+        props.insert(TRAIL_ARG.into(), json!({"type": "string", "description": TRAIL_DOC}));
+    }
+    tool.input_schema = Arc::new(input);
     tool
 }
 

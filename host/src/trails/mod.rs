@@ -41,7 +41,6 @@ use sha2::{Digest, Sha256};
 use crate::policy::SessionKey;
 use crate::response::Response;
 use crate::session::{PastCall, SessionContext};
-use crate::tools::Tool;
 
 pub mod carry;
 mod redis;
@@ -435,11 +434,11 @@ impl Trails {
     pub async fn run<E>(
         &self,
         opened: &Opened,
-        tool: Tool,
+        tool: &str,
         call: impl AsyncFnOnce(Arc<SessionContext>) -> Result<Response, E>,
     ) -> Result<Response, E> {
         let mut response = call(opened.context.clone()).await?;
-        let kept = self.finish(opened, PastCall::of(tool.name(), &response)).await;
+        let kept = self.finish(opened, PastCall::of(tool, &response)).await;
         add_notice(&mut response, opened.notice.clone(), kept);
         Ok(response)
     }

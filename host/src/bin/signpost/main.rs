@@ -71,6 +71,12 @@ enum Command {
     #[command(after_help = "Examples:\n  signpost serve --graph index.scip\n  \
                             signpost serve --http 0.0.0.0:8080 --token-file token --allowed-host signpost.internal")]
     Serve(Box<ServeArgs>),
+    /// Serve another MCP server's tools with hints: Signpost's policy
+    /// engine in front of any server, spoken to over stdio as a client.
+    #[command(after_help = "Examples:\n  signpost proxy -- npx -y @modelcontextprotocol/server-memory\n  \
+                            signpost proxy --policy memory.wasm -- uvx mcp-server-git --repository .\n  \
+                            claude mcp add memory -- signpost proxy -- npx -y @modelcontextprotocol/server-memory")]
+    Proxy(Box<ProxyArgs>),
     #[command(flatten)]
     Query(Query),
     /// Work with policy components.
@@ -226,6 +232,20 @@ enum PolicyCommand {
         #[arg(long, value_name = "DIR")]
         cases: PathBuf,
     },
+}
+
+#[derive(clap::Args, Clone)]
+struct ProxyArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// Deadline of one call to the backend, in seconds: past it the agent
+    /// gets a tool error (with the policy's advice) and the backend is told
+    /// to cancel.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    backend_timeout_secs: u64,
+    /// The backend: a command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    backend: Vec<std::ffi::OsString>,
 }
 
 #[derive(clap::Args, Clone)]
@@ -464,8 +484,15 @@ fn main() -> ExitCode {
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
         Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
-        Some(Command::Serve(args)) => serve(*args),
-        None => serve(cli.serve),
+        Some(Command::Serve(args)) => serve(*args, None),
+        Some(Command::Proxy(args)) => {
+            let backend = signpost::proxy::Command {
+                argv: args.backend,
+                timeout: std::time::Duration::from_secs(args.backend_timeout_secs),
+            };
+            serve(args.serve, Some(backend))
+        }
+        None => serve(cli.serve, None),
     };
     match result {
         Ok(code) => code,

@@ -102,7 +102,7 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own.clone()));
     // Every call of the command runs on that trail, as an MCP call does.
     let call = |tool: Tool, args: serde_json::Map<String, serde_json::Value>| {
-        let on_trail = signpost.trails().run(&opened, tool, async |session| {
+        let on_trail = signpost.trails().run(&opened, tool.name(), async |session| {
             Ok::<_, std::convert::Infallible>(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
         });
         let Ok(response) = runtime.block_on(on_trail);

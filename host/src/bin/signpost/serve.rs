@@ -27,8 +27,15 @@ pub(super) fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> a
     }
 }
 
-pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+/// Serves the graph, or with `backend`, another server's tools (`signpost proxy`).
+pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
+    if backend.is_some() && (!args.graph.is_empty() || args.project.is_some()) {
+        anyhow::bail!(
+            "`signpost proxy` serves its backend's tools, not a code graph: drop --graph and --project \
+             (serve a graph with `signpost --graph FILE`)"
+        );
+    }
     let mut sources = args.graph.clone();
     let project = match &args.project {
         Some(dir) => {
@@ -59,6 +66,11 @@ pub(super) fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         None => signpost::trails::Trails::new(idle, max),
     };
     let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);
+    if let Some(backend) = backend {
+        let upstream = runtime.block_on(signpost::proxy::Upstream::start(backend))?;
+        tracing::info!(backend = %upstream.describe(), tools = upstream.catalogue().tools().len(), "proxying");
+        signpost = signpost.with_upstream(upstream);
+    }
     if let Some(path) = &args.canary {
         signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
     }

@@ -3,7 +3,8 @@
 use super::*;
 
 fn unvetted(line: &str) -> usize {
-    calls_in(line, &|_| false).map_or(usize::MAX, |c| c.iter().filter(|f| f.call.is_none()).count())
+    calls_in(line, Vocabulary::signpost(), &|_| false)
+        .map_or(usize::MAX, |c| c.iter().filter(|f| f.call.is_none()).count())
 }
 
 #[test]
@@ -65,24 +66,27 @@ fn records_name_tools_in_other_protocols() {
         r#"{"recipient_name":"functions.search","parameters":{"query":"x"}}"#,
     ];
     for line in records {
-        let calls = calls_in(line, &|_| false).unwrap_or_default();
+        let calls = calls_in(line, Vocabulary::signpost(), &|_| false).unwrap_or_default();
         let call = calls.iter().find_map(|f| f.call.as_ref());
         assert_eq!(call.map(|(t, a)| (t.as_str(), a.get("query"))), Some(("search", Some(&"x".into()))), "{line}");
     }
     // A symbol named like a tool is no record.
-    assert!(calls_in(r#"{"name":"search","kind":"method"}"#, &|_| false).is_some_and(|c| c.is_empty()));
+    assert!(
+        calls_in(r#"{"name":"search","kind":"method"}"#, Vocabulary::signpost(), &|_| false)
+            .is_some_and(|c| c.is_empty())
+    );
 }
 
 #[test]
 fn a_tool_and_its_arguments_on_two_lines() {
-    assert!(dangling_tool("→ next: describe").is_some());
-    assert!(dangling_tool("call \"describe\":").is_some());
-    assert!(dangling_tool("describe it").is_none());
-    assert!(leading_args("  {\"id\": \"x\"}").is_some());
-    assert!(leading_args("(id='x')").is_some());
-    assert!(leading_args("id=x").is_some());
-    assert!(leading_args("Send: (query='x')").is_some());
-    assert!(leading_args("1. {\"id\": 1}").is_some());
-    assert!(leading_args("(0.93)").is_none());
-    assert!(leading_args("721797098567ca69c8d8f724033dc6ec8670d50b method x").is_none());
+    assert!(dangling_tool("→ next: describe", Vocabulary::signpost()).is_some());
+    assert!(dangling_tool("call \"describe\":", Vocabulary::signpost()).is_some());
+    assert!(dangling_tool("describe it", Vocabulary::signpost()).is_none());
+    assert!(leading_args("  {\"id\": \"x\"}", Vocabulary::signpost()).is_some());
+    assert!(leading_args("(id='x')", Vocabulary::signpost()).is_some());
+    assert!(leading_args("id=x", Vocabulary::signpost()).is_some());
+    assert!(leading_args("Send: (query='x')", Vocabulary::signpost()).is_some());
+    assert!(leading_args("1. {\"id\": 1}", Vocabulary::signpost()).is_some());
+    assert!(leading_args("(0.93)", Vocabulary::signpost()).is_none());
+    assert!(leading_args("721797098567ca69c8d8f724033dc6ec8670d50b method x", Vocabulary::signpost()).is_none());
 }

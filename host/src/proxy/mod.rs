@@ -1,0 +1,15 @@
+//! `signpost proxy`: Signpost in front of another MCP server.
+//!
+//! The proxy is an MCP client of its backend ([`Upstream`]: a command
+//! spoken to over stdio, restarted with back-off when it dies) and serves
+//! the backend's tools as its own ([`Catalogue`]), each call through
+//! [`crate::pipeline::forward`]: the policy's prerequisites, the backend's
+//! answer, the policy's advice with its hints validated against the
+//! backend's input schemas, and the sanitiser with the backend's tool names
+//! as the calls it reads.
+
+mod catalogue;
+mod upstream;
+
+pub use catalogue::Catalogue;
+pub use upstream::{Command, Upstream, UpstreamError};

@@ -1,0 +1,250 @@
+//! `signpost proxy`: Signpost's pipeline in front of another MCP server.
+//!
+//! The backends are real: the official MCP memory server (a knowledge
+//! graph, from npm at the version `tests/backends/memory/package-lock.json`
+//! pins), and `tests/backends/rogue.py`, a server that hangs, answers
+//! garbage or exits when called. The client is rmcp's, over stdio.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestParams, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value, json};
+
+use crate::common::{CHAOS_POLICY, Client, as_read, toolchain};
+
+/// PaymentService: the id the chaos policy forges.
+const PAYMENT: &str = "73b27882a8e70d1ee8a56aa648c836e9f556b6ce";
+
+/// A fresh scratch directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = crate::common::agents::temp_dir(name);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    dir
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The memory server's command line (node and its script), installed once.
+fn memory_server() -> Option<Vec<String>> {
+    let project = repo().join("tests/backends/memory");
+    let installed = toolchain::npm_tools("server-memory", 18, Some(&project), &[]);
+    let (node, dir) = toolchain::require("@modelcontextprotocol/server-memory (npm)", installed)?;
+    let script = dir.join("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    Some(vec![node.node.display().to_string(), script.display().to_string()])
+}
+
+/// `signpost proxy ARGS -- BACKEND` with the memory server's store in `dir`.
+async fn proxy(args: &[&str], backend: &[String], store: &Path) -> Client {
+    let mut argv: Vec<&str> = vec!["proxy"];
+    argv.extend(args);
+    argv.push("--");
+    argv.extend(backend.iter().map(String::as_str));
+    let file = store.join("memory.jsonl");
+    Client::spawn_with(&argv, &[("MEMORY_FILE_PATH", file.to_str().unwrap_or_default())], Stdio::inherit()).await
+}
+
+/// A direct client of the backend, to compare with what the proxy serves.
+async fn direct(backend: &[String], store: &Path) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(&backend[0]);
+    cmd.args(&backend[1..]).env("MEMORY_FILE_PATH", store.join("direct.jsonl"));
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the backend");
+    ().serve(transport).await.expect("initializing the backend")
+}
+
+async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
+    let params =
+        CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().cloned().unwrap_or_default());
+    tokio::time::timeout(Duration::from_secs(60), client.service().call_tool(params))
+        .await
+        .unwrap_or_else(|_| panic!("{tool} hung"))
+        .unwrap_or_else(|e| panic!("{tool}: {e}"))
+}
+
+/// The text blocks of a result, in order.
+fn texts(result: &CallToolResult) -> Vec<String> {
+    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect()
+}
+
+/// The hints the proxy put in `_meta`.
+fn hints(result: &CallToolResult) -> Vec<Value> {
+    let meta = result.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    meta["signpost/hints"].as_array().cloned().unwrap_or_default()
+}
+
+/// A tool as the backend defines it: the proxy adds only the `trail`.
+fn without_trail(tool: &Tool) -> Value {
+    let mut t = serde_json::to_value(tool).unwrap_or_default();
+    if let Some(properties) = t.pointer_mut("/inputSchema/properties").and_then(Value::as_object_mut) {
+        properties.remove("trail");
+    }
+    t
+}
+
+#[tokio::test]
+async fn a_proxy_serves_the_backends_tools_and_results_with_hints() {
+    let Some(backend) = memory_server() else { return };
+    let store = temp_dir("proxy-memory");
+    let client = proxy(&[], &backend, &store).await;
+    let theirs = direct(&backend, &store).await;
+
+    // Tools: the backend's, as it lists them (names, descriptions, schemas,
+    // annotations), each with the trail argument besides.
+    let mut served = client.service().list_all_tools().await.expect("tools/list");
+    let mut listed = theirs.list_all_tools().await.expect("the backend's tools/list");
+    served.sort_by(|a, b| a.name.cmp(&b.name));
+    listed.sort_by(|a, b| a.name.cmp(&b.name));
+    assert_eq!(served.len(), listed.len());
+    assert!(served.len() >= 9, "the memory server has nine tools: {served:?}");
+    for (s, l) in served.iter().zip(&listed) {
+        assert_eq!(without_trail(s), serde_json::to_value(l).unwrap_or_default(), "{}", l.name);
+        assert!(s.input_schema.get("properties").and_then(|p| p.get("trail")).is_some(), "{}", s.name);
+    }
+
+    // A call goes through: the backend's content and structured content as
+    // it sent them, then Signpost's text; the state and hints in _meta.
+    let entity =
+        json!({"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]});
+    let created = call(&client, "create_entities", entity.clone()).await;
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    let direct_created = theirs
+        .call_tool(
+            CallToolRequestParams::new("create_entities")
+                .with_arguments(entity.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("the backend's create_entities");
+    assert_eq!(created.structured_content, direct_created.structured_content);
+    let text = texts(&created);
+    assert_eq!(text.first(), texts(&direct_created).first(), "the backend's own text comes first");
+    let ours = text.last().cloned().unwrap_or_default();
+    assert!(ours.starts_with('['), "Signpost's text comes last: {text:?}");
+    let meta = created.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert!(meta["signpost/state"].is_string(), "{meta}");
+
+    // It reached the backend: the graph now holds Ada.
+    let graph = call(&client, "read_graph", json!({})).await;
+    assert_eq!(graph.structured_content.as_ref().and_then(|g| g.pointer("/entities/0/name")), Some(&json!("Ada")));
+
+    // Resources: Signpost's policy status and the backend's own.
+    let resources = client.service().list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert!(uris.contains(&"signpost://policy") && uris.contains(&"memory://knowledge-graph"), "{uris:?}");
+    let read = client
+        .service()
+        .read_resource(ReadResourceRequestParams::new("memory://knowledge-graph"))
+        .await
+        .expect("reading the backend's resource");
+    assert!(format!("{read:?}").contains("Ada"), "{read:?}");
+    assert_eq!(client.status().await["active"]["name"], "signpost-default");
+
+    // A tool the backend does not list is refused before it is sent.
+    let params = CallToolRequestParams::new("delete_everything").with_arguments(Map::new());
+    let refused = client.service().call_tool(params).await;
+    let message = refused.expect_err("an unknown tool is an error").to_string();
+    assert!(message.contains("create_entities"), "the error names the tools there are: {message}");
+
+    // Arguments the backend refuses: a tool error the agent reads, no hang.
+    let bad = call(&client, "create_entities", json!({"entities": 5})).await;
+    assert_eq!(bad.is_error, Some(true), "{bad:?}");
+    assert!(texts(&bad).last().is_some_and(|t| t.starts_with('[')), "{bad:?}");
+
+    let _ = theirs.cancel().await;
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_policy_that_forges_calls_to_backend_tools_gets_none_through() {
+    let Some(backend) = memory_server() else { return };
+    let store = temp_dir("proxy-forger");
+    let client = proxy(&["--policy", CHAOS_POLICY], &backend, &store).await;
+    for (tool, args) in [
+        ("search_nodes", json!({"query": "chaos:notations"})),
+        ("open_nodes", json!({"names": ["chaos:notations"]})),
+        ("search_nodes", json!({"query": "chaos:notations-fallback"})),
+    ] {
+        let result = call(&client, tool, args.clone()).await;
+        let text = texts(&result);
+        let ours = text.last().cloned().unwrap_or_default();
+        // The chaos policy forges calls to the tool just called (and to
+        // Signpost's), in every notation, with the word `zebra`, and ids.
+        assert!(ours.starts_with("[chaos]"), "{tool} {args}: {ours}");
+        assert!(!ours.to_lowercase().contains("zebra"), "{tool} {args}: a forged call got through:\n{ours}");
+        assert!(!as_read(&ours).contains(PAYMENT), "{tool} {args}: a forged id got through:\n{ours}");
+        let shown = json!(hints(&result)).to_string();
+        assert!(!shown.to_lowercase().contains("zebra") && !as_read(&shown).contains(PAYMENT), "{shown}");
+        // Its one valid hint names `search`, which this backend does not have.
+        assert!(hints(&result).iter().all(|h| h["actionable"] == false), "{shown}");
+        // The backend's own answer is untouched.
+        assert!(text.len() >= 2 && text[0].contains("entities"), "{text:?}");
+    }
+    client.close().await;
+}
+
+/// `signpost proxy` in front of `rogue.py MODE`, with each call's deadline.
+async fn rogue(mode: &str, timeout_secs: &str, starts: &Path) -> Client {
+    let script = repo().join("tests/backends/rogue.py");
+    let args =
+        ["proxy", "--backend-timeout-secs", timeout_secs, "--", "python3", script.to_str().unwrap_or_default(), mode];
+    Client::spawn_with(&args, &[("ROGUE_STARTS", starts.to_str().unwrap_or_default())], Stdio::null()).await
+}
+
+#[tokio::test]
+async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_a_hang() {
+    let dir = temp_dir("proxy-rogue");
+    let echo = rogue("echo", "5", &dir.join("echo.starts")).await;
+    let ok = call(&echo, "echo", json!({"text": "hello"})).await;
+    assert_eq!(texts(&ok).first().map(String::as_str), Some("hello"), "{ok:?}");
+    echo.close().await;
+
+    let hang = rogue("hang", "1", &dir.join("hang.starts")).await;
+    let started = std::time::Instant::now();
+    let timed_out = call(&hang, "echo", json!({"text": "hello"})).await;
+    assert_eq!(timed_out.is_error, Some(true));
+    let text = texts(&timed_out).join("\n");
+    assert!(started.elapsed() < Duration::from_secs(20), "the deadline holds");
+    assert!(text.starts_with('[') && text.contains("did not answer within"), "{text}");
+    hang.close().await;
+
+    let garbage = rogue("garbage", "3", &dir.join("garbage.starts")).await;
+    let answered = call(&garbage, "echo", json!({"text": "hello"})).await;
+    assert_eq!(answered.is_error, Some(true), "{answered:?}");
+    assert!(texts(&answered).join("\n").starts_with('['), "{answered:?}");
+    garbage.close().await;
+
+    // A backend that dies is started again: the call that saw it die gets
+    // an error that says so; a later one goes through a new backend.
+    let starts = dir.join("exit.starts");
+    let dies = rogue("exit", "5", &starts).await;
+    let died = call(&dies, "echo", json!({"text": "one"})).await;
+    assert_eq!(died.is_error, Some(true), "{died:?}");
+    let said = texts(&died).join("\n");
+    assert!(said.contains("not running") || said.contains("backend"), "{said}");
+    let mut restarted = false;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let _ = call(&dies, "echo", json!({"text": "again"})).await;
+        if std::fs::read_to_string(&starts).unwrap_or_default().lines().count() >= 2 {
+            restarted = true;
+            break;
+        }
+    }
+    assert!(restarted, "the backend was started again");
+    dies.close().await;
+}
+
+#[test]
+fn a_proxy_needs_a_backend_and_no_graph() {
+    let (ok, out) = crate::common::run_cli(&["proxy"]);
+    assert!(!ok && out.contains("COMMAND"), "{out}");
+    let (ok, out) = crate::common::run_cli(&["proxy", "--graph", "x.scip", "--", "true"]);
+    assert!(!ok && out.contains("drop --graph"), "{out}");
+    let (ok, out) = crate::common::run_cli(&["proxy", "--", "/nonexistent/backend"]);
+    assert!(!ok && out.contains("cannot start"), "{out}");
+}
