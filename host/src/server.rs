@@ -151,14 +151,10 @@ impl ServerHandler for Handler {
             let mut changes = upstream.subscribe();
             let peer = peer.clone();
             tokio::spawn(async move {
-                loop {
-                    match changes.recv().await {
-                        Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                            if peer.notify_tool_list_changed().await.is_err() {
-                                break;
-                            }
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                // A lagged receiver missed changes: one notice covers them.
+                while let Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) = changes.recv().await {
+                    if peer.notify_tool_list_changed().await.is_err() {
+                        break;
                     }
                 }
             });
