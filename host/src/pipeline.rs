@@ -298,18 +298,46 @@ fn finish(
 /// ([`Response::backend`]); the policy reads it as the `success` outcome
 /// (`content` and `structuredContent`), or as a failure: a result with
 /// `isError`, or no result at all (a timeout, a backend that is down).
-pub fn forward(
+///
+/// The call is awaited on the runtime; the policy's steps around it run in
+/// place ([`in_place`]).
+pub async fn forward(
     catalogue: &Catalogue,
     lease: &mut policy::Lease<'_>,
     tool: &str,
     args: &Map<String, Value>,
     asker: Asker<'_>,
-    send: impl FnOnce() -> Result<CallToolResult, UpstreamError>,
+    send: impl Future<Output = Result<CallToolResult, UpstreamError>>,
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
-    let hints = prerequisites(lease, &call, asker.session, findings);
-    let sent = send();
+    let hints = in_place(|| prerequisites(lease, &call, asker.session, findings));
+    let sent = send.await;
+    in_place(|| answer(catalogue, lease, &call, args, hints, sent, asker, findings))
+}
+
+/// Blocking work (policy calls: synchronous, bounded by their deadline,
+/// with WASI host functions that block) inside an async task: in place on
+/// a multi-threaded runtime, this worker's other tasks handed to another
+/// thread; simply run anywhere else.
+fn in_place<T>(work: impl FnOnce() -> T) -> T {
+    let multi_thread = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if multi_thread { tokio::task::block_in_place(work) } else { work() }
+}
+
+/// [`forward`] once the backend answered (or did not).
+#[allow(clippy::too_many_arguments)]
+fn answer(
+    catalogue: &Catalogue,
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    args: &Map<String, Value>,
+    hints: Vec<policy::Hint>,
+    sent: Result<CallToolResult, UpstreamError>,
+    asker: Asker<'_>,
+    findings: &mut Findings,
+) -> Response {
     let outcome = match &sent {
         Ok(result) if result.is_error != Some(true) => Ok(outcome_of(result)),
         Ok(result) => Err(ToolError { kind: ErrorKind::BadArgument, message: text_of(result), example: None }),
@@ -321,8 +349,8 @@ pub fn forward(
     let check = |hints, findings: &mut Findings| {
         catalogue.filter(hints, |why| findings.note(|| format!("invalid hint: {why}")))
     };
-    let (valid, text, state_tag) = advise(lease, &call, &outcome, hints, asker, check, findings);
-    let said = Said { tool, outcome, text, state_tag, hints: valid };
+    let (valid, text, state_tag) = advise(lease, call, &outcome, hints, asker, check, findings);
+    let said = Said { tool: &call.tool, outcome, text, state_tag, hints: valid };
     let known = known_in(None, args, asker.session);
     let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
     response.backend = sent.ok().map(Box::new);

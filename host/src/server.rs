@@ -358,21 +358,10 @@ impl Handler {
         let trails = self.signpost.trails();
         let opened = trails.open(args.remove(TRAIL_ARG), owner_of(&context), own).await;
         request.arguments = Some(args);
-        let runtime = tokio::runtime::Handle::current();
-        let multi_thread = runtime.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
         let tool = request.name.to_string();
         let signpost = &self.signpost;
         let response = trails
-            .run(&opened, &tool, async |session| {
-                if multi_thread {
-                    Ok(tokio::task::block_in_place(|| signpost.forward(&upstream, &runtime, request, &session)))
-                } else {
-                    let signpost = signpost.clone();
-                    tokio::task::spawn_blocking(move || signpost.forward(&upstream, &runtime, request, &session))
-                        .await
-                        .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))
-                }
-            })
+            .run(&opened, &tool, async |session| Ok::<_, McpError>(signpost.forward(&upstream, request, &session).await))
             .await?;
         Ok(proxied(response).into())
     }

@@ -318,14 +318,12 @@ impl Signpost {
     }
 
     /// Runs one call of a proxy ([`crate::proxy`]) for a session: sent to
-    /// the backend through [`pipeline::forward`] (on `runtime`, which this
-    /// blocking call waits on), with the same choice of policy and the same
-    /// bookkeeping as [`Signpost::call`]. `request` is the call as the agent
-    /// sent it, its trail taken out; `args` its arguments.
-    pub fn forward(
+    /// the backend through [`pipeline::forward`], with the same choice of
+    /// policy and the same bookkeeping as [`Signpost::call`]. `request` is
+    /// the call as the agent sent it, its trail taken out.
+    pub async fn forward(
         &self,
         upstream: &Upstream,
-        runtime: &tokio::runtime::Handle,
         request: rmcp::model::CallToolRequestParams,
         session: &SessionContext,
     ) -> Response {
@@ -342,15 +340,17 @@ impl Signpost {
         let asker = Asker { session: &snapshot, trail: session.handle() };
         let tool = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
-        let send = || {
-            match runtime.block_on(upstream.call(request))? {
-            rmcp::model::CallToolResponse::Complete(result) => Ok(result),
-            _ => Err(UpstreamError::Garbage(
-                "an input request or a task, which Signpost does not forward yet; call the backend directly for this tool".into(),
-            )),
-        }
+        let send = async {
+            match upstream.call(request).await? {
+                rmcp::model::CallToolResponse::Complete(result) => Ok(result),
+                _ => Err(UpstreamError::Garbage(
+                    "an input request or a task, which Signpost does not forward yet; call the backend directly for this tool"
+                        .into(),
+                )),
+            }
         };
-        let response = pipeline::forward(&catalogue, &mut lease, &tool, &args, asker, send, &mut Findings::logging());
+        let mut findings = Findings::logging();
+        let response = pipeline::forward(&catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
         let faulted = lease.faults() > 0;
         drop(lease);
         match arm {
