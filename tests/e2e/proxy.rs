@@ -248,3 +248,42 @@ fn a_proxy_needs_a_backend_and_no_graph() {
     let (ok, out) = crate::common::run_cli(&["proxy", "--", "/nonexistent/backend"]);
     assert!(!ok && out.contains("cannot start"), "{out}");
 }
+
+/// Signpost over HTTP (with a bearer token) as the backend: the proxy
+/// serves its tools and results, and the default policy's hints for them
+/// are validated against the backend's schemas and work when sent back.
+#[tokio::test]
+async fn a_proxy_in_front_of_signpost_over_http_serves_it_with_working_hints() {
+    const TOKEN: &str = "proxy-backend-token-0123456789abcdef";
+    let dir = temp_dir("proxy-http");
+    let token_file = dir.join("token");
+    std::fs::write(&token_file, TOKEN).unwrap_or_else(|e| panic!("{e}"));
+    let server = crate::common::http::HttpServer::start(&[], &[("SIGNPOST_TOKEN", TOKEN)]);
+    let args = ["proxy", "--backend-url", &server.url, "--backend-token-file", token_file.to_str().unwrap_or_default()];
+    let client = Client::spawn_with(&args, &[], Stdio::null()).await;
+    let tools = client.service().list_all_tools().await.expect("tools/list");
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(names, ["describe", "find", "neighbors", "resolve", "search"]);
+
+    let resolved = call(&client, "resolve", json!({"identifier": "OrderService"})).await;
+    assert_ne!(resolved.is_error, Some(true), "{resolved:?}");
+    let structured = resolved.structured_content.clone().unwrap_or_default();
+    assert_eq!(structured["status"], "one", "the backend's own result: {structured}");
+    let offered = hints(&resolved);
+    let actionable: Vec<&Value> = offered.iter().filter(|h| h["actionable"] == true).collect();
+    assert!(!actionable.is_empty(), "the default policy hints on Signpost's own tools: {offered:?}");
+    for hint in actionable {
+        let tool = hint["tool"].as_str().unwrap_or_default();
+        let followed = call(&client, tool, hint["args"].clone()).await;
+        assert_ne!(followed.is_error, Some(true), "{tool} {}: {followed:?}", hint["args"]);
+        let ours = texts(&followed).last().cloned().unwrap_or_default();
+        assert!(ours.starts_with('['), "{ours}");
+    }
+    client.close().await;
+
+    // A wrong token: the proxy does not start, and says why.
+    let args = ["proxy", "--backend-url", &server.url];
+    let (ok, out) = crate::common::run_cli(&args);
+    assert!(!ok && out.contains("failed to initialize"), "{out}");
+}

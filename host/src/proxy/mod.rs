@@ -1,7 +1,8 @@
 //! `signpost proxy`: Signpost in front of another MCP server.
 //!
 //! The proxy is an MCP client of its backend ([`Upstream`]: a command
-//! spoken to over stdio, restarted with back-off when it dies) and serves
+//! spoken to over stdio or a URL over streamable HTTP, started or connected
+//! to again with back-off when it goes away) and serves
 //! the backend's tools as its own ([`Catalogue`]), each call through
 //! [`crate::pipeline::forward`]: the policy's prerequisites, the backend's
 //! answer, the policy's advice with its hints validated against the
@@ -12,4 +13,4 @@ mod catalogue;
 mod upstream;
 
 pub use catalogue::Catalogue;
-pub use upstream::{Command, Upstream, UpstreamError};
+pub use upstream::{Backend, Command, Upstream, UpstreamError};

@@ -1,6 +1,7 @@
-//! The backend a proxy fronts: a command spoken to over stdio as an MCP
-//! client (rmcp's own), restarted with back-off when it dies, its tool
-//! catalogue kept current as it announces changes.
+//! The backend a proxy fronts: a command spoken to over stdio, or a server
+//! at a URL spoken to over streamable HTTP, as an MCP client (rmcp's own);
+//! started (or connected to) again with back-off when it goes away, its
+//! tool catalogue kept current as it announces changes.
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,7 +12,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation, ServerPeerInfo,
 };
 use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::sync::{broadcast, mpsc};
 
@@ -41,11 +44,27 @@ pub enum UpstreamError {
     Garbage(String),
 }
 
-/// How the backend is started.
+/// Where the backend is.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// A program and its arguments, spoken to over its stdin and stdout.
+    Command(Vec<OsString>),
+    /// A streamable HTTP endpoint.
+    Url {
+        /// e.g. `https://mcp.example.com/mcp`.
+        url: String,
+        /// Sent as `Authorization: Bearer …` with every request.
+        token: Option<String>,
+        /// Other headers sent with every request.
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// How the backend is reached, and each call's deadline.
 #[derive(Debug, Clone)]
 pub struct Command {
-    /// The program and its arguments.
-    pub argv: Vec<OsString>,
+    /// The backend.
+    pub backend: Backend,
     /// Each call's deadline.
     pub timeout: Duration,
 }
@@ -100,7 +119,9 @@ impl Upstream {
     /// started or does not answer `initialize` and `tools/list` within the
     /// deadline. Needs a tokio runtime.
     pub async fn start(command: Command) -> anyhow::Result<Arc<Self>> {
-        anyhow::ensure!(!command.argv.is_empty(), "no backend command: give one after `--`");
+        if let Backend::Command(argv) = &command.backend {
+            anyhow::ensure!(!argv.is_empty(), "no backend command: give one after `--`");
+        }
         let (tools_changed, mut refresh) = mpsc::channel(1);
         let upstream = Arc::new(Upstream {
             command,
@@ -129,10 +150,15 @@ impl Upstream {
         Ok(upstream)
     }
 
-    /// The backend command, for messages.
+    /// The backend, for messages (never its token or headers).
     pub fn describe(&self) -> String {
-        let argv: Vec<String> = self.command.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-        format!("backend `{}`", sanitize::escape(&argv.join(" "), 200))
+        match &self.command.backend {
+            Backend::Command(argv) => {
+                let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+                format!("backend `{}`", sanitize::escape(&argv.join(" "), 200))
+            }
+            Backend::Url { url, .. } => format!("backend {}", sanitize::escape(url, 200)),
+        }
     }
 
     /// The tools it serves now.
@@ -201,16 +227,35 @@ impl Upstream {
     }
 
     async fn connect(&self) -> Result<Connection, String> {
-        let (program, args) = self.command.argv.split_first().ok_or("no command")?;
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.describe()))?;
         let listener = Listener { tools_changed: self.tools_changed.clone() };
-        let service =
-            listener.serve(transport).await.map_err(|e| format!("{} failed to initialize: {e}", self.describe()))?;
+        let failed = |e: rmcp::service::ClientInitializeError| format!("{} failed to initialize: {e}", self.describe());
+        let service = match &self.command.backend {
+            Backend::Command(argv) => {
+                let (program, args) = argv.split_first().ok_or("no command")?;
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args);
+                let (transport, _) = TokioChildProcess::builder(cmd)
+                    .stderr(std::process::Stdio::inherit())
+                    .spawn()
+                    .map_err(|e| format!("cannot start {}: {e}", self.describe()))?;
+                listener.serve(transport).await.map_err(failed)?
+            }
+            Backend::Url { url, token, headers } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(token) = token {
+                    config = config.auth_header(token.clone());
+                }
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    let name = HeaderName::try_from(name.as_str()).map_err(|e| format!("header name `{name}`: {e}"))?;
+                    let value =
+                        HeaderValue::try_from(value.as_str()).map_err(|e| format!("header `{name}`'s value: {e}"))?;
+                    custom.insert(name, value);
+                }
+                let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+                listener.serve(transport).await.map_err(failed)?
+            }
+        };
         self.info.store(Arc::new(service.peer().peer_info().map(|i| (*i).clone())));
         tracing::info!(backend = %self.describe(), "backend started");
         Ok(Connection { service })
@@ -251,7 +296,28 @@ impl Upstream {
         let peer = self.peer().await?;
         match tokio::time::timeout(self.command.timeout, peer.call_tool_once(params)).await {
             Err(_) => Err(UpstreamError::Timeout(self.command.timeout)),
-            Ok(result) => result.map_err(classify),
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => {
+                let e = classify(e);
+                if matches!(e, UpstreamError::Down(_)) {
+                    self.lost().await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Drops the live connection after a call on it failed in transport (an
+    /// HTTP backend gone away): it is connected to again on a later call.
+    /// (Two calls failing at once may drop a connection a third just made:
+    /// that costs one more connect, never a call.)
+    async fn lost(&self) {
+        let mut connection = self.connection.lock().await;
+        if connection.is_some() {
+            tracing::warn!(backend = %self.describe(), "the backend's connection failed; connecting again");
+            *connection = None;
+            drop(connection);
+            self.failed("its connection failed".into());
         }
     }
 }

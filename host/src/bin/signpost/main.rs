@@ -243,9 +243,53 @@ struct ProxyArgs {
     /// to cancel.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     backend_timeout_secs: u64,
+    /// The backend as a streamable HTTP endpoint instead of a command,
+    /// e.g. `https://mcp.example.com/mcp`.
+    #[arg(long, value_name = "URL", conflicts_with = "backend")]
+    backend_url: Option<String>,
+    /// File holding a bearer token for the backend URL (also read from
+    /// SIGNPOST_BACKEND_TOKEN).
+    #[arg(long, value_name = "PATH", requires = "backend_url")]
+    backend_token_file: Option<PathBuf>,
+    /// Another header for the backend URL, as `Name: value` (repeatable).
+    #[arg(long, value_name = "HEADER", requires = "backend_url")]
+    backend_header: Vec<String>,
     /// The backend: a command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "backend_url", value_name = "COMMAND")]
     backend: Vec<std::ffi::OsString>,
+}
+
+impl ProxyArgs {
+    /// Where the backend is, and each call's deadline.
+    fn command(&self) -> anyhow::Result<signpost::proxy::Command> {
+        let backend = match &self.backend_url {
+            None => signpost::proxy::Backend::Command(self.backend.clone()),
+            Some(url) => {
+                let token = match (&self.backend_token_file, std::env::var("SIGNPOST_BACKEND_TOKEN")) {
+                    (Some(path), _) => Some(
+                        std::fs::read_to_string(path)
+                            .map_err(|e| anyhow::anyhow!("reading the backend token {}: {e}", path.display()))?
+                            .trim()
+                            .to_owned(),
+                    ),
+                    (None, Ok(token)) if !token.trim().is_empty() => Some(token.trim().to_owned()),
+                    (None, _) => None,
+                };
+                let headers = self
+                    .backend_header
+                    .iter()
+                    .map(|h| match h.split_once(':') {
+                        Some((name, value)) if !name.trim().is_empty() => {
+                            Ok((name.trim().to_owned(), value.trim().to_owned()))
+                        }
+                        _ => Err(anyhow::anyhow!("--backend-header `{h}`: write it as `Name: value`")),
+                    })
+                    .collect::<anyhow::Result<_>>()?;
+                signpost::proxy::Backend::Url { url: url.clone(), token, headers }
+            }
+        };
+        Ok(signpost::proxy::Command { backend, timeout: std::time::Duration::from_secs(self.backend_timeout_secs) })
+    }
 }
 
 #[derive(clap::Args, Clone)]
@@ -485,13 +529,7 @@ fn main() -> ExitCode {
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
         Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
         Some(Command::Serve(args)) => serve(*args, None),
-        Some(Command::Proxy(args)) => {
-            let backend = signpost::proxy::Command {
-                argv: args.backend,
-                timeout: std::time::Duration::from_secs(args.backend_timeout_secs),
-            };
-            serve(args.serve, Some(backend))
-        }
+        Some(Command::Proxy(args)) => args.command().and_then(|backend| serve(args.serve, Some(backend))),
         None => serve(cli.serve, None),
     };
     match result {
