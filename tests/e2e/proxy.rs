@@ -287,3 +287,34 @@ async fn a_proxy_in_front_of_signpost_over_http_serves_it_with_working_hints() {
     let (ok, out) = crate::common::run_cli(&args);
     assert!(!ok && out.contains("failed to initialize"), "{out}");
 }
+
+/// A policy swap while an agent calls the proxy: every call answers, and
+/// the calls after the swap are advised by the new policy.
+#[tokio::test]
+async fn a_policy_swaps_live_in_front_of_a_backend_and_no_call_is_lost() {
+    use crate::common::swap::{Scratch, active, read};
+    use crate::common::{DEFAULT_POLICY, STRICT_POLICY};
+    let s = Scratch::new("proxy-swap");
+    s.install(&read(DEFAULT_POLICY));
+    let script = repo().join("tests/backends/rogue.py");
+    let policy = s.policy_arg();
+    let args = ["proxy", "--policy", &policy, "--no-cache", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let client = Client::spawn_with(&args, &[], Stdio::null()).await;
+    let before = texts(&call(&client, "echo", json!({"text": "before"})).await).last().cloned().unwrap_or_default();
+    s.overwrite(&read(STRICT_POLICY));
+    let mut swapped = false;
+    for i in 0..400 {
+        let result = call(&client, "echo", json!({"text": format!("call {i}")})).await;
+        assert_ne!(result.is_error, Some(true), "call {i} during the swap: {result:?}");
+        assert_eq!(texts(&result).first().map(String::as_str), Some(format!("call {i}").as_str()));
+        if active(&client.status().await) == "strict" {
+            swapped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(swapped, "the new policy went live");
+    let after = texts(&call(&client, "echo", json!({"text": "after"})).await).last().cloned().unwrap_or_default();
+    assert_ne!(before, after, "the new policy renders the text");
+    client.close().await;
+}
