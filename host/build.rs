@@ -1,7 +1,8 @@
 //! Builds the policy components from source for `wasm32-wasip2` with a nested
 //! cargo: the default policy (`hints-component/`, embedded in the binary)
 //! and the test policies under `tests/policies/` (`chaos`: hostile; `strict`:
-//! an alternative policy).
+//! an alternative policy; `memory`: for the MCP memory server behind
+//! `signpost proxy`).
 //!
 //! The nested build uses its own target directory under `OUT_DIR`, so it
 //! never waits on the outer build's lock. The resulting paths are exported as
@@ -31,6 +32,7 @@ fn main() -> anyhow::Result<()> {
         ("tests/policies/chaos", "always-sleep", "signpost_chaos_policy.wasm", "SIGNPOST_SLEEPY_POLICY"),
         ("tests/policies/chaos", "always-forge", "signpost_chaos_policy.wasm", "SIGNPOST_FORGER_POLICY"),
         ("tests/policies/strict", "", "signpost_strict_policy.wasm", "SIGNPOST_STRICT_POLICY"),
+        ("tests/policies/memory", "", "signpost_memory_policy.wasm", "SIGNPOST_MEMORY_POLICY"),
     ];
     for (dir, features, file, var) in guests {
         let guest = root.join(dir);

@@ -318,3 +318,52 @@ async fn a_policy_swaps_live_in_front_of_a_backend_and_no_call_is_lost() {
     assert_ne!(before, after, "the new policy renders the text");
     client.close().await;
 }
+
+/// The memory policy in front of the memory server: search before you
+/// create, next steps from what was stored; every actionable hint it
+/// offers works when sent back verbatim.
+#[tokio::test]
+async fn the_memory_policy_teaches_search_before_create_and_its_hints_work() {
+    let Some(backend) = memory_server() else { return };
+    let store = temp_dir("proxy-memory-policy");
+    let client = proxy(&["--policy", crate::common::MEMORY_POLICY], &backend, &store).await;
+    let ada = json!({"entities": [{"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}]});
+
+    // Created without looking first: the prerequisite says to search.
+    let created = call(&client, "create_entities", ada.clone()).await;
+    let ours = texts(&created).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[created]"), "{ours}");
+    let offered = hints(&created);
+    let search = offered.iter().find(|h| h["tool"] == "search_nodes").unwrap_or_else(|| panic!("{offered:?}"));
+    assert_eq!(search["args"], json!({"query": "Ada Lovelace"}));
+    assert!(ours.contains(r#"→ next: search_nodes {"query":"Ada Lovelace"}"#), "{ours}");
+
+    // Every actionable hint works as it is.
+    let mut followed = 0;
+    for hint in offered.iter().filter(|h| h["actionable"] == true) {
+        let tool = hint["tool"].as_str().unwrap_or_default();
+        let answer = call(&client, tool, hint["args"].clone()).await;
+        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
+        followed += 1;
+    }
+    assert!(followed >= 2, "search_nodes and open_nodes: {offered:?}");
+
+    // Created again after looking: no prerequisite, and it existed already.
+    let again = call(&client, "create_entities", ada).await;
+    let ours = texts(&again).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[already_exists]"), "{ours}");
+    assert!(hints(&again).iter().all(|h| h["tool"] != "search_nodes"), "{:?}", hints(&again));
+
+    // Nothing found: a template to create, never an actionable call.
+    let none = call(&client, "search_nodes", json!({"query": "Babbage"})).await;
+    let ours = texts(&none).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[not_found]"), "{ours}");
+    assert!(hints(&none).iter().all(|h| h["actionable"] == false), "{:?}", hints(&none));
+
+    // Refused arguments: the shape the tool takes.
+    let bad = call(&client, "add_observations", json!({"observations": 3})).await;
+    let ours = texts(&bad).last().cloned().unwrap_or_default();
+    assert_eq!(bad.is_error, Some(true));
+    assert!(ours.starts_with("[bad_argument]") && ours.contains("entityName"), "{ours}");
+    client.close().await;
+}

@@ -376,12 +376,15 @@ fn looks_like_hint_line(folded: &str) -> bool {
     rest.starts_with([':', '-', '—', '–', '>', '=']) || rest.chars().next().is_some_and(calls::is_arrow)
 }
 
-/// Some argument string is a whole `<placeholder>`: a call to adapt, not to send.
+/// Some argument string, at any depth, is a whole `<placeholder>`: a call
+/// to adapt, not to send (`{"observations": [{"entityName": "<name>"}]}`
+/// too).
 pub fn is_template(args: &Map<String, Value>) -> bool {
     fn placeholder(v: &Value) -> bool {
         match v {
             Value::String(s) => s.len() > 2 && s.starts_with('<') && s.ends_with('>'),
             Value::Array(items) => items.iter().any(placeholder),
+            Value::Object(fields) => fields.values().any(placeholder),
             _ => false,
         }
     }
@@ -493,6 +496,13 @@ mod tests {
         // A hint line is never patched: it goes whole.
         let text = format!("→ next: describe {{\"id\":\"{ID}\"}} — then describe {{\"id\":\"{OTHER}\"}}");
         assert_eq!(check(&text), "");
+    }
+
+    #[test]
+    fn a_placeholder_at_any_depth_makes_a_template() {
+        assert!(is_template(&args(json!({"observations": [{"entityName": "<name>", "contents": ["x"]}]}))));
+        assert!(is_template(&args(json!({"ids": ["<40-hex id>"]}))));
+        assert!(!is_template(&args(json!({"observations": [{"entityName": "Ada", "contents": ["x"]}]}))));
     }
 
     #[test]

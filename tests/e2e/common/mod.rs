@@ -37,6 +37,8 @@ pub const SLEEPY_POLICY: &str = env!("SIGNPOST_SLEEPY_POLICY");
 pub const FORGER_POLICY: &str = env!("SIGNPOST_FORGER_POLICY");
 /// The alternative `strict` policy, built from `tests/policies/strict/`.
 pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
+/// The policy for the MCP memory server, built from `tests/policies/memory/`.
+pub const MEMORY_POLICY: &str = env!("SIGNPOST_MEMORY_POLICY");
 
 /// A client handler that records the server's logging notifications.
 #[derive(Clone, Default)]
