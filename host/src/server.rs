@@ -361,7 +361,9 @@ impl Handler {
         let tool = request.name.to_string();
         let signpost = &self.signpost;
         let response = trails
-            .run(&opened, &tool, async |session| Ok::<_, McpError>(signpost.forward(&upstream, request, &session).await))
+            .run(&opened, &tool, async |session| {
+                Ok::<_, McpError>(signpost.forward(&upstream, request, &session).await)
+            })
             .await?;
         Ok(proxied(response).into())
     }

@@ -298,7 +298,8 @@ async fn a_policy_swaps_live_in_front_of_a_backend_and_no_call_is_lost() {
     s.install(&read(DEFAULT_POLICY));
     let script = repo().join("tests/backends/rogue.py");
     let policy = s.policy_arg();
-    let args = ["proxy", "--policy", &policy, "--no-cache", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let args =
+        ["proxy", "--policy", &policy, "--no-cache", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
     let client = Client::spawn_with(&args, &[], Stdio::null()).await;
     let before = texts(&call(&client, "echo", json!({"text": "before"})).await).last().cloned().unwrap_or_default();
     s.overwrite(&read(STRICT_POLICY));
