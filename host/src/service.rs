@@ -271,10 +271,7 @@ impl Signpost {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
-        let (arm, policy) = match self.trials.canary_for(session) {
-            Some(canary) => (Arm::Canary, canary),
-            None => (Arm::Live, self.live.current()),
-        };
+        let (arm, policy) = self.serving(session);
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
@@ -287,18 +284,8 @@ impl Signpost {
         }
         let faulted = lease.faults() > 0;
         drop(lease);
-        match arm {
-            Arm::Canary => {
-                self.trials.after_canary_call(&policy, faulted, &self.live, self.evidence.metrics.as_deref())
-            }
-            _ => self.live.after_call(&policy, faulted),
-        }
-        session.record(tool.name(), &response);
-        if self.evidence.metrics.is_some() {
-            let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
-            let offered = pipeline::offered(&response, &graph);
-            self.observe(tool.name(), &args, session, &response, offered, served);
-        }
+        let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
+        self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, &graph), served);
         if self.trials.has_shadow() {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
             let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -330,10 +317,7 @@ impl Signpost {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
-        let (arm, policy) = match self.trials.canary_for(session) {
-            Some(canary) => (Arm::Canary, canary),
-            None => (Arm::Live, self.live.current()),
-        };
+        let (arm, policy) = self.serving(session);
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
         let catalogue = upstream.catalogue();
@@ -353,18 +337,44 @@ impl Signpost {
         let response = pipeline::forward(&catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
         let faulted = lease.faults() > 0;
         drop(lease);
-        match arm {
-            Arm::Canary => {
-                self.trials.after_canary_call(&policy, faulted, &self.live, self.evidence.metrics.as_deref())
-            }
-            _ => self.live.after_call(&policy, faulted),
-        }
-        session.record(&tool, &response);
-        if self.evidence.metrics.is_some() {
-            let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
-            self.observe(&tool, &args, session, &response, Vec::new(), served);
-        }
+        let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
+        self.account(&tool, &args, session, &response, Vec::new, served);
         response
+    }
+
+    /// The policy that serves a call of `session`: its canary, or the live one.
+    fn serving(&self, session: &SessionContext) -> (Arm, Arc<Policy>) {
+        match self.trials.canary_for(session) {
+            Some(canary) => (Arm::Canary, canary),
+            None => (Arm::Live, self.live.current()),
+        }
+    }
+
+    /// After a call: the serving policy's fault watch, the session's
+    /// history, and (with metrics on) the call counted, with the shapes of
+    /// the calls its hints `offered`, and its decision record.
+    fn account(
+        &self,
+        tool: &str,
+        args: &Map<String, Value>,
+        session: &SessionContext,
+        response: &Response,
+        offered: impl FnOnce() -> Vec<CallShape>,
+        served: Served<'_>,
+    ) {
+        match served.arm {
+            Arm::Canary => self.trials.after_canary_call(
+                served.policy,
+                served.faulted,
+                &self.live,
+                self.evidence.metrics.as_deref(),
+            ),
+            _ => self.live.after_call(served.policy, served.faulted),
+        }
+        session.record(tool, response);
+        if self.evidence.metrics.is_some() {
+            self.observe(tool, args, session, response, offered(), served);
+        }
     }
 
     /// Counts a served call and writes its decision record.
@@ -428,7 +438,7 @@ impl Signpost {
 /// Who served a call, on what, at what cost.
 struct Served<'a> {
     arm: Arm,
-    policy: &'a Policy,
+    policy: &'a Arc<Policy>,
     /// The graph's name (empty for a proxy's call).
     graph: &'a str,
     faulted: bool,
