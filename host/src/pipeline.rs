@@ -240,6 +240,17 @@ fn finish(
     if reasons.iter().any(Option::is_some) {
         findings.note(|| "a hint's reason showed an id not in the answer (replaced)".into());
     }
+    // Advice that is not a call keeps arguments only as a template it
+    // could show in its text: agents read `hints` as calls too.
+    let unshown: Vec<bool> = valid
+        .iter()
+        .map(|h| !h.actionable && !h.args.is_empty() && !sanitize::template_allowed(&h.args, &scope))
+        .collect();
+    if vocab.strict_templates() && unshown.iter().any(|u| *u) {
+        findings.note(|| {
+            "a hint that is not actionable carried arguments that are no template of known values (removed)".into()
+        });
+    }
     let message = match &outcome {
         Err(e) => match sanitize::safe_line(&e.message, 1000, &scope) {
             Some(message) if message == e.message => None,
@@ -259,9 +270,12 @@ fn finish(
     };
     drop(scope);
     drop(allowed);
-    for (hint, reason) in valid.iter_mut().zip(reasons) {
+    for ((hint, reason), unshown) in valid.iter_mut().zip(reasons).zip(unshown) {
         if let Some(reason) = reason {
             hint.reason = reason;
+        }
+        if unshown && vocab.strict_templates() {
+            hint.args = Map::new();
         }
     }
     let (is_error, mut structured) = match outcome {

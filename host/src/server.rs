@@ -356,7 +356,9 @@ impl Handler {
         let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
         let own = in_session.then(|| self.own.clone());
         let trails = self.signpost.trails();
-        let opened = trails.open(args.remove(TRAIL_ARG), owner_of(&context), own).await;
+        // The trail is Signpost's, unless the backend's tool has an argument of that name.
+        let sent_trail = if catalogue.threads_trail(&request.name) { args.remove(TRAIL_ARG) } else { None };
+        let opened = trails.open(sent_trail, owner_of(&context), own).await;
         request.arguments = Some(args);
         let tool = request.name.to_string();
         let signpost = &self.signpost;
@@ -377,7 +379,12 @@ impl Handler {
 fn proxied(response: crate::response::Response) -> CallToolResult {
     let mut result = match response.backend {
         Some(backend) => *backend,
-        None => CallToolResult::error(Vec::new()),
+        // No result from the backend: why, in the host's words, whatever
+        // the policy's text says.
+        None => {
+            let why = response.structured.pointer("/error/message").and_then(serde_json::Value::as_str);
+            CallToolResult::error(why.map(|w| vec![ContentBlock::text(w.to_owned())]).unwrap_or_default())
+        }
     };
     if response.is_error {
         result.is_error = Some(true);

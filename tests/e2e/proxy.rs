@@ -209,13 +209,19 @@ async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_
     assert_eq!(timed_out.is_error, Some(true));
     let text = texts(&timed_out).join("\n");
     assert!(started.elapsed() < Duration::from_secs(20), "the deadline holds");
-    assert!(text.starts_with('[') && text.contains("did not answer within"), "{text}");
+    // The host's reason first (there is no backend content), then the policy's text.
+    assert!(text.starts_with("the backend did not answer within"), "{text}");
+    assert!(texts(&timed_out).last().is_some_and(|t| t.starts_with('[')), "{text}");
     hang.close().await;
 
     let garbage = rogue("garbage", "3", &dir.join("garbage.starts")).await;
     let answered = call(&garbage, "echo", json!({"text": "hello"})).await;
     assert_eq!(answered.is_error, Some(true), "{answered:?}");
-    assert!(texts(&answered).join("\n").starts_with('['), "{answered:?}");
+    assert!(texts(&answered).last().is_some_and(|t| t.starts_with('[')), "{answered:?}");
+    assert!(
+        texts(&answered)[0].contains("not a tool result") || texts(&answered)[0].contains("did not answer"),
+        "{answered:?}"
+    );
     garbage.close().await;
 
     // A backend that dies is started again: the call that saw it die gets

@@ -44,8 +44,15 @@ pub enum UpstreamError {
     Garbage(String),
 }
 
-/// Where the backend is.
-#[derive(Debug, Clone)]
+/// Most tools read from a backend's tools/list; the rest are left out
+/// (and the log says so).
+pub const MAX_TOOLS: usize = 1024;
+/// Largest input schema of a tool kept, in bytes of JSON; a tool with a
+/// larger one is left out.
+pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
+
+/// Where the backend is. Its `Debug` shows no token or header value.
+#[derive(Clone)]
 pub enum Backend {
     /// A program and its arguments, spoken to over its stdin and stdout.
     Command(Vec<OsString>),
@@ -58,6 +65,30 @@ pub enum Backend {
         /// Other headers sent with every request.
         headers: Vec<(String, String)>,
     },
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backend::Command(argv) => f.debug_tuple("Command").field(&argv.first()).finish_non_exhaustive(),
+            Backend::Url { url, headers, .. } => {
+                let names: Vec<&str> = headers.iter().map(|(n, _)| n.as_str()).collect();
+                f.debug_struct("Url").field("url", &shown_url(url)).field("headers", &names).finish_non_exhaustive()
+            }
+        }
+    }
+}
+
+/// A URL as it may be shown: scheme, host, port and path, never the user
+/// information or the query (either may hold a secret).
+fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => {
+            let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+            format!("{}://{}{port}{}", u.scheme(), u.host_str().unwrap_or("?"), u.path())
+        }
+        Err(_) => "(an unreadable URL)".to_owned(),
+    }
 }
 
 /// How the backend is reached, and each call's deadline.
@@ -89,9 +120,11 @@ impl ClientHandler for Listener {
     }
 }
 
-/// A running connection to the backend.
+/// A running connection to the backend, numbered: a call that failed on
+/// it drops this one only, never a newer one.
 struct Connection {
     service: RunningService<RoleClient, Listener>,
+    generation: u64,
 }
 
 /// When the next start may be tried, after how many failures in a row.
@@ -106,6 +139,8 @@ struct Backoff {
 pub struct Upstream {
     command: Command,
     connection: tokio::sync::Mutex<Option<Connection>>,
+    /// The number the next connection gets.
+    generations: std::sync::atomic::AtomicU64,
     backoff: Mutex<Backoff>,
     catalogue: ArcSwap<Catalogue>,
     info: ArcSwap<Option<ServerPeerInfo>>,
@@ -126,6 +161,7 @@ impl Upstream {
         let upstream = Arc::new(Upstream {
             command,
             connection: tokio::sync::Mutex::new(None),
+            generations: std::sync::atomic::AtomicU64::new(0),
             backoff: Mutex::default(),
             catalogue: ArcSwap::from_pointee(Catalogue::new(Vec::new())),
             info: ArcSwap::from_pointee(None),
@@ -138,9 +174,10 @@ impl Upstream {
             while refresh.recv().await.is_some() {
                 let Some(upstream) = weak.upgrade() else { break };
                 match upstream.peer().await {
-                    Ok(peer) => {
+                    Ok((peer, generation)) => {
                         if let Err(e) = upstream.refresh(&peer).await {
-                            tracing::warn!(error = %e, "the backend's tools/list failed; serving the last one");
+                            // Not served on a list it could not read: made again on a later call.
+                            upstream.lost(generation, &e.to_string()).await;
                         }
                     }
                     Err(e) => tracing::warn!(error = %e, "the backend's tools changed but it is not running"),
@@ -150,14 +187,17 @@ impl Upstream {
         Ok(upstream)
     }
 
-    /// The backend, for messages (never its token or headers).
+    /// The backend, for messages an agent may read: the program's name
+    /// (not its arguments) or the URL without user information and query,
+    /// since either may hold a secret.
     pub fn describe(&self) -> String {
         match &self.command.backend {
             Backend::Command(argv) => {
-                let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-                format!("backend `{}`", sanitize::escape(&argv.join(" "), 200))
+                let program = argv.first().map(std::path::Path::new);
+                let name = program.and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned());
+                format!("backend `{}`", sanitize::escape(&name.unwrap_or_default(), 80))
             }
-            Backend::Url { url, .. } => format!("backend {}", sanitize::escape(url, 200)),
+            Backend::Url { url, .. } => format!("backend {}", sanitize::escape(&shown_url(url), 200)),
         }
     }
 
@@ -176,13 +216,13 @@ impl Upstream {
         self.changed.subscribe()
     }
 
-    /// The live connection's peer: the running one, or a new start when
-    /// the last one died and its back-off has passed.
-    pub async fn peer(&self) -> Result<Peer<RoleClient>, UpstreamError> {
+    /// The live connection's peer and its number: the running one, or a
+    /// new start when the last one died and its back-off has passed.
+    async fn peer(&self) -> Result<(Peer<RoleClient>, u64), UpstreamError> {
         let mut connection = self.connection.lock().await;
         if let Some(c) = connection.as_ref() {
             if !c.service.is_closed() && !c.service.peer().is_transport_closed() {
-                return Ok(c.service.peer().clone());
+                return Ok((c.service.peer().clone(), c.generation));
             }
             tracing::warn!(backend = %self.describe(), "the backend exited; restarting it");
             *connection = None;
@@ -196,15 +236,17 @@ impl Upstream {
         }
         match tokio::time::timeout(self.command.timeout.max(Duration::from_secs(10)), self.connect()).await {
             Ok(Ok(c)) => {
-                let peer = c.service.peer().clone();
+                let (peer, generation) = (c.service.peer().clone(), c.generation);
                 *connection = Some(c);
                 drop(connection);
+                // A backend whose tools cannot be read is not served: the
+                // next call starts it again (and reads them again).
                 if let Err(e) = self.refresh(&peer).await {
-                    self.failed(e.to_string());
+                    self.lost(generation, &e.to_string()).await;
                     return Err(e);
                 }
                 *self.backoff.lock().unwrap_or_else(PoisonError::into_inner) = Backoff::default();
-                Ok(peer)
+                Ok((peer, generation))
             }
             Ok(Err(e)) => {
                 self.failed(e.clone());
@@ -258,7 +300,8 @@ impl Upstream {
         };
         self.info.store(Arc::new(service.peer().peer_info().map(|i| (*i).clone())));
         tracing::info!(backend = %self.describe(), "backend started");
-        Ok(Connection { service })
+        let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Connection { service, generation })
     }
 
     /// Reads the backend's tools/list into the catalogue and tells sessions.
@@ -267,9 +310,26 @@ impl Upstream {
             .await
             .map_err(|_| UpstreamError::Timeout(self.command.timeout))?
             .map_err(classify)?;
+        let listed = tools.len();
+        let tools: Vec<rmcp::model::Tool> = tools
+            .into_iter()
+            .filter(|t| serde_json::to_string(&t.input_schema).map_or(0, |s| s.len()) <= MAX_SCHEMA_BYTES)
+            .take(MAX_TOOLS)
+            .collect();
+        if tools.len() < listed {
+            tracing::warn!(
+                listed,
+                kept = tools.len(),
+                "the backend lists more than {MAX_TOOLS} tools or input schemas over {MAX_SCHEMA_BYTES} bytes: those are not served"
+            );
+        }
         let names: Vec<String> = tools.iter().map(|t| sanitize::escape(&t.name, 64)).collect();
         tracing::info!(tools = ?names, "the backend's tools");
-        self.catalogue.store(Arc::new(Catalogue::new(tools)));
+        // Compiling the schemas is CPU work: off the async workers.
+        let catalogue = tokio::task::spawn_blocking(move || Catalogue::new(tools))
+            .await
+            .map_err(|e| UpstreamError::Garbage(format!("reading its tools failed: {e}")))?;
+        self.catalogue.store(Arc::new(catalogue));
         let _ = self.changed.send(());
         Ok(())
     }
@@ -282,42 +342,56 @@ impl Upstream {
         send: impl AsyncFnOnce(Peer<RoleClient>) -> Result<T, ServiceError>,
     ) -> Result<T, rmcp::ErrorData> {
         let unavailable = |e: UpstreamError| rmcp::ErrorData::internal_error(e.to_string(), None);
-        let peer = self.peer().await.map_err(unavailable)?;
-        match tokio::time::timeout(self.command.timeout, send(peer)).await {
+        let deadline = tokio::time::Instant::now() + self.command.timeout;
+        let (peer, generation) = tokio::time::timeout_at(deadline, self.peer())
+            .await
+            .map_err(|_| unavailable(UpstreamError::Timeout(self.command.timeout)))?
+            .map_err(unavailable)?;
+        match tokio::time::timeout_at(deadline, send(peer)).await {
             Err(_) => Err(unavailable(UpstreamError::Timeout(self.command.timeout))),
             Ok(Err(ServiceError::McpError(e))) => Err(e),
-            Ok(Err(e)) => Err(unavailable(classify(e))),
+            Ok(Err(e)) => {
+                let e = classify(e);
+                if matches!(e, UpstreamError::Down(_)) {
+                    self.lost(generation, "its connection failed").await;
+                }
+                Err(unavailable(e))
+            }
             Ok(Ok(answer)) => Ok(answer),
         }
     }
 
-    /// Sends one `tools/call` to the backend under the deadline.
+    /// Sends one `tools/call` to the backend under one deadline for the
+    /// whole call: waiting for a (re)start included.
     pub async fn call(&self, params: CallToolRequestParams) -> Result<CallToolResponse, UpstreamError> {
-        let peer = self.peer().await?;
-        match tokio::time::timeout(self.command.timeout, peer.call_tool_once(params)).await {
-            Err(_) => Err(UpstreamError::Timeout(self.command.timeout)),
+        let deadline = tokio::time::Instant::now() + self.command.timeout;
+        let timeout = UpstreamError::Timeout(self.command.timeout);
+        let (peer, generation) =
+            tokio::time::timeout_at(deadline, self.peer()).await.map_err(|_| timeout.clone())??;
+        match tokio::time::timeout_at(deadline, peer.call_tool_once(params)).await {
+            Err(_) => Err(timeout),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) => {
                 let e = classify(e);
                 if matches!(e, UpstreamError::Down(_)) {
-                    self.lost().await;
+                    self.lost(generation, "its connection failed").await;
                 }
                 Err(e)
             }
         }
     }
 
-    /// Drops the live connection after a call on it failed in transport (an
-    /// HTTP backend gone away): it is connected to again on a later call.
-    /// (Two calls failing at once may drop a connection a third just made:
-    /// that costs one more connect, never a call.)
-    async fn lost(&self) {
+    /// Drops connection number `generation` (when it is still the live
+    /// one) after it failed: in transport (an HTTP backend gone away), or
+    /// its tools could not be read. It is started or connected to again on
+    /// a later call, after the back-off.
+    async fn lost(&self, generation: u64, why: &str) {
         let mut connection = self.connection.lock().await;
-        if connection.is_some() {
-            tracing::warn!(backend = %self.describe(), "the backend's connection failed; connecting again");
+        if connection.as_ref().is_some_and(|c| c.generation == generation) {
+            tracing::warn!(backend = %self.describe(), why, "dropping the backend's connection; it is made again on a later call");
             *connection = None;
             drop(connection);
-            self.failed("its connection failed".into());
+            self.failed(why.to_owned());
         }
     }
 }

@@ -51,8 +51,14 @@ pub struct Vocabulary {
     /// spellings (`edge-types`): a `key=value` with one of these after a
     /// tool name is an argument.
     params: Vec<String>,
-    /// Whether a name holds a digit or `-`: words are read with those too.
-    wide: bool,
+    /// The ASCII bytes a word can hold: letters and `_`, and every other
+    /// byte some tool's name holds (digits, `-`, `.`, `/`, `:`).
+    word: [bool; 128],
+    /// Whether a template (a call with a `<placeholder>`) may show only
+    /// values the agent sent or the result holds: for tools that may
+    /// change state (a proxy's backend's), where a template with one
+    /// placeholder could still be sent and act on the rest.
+    strict_templates: bool,
 }
 
 impl Vocabulary {
@@ -76,8 +82,13 @@ impl Vocabulary {
         params.retain(|p| !p.is_empty());
         params.sort();
         params.dedup();
-        let wide = names.iter().any(|n| n.bytes().any(|b| !(b.is_ascii_alphabetic() || b == b'_')));
-        Vocabulary { names, params, wide }
+        let mut word = [false; 128];
+        for b in (b'a'..=b'z').chain(b'A'..=b'Z').chain([b'_']).chain(names.iter().flat_map(|n| n.bytes())) {
+            if let Some(slot) = word.get_mut(usize::from(b)) {
+                *slot = true;
+            }
+        }
+        Vocabulary { names, params, word, strict_templates: true }
     }
 
     /// Signpost's own tools.
@@ -86,7 +97,8 @@ impl Vocabulary {
         SIGNPOST.get_or_init(|| {
             let schemas: Vec<(&str, Value)> =
                 Tool::ALL.into_iter().map(|t| (t.name(), Value::Object(tools::input_schema(t)))).collect();
-            Vocabulary::new(schemas.iter().map(|(n, s)| (*n, s)))
+            // Signpost's tools only read, and their ids must be known anyway.
+            Vocabulary { strict_templates: false, ..Vocabulary::new(schemas.iter().map(|(n, s)| (*n, s))) }
         })
     }
 
@@ -95,13 +107,37 @@ impl Vocabulary {
         self.names.iter().map(String::as_str).find(|t| t.eq_ignore_ascii_case(word))
     }
 
+    /// The tool a word names, and where its name starts in the word: the
+    /// whole word (less `-`, `.`, `/`, `:` at either end), or a name ending
+    /// it after a separator (`mcp__signpost__describe`, `functions.search`,
+    /// `srv/fs.read`, `x_describe`), longest names first.
+    fn named(&self, word: &str) -> Option<(&str, usize)> {
+        let edge = |c: char| matches!(c, '-' | '.' | '/' | ':');
+        let start = word.len() - word.trim_start_matches(edge).len();
+        let word = word[start..].trim_end_matches(edge);
+        if let Some(name) = self.find(word) {
+            return Some((name, start));
+        }
+        self.names.iter().map(String::as_str).find_map(|name| {
+            let at = word.len().checked_sub(name.len())?;
+            let ends = word.is_char_boundary(at) && word[at..].eq_ignore_ascii_case(name);
+            let after_separator = word[..at].ends_with(['_', '.', '/', ':', '-']);
+            (ends && after_separator).then_some((name, start + at))
+        })
+    }
+
+    /// Whether templates must show only known values (see the field).
+    pub fn strict_templates(&self) -> bool {
+        self.strict_templates
+    }
+
     fn is_param(&self, key: &str) -> bool {
         self.params.iter().any(|p| p.eq_ignore_ascii_case(key))
     }
 
     /// Whether `b` belongs to a word a tool name can be.
     fn word_byte(&self, b: u8) -> bool {
-        b.is_ascii_alphabetic() || b == b'_' || (self.wide && (b.is_ascii_digit() || b == b'-'))
+        self.word.get(usize::from(b)).copied().unwrap_or(false)
     }
 }
 
@@ -130,17 +166,7 @@ pub struct Found {
 /// The tool `name` names, with or without a namespace
 /// (`mcp__signpost__describe`, `functions.describe`, `signpost/describe`).
 pub fn tool_named<'v>(name: &str, vocab: &'v Vocabulary) -> Option<&'v str> {
-    let last = name.rsplit(['.', '/', ':']).next().unwrap_or(name);
-    vocab.find(unqualified(last.trim()))
-}
-
-/// A word without its `__` namespace (`mcp__signpost__describe`: `describe`)
-/// or leading underscores.
-fn unqualified(word: &str) -> &str {
-    match word.as_bytes().windows(2).rposition(|p| p == b"__") {
-        Some(at) => &word[at + 2..],
-        None => word.trim_start_matches('_'),
-    }
+    vocab.named(name.trim()).map(|(tool, _)| tool)
 }
 
 /// Whether a text stands verbatim in the result or in what the agent sent:
@@ -173,8 +199,7 @@ fn may_hold_call(folded: &str, vocab: &Vocabulary) -> Signs {
     let mut signs = Signs { brace: folded.contains('{'), ..Signs::default() };
     for w in words(folded, vocab) {
         let word = &folded[w];
-        let last = unqualified(word);
-        signs.tool |= vocab.find(last).is_some();
+        signs.tool |= vocab.named(word).is_some();
         signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
         signs.program |= word.eq_ignore_ascii_case("signpost");
     }
@@ -338,7 +363,7 @@ fn tool_key_mentions(lower: &str, vocab: &Vocabulary) -> usize {
         let after = lower[word.end..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let Some(value) = after.strip_prefix([':', '=']) else { continue };
         let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-        let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':')));
+        let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-')));
         if tool_named(&value[..end.unwrap_or(value.len())], vocab).is_some() {
             mentions += 1;
         }
@@ -382,13 +407,13 @@ fn tool_words(lower: &str, vocab: &Vocabulary) -> Vec<Range<usize>> {
     let bytes = lower.as_bytes();
     let mut out = Vec::new();
     for word in words(lower, vocab) {
-        // `mcp__signpost__describe`: the part after the last `__`.
-        let name = unqualified(&lower[word.clone()]);
-        let start = word.end - name.len();
+        // `mcp__signpost__describe`: the name that ends the word.
+        let Some((name, at)) = vocab.named(&lower[word.clone()]) else { continue };
+        let (start, end) = (word.start + at, word.start + at + name.len());
         let glued = start > 0 && bytes[start - 1].is_ascii_digit();
-        let after = lower[word.end..].chars().next();
-        if vocab.names.iter().any(|t| t == name) && !glued && !after.is_some_and(char::is_alphanumeric) {
-            out.push(start..word.end);
+        let after = lower[end..].chars().next();
+        if !glued && !after.is_some_and(char::is_alphanumeric) {
+            out.push(start..end);
         }
     }
     out
@@ -581,7 +606,7 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
         .rfind(|(_, c)| !(c.is_ascii() && vocab.word_byte(*c as u8)))
         .map_or(0, |(i, c)| i + c.len_utf8());
     let word = &folded[start..end];
-    let named = vocab.find(unqualified(word)).is_some();
+    let named = vocab.named(word).is_some();
     // A tool name as a word of its own (`mcp__signpost__describe` too).
     let glued = folded[..start].ends_with(|c: char| c.is_alphanumeric());
     (named && !glued).then_some(start..end)

@@ -264,7 +264,8 @@ enum Verdict {
 
 fn verdict(found: &Found, folded: &str, scope: &Scope<'_>) -> Verdict {
     let allowed = found.call.as_ref().is_some_and(|(tool, args)| {
-        is_template(args) || scope.allowed.iter().any(|(t, a)| t.eq_ignore_ascii_case(tool) && a.as_ref() == args)
+        template_allowed(args, scope)
+            || scope.allowed.iter().any(|(t, a)| t.eq_ignore_ascii_case(tool) && a.as_ref() == args)
     });
     if allowed {
         return Verdict::Allowed;
@@ -374,6 +375,27 @@ fn looks_like_hint_line(folded: &str) -> bool {
     };
     let rest = rest.trim_start();
     rest.starts_with([':', '-', '—', '–', '>', '=']) || rest.chars().next().is_some_and(calls::is_arrow)
+}
+
+/// Whether a call with `args` may be shown as a template: it is one
+/// ([`is_template`]), and, for tools that may change state (the
+/// vocabulary's [`Vocabulary::strict_templates`]), every other value in it
+/// stands in what the agent sent or the result holds. A template with one
+/// placeholder can still be sent as it is; then it must not act on
+/// anything the policy made up (`delete_entities {"entityNames": ["Alice",
+/// "<x>"]}` after a result that never named Alice).
+pub fn template_allowed(args: &Map<String, Value>, scope: &Scope<'_>) -> bool {
+    fn known(v: &Value, scope: &Scope<'_>) -> bool {
+        match v {
+            Value::String(s) if s.len() > 2 && s.starts_with('<') && s.ends_with('>') => true,
+            Value::String(s) => s.is_empty() || scope.known.quotes(s),
+            Value::Number(n) => scope.known.quotes(&n.to_string()),
+            Value::Array(items) => items.iter().all(|i| known(i, scope)),
+            Value::Object(fields) => fields.values().all(|f| known(f, scope)),
+            Value::Bool(_) | Value::Null => true,
+        }
+    }
+    is_template(args) && (!scope.vocab.strict_templates() || args.values().all(|v| known(v, scope)))
 }
 
 /// Some argument string, at any depth, is a whole `<placeholder>`: a call

@@ -82,6 +82,7 @@ fn a_tool_and_its_arguments_on_two_lines() {
     assert!(dangling_tool("→ next: describe", Vocabulary::signpost()).is_some());
     assert!(dangling_tool("call \"describe\":", Vocabulary::signpost()).is_some());
     assert!(dangling_tool("describe it", Vocabulary::signpost()).is_none());
+    assert!(dangling_tool("then mcp_signpost_describe", Vocabulary::signpost()).is_some());
     assert!(leading_args("  {\"id\": \"x\"}", Vocabulary::signpost()).is_some());
     assert!(leading_args("(id='x')", Vocabulary::signpost()).is_some());
     assert!(leading_args("id=x", Vocabulary::signpost()).is_some());
