@@ -143,7 +143,7 @@ impl Vocabulary {
 
 /// The program's subcommands besides one per tool: `signpost <a tool or one
 /// of these>` is a shell command ([`is_subcommand`]).
-pub const OTHER_SUBCOMMANDS: [&str; 7] = ["call", "policy", "index", "graph", "canary", "serve", "help"];
+pub const OTHER_SUBCOMMANDS: [&str; 8] = ["call", "policy", "index", "graph", "canary", "serve", "proxy", "help"];
 
 /// Whether `word` is one of the program's subcommands.
 pub fn is_subcommand(word: &str) -> bool {
