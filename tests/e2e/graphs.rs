@@ -344,13 +344,24 @@ fn rust_analyzer() -> Result<PathBuf, String> {
         "rust-src",
     ]));
     // `signpost index` in another test may be installing it at the same
-    // time (rustup then says "detected conflict"): what counts is that it runs.
-    let out = crate::common::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]))?;
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if works(&path) {
-        return Ok(path);
+    // time (rustup then says "detected conflict", and `which` fails until
+    // that install is done): what counts is that it runs, within minutes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    loop {
+        let which =
+            crate::common::toolchain::run_ok(std::process::Command::new("rustup").args(["which", "rust-analyzer"]));
+        if let Ok(out) = &which {
+            let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            if works(&path) {
+                return Ok(path);
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            added?;
+            return which.and_then(|_| Err("rust-analyzer does not run after it was installed".to_owned()));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
     }
-    added.map(|_| path)
 }
 
 /// No response grows past what clients accept (Claude Code caps a tool

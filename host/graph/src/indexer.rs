@@ -160,12 +160,20 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
         Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]),
         "rustup component add",
     );
-    let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     // rustup refuses ("detected conflict") while another process installs
-    // the same component: what counts is that it runs now.
-    if works(&path) {
-        return Ok(path);
+    // the same component: what counts is that it runs, once that install
+    // is done (up to three minutes).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        if out.status.success() && works(&path) {
+            return Ok(path);
+        }
+        if added.is_ok() || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
     }
     added.context("rust-analyzer is missing; install it with `rustup component add rust-analyzer rust-src`")?;
     bail!("rust-analyzer is still not runnable after `rustup component add rust-analyzer`")
