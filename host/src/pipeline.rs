@@ -391,7 +391,7 @@ fn text_of(result: &CallToolResult) -> String {
     }
 }
 
-/// The shapes of a response's actionable hints/// The shapes of a response's actionable hints on `graph`: what the agent's
+/// The shapes of a response's actionable hints on `graph`: what the agent's
 /// next call is judged against. The trail a hint carries (put there by
 /// [`run`]) is not part of the question it asks.
 pub fn offered(response: &Response, graph: &Graph) -> Vec<CallShape> {
