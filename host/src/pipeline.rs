@@ -12,11 +12,10 @@
 //! times out or returns garbage costs the response its hints, never the
 //! result: each policy step has a host fallback.
 
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
-use rmcp::model::CallToolResult;
-
 use crate::policy::{self, Stats};
 use crate::proxy::{Catalogue, UpstreamError};
 use crate::response::Response;

@@ -27,8 +27,8 @@ use crate::proxy::Upstream;
 use crate::service::Signpost;
 use crate::session::SessionContext;
 use crate::tools::{self, UnknownTool};
-use crate::trails::Owner;
 use crate::trails::carry::TRAIL_ARG;
+use crate::trails::{Opened, Owner};
 
 const INSTRUCTIONS: &str = "Signpost serves a code graph. Start with resolve (a name) or search (words) to \
 get 40-hex ids, then describe an id or walk its neighbors. Every result carries `hints`: actionable ones are \
@@ -292,13 +292,8 @@ impl ServerHandler for Handler {
             request.name.parse().map_err(|e: UnknownTool| McpError::invalid_params(e.to_string(), None))?;
         let mut args = request.arguments.unwrap_or_default();
         // The trail is the host's: neither the tool nor the policy sees it.
-        // stdio is one session; over HTTP, a request in a session names it
-        // (a sessionless, 2026-07-28 request does not).
-        let parts = context.extensions.get::<axum::http::request::Parts>();
-        let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
-        let own = in_session.then(|| self.own.clone());
+        let opened = self.open_trail(args.remove(TRAIL_ARG), &context).await;
         let trails = self.signpost.trails();
-        let opened = trails.open(args.remove(TRAIL_ARG), owner_of(&context), own).await;
         // The call blocks (policy calls are synchronous, bounded by their
         // deadline, and WASI host functions block on the runtime): run it in
         // place, handing this worker's other tasks to another thread, rather
@@ -330,6 +325,17 @@ impl ServerHandler for Handler {
 }
 
 impl Handler {
+    /// The session a call runs on: the trail it `sent`, else this MCP
+    /// session's own (stdio is one session; over HTTP, a request in a
+    /// session names it), else (a sessionless, 2026-07-28 request) a new
+    /// trail.
+    async fn open_trail(&self, sent: Option<serde_json::Value>, context: &RequestContext<RoleServer>) -> Opened {
+        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
+        let own = in_session.then(|| self.own.clone());
+        self.signpost.trails().open(sent, owner_of(context), own).await
+    }
+
     /// A proxy's tool call ([`crate::proxy`]): a tool the backend lists,
     /// sent to it through the pipeline on the call's session, as
     /// [`ServerHandler::call_tool`] runs Signpost's own.
@@ -352,13 +358,10 @@ impl Handler {
             ));
         }
         let mut args = request.arguments.take().unwrap_or_default();
-        let parts = context.extensions.get::<axum::http::request::Parts>();
-        let in_session = parts.is_none_or(|p| p.headers.contains_key("mcp-session-id"));
-        let own = in_session.then(|| self.own.clone());
-        let trails = self.signpost.trails();
         // The trail is Signpost's, unless the backend's tool has an argument of that name.
         let sent_trail = if catalogue.threads_trail(&request.name) { args.remove(TRAIL_ARG) } else { None };
-        let opened = trails.open(sent_trail, owner_of(&context), own).await;
+        let opened = self.open_trail(sent_trail, &context).await;
+        let trails = self.signpost.trails();
         request.arguments = Some(args);
         let tool = request.name.to_string();
         let signpost = &self.signpost;
