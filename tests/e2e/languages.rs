@@ -484,7 +484,8 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     let tools = signpost::graph::indexer::tools_dir().display().to_string();
     let (d, c) = (dir.display().to_string(), cache.display().to_string());
     let env = [("XDG_CACHE_HOME", c.as_str()), ("SIGNPOST_TOOLS_DIR", tools.as_str())];
-    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
+    // Its stderr shows why, should scip-python's pass fail.
+    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::inherit()).await;
 
     // The Python project is served at once, read by the built-in indexer
     // (inferred edges), and by scip-python's index (exact ones) when

@@ -181,17 +181,40 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
 
 /// An npm-distributed indexer: on PATH, in signpost's tools directory, or
 /// installed there with npm.
+///
+/// Each package has a prefix of its own (`TOOLS/<package>@<version>/`), so
+/// installing one never rearranges another's `node_modules` under an
+/// indexer that runs from it; and installs take a lock file beside it
+/// (another process installing the same package is waited for, then its
+/// install is used), so servers and `signpost index` runs started together
+/// on a machine's first use do not run npm over each other.
 fn npm_tool(bin: &str, package: &str) -> anyhow::Result<PathBuf> {
     if let Some(p) = on_path(bin) {
         return Ok(p);
     }
-    let dir = tools_dir();
+    let tools = tools_dir();
+    let dir = tools.join(package.trim_start_matches('@').replace('/', "+"));
     let local = dir.join("node_modules").join(".bin").join(bin);
     if local.is_file() {
         return Ok(local);
     }
     if on_path("npm").is_none() {
         bail!("{bin} is missing and npm is not installed; install Node.js, then run `npm install -g {package}`");
+    }
+    std::fs::create_dir_all(&tools).with_context(|| format!("creating {}", tools.display()))?;
+    let lock_path = tools.join(format!(".{}.lock", package.trim_start_matches('@').replace('/', "+")));
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    if lock.try_lock().is_err() {
+        eprintln!("waiting for another process installing {package} into {}", dir.display());
+        lock.lock().with_context(|| format!("locking {}", lock_path.display()))?;
+    }
+    if local.is_file() {
+        return Ok(local);
     }
     eprintln!("installing {package} into {}", dir.display());
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -203,6 +226,7 @@ fn npm_tool(bin: &str, package: &str) -> anyhow::Result<PathBuf> {
         &format!("npm install {package}"),
     )
     .with_context(|| format!("{bin} is missing; install it with `npm install -g {package}`"))?;
+    drop(lock);
     if !local.is_file() {
         bail!("npm installed {package} but {} is not there", local.display());
     }
