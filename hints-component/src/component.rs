@@ -8,7 +8,7 @@ use exports::signpost::policy::policy::Guest;
 use signpost::policy::types as wit;
 
 wit_bindgen::generate!({
-    path: "../wit",
+    path: "../wit/0.1.0",
     world: "hints",
 });
 

@@ -308,8 +308,9 @@ impl LivePolicy {
         let stats = current.stats();
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         json!({
-            "accepts": crate::policy::POLICY_INTERFACE,
+            "accepts": crate::policy::Interface::ALL.map(|i| i.name()),
             "active": {
+                "interface": current.interface().name(),
                 "name": id.name,
                 "version": id.version,
                 "sha256": id.sha256,
@@ -340,6 +341,7 @@ impl LivePolicy {
                 "hints_dropped": n(&stats.hints_dropped),
                 "instances_recycled_for_memory": n(&stats.recycled_for_memory),
                 "coercions_refused": n(&stats.coercions_refused),
+                "calls_held": n(&stats.calls_held),
                 "instances_created": n(&stats.instances),
                 "idle_instances": current.idle_instances(),
             },

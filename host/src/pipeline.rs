@@ -17,9 +17,10 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::policy::{self, Stats};
-use crate::proxy::{Catalogue, UpstreamError};
+use crate::proxy::{Catalogue, Shown, UpstreamError};
 use crate::response::Response;
 use crate::sanitize::{self, Allowed, Known, Scope, Vocabulary};
+use crate::session::{self, Memory};
 use crate::tools::{self, CallShape, ErrorKind, HintOut, IdCoercer, IdParam, StrictIds, Tool, ToolError};
 use crate::trails::carry;
 use crate::validate::{self, HintValidator};
@@ -75,12 +76,15 @@ pub struct Asker<'a> {
     pub session: &'a policy::Session,
     /// The trail handle ([`crate::trails`]).
     pub trail: Option<&'a str>,
+    /// What the host remembers of the session for a proxy's calls (values
+    /// shown, calls held once); none outside a live session.
+    pub memory: Option<&'a Memory>,
 }
 
 impl<'a> Asker<'a> {
-    /// A session that is no trail.
+    /// A session that is no trail, with nothing remembered beside its history.
     pub fn session(session: &'a policy::Session) -> Self {
-        Asker { session, trail: None }
+        Asker { session, trail: None, memory: None }
     }
 }
 
@@ -95,10 +99,14 @@ pub fn run(
     asker: Asker<'_>,
     findings: &mut Findings,
 ) -> Response {
-    let Asker { session, trail } = asker;
+    let Asker { session, trail, .. } = asker;
     let call = policy::Call { tool: tool.name().to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
-    let hints = prerequisites(lease, &call, session, findings);
+    lease.tell(tools::tool_set());
+    let policy::BeforeCall { hints, hold } = prerequisites(lease, &call, session, findings);
+    if hold.is_some() {
+        findings.note(|| format!("prerequisites asked to hold `{}`, which changes no state (not held)", tool.name()));
+    }
     let mut shape = None;
     let outcome = {
         let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
@@ -167,16 +175,17 @@ fn advise(
     }
 }
 
-/// The policy's prerequisites for a call about to run (none if it faults).
+/// The policy's prerequisites for a call about to run, and whether it asks
+/// to hold it (neither if it faults).
 fn prerequisites(
     lease: &mut policy::Lease<'_>,
     call: &policy::Call,
     session: &policy::Session,
     findings: &mut Findings,
-) -> Vec<policy::Hint> {
+) -> policy::BeforeCall {
     lease.prerequisites(call, session).unwrap_or_else(|fault| {
         findings.note(|| format!("prerequisites: {fault}"));
-        Vec::new()
+        policy::BeforeCall { hints: Vec::new(), hold: None }
     })
 }
 
@@ -299,18 +308,26 @@ fn finish(
         shape,
         hints: valid,
         backend: None,
+        held: None,
     }
 }
 
 /// One call forwarded to a proxy's backend ([`crate::proxy`]): the
 /// policy's prerequisites, the call itself (`send`), the policy's advice
 /// with its hints kept only when they name a tool the backend lists with
-/// arguments its input schema accepts, and the sanitiser over the text with
-/// the backend's tools (and Signpost's) as the calls it reads. The
-/// backend's own result reaches the agent as the backend sent it
-/// ([`Response::backend`]); the policy reads it as the `success` outcome
-/// (`content` and `structuredContent`), or as a failure: a result with
-/// `isError`, or no result at all (a timeout, a backend that is down).
+/// arguments its input schema accepts (and, at the arguments the policy
+/// declared references, only values the agent was shown: [`Shown`]), and
+/// the sanitiser over the text with the backend's tools (and Signpost's)
+/// as the calls it reads. The backend's own result reaches the agent as
+/// the backend sent it ([`Response::backend`]); the policy reads it as the
+/// `success` outcome (`content` and `structuredContent`), or as a failure:
+/// a result with `isError`, or no result at all (a timeout, a backend that
+/// is down).
+///
+/// A 0.2.0 policy may hold a call to a tool that changes state once per
+/// session: `send` is then never awaited, and the agent is told why, what
+/// to do first, and that the same call sent again proceeds, which it does
+/// ([`held`]).
 ///
 /// The call is awaited on the runtime; the policy's steps around it run in
 /// place ([`in_place`]).
@@ -324,9 +341,103 @@ pub async fn forward(
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
-    let hints = in_place(|| prerequisites(lease, &call, asker.session, findings));
+    lease.tell(catalogue.tool_set());
+    let (before, rules) = in_place(|| (prerequisites(lease, &call, asker.session, findings), lease.rules()));
+    let policy::BeforeCall { hints, hold } = before;
+    if let Some(reason) = hold {
+        let digest = session::call_digest(tool, args);
+        if !rules.changes_state(catalogue.tool_set(), tool) {
+            findings.note(|| {
+                format!(
+                    "prerequisites asked to hold `{}`, which changes no state (not held)",
+                    sanitize::escape(tool, 80)
+                )
+            });
+        } else if asker.memory.is_some_and(|m| m.held.contains(&digest)) {
+            // Held once already: it goes through, whatever the policy asks.
+        } else {
+            let hold = Hold { reason, digest, hints };
+            return in_place(|| held(catalogue, lease, &call, args, hold, &rules, asker, findings));
+        }
+    }
     let sent = send.await;
-    in_place(|| answer(catalogue, lease, &call, args, hints, sent, asker, findings))
+    in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings))
+}
+
+/// A call the policy asked to hold: why, its identity, and the
+/// prerequisites' hints.
+struct Hold {
+    reason: String,
+    digest: u64,
+    hints: Vec<policy::Hint>,
+}
+
+/// The state tag of a held call's response.
+pub const HELD_TAG: &str = "held";
+
+/// The response to a held call, not sent: the host's advice (state tag
+/// [`HELD_TAG`], the policy's reason, its prerequisite hints validated, and
+/// the call itself as the hint that proceeds), rendered by the policy and
+/// cleaned like any text. An error result (nothing was done), remembered
+/// in the session ([`Response::held`]) so the same call sent again goes
+/// through.
+#[allow(clippy::too_many_arguments)]
+fn held(
+    catalogue: &Catalogue,
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    args: &Map<String, Value>,
+    hold: Hold,
+    rules: &policy::Rules,
+    asker: Asker<'_>,
+    findings: &mut Findings,
+) -> Response {
+    let Hold { reason, digest, mut hints } = hold;
+    let reason = match sanitize::line(&reason, MAX_LINE) {
+        r if r.trim().is_empty() => "the policy asks for another step first".to_owned(),
+        r => r,
+    };
+    let repeat = "send the same call again to proceed: it is not held twice";
+    hints.push(policy::Hint {
+        tool: call.tool.clone(),
+        args: call.args.clone(),
+        actionable: true,
+        reason: repeat.into(),
+    });
+    let shown = Shown { rules, sent: args, result: None, memory: asker.memory };
+    let mut filtered = catalogue.filter(hints, &shown, |why| findings.note(|| format!("invalid hint: {why}")));
+    if asker.trail.is_some() {
+        carry::stand_in(&mut filtered.hints);
+    }
+    let stats = lease.policy().stats();
+    Stats::add(&stats.calls_held, 1);
+    Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
+    Stats::add(&stats.hints_dropped, filtered.dropped);
+    let advice = policy::Advice {
+        state_tag: HELD_TAG.into(),
+        summary: format!("{} was not sent: {reason}", call.tool),
+        details: vec![
+            "Nothing was changed. Sending the same call again proceeds: a call is held at most once.".to_owned(),
+        ],
+        hints: validate::to_wit(&filtered.hints),
+        ask_user: None,
+    };
+    let text = match lease.render(call, &advice) {
+        Ok(text) if !text.trim().is_empty() => text,
+        Ok(_) => fallback_render(&advice),
+        Err(fault) => {
+            findings.note(|| format!("render: {fault}"));
+            fallback_render(&advice)
+        }
+    };
+    let message =
+        format!("Not sent: the hint policy held this call once ({reason}). Send the same call again to proceed.");
+    let outcome = Err(ToolError { kind: ErrorKind::BadArgument, message, example: None });
+    let said = Said { tool: &call.tool, outcome, text, state_tag: HELD_TAG.into(), hints: filtered.hints };
+    let known = known_in(None, args, asker.session);
+    let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
+    response.held = Some(digest);
+    response
 }
 
 /// Blocking work (policy calls: synchronous, bounded by their deadline,
@@ -347,6 +458,7 @@ fn answer(
     call: &policy::Call,
     args: &Map<String, Value>,
     hints: Vec<policy::Hint>,
+    rules: &policy::Rules,
     sent: Result<CallToolResult, UpstreamError>,
     asker: Asker<'_>,
     findings: &mut Findings,
@@ -359,8 +471,9 @@ fn answer(
         }
         Err(e) => Err(ToolError { kind: ErrorKind::Internal, message: e.to_string(), example: None }),
     };
+    let shown = Shown { rules, sent: args, result: sent.as_ref().ok(), memory: asker.memory };
     let check = |hints, findings: &mut Findings| {
-        catalogue.filter(hints, |why| findings.note(|| format!("invalid hint: {why}")))
+        catalogue.filter(hints, &shown, |why| findings.note(|| format!("invalid hint: {why}")))
     };
     let (valid, text, state_tag) = advise(lease, call, &outcome, hints, asker, check, findings);
     let said = Said { tool: &call.tool, outcome, text, state_tag, hints: valid };
@@ -621,6 +734,7 @@ mod tests {
             shape: None,
             hints,
             backend: None,
+            held: None,
         };
         let plain = offered(&response(vec![hint(json!({"id": id}))]), &graph);
         let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), &graph);

@@ -26,4 +26,7 @@ pub struct Response {
     /// A forwarded call's result, as the proxy's backend sent it: the agent
     /// gets its content, then `text` ([`crate::pipeline::forward`]).
     pub backend: Option<Box<rmcp::model::CallToolResult>>,
+    /// The digest of a call the policy held once instead of sending it
+    /// ([`crate::session::call_digest`]): sent again, it goes through.
+    pub held: Option<u64>,
 }

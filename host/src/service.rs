@@ -19,7 +19,7 @@ use crate::live_graph::LiveGraph;
 use crate::live_policy::LivePolicy;
 use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::pipeline::{self, Asker, Findings};
-use crate::policy::Policy;
+use crate::policy::{Interface, Policy};
 use crate::proxy::{Upstream, UpstreamError};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
@@ -276,7 +276,7 @@ impl Signpost {
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
         let graph = self.graphs.current();
-        let asker = Asker { session: &snapshot, trail: session.handle() };
+        let asker = Asker { session: &snapshot, trail: session.handle(), memory: None };
         let mut response =
             pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
         if tool == Tool::Describe && !response.is_error {
@@ -320,8 +320,10 @@ impl Signpost {
         let (arm, policy) = self.serving(session);
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
+        // Only a 0.2.0 policy declares references or holds calls.
+        let memory = (policy.interface() >= Interface::V0_2).then(|| session.memory());
         let catalogue = upstream.catalogue();
-        let asker = Asker { session: &snapshot, trail: session.handle() };
+        let asker = Asker { session: &snapshot, trail: session.handle(), memory: memory.as_ref() };
         let tool = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
         let send = async {

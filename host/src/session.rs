@@ -106,9 +106,24 @@ impl SessionContext {
         }
     }
 
-    /// Records a finished call.
+    /// What the host remembers beside the history the policy reads: the
+    /// values a proxy's results showed, and the calls held once.
+    pub fn memory(&self) -> Memory {
+        let h = self.history();
+        Memory { values: h.values.iter().cloned().collect(), held: h.held.iter().copied().collect() }
+    }
+
+    /// Records a finished call (and, for a proxy's call, the values its
+    /// result showed, or that it was held).
     pub fn record(&self, tool: &str, response: &Response) {
-        self.history().apply(PastCall::of(tool, response));
+        let mut h = self.history();
+        h.apply(PastCall::of(tool, response));
+        if let Some(digest) = response.held {
+            h.hold(digest);
+        }
+        if let Some(result) = response.backend.as_deref().filter(|_| !response.is_error) {
+            h.shown(shown_values(result));
+        }
     }
 
     /// Records ids the agent came by outside this session as seen (a
@@ -131,6 +146,25 @@ pub const MAX_RECENT: usize = 16;
 pub const MAX_SEEN: usize = 512;
 /// Most ids taken from one result.
 pub const MAX_IDS_PER_CALL: usize = 64;
+/// Most values of a proxy's results remembered.
+pub const MAX_VALUES: usize = 512;
+/// Most values taken from one result.
+pub const MAX_VALUES_PER_CALL: usize = 128;
+/// Longest value remembered, in bytes (longer ones are no names).
+pub const MAX_VALUE_BYTES: usize = 200;
+/// Most held calls remembered (one forgotten may be held once more).
+pub const MAX_HELD: usize = 64;
+
+/// What the host remembers of a session for a proxy's calls: the values
+/// its results showed (what a hint's references may carry) and the calls
+/// held once (which go through when sent again).
+#[derive(Debug, Clone, Default)]
+pub struct Memory {
+    /// Values shown, most recent last.
+    pub values: Vec<String>,
+    /// Digests of the calls held ([`call_digest`]).
+    pub held: Vec<u64>,
+}
 
 /// One remembered call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,6 +191,12 @@ pub struct History {
     call_count: u32,
     recent: VecDeque<PastCall>,
     seen: VecDeque<String>,
+    /// Values a proxy's results showed ([`Memory`]).
+    #[serde(default)]
+    values: VecDeque<String>,
+    /// Calls held once ([`Memory`]).
+    #[serde(default)]
+    held: VecDeque<u64>,
 }
 
 impl History {
@@ -201,6 +241,32 @@ impl History {
         }
     }
 
+    /// Remembers that the call `digest` was held once.
+    pub fn hold(&mut self, digest: u64) {
+        if !self.held.contains(&digest) {
+            if self.held.len() == MAX_HELD {
+                self.held.pop_front();
+            }
+            self.held.push_back(digest);
+        }
+    }
+
+    /// Remembers values a result showed, most recent last.
+    pub fn shown(&mut self, values: Vec<String>) {
+        for value in values.into_iter().take(MAX_VALUES_PER_CALL) {
+            if value.is_empty() || value.len() > MAX_VALUE_BYTES {
+                continue;
+            }
+            if let Some(pos) = self.values.iter().position(|v| *v == value) {
+                self.values.remove(pos);
+            }
+            if self.values.len() == MAX_VALUES {
+                self.values.pop_front();
+            }
+            self.values.push_back(value);
+        }
+    }
+
     /// Within this build's bounds, whatever it was read from (a shared
     /// store another build wrote): the newest calls and ids kept, and only
     /// what reads as an id.
@@ -212,6 +278,13 @@ impl History {
             self.seen.pop_front();
         }
         self.seen.retain(|id| is_id(id));
+        self.values.retain(|v| !v.is_empty() && v.len() <= MAX_VALUE_BYTES);
+        while self.values.len() > MAX_VALUES {
+            self.values.pop_front();
+        }
+        while self.held.len() > MAX_HELD {
+            self.held.pop_front();
+        }
         for call in &mut self.recent {
             call.ids.retain(|id| is_id(id));
             call.ids.truncate(MAX_IDS_PER_CALL);
@@ -254,6 +327,86 @@ pub fn result_ids(result: &Value) -> Vec<String> {
     out
 }
 
+/// The values a proxy's result shows, as a later hint may carry them: the
+/// strings of its structured content, and of each text block, the strings
+/// of the JSON it holds or else its words; at most
+/// [`MAX_VALUES_PER_CALL`], each at most [`MAX_VALUE_BYTES`].
+pub fn shown_values(result: &rmcp::model::CallToolResult) -> Vec<String> {
+    fn strings(v: &Value, out: &mut Vec<String>, depth: u8) {
+        if out.len() >= MAX_VALUES_PER_CALL || depth > 16 {
+            return;
+        }
+        match v {
+            Value::String(s) if !s.is_empty() && s.len() <= MAX_VALUE_BYTES => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|i| strings(i, out, depth + 1)),
+            Value::Object(map) => map.values().for_each(|i| strings(i, out, depth + 1)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(structured) = &result.structured_content {
+        strings(structured, &mut out, 0);
+    }
+    for text in result.content.iter().filter_map(|c| c.as_text()) {
+        match serde_json::from_str::<Value>(&text.text) {
+            Ok(json @ (Value::Object(_) | Value::Array(_))) => strings(&json, &mut out, 0),
+            _ => out.extend(words(&text.text).map(str::to_owned)),
+        }
+    }
+    out.truncate(MAX_VALUES_PER_CALL);
+    out
+}
+
+/// The words of plain text as names may stand in it: split at white space,
+/// quotes and brackets, trailing punctuation off.
+pub fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c))
+        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+        .filter(|w| !w.is_empty() && w.len() <= MAX_VALUE_BYTES)
+}
+
+/// A call's identity for holding it once: the tool and its arguments, with
+/// object members in sorted order (the same call sent with its members in
+/// another order is the same call). Stable across processes and replicas.
+pub fn call_digest(tool: &str, args: &serde_json::Map<String, Value>) -> u64 {
+    use sha2::{Digest, Sha256};
+    fn canonical(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    canonical(&map[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    canonical(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut text = String::new();
+    canonical(&Value::Object(args.clone()), &mut text);
+    let digest = Sha256::new().chain_update(tool.as_bytes()).chain_update([0]).chain_update(text.as_bytes()).finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,5 +431,44 @@ mod tests {
         let b = "b".repeat(40);
         let r = json!({"results": [{"origin": a, "other": {"id": b}}], "hints": [{"args": {"id": "c".repeat(40)}}]});
         assert_eq!(result_ids(&r), vec![a, b]);
+    }
+
+    #[test]
+    fn a_call_is_the_same_whatever_the_order_of_its_members() {
+        let a = json!({"entities": [{"name": "Alice", "entityType": "person"}], "x": 1});
+        let b = json!({"x": 1, "entities": [{"entityType": "person", "name": "Alice"}]});
+        let c = json!({"x": 1, "entities": [{"entityType": "person", "name": "Alicia"}]});
+        let digest = |v: &Value| call_digest("create_entities", v.as_object().expect("object"));
+        assert_eq!(digest(&a), digest(&b));
+        assert_ne!(digest(&a), digest(&c));
+        assert_ne!(digest(&a), call_digest("delete_entities", a.as_object().expect("object")));
+    }
+
+    #[test]
+    fn values_shown_are_bounded_and_held_calls_remembered() {
+        let mut h = History::default();
+        h.shown((0..2000).map(|i| format!("v{i}")).chain(["x".repeat(MAX_VALUE_BYTES + 1)]).collect());
+        assert_eq!(h.values.len(), MAX_VALUES_PER_CALL);
+        for i in 0..10 {
+            h.shown((0..MAX_VALUES_PER_CALL).map(|j| format!("w{i}.{j}")).collect());
+        }
+        assert_eq!(h.values.len(), MAX_VALUES);
+        for d in 0..(MAX_HELD as u64 + 5) {
+            h.hold(d);
+        }
+        assert_eq!(h.held.len(), MAX_HELD);
+        assert!(h.held.contains(&(MAX_HELD as u64 + 4)) && !h.held.contains(&0));
+        let text = serde_json::to_string(&h).expect("serialises");
+        let back: History = serde_json::from_str(&text).expect("reads back");
+        assert_eq!(back, h);
+        // A history an older build stored (no values, no held calls) still reads.
+        let old: History = serde_json::from_str(r#"{"call_count":1,"recent":[],"seen":[]}"#).expect("reads");
+        assert_eq!(old.call_count(), 1);
+    }
+
+    #[test]
+    fn words_of_plain_text() {
+        let w: Vec<&str> = words("On branch main. Changes: modified:   src/main.rs (\"quoted\")").collect();
+        assert_eq!(w, ["On", "branch", "main", "Changes", "modified", "src/main.rs", "quoted"]);
     }
 }

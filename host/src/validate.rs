@@ -65,6 +65,19 @@ pub enum Rejection {
         /// The tool's own error, escaped.
         why: String,
     },
+    /// A value at an argument the policy declared a reference
+    /// (`tool-rules.references`) that the agent was not shown.
+    #[error(
+        "{tool}: `{value}` at `{path}` names something the agent was not shown (not in what it sent, the result or its session's recent results)"
+    )]
+    Unshown {
+        /// The tool.
+        tool: String,
+        /// The reference path.
+        path: String,
+        /// The value, escaped.
+        value: String,
+    },
 }
 
 /// Compiled input schemas of the five tools.

@@ -9,6 +9,8 @@ like any server, then misbehaves on `tools/call` as its argument says:
   exit      exits on the first call (the proxy restarts it; it counts its
             starts in the file named by ROGUE_STARTS);
   echo      answers properly (the text back).
+Each call's text is appended to the file named by ROGUE_CALLS, if set (a
+test sees what reached the backend).
 """
 import json
 import os
@@ -16,6 +18,7 @@ import sys
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "echo"
 starts = os.environ.get("ROGUE_STARTS")
+calls = os.environ.get("ROGUE_CALLS")
 if starts:
     with open(starts, "a") as f:
         f.write("start\n")
@@ -48,6 +51,9 @@ for line in sys.stdin:
         }]}})
     elif method == "tools/call":
         text = request["params"].get("arguments", {}).get("text", "")
+        if calls:
+            with open(calls, "a") as f:
+                f.write(json.dumps(text) + "\n")
         if mode == "hang":
             continue
         if mode == "garbage":

@@ -65,7 +65,7 @@ async fn bad_candidates_leave_the_previous_policy_serving() {
     let empty_component = wat::parse_str("(component)").unwrap_or_default();
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
         ("corrupt", b"\x00asm\x0d\x00\x01\x00 truncated".to_vec(), "not a valid WebAssembly component"),
-        ("incompatible", empty_component, "does not implement signpost:policy/policy@0.1.0"),
+        ("incompatible", empty_component, "implements no policy interface this host serves"),
         ("fails self-check", read(GARBAGE_POLICY), "self-check failed"),
     ];
     for (label, bytes, needle) in cases {

@@ -154,7 +154,7 @@ fn probes() -> Probes {
         let call = policy::Call { tool: tool.into(), args: args.to_string() };
         for session in &sessions {
             p.calls.push(json!({"fn": "prerequisites", "args": [call_json(&call), session_json(session)]}));
-            p.expected.push(hints_json(&answered(lease.prerequisites(&call, session))));
+            p.expected.push(hints_json(&answered(lease.prerequisites(&call, session)).hints));
             let advice = answered(lease.advise(&call, &outcome, session));
             p.calls.push(
                 json!({"fn": "advise", "args": [call_json(&call), outcome_json(&outcome), session_json(session)]}),

@@ -15,7 +15,6 @@ use crate::common::swap::{Scratch, active, read};
 use crate::common::toolchain;
 use crate::common::{Client, DEFAULT_POLICY, STRICT_POLICY, run_cli};
 
-const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 const CARGO_COMPONENT: &str = "cargo-component@0.21.1";
 
 fn repo() -> PathBuf {
@@ -25,21 +24,8 @@ fn repo() -> PathBuf {
 /// Builds `tests/policies/python` with its own script; the component's path,
 /// or `None` when componentize-py cannot be installed (see [`toolchain::require`]).
 fn build_python_policy() -> Option<PathBuf> {
-    let tools = toolchain::require(COMPONENTIZE_PY, toolchain::pip("componentize-py", &[COMPONENTIZE_PY]))?;
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trail.wasm");
-    let path = std::env::join_paths(
-        std::iter::once(tools.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap_or_else(|e| panic!("PATH: {e}"));
-    toolchain::run_ok(
-        Command::new("sh")
-            .arg(repo().join("tests/policies/python/build.sh"))
-            .arg(&out)
-            .env("PATH", path)
-            .env("PYTHONPATH", &tools),
-    )
-    .unwrap_or_else(|e| panic!("building the Python policy: {e}"));
-    Some(out)
+    toolchain::componentize_py(&repo().join("tests/policies/python/build.sh"), &out).then_some(out)
 }
 
 /// Builds `tests/policies/js` with its own script, next to its npm packages
@@ -132,6 +118,7 @@ async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
 
     let report = check(&tour);
     assert!(report.contains("ok: tour 0.1.0 would be accepted"), "{report}");
+    assert!(report.contains("exports  signpost:policy/policy@0.2.0 "), "built from the newest WIT: {report}");
     let (passed, report) = golden(&tour, "tests/policies/cargo-component/cases");
     assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
     let (passed, report) = golden(&tour, "hints-component/cases");
@@ -165,6 +152,8 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     ] {
         let report = check(file);
         assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
+        // Written against 0.1.0, served beside 0.2.0 unchanged.
+        assert!(report.contains("exports  signpost:policy/policy@0.1.0 "), "{report}");
     }
 
     // Each ships golden cases that pin its own behaviour, and only its own.
@@ -189,7 +178,12 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     let status = client.wait_status(wait, |st| active(st) == "trail").await;
     assert_eq!(active(&status), "trail", "{status:#}");
     assert_eq!(status["last_swap"]["result"], "published", "{status:#}");
-    assert_eq!(status["accepts"], "signpost:policy/policy@0.1.0", "the status names the interface it takes");
+    assert_eq!(
+        status["accepts"],
+        json!(["signpost:policy/policy@0.2.0", "signpost:policy/policy@0.1.0"]),
+        "the status names the interfaces it takes"
+    );
+    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.1.0", "{status:#}");
 
     // The Python policy's text, hints and coercion, through the real server.
     let r = client.call_any_policy("describe", json!({"id": ctrl})).await;

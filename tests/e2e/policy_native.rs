@@ -282,7 +282,8 @@ mod component_agrees_with_native {
                 let text = lease.render(&call, &wasm).unwrap_or_else(|e| panic!("{e}"));
                 assert_eq!(text, signpost_hints::render::render(&native_call, &native), "{tool} {args}");
                 let prereq = lease.prerequisites(&call, &to_wit_session(session)).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(prereq.len(), signpost_hints::advise::prerequisites(&native_call, session).len());
+                assert_eq!(prereq.hints.len(), signpost_hints::advise::prerequisites(&native_call, session).len());
+                assert_eq!(prereq.hold, None, "a 0.1.0 policy never holds");
             }
         }
     }

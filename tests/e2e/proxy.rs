@@ -326,26 +326,47 @@ async fn a_policy_swaps_live_in_front_of_a_backend_and_no_call_is_lost() {
     client.close().await;
 }
 
-/// The memory policy in front of the memory server: search before you
-/// create, next steps from what was stored; every actionable hint it
-/// offers works when sent back verbatim.
+/// The memory policy (0.2.0) in front of the memory server: a create
+/// before any search is held once (not sent), with the search to make and
+/// the same call to send again; followed verbatim, both work; next steps
+/// come from what was stored.
 #[tokio::test]
-async fn the_memory_policy_teaches_search_before_create_and_its_hints_work() {
+async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
     let Some(backend) = memory_server() else { return };
     let store = temp_dir("proxy-memory-policy");
     let client = proxy(&["--policy", crate::common::MEMORY_POLICY], &backend, &store).await;
+    let status = client.status().await;
+    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.2.0", "{status:#}");
     let ada = json!({"entities": [{"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}]});
 
-    // Created without looking first: the prerequisite says to search.
-    let created = call(&client, "create_entities", ada.clone()).await;
-    let ours = texts(&created).last().cloned().unwrap_or_default();
-    assert!(ours.starts_with("[created]"), "{ours}");
-    let offered = hints(&created);
-    let search = offered.iter().find(|h| h["tool"] == "search_nodes").unwrap_or_else(|| panic!("{offered:?}"));
-    assert_eq!(search["args"], json!({"query": "Ada Lovelace"}));
+    // Created without looking first: held, not sent.
+    let held = call(&client, "create_entities", ada.clone()).await;
+    assert_eq!(held.is_error, Some(true), "nothing was done: {held:?}");
+    let said = texts(&held);
+    assert!(said[0].starts_with("Not sent: the hint policy held this call once"), "{said:?}");
+    let ours = said.last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[held] create_entities was not sent: this session has not looked"), "{ours}");
+    let stored = std::fs::read_to_string(store.join("memory.jsonl")).unwrap_or_default();
+    assert!(!stored.contains("Ada"), "a held call never reaches the backend: {stored}");
+    let offered = hints(&held);
+    let tools: Vec<&str> =
+        offered.iter().filter(|h| h["actionable"] == true).filter_map(|h| h["tool"].as_str()).collect();
+    assert_eq!(tools, ["search_nodes", "create_entities"], "search, then the same call: {offered:?}");
+    assert_eq!(offered[0]["args"], json!({"query": "Ada Lovelace"}));
+    assert_eq!(offered[1]["args"], ada, "the call to send again is the call as sent");
     assert!(ours.contains(r#"→ next: search_nodes {"query":"Ada Lovelace"}"#), "{ours}");
 
+    // Followed verbatim: the search finds nothing; the same call proceeds.
+    let searched = call(&client, "search_nodes", offered[0]["args"].clone()).await;
+    assert!(texts(&searched).last().is_some_and(|t| t.starts_with("[not_found]")), "{searched:?}");
+    let created = call(&client, "create_entities", offered[1]["args"].clone()).await;
+    let ours = texts(&created).last().cloned().unwrap_or_default();
+    assert_ne!(created.is_error, Some(true), "{created:?}");
+    assert!(ours.starts_with("[created]"), "{ours}");
+    assert!(std::fs::read_to_string(store.join("memory.jsonl")).unwrap_or_default().contains("Ada Lovelace"));
+
     // Every actionable hint works as it is.
+    let offered = hints(&created);
     let mut followed = 0;
     for hint in offered.iter().filter(|h| h["actionable"] == true) {
         let tool = hint["tool"].as_str().unwrap_or_default();
@@ -353,9 +374,9 @@ async fn the_memory_policy_teaches_search_before_create_and_its_hints_work() {
         assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
         followed += 1;
     }
-    assert!(followed >= 2, "search_nodes and open_nodes: {offered:?}");
+    assert!(followed >= 1, "open_nodes: {offered:?}");
 
-    // Created again after looking: no prerequisite, and it existed already.
+    // Created again after looking: not held, and it existed already.
     let again = call(&client, "create_entities", ada).await;
     let ours = texts(&again).last().cloned().unwrap_or_default();
     assert!(ours.starts_with("[already_exists]"), "{ours}");
@@ -372,5 +393,86 @@ async fn the_memory_policy_teaches_search_before_create_and_its_hints_work() {
     let ours = texts(&bad).last().cloned().unwrap_or_default();
     assert_eq!(bad.is_error, Some(true));
     assert!(ours.starts_with("[bad_argument]") && ours.contains("entityName"), "{ours}");
+    client.close().await;
+}
+
+/// `signpost proxy` with the 0.2.0 chaos policy in front of `rogue.py
+/// echo`, which writes each call's text to `calls`.
+async fn chaos_v2_echo(calls: &Path) -> Client {
+    let script = repo().join("tests/backends/rogue.py");
+    let policy = crate::common::CHAOS_V2_POLICY;
+    let args = ["proxy", "--policy", policy, "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    Client::spawn_with(&args, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())], Stdio::null()).await
+}
+
+/// A policy that asks to hold every call cannot block an agent: the host
+/// holds a call once, and the same call sent again reaches the backend,
+/// however often the policy asks. The hold's reason passes the sanitiser.
+#[tokio::test]
+async fn a_policy_that_holds_every_call_holds_each_only_once() {
+    let dir = temp_dir("proxy-hold");
+    let calls = dir.join("calls");
+    let client = chaos_v2_echo(&calls).await;
+    let sent = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
+
+    let first = call(&client, "echo", json!({"text": "chaos:hold"})).await;
+    assert_eq!(first.is_error, Some(true), "{first:?}");
+    assert_eq!(sent(), 0, "held: not sent");
+    let meta = first.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert_eq!(meta["signpost/state"], "held", "{meta}");
+    let said = texts(&first).join("\n");
+    assert!(said.contains("chaos holds every call"), "{said}");
+    assert!(!as_read(&said).contains(PAYMENT), "the reason's forged call was cut out: {said}");
+    assert!(!said.contains('\u{202e}'), "{said}");
+    let again = hints(&first);
+    assert!(again.iter().any(|h| h["tool"] == "echo" && h["args"] == json!({"text": "chaos:hold"})), "{again:?}");
+
+    // Sent again: it goes through, and stays through.
+    for round in 1..=3 {
+        let through = call(&client, "echo", json!({"text": "chaos:hold"})).await;
+        assert_ne!(through.is_error, Some(true), "round {round}: {through:?}");
+        assert_eq!(texts(&through).first().map(String::as_str), Some("chaos:hold"));
+        assert_eq!(sent(), round, "round {round}");
+    }
+    // Another call is held once too.
+    let other = call(&client, "echo", json!({"text": "chaos:hold, other"})).await;
+    assert_eq!(other.is_error, Some(true), "{other:?}");
+    assert_eq!(sent(), 3);
+    let other = call(&client, "echo", json!({"text": "chaos:hold, other"})).await;
+    assert_ne!(other.is_error, Some(true), "{other:?}");
+    assert_eq!(sent(), 4);
+    assert_eq!(client.status().await["counters"]["calls_held"], 2);
+    client.close().await;
+}
+
+/// A 0.2.0 policy is told the backend's catalogue, and a hint whose
+/// declared reference carries a value the agent was never shown does not
+/// reach it, while the same hint with the agent's own value does.
+#[tokio::test]
+async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
+    let dir = temp_dir("proxy-references");
+    let client = chaos_v2_echo(&dir.join("calls")).await;
+    let told = call(&client, "echo", json!({"text": "chaos:catalogue"})).await;
+    let ours = texts(&told).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[chaos] told: echo"), "{ours}");
+
+    let invent = call(&client, "echo", json!({"text": "chaos:invent"})).await;
+    let offered = hints(&invent);
+    assert_eq!(offered.len(), 1, "{offered:?}");
+    assert_eq!(offered[0]["args"], json!({"text": "chaos:invent"}), "{offered:?}");
+    let said = texts(&invent).join("\n");
+    assert!(!said.contains("invented-by-chaos"), "{said}");
+    client.close().await;
+}
+
+/// The 0.2.0 chaos policy serving Signpost's own graph: told its five
+/// tools; a hold asked for a read-only tool is not honoured.
+#[tokio::test]
+async fn a_v2_policy_serves_the_graph_and_holds_nothing_there() {
+    let client = Client::spawn(&["--policy", crate::common::CHAOS_V2_POLICY]).await;
+    let told = client.call_any_policy("search", json!({"query": "chaos:catalogue"})).await;
+    assert!(told.text.starts_with("[chaos] told: resolve,describe,find,search,neighbors"), "{}", told.text);
+    let hold = client.call_any_policy("search", json!({"query": "chaos:hold"})).await;
+    assert!(!hold.is_error && hold.text.starts_with("[chaos]"), "{}", hold.text);
     client.close().await;
 }

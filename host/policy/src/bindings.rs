@@ -1,24 +1,84 @@
 //! The one place `bindgen!` runs: host bindings for the `signpost:policy/hints`
-//! world, re-exporting only what the host uses.
+//! world in every version this host serves, re-exporting only what the host
+//! uses.
+//!
+//! 0.2.0 (`wit/policy.wit`) is the contract the host speaks; 0.1.0
+//! (`wit/0.1.0/policy.wit`) is served beside it. Every 0.1.0 type is also a
+//! 0.2.0 type, unchanged, so the 0.1.0 bindings take their types from the
+//! 0.2.0 ones (`with`): a 0.1.0 policy is called with the very values a
+//! 0.2.0 one is, and only the functions 0.2.0 added or changed need an
+//! adapter ([`crate::pool`]).
 #![allow(missing_docs)] // generated code documents itself from the WIT
 
-wasmtime::component::bindgen!({
-    path: "../../wit",
-    world: "hints",
-});
+/// `signpost:policy@0.2.0`.
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "hints",
+    });
+}
 
-pub use self::signpost::policy::types;
+/// `signpost:policy@0.1.0`, its types those of 0.2.0.
+pub mod v0_1 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.1.0",
+        world: "hints",
+        with: {
+            "signpost:policy/types": crate::bindings::v0_2::signpost::policy::types,
+        },
+    });
+}
 
-/// The WIT package version this host implements, as a literal (for
+pub use self::v0_2::signpost::policy::types;
+
+/// The newest WIT package version this host implements, as a literal (for
 /// `concat!`): the one place it is written.
 #[macro_export]
 macro_rules! wit_version {
     () => {
-        "0.1.0"
+        "0.2.0"
     };
 }
 
-/// The WIT package version this host implements.
+/// The newest WIT package version this host implements: the one
+/// `signpost policy wit` writes.
 pub const WIT_VERSION: &str = crate::wit_version!();
-/// The exported interface a policy component must provide.
+
+/// An interface version this host serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Interface {
+    /// `signpost:policy/policy@0.1.0`: no catalogue, no hold.
+    V0_1,
+    /// `signpost:policy/policy@0.2.0`.
+    V0_2,
+}
+
+impl Interface {
+    /// Every version served, newest first.
+    pub const ALL: [Interface; 2] = [Interface::V0_2, Interface::V0_1];
+
+    /// The package version, e.g. `0.2.0`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Interface::V0_1 => "0.1.0",
+            Interface::V0_2 => WIT_VERSION,
+        }
+    }
+
+    /// The exported interface's full name, e.g. `signpost:policy/policy@0.2.0`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::V0_1 => "signpost:policy/policy@0.1.0",
+            Interface::V0_2 => concat!("signpost:policy/policy@", crate::wit_version!()),
+        }
+    }
+}
+
+impl std::fmt::Display for Interface {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The exported interface a new policy provides (the newest).
 pub const POLICY_INTERFACE: &str = concat!("signpost:policy/policy@", crate::wit_version!());

@@ -13,7 +13,8 @@ use wasmtime::{Config, Engine, ResourceLimiter, StoreLimits};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::HintsPre;
+use crate::bindings::{Interface, v0_1, v0_2};
+use crate::pool::Pre;
 use crate::{HostDeadline, Limits, LoadError, TABLE_ELEMENT_BYTES, TICK, cache, text};
 
 /// Builds the component's copy-on-write memory images now rather than at
@@ -235,15 +236,27 @@ impl PolicyEngine {
         self.limits
     }
 
-    /// Compiles (or reads from the cache) and links a policy component:
-    /// whether it came from the cache, and the component ready to
-    /// instantiate. `sha256` names it in the cache.
-    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(HintsPre<HostState>, bool), LoadError> {
+    /// Compiles (or reads from the cache) and links a policy component for
+    /// the newest interface version it exports: whether it came from the
+    /// cache, and the component ready to instantiate. `sha256` names it in
+    /// the cache.
+    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(Pre, bool), LoadError> {
         let (component, from_cache) = self.compile(bytes, sha256)?;
         prepare_memory_images(&component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;
-        let pre = HintsPre::new(pre).map_err(|e| LoadError::World {
-            detail: describe_load_error(&e),
+        let mut tried = Vec::new();
+        for interface in Interface::ALL {
+            let linked = match interface {
+                Interface::V0_2 => v0_2::HintsPre::new(pre.clone()).map(Pre::V0_2),
+                Interface::V0_1 => v0_1::HintsPre::new(pre.clone()).map(Pre::V0_1),
+            };
+            match linked {
+                Ok(linked) => return Ok((linked, from_cache)),
+                Err(e) => tried.push(format!("{interface}: {}", describe_load_error(&e))),
+            }
+        }
+        Err(LoadError::World {
+            detail: tried.join("; "),
             exports: component
                 .component_type()
                 .exports(&self.engine)
@@ -251,8 +264,7 @@ impl PolicyEngine {
                 .map(|(name, _)| text::escape(name, 80))
                 .collect::<Vec<_>>()
                 .join(", "),
-        })?;
-        Ok((pre, from_cache))
+        })
     }
 
     pub(crate) fn deadline_ticks(&self) -> u64 {

@@ -28,6 +28,7 @@ mod bindings;
 mod cache;
 mod engine;
 mod pool;
+pub mod rules;
 pub mod text;
 
 use std::fmt;
@@ -38,15 +39,27 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 
 pub use bindings::types::{
-    Advice, Call, CoercionError, ErrorKind as WitErrorKind, Hint, Outcome, PastCall, PolicyInfo, Session,
-    ToolError as WitToolError,
+    Advice, BeforeCall, Call, CoercionError, ErrorKind as WitErrorKind, Hint, Outcome, PastCall, PolicyInfo, Session,
+    Tool as WitTool, ToolError as WitToolError, ToolRules,
 };
-pub use bindings::{POLICY_INTERFACE, WIT_VERSION};
+pub use bindings::{Interface, POLICY_INTERFACE, WIT_VERSION};
 pub use engine::{HostState, PolicyEngine, WASI_POLL};
 pub use pool::{Lease, Policy};
+pub use rules::{Rules, ToolSet};
 
-/// The WIT package policies implement (`signpost policy wit DIR` writes it).
+/// The WIT package new policies implement, the newest
+/// (`signpost policy wit DIR` writes it).
 pub const WIT: &str = include_str!("../../../wit/policy.wit");
+/// The WIT package of 0.1.0, still served (`signpost policy wit --version 0.1.0 DIR`).
+pub const WIT_0_1: &str = include_str!("../../../wit/0.1.0/policy.wit");
+
+/// The WIT text of a served interface version.
+pub fn wit_of(interface: Interface) -> &'static str {
+    match interface {
+        Interface::V0_1 => WIT_0_1,
+        Interface::V0_2 => WIT,
+    }
+}
 
 /// Calls after which a pooled instance is retired (bounds leaks in a policy).
 pub const MAX_USES: u32 = 10_000;
@@ -90,9 +103,9 @@ pub enum LoadError {
     /// Imports something the sandbox does not provide.
     #[error("the component imports what the sandbox does not grant: {0}")]
     Link(String),
-    /// Does not export the policy interface this host speaks.
+    /// Exports no policy interface version this host serves.
     #[error(
-        "the component does not implement {POLICY_INTERFACE} (this host speaks signpost:policy@{WIT_VERSION}): {detail}; it exports: [{exports}]"
+        "the component implements no policy interface this host serves (signpost:policy/policy@0.2.0 or @0.1.0; new policies: {POLICY_INTERFACE}): {detail}; it exports: [{exports}]"
     )]
     World {
         /// What wasmtime reported.
@@ -169,6 +182,8 @@ pub struct Stats {
     pub coercions_refused: AtomicU64,
     /// Instances created.
     pub instances: AtomicU64,
+    /// Calls held once at the policy's request (a proxy's, 0.2.0).
+    pub calls_held: AtomicU64,
 }
 
 impl Stats {

@@ -2,7 +2,7 @@
 //! which one call of the pipeline runs the policy's functions on one of them.
 
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use wasmtime::component::ResourceTable;
@@ -10,16 +10,46 @@ use wasmtime::{Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
-use crate::bindings::{Hints, HintsPre};
+use crate::bindings::{Interface, types, v0_1, v0_2};
 use crate::engine::Limiter;
+use crate::rules::{Rules, ToolSet};
 use crate::{
-    Advice, Call, CoercionError, Hint, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError, MAX_HOST_RESOURCES,
-    MAX_IDLE, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats, sha256_hex, text,
+    Advice, BeforeCall, Call, CoercionError, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError,
+    MAX_HOST_RESOURCES, MAX_IDLE, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats,
+    sha256_hex, text,
 };
+
+/// A component linked for the interface version it exports.
+pub(crate) enum Pre {
+    V0_1(v0_1::HintsPre<HostState>),
+    V0_2(v0_2::HintsPre<HostState>),
+}
+
+/// One instance, of the version its component exports.
+pub(crate) enum Instance {
+    V0_1(v0_1::Hints),
+    V0_2(v0_2::Hints),
+}
+
+impl Pre {
+    fn interface(&self) -> Interface {
+        match self {
+            Pre::V0_1(_) => Interface::V0_1,
+            Pre::V0_2(_) => Interface::V0_2,
+        }
+    }
+
+    fn instantiate(&self, store: &mut Store<HostState>) -> wasmtime::Result<Instance> {
+        Ok(match self {
+            Pre::V0_1(pre) => Instance::V0_1(pre.instantiate(store)?),
+            Pre::V0_2(pre) => Instance::V0_2(pre.instantiate(store)?),
+        })
+    }
+}
 
 /// A compiled, linked policy component, ready to run.
 pub struct Policy {
-    pub(crate) pre: HintsPre<HostState>,
+    pub(crate) pre: Pre,
     pub(crate) engine: PolicyEngine,
     pub(crate) pool: Mutex<Pool>,
     pub(crate) stats: Stats,
@@ -115,9 +145,12 @@ impl fmt::Debug for Policy {
 
 pub(crate) struct Slot {
     pub(crate) store: Store<HostState>,
-    pub(crate) hints: Hints,
+    pub(crate) instance: Instance,
     pub(crate) uses: u32,
     pub(crate) logged: (usize, usize),
+    /// The catalogue this instance was told (its generation), and the rules
+    /// it declared for it.
+    pub(crate) told: Option<(u64, Arc<Rules>)>,
 }
 
 impl Slot {
@@ -137,18 +170,24 @@ impl Policy {
         &self.stats
     }
 
+    /// The interface version the component exports (the newest this host
+    /// serves, when it exports several).
+    pub fn interface(&self) -> Interface {
+        self.pre.interface()
+    }
+
     /// Checks out the instance that served `session` before (or a new one)
     /// for the calls of one tool call; it goes back to the pool, for that
     /// session only, when the lease is dropped, unless it faulted.
     pub fn lease(&self, session: SessionKey) -> Lease<'_> {
         let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
-        Lease { policy: self, slot, faults: 0, session: Some(session) }
+        Lease { policy: self, slot, faults: 0, session: Some(session), tools: None, rules: Arc::default() }
     }
 
     /// A lease on a new instance that is never pooled: for one-off work
     /// (identity, the self-check, benchmarks of a cold call).
     pub fn cold_lease(&self) -> Lease<'_> {
-        Lease { policy: self, slot: None, faults: 0, session: None }
+        Lease { policy: self, slot: None, faults: 0, session: None, tools: None, rules: Arc::default() }
     }
 
     /// Idle instances kept now (one per recently active session at most).
@@ -185,10 +224,10 @@ impl Policy {
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(self.engine.deadline_ticks());
         Stats::add(&self.stats.instances, 1);
-        let hints = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
+        let instance = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
         let limiter = &mut store.data_mut().limits;
         limiter.initial = limiter.footprint;
-        Ok(Slot { store, hints, uses: 0, logged: (0, 0) })
+        Ok(Slot { store, instance, uses: 0, logged: (0, 0), told: None })
     }
 }
 
@@ -199,6 +238,10 @@ pub struct Lease<'p> {
     pub(crate) faults: u32,
     /// The session whose instance this is; `None` for a cold lease.
     pub(crate) session: Option<SessionKey>,
+    /// The catalogue its instances are told ([`Lease::tell`]).
+    pub(crate) tools: Option<Arc<ToolSet>>,
+    /// The rules the instance declared for it.
+    pub(crate) rules: Arc<Rules>,
 }
 
 impl<'p> Lease<'p> {
@@ -220,10 +263,72 @@ impl<'p> Lease<'p> {
         self.policy
     }
 
+    /// Tells this lease's instances the catalogue they serve: a 0.2.0
+    /// instance is told before its next call, unless it was told this very
+    /// list before ([`ToolSet`]).
+    pub fn tell(&mut self, tools: &Arc<ToolSet>) {
+        self.tools = Some(tools.clone());
+    }
+
+    /// The rules the instance declared for the catalogue it was told
+    /// (telling it now if needed): none for a 0.1.0 policy, for a lease
+    /// that was told no catalogue, or when `catalogue` faulted (counted as
+    /// the lease's fault; the next call gets a new instance).
+    pub fn rules(&mut self) -> Arc<Rules> {
+        match self.ready() {
+            Ok(()) => self.rules.clone(),
+            Err(_) => Arc::default(),
+        }
+    }
+
+    /// An instance in the slot, told the lease's catalogue when it speaks
+    /// 0.2.0 and was not told this one yet.
+    fn ready(&mut self) -> Result<(), PolicyFault> {
+        if self.slot.is_none() {
+            self.slot = Some(self.policy.instantiate().inspect_err(|_| self.faults += 1)?);
+        }
+        let Some(tools) = self.tools.clone() else { return Ok(()) };
+        let Some(slot) = self.slot.as_ref() else { return Ok(()) };
+        if let Some((generation, rules)) = &slot.told
+            && *generation == tools.generation()
+        {
+            self.rules = rules.clone();
+            return Ok(());
+        }
+        if !matches!(slot.instance, Instance::V0_2(_)) {
+            return Ok(());
+        }
+        let answer = self.call("catalogue", |instance, store| match instance {
+            Instance::V0_2(h) => h.signpost_policy_policy().call_catalogue(store, tools.tools()),
+            Instance::V0_1(_) => Ok(Vec::new()),
+        })?;
+        let rules = Arc::new(Rules::read(&tools, answer));
+        for why in rules.skipped() {
+            tracing::debug!(policy = %self.policy.info.name, rule = %why, "policy rule left out");
+        }
+        if let Some(slot) = self.slot.as_mut() {
+            slot.told = Some((tools.generation(), rules.clone()));
+        }
+        self.rules = rules;
+        Ok(())
+    }
+
     pub(crate) fn run<R>(
         &mut self,
         what: &'static str,
-        f: impl FnOnce(&Hints, &mut Store<HostState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PolicyFault> {
+        self.ready()?;
+        self.call(what, f)
+    }
+
+    /// One function call on the slot's instance (a new one if there is
+    /// none), under the deadline; the instance goes back into the slot
+    /// unless it faulted or neared its limits.
+    fn call<R>(
+        &mut self,
+        what: &'static str,
+        f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PolicyFault> {
         let policy = self.policy;
         let mut slot = match self.slot.take() {
@@ -233,7 +338,7 @@ impl<'p> Lease<'p> {
         Stats::add(&policy.stats.calls, 1);
         slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
         slot.store.data_mut().deadline = Instant::now() + policy.engine.limits.timeout;
-        let result = f(&slot.hints, &mut slot.store);
+        let result = f(&slot.instance, &mut slot.store);
         slot.uses += 1;
         drain_output(&mut slot, &policy.info.name);
         match result {
@@ -278,27 +383,45 @@ impl<'p> Lease<'p> {
 
     /// `identity()`.
     pub fn identity(&mut self) -> Result<PolicyInfo, PolicyFault> {
-        self.run("identity", |h, s| h.signpost_policy_policy().call_identity(s))
+        self.call("identity", |instance, s| match instance {
+            Instance::V0_1(h) => h.signpost_policy_policy().call_identity(s),
+            Instance::V0_2(h) => h.signpost_policy_policy().call_identity(s),
+        })
     }
 
     /// `coerce-ids(call, param)`.
     pub fn coerce_ids(&mut self, call: &Call, param: &str) -> Result<Result<Vec<String>, CoercionError>, PolicyFault> {
-        self.run("coerce-ids", |h, s| h.signpost_policy_policy().call_coerce_ids(s, call, param))
+        self.run("coerce-ids", |instance, s| match instance {
+            Instance::V0_1(h) => h.signpost_policy_policy().call_coerce_ids(s, call, param),
+            Instance::V0_2(h) => h.signpost_policy_policy().call_coerce_ids(s, call, param),
+        })
     }
 
-    /// `prerequisites(call, session)`.
-    pub fn prerequisites(&mut self, call: &Call, session: &Session) -> Result<Vec<Hint>, PolicyFault> {
-        self.run("prerequisites", |h, s| h.signpost_policy_policy().call_prerequisites(s, call, session))
+    /// `prerequisites(call, session)`: a 0.1.0 policy's hints never hold.
+    pub fn prerequisites(&mut self, call: &Call, session: &Session) -> Result<BeforeCall, PolicyFault> {
+        self.run("prerequisites", |instance, s| match instance {
+            Instance::V0_1(h) => h
+                .signpost_policy_policy()
+                .call_prerequisites(s, call, session)
+                .map(|hints| types::BeforeCall { hints, hold: None }),
+            Instance::V0_2(h) => h.signpost_policy_policy().call_prerequisites(s, call, session),
+        })
     }
 
     /// `advise(call, outcome, session)`.
     pub fn advise(&mut self, call: &Call, outcome: &Outcome, session: &Session) -> Result<Advice, PolicyFault> {
-        self.run("advise", |h, s| h.signpost_policy_policy().call_advise(s, call, outcome, session))
+        self.run("advise", |instance, s| match instance {
+            Instance::V0_1(h) => h.signpost_policy_policy().call_advise(s, call, outcome, session),
+            Instance::V0_2(h) => h.signpost_policy_policy().call_advise(s, call, outcome, session),
+        })
     }
 
     /// `render(call, advice)`.
     pub fn render(&mut self, call: &Call, advice: &Advice) -> Result<String, PolicyFault> {
-        self.run("render", |h, s| h.signpost_policy_policy().call_render(s, call, advice))
+        self.run("render", |instance, s| match instance {
+            Instance::V0_1(h) => h.signpost_policy_policy().call_render(s, call, advice),
+            Instance::V0_2(h) => h.signpost_policy_policy().call_render(s, call, advice),
+        })
     }
 }
 

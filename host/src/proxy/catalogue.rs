@@ -3,12 +3,15 @@
 //! and parameters read into the sanitiser's [`Vocabulary`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use rmcp::model::Tool;
-use serde_json::Value;
+use rmcp::model::{CallToolResult, Tool};
+use serde_json::{Map, Value};
 
-use crate::policy;
+use crate::policy::rules::Step;
+use crate::policy::{self, Rules, ToolSet};
 use crate::sanitize::{self, Vocabulary};
+use crate::session::Memory;
 use crate::tools::HintOut;
 use crate::trails::carry;
 use crate::validate::{self, Filtered, Rejection};
@@ -27,6 +30,9 @@ pub struct Catalogue {
     vocab: Vocabulary,
     /// Tools with a `trail` argument of their own.
     own_trail: std::collections::HashSet<String>,
+    /// The tools as a 0.2.0 policy is told them: the backend's, without
+    /// the `trail` argument (no policy function sees a trail).
+    set: Arc<ToolSet>,
 }
 
 impl std::fmt::Debug for Catalogue {
@@ -52,6 +58,10 @@ impl Catalogue {
                 }
                 first
             })
+            .collect();
+        let set = ToolSet::new(tools.iter().map(crate::tools::to_wit_tool).collect());
+        let tools: Vec<Tool> = tools
+            .into_iter()
             .map(|t| {
                 // A tool with a `trail` argument of its own keeps it: on
                 // it, Signpost threads no trail.
@@ -84,7 +94,12 @@ impl Catalogue {
         let theirs: Vec<(&str, Value)> =
             tools.iter().map(|t| (t.name.as_ref(), Value::Object((*t.input_schema).clone()))).collect();
         let vocab = Vocabulary::new(theirs.iter().chain(&own).map(|(n, s)| (*n, s)));
-        Catalogue { tools, schemas, vocab, own_trail }
+        Catalogue { tools, schemas, vocab, own_trail, set }
+    }
+
+    /// The tools as a 0.2.0 policy is told them.
+    pub fn tool_set(&self) -> &Arc<ToolSet> {
+        &self.set
     }
 
     /// Whether the `trail` argument of a call to `tool` is Signpost's
@@ -110,8 +125,9 @@ impl Catalogue {
 
     /// Checks one hint: a tool the backend lists, a bounded reason without
     /// a call in it, and for an actionable hint, arguments that validate
-    /// against the tool's input schema.
-    pub fn check(&self, hint: &policy::Hint) -> Result<HintOut, Rejection> {
+    /// against the tool's input schema and carry, at every argument the
+    /// policy declared a reference, only values the agent was shown.
+    pub fn check(&self, hint: &policy::Hint, shown: &Shown<'_>) -> Result<HintOut, Rejection> {
         let tool =
             self.get(&hint.tool).ok_or_else(|| Rejection::UnknownTool { tool: sanitize::escape(&hint.tool, 40) })?;
         let name = tool.name.as_ref();
@@ -126,12 +142,120 @@ impl Catalogue {
             });
         };
         let args = validate::checked(name, hint, Some(schema))?.unwrap_or_default();
+        for path in shown.rules.references(name) {
+            let mut values = Vec::new();
+            if let Some((Step::Key(key), rest)) = path.0.split_first()
+                && let Some(value) = args.get(key)
+            {
+                strings_at(value, rest, &mut values);
+            }
+            if let Some(value) = values.into_iter().find(|v| !shown.holds(v)) {
+                return Err(Rejection::Unshown {
+                    tool: name.to_owned(),
+                    path: sanitize::escape(&path.to_string(), 80),
+                    value: sanitize::escape(value, 80),
+                });
+            }
+        }
         Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason: validate::reason(hint, &self.vocab) })
     }
 
     /// The valid hints of `hints` ([`validate::filter`]'s bounds).
-    pub fn filter(&self, hints: Vec<policy::Hint>, why: impl FnMut(String)) -> Filtered {
-        validate::filter(hints, |hint| self.check(hint), why)
+    pub fn filter(&self, hints: Vec<policy::Hint>, shown: &Shown<'_>, why: impl FnMut(String)) -> Filtered {
+        validate::filter(hints, |hint| self.check(hint, shown), why)
+    }
+}
+
+/// What an agent was shown, for the values a hint's references carry: what
+/// it sent, the result it is answered with, and what its session's recent
+/// results showed ([`Memory`]); with the policy's [`Rules`] saying which
+/// arguments are references.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a> {
+    /// The policy's rules for this catalogue.
+    pub rules: &'a Rules,
+    /// The call's arguments.
+    pub sent: &'a Map<String, Value>,
+    /// The backend's result, when there is one.
+    pub result: Option<&'a CallToolResult>,
+    /// The session's memory.
+    pub memory: Option<&'a Memory>,
+}
+
+impl Shown<'_> {
+    /// Whether `value` is something the agent was shown: a whole word of a
+    /// string it sent or of the result's text, a string of the result's
+    /// structured content, or a value its session's results showed.
+    pub fn holds(&self, value: &str) -> bool {
+        if value.is_empty() {
+            return false;
+        }
+        let mut sent = Vec::new();
+        for v in self.sent.values() {
+            strings_at(v, &[], &mut sent);
+        }
+        if sent.iter().any(|s| has_word(s, value)) {
+            return true;
+        }
+        if let Some(result) = self.result {
+            if result.content.iter().filter_map(|c| c.as_text()).any(|t| has_word(&t.text, value)) {
+                return true;
+            }
+            if let Some(structured) = &result.structured_content {
+                let mut strings = Vec::new();
+                strings_at(structured, &[], &mut strings);
+                if strings.contains(&value) {
+                    return true;
+                }
+            }
+        }
+        self.memory.is_some_and(|m| m.values.iter().any(|v| v == value))
+    }
+}
+
+/// Whether `value` stands in `text` as a whole: not glued to letters,
+/// digits or `_` on either side (`Ali` is not shown by `Alice`). A value
+/// that is JSON-escaped in `text` counts too.
+fn has_word(text: &str, value: &str) -> bool {
+    let glued = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let whole = |text: &str, value: &str| {
+        text.match_indices(value)
+            .any(|(at, _)| !glued(text[..at].chars().next_back()) && !glued(text[at + value.len()..].chars().next()))
+    };
+    if whole(text, value) {
+        return true;
+    }
+    let escaped = Value::String(value.to_owned()).to_string();
+    let escaped = &escaped[1..escaped.len() - 1];
+    escaped != value && whole(text, escaped)
+}
+
+/// The strings at `path` under `value` (every string under what the path
+/// reaches; `*` is any element or member).
+fn strings_at<'v>(value: &'v Value, path: &[Step], out: &mut Vec<&'v str>) {
+    fn all<'v>(value: &'v Value, out: &mut Vec<&'v str>, depth: u8) {
+        if depth > 32 || out.len() > 4096 {
+            return;
+        }
+        match value {
+            Value::String(s) => out.push(s),
+            Value::Array(items) => items.iter().for_each(|i| all(i, out, depth + 1)),
+            Value::Object(map) => map.values().for_each(|i| all(i, out, depth + 1)),
+            _ => {}
+        }
+    }
+    match path.split_first() {
+        None => all(value, out, 0),
+        Some((Step::Key(key), rest)) => {
+            if let Some(next) = value.as_object().and_then(|m| m.get(key)) {
+                strings_at(next, rest, out);
+            }
+        }
+        Some((Step::Any, rest)) => match value {
+            Value::Array(items) => items.iter().for_each(|i| strings_at(i, rest, out)),
+            Value::Object(map) => map.values().for_each(|i| strings_at(i, rest, out)),
+            _ => {}
+        },
     }
 }
 
@@ -148,6 +272,13 @@ mod tests {
         policy::Hint { tool: tool.into(), args: args.to_string(), actionable, reason: "why".into() }
     }
 
+    impl Catalogue {
+        /// `check` with no rules: nothing declared a reference.
+        fn check0(&self, hint: &policy::Hint) -> Result<HintOut, Rejection> {
+            self.check(hint, &Shown { rules: &Rules::default(), sent: &Map::new(), result: None, memory: None })
+        }
+    }
+
     fn catalogue() -> Catalogue {
         Catalogue::new(vec![
             tool(
@@ -161,24 +292,24 @@ mod tests {
     #[test]
     fn hints_must_name_a_listed_tool_and_fit_its_schema() {
         let c = catalogue();
-        assert!(c.check(&hint("search_nodes", json!({"query": "Alice"}), true)).is_ok());
-        assert!(matches!(c.check(&hint("create_entities", json!({}), true)), Err(Rejection::UnknownTool { .. })));
-        assert!(matches!(c.check(&hint("search_nodes", json!({}), true)), Err(Rejection::Schema { .. })));
-        assert!(matches!(c.check(&hint("search_nodes", json!({"query": 3}), true)), Err(Rejection::Schema { .. })));
+        assert!(c.check0(&hint("search_nodes", json!({"query": "Alice"}), true)).is_ok());
+        assert!(matches!(c.check0(&hint("create_entities", json!({}), true)), Err(Rejection::UnknownTool { .. })));
+        assert!(matches!(c.check0(&hint("search_nodes", json!({}), true)), Err(Rejection::Schema { .. })));
+        assert!(matches!(c.check0(&hint("search_nodes", json!({"query": 3}), true)), Err(Rejection::Schema { .. })));
         assert!(matches!(
-            c.check(&policy::Hint { args: "[1]".into(), ..hint("search_nodes", json!({}), true) }),
+            c.check0(&policy::Hint { args: "[1]".into(), ..hint("search_nodes", json!({}), true) }),
             Err(Rejection::NotAnObject { .. })
         ));
         // A schema that does not compile: advice only.
-        assert!(matches!(c.check(&hint("broken", json!({"x": 1}), true)), Err(Rejection::Schema { .. })));
-        assert!(c.check(&hint("broken", json!({}), false)).is_ok());
+        assert!(matches!(c.check0(&hint("broken", json!({"x": 1}), true)), Err(Rejection::Schema { .. })));
+        assert!(c.check0(&hint("broken", json!({}), false)).is_ok());
     }
 
     #[test]
     fn the_trail_is_an_argument_of_every_tool() {
         let c = catalogue();
         let trailed = json!({"query": "Alice", carry::TRAIL_ARG: carry::STAND_IN});
-        assert!(c.check(&hint("search_nodes", trailed, true)).is_ok());
+        assert!(c.check0(&hint("search_nodes", trailed, true)).is_ok());
         assert!(c.threads_trail("search_nodes"));
     }
 
@@ -192,8 +323,8 @@ mod tests {
         assert_eq!(c.tools().len(), 1);
         assert!(!c.threads_trail("hike"));
         assert_eq!(c.get("hike").map(|t| Value::Object((*t.input_schema).clone())), Some(own));
-        assert!(c.check(&hint("hike", json!({"trail": 3}), true)).is_ok());
-        assert!(c.check(&hint("hike", json!({"trail": "x"}), true)).is_err());
+        assert!(c.check0(&hint("hike", json!({"trail": 3}), true)).is_ok());
+        assert!(c.check0(&hint("hike", json!({"trail": "x"}), true)).is_err());
     }
 
     #[test]
@@ -253,5 +384,50 @@ mod tests {
         assert_eq!(sanitize::agent_text(kept, &scope).0, kept);
         let forged = r#"note: search_nodes {"query":"<words>","about":"Alice"}"#;
         assert!(!sanitize::agent_text(forged, &scope).0.contains("Alice"));
+    }
+
+    #[test]
+    fn references_carry_only_values_the_agent_was_shown() {
+        let c = Catalogue::new(vec![tool(
+            "open_nodes",
+            json!({"type": "object", "properties": {
+                "names": {"type": "array", "items": {"type": "string"}},
+                "relations": {"type": "array", "items": {"type": "object"}},
+                "note": {"type": "string"}
+            }}),
+        )]);
+        let rules = Rules::read(
+            c.tool_set(),
+            vec![policy::ToolRules {
+                tool: "open_nodes".into(),
+                references: vec!["names".into(), "relations/*/from".into(), "".into(), "a//b".into()],
+                changes_state: Some(false),
+            }],
+        );
+        assert_eq!(rules.references("open_nodes").len(), 2);
+        assert_eq!(rules.skipped().len(), 2, "{:?}", rules.skipped());
+        let sent = json!({"query": "Alice's team, with Bob_2"}).as_object().cloned().unwrap_or_default();
+        let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text(
+            r#"{"entities":[{"name":"Carol \"CJ\" Jones"}]}"#,
+        )]);
+        let memory = Memory { values: vec!["Dave".into()], held: Vec::new() };
+        let shown = Shown { rules: &rules, sent: &sent, result: Some(&result), memory: Some(&memory) };
+        let check = |args: Value| c.check(&hint("open_nodes", args, true), &shown);
+        // Sent, in the result (JSON-escaped there), remembered: shown.
+        assert!(check(json!({"names": ["Alice", "Bob_2", "Carol \"CJ\" Jones", "Dave"]})).is_ok());
+        // Invented, or only part of a word that was shown: refused.
+        for invented in ["Zebra", "Ali", "Bob", "Jon", ""] {
+            let refused = check(json!({"names": ["Alice", invented]}));
+            assert!(matches!(refused, Err(Rejection::Unshown { .. })), "{invented}: {refused:?}");
+        }
+        assert!(matches!(
+            check(json!({"relations": [{"from": "Alice", "to": "Zebra"}, {"from": "Yak"}]})),
+            Err(Rejection::Unshown { .. })
+        ));
+        // `to` is no reference; nor is `note`.
+        assert!(check(json!({"relations": [{"from": "Alice", "to": "Zebra"}], "note": "Zebra"})).is_ok());
+        // With no rules, nothing is a reference.
+        assert!(c.check0(&hint("open_nodes", json!({"names": ["Zebra"]}), true)).is_ok());
+        assert!(!rules.changes_state(c.tool_set(), "open_nodes"), "the policy said it does not");
     }
 }

@@ -12,5 +12,5 @@
 mod catalogue;
 mod upstream;
 
-pub use catalogue::Catalogue;
+pub use catalogue::{Catalogue, Shown};
 pub use upstream::{Backend, Command, Upstream, UpstreamError};

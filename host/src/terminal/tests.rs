@@ -157,6 +157,7 @@ fn response(text: &str, hints: &[(&str, Value)]) -> Response {
         shape: None,
         hints,
         backend: None,
+        held: None,
     }
 }
 

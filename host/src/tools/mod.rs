@@ -33,7 +33,7 @@ pub use results::{
     DescribeResult, FindResult, HintOut, Neighbor, NeighborsResult, ResolveResult, ResolveStatus, Scored, SearchResult,
     Symbol,
 };
-pub use schema::{definition, definitions, input_schema, output_schema};
+pub use schema::{definition, definitions, input_schema, output_schema, to_wit_tool, tool_set};
 pub use shape::{CallShape, Follow};
 
 /// Largest page a paged tool returns.

@@ -69,3 +69,25 @@ pub fn definition(tool: Tool) -> rmcp::model::Tool {
 pub fn definitions() -> Vec<rmcp::model::Tool> {
     Tool::ALL.map(definition).into()
 }
+
+/// A tool as a 0.2.0 policy is told it (`catalogue`): name, description,
+/// input schema and annotations, as `tools/list` shows them.
+pub fn to_wit_tool(tool: &rmcp::model::Tool) -> crate::policy::WitTool {
+    let annotations = tool.annotations.as_ref();
+    crate::policy::WitTool {
+        name: tool.name.to_string(),
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        input_schema: Value::Object((*tool.input_schema).clone()).to_string(),
+        read_only: annotations.and_then(|a| a.read_only_hint),
+        destructive: annotations.and_then(|a| a.destructive_hint),
+        idempotent: annotations.and_then(|a| a.idempotent_hint),
+    }
+}
+
+/// Signpost's own tools as a 0.2.0 policy is told them: one list for the
+/// process, so every instance is told it once.
+pub fn tool_set() -> &'static Arc<crate::policy::ToolSet> {
+    static SET: std::sync::LazyLock<Arc<crate::policy::ToolSet>> =
+        std::sync::LazyLock::new(|| crate::policy::ToolSet::new(definitions().iter().map(to_wit_tool).collect()));
+    &SET
+}

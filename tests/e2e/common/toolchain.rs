@@ -239,3 +239,20 @@ pub fn require<T>(what: &str, tool: Result<T, String>) -> Option<T> {
     );
     None
 }
+
+/// The componentize-py the Python policies are built with.
+pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+
+/// Builds a Python policy with its own `build.sh OUT` and componentize-py
+/// (installed from PyPI once); false when componentize-py cannot be
+/// installed (see [`require`]). A build that fails panics.
+pub fn componentize_py(build_sh: &Path, out: &Path) -> bool {
+    let Some(tools) = require(COMPONENTIZE_PY, pip("componentize-py", &[COMPONENTIZE_PY])) else { return false };
+    let path = std::env::join_paths(
+        std::iter::once(tools.join("bin")).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap_or_else(|e| panic!("PATH: {e}"));
+    run_ok(Command::new("sh").arg(build_sh).arg(out).env("PATH", path).env("PYTHONPATH", &tools))
+        .unwrap_or_else(|e| panic!("building {}: {e}", build_sh.display()));
+    true
+}

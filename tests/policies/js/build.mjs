@@ -20,7 +20,7 @@ import { _setPreopens } from "@bytecodealliance/preview2-shim/filesystem";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = resolve(process.argv[2] ?? join(here, "compass.wasm"));
-const wit = resolve(process.argv[3] ?? join(here, "../../../wit"));
+const wit = resolve(process.argv[3] ?? join(here, "../../../wit/0.1.0"));
 // componentize-js reads the WIT through WASI, and preview2-shim 0.26 preopens
 // nothing by default: let the build tools see the filesystem.
 _setPreopens({ "/": "/" });

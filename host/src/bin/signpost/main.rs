@@ -30,14 +30,14 @@ use signpost::terminal::Query;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `signpost --version`: the policy interface this host accepts.
+/// `signpost --version`: the policy interfaces this host accepts.
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\naccepts policy components that export signpost:policy/policy@",
     signpost::wit_version!(),
     " (WIT package signpost:policy@",
     signpost::wit_version!(),
-    ")"
+    ") or signpost:policy/policy@0.1.0"
 );
 
 /// An MCP server for coding agents whose hints run in a sandboxed,
@@ -190,6 +190,10 @@ enum PolicyCommand {
     Wit {
         /// The directory to write `policy.wit` into (created if missing).
         dir: PathBuf,
+        /// The package version to write: the newest, or `0.1.0` (still
+        /// served) for a policy written against it.
+        #[arg(long, default_value = signpost::wit_version!(), value_parser = ["0.2.0", "0.1.0"])]
+        version: String,
     },
     /// Run exactly the checks a hot swap runs (compile, link, identify,
     /// self-check) and report; exit non-zero if the policy would be refused.
@@ -515,7 +519,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
         Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
-        Some(Command::Policy(PolicyCommand::Wit { dir })) => export_wit(&dir),
+        Some(Command::Policy(PolicyCommand::Wit { dir, version })) => export_wit(&dir, &version),
         Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
         Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
             replay(&logs, &policies, &graph, json, diffs)

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use signpost::policy::{Limits, PolicyEngine};
+use signpost::policy::{Interface, Limits, PolicyEngine};
 use signpost::reload;
 use signpost::validate::HintValidator;
 
@@ -18,11 +18,8 @@ pub(super) fn check(file: &Path) -> anyhow::Result<ExitCode> {
             let id = policy.identity();
             println!("identity {} {}", id.name, id.version);
             println!("sha256   {}", id.sha256);
-            println!(
-                "world    {} (host speaks signpost:policy@{})",
-                signpost::policy::POLICY_INTERFACE,
-                signpost::policy::WIT_VERSION
-            );
+            let served: Vec<&str> = Interface::ALL.iter().map(|i| i.version()).collect();
+            println!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(" and @"));
             println!("check    {report}");
             println!("ok: {} {} would be accepted", id.name, id.version);
             Ok(ExitCode::SUCCESS)
@@ -99,10 +96,15 @@ pub(super) fn export_default(file: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) fn export_wit(dir: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn export_wit(dir: &Path, version: &str) -> anyhow::Result<ExitCode> {
+    let interface = Interface::ALL
+        .into_iter()
+        .find(|i| i.version() == version)
+        .with_context(|| format!("no WIT package signpost:policy@{version} (this host serves 0.2.0 and 0.1.0)"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("policy.wit");
-    std::fs::write(&file, signpost::POLICY_WIT).with_context(|| format!("writing {}", file.display()))?;
-    println!("{} (package signpost:policy@{})", file.display(), signpost::policy::WIT_VERSION);
+    std::fs::write(&file, signpost::policy::wit_of(interface))
+        .with_context(|| format!("writing {}", file.display()))?;
+    println!("{} (package signpost:policy@{})", file.display(), interface.version());
     Ok(ExitCode::SUCCESS)
 }

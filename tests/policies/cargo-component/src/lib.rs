@@ -12,7 +12,9 @@
 mod bindings;
 
 use bindings::exports::signpost::policy::policy::Guest;
-use bindings::signpost::policy::types::{Advice, Call, CoercionError, Hint, Outcome, PolicyInfo, Session};
+use bindings::signpost::policy::types::{
+    Advice, BeforeCall, Call, CoercionError, Hint, Outcome, PolicyInfo, Session, Tool, ToolRules,
+};
 use serde_json::{Value, json};
 
 struct Tour;
@@ -56,8 +58,13 @@ impl Guest for Tour {
         })
     }
 
-    fn prerequisites(_call: Call, _session: Session) -> Vec<Hint> {
+    fn catalogue(_tools: Vec<Tool>) -> Vec<ToolRules> {
+        // The graph's tools take ids, which the host already checks.
         Vec::new()
+    }
+
+    fn prerequisites(_call: Call, _session: Session) -> BeforeCall {
+        BeforeCall { hints: Vec::new(), hold: None }
     }
 
     fn advise(call: Call, outcome: Outcome, session: Session) -> Advice {

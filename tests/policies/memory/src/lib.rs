@@ -6,9 +6,13 @@
 //! creates before it searches, and duplicates what the graph holds):
 //! - **search before you create**: a `create_entities` call in a session
 //!   that has not looked at the graph yet (no `search_nodes`, `open_nodes`
-//!   or `read_graph`) gets a prerequisite hint to search for the first name
-//!   first; the call is not held (the 0.1.0 contract cannot), so the hint
-//!   says what to check afterwards;
+//!   or `read_graph`) is held once (`PREREQUISITE_SUGGESTED … can_proceed`
+//!   of the seed): not sent, with a hint to search for the first name, and
+//!   the same call to send again (the host lets it through then);
+//! - **names come from the graph**: the arguments that name entities
+//!   (`names`, `entityNames`, `entityName`, a relation's `from` and `to`)
+//!   are declared references, so the host drops any hint whose names the
+//!   agent was not shown;
 //! - **next steps from what was stored**: open what was created, relate
 //!   it, add observations; open what a search found; create what it did not
 //!   find (a template: the agent fills it in);
@@ -24,6 +28,16 @@ use serde_json::{Value, json};
 use signpost::policy::types::*;
 
 wit_bindgen::generate!({ path: "../../../wit", world: "hints" });
+
+/// The arguments that name entities, per tool of the memory server.
+const REFERENCES: [(&str, &[&str]); 6] = [
+    ("open_nodes", &["names"]),
+    ("delete_entities", &["entityNames"]),
+    ("add_observations", &["observations/*/entityName"]),
+    ("delete_observations", &["deletions/*/entityName"]),
+    ("create_relations", &["relations/*/from", "relations/*/to"]),
+    ("delete_relations", &["relations/*/from", "relations/*/to"]),
+];
 
 struct Memory;
 export!(Memory);
@@ -75,17 +89,41 @@ impl Guest for Memory {
         })
     }
 
-    fn prerequisites(call: Call, session: Session) -> Vec<Hint> {
+    fn catalogue(tools: Vec<Tool>) -> Vec<ToolRules> {
+        let listed = |name: &str| tools.iter().any(|t| t.name == name);
+        let mut rules: Vec<ToolRules> = REFERENCES
+            .iter()
+            .filter(|(tool, _)| listed(tool))
+            .map(|(tool, paths)| ToolRules {
+                tool: (*tool).into(),
+                references: paths.iter().map(|p| (*p).into()).collect(),
+                changes_state: None,
+            })
+            .collect();
+        // Reading never changes the graph, whatever the annotations say.
+        rules.extend(READS.iter().filter(|t| listed(t)).map(|tool| ToolRules {
+            tool: (*tool).into(),
+            references: Vec::new(),
+            changes_state: Some(false),
+        }));
+        rules
+    }
+
+    fn prerequisites(call: Call, session: Session) -> BeforeCall {
+        let nothing = BeforeCall { hints: Vec::new(), hold: None };
         if call.tool != "create_entities" || session.recent.iter().any(|c| READS.contains(&c.tool.as_str())) {
-            return Vec::new();
+            return nothing;
         }
         let args: Value = serde_json::from_str(&call.args).unwrap_or_default();
-        let Some(first) = names(list(&args, "/entities"), "name").into_iter().next() else { return Vec::new() };
-        vec![hint(
-            "search_nodes",
-            json!({"query": first}),
-            "search before you create: if it already exists, add observations to it instead",
-        )]
+        let Some(first) = names(list(&args, "/entities"), "name").into_iter().next() else { return nothing };
+        BeforeCall {
+            hints: vec![hint(
+                "search_nodes",
+                json!({"query": first}),
+                "search before you create: if it already exists, add observations to it instead",
+            )],
+            hold: Some("this session has not looked at the graph yet: search for it first".into()),
+        }
     }
 
     fn advise(call: Call, outcome: Outcome, _session: Session) -> Advice {
@@ -193,6 +231,7 @@ impl Guest for Memory {
     }
 
     fn render(_call: Call, advice: Advice) -> String {
+        // A held call's advice is the host's; it renders like any other.
         let mut lines = vec![format!("[{}] {}", advice.state_tag, advice.summary)];
         lines.extend(advice.details);
         for h in &advice.hints {

@@ -11,7 +11,7 @@ use exports::signpost::policy::policy::Guest;
 use serde_json::{Value, json};
 use signpost::policy::types::*;
 
-wit_bindgen::generate!({ path: "../../../wit", world: "hints" });
+wit_bindgen::generate!({ path: "../../../wit/0.1.0", world: "hints" });
 
 struct Strict;
 export!(Strict);
