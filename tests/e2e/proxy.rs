@@ -476,3 +476,110 @@ async fn a_v2_policy_serves_the_graph_and_holds_nothing_there() {
     assert!(!hold.is_error && hold.text.starts_with("[chaos]"), "{}", hold.text);
     client.close().await;
 }
+
+/// The official git server (`mcp-server-git`, from PyPI at the versions
+/// `tests/backends/git/requirements.txt` pins), installed once; the
+/// directory to put on `PYTHONPATH` for `python3 -m mcp_server_git`.
+fn git_server() -> Option<PathBuf> {
+    let requirements = repo().join("tests/backends/git/requirements.txt");
+    let pinned = std::fs::read(&requirements).unwrap_or_else(|e| panic!("{}: {e}", requirements.display()));
+    let name = format!("mcp-server-git-{}", &signpost::policy::sha256_hex(&pinned)[..12]);
+    let spec = requirements.to_str().unwrap_or_default();
+    toolchain::require("mcp-server-git (PyPI)", toolchain::pip(&name, &["-r", spec]))
+}
+
+/// `git ARGS` in `dir`, which must succeed; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .output()
+        .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The git policy (Python, 0.2.0) in front of the official git server, on
+/// a real repository: terse state tags and `→ next:` lines from git's own
+/// text; a commit before the staged diff was read is held once, and every
+/// actionable hint, the held call's included, works when sent verbatim.
+#[tokio::test]
+async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
+    let Some(server) = git_server() else { return };
+    let dir = temp_dir("proxy-git");
+    let policy = dir.join("git.wasm");
+    if !toolchain::componentize_py(&repo().join("tests/policies/git/build.sh"), &policy) {
+        return;
+    }
+    let (ok, report) = crate::common::run_cli(&["policy", "check", policy.to_str().unwrap_or_default()]);
+    assert!(ok && report.contains("exports  signpost:policy/policy@0.2.0 "), "{report}");
+
+    let work = dir.join("repo");
+    std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{e}"));
+    git(&work, &["init", "-q", "-b", "main"]);
+    git(&work, &["config", "user.name", "Ada"]);
+    git(&work, &["config", "user.email", "ada@example.com"]);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
+    git(&work, &["add", "a.txt"]);
+    git(&work, &["commit", "-q", "-m", "first"]);
+    std::fs::write(work.join("a.txt"), "one\ntwo\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(work.join("b.txt"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+    let repo_path = work.to_str().unwrap_or_default().to_owned();
+
+    let args = ["proxy", "--policy", policy.to_str().unwrap_or_default(), "--", "python3", "-m", "mcp_server_git"];
+    let env = [("PYTHONPATH", server.to_str().unwrap_or_default()), ("LC_ALL", "C")];
+    let client = Client::spawn_with(&args, &env, Stdio::inherit()).await;
+    let commits = || git(&work, &["rev-list", "--count", "HEAD"]).trim().to_owned();
+
+    // The status: a modified file and an untracked one, and what to do.
+    let status = call(&client, "git_status", json!({"repo_path": repo_path})).await;
+    let ours = texts(&status).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[unstaged_changes]"), "{ours}");
+    assert!(ours.contains("→ next: git_diff_unstaged "), "{ours}");
+    let offered = hints(&status);
+    let adds: Vec<&Value> = offered.iter().filter(|h| h["tool"] == "git_add").collect();
+    assert!(adds.iter().any(|h| h["args"]["files"] == json!(["a.txt"])), "{offered:?}");
+    assert!(adds.iter().any(|h| h["args"]["files"] == json!(["b.txt"])), "{offered:?}");
+    for hint in offered.iter().filter(|h| h["actionable"] == true) {
+        let tool = hint["tool"].as_str().unwrap_or_default();
+        let answer = call(&client, tool, hint["args"].clone()).await;
+        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
+    }
+    assert_eq!(git(&work, &["diff", "--cached", "--name-only"]).lines().count(), 2, "both files staged");
+
+    // A commit before the staged diff was read: held, not committed.
+    let commit = json!({"repo_path": repo_path, "message": "second"});
+    let held = call(&client, "git_commit", commit.clone()).await;
+    assert_eq!(held.is_error, Some(true), "{held:?}");
+    assert_eq!(commits(), "1", "a held commit is not made");
+    let ours = texts(&held).last().cloned().unwrap_or_default();
+    assert!(ours.starts_with("[held] git_commit was not sent"), "{ours}");
+    let offered = hints(&held);
+    let tools: Vec<&str> =
+        offered.iter().filter(|h| h["actionable"] == true).filter_map(|h| h["tool"].as_str()).collect();
+    assert_eq!(tools, ["git_diff_staged", "git_commit"], "{offered:?}");
+    assert_eq!(offered[1]["args"], commit);
+
+    // Followed verbatim: the diff, then the same commit, which goes through.
+    let diff = call(&client, "git_diff_staged", offered[0]["args"].clone()).await;
+    assert!(texts(&diff).last().is_some_and(|t| t.starts_with("[diff]")), "{diff:?}");
+    let done = call(&client, "git_commit", offered[1]["args"].clone()).await;
+    let ours = texts(&done).last().cloned().unwrap_or_default();
+    assert_ne!(done.is_error, Some(true), "{done:?}");
+    assert!(ours.starts_with("[committed]"), "{ours}");
+    assert_eq!(commits(), "2");
+    for hint in hints(&done).iter().filter(|h| h["actionable"] == true) {
+        let tool = hint["tool"].as_str().unwrap_or_default();
+        let answer = call(&client, tool, hint["args"].clone()).await;
+        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
+    }
+
+    // Clean now; a checkout of a branch that does not exist is advice, not a crash.
+    let clean = call(&client, "git_status", json!({"repo_path": repo_path})).await;
+    assert!(texts(&clean).last().is_some_and(|t| t.starts_with("[clean]")), "{clean:?}");
+    let missing = call(&client, "git_checkout", json!({"repo_path": repo_path, "branch_name": "nope"})).await;
+    assert_eq!(missing.is_error, Some(true));
+    assert!(texts(&missing).last().is_some_and(|t| t.starts_with("[unknown_ref]")), "{missing:?}");
+    client.close().await;
+}
