@@ -40,7 +40,7 @@ fn build_js_policy() -> Option<PathBuf> {
         std::fs::copy(project.join(file), dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compass.wasm");
-    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))
+    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit/0.1.0")))
         .unwrap_or_else(|e| panic!("building the JavaScript policy: {e}"));
     Some(out)
 }
