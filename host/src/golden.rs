@@ -1,9 +1,16 @@
-//! Golden cases for policy authors: `signpost policy test FILE --cases DIR`.
+//! Golden cases for policy authors: `signpost policy test FILE --cases DIR
+//! [-- BACKEND…]`.
 //!
 //! A case is a JSON file: calls made, in one session, through the real
-//! pipeline on the embedded sample graph or the case's `graph` file (the policy's coercion, the tool,
-//! the policy's advice, hint validation, rendering), and what the last
-//! response must show. Any component can be run against any case set.
+//! pipeline on the embedded sample graph or the case's `graph` file (the
+//! policy's coercion, the tool, the policy's advice, hint validation,
+//! rendering), and what the last response must show. Any component can be
+//! run against any case set. With a backend ([`run_backend`]), the calls
+//! go to that server through the proxy's pipeline instead
+//! ([`Signpost::forward`]: the catalogue, references and holds of a 0.2.0
+//! policy included), every case in file order against the one backend, so
+//! a case may build on what an earlier one stored; `result` pointers then
+//! read the backend's result (`/content/0/text`, `/structuredContent/…`).
 //!
 //! ```json
 //! {
@@ -33,8 +40,11 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use rmcp::model::CallToolRequestParams;
+
 use crate::graph::Graph;
 use crate::policy::Policy;
+use crate::proxy::{Command, Upstream};
 use crate::response::Response;
 use crate::service::Signpost;
 use crate::session::SessionContext;
@@ -44,8 +54,8 @@ use crate::tools::Tool;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CaseCall {
-    /// The tool.
-    pub tool: Tool,
+    /// The tool: one of Signpost's, or of the backend's.
+    pub tool: String,
     /// Arguments, as an agent would send them.
     #[serde(default)]
     pub args: Map<String, Value>,
@@ -249,13 +259,76 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
                 }
             }
         };
+        let calls: Result<Vec<(Tool, &CaseCall)>, String> = case
+            .before
+            .iter()
+            .chain([&case.call])
+            .map(|c| {
+                Tool::from_name(&c.tool).map(|t| (t, c)).ok_or_else(|| {
+                    format!(
+                        "`{}` is none of Signpost's tools ({}); a backend's tools need the backend after `--`",
+                        c.tool,
+                        Tool::NAMES.join(", ")
+                    )
+                })
+            })
+            .collect();
+        let calls = match calls {
+            Ok(calls) => calls,
+            Err(e) => {
+                results.push(CaseResult { path, description: case.description, failures: vec![e] });
+                continue;
+            }
+        };
         signpost.graphs().set(graph);
         let session = SessionContext::new();
-        for before in &case.before {
-            signpost.call(before.tool, before.args.clone(), &session);
+        let mut last = None;
+        for (tool, call) in calls {
+            last = Some(signpost.call(tool, call.args.clone(), &session));
         }
-        let response = signpost.call(case.call.tool, case.call.args.clone(), &session);
-        results.push(CaseResult { path, description: case.description, failures: check(&case.expect, &response) });
+        let failures = last.map_or_else(Vec::new, |response| check(&case.expect, &response));
+        results.push(CaseResult { path, description: case.description, failures });
+    }
+    Ok(results)
+}
+
+/// Runs every case in `dir` against `policy` in front of the backend
+/// `command` (started once), in file order: each case is a session of its
+/// own on the one backend.
+pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result<Vec<CaseResult>, String> {
+    let cases = load_dir(dir)?;
+    let upstream = Upstream::start(command).await.map_err(|e| format!("{e:#}"))?;
+    let signpost = Signpost::new(Graph::sample(), policy).map_err(|e| e.to_string())?.with_upstream(upstream.clone());
+    let mut results = Vec::with_capacity(cases.len());
+    for (path, case) in cases {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let case = match case {
+            Ok(case) if case.graph.is_some() => {
+                let failure = "a case against a backend has no `graph`: drop it, or run without a backend".to_owned();
+                results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+                continue;
+            }
+            Ok(case) => case,
+            Err(e) => {
+                results.push(CaseResult { path, description: name, failures: vec![e] });
+                continue;
+            }
+        };
+        let catalogue = upstream.catalogue();
+        if let Some(unknown) = case.before.iter().chain([&case.call]).find(|c| catalogue.get(&c.tool).is_none()) {
+            let names: Vec<&str> = catalogue.tools().iter().map(|t| t.name.as_ref()).collect();
+            let failure = format!("the backend lists no tool `{}` (it lists: {})", unknown.tool, names.join(", "));
+            results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+            continue;
+        }
+        let session = SessionContext::new();
+        let mut last = None;
+        for call in case.before.iter().chain([&case.call]) {
+            let request = CallToolRequestParams::new(call.tool.clone()).with_arguments(call.args.clone());
+            last = Some(signpost.forward(&upstream, request, &session).await);
+        }
+        let failures = last.map_or_else(Vec::new, |response| check(&case.expect, &response));
+        results.push(CaseResult { path, description: case.description, failures });
     }
     Ok(results)
 }

@@ -396,6 +396,49 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
     client.close().await;
 }
 
+/// `signpost policy test` against the real memory server: the memory
+/// policy's golden cases (a held create, one that goes through, what
+/// exists, a search, refused arguments) pass in file order on one backend;
+/// another policy fails them; a case naming a tool the backend lacks, or
+/// a graph, is a failure that says so; no backend is a clear error.
+#[test]
+fn the_memory_policys_golden_cases_pass_against_the_real_server() {
+    let Some(backend) = memory_server() else { return };
+    let dir = temp_dir("proxy-golden");
+    let cases = repo().join("tests/policies/memory/cases");
+    let test = |policy: &str, cases: &Path, store: &str| {
+        let out = std::process::Command::new(crate::common::BIN)
+            .args(["policy", "test", policy, "--cases", cases.to_str().unwrap_or_default(), "--"])
+            .args(&backend)
+            .env("MEMORY_FILE_PATH", dir.join(store))
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert!(!text.contains("panicked"), "{text}");
+        (out.status.success(), text)
+    };
+    let (ok, report) = test(crate::common::MEMORY_POLICY, &cases, "memory.jsonl");
+    assert!(ok && report.contains("5 of 5 cases passed"), "{report}");
+    let (ok, report) = test(crate::common::DEFAULT_POLICY, &cases, "default.jsonl");
+    assert!(!ok && report.contains("FAIL 01-a-blind-create-is-held.json"), "{report}");
+
+    let hostile = dir.join("hostile");
+    std::fs::create_dir_all(&hostile).unwrap_or_else(|e| panic!("{e}"));
+    let write = |name: &str, case: Value| {
+        std::fs::write(hostile.join(name), case.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write("a.json", json!({"description": "no such tool", "call": {"tool": "drop_database", "args": {}}}));
+    write("b.json", json!({"description": "a graph", "graph": "x.json", "call": {"tool": "read_graph"}}));
+    std::fs::write(hostile.join("c.json"), "{not json").unwrap_or_else(|e| panic!("{e}"));
+    let (ok, report) = test(crate::common::MEMORY_POLICY, &hostile, "hostile.jsonl");
+    assert!(!ok, "{report}");
+    assert!(report.contains("the backend lists no tool `drop_database` (it lists: "), "{report}");
+    assert!(report.contains("a case against a backend has no `graph`"), "{report}");
+    assert!(report.contains("not a case"), "{report}");
+    assert!(report.contains("0 of 3 cases passed"), "{report}");
+}
+
 /// `signpost proxy` with the 0.2.0 chaos policy in front of `rogue.py
 /// echo`, which writes each call's text to `calls`.
 async fn chaos_v2_echo(calls: &Path) -> Client {

@@ -226,15 +226,23 @@ enum PolicyCommand {
         diffs: usize,
     },
     /// Run golden cases (JSON files: calls and what the response must show)
-    /// against a component, on the embedded sample graph; exit non-zero if
-    /// any fails. The default policy's cases are in hints-component/cases/.
-    #[command(after_help = "Examples:\n  signpost policy test mine.wasm --cases cases/")]
+    /// against a component, on the embedded sample graph or against a real
+    /// backend server; exit non-zero if any fails. The default policy's
+    /// cases are in hints-component/cases/.
+    #[command(after_help = "Examples:\n  signpost policy test mine.wasm --cases cases/\n  \
+                      signpost policy test memory.wasm --cases cases/ -- npx -y @modelcontextprotocol/server-memory")]
     Test {
         /// The component file (.wasm).
         file: PathBuf,
         /// A directory of case files (*.json).
         #[arg(long, value_name = "DIR")]
         cases: PathBuf,
+        /// With a backend (a command after `--`, or `--backend-url`), the
+        /// cases call its tools through the proxy's pipeline, in file order,
+        /// against that one backend; without one, Signpost's own tools on
+        /// the sample graph (or each case's `graph`).
+        #[command(flatten)]
+        backend: BackendArgs,
     },
 }
 
@@ -242,6 +250,13 @@ enum PolicyCommand {
 struct ProxyArgs {
     #[command(flatten)]
     serve: ServeArgs,
+    #[command(flatten)]
+    backend: BackendArgs,
+}
+
+/// Where a proxy's backend is: a command after `--`, or a URL.
+#[derive(clap::Args, Clone)]
+struct BackendArgs {
     /// Deadline of one call to the backend, in seconds: past it the agent
     /// gets a tool error (with the policy's advice) and the backend is told
     /// to cancel.
@@ -259,14 +274,16 @@ struct ProxyArgs {
     #[arg(long, value_name = "HEADER", requires = "backend_url")]
     backend_header: Vec<String>,
     /// The backend: a command and its arguments, after `--`.
-    #[arg(last = true, required_unless_present = "backend_url", value_name = "COMMAND")]
+    #[arg(last = true, value_name = "COMMAND")]
     backend: Vec<std::ffi::OsString>,
 }
 
-impl ProxyArgs {
-    /// Where the backend is, and each call's deadline.
-    fn command(&self) -> anyhow::Result<signpost::proxy::Command> {
+impl BackendArgs {
+    /// Where the backend is, and each call's deadline; `None` when neither
+    /// a command nor a URL was given.
+    fn command(&self) -> anyhow::Result<Option<signpost::proxy::Command>> {
         let backend = match &self.backend_url {
+            None if self.backend.is_empty() => return Ok(None),
             None => signpost::proxy::Backend::Command(self.backend.clone()),
             Some(url) => {
                 let token = match (&self.backend_token_file, std::env::var("SIGNPOST_BACKEND_TOKEN")) {
@@ -292,7 +309,17 @@ impl ProxyArgs {
                 signpost::proxy::Backend::Url { url: url.clone(), token, headers }
             }
         };
-        Ok(signpost::proxy::Command { backend, timeout: std::time::Duration::from_secs(self.backend_timeout_secs) })
+        let timeout = std::time::Duration::from_secs(self.backend_timeout_secs);
+        Ok(Some(signpost::proxy::Command { backend, timeout }))
+    }
+
+    /// [`BackendArgs::command`], which a proxy needs.
+    fn required(&self) -> anyhow::Result<signpost::proxy::Command> {
+        self.command()?.ok_or_else(|| {
+            anyhow::anyhow!(
+                "no backend: give its COMMAND after `--` (signpost proxy -- npx -y @modelcontextprotocol/server-memory), or --backend-url URL"
+            )
+        })
     }
 }
 
@@ -520,7 +547,9 @@ fn main() -> ExitCode {
         Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
         Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
         Some(Command::Policy(PolicyCommand::Wit { dir, version })) => export_wit(&dir, &version),
-        Some(Command::Policy(PolicyCommand::Test { file, cases })) => test_cases(&file, &cases),
+        Some(Command::Policy(PolicyCommand::Test { file, cases, backend })) => {
+            backend.command().and_then(|backend| test_cases(&file, &cases, backend))
+        }
         Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
             replay(&logs, &policies, &graph, json, diffs)
         }
@@ -533,7 +562,7 @@ fn main() -> ExitCode {
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
         Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
         Some(Command::Serve(args)) => serve(*args, None),
-        Some(Command::Proxy(args)) => args.command().and_then(|backend| serve(args.serve, Some(backend))),
+        Some(Command::Proxy(args)) => args.backend.required().and_then(|backend| serve(args.serve, Some(backend))),
         None => serve(cli.serve, None),
     };
     match result {

@@ -31,12 +31,23 @@ pub(super) fn check(file: &Path) -> anyhow::Result<ExitCode> {
     }
 }
 
-pub(super) fn test_cases(file: &Path, cases: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn test_cases(
+    file: &Path,
+    cases: &Path,
+    backend: Option<signpost::proxy::Command>,
+) -> anyhow::Result<ExitCode> {
     let engine = PolicyEngine::new(Limits::default())?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     let policy = engine.load(&bytes, &file.display().to_string())?;
     println!("policy {} {} ({})", policy.identity().name, policy.identity().version, file.display());
-    let results = signpost::golden::run(policy, cases).map_err(anyhow::Error::msg)?;
+    let results = match backend {
+        None => signpost::golden::run(policy, cases),
+        Some(backend) => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            runtime.block_on(signpost::golden::run_backend(policy, cases, backend))
+        }
+    }
+    .map_err(anyhow::Error::msg)?;
     let failed = results.iter().filter(|r| !r.failures.is_empty()).count();
     for r in &results {
         let name = r.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
