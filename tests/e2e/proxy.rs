@@ -488,6 +488,51 @@ async fn a_policy_that_holds_every_call_holds_each_only_once() {
     client.close().await;
 }
 
+/// A sessionless agent (MCP 2026-07-28, over HTTP) is held once on its
+/// trail: the held call's hint, sent back verbatim (trail included), goes
+/// through; another agent (no trail) is a new session, held once again.
+#[tokio::test]
+async fn a_sessionless_agent_is_held_once_along_its_trail() {
+    use crate::common::trails::stateless_call;
+    let dir = temp_dir("proxy-hold-trail");
+    let calls = dir.join("calls");
+    let script = repo().join("tests/backends/rogue.py");
+    let argv = [
+        "proxy",
+        "--http",
+        "127.0.0.1:0",
+        "--policy",
+        crate::common::CHAOS_V2_POLICY,
+        "--",
+        "python3",
+        script.to_str().unwrap_or_default(),
+        "echo",
+    ];
+    let server =
+        crate::common::http::HttpServer::start_argv(&argv, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())]);
+    let sent = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
+
+    let held = stateless_call(&server.url, "echo", json!({"text": "chaos:hold"})).await;
+    assert_eq!(held["isError"], true, "{held}");
+    assert_eq!(sent(), 0);
+    let trail = held["_meta"]["signpost/trail"].as_str().unwrap_or_default().to_owned();
+    assert!(trail.starts_with("tr_"), "{held}");
+    let again = held["_meta"]["signpost/hints"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["tool"] == "echo" && h["actionable"] == true))
+        .map(|h| h["args"].clone())
+        .unwrap_or_else(|| panic!("no hint to send again: {held}"));
+    assert_eq!(again, json!({"text": "chaos:hold", "trail": trail}), "the hint carries the trail");
+    let through = stateless_call(&server.url, "echo", again).await;
+    assert_ne!(through["isError"], true, "{through}");
+    assert_eq!(through["content"][0]["text"], "chaos:hold");
+    assert_eq!(sent(), 1);
+
+    let stranger = stateless_call(&server.url, "echo", json!({"text": "chaos:hold"})).await;
+    assert_eq!(stranger["isError"], true, "another agent is held once too: {stranger}");
+    assert_eq!(sent(), 1);
+}
+
 /// A 0.2.0 policy is told the backend's catalogue, and a hint whose
 /// declared reference carries a value the agent was never shown does not
 /// reach it, while the same hint with the agent's own value does.

@@ -23,8 +23,15 @@ pub struct HttpServer {
 impl HttpServer {
     /// Starts one with `args` and `env`, and waits until it listens.
     pub fn start(args: &[&str], env: &[(&str, &str)]) -> HttpServer {
+        let argv: Vec<&str> = ["--http", "127.0.0.1:0"].into_iter().chain(args.iter().copied()).collect();
+        HttpServer::start_argv(&argv, env)
+    }
+
+    /// Starts `signpost ARGV` (which must listen over HTTP, e.g. `proxy
+    /// --http 127.0.0.1:0 -- …`) with `env`, and waits until it listens.
+    pub fn start_argv(argv: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut cmd = Command::new(BIN);
-        cmd.args(["--http", "127.0.0.1:0"]).args(args).env("RUST_LOG", "warn").env_remove("SIGNPOST_TOKEN");
+        cmd.args(argv).env("RUST_LOG", "warn").env_remove("SIGNPOST_TOKEN");
         cmd.env_remove("SIGNPOST_STATE");
         cmd.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
