@@ -78,6 +78,19 @@ fn hints(result: &CallToolResult) -> Vec<Value> {
     meta["signpost/hints"].as_array().cloned().unwrap_or_default()
 }
 
+/// Sends each actionable hint of `offered` back verbatim; every one must
+/// succeed. How many there were.
+async fn follow(client: &Client, offered: &[Value]) -> usize {
+    let mut followed = 0;
+    for hint in offered.iter().filter(|h| h["actionable"] == true) {
+        let tool = hint["tool"].as_str().unwrap_or_default();
+        let answer = call(client, tool, hint["args"].clone()).await;
+        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
+        followed += 1;
+    }
+    followed
+}
+
 /// A tool as the backend defines it: the proxy adds only the `trail`.
 fn without_trail(tool: &Tool) -> Value {
     let mut t = serde_json::to_value(tool).unwrap_or_default();
@@ -367,14 +380,7 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
 
     // Every actionable hint works as it is.
     let offered = hints(&created);
-    let mut followed = 0;
-    for hint in offered.iter().filter(|h| h["actionable"] == true) {
-        let tool = hint["tool"].as_str().unwrap_or_default();
-        let answer = call(&client, tool, hint["args"].clone()).await;
-        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
-        followed += 1;
-    }
-    assert!(followed >= 1, "open_nodes: {offered:?}");
+    assert!(follow(&client, &offered).await >= 1, "open_nodes: {offered:?}");
 
     // Created again after looking: not held, and it existed already.
     let again = call(&client, "create_entities", ada).await;
@@ -629,11 +635,7 @@ async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
     let adds: Vec<&Value> = offered.iter().filter(|h| h["tool"] == "git_add").collect();
     assert!(adds.iter().any(|h| h["args"]["files"] == json!(["a.txt"])), "{offered:?}");
     assert!(adds.iter().any(|h| h["args"]["files"] == json!(["b.txt"])), "{offered:?}");
-    for hint in offered.iter().filter(|h| h["actionable"] == true) {
-        let tool = hint["tool"].as_str().unwrap_or_default();
-        let answer = call(&client, tool, hint["args"].clone()).await;
-        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
-    }
+    assert!(follow(&client, &offered).await >= 3, "the diff and both adds: {offered:?}");
     assert_eq!(git(&work, &["diff", "--cached", "--name-only"]).lines().count(), 2, "both files staged");
 
     // A commit before the staged diff was read: held, not committed.
@@ -657,11 +659,7 @@ async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
     assert_ne!(done.is_error, Some(true), "{done:?}");
     assert!(ours.starts_with("[committed]"), "{ours}");
     assert_eq!(commits(), "2");
-    for hint in hints(&done).iter().filter(|h| h["actionable"] == true) {
-        let tool = hint["tool"].as_str().unwrap_or_default();
-        let answer = call(&client, tool, hint["args"].clone()).await;
-        assert_ne!(answer.is_error, Some(true), "{tool} {}: {answer:?}", hint["args"]);
-    }
+    assert!(follow(&client, &hints(&done)).await >= 1, "{:?}", hints(&done));
 
     // Clean now; a checkout of a branch that does not exist is advice, not a crash.
     let clean = call(&client, "git_status", json!({"repo_path": repo_path})).await;

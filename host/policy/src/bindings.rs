@@ -80,5 +80,33 @@ impl std::fmt::Display for Interface {
     }
 }
 
+/// A component linked for the interface version it exports.
+pub(crate) enum Pre<T: 'static> {
+    V0_1(v0_1::HintsPre<T>),
+    V0_2(v0_2::HintsPre<T>),
+}
+
+/// One instance, of the version its component exports.
+pub(crate) enum Instance {
+    V0_1(v0_1::Hints),
+    V0_2(v0_2::Hints),
+}
+
+impl<T: 'static> Pre<T> {
+    pub(crate) fn interface(&self) -> Interface {
+        match self {
+            Pre::V0_1(_) => Interface::V0_1,
+            Pre::V0_2(_) => Interface::V0_2,
+        }
+    }
+
+    pub(crate) fn instantiate(&self, store: &mut wasmtime::Store<T>) -> wasmtime::Result<Instance> {
+        Ok(match self {
+            Pre::V0_1(pre) => Instance::V0_1(pre.instantiate(store)?),
+            Pre::V0_2(pre) => Instance::V0_2(pre.instantiate(store)?),
+        })
+    }
+}
+
 /// The exported interface a new policy provides (the newest).
 pub const POLICY_INTERFACE: &str = concat!("signpost:policy/policy@", crate::wit_version!());

@@ -13,8 +13,7 @@ use wasmtime::{Config, Engine, ResourceLimiter, StoreLimits};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::{Interface, v0_1, v0_2};
-use crate::pool::Pre;
+use crate::bindings::{Interface, Pre, v0_1, v0_2};
 use crate::{HostDeadline, Limits, LoadError, TABLE_ELEMENT_BYTES, TICK, cache, text};
 
 /// Builds the component's copy-on-write memory images now rather than at
@@ -240,7 +239,7 @@ impl PolicyEngine {
     /// the newest interface version it exports: whether it came from the
     /// cache, and the component ready to instantiate. `sha256` names it in
     /// the cache.
-    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(Pre, bool), LoadError> {
+    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(Pre<HostState>, bool), LoadError> {
         let (component, from_cache) = self.compile(bytes, sha256)?;
         prepare_memory_images(&component)?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;

@@ -10,7 +10,7 @@ use wasmtime::{Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::WasiCtx;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 
-use crate::bindings::{Interface, types, v0_1, v0_2};
+use crate::bindings::{Instance, Interface, Pre, types};
 use crate::engine::Limiter;
 use crate::rules::{Rules, ToolSet};
 use crate::{
@@ -19,37 +19,9 @@ use crate::{
     sha256_hex, text,
 };
 
-/// A component linked for the interface version it exports.
-pub(crate) enum Pre {
-    V0_1(v0_1::HintsPre<HostState>),
-    V0_2(v0_2::HintsPre<HostState>),
-}
-
-/// One instance, of the version its component exports.
-pub(crate) enum Instance {
-    V0_1(v0_1::Hints),
-    V0_2(v0_2::Hints),
-}
-
-impl Pre {
-    fn interface(&self) -> Interface {
-        match self {
-            Pre::V0_1(_) => Interface::V0_1,
-            Pre::V0_2(_) => Interface::V0_2,
-        }
-    }
-
-    fn instantiate(&self, store: &mut Store<HostState>) -> wasmtime::Result<Instance> {
-        Ok(match self {
-            Pre::V0_1(pre) => Instance::V0_1(pre.instantiate(store)?),
-            Pre::V0_2(pre) => Instance::V0_2(pre.instantiate(store)?),
-        })
-    }
-}
-
 /// A compiled, linked policy component, ready to run.
 pub struct Policy {
-    pub(crate) pre: Pre,
+    pub(crate) pre: Pre<HostState>,
     pub(crate) engine: PolicyEngine,
     pub(crate) pool: Mutex<Pool>,
     pub(crate) stats: Stats,
