@@ -15,9 +15,19 @@ fn policy_check_reports_identity_or_failure() {
         let (ok, text) = run(&["policy", "check", other]);
         assert!(ok, "{text}");
     }
-    let (ok, text) = run(&["policy", "check", GARBAGE_POLICY]);
-    assert!(!ok, "{text}");
-    assert!(text.contains("FAILED: self-check failed") && text.contains("invalid hint"), "{text}");
+    // Refused every time. Why is its invalid hints, unless a busy machine
+    // made one of its (slow, garbage-heavy) calls miss the 100 ms deadline
+    // first, which stops a check too: then ask again.
+    let mut text = String::new();
+    for _ in 0..3 {
+        let (ok, said) = run(&["policy", "check", GARBAGE_POLICY]);
+        assert!(!ok && said.contains("FAILED: self-check failed"), "{said}");
+        text = said;
+        if !text.contains("a call timed out") {
+            break;
+        }
+    }
+    assert!(text.contains("invalid hint"), "{text}");
     let junk = std::env::temp_dir().join(format!("signpost-junk-{}.wasm", std::process::id()));
     std::fs::write(&junk, b"definitely not wasm").unwrap_or_default();
     let (ok, text) = run(&["policy", "check", &junk.display().to_string()]);
