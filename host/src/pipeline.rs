@@ -12,12 +12,14 @@
 //! times out or returns garbage costs the response its hints, never the
 //! result: each policy step has a host fallback.
 
+use std::sync::Arc;
+
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::policy::{self, Stats};
-use crate::proxy::{Catalogue, Shown, UpstreamError};
+use crate::proxy::{BackendLookup, Catalogue, Shown, Upstream, UpstreamError, outcome_of};
 use crate::response::Response;
 use crate::sanitize::{self, Allowed, Known, Scope, Vocabulary};
 use crate::session::{self, Memory};
@@ -91,7 +93,7 @@ impl<'a> Asker<'a> {
 /// One tool call on `graph` with the policy instance `lease`, for a session
 /// whose history is `session`: the whole pipeline, live or in a self-check.
 pub fn run(
-    graph: &Graph,
+    graph: &Arc<Graph>,
     validator: &HintValidator,
     lease: &mut policy::Lease<'_>,
     tool: Tool,
@@ -103,13 +105,14 @@ pub fn run(
     let call = policy::Call { tool: tool.name().to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
 
     lease.tell(tools::tool_set());
+    lease.set_lookup(Arc::new(tools::GraphLookup::new(graph.clone())));
     let policy::BeforeCall { hints, hold } = prerequisites(lease, &call, session, findings);
     if hold.is_some() {
         findings.note(|| format!("prerequisites asked to hold `{}`, which changes no state (not held)", tool.name()));
     }
     let mut shape = None;
     let outcome = {
-        let mut ids = PolicyIds { lease: &mut *lease, call: &call, findings: &mut *findings };
+        let mut ids = PolicyIds { graph, lease: &mut *lease, call: &call, findings: &mut *findings };
         tools::parse(graph, tool, args, &mut ids).and_then(|parsed| {
             shape = Some(CallShape::of(graph, &parsed));
             tools::execute(graph, parsed)
@@ -331,8 +334,10 @@ fn finish(
 ///
 /// The call is awaited on the runtime; the policy's steps around it run in
 /// place ([`in_place`]).
+#[allow(clippy::too_many_arguments)]
 pub async fn forward(
-    catalogue: &Catalogue,
+    upstream: &Arc<Upstream>,
+    catalogue: &Arc<Catalogue>,
     lease: &mut policy::Lease<'_>,
     tool: &str,
     args: &Map<String, Value>,
@@ -342,8 +347,12 @@ pub async fn forward(
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
     lease.tell(catalogue.tool_set());
-    let (before, rules) = in_place(|| (prerequisites(lease, &call, asker.session, findings), lease.rules()));
-    let policy::BeforeCall { hints, hold } = before;
+    let before = in_place(|| {
+        let rules = lease.rules();
+        lease.set_lookup(Arc::new(BackendLookup::new(upstream.clone(), catalogue.clone(), rules.clone())));
+        (prerequisites(lease, &call, asker.session, findings), rules)
+    });
+    let (policy::BeforeCall { hints, hold }, rules) = before;
     if let Some(reason) = hold {
         let digest = session::call_digest(tool, args);
         if !rules.changes_state(catalogue.tool_set(), tool) {
@@ -483,17 +492,6 @@ fn answer(
     response
 }
 
-/// A backend's result as the policy reads it: `content` and
-/// `structuredContent` as the backend sent them.
-fn outcome_of(result: &CallToolResult) -> Value {
-    let mut outcome = Map::new();
-    outcome.insert("content".into(), serde_json::to_value(&result.content).unwrap_or_default());
-    if let Some(structured) = &result.structured_content {
-        outcome.insert("structuredContent".into(), structured.clone());
-    }
-    Value::Object(outcome)
-}
-
 /// The text of a backend's error result, as one bounded message.
 fn text_of(result: &CallToolResult) -> String {
     let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
@@ -597,6 +595,7 @@ pub fn to_wit_outcome(outcome: &Result<Value, ToolError>) -> policy::Outcome {
 /// Anything else from the policy is refused (and counted as a fault), and
 /// the strict reading's teaching error stands.
 struct PolicyIds<'a, 'p> {
+    graph: &'a Graph,
     lease: &'a mut policy::Lease<'p>,
     call: &'a policy::Call,
     findings: &'a mut Findings,
@@ -608,12 +607,16 @@ impl IdCoercer for PolicyIds<'_, '_> {
         if strict.is_ok() {
             return strict;
         }
-        let sent = args.get(param.name()).map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
+        let value = args.get(param.name());
+        let sent = value.map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
+        let named = value.map(|v| named_ids(self.graph, v)).unwrap_or_default();
         match self.lease.coerce_ids(self.call, param.name()) {
             Ok(Ok(ids))
                 if !ids.is_empty()
                     && ids.len() <= MAX_COERCED_IDS
-                    && ids.iter().all(|id| crate::graph::is_id(id) && sent_whole(&sent, id)) =>
+                    && ids
+                        .iter()
+                        .all(|id| crate::graph::is_id(id) && (sent_whole(&sent, id) || named.contains(id))) =>
             {
                 Ok(ids)
             }
@@ -641,6 +644,40 @@ impl IdCoercer for PolicyIds<'_, '_> {
             }
         }
     }
+}
+
+/// Most names read from one argument for [`named_ids`].
+const MAX_NAMES: usize = 16;
+
+/// The ids of the symbols that names the agent sent in `value` name
+/// exactly: each word (split at white space, commas, quotes and brackets)
+/// that `resolve` answers with one candidate. What a policy may coerce a
+/// name into (after a `host.lookup` of `resolve`, say), since the agent
+/// named that very symbol.
+fn named_ids(graph: &Graph, value: &Value) -> Vec<String> {
+    let mut strings = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => strings.push(s.as_str()),
+            Value::Array(items) => stack.extend(items.iter().take(64)),
+            _ => {}
+        }
+    }
+    let words = strings
+        .into_iter()
+        .flat_map(|s| s.split(|c: char| c.is_whitespace() || ",;\"'`[]()".contains(c)))
+        .filter(|w| !w.is_empty() && w.len() <= 200)
+        .take(MAX_NAMES);
+    let mut ids = Vec::new();
+    for word in words {
+        if let (hits, 1) = crate::graph::query::resolve(graph, word, None, 2)
+            && let [ix] = hits.as_slice()
+        {
+            ids.push(graph.node(*ix).id());
+        }
+    }
+    ids
 }
 
 /// Whether `id` stands whole in what the agent sent: an occurrence not

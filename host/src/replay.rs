@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use serde::Serialize;
@@ -167,7 +168,7 @@ fn hint_line(tool: &str, args: &Map<String, Value>) -> String {
 }
 
 /// Replays `log` on `graph` with `policy`.
-pub fn replay(log: &Log, graph: &Graph, validator: &HintValidator, policy: &Policy) -> PolicyReport {
+pub fn replay(log: &Log, graph: &Arc<Graph>, validator: &HintValidator, policy: &Policy) -> PolicyReport {
     let id = policy.identity();
     let mut report = PolicyReport {
         policy: format!("{}@{}", id.name, id.version),

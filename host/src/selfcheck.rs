@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -192,8 +192,8 @@ pub fn run(
     superseded: &dyn Fn() -> bool,
 ) -> Result<Report, CheckError> {
     // Parsed once per process: every swap runs a self-check.
-    static SAMPLE: OnceLock<Graph> = OnceLock::new();
-    let graph = SAMPLE.get_or_init(Graph::sample);
+    static SAMPLE: OnceLock<Arc<Graph>> = OnceLock::new();
+    let graph = SAMPLE.get_or_init(|| Arc::new(Graph::sample()));
     let started = Instant::now();
     let stats = policy.stats();
     let calls_before = stats.calls.load(Ordering::Relaxed);

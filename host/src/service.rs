@@ -310,7 +310,7 @@ impl Signpost {
     /// the call as the agent sent it, its trail taken out.
     pub async fn forward(
         &self,
-        upstream: &Upstream,
+        upstream: &Arc<Upstream>,
         request: rmcp::model::CallToolRequestParams,
         session: &SessionContext,
     ) -> Response {
@@ -336,7 +336,8 @@ impl Signpost {
             }
         };
         let mut findings = Findings::logging();
-        let response = pipeline::forward(&catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
+        let response =
+            pipeline::forward(upstream, &catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
         let faulted = lease.faults() > 0;
         drop(lease);
         let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };

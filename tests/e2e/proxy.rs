@@ -550,6 +550,11 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
     let ours = texts(&told).last().cloned().unwrap_or_default();
     assert!(ours.starts_with("[chaos] told: echo"), "{ours}");
 
+    let looked = call(&client, "echo", json!({"text": "chaos:lookup"})).await;
+    let said = texts(&looked).join("\n");
+    assert!(said.contains("first refused (the backend lists no tool `resolve`)"), "{said}");
+    assert!(said.contains("second refused (`echo` may change state"), "{said}");
+
     let invent = call(&client, "echo", json!({"text": "chaos:invent"})).await;
     let offered = hints(&invent);
     assert_eq!(offered.len(), 1, "{offered:?}");
@@ -560,14 +565,35 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
 }
 
 /// The 0.2.0 chaos policy serving Signpost's own graph: told its five
-/// tools; a hold asked for a read-only tool is not honoured.
+/// tools; a hold asked for a read-only tool is not honoured; lookups read
+/// the graph (at most four per function call, their answers not shown to
+/// the agent); a name the agent sent may be coerced into the id it names
+/// through a lookup, and no other id.
 #[tokio::test]
 async fn a_v2_policy_serves_the_graph_and_holds_nothing_there() {
+    const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
     let client = Client::spawn(&["--policy", crate::common::CHAOS_V2_POLICY]).await;
     let told = client.call_any_policy("search", json!({"query": "chaos:catalogue"})).await;
     assert!(told.text.starts_with("[chaos] told: resolve,describe,find,search,neighbors"), "{}", told.text);
     let hold = client.call_any_policy("search", json!({"query": "chaos:hold"})).await;
     assert!(!hold.is_error && hold.text.starts_with("[chaos]"), "{}", hold.text);
+
+    let looked = client.call_any_policy("search", json!({"query": "chaos:lookup"})).await;
+    assert!(looked.text.contains("first ok ("), "{}", looked.text);
+    assert!(looked.text.contains("second refused ("), "search takes a query: {}", looked.text);
+    assert!(looked.text.contains("refused of 8 more: 6"), "four lookups per call: {}", looked.text);
+    assert!(
+        !looked.text.contains(ORDER_CONTROLLER) && looked.text.contains("[id not in this answer]"),
+        "the id a lookup found is not shown to the agent: {}",
+        looked.text
+    );
+
+    let edges = |ids: &str| json!({"ids": ids, "direction": "out", "edge_types": ["DECLARES"]});
+    let named = client.call_any_policy("neighbors", edges("OrderController chaos:resolve")).await;
+    assert!(!named.is_error, "the name the agent sent, resolved through a lookup: {}", named.text);
+    let other = client.call_any_policy("neighbors", edges("OrderController chaos:resolve-other")).await;
+    assert!(other.is_error, "an id the agent did not name is refused: {}", other.text);
+    assert_eq!(client.status().await["counters"]["coercions_refused"], 1);
     client.close().await;
 }
 

@@ -14,7 +14,10 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::{Interface, Pre, v0_1, v0_2};
-use crate::{HostDeadline, Limits, LoadError, TABLE_ELEMENT_BYTES, TICK, cache, text};
+use crate::{
+    HostDeadline, Limits, LoadError, Lookup, MAX_LOOKUP_ARGS, MAX_LOOKUP_RESULT, MAX_LOOKUPS, TABLE_ELEMENT_BYTES,
+    TICK, cache, text,
+};
 
 /// Builds the component's copy-on-write memory images now rather than at
 /// its first instantiation. wasmtime writes each image into a memfd and
@@ -74,6 +77,35 @@ pub struct HostState {
     pub(crate) deadline: Instant,
     pub(crate) stdout: MemoryOutputPipe,
     pub(crate) stderr: MemoryOutputPipe,
+    /// What answers `host.lookup` during the current function call.
+    pub(crate) lookup: Option<Arc<dyn Lookup>>,
+    /// Lookups the current function call may still make.
+    pub(crate) lookups_left: u32,
+}
+
+impl v0_2::signpost::policy::types::Host for HostState {}
+
+impl v0_2::signpost::policy::host::Host for HostState {
+    fn lookup(&mut self, tool: String, args: String) -> Result<String, String> {
+        let Some(lookup) = self.lookup.clone() else {
+            return Err("no lookups here: this call serves no tools".into());
+        };
+        if self.lookups_left == 0 {
+            return Err(format!("at most {MAX_LOOKUPS} lookups in one policy function call"));
+        }
+        self.lookups_left -= 1;
+        if args.len() > MAX_LOOKUP_ARGS {
+            return Err(format!("args over {} KiB", MAX_LOOKUP_ARGS >> 10));
+        }
+        if Instant::now() >= self.deadline {
+            return Err("the policy call's deadline has passed".into());
+        }
+        let answer = lookup.lookup(&tool, &args, self.deadline).map_err(|why| text::escape(&why, 500))?;
+        if answer.len() > MAX_LOOKUP_RESULT {
+            return Err(format!("the result is over {} KiB", MAX_LOOKUP_RESULT >> 10));
+        }
+        Ok(answer)
+    }
 }
 
 /// One budget for an instance's whole footprint: every linear memory and
@@ -157,6 +189,8 @@ impl PolicyEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         bound_waits(&mut linker)?;
+        // 0.2.0's `host` interface (0.1.0 imports nothing of the host's).
+        v0_2::Hints::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)?;
         let weak = engine.weak();
         std::thread::Builder::new().name("signpost-epoch".into()).spawn(move || {
             while let Some(engine) = weak.upgrade() {

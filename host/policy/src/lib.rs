@@ -61,6 +61,22 @@ pub fn wit_of(interface: Interface) -> &'static str {
     }
 }
 
+/// Lookups one policy function call may make (`host.lookup`, 0.2.0).
+pub const MAX_LOOKUPS: u32 = 4;
+/// Largest `args` of a lookup, in bytes.
+pub const MAX_LOOKUP_ARGS: usize = 64 << 10;
+/// Largest result a lookup returns, in bytes.
+pub const MAX_LOOKUP_RESULT: usize = 1 << 20;
+
+/// What answers a 0.2.0 policy's `host.lookup`: a read-only call to a tool
+/// of the catalogue the host serves (the graph's, or a proxy's backend's).
+/// Set on a lease ([`Lease::set_lookup`]) for the calls it makes; `deadline`
+/// is the calling function's.
+pub trait Lookup: Send + Sync {
+    /// The tool's result as JSON text, or why not (one line).
+    fn lookup(&self, tool: &str, args: &str, deadline: std::time::Instant) -> Result<String, String>;
+}
+
 /// Calls after which a pooled instance is retired (bounds leaks in a policy).
 pub const MAX_USES: u32 = 10_000;
 /// Idle instances kept per policy (one per recently active session).

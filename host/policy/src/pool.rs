@@ -14,9 +14,9 @@ use crate::bindings::{Instance, Interface, Pre, types};
 use crate::engine::Limiter;
 use crate::rules::{Rules, ToolSet};
 use crate::{
-    Advice, BeforeCall, Call, CoercionError, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError,
-    MAX_HOST_RESOURCES, MAX_IDLE, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session, SessionKey, Stats,
-    sha256_hex, text,
+    Advice, BeforeCall, Call, CoercionError, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError, Lookup,
+    MAX_HOST_RESOURCES, MAX_IDLE, MAX_LOOKUPS, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session,
+    SessionKey, Stats, sha256_hex, text,
 };
 
 /// A compiled, linked policy component, ready to run.
@@ -153,13 +153,21 @@ impl Policy {
     /// session only, when the lease is dropped, unless it faulted.
     pub fn lease(&self, session: SessionKey) -> Lease<'_> {
         let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
-        Lease { policy: self, slot, faults: 0, session: Some(session), tools: None, rules: Arc::default() }
+        Lease {
+            policy: self,
+            slot,
+            faults: 0,
+            session: Some(session),
+            tools: None,
+            rules: Arc::default(),
+            lookup: None,
+        }
     }
 
     /// A lease on a new instance that is never pooled: for one-off work
     /// (identity, the self-check, benchmarks of a cold call).
     pub fn cold_lease(&self) -> Lease<'_> {
-        Lease { policy: self, slot: None, faults: 0, session: None, tools: None, rules: Arc::default() }
+        Lease { policy: self, slot: None, faults: 0, session: None, tools: None, rules: Arc::default(), lookup: None }
     }
 
     /// Idle instances kept now (one per recently active session at most).
@@ -191,6 +199,8 @@ impl Policy {
             deadline: Instant::now() + limits.timeout,
             stdout,
             stderr,
+            lookup: None,
+            lookups_left: 0,
         };
         let mut store = Store::new(&self.engine.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -214,6 +224,8 @@ pub struct Lease<'p> {
     pub(crate) tools: Option<Arc<ToolSet>>,
     /// The rules the instance declared for it.
     pub(crate) rules: Arc<Rules>,
+    /// What answers the policy's lookups ([`Lease::set_lookup`]).
+    pub(crate) lookup: Option<Arc<dyn Lookup>>,
 }
 
 impl<'p> Lease<'p> {
@@ -240,6 +252,12 @@ impl<'p> Lease<'p> {
     /// list before ([`ToolSet`]).
     pub fn tell(&mut self, tools: &Arc<ToolSet>) {
         self.tools = Some(tools.clone());
+    }
+
+    /// What answers `host.lookup` in this lease's calls (none: every
+    /// lookup is refused).
+    pub fn set_lookup(&mut self, lookup: Arc<dyn Lookup>) {
+        self.lookup = Some(lookup);
     }
 
     /// The rules the instance declared for the catalogue it was told
@@ -309,8 +327,13 @@ impl<'p> Lease<'p> {
         };
         Stats::add(&policy.stats.calls, 1);
         slot.store.set_epoch_deadline(policy.engine.deadline_ticks());
-        slot.store.data_mut().deadline = Instant::now() + policy.engine.limits.timeout;
+        let state = slot.store.data_mut();
+        state.deadline = Instant::now() + policy.engine.limits.timeout;
+        state.lookup = self.lookup.clone();
+        state.lookups_left = MAX_LOOKUPS;
         let result = f(&slot.instance, &mut slot.store);
+        // A pooled instance keeps no graph or backend alive.
+        slot.store.data_mut().lookup = None;
         slot.uses += 1;
         drain_output(&mut slot, &policy.info.name);
         match result {

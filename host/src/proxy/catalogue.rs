@@ -160,6 +160,16 @@ impl Catalogue {
         Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason: validate::reason(hint, &self.vocab) })
     }
 
+    /// Whether `args` validate against `tool`'s input schema (the first
+    /// error, escaped, if not).
+    pub fn validate(&self, tool: &str, args: &Value) -> Result<(), String> {
+        let schema = self.schemas.get(tool).ok_or_else(|| format!("the input schema of `{tool}` does not compile"))?;
+        match schema.iter_errors(args).next() {
+            None => Ok(()),
+            Some(e) => Err(format!("{tool}: {}", sanitize::escape(&e.to_string(), 200))),
+        }
+    }
+
     /// The valid hints of `hints` ([`validate::filter`]'s bounds).
     pub fn filter(&self, hints: Vec<policy::Hint>, shown: &Shown<'_>, why: impl FnMut(String)) -> Filtered {
         validate::filter(hints, |hint| self.check(hint, shown), why)

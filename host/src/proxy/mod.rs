@@ -10,7 +10,23 @@
 //! as the calls it reads.
 
 mod catalogue;
+mod lookup;
 mod upstream;
 
+use rmcp::model::CallToolResult;
+use serde_json::{Map, Value};
+
 pub use catalogue::{Catalogue, Shown};
+pub use lookup::BackendLookup;
 pub use upstream::{Backend, Command, Upstream, UpstreamError};
+
+/// A backend's result as a policy reads it (`outcome.success`, a lookup's
+/// answer): `content` and `structuredContent` as the backend sent them.
+pub fn outcome_of(result: &CallToolResult) -> Value {
+    let mut outcome = Map::new();
+    outcome.insert("content".into(), serde_json::to_value(&result.content).unwrap_or_default());
+    if let Some(structured) = &result.structured_content {
+        outcome.insert("structuredContent".into(), structured.clone());
+    }
+    Value::Object(outcome)
+}

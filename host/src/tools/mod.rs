@@ -15,6 +15,7 @@
 
 mod args;
 mod execute;
+mod lookup;
 mod parse;
 mod results;
 mod schema;
@@ -28,6 +29,7 @@ use serde_json::{Value, json};
 
 pub use args::{DescribeArgs, FindArgs, NeighborsArgs, ResolveArgs, SearchArgs};
 pub use execute::execute;
+pub use lookup::GraphLookup;
 pub use parse::{ErrorKind, IdCoercer, Parsed, StrictIds, ToolError, describe_error_kind, parse};
 pub use results::{
     DescribeResult, FindResult, HintOut, Neighbor, NeighborsResult, ResolveResult, ResolveStatus, Scored, SearchResult,

@@ -75,7 +75,7 @@ pub(super) fn replay(
 ) -> anyhow::Result<ExitCode> {
     use signpost::replay;
     let log = replay::read_logs(logs)?;
-    let graph = signpost::live_graph::load_sources(graph).context("loading the graph")?;
+    let graph = std::sync::Arc::new(signpost::live_graph::load_sources(graph).context("loading the graph")?);
     let engine = PolicyEngine::new(Limits::default())?;
     let validator = HintValidator::new()?;
     let mut reports = Vec::new();

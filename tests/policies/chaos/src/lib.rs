@@ -53,7 +53,13 @@
 //!   agent: the host holds a call once);
 //! - `chaos:invent` → offers the tool just called with a `text` the agent
 //!   was never shown (the host must drop it) and with the agent's own
-//!   (kept).
+//!   (kept);
+//! - `chaos:lookup` → looks up `resolve` of OrderController, the tool just
+//!   called, and eight more, and says in its details what the host
+//!   answered;
+//! - `chaos:resolve` / `chaos:resolve-other` → coerces an id argument by
+//!   looking up `resolve` of the first word the agent sent / of
+//!   PaymentService, which the agent did not name (refused).
 //!
 //! Built with `always-forge`, it forges in every notation on every call
 //! (a candidate the self-check must refuse). Built with `always-sleep`, it sleeps in every `advise` (a candidate whose
@@ -253,6 +259,25 @@ fn garbage_hints() -> Vec<Hint> {
     ]
 }
 
+/// The first word of the string argument `param` of a call's arguments
+/// (JSON text), markers left out.
+#[cfg(feature = "v0_2")]
+fn first_word(args: &str, param: &str) -> String {
+    let key = format!("\"{param}\":\"");
+    let Some(at) = args.find(&key) else { return String::new() };
+    let rest = &args[at + key.len()..];
+    let value = &rest[..rest.find('"').unwrap_or(rest.len())];
+    value.split_whitespace().find(|w| !w.starts_with("chaos:")).unwrap_or_default().to_owned()
+}
+
+/// The first `"id":"<40 hex>"` in a JSON text.
+#[cfg(feature = "v0_2")]
+fn first_id(json: &str) -> Option<String> {
+    let at = json.find("\"id\":\"")? + 6;
+    let id = json.get(at..at + 40)?;
+    id.bytes().all(|b| b.is_ascii_hexdigit()).then(|| id.to_owned())
+}
+
 /// What `prerequisites` suggests, in either version.
 fn before(call: &Call) -> Vec<Hint> {
     act(&call.args);
@@ -287,6 +312,18 @@ impl Guest for Chaos {
         }
         if call.args.contains("chaos:refuse") {
             return Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() });
+        }
+        #[cfg(feature = "v0_2")]
+        if let Some(name) = ["chaos:resolve-other", "chaos:resolve"].iter().find_map(|m| {
+            call.args
+                .contains(m)
+                .then(|| if *m == "chaos:resolve" { first_word(&call.args, &param) } else { "PaymentService".into() })
+        }) {
+            // The symbol a name stands for, looked up through the host.
+            let answer = signpost::policy::host::lookup("resolve", &format!("{{\"identifier\":\"{name}\"}}"));
+            if let Some(id) = answer.ok().and_then(|a| first_id(&a)) {
+                return Ok(vec![id]);
+            }
         }
         // A template (a `<placeholder>` argument): adapt it, do not send it.
         Err(CoercionError {
@@ -328,6 +365,27 @@ impl Guest for Chaos {
 
     fn advise(call: Call, _outcome: Outcome, session: Session) -> Advice {
         act(&call.args);
+        #[cfg(feature = "v0_2")]
+        if call.args.contains("chaos:lookup") {
+            // One lookup of a read-only tool (the graph's `resolve`), one of
+            // the tool just called (a backend's: refused unless it only
+            // reads), then lookups until the host says no more.
+            let said = |r: Result<String, String>| match r {
+                Ok(json) => format!("ok ({} bytes, {})", json.len(), first_id(&json).unwrap_or_default()),
+                Err(why) => format!("refused ({why})"),
+            };
+            let resolve = said(signpost::policy::host::lookup("resolve", r#"{"identifier":"OrderController"}"#));
+            let same = said(signpost::policy::host::lookup(&call.tool, r#"{"text":"looked up"}"#));
+            let again = r#"{"identifier":"OrderController"}"#;
+            let more = (0..8).filter(|_| signpost::policy::host::lookup("resolve", again).is_err()).count();
+            return Advice {
+                state_tag: "chaos".into(),
+                summary: format!("lookups; first {resolve}; second {same}; refused of 8 more: {more}"),
+                details: Vec::new(),
+                hints: Vec::new(),
+                ask_user: None,
+            };
+        }
         if call.args.contains("chaos:catalogue") {
             let told = TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
             return Advice {

@@ -1,0 +1,67 @@
+//! `host.lookup` in front of a backend: a 0.2.0 policy calls one of the
+//! backend's tools that only read, while it runs, under its own deadline.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use serde_json::Value;
+
+use super::{Catalogue, Upstream, outcome_of};
+use crate::policy::Rules;
+
+/// Answers lookups from a backend, with the catalogue and the rules the
+/// call is served with.
+pub struct BackendLookup {
+    upstream: Arc<Upstream>,
+    catalogue: Arc<Catalogue>,
+    rules: Arc<Rules>,
+}
+
+impl BackendLookup {
+    /// Lookups on `upstream`'s tools as `catalogue` lists them; `rules` say
+    /// which of them change state beyond what the annotations say.
+    pub fn new(upstream: Arc<Upstream>, catalogue: Arc<Catalogue>, rules: Arc<Rules>) -> Self {
+        BackendLookup { upstream, catalogue, rules }
+    }
+}
+
+impl crate::policy::Lookup for BackendLookup {
+    fn lookup(&self, tool: &str, args: &str, deadline: Instant) -> Result<String, String> {
+        let Some(listed) = self.catalogue.get(tool) else {
+            return Err(format!("the backend lists no tool `{}`", crate::clip(tool)));
+        };
+        if self.rules.changes_state(self.catalogue.tool_set(), tool) {
+            return Err(format!(
+                "`{tool}` may change state: a lookup calls only tools that only read (readOnlyHint, or the policy's rules)"
+            ));
+        }
+        let args = match serde_json::from_str::<Value>(args) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(format!("{tool} takes a JSON object of arguments")),
+        };
+        self.catalogue.validate(tool, &Value::Object(args.clone()))?;
+        // Policy calls run on a worker the runtime let block
+        // (`block_in_place`); anywhere else a lookup cannot wait.
+        let handle = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+            .ok_or("lookups on a backend need the server's runtime")?;
+        let params = CallToolRequestParams::new(listed.name.clone()).with_arguments(args);
+        let deadline = tokio::time::Instant::from_std(deadline);
+        let answer = handle.block_on(tokio::time::timeout_at(deadline, self.upstream.call(params)));
+        match answer {
+            Err(_) => Err("the backend did not answer before the policy call's deadline".into()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Ok(Ok(CallToolResponse::Complete(result))) if result.is_error != Some(true) => {
+                Ok(outcome_of(&result).to_string())
+            }
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                let text: Vec<&str> =
+                    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
+                Err(format!("{tool} failed: {}", crate::sanitize::line(&text.join(" "), 500)))
+            }
+            Ok(Ok(_)) => Err(format!("{tool} answered with an input request or a task, which a lookup cannot take")),
+        }
+    }
+}
