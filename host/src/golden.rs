@@ -32,6 +32,11 @@
 //!
 //! Every `expect` field is optional; `result` maps JSON pointers into
 //! `structuredContent` to the values they must hold.
+//!
+//! `${NAME}` anywhere in a case file (in a string) stands for the
+//! environment variable `NAME`, JSON-escaped: a repository's path for a git
+//! server's cases, say. A case that names a variable that is not set fails
+//! and says which.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -150,10 +155,43 @@ pub fn load_dir(dir: &Path) -> Result<Vec<CaseFile>, String> {
         .map(|p| {
             let case = std::fs::read_to_string(&p)
                 .map_err(|e| e.to_string())
+                .and_then(|t| expand(&t, |name| std::env::var(name).ok()))
                 .and_then(|t| serde_json::from_str::<Case>(&t).map_err(|e| format!("not a case: {e}")));
             (p, case)
         })
         .collect())
+}
+
+/// `text` with each `${NAME}` (a letter or `_`, then letters, digits or
+/// `_`) replaced by `var(NAME)`, JSON-escaped for a string; an unset
+/// variable is an error that names it. Anything else stays as written.
+fn expand(text: &str, var: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let name_len = after.find('}').filter(|&n| {
+            let name = &after[..n];
+            name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        match name_len {
+            Some(n) => {
+                let name = &after[..n];
+                let value = var(name).ok_or_else(|| format!("the case uses ${{{name}}}, which is not set"))?;
+                let escaped = Value::String(value).to_string();
+                out.push_str(&escaped[1..escaped.len() - 1]);
+                rest = &after[n + 1..];
+            }
+            None => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 fn matches(hint: &Value, pattern: &HintPattern) -> bool {
@@ -331,4 +369,23 @@ pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result
         results.push(CaseResult { path, description: case.description, failures });
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_are_expanded_escaped_and_unset_ones_named() {
+        let var = |name: &str| match name {
+            "REPO" => Some("/tmp/a \"b\"\\c".to_owned()),
+            _ => None,
+        };
+        let text = r#"{"repo_path": "${REPO}", "x": "$REPO ${} ${1A} ${REPO"}"#;
+        let expanded = expand(text, var).expect("expands");
+        let v: Value = serde_json::from_str(&expanded).expect("still JSON");
+        assert_eq!(v["repo_path"], "/tmp/a \"b\"\\c");
+        assert_eq!(v["x"], "$REPO ${} ${1A} ${REPO");
+        assert_eq!(expand("${NOPE}", var), Err("the case uses ${NOPE}, which is not set".to_owned()));
+    }
 }

@@ -620,6 +620,20 @@ fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A repository with one commit, then `a.txt` modified and `b.txt` new.
+fn dirty_repo(work: &Path) -> PathBuf {
+    std::fs::create_dir_all(work).unwrap_or_else(|e| panic!("{e}"));
+    git(work, &["init", "-q", "-b", "main"]);
+    git(work, &["config", "user.name", "Ada"]);
+    git(work, &["config", "user.email", "ada@example.com"]);
+    std::fs::write(work.join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
+    git(work, &["add", "a.txt"]);
+    git(work, &["commit", "-q", "-m", "first"]);
+    std::fs::write(work.join("a.txt"), "one\ntwo\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(work.join("b.txt"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+    work.to_path_buf()
+}
+
 /// The git policy (Python, 0.2.0) in front of the official git server, on
 /// a real repository: terse state tags and `→ next:` lines from git's own
 /// text; a commit before the staged diff was read is held once, and every
@@ -635,16 +649,7 @@ async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
     let (ok, report) = crate::common::run_cli(&["policy", "check", policy.to_str().unwrap_or_default()]);
     assert!(ok && report.contains("exports  signpost:policy/policy@0.2.0 "), "{report}");
 
-    let work = dir.join("repo");
-    std::fs::create_dir_all(&work).unwrap_or_else(|e| panic!("{e}"));
-    git(&work, &["init", "-q", "-b", "main"]);
-    git(&work, &["config", "user.name", "Ada"]);
-    git(&work, &["config", "user.email", "ada@example.com"]);
-    std::fs::write(work.join("a.txt"), "one\n").unwrap_or_else(|e| panic!("{e}"));
-    git(&work, &["add", "a.txt"]);
-    git(&work, &["commit", "-q", "-m", "first"]);
-    std::fs::write(work.join("a.txt"), "one\ntwo\n").unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(work.join("b.txt"), "new\n").unwrap_or_else(|e| panic!("{e}"));
+    let work = dirty_repo(&dir.join("repo"));
     let repo_path = work.to_str().unwrap_or_default().to_owned();
 
     let args = ["proxy", "--policy", policy.to_str().unwrap_or_default(), "--", "python3", "-m", "mcp_server_git"];
@@ -694,4 +699,29 @@ async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
     assert_eq!(missing.is_error, Some(true));
     assert!(texts(&missing).last().is_some_and(|t| t.starts_with("[unknown_ref]")), "{missing:?}");
     client.close().await;
+
+    // Its golden cases, against the real server on a repository of their
+    // own (`${GIT_CASES_REPO}` in the cases); the memory policy fails them.
+    let cases = dir.join("cases-repo");
+    let test = |policy: &Path| {
+        let cases_repo = dirty_repo(&cases.join(policy.file_stem().unwrap_or_default()));
+        let out = std::process::Command::new(crate::common::BIN)
+            .args(["policy", "test"])
+            .arg(policy)
+            .arg("--cases")
+            .arg(repo().join("tests/policies/git/cases"))
+            .args(["--", "python3", "-m", "mcp_server_git"])
+            .env("GIT_CASES_REPO", &cases_repo)
+            .env("PYTHONPATH", &server)
+            .env("LC_ALL", "C")
+            .env("RUST_LOG", "error")
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, report) = test(&policy);
+    assert!(ok && report.contains("5 of 5 cases passed"), "{report}");
+    let (ok, report) = test(Path::new(crate::common::MEMORY_POLICY));
+    assert!(!ok && report.contains("FAIL 01-status-shows-what-to-stage.json"), "{report}");
 }
