@@ -413,16 +413,8 @@ fn the_memory_policys_golden_cases_pass_against_the_real_server() {
     let dir = temp_dir("proxy-golden");
     let cases = repo().join("tests/policies/memory/cases");
     let test = |policy: &str, cases: &Path, store: &str| {
-        let out = std::process::Command::new(crate::common::BIN)
-            .args(["policy", "test", policy, "--cases", cases.to_str().unwrap_or_default(), "--"])
-            .args(&backend)
-            .env("MEMORY_FILE_PATH", dir.join(store))
-            .env("RUST_LOG", "error")
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        assert!(!text.contains("panicked"), "{text}");
-        (out.status.success(), text)
+        let store = dir.join(store);
+        policy_test(Path::new(policy), cases, &backend, &[("MEMORY_FILE_PATH", store.as_os_str())])
     };
     let (ok, report) = test(crate::common::MEMORY_POLICY, &cases, "memory.jsonl");
     assert!(ok && report.contains("5 of 5 cases passed"), "{report}");
@@ -443,6 +435,22 @@ fn the_memory_policys_golden_cases_pass_against_the_real_server() {
     assert!(report.contains("a case against a backend has no `graph`"), "{report}");
     assert!(report.contains("not a case"), "{report}");
     assert!(report.contains("0 of 3 cases passed"), "{report}");
+}
+
+/// `signpost policy test POLICY --cases CASES -- BACKEND…` with `env`:
+/// whether it passed, and what it printed (it must never panic).
+fn policy_test(policy: &Path, cases: &Path, backend: &[String], env: &[(&str, &std::ffi::OsStr)]) -> (bool, String) {
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["policy".as_ref(), "test".as_ref(), policy.as_os_str(), "--cases".as_ref(), cases.as_os_str()])
+        .arg("--")
+        .args(backend)
+        .envs(env.iter().copied())
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!text.contains("panicked"), "{text}");
+    (out.status.success(), text)
 }
 
 /// `signpost proxy` with the 0.2.0 chaos policy in front of `rogue.py
@@ -705,20 +713,10 @@ async fn the_git_policy_reads_the_repository_and_holds_a_blind_commit_once() {
     let cases = dir.join("cases-repo");
     let test = |policy: &Path| {
         let cases_repo = dirty_repo(&cases.join(policy.file_stem().unwrap_or_default()));
-        let out = std::process::Command::new(crate::common::BIN)
-            .args(["policy", "test"])
-            .arg(policy)
-            .arg("--cases")
-            .arg(repo().join("tests/policies/git/cases"))
-            .args(["--", "python3", "-m", "mcp_server_git"])
-            .env("GIT_CASES_REPO", &cases_repo)
-            .env("PYTHONPATH", &server)
-            .env("LC_ALL", "C")
-            .env("RUST_LOG", "error")
-            .output()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-        (out.status.success(), text)
+        let env =
+            [("GIT_CASES_REPO", cases_repo.as_os_str()), ("PYTHONPATH", server.as_os_str()), ("LC_ALL", "C".as_ref())];
+        let backend = ["python3", "-m", "mcp_server_git"].map(String::from);
+        policy_test(policy, &repo().join("tests/policies/git/cases"), &backend, &env)
     };
     let (ok, report) = test(&policy);
     assert!(ok && report.contains("5 of 5 cases passed"), "{report}");
