@@ -418,6 +418,24 @@ fn the_memory_policys_golden_cases_pass_against_the_real_server() {
     };
     let (ok, report) = test(crate::common::MEMORY_POLICY, &cases, "memory.jsonl");
     assert!(ok && report.contains("5 of 5 cases passed"), "{report}");
+
+    // `policy check` with the backend shows the rules the policy declares
+    // for its tools, and what the host would leave out.
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["policy", "check", crate::common::MEMORY_POLICY, "--"])
+        .args(&backend)
+        .env("MEMORY_FILE_PATH", dir.join("check.jsonl"))
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("rules    for the backend's tools (9 listed): 8 declared"), "{report}");
+    assert!(report.contains("open_nodes: references [names]; changes nothing"), "{report}");
+    assert!(report.contains("create_relations: references [relations/*/from, relations/*/to]"), "{report}");
+    assert!(!report.contains("left out"), "{report}");
+    let (ok, report) = crate::common::run_cli(&["policy", "check", crate::common::CHAOS_V2_POLICY]);
+    assert!(ok && report.contains("left out: rules for `no-such-tool`, which the catalogue does not hold"), "{report}");
     let (ok, report) = test(crate::common::DEFAULT_POLICY, &cases, "default.jsonl");
     assert!(!ok && report.contains("FAIL 01-a-blind-create-is-held.json"), "{report}");
 

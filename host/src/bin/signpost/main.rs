@@ -201,6 +201,10 @@ enum PolicyCommand {
     Check {
         /// The component file (.wasm).
         file: PathBuf,
+        /// With a backend (a command after `--`, or `--backend-url`), a
+        /// 0.2.0 policy's rules are read for the backend's tools too.
+        #[command(flatten)]
+        backend: BackendArgs,
     },
     /// Re-run recorded sessions (`signpost --record DIR`) against candidate
     /// policies and report, per policy, how often the agent's actual next
@@ -544,7 +548,9 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
         .init();
     let result = match cli.command {
-        Some(Command::Policy(PolicyCommand::Check { file })) => check(&file),
+        Some(Command::Policy(PolicyCommand::Check { file, backend })) => {
+            backend.command().and_then(|backend| check(&file, backend))
+        }
         Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
         Some(Command::Policy(PolicyCommand::Wit { dir, version })) => export_wit(&dir, &version),
         Some(Command::Policy(PolicyCommand::Test { file, cases, backend })) => {

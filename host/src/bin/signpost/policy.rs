@@ -8,7 +8,7 @@ use signpost::policy::{Interface, Limits, PolicyEngine};
 use signpost::reload;
 use signpost::validate::HintValidator;
 
-pub(super) fn check(file: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn check(file: &Path, backend: Option<signpost::proxy::Command>) -> anyhow::Result<ExitCode> {
     let engine = PolicyEngine::new(Limits::default())?;
     let validator = HintValidator::new()?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
@@ -21,6 +21,16 @@ pub(super) fn check(file: &Path) -> anyhow::Result<ExitCode> {
             let served: Vec<&str> = Interface::ALL.iter().map(|i| i.version()).collect();
             println!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(" and @"));
             println!("check    {report}");
+            if policy.interface() >= Interface::V0_2 {
+                print_rules("Signpost's tools", &policy, signpost::tools::tool_set());
+                if let Some(backend) = backend {
+                    let runtime = tokio::runtime::Runtime::new()?;
+                    let upstream = runtime.block_on(signpost::proxy::Upstream::start(backend))?;
+                    print_rules("the backend's tools", &policy, upstream.catalogue().tool_set());
+                }
+            } else if backend.is_some() {
+                println!("rules    none: a {} policy declares no rules", policy.interface());
+            }
             println!("ok: {} {} would be accepted", id.name, id.version);
             Ok(ExitCode::SUCCESS)
         }
@@ -28,6 +38,29 @@ pub(super) fn check(file: &Path) -> anyhow::Result<ExitCode> {
             println!("FAILED: {e}");
             Ok(ExitCode::FAILURE)
         }
+    }
+}
+
+/// The rules a 0.2.0 policy declares for `tools`, and what of them the
+/// host left out.
+fn print_rules(what: &str, policy: &signpost::policy::Policy, tools: &std::sync::Arc<signpost::policy::ToolSet>) {
+    let mut lease = policy.cold_lease();
+    lease.tell(tools);
+    let rules = lease.rules();
+    let mut declared: Vec<(&str, &signpost::policy::rules::ToolRule)> = rules.iter().collect();
+    declared.sort_by_key(|(tool, _)| *tool);
+    println!("rules    for {what} ({} listed): {} declared", tools.tools().len(), declared.len());
+    for (tool, rule) in declared {
+        let references: Vec<String> = rule.references.iter().map(ToString::to_string).collect();
+        let changes = match rule.changes_state {
+            Some(true) => "; changes state",
+            Some(false) => "; changes nothing",
+            None => "",
+        };
+        println!("           {tool}: references [{}]{changes}", references.join(", "));
+    }
+    for why in rules.skipped() {
+        println!("         left out: {why}");
     }
 }
 

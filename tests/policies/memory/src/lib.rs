@@ -90,23 +90,22 @@ impl Guest for Memory {
     }
 
     fn catalogue(tools: Vec<Tool>) -> Vec<ToolRules> {
-        let listed = |name: &str| tools.iter().any(|t| t.name == name);
-        let mut rules: Vec<ToolRules> = REFERENCES
+        // One set of rules per tool the server lists: the arguments that
+        // name entities, and, for the reads, that they change nothing
+        // (whatever the annotations say).
+        tools
             .iter()
-            .filter(|(tool, _)| listed(tool))
-            .map(|(tool, paths)| ToolRules {
-                tool: (*tool).into(),
-                references: paths.iter().map(|p| (*p).into()).collect(),
-                changes_state: None,
+            .map(|t| t.name.as_str())
+            .filter_map(|tool| {
+                let references = REFERENCES.iter().find(|(t, _)| *t == tool).map(|(_, paths)| *paths);
+                let reads = READS.contains(&tool);
+                (references.is_some() || reads).then(|| ToolRules {
+                    tool: tool.into(),
+                    references: references.unwrap_or_default().iter().map(|p| (*p).into()).collect(),
+                    changes_state: reads.then_some(false),
+                })
             })
-            .collect();
-        // Reading never changes the graph, whatever the annotations say.
-        rules.extend(READS.iter().filter(|t| listed(t)).map(|tool| ToolRules {
-            tool: (*tool).into(),
-            references: Vec::new(),
-            changes_state: Some(false),
-        }));
-        rules
+            .collect()
     }
 
     fn prerequisites(call: Call, session: Session) -> BeforeCall {
