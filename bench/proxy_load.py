@@ -21,11 +21,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+from mcp_stdio import Session
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -50,36 +51,16 @@ class Agent(threading.Thread):
     def __init__(self, n, cmd, deadline, stop):
         super().__init__(daemon=True)
         self.n, self.deadline, self.stop = n, deadline, stop
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env={**os.environ, "RUST_LOG": "error"})
-        self.next_id = 0
+        self.session = Session(cmd, {**os.environ, "RUST_LOG": "error"}, f"agent{n}")
         self.answered = self.tool_errors = self.lost = 0
         self.latencies = []
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": f"agent{n}", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message):
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                return None
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                return message
 
     def run(self):
         i = 0
         while not self.stop.is_set():
             i += 1
             box = {}
-            t = threading.Thread(target=lambda: box.update(m=self.request(
+            t = threading.Thread(target=lambda: box.update(m=self.session.exchange(
                 "tools/call", {"name": "echo", "arguments": {"text": f"agent {self.n} call {i}"}})), daemon=True)
             start = time.perf_counter()
             t.start()
@@ -130,7 +111,7 @@ def main():
             os.replace(staged, policy)
         else:
             for agent in agents:
-                for child in children(agent.proc.pid):
+                for child in children(agent.session.proc.pid):
                     os.kill(child, signal.SIGKILL)
                     kills += 1
     time.sleep(max(0, began + a.seconds - time.monotonic()))
@@ -138,10 +119,10 @@ def main():
     published = []
     for agent in agents:
         agent.join(a.backend_timeout + 10)
-        status = agent.request("resources/read", {"uri": "signpost://policy"})
+        status = agent.session.exchange("resources/read", {"uri": "signpost://policy"})
         text = status["result"]["contents"][0]["text"] if status and "result" in status else "{}"
         published.append(json.loads(text).get("swaps", {}).get("published", 0))
-        agent.proc.stdin.close()
+        agent.session.proc.stdin.close()
     answered = sum(x.answered for x in agents)
     tool_errors = sum(x.tool_errors for x in agents)
     lost = sum(x.lost for x in agents)

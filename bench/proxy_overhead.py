@@ -20,48 +20,16 @@ Without a backend command it runs `python3 tests/backends/rogue.py echo`
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
+
+from mcp_stdio import Session
 
 
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-class Session:
-    """One MCP client session over a child's stdio."""
-
-    def __init__(self, cmd, env):
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "1"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message):
-        self.proc.stdin.write((json.dumps(message) + "\n").encode())
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                sys.exit(f"{method}: the server closed its output")
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    sys.exit(f"{method}: {message['error']}")
-                return message["result"]
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=10)
 
 
 def percentile(xs, q):
