@@ -64,6 +64,13 @@ impl Findings {
         }
     }
 
+    /// A hold asked for a call to `tool`, which changes no state: not held.
+    fn not_held(&mut self, tool: &str) {
+        self.note(|| {
+            format!("prerequisites asked to hold `{}`, which changes no state (not held)", sanitize::escape(tool, 80))
+        });
+    }
+
     /// What was noted, in order.
     pub fn notes(&self) -> &[String] {
         &self.notes
@@ -108,7 +115,7 @@ pub fn run(
     lease.set_lookup(Arc::new(tools::GraphLookup::new(graph.clone())));
     let policy::BeforeCall { hints, hold } = prerequisites(lease, &call, session, findings);
     if hold.is_some() {
-        findings.note(|| format!("prerequisites asked to hold `{}`, which changes no state (not held)", tool.name()));
+        findings.not_held(tool.name());
     }
     let mut shape = None;
     let outcome = {
@@ -142,40 +149,55 @@ fn advise(
     check: impl FnOnce(Vec<policy::Hint>, &mut Findings) -> validate::Filtered,
     findings: &mut Findings,
 ) -> (Vec<HintOut>, String, String) {
-    let stats = lease.policy().stats();
     match lease.advise(call, &to_wit_outcome(outcome), asker.session) {
         Ok(mut advice) => {
             sanitize_advice(&mut advice, outcome.is_ok(), findings);
             hints.append(&mut advice.hints);
-            let mut filtered = check(hints, findings);
-            // Every actionable hint carries the trail, so the agent that
-            // follows it threads its history. The policy renders them with a
-            // stand-in (it never holds a handle: nothing it logs shows one),
-            // which becomes the trail once the text is clean.
-            if asker.trail.is_some() {
-                carry::stand_in(&mut filtered.hints);
-            }
-            Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
-            Stats::add(&stats.hints_dropped, filtered.dropped);
-            advice.hints = validate::to_wit(&filtered.hints);
-            let text = match lease.render(call, &advice) {
-                Ok(text) if !text.trim().is_empty() => text,
-                Ok(_) => {
-                    findings.note(|| "render returned no text".into());
-                    fallback_render(&advice)
-                }
-                Err(fault) => {
-                    findings.note(|| format!("render: {fault}"));
-                    fallback_render(&advice)
-                }
-            };
-            (filtered.hints, text, advice.state_tag)
+            let filtered = check(hints, findings);
+            let (hints, text) = render(lease, call, &mut advice, filtered, asker, findings);
+            (hints, text, advice.state_tag)
         }
         Err(fault) => {
             findings.note(|| format!("advise: {fault}"));
             (Vec::new(), fallback_text(&call.tool, outcome), plain_tag(outcome.is_ok()).to_owned())
         }
     }
+}
+
+/// The text of `advice` with the hints that survived validation
+/// (`filtered`), as the policy renders it (the host's layout when it
+/// cannot), and those hints, counted.
+fn render(
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    advice: &mut policy::Advice,
+    mut filtered: validate::Filtered,
+    asker: Asker<'_>,
+    findings: &mut Findings,
+) -> (Vec<HintOut>, String) {
+    // Every actionable hint carries the trail, so the agent that follows
+    // it threads its history. The policy renders them with a stand-in (it
+    // never holds a handle: nothing it logs shows one), which becomes the
+    // trail once the text is clean.
+    if asker.trail.is_some() {
+        carry::stand_in(&mut filtered.hints);
+    }
+    let stats = lease.policy().stats();
+    Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
+    Stats::add(&stats.hints_dropped, filtered.dropped);
+    advice.hints = validate::to_wit(&filtered.hints);
+    let text = match lease.render(call, advice) {
+        Ok(text) if !text.trim().is_empty() => text,
+        Ok(_) => {
+            findings.note(|| "render returned no text".into());
+            fallback_render(advice)
+        }
+        Err(fault) => {
+            findings.note(|| format!("render: {fault}"));
+            fallback_render(advice)
+        }
+    };
+    (filtered.hints, text)
 }
 
 /// The policy's prerequisites for a call about to run, and whether it asks
@@ -356,12 +378,7 @@ pub async fn forward(
     if let Some(reason) = hold {
         let digest = session::call_digest(tool, args);
         if !rules.changes_state(catalogue.tool_set(), tool) {
-            findings.note(|| {
-                format!(
-                    "prerequisites asked to hold `{}`, which changes no state (not held)",
-                    sanitize::escape(tool, 80)
-                )
-            });
+            findings.not_held(tool);
         } else if asker.memory.is_some_and(|m| m.held.contains(&digest)) {
             // Held once already: it goes through, whatever the policy asks.
         } else {
@@ -414,35 +431,22 @@ fn held(
         reason: repeat.into(),
     });
     let shown = Shown { rules, sent: args, result: None, memory: asker.memory };
-    let mut filtered = catalogue.filter(hints, &shown, |why| findings.note(|| format!("invalid hint: {why}")));
-    if asker.trail.is_some() {
-        carry::stand_in(&mut filtered.hints);
-    }
-    let stats = lease.policy().stats();
-    Stats::add(&stats.calls_held, 1);
-    Stats::add(&stats.hints_emitted, filtered.hints.len() as u64);
-    Stats::add(&stats.hints_dropped, filtered.dropped);
-    let advice = policy::Advice {
+    let filtered = catalogue.filter(hints, &shown, |why| findings.note(|| format!("invalid hint: {why}")));
+    Stats::add(&lease.policy().stats().calls_held, 1);
+    let mut advice = policy::Advice {
         state_tag: HELD_TAG.into(),
         summary: format!("{} was not sent: {reason}", call.tool),
         details: vec![
             "Nothing was changed. Sending the same call again proceeds: a call is held at most once.".to_owned(),
         ],
-        hints: validate::to_wit(&filtered.hints),
+        hints: Vec::new(),
         ask_user: None,
     };
-    let text = match lease.render(call, &advice) {
-        Ok(text) if !text.trim().is_empty() => text,
-        Ok(_) => fallback_render(&advice),
-        Err(fault) => {
-            findings.note(|| format!("render: {fault}"));
-            fallback_render(&advice)
-        }
-    };
+    let (hints, text) = render(lease, call, &mut advice, filtered, asker, findings);
     let message =
         format!("Not sent: the hint policy held this call once ({reason}). Send the same call again to proceed.");
     let outcome = Err(ToolError { kind: ErrorKind::BadArgument, message, example: None });
-    let said = Said { tool: &call.tool, outcome, text, state_tag: HELD_TAG.into(), hints: filtered.hints };
+    let said = Said { tool: &call.tool, outcome, text, state_tag: HELD_TAG.into(), hints };
     let known = known_in(None, args, asker.session);
     let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
     response.held = Some(digest);
@@ -609,17 +613,20 @@ impl IdCoercer for PolicyIds<'_, '_> {
         }
         let value = args.get(param.name());
         let sent = value.map(Value::to_string).unwrap_or_default().to_ascii_lowercase();
-        let named = value.map(|v| named_ids(self.graph, v)).unwrap_or_default();
-        match self.lease.coerce_ids(self.call, param.name()) {
-            Ok(Ok(ids))
-                if !ids.is_empty()
-                    && ids.len() <= MAX_COERCED_IDS
-                    && ids
-                        .iter()
-                        .all(|id| crate::graph::is_id(id) && (sent_whole(&sent, id) || named.contains(id))) =>
-            {
-                Ok(ids)
+        // The names the agent sent are resolved only for an answer with an
+        // id it did not send.
+        let agent_sent = |ids: &[String]| {
+            if !ids.iter().all(|id| crate::graph::is_id(id)) {
+                return false;
             }
+            let unsent: Vec<&String> = ids.iter().filter(|id| !sent_whole(&sent, id)).collect();
+            unsent.is_empty() || {
+                let named = value.map(|v| named_ids(self.graph, v)).unwrap_or_default();
+                unsent.iter().all(|id| named.contains(id))
+            }
+        };
+        match self.lease.coerce_ids(self.call, param.name()) {
+            Ok(Ok(ids)) if !ids.is_empty() && ids.len() <= MAX_COERCED_IDS && agent_sent(&ids) => Ok(ids),
             Ok(Err(e)) => Err(ToolError {
                 kind: ErrorKind::InvalidId,
                 message: sanitize::line(&e.message, 1000),
@@ -650,8 +657,8 @@ impl IdCoercer for PolicyIds<'_, '_> {
 const MAX_NAMES: usize = 16;
 
 /// The ids of the symbols that names the agent sent in `value` name
-/// exactly: each word (split at white space, commas, quotes and brackets)
-/// that `resolve` answers with one candidate. What a policy may coerce a
+/// exactly: each word ([`session::words`]) that `resolve` answers with one
+/// candidate. What a policy may coerce a
 /// name into (after a `host.lookup` of `resolve`, say), since the agent
 /// named that very symbol.
 fn named_ids(graph: &Graph, value: &Value) -> Vec<String> {
@@ -664,11 +671,7 @@ fn named_ids(graph: &Graph, value: &Value) -> Vec<String> {
             _ => {}
         }
     }
-    let words = strings
-        .into_iter()
-        .flat_map(|s| s.split(|c: char| c.is_whitespace() || ",;\"'`[]()".contains(c)))
-        .filter(|w| !w.is_empty() && w.len() <= 200)
-        .take(MAX_NAMES);
+    let words = strings.into_iter().flat_map(session::words).take(MAX_NAMES);
     let mut ids = Vec::new();
     for word in words {
         if let (hits, 1) = crate::graph::query::resolve(graph, word, None, 2)

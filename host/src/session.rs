@@ -116,13 +116,15 @@ impl SessionContext {
     /// Records a finished call (and, for a proxy's call, the values its
     /// result showed, or that it was held).
     pub fn record(&self, tool: &str, response: &Response) {
+        let call = PastCall::of(tool, response);
+        let shown = response.backend.as_deref().filter(|_| !response.is_error).map(shown_values);
         let mut h = self.history();
-        h.apply(PastCall::of(tool, response));
+        h.apply(call);
         if let Some(digest) = response.held {
             h.hold(digest);
         }
-        if let Some(result) = response.backend.as_deref().filter(|_| !response.is_error) {
-            h.shown(shown_values(result));
+        if let Some(values) = shown {
+            h.shown(values);
         }
     }
 

@@ -153,21 +153,13 @@ impl Policy {
     /// session only, when the lease is dropped, unless it faulted.
     pub fn lease(&self, session: SessionKey) -> Lease<'_> {
         let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
-        Lease {
-            policy: self,
-            slot,
-            faults: 0,
-            session: Some(session),
-            tools: None,
-            rules: Arc::default(),
-            lookup: None,
-        }
+        Lease::new(self, slot, Some(session))
     }
 
     /// A lease on a new instance that is never pooled: for one-off work
     /// (identity, the self-check, benchmarks of a cold call).
     pub fn cold_lease(&self) -> Lease<'_> {
-        Lease { policy: self, slot: None, faults: 0, session: None, tools: None, rules: Arc::default(), lookup: None }
+        Lease::new(self, None, None)
     }
 
     /// Idle instances kept now (one per recently active session at most).
@@ -229,6 +221,10 @@ pub struct Lease<'p> {
 }
 
 impl<'p> Lease<'p> {
+    fn new(policy: &'p Policy, slot: Option<Slot>, session: Option<SessionKey>) -> Self {
+        Lease { policy, slot, faults: 0, session, tools: None, rules: Arc::default(), lookup: None }
+    }
+
     /// How many of this lease's calls faulted.
     pub fn faults(&self) -> u32 {
         self.faults
