@@ -363,7 +363,7 @@ pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result
         let mut last = None;
         for call in case.before.iter().chain([&case.call]) {
             let request = CallToolRequestParams::new(call.tool.clone()).with_arguments(call.args.clone());
-            last = Some(signpost.forward(&upstream, request, &session).await);
+            last = Some(signpost.forward(&upstream, request, &session, None, &Default::default()).await);
         }
         let failures = last.map_or_else(Vec::new, |response| check(&case.expect, &response));
         results.push(CaseResult { path, description: case.description, failures });

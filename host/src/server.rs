@@ -23,7 +23,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live_policy::{SwapRecord, SwapResult};
-use crate::proxy::Upstream;
+use crate::proxy::{Notice, Relay, Upstream, severity};
 use crate::service::Signpost;
 use crate::session::SessionContext;
 use crate::tools::{self, UnknownTool};
@@ -85,19 +85,6 @@ fn owner_of(context: &RequestContext<RoleServer>) -> Owner {
     token.map(Owner::of_authorization).unwrap_or_default()
 }
 
-fn severity(level: LoggingLevel) -> u8 {
-    match level {
-        LoggingLevel::Debug => 0,
-        LoggingLevel::Info => 1,
-        LoggingLevel::Notice => 2,
-        LoggingLevel::Warning => 3,
-        LoggingLevel::Error => 4,
-        LoggingLevel::Critical => 5,
-        LoggingLevel::Alert => 6,
-        LoggingLevel::Emergency => 7,
-    }
-}
-
 fn swap_level(record: &SwapRecord) -> LoggingLevel {
     match record.result {
         SwapResult::Published | SwapResult::CanaryPromoted | SwapResult::CanaryStarted | SwapResult::ShadowStarted => {
@@ -126,13 +113,27 @@ impl ServerHandler for Handler {
                     format!("{} (hints by Signpost)", name.unwrap_or_else(|| "a server".into()))
                 },
             );
-            let capabilities = ServerCapabilities::builder()
+            // Lists that change when the backend's do; a session passes the
+            // backend's announcements on (`on_initialized`).
+            let theirs_change = |c: &ServerCapabilities| {
+                let resources = c.resources.as_ref().is_some_and(|r| r.list_changed == Some(true));
+                let prompts = c.prompts.as_ref().is_some_and(|p| p.list_changed == Some(true));
+                (resources, prompts)
+            };
+            let (resources, prompts) = info.as_ref().map_or((false, false), |i| theirs_change(&i.capabilities));
+            let mut capabilities = ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_prompts()
                 .enable_logging()
                 .build();
+            if let Some(r) = capabilities.resources.as_mut() {
+                r.list_changed = resources.then_some(true);
+            }
+            if let Some(p) = capabilities.prompts.as_mut() {
+                p.list_changed = prompts.then_some(true);
+            }
             let instructions = format!("{theirs}\n\n{PROXY_INSTRUCTIONS}").trim().to_owned();
             return ServerConfig::new(capabilities)
                 .with_server_info(server.with_title(crate::clip(&title)))
@@ -146,14 +147,30 @@ impl ServerHandler for Handler {
         // until the session ends.
         let mut swaps = self.signpost.live().subscribe();
         let (peer, level) = (context.peer, self.log_level.clone());
-        // A proxy tells its agent when the backend's tools change.
+        // A proxy passes on what its backend announces: list changes, and
+        // log messages its agent's level lets through.
         if let Some(upstream) = self.signpost.upstream() {
-            let mut changes = upstream.subscribe();
-            let peer = peer.clone();
+            let mut notices = upstream.subscribe();
+            let (peer, level) = (peer.clone(), level.clone());
             tokio::spawn(async move {
-                // A lagged receiver missed changes: one notice covers them.
-                while let Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) = changes.recv().await {
-                    if peer.notify_tool_list_changed().await.is_err() {
+                loop {
+                    let sent = match notices.recv().await {
+                        // A lagged receiver missed some: a list change covers them.
+                        Ok(Notice::Tools) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                            peer.notify_tool_list_changed().await
+                        }
+                        Ok(Notice::Resources) => peer.notify_resource_list_changed().await,
+                        Ok(Notice::Prompts) => peer.notify_prompt_list_changed().await,
+                        Ok(Notice::Log(message)) => {
+                            let wanted = *level.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                            if severity(message.level) < severity(wanted) {
+                                continue;
+                            }
+                            peer.notify_logging_message(*message).await
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    };
+                    if sent.is_err() {
                         break;
                     }
                 }
@@ -186,6 +203,9 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         *self.log_level.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = request.level;
+        if let Some(upstream) = self.signpost.upstream() {
+            upstream.want_log_level(request.level).await;
+        }
         Ok(())
     }
 
@@ -365,9 +385,12 @@ impl Handler {
         request.arguments = Some(args);
         let tool = request.name.to_string();
         let signpost = &self.signpost;
+        // The call's progress goes back to this agent, under its own token.
+        let relay = context.meta.get_progress_token().map(|token| Relay { peer: context.peer.clone(), token });
+        let cancelled = &context.ct;
         let response = trails
             .run(&opened, &tool, async |session| {
-                Ok::<_, McpError>(signpost.forward(&upstream, request, &session).await)
+                Ok::<_, McpError>(signpost.forward(&upstream, request, &session, relay, cancelled).await)
             })
             .await?;
         Ok(proxied(response).into())

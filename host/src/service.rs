@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::graph::Graph;
 use crate::live_graph::LiveGraph;
@@ -20,7 +21,7 @@ use crate::live_policy::LivePolicy;
 use crate::metrics::{Arm, Metrics, Observation, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{Interface, Policy};
-use crate::proxy::{Upstream, UpstreamError};
+use crate::proxy::{Relay, Upstream, UpstreamError};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
 use crate::rollout::{ShadowCall, Trials};
@@ -307,12 +308,15 @@ impl Signpost {
     /// Runs one call of a proxy ([`crate::proxy`]) for a session: sent to
     /// the backend through [`pipeline::forward`], with the same choice of
     /// policy and the same bookkeeping as [`Signpost::call`]. `request` is
-    /// the call as the agent sent it, its trail taken out.
+    /// the call as the agent sent it, its trail taken out; its progress goes
+    /// to `relay`, and the call to the backend is cancelled when `cancelled` is.
     pub async fn forward(
         &self,
         upstream: &Arc<Upstream>,
         request: rmcp::model::CallToolRequestParams,
         session: &SessionContext,
+        relay: Option<Relay>,
+        cancelled: &CancellationToken,
     ) -> Response {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
@@ -327,7 +331,11 @@ impl Signpost {
         let tool = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
         let send = async {
-            match upstream.call(request).await? {
+            let answer = tokio::select! {
+                answer = upstream.call(request, relay) => answer,
+                () = cancelled.cancelled() => Err(UpstreamError::Cancelled),
+            };
+            match answer? {
                 rmcp::model::CallToolResponse::Complete(result) => Ok(result),
                 _ => Err(UpstreamError::Garbage(
                     "an input request or a task, which Signpost does not forward yet; call the backend directly for this tool"

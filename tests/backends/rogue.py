@@ -8,9 +8,15 @@ like any server, then misbehaves on `tools/call` as its argument says:
             tool result;
   exit      exits on the first call (the proxy restarts it; it counts its
             starts in the file named by ROGUE_STARTS);
-  echo      answers properly (the text back).
+  echo      answers properly (the text back), except for these texts:
+              progress  three progress notifications (under the call's
+                        progress token), then the answer;
+              log       one log message at each level, then the answer;
+              change    announces that its resources and prompts changed;
+              wait      no answer (until the call is cancelled).
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
-test sees what reached the backend).
+test sees what reached the backend), and so are the cancellations it is
+sent (`cancelled <id>`) and the log levels it is asked for (`level <l>`).
 """
 import json
 import os
@@ -29,6 +35,15 @@ def send(message):
     sys.stdout.flush()
 
 
+def note(line):
+    if calls:
+        with open(calls, "a") as f:
+            f.write(line + "\n")
+
+
+LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
 for line in sys.stdin:
     try:
         request = json.loads(line)
@@ -36,11 +51,18 @@ for line in sys.stdin:
         continue
     method, rid = request.get("method"), request.get("id")
     if rid is None:
+        if method == "notifications/cancelled":
+            note("cancelled %s" % json.dumps(request.get("params", {}).get("requestId")))
         continue
     if method == "initialize":
         send({"jsonrpc": "2.0", "id": rid, "result": {
             "protocolVersion": request["params"]["protocolVersion"],
-            "capabilities": {"tools": {}},
+            "capabilities": {
+                "tools": {},
+                "logging": {},
+                "resources": {"listChanged": True},
+                "prompts": {"listChanged": True},
+            },
             "serverInfo": {"name": "rogue", "version": "1.0.0"},
         }})
     elif method == "tools/list":
@@ -49,13 +71,30 @@ for line in sys.stdin:
             "description": "Says the text back",
             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
         }]}})
+    elif method == "resources/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"resources": []}})
+    elif method == "prompts/list":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
+    elif method == "logging/setLevel":
+        note("level %s" % request["params"].get("level"))
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "tools/call":
         text = request["params"].get("arguments", {}).get("text", "")
-        if calls:
-            with open(calls, "a") as f:
-                f.write(json.dumps(text) + "\n")
-        if mode == "hang":
+        note(json.dumps(text))
+        if mode == "hang" or text == "wait":
             continue
+        if text == "progress":
+            token = request["params"].get("_meta", {}).get("progressToken")
+            for step in (1, 2, 3):
+                send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {
+                    "progressToken": token, "progress": step, "total": 3, "message": "step %d of 3" % step}})
+        elif text == "log":
+            for level in LEVELS:
+                send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                    "level": level, "logger": "rogue", "data": {"said": level}}})
+        elif text == "change":
+            send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
+            send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
         if mode == "garbage":
             sys.stdout.write("this is not JSON-RPC\n")
             send({"jsonrpc": "2.0", "id": rid, "result": {"unexpected": [1, 2, 3]}})

@@ -258,6 +258,111 @@ async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_
     dies.close().await;
 }
 
+/// Polls `file` (at most 20 s) until one of its lines is `line`.
+async fn wait_for_line(file: &Path, line: &str) -> bool {
+    for _ in 0..80 {
+        if std::fs::read_to_string(file).unwrap_or_default().lines().any(|l| l == line) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    false
+}
+
+#[tokio::test]
+#[allow(deprecated)] // MCP logging
+async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
+    use rmcp::model::{CallToolRequest, ClientRequest, LoggingLevel, ServerResult, SetLevelRequestParams};
+    use rmcp::service::PeerRequestOptions;
+
+    let dir = temp_dir("proxy-passthrough");
+    let calls = dir.join("calls");
+    let script = repo().join("tests/backends/rogue.py");
+    let args = ["proxy", "--backend-timeout-secs", "30", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let client = Client::spawn_with(&args, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())], Stdio::null()).await;
+    let peer = client.service().peer().clone();
+    let send = async |text: &str| {
+        let params = CallToolRequestParams::new("echo").with_arguments(json!({"text": text}).as_object().cloned().unwrap_or_default());
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.expect("sending a call")
+    };
+
+    // Progress reaches the agent that made the call, under its own token.
+    // (Notifications are handled concurrently on each side, so they may
+    // arrive out of order; the proxy passes on none that goes back.)
+    let handle = send("progress").await;
+    let token = serde_json::to_value(&handle.progress_token).unwrap_or_default();
+    let answer = tokio::time::timeout(Duration::from_secs(30), handle.await_response()).await.expect("progress hung");
+    assert!(matches!(answer, Ok(ServerResult::CallToolResult(_))), "{answer:?}");
+    let mut progress: Vec<Value> = Vec::new();
+    for _ in 0..40 {
+        progress = client.notices().into_iter().filter_map(|n| n.get("progress").cloned()).collect();
+        if progress.iter().any(|p| p["progress"].as_f64() == Some(3.0)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(progress.iter().any(|p| p["progress"].as_f64() == Some(3.0)), "the last step arrived: {progress:?}");
+    assert!(progress.len() <= 3, "{progress:?}");
+    for p in &progress {
+        assert_eq!(p["progressToken"], token, "{p}");
+        let step = p["progress"].as_f64().unwrap_or_default();
+        assert_eq!(p["message"], json!(format!("step {step} of 3")), "{p}");
+        assert_eq!(p["total"].as_f64(), Some(3.0), "{p}");
+    }
+
+    // The agent's log level is asked of the backend, and only what it lets
+    // through reaches the agent, with the backend's logger name.
+    client.service().set_level(SetLevelRequestParams::new(LoggingLevel::Warning)).await.expect("logging/setLevel");
+    assert!(wait_for_line(&calls, "level warning").await, "the backend was asked for warnings and up");
+    let logged = call(&client, "echo", json!({"text": "log"})).await;
+    assert_ne!(logged.is_error, Some(true), "{logged:?}");
+    let mut theirs = Vec::new();
+    for _ in 0..40 {
+        theirs = client.logs().into_iter().filter(|l| l["logger"] == "rogue").collect();
+        if theirs.len() >= 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut levels: Vec<&str> = theirs.iter().filter_map(|l| l["data"]["said"].as_str()).collect();
+    levels.sort_unstable();
+    assert_eq!(levels, ["alert", "critical", "emergency", "error", "warning"], "{theirs:?}");
+
+    // The backend's list changes reach the agent.
+    let changed = call(&client, "echo", json!({"text": "change"})).await;
+    assert_ne!(changed.is_error, Some(true), "{changed:?}");
+    let mut notices = Vec::new();
+    for _ in 0..40 {
+        notices = client.notices();
+        if notices.contains(&json!("resources/list_changed")) && notices.contains(&json!("prompts/list_changed")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(notices.contains(&json!("resources/list_changed")), "{notices:?}");
+    assert!(notices.contains(&json!("prompts/list_changed")), "{notices:?}");
+
+    // An agent that cancels its call: the backend is told to cancel it
+    // (long before the 30 s deadline), and the session goes on.
+    let before = std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
+    let waiting = send("wait").await;
+    assert!(wait_for_line(&calls, "\"wait\"").await, "the call reached the backend");
+    waiting.cancel(Some("the agent changed its mind".into())).await.expect("cancelling");
+    let mut cancelled = 0;
+    for _ in 0..40 {
+        cancelled = std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
+        if cancelled > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(cancelled > before, "the backend heard the cancellation: {}", std::fs::read_to_string(&calls).unwrap_or_default());
+    let after = call(&client, "echo", json!({"text": "still here"})).await;
+    assert_eq!(texts(&after).first().map(String::as_str), Some("still here"), "{after:?}");
+    client.close().await;
+}
+
 #[test]
 fn a_proxy_needs_a_backend_and_no_graph() {
     let (ok, out) = crate::common::run_cli(&["proxy"]);

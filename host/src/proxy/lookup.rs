@@ -49,7 +49,7 @@ impl crate::policy::Lookup for BackendLookup {
             .ok_or("lookups on a backend need the server's runtime")?;
         let params = CallToolRequestParams::new(listed.name.clone()).with_arguments(args);
         let deadline = tokio::time::Instant::from_std(deadline);
-        let answer = handle.block_on(tokio::time::timeout_at(deadline, self.upstream.call(params)));
+        let answer = handle.block_on(tokio::time::timeout_at(deadline, self.upstream.call(params, None)));
         match answer {
             Err(_) => Err("the backend did not answer before the policy call's deadline".into()),
             Ok(Err(e)) => Err(e.to_string()),

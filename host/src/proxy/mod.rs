@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 pub use catalogue::{Catalogue, Shown};
 pub use lookup::BackendLookup;
-pub use upstream::{Backend, Command, Upstream, UpstreamError};
+pub use upstream::{Backend, Command, Notice, Relay, Upstream, UpstreamError, severity};
 
 /// A backend's result as a policy reads it (`outcome.success`, a lookup's
 /// answer): `content` and `structuredContent` as the backend sent them.

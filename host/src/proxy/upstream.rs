@@ -2,7 +2,15 @@
 //! at a URL spoken to over streamable HTTP, as an MCP client (rmcp's own);
 //! started (or connected to) again with back-off when it goes away, its
 //! tool catalogue kept current as it announces changes.
+//!
+//! What the proxy does not change passes through: a call's progress reaches
+//! the agent that made it (under the agent's own progress token), an agent's
+//! cancellation reaches the backend, and the backend's log messages and
+//! list changes reach every session ([`Notice`]).
 
+#![allow(deprecated)] // MCP logging (SEP-2577 deprecates it; backends and agents still speak it)
+
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -10,12 +18,15 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation, ServerPeerInfo,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotification, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion, RequestId,
+    ServerNotification, ServerPeerInfo, ServerResult, SetLevelRequestParams, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, Peer, RunningService, ServiceError};
+use rmcp::service::{NotificationContext, Peer, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, RoleServer, ServiceExt};
 use tokio::sync::{broadcast, mpsc};
 
 use super::catalogue::Catalogue;
@@ -42,7 +53,37 @@ pub enum UpstreamError {
     /// The backend answered with something that is not a tool result.
     #[error("the backend answered with something that is not a tool result: {0}")]
     Garbage(String),
+    /// The agent cancelled the call; the backend was told to cancel too.
+    #[error("the call was cancelled by its caller; the backend was told to cancel it (it may or may not have taken effect)")]
+    Cancelled,
 }
+
+/// What the backend announced, for every session to pass on to its agent.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// Its tools changed (the catalogue is already read again).
+    Tools,
+    /// Its resources changed.
+    Resources,
+    /// Its prompts changed.
+    Prompts,
+    /// A log message; each session passes on what its level lets through.
+    Log(Box<LoggingMessageNotificationParam>),
+}
+
+/// Where a forwarded call's progress goes: the session of the agent that
+/// made the call, under the token the agent gave.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    /// The agent's session.
+    pub peer: Peer<RoleServer>,
+    /// The agent's progress token.
+    pub token: ProgressToken,
+}
+
+/// The relays of the calls in flight, by the token the proxy gave the
+/// backend, each with the last progress it passed on.
+type Relays = Arc<Mutex<HashMap<ProgressToken, (Relay, Option<f64>)>>>;
 
 /// Most tools read from a backend's tools/list; the rest are left out
 /// (and the log says so).
@@ -104,6 +145,8 @@ pub struct Command {
 #[derive(Clone)]
 struct Listener {
     tools_changed: mpsc::Sender<()>,
+    relays: Relays,
+    notices: broadcast::Sender<Notice>,
 }
 
 impl ClientHandler for Listener {
@@ -117,6 +160,126 @@ impl ClientHandler for Listener {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         // A refresh already queued covers this one too.
         let _ = self.tools_changed.try_send(());
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.notices.send(Notice::Resources);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.notices.send(Notice::Prompts);
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.notices.send(Notice::Log(Box::new(params)));
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        // Progress of a call no agent waits for any more (or of a lookup)
+        // goes nowhere. Notifications are handled concurrently, so they may
+        // come out of order: one that would make the agent's progress go
+        // back (it must increase) is dropped.
+        let relay = {
+            let mut relays = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
+            match relays.get_mut(&params.progress_token) {
+                Some((relay, last)) if last.is_none_or(|last| params.progress > last) => {
+                    *last = Some(params.progress);
+                    Some(relay.clone())
+                }
+                _ => None,
+            }
+        };
+        if let Some(relay) = relay {
+            let mut params = params;
+            params.progress_token = relay.token;
+            // A session that went away hears nothing; the call goes on.
+            let _ = relay.peer.notify_progress(params).await;
+        }
+    }
+}
+
+/// On a 2026-07-28 connection a server announces list changes only on a
+/// stream asked for them (`subscriptions/listen`): ask for the lists the
+/// backend says change, and hear them as an older backend's unscoped
+/// announcements are heard. The stream ends with its connection.
+fn listen(peer: &Peer<RoleClient>, listener: Listener) {
+    let Some(info) = peer.peer_info() else { return };
+    if info.protocol_version < ProtocolVersion::V_2026_07_28 {
+        return;
+    }
+    let caps = &info.capabilities;
+    let changes = |c: Option<Option<bool>>| c.flatten() == Some(true);
+    let mut filter = SubscriptionFilter::builder();
+    if changes(caps.tools.as_ref().map(|t| t.list_changed)) {
+        filter = filter.tools_list_changed();
+    }
+    if changes(caps.resources.as_ref().map(|r| r.list_changed)) {
+        filter = filter.resources_list_changed();
+    }
+    if changes(caps.prompts.as_ref().map(|p| p.list_changed)) {
+        filter = filter.prompts_list_changed();
+    }
+    let filter = filter.build();
+    if filter == SubscriptionFilter::default() {
+        return;
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        let mut stream = match peer.listen(filter).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                tracing::warn!(error = %e, "the backend did not open a stream for its list changes; changes it makes are not seen until it restarts");
+                return;
+            }
+        };
+        while let Ok(Some(notification)) = stream.next().await {
+            match notification {
+                ServerNotification::ToolListChangedNotification(_) => {
+                    let _ = listener.tools_changed.try_send(());
+                }
+                ServerNotification::ResourceListChangedNotification(_) => {
+                    let _ = listener.notices.send(Notice::Resources);
+                }
+                ServerNotification::PromptListChangedNotification(_) => {
+                    let _ = listener.notices.send(Notice::Prompts);
+                }
+                _ => {}
+            }
+        }
+    });
+}
+
+/// A call sent to the backend and not yet answered: when it is dropped
+/// unanswered (its deadline passed, or its agent cancelled), the backend
+/// is told to cancel it. Its progress relay lives as long as it does.
+struct Pending {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+    token: ProgressToken,
+    relays: Relays,
+}
+
+impl Pending {
+    fn answered(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+        let Some(id) = self.id.take() else { return };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let peer = self.peer.clone();
+        let reason = Some("the caller stopped waiting (its deadline passed, or its agent cancelled)".to_owned());
+        let cancel = CancelledNotification::new(CancelledNotificationParam::new(Some(id), reason));
+        runtime.spawn(async move {
+            let _ = peer.send_notification(ClientNotification::CancelledNotification(cancel)).await;
+        });
     }
 }
 
@@ -144,9 +307,13 @@ pub struct Upstream {
     backoff: Mutex<Backoff>,
     catalogue: ArcSwap<Catalogue>,
     info: ArcSwap<Option<ServerPeerInfo>>,
-    /// Tells each serving session the tools changed (it tells its agent).
-    changed: broadcast::Sender<()>,
+    /// Tells each serving session what the backend announced (it tells its agent).
+    notices: broadcast::Sender<Notice>,
     tools_changed: mpsc::Sender<()>,
+    relays: Relays,
+    /// The most verbose log level any session asked for: asked of the
+    /// backend, and again of each new start.
+    log_level: Mutex<Option<LoggingLevel>>,
 }
 
 impl Upstream {
@@ -165,8 +332,10 @@ impl Upstream {
             backoff: Mutex::default(),
             catalogue: ArcSwap::from_pointee(Catalogue::new(Vec::new())),
             info: ArcSwap::from_pointee(None),
-            changed: broadcast::channel(16).0,
+            notices: broadcast::channel(64).0,
             tools_changed,
+            relays: Arc::default(),
+            log_level: Mutex::new(None),
         });
         upstream.peer().await.map_err(|e| anyhow::anyhow!("{}: {e}", upstream.describe()))?;
         let weak = Arc::downgrade(&upstream);
@@ -211,9 +380,35 @@ impl Upstream {
         self.info.load().as_ref().clone()
     }
 
-    /// Hears each change of the catalogue.
-    pub fn subscribe(&self) -> broadcast::Receiver<()> {
-        self.changed.subscribe()
+    /// Hears what the backend announces.
+    pub fn subscribe(&self) -> broadcast::Receiver<Notice> {
+        self.notices.subscribe()
+    }
+
+    /// A session asked for log messages at `level`: the backend (when it
+    /// logs) is asked for the most verbose level any session asked for, and
+    /// each session passes on what its own level lets through.
+    pub async fn want_log_level(&self, level: LoggingLevel) {
+        {
+            let mut wanted = self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
+            if wanted.is_some_and(|w| severity(w) <= severity(level)) {
+                return;
+            }
+            *wanted = Some(level);
+        }
+        if let Ok((peer, _)) = self.peer().await {
+            self.ask_log_level(&peer, level).await;
+        }
+    }
+
+    async fn ask_log_level(&self, peer: &Peer<RoleClient>, level: LoggingLevel) {
+        if !self.info().is_some_and(|i| i.capabilities.logging.is_some()) {
+            return;
+        }
+        let asked = tokio::time::timeout(self.command.timeout, peer.set_level(SetLevelRequestParams::new(level)));
+        if let Err(e) = asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify)) {
+            tracing::warn!(error = %e, "the backend did not take the log level");
+        }
     }
 
     /// The live connection's peer and its number: the running one, or a
@@ -246,6 +441,10 @@ impl Upstream {
                     return Err(e);
                 }
                 *self.backoff.lock().unwrap_or_else(PoisonError::into_inner) = Backoff::default();
+                let level = *self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(level) = level {
+                    self.ask_log_level(&peer, level).await;
+                }
                 Ok((peer, generation))
             }
             Ok(Err(e)) => {
@@ -269,7 +468,11 @@ impl Upstream {
     }
 
     async fn connect(&self) -> Result<Connection, String> {
-        let listener = Listener { tools_changed: self.tools_changed.clone() };
+        let listener = Listener {
+            tools_changed: self.tools_changed.clone(),
+            relays: self.relays.clone(),
+            notices: self.notices.clone(),
+        };
         let failed = |e: rmcp::service::ClientInitializeError| format!("{} failed to initialize: {e}", self.describe());
         let service = match &self.command.backend {
             Backend::Command(argv) => {
@@ -280,7 +483,7 @@ impl Upstream {
                     .stderr(std::process::Stdio::inherit())
                     .spawn()
                     .map_err(|e| format!("cannot start {}: {e}", self.describe()))?;
-                listener.serve(transport).await.map_err(failed)?
+                listener.clone().serve(transport).await.map_err(failed)?
             }
             Backend::Url { url, token, headers } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
@@ -295,11 +498,12 @@ impl Upstream {
                     custom.insert(name, value);
                 }
                 let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-                listener.serve(transport).await.map_err(failed)?
+                listener.clone().serve(transport).await.map_err(failed)?
             }
         };
         self.info.store(Arc::new(service.peer().peer_info().map(|i| (*i).clone())));
         tracing::info!(backend = %self.describe(), "backend started");
+        listen(service.peer(), listener);
         let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Connection { service, generation })
     }
@@ -330,7 +534,7 @@ impl Upstream {
             .await
             .map_err(|e| UpstreamError::Garbage(format!("reading its tools failed: {e}")))?;
         self.catalogue.store(Arc::new(catalogue));
-        let _ = self.changed.send(());
+        let _ = self.notices.send(Notice::Tools);
         Ok(())
     }
 
@@ -362,13 +566,40 @@ impl Upstream {
     }
 
     /// Sends one `tools/call` to the backend under one deadline for the
-    /// whole call: waiting for a (re)start included.
-    pub async fn call(&self, params: CallToolRequestParams) -> Result<CallToolResponse, UpstreamError> {
+    /// whole call: waiting for a (re)start included. Its progress goes to
+    /// `relay` (when given); dropped before its answer (the deadline, or the
+    /// agent cancelled), the backend is told to cancel it.
+    pub async fn call(
+        &self,
+        params: CallToolRequestParams,
+        relay: Option<Relay>,
+    ) -> Result<CallToolResponse, UpstreamError> {
         let deadline = tokio::time::Instant::now() + self.command.timeout;
         let timeout = UpstreamError::Timeout(self.command.timeout);
         let (peer, generation) =
             tokio::time::timeout_at(deadline, self.peer()).await.map_err(|_| timeout.clone())??;
-        match tokio::time::timeout_at(deadline, peer.call_tool_once(params)).await {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let sent = async {
+            let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
+            let pending = Pending {
+                peer: peer.clone(),
+                id: Some(handle.id.clone()),
+                token: handle.progress_token.clone(),
+                relays: self.relays.clone(),
+            };
+            if let Some(relay) = relay {
+                self.relays.lock().unwrap_or_else(PoisonError::into_inner).insert(handle.progress_token.clone(), (relay, None));
+            }
+            let answer = handle.await_response().await;
+            pending.answered();
+            match answer? {
+                ServerResult::CallToolResult(result) => Ok(CallToolResponse::Complete(result)),
+                ServerResult::InputRequiredResult(result) => Ok(CallToolResponse::InputRequired(result)),
+                ServerResult::CreateTaskResult(result) => Ok(CallToolResponse::Task(result)),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        match tokio::time::timeout_at(deadline, sent).await {
             Err(_) => Err(timeout),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) => {
@@ -405,5 +636,19 @@ fn classify(e: ServiceError) -> UpstreamError {
         }
         ServiceError::Timeout { timeout } => UpstreamError::Timeout(timeout),
         other => UpstreamError::Garbage(sanitize::line(&other.to_string(), 300)),
+    }
+}
+
+/// How much a log level says: `debug` least, `emergency` most.
+pub fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }

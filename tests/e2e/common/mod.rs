@@ -17,7 +17,10 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ReadResourceRequestParams};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ReadResourceRequestParams,
+};
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -42,10 +45,18 @@ pub const MEMORY_POLICY: &str = env!("SIGNPOST_MEMORY_POLICY");
 /// The chaos policy speaking signpost:policy@0.2.0 (`--features v0_2`).
 pub const CHAOS_V2_POLICY: &str = env!("SIGNPOST_CHAOS_V2_POLICY");
 
-/// A client handler that records the server's logging notifications.
+/// A client handler that records the server's logging notifications, and
+/// its other notifications (progress, list changes) as `notices`.
 #[derive(Clone, Default)]
 pub struct Recorder {
     logs: Arc<Mutex<Vec<Value>>>,
+    notices: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Recorder {
+    fn notice(&self, notice: Value) {
+        self.notices.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(notice);
+    }
 }
 
 impl ClientHandler for Recorder {
@@ -56,6 +67,18 @@ impl ClientHandler for Recorder {
     ) {
         let entry = json!({"level": params.level, "logger": params.logger, "data": params.data});
         self.logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(entry);
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.notice(json!({"progress": params}));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(json!("resources/list_changed"));
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(json!("prompts/list_changed"));
     }
 }
 
@@ -109,6 +132,12 @@ impl Client {
     /// Logging notifications received so far.
     pub fn logs(&self) -> Vec<Value> {
         self.recorder.logs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Other notifications received so far: progress (`{"progress": params}`)
+    /// and list changes (`"resources/list_changed"`, …).
+    pub fn notices(&self) -> Vec<Value> {
+        self.recorder.notices.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The `signpost://policy` status resource, parsed.
