@@ -513,7 +513,7 @@ pub fn offered(response: &Response, graph: &Graph) -> Vec<CallShape> {
         .hints
         .iter()
         .filter(|h| h.actionable)
-        .filter_map(|h| CallShape::of_args(graph, &h.tool, &carry::without_trail(&h.args)))
+        .filter_map(|h| h.shape.clone().or_else(|| CallShape::of_args(graph, &h.tool, &carry::without_trail(&h.args))))
         .collect()
 }
 
@@ -765,6 +765,7 @@ mod tests {
             args: args.as_object().cloned().unwrap_or_default(),
             actionable: true,
             reason: String::new(),
+            shape: None,
         };
         let response = |hints| Response {
             is_error: false,

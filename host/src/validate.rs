@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::graph::Graph;
 use crate::policy;
 use crate::sanitize;
-use crate::tools::{self, HintOut, StrictIds, Tool};
+use crate::tools::{self, CallShape, HintOut, StrictIds, Tool};
 use crate::trails::carry;
 
 /// Most hints in one response, whatever the policy returns.
@@ -107,12 +107,13 @@ impl HintValidator {
         let Some(args) = checked(tool.name(), hint, self.schemas.get(&tool))? else {
             return Ok(HintOut { tool: tool.name().to_owned(), ..read(hint, vocab) });
         };
-        tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| Rejection::NotWorking {
+        let parsed = tools::parse(graph, tool, &args, &mut StrictIds).map_err(|e| Rejection::NotWorking {
             tool: tool.name().to_owned(),
             args: sanitize::escape(&hint.args, 120),
             why: sanitize::escape(&e.message, 200),
         })?;
-        Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason: reason(hint, vocab) })
+        let shape = Some(CallShape::of(graph, &parsed));
+        Ok(HintOut { tool: tool.name().to_owned(), args, actionable: true, reason: reason(hint, vocab), shape })
     }
 
     /// Keeps the valid hints (at most [`MAX_HINTS`], deduplicated, from the
@@ -137,7 +138,7 @@ pub fn read(hint: &policy::Hint, vocab: &sanitize::Vocabulary) -> HintOut {
         Ok(Value::Object(map)) if hint.args.len() <= MAX_HINT_ARGS => map,
         _ => Map::new(),
     };
-    HintOut { tool: hint.tool.clone(), args, actionable: false, reason: reason(hint, vocab) }
+    HintOut { tool: hint.tool.clone(), args, actionable: false, reason: reason(hint, vocab), shape: None }
 }
 
 /// The arguments of an actionable hint to `tool` once they are a bounded
@@ -155,7 +156,9 @@ pub fn checked(
         Ok(value @ Value::Object(_)) if hint.args.len() <= MAX_HINT_ARGS => value,
         _ => return Err(Rejection::NotAnObject { tool: tool.to_owned() }),
     };
-    if let Some(err) = schema.and_then(|schema| schema.iter_errors(&args).next()) {
+    // Most hints are valid: the quick yes first, the first error only for a no.
+    let invalid = schema.filter(|schema| !schema.is_valid(&args));
+    if let Some(err) = invalid.and_then(|schema| schema.iter_errors(&args).next()) {
         return Err(Rejection::Schema {
             tool: tool.to_owned(),
             args: sanitize::escape(&hint.args, 120),

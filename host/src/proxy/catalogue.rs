@@ -157,7 +157,8 @@ impl Catalogue {
                 });
             }
         }
-        Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason: validate::reason(hint, &self.vocab) })
+        let reason = validate::reason(hint, &self.vocab);
+        Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason, shape: None })
     }
 
     /// Whether `args` validate against `tool`'s input schema (the first

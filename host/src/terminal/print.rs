@@ -149,6 +149,7 @@ pub(super) fn ambiguous_hints(a: &Ambiguous) -> Vec<HintOut> {
         args: args.as_object().cloned().unwrap_or_default(),
         actionable: true,
         reason,
+        shape: None,
     };
     let narrow = hint("resolve", json!({"identifier": a.name}), "how to narrow it".into());
     let pick = a.candidates.iter().filter_map(|c| {

@@ -147,6 +147,7 @@ fn response(text: &str, hints: &[(&str, Value)]) -> Response {
             args: obj(args.clone()),
             actionable: true,
             reason: "why".into(),
+            shape: None,
         })
         .collect();
     Response {

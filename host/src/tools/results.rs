@@ -163,8 +163,9 @@ pub struct NeighborsResult {
     pub available: Option<EdgeSummary>,
 }
 
-/// A hint as it appears in `structuredContent.hints`.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+/// A hint as it appears in `structuredContent.hints`. Two hints are equal
+/// when they show the same (their `shape` is the host's note).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HintOut {
     /// Tool to call.
     pub tool: String,
@@ -174,4 +175,17 @@ pub struct HintOut {
     pub actionable: bool,
     /// Why.
     pub reason: String,
+    /// The question it asks, when the validator parsed it on the graph:
+    /// what follow-through judges the agent's next call against
+    /// ([`crate::pipeline::offered`]). Never shown.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub shape: Option<crate::tools::CallShape>,
+}
+
+impl PartialEq for HintOut {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.tool, &self.args, self.actionable, &self.reason)
+            == (&other.tool, &other.args, other.actionable, &other.reason)
+    }
 }
