@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::policy::{self, Stats};
-use crate::proxy::{BackendLookup, Catalogue, Shown, Upstream, UpstreamError, outcome_of};
+use crate::proxy::{BackendLookup, Catalogue, Shown, Upstream, UpstreamError, outcome_of, shape_of};
 use crate::response::Response;
 use crate::sanitize::{self, Allowed, Known, Scope, Vocabulary};
 use crate::session::{self, Memory};
@@ -450,6 +450,7 @@ fn held(
     let known = known_in(None, args, asker.session);
     let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
     response.held = Some(digest);
+    response.shape = Some(shape_of(&call.tool, args, rules));
     response
 }
 
@@ -493,6 +494,7 @@ fn answer(
     let known = known_in(None, args, asker.session);
     let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
     response.backend = sent.ok().map(Box::new);
+    response.shape = Some(shape_of(&call.tool, args, rules));
     response
 }
 
@@ -505,15 +507,20 @@ fn text_of(result: &CallToolResult) -> String {
     }
 }
 
-/// The shapes of a response's actionable hints on `graph`: what the agent's
-/// next call is judged against. The trail a hint carries (put there by
+/// The shapes of a response's actionable hints: what the agent's next call
+/// is judged against. Each has the shape its validation found (on the
+/// graph, or a backend's tool with the policy's references); on `graph`, a
+/// hint without one is read again. The trail a hint carries (put there by
 /// [`run`]) is not part of the question it asks.
-pub fn offered(response: &Response, graph: &Graph) -> Vec<CallShape> {
+pub fn offered(response: &Response, graph: Option<&Graph>) -> Vec<CallShape> {
     response
         .hints
         .iter()
         .filter(|h| h.actionable)
-        .filter_map(|h| h.shape.clone().or_else(|| CallShape::of_args(graph, &h.tool, &carry::without_trail(&h.args))))
+        .filter_map(|h| {
+            let again = || CallShape::of_args(graph?, &h.tool, &carry::without_trail(&h.args));
+            h.shape.clone().or_else(again)
+        })
         .collect()
 }
 
@@ -777,8 +784,8 @@ mod tests {
             backend: None,
             held: None,
         };
-        let plain = offered(&response(vec![hint(json!({"id": id}))]), &graph);
-        let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), &graph);
+        let plain = offered(&response(vec![hint(json!({"id": id}))]), Some(&graph));
+        let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), Some(&graph));
         assert_eq!(plain.len(), 1);
         assert_eq!(trailed, plain);
     }

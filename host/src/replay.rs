@@ -219,7 +219,7 @@ pub fn replay(log: &Log, graph: &Arc<Graph>, validator: &HintValidator, policy: 
             answered.push((d, response));
         }
         for (i, (d, response)) in answered.iter().enumerate() {
-            let offered = pipeline::offered(response, graph);
+            let offered = pipeline::offered(response, Some(graph));
             // The next call only counts when it came right after this one.
             let next = answered.get(i + 1).filter(|(n, _)| n.seq.checked_sub(1) == Some(d.seq)).map(|(_, r)| r);
             let follow = next.map(|n| n.shape.as_ref().map_or(Follow::None, |s| s.follows(&offered)));

@@ -370,7 +370,7 @@ impl Worker {
                 job.tool.name(),
                 job.shape.as_ref(),
                 &response,
-                pipeline::offered(&response, &job.graph),
+                pipeline::offered(&response, Some(&job.graph)),
                 faulted,
                 started.elapsed(),
             );

@@ -286,7 +286,7 @@ impl Signpost {
         let faulted = lease.faults() > 0;
         drop(lease);
         let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
-        self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, &graph), served);
+        self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, Some(&graph)), served);
         if self.trials.has_shadow() {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
             let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -349,7 +349,7 @@ impl Signpost {
         let faulted = lease.faults() > 0;
         drop(lease);
         let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
-        self.account(&tool, &args, session, &response, Vec::new, served);
+        self.account(&tool, &args, session, &response, || pipeline::offered(&response, None), served);
         response
     }
 

@@ -372,37 +372,7 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
 /// another order is the same call). Stable across processes and replicas.
 pub fn call_digest(tool: &str, args: &serde_json::Map<String, Value>) -> u64 {
     use sha2::{Digest, Sha256};
-    fn canonical(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    canonical(&map[k], out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    canonical(item, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut text = String::new();
-    canonical(&Value::Object(args.clone()), &mut text);
+    let text = crate::tools::canonical_json(&Value::Object(args.clone()));
     let digest = Sha256::new().chain_update(tool.as_bytes()).chain_update([0]).chain_update(text.as_bytes()).finalize();
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);

@@ -485,7 +485,14 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
 
     // Every actionable hint works as it is.
     let offered = hints(&created);
-    assert!(follow(&client, &offered).await >= 1, "open_nodes: {offered:?}");
+    let followed = follow(&client, &offered).await;
+    assert!(followed >= 1, "open_nodes: {offered:?}");
+
+    // Follow-through counts a backend's tools as it counts Signpost's: the
+    // search and the hints just followed, each the call a hint offered.
+    let status = client.status().await;
+    let live = crate::common::agents::live_row(&status);
+    assert_eq!(live["followed"].as_u64(), Some(1 + followed as u64), "{status:#}");
 
     // Created again after looking: not held, and it existed already.
     let again = call(&client, "create_entities", ada).await;

@@ -3,8 +3,7 @@
 use super::*;
 
 fn shape(tool: &str, key: &str, ids: &[&str]) -> CallShape {
-    let tool = crate::tools::Tool::from_name(tool).expect("a tool's name");
-    CallShape { tool, key: key.into(), ids: ids.iter().map(|s| (*s).to_owned()).collect() }
+    CallShape { tool: tool.to_owned(), key: key.into(), ids: ids.iter().map(|s| (*s).to_owned()).collect() }
 }
 
 fn obs<'a>(tool: &'a str, s: &'a CallShape, outcome: Outcome, offered: Vec<CallShape>) -> Observation<'a> {

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
-use crate::policy::rules::Step;
+use crate::policy::rules::{Path, Step};
 use crate::policy::{self, Rules, ToolSet};
 use crate::sanitize::{self, Vocabulary};
 use crate::session::Memory;
-use crate::tools::HintOut;
+use crate::tools::{CallShape, HintOut};
 use crate::trails::carry;
 use crate::validate::{self, Filtered, Rejection};
 
@@ -143,13 +143,7 @@ impl Catalogue {
         };
         let args = validate::checked(name, hint, Some(schema))?.unwrap_or_default();
         for path in shown.rules.references(name) {
-            let mut values = Vec::new();
-            if let Some((Step::Key(key), rest)) = path.0.split_first()
-                && let Some(value) = args.get(key)
-            {
-                strings_at(value, rest, &mut values);
-            }
-            if let Some(value) = values.into_iter().find(|v| !shown.holds(v)) {
+            if let Some(value) = referenced(&args, path).into_iter().find(|v| !shown.holds(v)) {
                 return Err(Rejection::Unshown {
                     tool: name.to_owned(),
                     path: sanitize::escape(&path.to_string(), 80),
@@ -158,7 +152,8 @@ impl Catalogue {
             }
         }
         let reason = validate::reason(hint, &self.vocab);
-        Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason, shape: None })
+        let shape = Some(shape_of(name, &args, shown.rules));
+        Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason, shape })
     }
 
     /// Whether `args` validate against `tool`'s input schema (the first
@@ -239,6 +234,26 @@ fn has_word(text: &str, value: &str) -> bool {
     let escaped = Value::String(value.to_owned()).to_string();
     let escaped = &escaped[1..escaped.len() - 1];
     escaped != value && whole(text, escaped)
+}
+
+/// The strings of `args` at the argument path `path`.
+fn referenced<'v>(args: &'v Map<String, Value>, path: &Path) -> Vec<&'v str> {
+    let mut values = Vec::new();
+    if let Some((Step::Key(key), rest)) = path.0.split_first()
+        && let Some(value) = args.get(key)
+    {
+        strings_at(value, rest, &mut values);
+    }
+    values
+}
+
+/// The shape of a call to a backend's `tool` ([`CallShape::of_backend`]):
+/// its ids are the strings at the arguments the policy's `rules` declare
+/// references, so a hint's call adapted to other arguments about the same
+/// things counts as adapted.
+pub fn shape_of(tool: &str, args: &Map<String, Value>, rules: &Rules) -> CallShape {
+    let ids = rules.references(tool).iter().flat_map(|path| referenced(args, path)).map(str::to_owned).collect();
+    CallShape::of_backend(tool, args, ids)
 }
 
 /// The strings at `path` under `value` (every string under what the path
@@ -440,5 +455,31 @@ mod tests {
         // With no rules, nothing is a reference.
         assert!(c.check0(&hint("open_nodes", json!({"names": ["Zebra"]}), true)).is_ok());
         assert!(!rules.changes_state(c.tool_set(), "open_nodes"), "the policy said it does not");
+    }
+
+    #[test]
+    fn a_backend_calls_shape_names_what_its_references_reach() {
+        use crate::tools::Follow;
+        let c = Catalogue::new(vec![tool("open_nodes", json!({"type": "object"}))]);
+        let refs = vec!["names".into(), "relations/*/from".into()];
+        let rules = Rules::read(
+            c.tool_set(),
+            vec![policy::ToolRules { tool: "open_nodes".into(), references: refs, changes_state: None }],
+        );
+        let shape = |args: Value| shape_of("open_nodes", args.as_object().unwrap_or(&Map::new()), &rules);
+        let offered = shape(json!({"names": ["Bob", "Alice"], "depth": 1, "relations": [{"from": "Carol", "to": "x"}]}));
+        assert_eq!(offered.ids, ["Alice", "Bob", "Carol"]);
+        // The same call with its members and names in another order: followed.
+        let same = shape(json!({"relations": [{"to": "x", "from": "Carol"}], "depth": 1, "names": ["Bob", "Alice"]}));
+        assert_eq!(same.follows(std::slice::from_ref(&offered)), Follow::Exact);
+        // About the same things, asked otherwise: adapted.
+        let other = shape(json!({"names": ["Alice", "Bob"], "depth": 2, "relations": [{"from": "Carol"}]}));
+        assert_eq!(other.follows(std::slice::from_ref(&offered)), Follow::Adapted);
+        // About something else: not followed; nor without references.
+        let elsewhere = shape(json!({"names": ["Zed"], "depth": 1}));
+        assert_eq!(elsewhere.follows(std::slice::from_ref(&offered)), Follow::None);
+        let none = shape_of("open_nodes", &Map::new(), &Rules::default());
+        assert_eq!(none.follows(&[shape_of("open_nodes", &Map::new(), &Rules::default())]), Follow::Exact);
+        assert_eq!(none.follows(std::slice::from_ref(&offered)), Follow::None);
     }
 }

@@ -36,7 +36,7 @@ pub use results::{
     Symbol,
 };
 pub use schema::{definition, definitions, input_schema, output_schema, to_wit_tool, tool_set};
-pub use shape::{CallShape, Follow};
+pub use shape::{CallShape, Follow, canonical_json};
 
 /// Largest page a paged tool returns.
 pub const MAX_LIMIT: u32 = 100;

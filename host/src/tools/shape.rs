@@ -13,8 +13,8 @@ use crate::graph::{Graph, NodeIx};
 /// compare the agent's calls with the hints offered by shape.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallShape {
-    /// The tool.
-    pub tool: Tool,
+    /// The tool's name (one of Signpost's, or a backend's).
+    pub tool: String,
     /// Every argument, canonical.
     pub key: String,
     /// The ids it names, sorted.
@@ -44,7 +44,7 @@ impl CallShape {
         };
         ids.sort_unstable();
         ids.dedup();
-        CallShape { tool: parsed.tool(), key, ids }
+        CallShape { tool: parsed.tool().name().to_owned(), key, ids }
     }
 
     /// The shape of a call whose arguments are already canonical (a
@@ -53,6 +53,16 @@ impl CallShape {
     pub fn of_args(graph: &Graph, tool: &str, args: &Map<String, Value>) -> Option<CallShape> {
         let tool = Tool::from_name(tool)?;
         parse(graph, tool, args, &mut StrictIds).ok().map(|p| CallShape::of(graph, &p))
+    }
+
+    /// The shape of a call to a backend's tool (`signpost proxy`): every
+    /// argument, canonical ([`canonical_json`]), and as its ids the strings
+    /// at the arguments `references` reach (what the policy declared names
+    /// things; see [`crate::proxy::shape_of`]).
+    pub fn of_backend(tool: &str, args: &Map<String, Value>, mut references: Vec<String>) -> CallShape {
+        references.sort_unstable();
+        references.dedup();
+        CallShape { tool: tool.to_owned(), key: canonical_json(&Value::Object(args.clone())), ids: references }
     }
 
     /// How this call relates to the hints `offered`.
@@ -77,4 +87,42 @@ pub enum Follow {
     Adapted,
     /// Neither.
     None,
+}
+
+/// `v` as JSON text with every object's members in sorted order: two values
+/// that differ only in member order read the same.
+pub fn canonical_json(v: &Value) -> String {
+    let mut out = String::new();
+    canonical(v, &mut out);
+    out
+}
+
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
