@@ -369,6 +369,8 @@ fn a_proxy_needs_a_backend_and_no_graph() {
     assert!(!ok && out.contains("COMMAND"), "{out}");
     let (ok, out) = crate::common::run_cli(&["proxy", "--graph", "x.scip", "--", "true"]);
     assert!(!ok && out.contains("drop --graph"), "{out}");
+    let (ok, out) = crate::common::run_cli(&["proxy", "--shadow", crate::common::DEFAULT_POLICY, "--", "true"]);
+    assert!(!ok && out.contains("drop --shadow"), "{out}");
     let (ok, out) = crate::common::run_cli(&["proxy", "--", "/nonexistent/backend"]);
     assert!(!ok && out.contains("cannot start"), "{out}");
 }
