@@ -19,7 +19,9 @@ use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::policy::{self, Stats};
-use crate::proxy::{BackendLookup, Catalogue, Shown, Upstream, UpstreamError, outcome_of, shape_of};
+use crate::proxy::{
+    BackendLookup, Catalogue, Shown, Upstream, UpstreamError, outcome_of, referenced, replace_referenced, shape_of,
+};
 use crate::response::Response;
 use crate::sanitize::{self, Allowed, Known, Scope, Vocabulary};
 use crate::session::{self, Memory};
@@ -364,17 +366,18 @@ pub async fn forward(
     tool: &str,
     args: &Map<String, Value>,
     asker: Asker<'_>,
-    send: impl Future<Output = Result<CallToolResult, UpstreamError>>,
+    send: impl AsyncFnOnce(Map<String, Value>) -> Result<CallToolResult, UpstreamError>,
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
     lease.tell(catalogue.tool_set());
     let before = in_place(|| {
         let rules = lease.rules();
-        lease.set_lookup(Arc::new(BackendLookup::new(upstream.clone(), catalogue.clone(), rules.clone())));
-        (prerequisites(lease, &call, asker.session, findings), rules)
+        let lookup = Arc::new(BackendLookup::new(upstream.clone(), catalogue.clone(), rules.clone()));
+        lease.set_lookup(lookup.clone());
+        (prerequisites(lease, &call, asker.session, findings), rules, lookup)
     });
-    let (policy::BeforeCall { hints, hold }, rules) = before;
+    let (policy::BeforeCall { hints, hold }, rules, lookup) = before;
     if let Some(reason) = hold {
         let digest = session::call_digest(tool, args);
         if !rules.changes_state(catalogue.tool_set(), tool) {
@@ -386,8 +389,95 @@ pub async fn forward(
             return in_place(|| held(catalogue, lease, &call, args, hold, &rules, asker, findings));
         }
     }
-    let sent = send.await;
-    in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings))
+    let shown = Shown { rules: &rules, sent: args, result: None, memory: asker.memory };
+    let coerced = in_place(|| coerce_references(lease, &call, args, &shown, &lookup, findings));
+    let sent = send(coerced.as_ref().map_or_else(|| args.clone(), |c| c.args.clone())).await;
+    let mut response = in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings));
+    if let Some(coerced) = coerced {
+        // Told in the text too, unless what it shows reads as a call.
+        for read in &coerced.read {
+            let quote = |v: &Value| sanitize::escape(&v.to_string(), 200);
+            let line = format!("(read {} as {}: you sent {})", read["path"], quote(&read["used"]), quote(&read["sent"]));
+            if !sanitize::has_call_to(&line, catalogue.vocabulary()) {
+                response.text.push('\n');
+                response.text.push_str(&line);
+            }
+        }
+        if let Some(structured) = response.structured.as_object_mut() {
+            structured.insert(COERCED_FIELD.into(), Value::Array(coerced.read));
+        }
+    }
+    response
+}
+
+/// Where a forwarded response's `structured` holds what the policy coerced
+/// (the agent gets it in `_meta`, `signpost/coerced`).
+pub const COERCED_FIELD: &str = "coerced";
+
+/// Most values read from one reference argument for coercion.
+const MAX_COERCED_VALUES: usize = 64;
+
+/// A call's arguments as a policy coerced them, and what it read, one
+/// `{"path", "sent", "used"}` per argument it changed.
+struct Coerced {
+    args: Map<String, Value>,
+    read: Vec<Value>,
+}
+
+/// A 0.2.0 policy's reading of what the agent sent at the arguments it
+/// declared references (`coerce-ids(call, path)`: the strings at `path`, in
+/// order, as they should read). Each value it changes must still be named
+/// by what the agent sent there (every word of it is a word of the new
+/// value, case aside: `ada` may read as `Ada Lovelace`, never as `Bob`), and
+/// must be something the agent was shown or a lookup of this call found.
+/// Any other answer is refused (a fault) and the call goes as sent; a
+/// coercion error leaves the call as sent (a backend's arguments are its
+/// own to refuse).
+fn coerce_references(
+    lease: &mut policy::Lease<'_>,
+    call: &policy::Call,
+    args: &Map<String, Value>,
+    shown: &Shown<'_>,
+    lookup: &BackendLookup,
+    findings: &mut Findings,
+) -> Option<Coerced> {
+    let mut coerced: Option<Coerced> = None;
+    for path in shown.rules.references(&call.tool) {
+        let sent: Vec<String> = referenced(args, path).into_iter().map(str::to_owned).collect();
+        if sent.is_empty() || sent.len() > MAX_COERCED_VALUES {
+            continue;
+        }
+        let name = path.to_string();
+        let used = match lease.coerce_ids(call, &name) {
+            Ok(Ok(used)) if used == sent => continue,
+            Ok(Ok(used)) => used,
+            Ok(Err(_)) => continue,
+            Err(fault) => {
+                findings.note(|| format!("coerce-ids: {fault}"));
+                continue;
+            }
+        };
+        let names = |sent: &str, used: &str| {
+            let words: Vec<String> = session::words(used).map(str::to_lowercase).collect();
+            let mut said = session::words(sent).peekable();
+            said.peek().is_some() && said.all(|w| words.contains(&w.to_lowercase()))
+        };
+        let fits = used.len() == sent.len()
+            && used.iter().zip(&sent).all(|(u, s)| u == s || (names(s, u) && (shown.holds(u) || lookup.found(u))));
+        if !fits {
+            let said: Vec<String> = used.iter().take(3).map(|u| sanitize::escape(u, 48)).collect();
+            findings.note(|| {
+                format!("coerce-ids({}) read {} value(s) the agent did not name or was not shown: {said:?} (refused)", sanitize::escape(&name, 80), used.len())
+            });
+            Stats::add(&lease.policy().stats().coercions_refused, 1);
+            lease.refuse_answer();
+            continue;
+        }
+        let c = coerced.get_or_insert_with(|| Coerced { args: args.clone(), read: Vec::new() });
+        replace_referenced(&mut c.args, path, &used);
+        c.read.push(json!({"path": name, "sent": sent, "used": used}));
+    }
+    coerced
 }
 
 /// A call the policy asked to hold: why, its identity, and the

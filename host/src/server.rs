@@ -422,7 +422,12 @@ fn proxied(response: crate::response::Response) -> CallToolResult {
     meta.0.insert("signpost/state".into(), serde_json::Value::String(response.state_tag));
     meta.0.insert("signpost/hints".into(), serde_json::json!(response.hints));
     // A sessionless client's trail, and why the one it sent was not used.
-    for (field, key) in [(TRAIL_ARG, "signpost/trail"), (crate::trails::carry::NOTICE_FIELD, "signpost/trail_notice")] {
+    let fields = [
+        (TRAIL_ARG, "signpost/trail"),
+        (crate::trails::carry::NOTICE_FIELD, "signpost/trail_notice"),
+        (crate::pipeline::COERCED_FIELD, "signpost/coerced"),
+    ];
+    for (field, key) in fields {
         if let Some(value) = response.structured.get(field) {
             meta.0.insert(key.into(), value.clone());
         }

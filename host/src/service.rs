@@ -330,7 +330,10 @@ impl Signpost {
         let asker = Asker { session: &snapshot, trail: session.handle(), memory: memory.as_ref() };
         let tool = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
-        let send = async {
+        // The arguments as the policy coerced them (or as sent).
+        let send = async |coerced| {
+            let mut request = request;
+            request.arguments = Some(coerced);
             let answer = tokio::select! {
                 answer = upstream.call(request, relay) => answer,
                 () = cancelled.cancelled() => Err(UpstreamError::Cancelled),

@@ -297,13 +297,12 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     let mut progress: Vec<Value> = Vec::new();
     for _ in 0..40 {
         progress = client.notices().into_iter().filter_map(|n| n.get("progress").cloned()).collect();
-        if progress.iter().any(|p| p["progress"].as_f64() == Some(3.0)) {
+        if progress.len() == 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(progress.iter().any(|p| p["progress"].as_f64() == Some(3.0)), "the last step arrived: {progress:?}");
-    assert!(progress.len() <= 3, "{progress:?}");
+    assert!(!progress.is_empty() && progress.len() <= 3, "{progress:?}");
     for p in &progress {
         assert_eq!(p["progressToken"], token, "{p}");
         let step = p["progress"].as_f64().unwrap_or_default();
@@ -495,6 +494,24 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
     let status = client.status().await;
     let live = crate::common::agents::live_row(&status);
     assert_eq!(live["followed"].as_u64(), Some(1 + followed as u64), "{status:#}");
+
+    // A name as an agent writes it: the policy finds the one entity it
+    // names (a lookup), the call is sent with it, and the agent is told.
+    let sloppy = call(&client, "open_nodes", json!({"names": ["ada"]})).await;
+    assert_ne!(sloppy.is_error, Some(true), "{sloppy:?}");
+    let meta = sloppy.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert_eq!(
+        meta["signpost/coerced"],
+        json!([{"path": "names", "sent": ["ada"], "used": ["Ada Lovelace"]}]),
+        "{meta}"
+    );
+    let said = texts(&sloppy).join("\n");
+    assert!(said.contains("wrote the first program"), "the backend read Ada Lovelace: {said}");
+    assert!(said.contains(r#"(read "names" as ["Ada Lovelace"]: you sent ["ada"])"#), "{said}");
+    // A name that names nothing, or more than one thing, goes as sent.
+    let unknown = call(&client, "open_nodes", json!({"names": ["babbage"]})).await;
+    let meta = unknown.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert!(meta.get("signpost/coerced").is_none(), "{meta}");
 
     // Created again after looking: not held, and it existed already.
     let again = call(&client, "create_entities", ada).await;
@@ -701,6 +718,20 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
     assert_eq!(offered[0]["args"], json!({"text": "chaos:invent"}), "{offered:?}");
     let said = texts(&invent).join("\n");
     assert!(!said.contains("invented-by-chaos"), "{said}");
+
+    // `text` is a declared reference, so the policy is asked to read it:
+    // an answer that names what the agent did not send, or adds what it was
+    // never shown, is refused, and the call goes as sent.
+    for text in ["chaos:overrule", "chaos:extend"] {
+        let answered = call(&client, "echo", json!({"text": text})).await;
+        assert_eq!(texts(&answered).first().map(String::as_str), Some(text), "{answered:?}");
+        let meta = answered.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+        assert!(meta.get("signpost/coerced").is_none(), "{meta}");
+        let reached = std::fs::read_to_string(dir.join("calls")).unwrap_or_default();
+        assert_eq!(reached.lines().last(), Some(json!(text).to_string().as_str()), "{reached}");
+    }
+    let status = client.status().await;
+    assert!(status["counters"]["coercions_refused"].as_u64() >= Some(2), "{status:#}");
     client.close().await;
 }
 

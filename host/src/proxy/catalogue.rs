@@ -203,20 +203,24 @@ impl Shown<'_> {
         if sent.iter().any(|s| has_word(s, value)) {
             return true;
         }
-        if let Some(result) = self.result {
-            if result.content.iter().filter_map(|c| c.as_text()).any(|t| has_word(&t.text, value)) {
-                return true;
-            }
-            if let Some(structured) = &result.structured_content {
-                let mut strings = Vec::new();
-                strings_at(structured, &[], &mut strings);
-                if strings.contains(&value) {
-                    return true;
-                }
-            }
+        if self.result.is_some_and(|result| shows(result, value)) {
+            return true;
         }
         self.memory.is_some_and(|m| m.values.iter().any(|v| v == value))
     }
+}
+
+/// Whether `result` shows `value`: a whole word of its text, or a string of
+/// its structured content.
+pub(super) fn shows(result: &CallToolResult, value: &str) -> bool {
+    if result.content.iter().filter_map(|c| c.as_text()).any(|t| has_word(&t.text, value)) {
+        return true;
+    }
+    let mut strings = Vec::new();
+    if let Some(structured) = &result.structured_content {
+        strings_at(structured, &[], &mut strings);
+    }
+    strings.contains(&value)
 }
 
 /// Whether `value` stands in `text` as a whole: not glued to letters,
@@ -236,8 +240,8 @@ fn has_word(text: &str, value: &str) -> bool {
     escaped != value && whole(text, escaped)
 }
 
-/// The strings of `args` at the argument path `path`.
-fn referenced<'v>(args: &'v Map<String, Value>, path: &Path) -> Vec<&'v str> {
+/// The strings of `args` at the argument path `path`, in document order.
+pub fn referenced<'v>(args: &'v Map<String, Value>, path: &Path) -> Vec<&'v str> {
     let mut values = Vec::new();
     if let Some((Step::Key(key), rest)) = path.0.split_first()
         && let Some(value) = args.get(key)
@@ -254,6 +258,46 @@ fn referenced<'v>(args: &'v Map<String, Value>, path: &Path) -> Vec<&'v str> {
 pub fn shape_of(tool: &str, args: &Map<String, Value>, rules: &Rules) -> CallShape {
     let ids = rules.references(tool).iter().flat_map(|path| referenced(args, path)).map(str::to_owned).collect();
     CallShape::of_backend(tool, args, ids)
+}
+
+/// `args` with the strings at `path` replaced, in the order [`referenced`]
+/// reads them, by `values` (as many as it reads).
+pub fn replace_referenced(args: &mut Map<String, Value>, path: &Path, values: &[String]) {
+    fn all(value: &mut Value, values: &mut std::slice::Iter<'_, String>, depth: u8) {
+        if depth > 32 {
+            return;
+        }
+        match value {
+            Value::String(s) => {
+                if let Some(v) = values.next() {
+                    v.clone_into(s);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| all(i, values, depth + 1)),
+            Value::Object(map) => map.values_mut().for_each(|i| all(i, values, depth + 1)),
+            _ => {}
+        }
+    }
+    fn at(value: &mut Value, path: &[Step], values: &mut std::slice::Iter<'_, String>) {
+        match path.split_first() {
+            None => all(value, values, 0),
+            Some((Step::Key(key), rest)) => {
+                if let Some(next) = value.as_object_mut().and_then(|m| m.get_mut(key)) {
+                    at(next, rest, values);
+                }
+            }
+            Some((Step::Any, rest)) => match value {
+                Value::Array(items) => items.iter_mut().for_each(|i| at(i, rest, values)),
+                Value::Object(map) => map.values_mut().for_each(|i| at(i, rest, values)),
+                _ => {}
+            },
+        }
+    }
+    if let Some((Step::Key(key), rest)) = path.0.split_first()
+        && let Some(value) = args.get_mut(key)
+    {
+        at(value, rest, &mut values.iter());
+    }
 }
 
 /// The strings at `path` under `value` (every string under what the path

@@ -1,7 +1,7 @@
 //! `host.lookup` in front of a backend: a 0.2.0 policy calls one of the
 //! backend's tools that only read, while it runs, under its own deadline.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
@@ -16,13 +16,23 @@ pub struct BackendLookup {
     upstream: Arc<Upstream>,
     catalogue: Arc<Catalogue>,
     rules: Arc<Rules>,
+    /// What the lookups of this call found: a value a policy coerces an
+    /// argument into may come from here ([`BackendLookup::found`]).
+    answers: Mutex<Vec<rmcp::model::CallToolResult>>,
 }
 
 impl BackendLookup {
     /// Lookups on `upstream`'s tools as `catalogue` lists them; `rules` say
     /// which of them change state beyond what the annotations say.
     pub fn new(upstream: Arc<Upstream>, catalogue: Arc<Catalogue>, rules: Arc<Rules>) -> Self {
-        BackendLookup { upstream, catalogue, rules }
+        BackendLookup { upstream, catalogue, rules, answers: Mutex::default() }
+    }
+
+    /// Whether a lookup of this call found `value`: a whole word of an
+    /// answer's text, or a string of its structured content.
+    pub fn found(&self, value: &str) -> bool {
+        let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+        answers.iter().any(|result| super::catalogue::shows(result, value))
     }
 }
 
@@ -54,7 +64,9 @@ impl crate::policy::Lookup for BackendLookup {
             Err(_) => Err("the backend did not answer before the policy call's deadline".into()),
             Ok(Err(e)) => Err(e.to_string()),
             Ok(Ok(CallToolResponse::Complete(result))) if result.is_error != Some(true) => {
-                Ok(outcome_of(&result).to_string())
+                let outcome = outcome_of(&result).to_string();
+                self.answers.lock().unwrap_or_else(PoisonError::into_inner).push(result);
+                Ok(outcome)
             }
             Ok(Ok(CallToolResponse::Complete(result))) => {
                 let text: Vec<&str> =

@@ -16,7 +16,7 @@ mod upstream;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 
-pub use catalogue::{Catalogue, Shown, shape_of};
+pub use catalogue::{Catalogue, Shown, referenced, replace_referenced, shape_of};
 pub use lookup::BackendLookup;
 pub use upstream::{Backend, Command, Notice, Relay, Upstream, UpstreamError, severity};
 

@@ -269,11 +269,23 @@ impl Pending {
     }
 }
 
+/// How long a call's progress relay outlives its answer: rmcp handles each
+/// notification in a task of its own, so progress the backend sent before
+/// its answer may be handled after it.
+const RELAY_GRACE: Duration = Duration::from_millis(500);
+
 impl Drop for Pending {
     fn drop(&mut self) {
-        self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+            return;
+        };
+        let (relays, token) = (self.relays.clone(), self.token.clone());
+        runtime.spawn(async move {
+            tokio::time::sleep(RELAY_GRACE).await;
+            relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&token);
+        });
         let Some(id) = self.id.take() else { return };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let peer = self.peer.clone();
         let reason = Some("the caller stopped waiting (its deadline passed, or its agent cancelled)".to_owned());
         let cancel = CancelledNotification::new(CancelledNotificationParam::new(Some(id), reason));

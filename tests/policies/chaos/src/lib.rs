@@ -314,6 +314,11 @@ impl Guest for Chaos {
             return Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() });
         }
         #[cfg(feature = "v0_2")]
+        if call.args.contains("chaos:extend") {
+            // Every word the agent sent, and one it was never shown.
+            return Ok(vec!["chaos:extend Zebra".into()]);
+        }
+        #[cfg(feature = "v0_2")]
         if let Some(name) = ["chaos:resolve-other", "chaos:resolve"].iter().find_map(|m| {
             call.args
                 .contains(m)

@@ -12,7 +12,9 @@
 //! - **names come from the graph**: the arguments that name entities
 //!   (`names`, `entityNames`, `entityName`, a relation's `from` and `to`)
 //!   are declared references, so the host drops any hint whose names the
-//!   agent was not shown;
+//!   agent was not shown; and a name the graph lacks, as an agent writes it
+//!   (`ada`), is read as the one entity whose name holds its every word
+//!   (`Ada Lovelace`, found by a search), which the call is sent with;
 //! - **next steps from what was stored**: open what was created, relate
 //!   it, add observations; open what a search found; create what it did not
 //!   find (a template: the agent fills it in);
@@ -44,6 +46,51 @@ export!(Memory);
 
 /// Tools that read the graph: after one of them, a session has looked.
 const READS: [&str; 3] = ["search_nodes", "open_nodes", "read_graph"];
+
+/// The strings at an argument path (`names`, `relations/*/from`), in order.
+fn strings_at(args: &Value, path: &str) -> Vec<String> {
+    fn walk(v: &Value, steps: &[&str], out: &mut Vec<String>) {
+        match (steps.split_first(), v) {
+            (None, Value::String(s)) => out.push(s.clone()),
+            (None, Value::Array(items)) => items.iter().for_each(|i| walk(i, steps, out)),
+            (Some((&"*", rest)), Value::Array(items)) => items.iter().for_each(|i| walk(i, rest, out)),
+            (Some((key, rest)), Value::Object(map)) => {
+                if let Some(next) = map.get(*key) {
+                    walk(next, rest, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let steps: Vec<&str> = path.split('/').collect();
+    let mut out = Vec::new();
+    walk(args, &steps, &mut out);
+    out
+}
+
+/// The names of the entities a lookup of a reading tool finds (none when
+/// it fails: the name stays as sent).
+fn found_names(tool: &str, args: Value) -> Vec<String> {
+    let Ok(answer) = signpost::policy::host::lookup(tool, &args.to_string()) else { return Vec::new() };
+    let answer: Value = serde_json::from_str(&answer).unwrap_or_default();
+    let s = answer.get("structuredContent").cloned().unwrap_or_default();
+    names(list(&s, "/entities"), "name")
+}
+
+/// Whether `name` (as an agent wrote it) names `entity`: each of its words
+/// is a word of the entity's name, case aside.
+fn names_it(name: &str, entity: &str) -> bool {
+    // Words as the host reads them (it checks the answer the same way).
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;".contains(c))
+            .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (said, theirs) = (words(name), words(entity));
+    !said.is_empty() && said.iter().all(|w| theirs.contains(w))
+}
 
 fn hint(tool: &str, args: Value, reason: &str) -> Hint {
     Hint { tool: tool.into(), args: args.to_string(), actionable: true, reason: reason.into() }
@@ -81,12 +128,37 @@ impl Guest for Memory {
     }
 
     fn coerce_ids(call: Call, param: String) -> Result<Vec<String>, CoercionError> {
-        // The memory server names things; it has no ids to read. (The host
-        // asks only about Signpost's own tools' id arguments.)
-        Err(CoercionError {
-            message: format!("`{param}` of {} takes 40-hex ids, exactly as the schema says", call.tool),
-            example: json!({ param: "<40-hex id>" }).to_string(),
-        })
+        // In front of the memory server the host asks about the names at
+        // each declared reference (`param` is its path): a name the graph
+        // holds stays; one it does not is searched for, and becomes the one
+        // entity whose name holds every word of it (`ada` → `Ada Lovelace`).
+        let args: Value = serde_json::from_str(&call.args).unwrap_or_default();
+        let declared = REFERENCES.iter().any(|(tool, paths)| *tool == call.tool && paths.contains(&param.as_str()));
+        let sent = if declared { strings_at(&args, &param) } else { Vec::new() };
+        if sent.is_empty() {
+            // Not a name of the memory server's: one of Signpost's own id
+            // arguments, which this policy has nothing to say about.
+            return Err(CoercionError {
+                message: format!("`{param}` of {} takes 40-hex ids, exactly as the schema says", call.tool),
+                example: json!({ param: "<40-hex id>" }).to_string(),
+            });
+        }
+        let held = found_names("open_nodes", json!({"names": sent}));
+        let mut searches = 0;
+        Ok(sent
+            .iter()
+            .map(|name| {
+                if held.contains(name) || searches == 3 {
+                    return name.clone();
+                }
+                searches += 1;
+                let found = found_names("search_nodes", json!({"query": name}));
+                match found.iter().filter(|f| names_it(name, f)).collect::<Vec<_>>().as_slice() {
+                    [one] => (*one).clone(),
+                    _ => name.clone(),
+                }
+            })
+            .collect())
     }
 
     fn catalogue(tools: Vec<Tool>) -> Vec<ToolRules> {
