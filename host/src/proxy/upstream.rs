@@ -259,7 +259,8 @@ fn listen(peer: &Peer<RoleClient>, listener: Listener) {
 struct Pending {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
-    token: ProgressToken,
+    /// The token its progress relay is filed under, if it has one.
+    token: Option<ProgressToken>,
     relays: Relays,
 }
 
@@ -277,14 +278,18 @@ const RELAY_GRACE: Duration = Duration::from_millis(500);
 impl Drop for Pending {
     fn drop(&mut self) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.token);
+            if let Some(token) = &self.token {
+                self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(token);
+            }
             return;
         };
-        let (relays, token) = (self.relays.clone(), self.token.clone());
-        runtime.spawn(async move {
-            tokio::time::sleep(RELAY_GRACE).await;
-            relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&token);
-        });
+        if let Some(token) = self.token.take() {
+            let relays = self.relays.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(RELAY_GRACE).await;
+                relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&token);
+            });
+        }
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
         let reason = Some("the caller stopped waiting (its deadline passed, or its agent cancelled)".to_owned());
@@ -593,15 +598,12 @@ impl Upstream {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let sent = async {
             let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
-            let pending = Pending {
-                peer: peer.clone(),
-                id: Some(handle.id.clone()),
-                token: handle.progress_token.clone(),
-                relays: self.relays.clone(),
-            };
+            let token = relay.is_some().then(|| handle.progress_token.clone());
             if let Some(relay) = relay {
-                self.relays.lock().unwrap_or_else(PoisonError::into_inner).insert(handle.progress_token.clone(), (relay, None));
+                let mut relays = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
+                relays.insert(handle.progress_token.clone(), (relay, None));
             }
+            let pending = Pending { peer: peer.clone(), id: Some(handle.id.clone()), token, relays: self.relays.clone() };
             let answer = handle.await_response().await;
             pending.answered();
             match answer? {
