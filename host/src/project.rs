@@ -15,7 +15,8 @@
 //! the background; its new index swaps in whole when done. Without an index
 //! of the last run, the built-in indexer reads the project's files
 //! meanwhile, in seconds, and gives them up to the SCIP index when it comes
-//! in.
+//! in. Its files that changed after the last run's index was written (while
+//! Signpost was stopped) are marked stale until the new index swaps in.
 //!
 //! The index files live in a cache directory, not in the project:
 //! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.
@@ -58,6 +59,13 @@ pub struct Project {
     scip_roots: Vec<(String, PathBuf)>,
     events: mpsc::Sender<Event>,
     heard: Option<mpsc::Receiver<Event>>,
+    /// Files of each SCIP project served from the last run's index that
+    /// changed after that index was written (while Signpost was stopped):
+    /// stale until the project's new index swaps in.
+    stopped: Vec<((String, PathBuf), Vec<String>)>,
+    /// The change number after which the watcher's marks are newer than
+    /// those of `stopped`.
+    stopped_seen: u64,
 }
 
 /// `files` of `lang` that no SCIP project of the same language covers
@@ -90,6 +98,38 @@ fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
     let rel = p.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
     // Build outputs, dependencies and generated files are not the graph's.
     (known && outside(cache, p) && !walk::excluded(root, &rel)).then_some(rel)
+}
+
+/// For each SCIP project served from the last run's index (`ready`), its
+/// files (those of its language the walk `found` under its directory) that
+/// changed after that index was written, as the graph names them.
+fn changed_while_stopped(
+    project: &Project,
+    ready: &[(indexer::Language, PathBuf)],
+    found: &[(&'static Lang, Vec<PathBuf>)],
+) -> Vec<((String, PathBuf), Vec<String>)> {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut out = Vec::new();
+    for (lang, dir) in ready {
+        let Some(written) = modified(&project.file_of(&part_name(lang.name(), dir, &project.root))) else { continue };
+        let files: Vec<String> = found
+            .iter()
+            .filter(|(l, _)| l.name == lang.name())
+            .flat_map(|(_, files)| files)
+            .filter(|f| f.starts_with(dir) && modified(f).is_some_and(|m| m > written))
+            .filter_map(|f| graph_path(&project.root, &project.cache, f))
+            .collect();
+        if !files.is_empty() {
+            tracing::info!(
+                language = lang.name(),
+                dir = %dir.display(),
+                files = files.len(),
+                "files changed since the last index: stale until the new one swaps in"
+            );
+            out.push(((lang.name().to_owned(), dir.clone()), files));
+        }
+    }
+    out
 }
 
 /// Where a project's index files go by default.
@@ -183,6 +223,8 @@ impl Project {
             scip_roots: Vec::new(),
             events,
             heard: Some(heard),
+            stopped: Vec::new(),
+            stopped_seen: 0,
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -194,6 +236,7 @@ impl Project {
             .cloned()
             .collect();
         project.scip_roots = scip_roots(&ready);
+        project.stopped = changed_while_stopped(&project, &ready, &found);
         // Every language of the built-in indexer has its file, empty when the
         // project has none of it yet: a first file of it shows up live.
         for lang in LANGUAGES {
@@ -277,6 +320,11 @@ impl Project {
     pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
         let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
+        // What changed while Signpost was stopped is stale from the start.
+        for file in self.stopped.iter().flat_map(|(_, files)| files) {
+            graphs.mark_changed(file.clone());
+        }
+        self.stopped_seen = graphs.changes_seen();
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
         let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event
@@ -310,6 +358,14 @@ impl Project {
                     match e {
                         Event::Changed(p) => changed.push(p),
                         Event::Indexed(lang, dir) => {
+                            // The new index read the files as they stood when
+                            // it started: those that changed while stopped
+                            // are current again (unless changed since).
+                            let key = (lang.clone(), dir.clone());
+                            if let Some(at) = self.stopped.iter().position(|(k, _)| *k == key) {
+                                let (_, files) = self.stopped.swap_remove(at);
+                                graphs.mark_indexed(self.stopped_seen, |f| files.iter().any(|s| s == f));
+                            }
                             if !self.scip_roots.contains(&(lang.clone(), dir.clone())) {
                                 self.scip_roots.push((lang, dir));
                                 covered = true;

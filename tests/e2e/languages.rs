@@ -554,4 +554,17 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     until_resolved(&client, "Extra", "one", &report).await;
     until_stale(&client, &service, false, std::time::Duration::from_secs(30)).await;
     client.close().await;
+
+    // Served again on the same cache: the Python project starts from the
+    // last run's index, older than the edit made to geometry.py, so its
+    // symbols are stale from the first call (no change was seen while
+    // serving), and current again when scip-python's new index swaps in.
+    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::inherit()).await;
+    let stale = client.call("describe", json!({"id": circle})).await;
+    assert_eq!(stale.structured["stale"], true, "changed while stopped: {}", stale.text);
+    assert!(stale.text.contains("note: report/shapes/geometry.py changed since it was indexed"), "{}", stale.text);
+    let other = client.call("describe", json!({"id": report})).await;
+    assert!(other.structured.get("stale").is_none(), "unchanged while stopped: {}", other.text);
+    until_stale(&client, &circle, false, std::time::Duration::from_secs(600)).await;
+    client.close().await;
 }
