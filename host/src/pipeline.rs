@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
@@ -366,7 +366,7 @@ pub async fn forward(
     tool: &str,
     args: &Map<String, Value>,
     asker: Asker<'_>,
-    send: impl AsyncFnOnce(Map<String, Value>) -> Result<CallToolResult, UpstreamError>,
+    send: impl AsyncFnOnce(Map<String, Value>) -> Result<CallToolResponse, UpstreamError>,
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
@@ -391,7 +391,16 @@ pub async fn forward(
     }
     let shown = Shown { rules: &rules, sent: args, result: None, memory: asker.memory };
     let coerced = in_place(|| coerce_references(lease, &call, args, &shown, &lookup, findings));
-    let sent = send(coerced.as_ref().map_or_else(|| args.clone(), |c| c.args.clone())).await;
+    let sent = match send(coerced.as_ref().map_or_else(|| args.clone(), |c| c.args.clone())).await {
+        Ok(CallToolResponse::Complete(result)) => Ok(result),
+        // Not an answer yet: the backend asks the agent for input (MRTR),
+        // and the agent's retry is forwarded as it sends it.
+        Ok(asked @ CallToolResponse::InputRequired(_)) => return input_required(asked),
+        Ok(_) => Err(UpstreamError::Garbage(
+            "a task, which Signpost does not forward yet; call the backend directly for this tool".into(),
+        )),
+        Err(e) => Err(e),
+    };
     let mut response = in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings));
     if let Some(coerced) = coerced {
         // Told in the text too, unless what it shows reads as a call.
@@ -408,6 +417,24 @@ pub async fn forward(
         }
     }
     response
+}
+
+/// The state tag of a call the backend answered with an input request.
+pub const INPUT_REQUIRED_TAG: &str = "input_required";
+
+/// A backend's input request, passed to the agent as it is: no advice (the
+/// call is not done), no hints.
+fn input_required(asked: CallToolResponse) -> Response {
+    Response {
+        is_error: false,
+        text: String::new(),
+        state_tag: INPUT_REQUIRED_TAG.into(),
+        structured: json!({"hints": []}),
+        shape: None,
+        hints: Vec::new(),
+        backend: Some(Box::new(asked)),
+        held: None,
+    }
 }
 
 /// Where a forwarded response's `structured` holds what the policy coerced
@@ -583,7 +610,7 @@ fn answer(
     let said = Said { tool: &call.tool, outcome, text, state_tag, hints: valid };
     let known = known_in(None, args, asker.session);
     let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
-    response.backend = sent.ok().map(Box::new);
+    response.backend = sent.ok().map(|r| Box::new(CallToolResponse::Complete(r)));
     response.shape = Some(shape_of(&call.tool, args, rules));
     response
 }

@@ -23,9 +23,11 @@ pub struct Response {
     pub shape: Option<CallShape>,
     /// The hints the response carries (also in `structured`).
     pub hints: Vec<HintOut>,
-    /// A forwarded call's result, as the proxy's backend sent it: the agent
-    /// gets its content, then `text` ([`crate::pipeline::forward`]).
-    pub backend: Option<Box<rmcp::model::CallToolResult>>,
+    /// A forwarded call's answer, as the proxy's backend sent it: for a
+    /// result, the agent gets its content, then `text`; an input request
+    /// (2026-07-28, MRTR) reaches the agent as it is
+    /// ([`crate::pipeline::forward`]).
+    pub backend: Option<Box<rmcp::model::CallToolResponse>>,
     /// The digest of a call the policy held once instead of sending it
     /// ([`crate::session::call_digest`]): sent again, it goes through.
     pub held: Option<u64>,

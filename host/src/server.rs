@@ -17,7 +17,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, LoggingLevel,
     LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool,
+    ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -387,13 +388,23 @@ impl Handler {
         let signpost = &self.signpost;
         // The call's progress goes back to this agent, under its own token.
         let relay = context.meta.get_progress_token().map(|token| Relay { peer: context.peer.clone(), token });
+        // An input request (MRTR) can reach only an agent that speaks 2026-07-28.
+        let mrtr = context.protocol_version().is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
         let cancelled = &context.ct;
         let response = trails
             .run(&opened, &tool, async |session| {
                 Ok::<_, McpError>(signpost.forward(&upstream, request, &session, relay, cancelled).await)
             })
             .await?;
-        Ok(proxied(response).into())
+        match proxied(response) {
+            CallToolResponse::InputRequired(_) if !mrtr => Ok(CallToolResult::error(vec![ContentBlock::text(
+                "the backend asks for input before it answers (an input request of protocol 2026-07-28), which \
+                 this session's protocol version cannot carry: connect with protocol 2026-07-28, or call the \
+                 backend directly for this tool",
+            )])
+            .into()),
+            answer => Ok(answer),
+        }
     }
 }
 
@@ -401,10 +412,12 @@ impl Handler {
 /// structured content as it sent them, then the policy's text; the hints and
 /// the state tag in `_meta` (`signpost/hints`, `signpost/state`, and on a
 /// trail `signpost/trail`), where they cannot break the tool's output
-/// schema.
-fn proxied(response: crate::response::Response) -> CallToolResult {
-    let mut result = match response.backend {
-        Some(backend) => *backend,
+/// schema. An input request the backend made (MRTR) reaches the agent as
+/// it is.
+fn proxied(response: crate::response::Response) -> CallToolResponse {
+    let mut result = match response.backend.map(|b| *b) {
+        Some(CallToolResponse::Complete(result)) => result,
+        Some(asked) => return asked,
         // No result from the backend: why, in the host's words, whatever
         // the policy's text says.
         None => {
@@ -433,5 +446,5 @@ fn proxied(response: crate::response::Response) -> CallToolResult {
         }
     }
     result.meta = Some(meta);
-    result
+    result.into()
 }

@@ -334,16 +334,9 @@ impl Signpost {
         let send = async |coerced| {
             let mut request = request;
             request.arguments = Some(coerced);
-            let answer = tokio::select! {
+            tokio::select! {
                 answer = upstream.call(request, relay) => answer,
                 () = cancelled.cancelled() => Err(UpstreamError::Cancelled),
-            };
-            match answer? {
-                rmcp::model::CallToolResponse::Complete(result) => Ok(result),
-                _ => Err(UpstreamError::Garbage(
-                    "an input request or a task, which Signpost does not forward yet; call the backend directly for this tool"
-                        .into(),
-                )),
             }
         };
         let mut findings = Findings::logging();

@@ -117,7 +117,11 @@ impl SessionContext {
     /// result showed, or that it was held).
     pub fn record(&self, tool: &str, response: &Response) {
         let call = PastCall::of(tool, response);
-        let shown = response.backend.as_deref().filter(|_| !response.is_error).map(shown_values);
+        let result = response.backend.as_deref().and_then(|b| match b {
+            rmcp::model::CallToolResponse::Complete(result) => Some(result),
+            _ => None,
+        });
+        let shown = result.filter(|_| !response.is_error).map(shown_values);
         let mut h = self.history();
         h.apply(call);
         if let Some(digest) = response.held {

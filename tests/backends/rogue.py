@@ -13,7 +13,9 @@ like any server, then misbehaves on `tools/call` as its argument says:
                         progress token), then the answer;
               log       one log message at each level, then the answer;
               change    announces that its resources and prompts changed;
-              wait      no answer (until the call is cancelled).
+              wait      no answer (until the call is cancelled);
+              ask       asks for input (2026-07-28 MRTR: roots), and answers
+                        the retry that carries it with what it got.
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
 sent (`cancelled <id>`) and the log levels it is asked for (`level <l>`).
@@ -82,6 +84,18 @@ for line in sys.stdin:
         text = request["params"].get("arguments", {}).get("text", "")
         note(json.dumps(text))
         if mode == "hang" or text == "wait":
+            continue
+        if text == "ask":
+            params = request["params"]
+            if "inputResponses" not in params:
+                send({"jsonrpc": "2.0", "id": rid, "result": {
+                    "resultType": "input_required",
+                    "inputRequests": {"roots": {"method": "roots/list"}},
+                    "requestState": "rogue-state-1"}})
+            else:
+                got = {"inputResponses": params["inputResponses"], "requestState": params.get("requestState")}
+                send({"jsonrpc": "2.0", "id": rid, "result": {
+                    "content": [{"type": "text", "text": "answered " + json.dumps(got, sort_keys=True)}]}})
             continue
         if text == "progress":
             token = request["params"].get("_meta", {}).get("progressToken")

@@ -359,6 +359,38 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     assert!(cancelled > before, "the backend heard the cancellation: {}", std::fs::read_to_string(&calls).unwrap_or_default());
     let after = call(&client, "echo", json!({"text": "still here"})).await;
     assert_eq!(texts(&after).first().map(String::as_str), Some("still here"), "{after:?}");
+
+    // A backend that asks the agent for input (2026-07-28 MRTR): an agent
+    // on an older protocol gets a tool error that says why; one on
+    // 2026-07-28 gets the request as it is, and its retry, carrying the
+    // input and the request state, reaches the backend as it is.
+    let ask = || {
+        CallToolRequestParams::new("echo").with_arguments(json!({"text": "ask"}).as_object().cloned().unwrap_or_default())
+    };
+    let old = peer.call_tool_once(ask()).await.expect("asking");
+    let rmcp::model::CallToolResponse::Complete(old) = old else { panic!("an input request to an old client: {old:?}") };
+    assert_eq!(old.is_error, Some(true), "{old:?}");
+    assert!(texts(&old)[0].starts_with("the backend asks for input before it answers"), "{old:?}");
+
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.args(args).env("RUST_LOG", "warn").env("ROGUE_CALLS", &calls);
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the proxy");
+    // A 2026-07-28 client: `server/discover`, then every request says its version.
+    let lifecycle =
+        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
+    let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
+    let asked = modern.peer().call_tool_once(ask()).await.expect("asking");
+    let rmcp::model::CallToolResponse::InputRequired(asked) = asked else { panic!("not an input request: {asked:?}") };
+    assert_eq!(asked.request_state.as_deref(), Some("rogue-state-1"), "{asked:?}");
+    assert!(asked.input_requests.as_ref().is_some_and(|r| r.contains_key("roots")), "{asked:?}");
+    let mut retry = ask();
+    retry.input_responses = Some([("roots".to_owned(), json!({"roots": []}))].into_iter().collect());
+    retry.request_state = asked.request_state.clone();
+    let done = modern.peer().call_tool_once(retry).await.expect("retrying");
+    let rmcp::model::CallToolResponse::Complete(done) = done else { panic!("no result: {done:?}") };
+    let want = r#"answered {"inputResponses": {"roots": {"roots": []}}, "requestState": "rogue-state-1"}"#;
+    assert_eq!(texts(&done).first().map(String::as_str), Some(want), "{done:?}");
+    let _ = modern.cancel().await;
     client.close().await;
 }
 
