@@ -406,7 +406,8 @@ pub async fn forward(
         // Told in the text too, unless what it shows reads as a call.
         for read in &coerced.read {
             let quote = |v: &Value| sanitize::escape(&v.to_string(), 200);
-            let line = format!("(read {} as {}: you sent {})", read["path"], quote(&read["used"]), quote(&read["sent"]));
+            let line =
+                format!("(read {} as {}: you sent {})", read["path"], quote(&read["used"]), quote(&read["sent"]));
             if !sanitize::has_call_to(&line, catalogue.vocabulary()) {
                 response.text.push('\n');
                 response.text.push_str(&line);
@@ -494,7 +495,11 @@ fn coerce_references(
         if !fits {
             let said: Vec<String> = used.iter().take(3).map(|u| sanitize::escape(u, 48)).collect();
             findings.note(|| {
-                format!("coerce-ids({}) read {} value(s) the agent did not name or was not shown: {said:?} (refused)", sanitize::escape(&name, 80), used.len())
+                format!(
+                    "coerce-ids({}) read {} value(s) the agent did not name or was not shown: {said:?} (refused)",
+                    sanitize::escape(&name, 80),
+                    used.len()
+                )
             });
             Stats::add(&lease.policy().stats().coercions_refused, 1);
             lease.refuse_answer();
@@ -902,7 +907,8 @@ mod tests {
             held: None,
         };
         let plain = offered(&response(vec![hint(json!({"id": id}))]), Some(&graph));
-        let trailed = offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), Some(&graph));
+        let trailed =
+            offered(&response(vec![hint(json!({"id": id, carry::TRAIL_ARG: carry::STAND_IN}))]), Some(&graph));
         assert_eq!(plain.len(), 1);
         assert_eq!(trailed, plain);
     }

@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, LoggingLevel,
-    LoggingMessageNotificationParam, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
     SetLevelRequestParams, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};

@@ -282,7 +282,8 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     let client = Client::spawn_with(&args, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())], Stdio::null()).await;
     let peer = client.service().peer().clone();
     let send = async |text: &str| {
-        let params = CallToolRequestParams::new("echo").with_arguments(json!({"text": text}).as_object().cloned().unwrap_or_default());
+        let params = CallToolRequestParams::new("echo")
+            .with_arguments(json!({"text": text}).as_object().cloned().unwrap_or_default());
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         peer.send_request_with_option(request, PeerRequestOptions::no_options()).await.expect("sending a call")
     };
@@ -344,19 +345,25 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
 
     // An agent that cancels its call: the backend is told to cancel it
     // (long before the 30 s deadline), and the session goes on.
-    let before = std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
+    let before =
+        std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
     let waiting = send("wait").await;
     assert!(wait_for_line(&calls, "\"wait\"").await, "the call reached the backend");
     waiting.cancel(Some("the agent changed its mind".into())).await.expect("cancelling");
     let mut cancelled = 0;
     for _ in 0..40 {
-        cancelled = std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
+        cancelled =
+            std::fs::read_to_string(&calls).unwrap_or_default().lines().filter(|l| l.starts_with("cancelled")).count();
         if cancelled > before {
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    assert!(cancelled > before, "the backend heard the cancellation: {}", std::fs::read_to_string(&calls).unwrap_or_default());
+    assert!(
+        cancelled > before,
+        "the backend heard the cancellation: {}",
+        std::fs::read_to_string(&calls).unwrap_or_default()
+    );
     let after = call(&client, "echo", json!({"text": "still here"})).await;
     assert_eq!(texts(&after).first().map(String::as_str), Some("still here"), "{after:?}");
 
@@ -365,10 +372,13 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     // 2026-07-28 gets the request as it is, and its retry, carrying the
     // input and the request state, reaches the backend as it is.
     let ask = || {
-        CallToolRequestParams::new("echo").with_arguments(json!({"text": "ask"}).as_object().cloned().unwrap_or_default())
+        CallToolRequestParams::new("echo")
+            .with_arguments(json!({"text": "ask"}).as_object().cloned().unwrap_or_default())
     };
     let old = peer.call_tool_once(ask()).await.expect("asking");
-    let rmcp::model::CallToolResponse::Complete(old) = old else { panic!("an input request to an old client: {old:?}") };
+    let rmcp::model::CallToolResponse::Complete(old) = old else {
+        panic!("an input request to an old client: {old:?}")
+    };
     assert_eq!(old.is_error, Some(true), "{old:?}");
     assert!(texts(&old)[0].starts_with("the backend asks for input before it answers"), "{old:?}");
 

@@ -511,7 +511,8 @@ mod tests {
             vec![policy::ToolRules { tool: "open_nodes".into(), references: refs, changes_state: None }],
         );
         let shape = |args: Value| shape_of("open_nodes", args.as_object().unwrap_or(&Map::new()), &rules);
-        let offered = shape(json!({"names": ["Bob", "Alice"], "depth": 1, "relations": [{"from": "Carol", "to": "x"}]}));
+        let offered =
+            shape(json!({"names": ["Bob", "Alice"], "depth": 1, "relations": [{"from": "Carol", "to": "x"}]}));
         assert_eq!(offered.ids, ["Alice", "Bob", "Carol"]);
         // The same call with its members and names in another order: followed.
         let same = shape(json!({"relations": [{"to": "x", "from": "Carol"}], "depth": 1, "names": ["Bob", "Alice"]}));

@@ -54,7 +54,9 @@ pub enum UpstreamError {
     #[error("the backend answered with something that is not a tool result: {0}")]
     Garbage(String),
     /// The agent cancelled the call; the backend was told to cancel too.
-    #[error("the call was cancelled by its caller; the backend was told to cancel it (it may or may not have taken effect)")]
+    #[error(
+        "the call was cancelled by its caller; the backend was told to cancel it (it may or may not have taken effect)"
+    )]
     Cancelled,
 }
 
@@ -419,11 +421,13 @@ impl Upstream {
     }
 
     async fn ask_log_level(&self, peer: &Peer<RoleClient>, level: LoggingLevel) {
-        if !self.info().is_some_and(|i| i.capabilities.logging.is_some()) {
+        if self.info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return;
         }
         let asked = tokio::time::timeout(self.command.timeout, peer.set_level(SetLevelRequestParams::new(level)));
-        if let Err(e) = asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify)) {
+        if let Err(e) =
+            asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
+        {
             tracing::warn!(error = %e, "the backend did not take the log level");
         }
     }
@@ -603,7 +607,8 @@ impl Upstream {
                 let mut relays = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
                 relays.insert(handle.progress_token.clone(), (relay, None));
             }
-            let pending = Pending { peer: peer.clone(), id: Some(handle.id.clone()), token, relays: self.relays.clone() };
+            let pending =
+                Pending { peer: peer.clone(), id: Some(handle.id.clone()), token, relays: self.relays.clone() };
             let answer = handle.await_response().await;
             pending.answered();
             match answer? {
