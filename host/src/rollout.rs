@@ -37,6 +37,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use arc_swap::ArcSwapOption;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
@@ -44,7 +45,8 @@ use crate::live_policy::{Health, LivePolicy, SwapRecord, SwapResult};
 use crate::metrics::{Arm, Metrics, Observation, Offered, Revision};
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy, SessionKey};
-use crate::session::SessionContext;
+use crate::proxy::{Catalogue, Upstream, UpstreamError};
+use crate::session::{Memory, SessionContext};
 use crate::tools::{CallShape, Tool};
 use crate::validate::HintValidator;
 
@@ -80,16 +82,39 @@ pub struct Shadow {
     dropped: AtomicU64,
 }
 
+/// What a live call ran on, for the shadow to answer it on the same.
+pub enum ShadowOn {
+    /// One of Signpost's tools, on the graph the live call ran on.
+    Graph {
+        /// The tool.
+        tool: Tool,
+        /// The graph.
+        graph: Arc<Graph>,
+    },
+    /// A proxy's backend: the shadow is given the answer the live call got
+    /// and never calls the backend (its lookups are refused).
+    Backend {
+        /// The tool's name.
+        tool: String,
+        /// The backend.
+        upstream: Arc<Upstream>,
+        /// Its tools as the live call saw them.
+        catalogue: Arc<Catalogue>,
+        /// The backend's answer to the live call.
+        answer: Result<CallToolResult, UpstreamError>,
+        /// What the host remembered of the session (values shown, holds).
+        memory: Option<Memory>,
+    },
+}
+
 /// One live call for the shadow to answer.
 pub struct ShadowCall {
-    /// The tool.
-    pub tool: Tool,
+    /// What it ran on.
+    pub on: ShadowOn,
     /// The arguments as the agent sent them.
     pub args: Map<String, Value>,
     /// The history the live policy saw.
     pub history: policy::Session,
-    /// The graph the live call ran on.
-    pub graph: Arc<Graph>,
     /// The call as the live host read it (the agent's actual call).
     pub shape: Option<CallShape>,
     /// The session: the shadow keeps an instance per session too.
@@ -350,27 +375,55 @@ struct Worker {
 impl Worker {
     fn run(self, rx: Receiver<ShadowCall>) {
         let revision = Revision::of(self.policy.identity());
+        // A backend's call runs its pipeline on a runtime of this thread's
+        // own, which the backend's lookups refuse: a shadow never calls it.
+        let mut runtime = None;
         while let Ok(job) = rx.recv() {
             let started = Instant::now();
             let mut lease = self.policy.lease(job.session);
-            let response = pipeline::run(
-                &job.graph,
-                &self.validator,
-                &mut lease,
-                job.tool,
-                &job.args,
-                Asker::session(&job.history),
-                &mut Findings::logging(),
-            );
+            let mut findings = Findings::logging();
+            let (response, tool, graph) = match job.on {
+                ShadowOn::Graph { tool, graph } => {
+                    let asker = Asker::session(&job.history);
+                    let response =
+                        pipeline::run(&graph, &self.validator, &mut lease, tool, &job.args, asker, &mut findings);
+                    (response, tool.name().to_owned(), Some(graph))
+                }
+                ShadowOn::Backend { tool, upstream, catalogue, answer, memory } => {
+                    let runtime = match &runtime {
+                        Some(runtime) => runtime,
+                        None => match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                            Ok(built) => runtime.insert(built),
+                            Err(e) => {
+                                tracing::warn!(error = %e, "the shadow cannot answer a backend's call");
+                                continue;
+                            }
+                        },
+                    };
+                    let asker = Asker { session: &job.history, trail: None, memory: memory.as_ref() };
+                    let answered = async |_| answer.map(CallToolResponse::Complete);
+                    let forward = pipeline::forward(
+                        &upstream,
+                        &catalogue,
+                        &mut lease,
+                        &tool,
+                        &job.args,
+                        asker,
+                        answered,
+                        &mut findings,
+                    );
+                    (runtime.block_on(forward), tool, None)
+                }
+            };
             let faulted = lease.faults() > 0;
             drop(lease);
             // The shape is the call as the live host read it: the agent's actual call.
             let observation = Observation::of(
                 job.seq,
-                job.tool.name(),
+                &tool,
                 job.shape.as_ref(),
                 &response,
-                pipeline::offered(&response, Some(&job.graph)),
+                pipeline::offered(&response, graph.as_deref()),
                 faulted,
                 started.elapsed(),
             );

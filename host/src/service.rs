@@ -24,11 +24,12 @@ use crate::policy::{Interface, Policy};
 use crate::proxy::{Relay, Upstream, UpstreamError};
 use crate::record::{self, Decision, RecordedHint, RecordedPolicy, Recorder};
 use crate::response::Response;
-use crate::rollout::{ShadowCall, Trials};
+use crate::rollout::{ShadowCall, ShadowOn, Trials};
 use crate::session::SessionContext;
 use crate::tools::{self, CallShape, Tool};
 use crate::trails::carry;
 use crate::validate::HintValidator;
+use rmcp::model::CallToolResponse;
 
 /// The graph, the tools and the live policy, shared by every session.
 pub struct Signpost {
@@ -291,10 +292,9 @@ impl Signpost {
             // Busy: more calls in flight than cores; the shadow waits for quiet.
             let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
             let call = ShadowCall {
-                tool,
+                on: ShadowOn::Graph { tool, graph },
                 args,
                 history: snapshot,
-                graph,
                 shape: response.shape.clone(),
                 session: session.key(),
                 seq,
@@ -330,14 +330,23 @@ impl Signpost {
         let asker = Asker { session: &snapshot, trail: session.handle(), memory: memory.as_ref() };
         let tool = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
+        // A shadow is given the backend's answer to the live call, and what
+        // the session remembered before it.
+        let shadow = self.trials.has_shadow();
+        let shadow_memory = shadow.then(|| memory.clone().unwrap_or_else(|| session.memory()));
+        let mut answered = None;
         // The arguments as the policy coerced them (or as sent).
         let send = async |coerced| {
             let mut request = request;
             request.arguments = Some(coerced);
-            tokio::select! {
+            let answer = tokio::select! {
                 answer = upstream.call(request, relay) => answer,
                 () = cancelled.cancelled() => Err(UpstreamError::Cancelled),
+            };
+            if shadow {
+                answered = Some(answer.clone());
             }
+            answer
         };
         let mut findings = Findings::logging();
         let response =
@@ -346,6 +355,26 @@ impl Signpost {
         drop(lease);
         let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
         self.account(&tool, &args, session, &response, || pipeline::offered(&response, None), served);
+        // A held call has no answer; an input request, none yet.
+        let answer = match answered {
+            Some(Ok(CallToolResponse::Complete(result))) => Some(Ok(result)),
+            Some(Err(e)) => Some(Err(e)),
+            _ => None,
+        };
+        if let Some(answer) = answer {
+            let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
+            let on = ShadowOn::Backend { tool, upstream: upstream.clone(), catalogue, answer, memory: shadow_memory };
+            let call = ShadowCall {
+                on,
+                args,
+                history: snapshot,
+                shape: response.shape.clone(),
+                session: session.key(),
+                seq,
+                offered: session.shadow_offered().clone(),
+            };
+            self.trials.shadow(call, busy);
+        }
         response
     }
 

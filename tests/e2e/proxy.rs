@@ -410,8 +410,6 @@ fn a_proxy_needs_a_backend_and_no_graph() {
     assert!(!ok && out.contains("COMMAND"), "{out}");
     let (ok, out) = crate::common::run_cli(&["proxy", "--graph", "x.scip", "--", "true"]);
     assert!(!ok && out.contains("drop --graph"), "{out}");
-    let (ok, out) = crate::common::run_cli(&["proxy", "--shadow", crate::common::DEFAULT_POLICY, "--", "true"]);
-    assert!(!ok && out.contains("drop --shadow"), "{out}");
     let (ok, out) = crate::common::run_cli(&["proxy", "--", "/nonexistent/backend"]);
     assert!(!ok && out.contains("cannot start"), "{out}");
 }
@@ -572,6 +570,41 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
     let ours = texts(&bad).last().cloned().unwrap_or_default();
     assert_eq!(bad.is_error, Some(true));
     assert!(ours.starts_with("[bad_argument]") && ours.contains("entityName"), "{ours}");
+    client.close().await;
+}
+
+/// A shadow in front of a backend answers every call the backend answered,
+/// from the live call's answer (it never calls the backend), and is judged
+/// by what the agent did next: the live policy as its own shadow offers
+/// the same hints, so the agent followed it exactly as often.
+#[tokio::test]
+async fn a_shadow_in_front_of_a_backend_is_judged_by_what_the_agent_did_next() {
+    let Some(backend) = memory_server() else { return };
+    let store = temp_dir("proxy-memory-shadow");
+    let policy = crate::common::MEMORY_POLICY;
+    let client = proxy(&["--policy", policy, "--shadow", policy], &backend, &store).await;
+    let searched = call(&client, "search_nodes", json!({"query": "Ada"})).await;
+    assert!(texts(&searched).last().is_some_and(|t| t.starts_with("[not_found]")), "{searched:?}");
+    let ada = json!({"entities": [{"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}]});
+    let created = call(&client, "create_entities", ada).await;
+    assert_ne!(created.is_error, Some(true), "looked first, so not held: {created:?}");
+    let followed = follow(&client, &hints(&created)).await;
+    assert!(followed >= 1, "{:?}", hints(&created));
+    let calls = 2 + followed as u64;
+    let settled = |s: &Value| {
+        let n = |k: &str| s["shadow"][k].as_u64().unwrap_or(0);
+        n("computed") + n("dropped") == calls
+    };
+    let status = client.wait_status(Duration::from_secs(30), settled).await;
+    assert!(settled(&status), "{status:#}");
+    assert_eq!(status["shadow"]["faulted"], 0, "{status:#}");
+    let live = crate::common::agents::live_row(&status);
+    assert_eq!(live["followed"].as_u64(), Some(followed as u64), "{status:#}");
+    if status["shadow"]["dropped"] == 0 {
+        let shadow = crate::common::agents::arm_row(&status, "shadow");
+        assert_eq!(shadow["responses"].as_u64(), Some(calls), "{status:#}");
+        assert_eq!(shadow["followed"], live["followed"], "{status:#}");
+    }
     client.close().await;
 }
 

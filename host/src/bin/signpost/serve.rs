@@ -36,12 +36,6 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
              (serve a graph with `signpost --graph FILE`)"
         );
     }
-    if backend.is_some() && args.shadow.is_some() {
-        anyhow::bail!(
-            "`signpost proxy` does not run a shadow policy yet: drop --shadow, or try the policy as a canary \
-             (--canary FILE --canary-share 0.1) or against the backend with `signpost policy test`"
-        );
-    }
     let mut sources = args.graph.clone();
     let project = match &args.project {
         Some(dir) => {
