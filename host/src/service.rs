@@ -289,20 +289,34 @@ impl Signpost {
         let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
         self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, Some(&graph)), served);
         if self.trials.has_shadow() {
-            // Busy: more calls in flight than cores; the shadow waits for quiet.
-            let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
-            let call = ShadowCall {
-                on: ShadowOn::Graph { tool, graph },
-                args,
-                history: snapshot,
-                shape: response.shape.clone(),
-                session: session.key(),
-                seq,
-                offered: session.shadow_offered().clone(),
-            };
-            self.trials.shadow(call, busy);
+            self.shadow(ShadowOn::Graph { tool, graph }, args, snapshot, &response, session, seq);
         }
         response
+    }
+
+    /// Queues the shadow's answer to a live call that ran `on` something
+    /// for `session` (call number `seq`, its history `snapshot` before it).
+    fn shadow(
+        &self,
+        on: ShadowOn,
+        args: Map<String, Value>,
+        snapshot: crate::policy::Session,
+        response: &Response,
+        session: &SessionContext,
+        seq: u64,
+    ) {
+        // Busy: more calls in flight than cores; the shadow waits for quiet.
+        let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
+        let call = ShadowCall {
+            on,
+            args,
+            history: snapshot,
+            shape: response.shape.clone(),
+            session: session.key(),
+            seq,
+            offered: session.shadow_offered().clone(),
+        };
+        self.trials.shadow(call, busy);
     }
 
     /// Runs one call of a proxy ([`crate::proxy`]) for a session: sent to
@@ -362,18 +376,8 @@ impl Signpost {
             _ => None,
         };
         if let Some(answer) = answer {
-            let busy = self.in_flight() > std::thread::available_parallelism().map_or(2, |n| n.get());
             let on = ShadowOn::Backend { tool, upstream: upstream.clone(), catalogue, answer, memory: shadow_memory };
-            let call = ShadowCall {
-                on,
-                args,
-                history: snapshot,
-                shape: response.shape.clone(),
-                session: session.key(),
-                seq,
-                offered: session.shadow_offered().clone(),
-            };
-            self.trials.shadow(call, busy);
+            self.shadow(on, args, snapshot, &response, session, seq);
         }
         response
     }
