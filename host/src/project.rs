@@ -15,8 +15,9 @@
 //! the background; its new index swaps in whole when done. Without an index
 //! of the last run, the built-in indexer reads the project's files
 //! meanwhile, in seconds, and gives them up to the SCIP index when it comes
-//! in. Its files that changed after the last run's index was written (while
-//! Signpost was stopped) are marked stale until the new index swaps in.
+//! in. Its files that changed after the last run's index was written, or
+//! that it holds and are gone (while Signpost was stopped), are marked
+//! stale until the new index swaps in.
 //!
 //! The index files live in a cache directory, not in the project:
 //! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.
@@ -320,7 +321,10 @@ impl Project {
     pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
         let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
-        // What changed while Signpost was stopped is stale from the start.
+        // What changed while Signpost was stopped is stale from the start:
+        // files modified since their index was written, and files the
+        // served graph holds that are gone.
+        self.gone_while_stopped(&graphs.current());
         for file in self.stopped.iter().flat_map(|(_, files)| files) {
             graphs.mark_changed(file.clone());
         }
@@ -385,6 +389,27 @@ impl Project {
             }
         })?;
         Ok(())
+    }
+
+    /// Adds to `stopped` the files `graph` holds, in a SCIP project served
+    /// from the last run's index, that are no longer there.
+    fn gone_while_stopped(&mut self, graph: &signpost_graph::Graph) {
+        let mut checked = std::collections::HashSet::new();
+        for node in graph.iter() {
+            let file = node.file();
+            if file.is_empty() || !checked.insert(file) {
+                continue;
+            }
+            let path = self.root.join(file);
+            if path.exists() {
+                continue;
+            }
+            let Some(key) = self.scip_roots.iter().find(|(_, dir)| path.starts_with(dir)).cloned() else { continue };
+            match self.stopped.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, files)) => files.push(file.to_owned()),
+                None => self.stopped.push((key, vec![file.to_owned()])),
+            }
+        }
     }
 
     /// Whether a changed path can matter: not the cache, not `.git`, and a

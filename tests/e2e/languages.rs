@@ -553,16 +553,21 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     std::fs::write(&go, text).unwrap_or_else(|e| panic!("{e}"));
     until_resolved(&client, "Extra", "one", &report).await;
     until_stale(&client, &service, false, std::time::Duration::from_secs(30)).await;
+    let test = resolve_one(&client, "test_total_area").await;
     client.close().await;
 
-    // Served again on the same cache: the Python project starts from the
-    // last run's index, older than the edit made to geometry.py, so its
+    // Served again on the same cache, with a test file deleted meanwhile:
+    // the Python project starts from the last run's index, older than the
+    // edit made to geometry.py and holding the deleted file, so their
     // symbols are stale from the first call (no change was seen while
     // serving), and current again when scip-python's new index swaps in.
+    std::fs::remove_file(dir.join("report/tests/test_geometry.py")).unwrap_or_else(|e| panic!("{e}"));
     let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::inherit()).await;
     let stale = client.call("describe", json!({"id": circle})).await;
     assert_eq!(stale.structured["stale"], true, "changed while stopped: {}", stale.text);
     assert!(stale.text.contains("note: report/shapes/geometry.py changed since it was indexed"), "{}", stale.text);
+    let gone = client.call("describe", json!({"id": test})).await;
+    assert_eq!(gone.structured["stale"], true, "deleted while stopped: {}", gone.text);
     let other = client.call("describe", json!({"id": report})).await;
     assert!(other.structured.get("stale").is_none(), "unchanged while stopped: {}", other.text);
     until_stale(&client, &circle, false, std::time::Duration::from_secs(600)).await;
