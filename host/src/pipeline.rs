@@ -366,7 +366,7 @@ pub async fn forward(
     tool: &str,
     args: &Map<String, Value>,
     asker: Asker<'_>,
-    send: impl AsyncFnOnce(Map<String, Value>) -> Result<CallToolResponse, UpstreamError>,
+    send: impl AsyncFnOnce(Option<Map<String, Value>>) -> Result<CallToolResponse, UpstreamError>,
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
@@ -391,7 +391,11 @@ pub async fn forward(
     }
     let shown = Shown { rules: &rules, sent: args, result: None, memory: asker.memory };
     let coerced = in_place(|| coerce_references(lease, &call, args, &shown, &lookup, findings));
-    let sent = match send(coerced.as_ref().map_or_else(|| args.clone(), |c| c.args.clone())).await {
+    let (coerced, read) = match coerced {
+        Some(Coerced { args, read }) => (Some(args), read),
+        None => (None, Vec::new()),
+    };
+    let sent = match send(coerced).await {
         Ok(CallToolResponse::Complete(result)) => Ok(result),
         // Not an answer yet: the backend asks the agent for input (MRTR),
         // and the agent's retry is forwarded as it sends it.
@@ -402,9 +406,9 @@ pub async fn forward(
         Err(e) => Err(e),
     };
     let mut response = in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings));
-    if let Some(coerced) = coerced {
+    if !read.is_empty() {
         // Told in the text too, unless what it shows reads as a call.
-        for read in &coerced.read {
+        for read in &read {
             let quote = |v: &Value| sanitize::escape(&v.to_string(), 200);
             let line =
                 format!("(read {} as {}: you sent {})", read["path"], quote(&read["used"]), quote(&read["sent"]));
@@ -414,7 +418,7 @@ pub async fn forward(
             }
         }
         if let Some(structured) = response.structured.as_object_mut() {
-            structured.insert(COERCED_FIELD.into(), Value::Array(coerced.read));
+            structured.insert(COERCED_FIELD.into(), Value::Array(read));
         }
     }
     response
@@ -445,8 +449,9 @@ pub const COERCED_FIELD: &str = "coerced";
 /// Most values read from one reference argument for coercion.
 const MAX_COERCED_VALUES: usize = 64;
 
-/// A call's arguments as a policy coerced them, and what it read, one
-/// `{"path", "sent", "used"}` per argument it changed.
+/// A call's arguments as a policy coerced them (sent instead of the
+/// agent's), and what it read, one `{"path", "sent", "used"}` per argument
+/// it changed.
 struct Coerced {
     args: Map<String, Value>,
     read: Vec<Value>,

@@ -394,6 +394,9 @@ impl Project {
     /// Adds to `stopped` the files `graph` holds, in a SCIP project served
     /// from the last run's index, that are no longer there.
     fn gone_while_stopped(&mut self, graph: &signpost_graph::Graph) {
+        if self.scip_roots.is_empty() {
+            return;
+        }
         let mut checked = std::collections::HashSet::new();
         for node in graph.iter() {
             let file = node.file();

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rmcp::model::CallToolResponse;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +30,6 @@ use crate::session::SessionContext;
 use crate::tools::{self, CallShape, Tool};
 use crate::trails::carry;
 use crate::validate::HintValidator;
-use rmcp::model::CallToolResponse;
 
 /// The graph, the tools and the live policy, shared by every session.
 pub struct Signpost {
@@ -349,10 +349,12 @@ impl Signpost {
         let shadow = self.trials.has_shadow();
         let shadow_memory = shadow.then(|| memory.clone().unwrap_or_else(|| session.memory()));
         let mut answered = None;
-        // The arguments as the policy coerced them (or as sent).
-        let send = async |coerced| {
+        // The arguments as the policy coerced them, if it did.
+        let send = async |coerced: Option<Map<String, Value>>| {
             let mut request = request;
-            request.arguments = Some(coerced);
+            if coerced.is_some() {
+                request.arguments = coerced;
+            }
             let answer = tokio::select! {
                 answer = upstream.call(request, relay) => answer,
                 () = cancelled.cancelled() => Err(UpstreamError::Cancelled),

@@ -376,7 +376,7 @@ pub fn words(text: &str) -> impl Iterator<Item = &str> {
 /// another order is the same call). Stable across processes and replicas.
 pub fn call_digest(tool: &str, args: &serde_json::Map<String, Value>) -> u64 {
     use sha2::{Digest, Sha256};
-    let text = crate::tools::canonical_json(&Value::Object(args.clone()));
+    let text = crate::tools::canonical_json(args);
     let digest = Sha256::new().chain_update(tool.as_bytes()).chain_update([0]).chain_update(text.as_bytes()).finalize();
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);

@@ -62,7 +62,7 @@ impl CallShape {
     pub fn of_backend(tool: &str, args: &Map<String, Value>, mut references: Vec<String>) -> CallShape {
         references.sort_unstable();
         references.dedup();
-        CallShape { tool: tool.to_owned(), key: canonical_json(&Value::Object(args.clone())), ids: references }
+        CallShape { tool: tool.to_owned(), key: canonical_json(args), ids: references }
     }
 
     /// How this call relates to the hints `offered`.
@@ -89,30 +89,32 @@ pub enum Follow {
     None,
 }
 
-/// `v` as JSON text with every object's members in sorted order: two values
-/// that differ only in member order read the same.
-pub fn canonical_json(v: &Value) -> String {
+/// `args` as JSON text with every object's members in sorted order: two
+/// calls whose arguments differ only in member order read the same.
+pub fn canonical_json(args: &Map<String, Value>) -> String {
     let mut out = String::new();
-    canonical(v, &mut out);
+    canonical_object(args, &mut out);
     out
+}
+
+fn canonical_object(map: &Map<String, Value>, out: &mut String) {
+    let mut keys: Vec<&String> = map.keys().collect();
+    keys.sort();
+    out.push('{');
+    for (i, k) in keys.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(k).unwrap_or_default());
+        out.push(':');
+        canonical(&map[k], out);
+    }
+    out.push('}');
 }
 
 fn canonical(v: &Value, out: &mut String) {
     match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                canonical(&map[k], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => canonical_object(map, out),
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
