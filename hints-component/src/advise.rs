@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::coerce::{self, Problem};
 use crate::model::{Advice, Call, ErrorKind, Hint, Outcome, Session, ToolError};
+use crate::reply::{Rec, Reply};
 
 /// Most hints in one response.
 pub const MAX_HINTS: usize = 5;
@@ -43,12 +44,12 @@ pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
 pub fn advise(call: &Call, outcome: &Outcome, session: &Session) -> Advice {
     let mut advice = match outcome {
         Outcome::Failure(err) => failure(call, err),
-        Outcome::Success(result) => match call.tool.as_str() {
-            "resolve" => resolve(call, result),
-            "describe" => describe(result),
-            "find" => find(call, result),
-            "search" => search(call, result),
-            "neighbors" => neighbors(call, result),
+        Outcome::Success(json) => match call.tool.as_str() {
+            "resolve" => resolve(call, &Reply::read(json)),
+            "describe" => describe(&Reply::read(json)),
+            "find" => find(call, &Reply::read(json)),
+            "search" => search(call, &Reply::read(json)),
+            "neighbors" => neighbors(call, &Reply::read(json)),
             other => Advice { state_tag: "ok".into(), summary: format!("{other} done"), ..Advice::default() },
         },
     };
@@ -81,62 +82,17 @@ pub fn tidy(hints: Vec<Hint>) -> Vec<Hint> {
 
 // ---- reading results -------------------------------------------------------
 
-/// A symbol record as tools return it.
-struct Rec<'a>(&'a Value);
-
-impl<'a> Rec<'a> {
-    fn field(&self, k: &str) -> &'a str {
-        self.0.get(k).and_then(Value::as_str).unwrap_or("")
-    }
-    fn id(&self) -> &'a str {
-        self.field("id")
-    }
-    fn kind(&self) -> &'a str {
-        self.field("kind")
-    }
-    fn fqn(&self) -> &'a str {
-        match self.field("fqn") {
-            "" => self.field("name"),
-            fqn => fqn,
-        }
-    }
-    fn line(&self) -> String {
-        let id = self.id();
-        let score = self.0.get("score").and_then(Value::as_f64).map(|s| format!(" ({s:.2})")).unwrap_or_default();
-        format!("{id} {} {}{score}", self.kind(), self.fqn())
-    }
-    fn location(&self) -> Option<String> {
-        let file = self.field("file");
-        if file.is_empty() {
-            return None;
-        }
-        Some(match self.0.get("line").and_then(Value::as_u64) {
-            Some(line) => format!("{file}:{line}"),
-            None => file.to_owned(),
-        })
-    }
-}
-
-fn list<'a>(result: &'a Value, key: &str) -> &'a [Value] {
-    result.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[])
-}
-
-fn num(result: &Value, key: &str) -> u64 {
-    result.get(key).and_then(Value::as_u64).unwrap_or(0)
-}
-
 fn describe_hint(rec: &Rec, reason: impl Into<String>) -> Option<Hint> {
     (!rec.id().is_empty()).then(|| Hint::call("describe", json!({"id": rec.id()}), reason))
 }
-
 fn neighbors_hint(ids: &[&str], direction: &str, edge: &str, reason: impl Into<String>) -> Hint {
     Hint::call("neighbors", json!({"ids": ids, "direction": direction, "edge_types": [edge]}), reason)
 }
 
 /// The next page of a paged call, when the result says there is one.
-fn next_page(call: &Call, result: &Value) -> Option<Hint> {
-    let (total, limit, offset) = (num(result, "total"), num(result, "limit"), num(result, "offset"));
-    let shown = list(result, "results").len() as u64;
+fn next_page(call: &Call, result: &Reply) -> Option<Hint> {
+    let (total, limit, offset) = (result.total, result.limit, result.offset);
+    let shown = result.results.len() as u64;
     let next = offset + shown;
     if shown == 0 || next >= total {
         return None;
@@ -144,7 +100,7 @@ fn next_page(call: &Call, result: &Value) -> Option<Hint> {
     let mut args = call.args.clone();
     if call.tool == "neighbors" {
         // Canonical ids, whatever shape the agent sent.
-        args.insert("ids".into(), result.get("ids").cloned().unwrap_or(Value::Null));
+        args.insert("ids".into(), result.ids.as_ref().map_or(Value::Null, |_| json!(result.ids())));
     }
     args.insert("offset".into(), json!(next));
     if limit > 0 {
@@ -155,16 +111,16 @@ fn next_page(call: &Call, result: &Value) -> Option<Hint> {
 
 // ---- resolve ---------------------------------------------------------------
 
-fn resolve(call: &Call, result: &Value) -> Advice {
+fn resolve(call: &Call, result: &Reply) -> Advice {
     let identifier = call.str_arg("identifier").unwrap_or("");
     let kind = call.str_arg("kind").filter(|k| !k.is_empty());
-    let candidates = list(result, "candidates");
+    let candidates = &result.candidates;
     let mut hints = Vec::new();
-    match result.get("status").and_then(Value::as_str) {
+    match result.status() {
         Some("one") if !candidates.is_empty() => {
-            let rec = Rec(&candidates[0]);
-            hints.extend(describe_hint(&rec, "see its record and edge summary"));
-            hints.extend(member_or_caller_hint(&rec));
+            let rec = &candidates[0];
+            hints.extend(describe_hint(rec, "see its record and edge summary"));
+            hints.extend(member_or_caller_hint(rec));
             Advice {
                 state_tag: "resolved".into(),
                 summary: format!("{identifier} → {} {}", rec.kind(), rec.fqn()),
@@ -174,7 +130,7 @@ fn resolve(call: &Call, result: &Value) -> Advice {
             }
         }
         Some("many") => {
-            let mut kinds: Vec<&str> = candidates.iter().map(|c| Rec(c).kind()).collect();
+            let mut kinds: Vec<&str> = candidates.iter().map(Rec::kind).collect();
             kinds.dedup();
             kinds.sort_unstable();
             kinds.dedup();
@@ -187,7 +143,7 @@ fn resolve(call: &Call, result: &Value) -> Advice {
                     ));
                 }
             }
-            let fqns: Vec<&str> = candidates.iter().map(|c| Rec(c).fqn()).collect();
+            let fqns: Vec<&str> = candidates.iter().map(Rec::fqn).collect();
             for fqn in fqns.iter().take(2) {
                 if let Some(suffix) = unique_suffix(fqn, &fqns)
                     && !suffix.eq_ignore_ascii_case(identifier)
@@ -199,15 +155,14 @@ fn resolve(call: &Call, result: &Value) -> Advice {
                     ));
                 }
             }
-            for c in candidates.iter().take(3) {
-                let rec = Rec(c);
-                hints.extend(describe_hint(&rec, format!("candidate: {}", rec.fqn())));
+            for rec in candidates.iter().take(3) {
+                hints.extend(describe_hint(rec, format!("candidate: {}", rec.fqn())));
             }
-            let names: Vec<&str> = candidates.iter().take(4).map(|c| Rec(c).fqn()).collect();
+            let names: Vec<&str> = candidates.iter().take(4).map(Rec::fqn).collect();
             Advice {
                 state_tag: "ambiguous".into(),
                 summary: format!("{identifier} matches {} symbols", candidates.len()),
-                details: candidates.iter().map(|c| Rec(c).line()).collect(),
+                details: candidates.iter().map(Rec::line).collect(),
                 hints,
                 ask_user: Some(format!("which {identifier} is meant: {}?", names.join(" or "))),
             }
@@ -301,22 +256,12 @@ const DESCRIBE_SIGNS: &[(&str, &str, &str)] = &[
     ("in", "DECLARES", "declared in"),
 ];
 
-fn describe(result: &Value) -> Advice {
-    let record = result.get("record").unwrap_or(&Value::Null);
-    let rec = Rec(record);
-    let summary_of = |dir: &str| -> Vec<(String, u64)> {
-        let mut v: Vec<(String, u64)> = result
-            .pointer(&format!("/edge_summary/{dir}"))
-            .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, n)| Some((k.clone(), n.as_u64()?))).collect())
-            .unwrap_or_default();
-        v.sort();
-        v
-    };
-    let (out, inn) = (summary_of("out"), summary_of("in"));
+fn describe(result: &Reply) -> Advice {
+    let rec = &result.record;
+    let (out, inn) = (result.edge_summary.side("out"), result.edge_summary.side("in"));
     let count = |dir: &str, key: &str| -> u64 {
         let side = if dir == "out" { &out } else { &inn };
-        side.iter().find(|(k, _)| k == key).map_or(0, |(_, n)| *n)
+        side.iter().find(|(k, _)| *k == key).map_or(0, |(_, n)| *n)
     };
     let mut hints = Vec::new();
     for (dir, key, why) in DESCRIBE_SIGNS {
@@ -325,22 +270,21 @@ fn describe(result: &Value) -> Advice {
             hints.push(neighbors_hint(&[rec.id()], dir, key, format!("{why} ({n})")));
         }
     }
-    if hints.is_empty() && !rec.field("file").is_empty() {
-        hints.push(Hint::call("find", json!({"path": rec.field("file")}), "no edges; other symbols in the same file"));
+    if hints.is_empty() && !rec.file().is_empty() {
+        hints.push(Hint::call("find", json!({"path": rec.file()}), "no edges; other symbols in the same file"));
     }
-    let fmt = |side: &[(String, u64)]| side.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ");
+    let fmt = |side: &[(&str, u64)]| side.iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ");
     let mut details = vec![format!("id {}", rec.id())];
     details.extend(rec.location());
-    let roles: Vec<&str> =
-        record.get("roles").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let roles = rec.roles();
     if !roles.is_empty() {
         details.push(format!("roles: {}", roles.join(", ")));
     }
-    if !rec.field("signature").is_empty() {
-        details.push(format!("signature: {}", coerce::clip(rec.field("signature"))));
+    if !rec.signature().is_empty() {
+        details.push(format!("signature: {}", coerce::clip(rec.signature())));
     }
-    if !rec.field("doc").is_empty() {
-        details.push(format!("doc: {}", coerce::clip(rec.field("doc"))));
+    if !rec.doc().is_empty() {
+        details.push(format!("doc: {}", coerce::clip(rec.doc())));
     }
     if !out.is_empty() {
         details.push(format!("out: {}", fmt(&out)));
@@ -359,9 +303,9 @@ fn describe(result: &Value) -> Advice {
 
 // ---- find / search ---------------------------------------------------------
 
-fn find(call: &Call, result: &Value) -> Advice {
-    let results = list(result, "results");
-    let total = num(result, "total");
+fn find(call: &Call, result: &Reply) -> Advice {
+    let results = &result.results;
+    let total = result.total;
     let filters: Vec<String> = ["kind", "role", "name", "path"]
         .iter()
         .filter_map(|k| call.str_arg(k).filter(|v| !v.is_empty()).map(|v| format!("{k}={v}")))
@@ -369,9 +313,8 @@ fn find(call: &Call, result: &Value) -> Advice {
     let filter_text = if filters.is_empty() { "no filter".to_owned() } else { filters.join(" ") };
     let mut hints = Vec::new();
     hints.extend(next_page(call, result));
-    if let Some(first) = results.first() {
-        let rec = Rec(first);
-        hints.extend(describe_hint(&rec, format!("inspect {}", rec.fqn())));
+    if let Some(rec) = results.first() {
+        hints.extend(describe_hint(rec, format!("inspect {}", rec.fqn())));
     } else {
         if let Some(name) = call.str_arg("name").filter(|n| !n.is_empty()) {
             hints.push(Hint::call("search", json!({"query": name}), "no name contains it; try fuzzy search"));
@@ -403,7 +346,7 @@ fn find(call: &Call, result: &Value) -> Advice {
     Advice {
         state_tag: tag.into(),
         summary,
-        details: results.iter().map(|r| Rec(r).line()).collect(),
+        details: results.iter().map(Rec::line).collect(),
         hints,
         ask_user: None,
     }
@@ -412,15 +355,14 @@ fn find(call: &Call, result: &Value) -> Advice {
 /// Below this top score, search results are weak guesses.
 const WEAK_SCORE: f64 = 0.5;
 
-fn search(call: &Call, result: &Value) -> Advice {
+fn search(call: &Call, result: &Reply) -> Advice {
     let query = call.str_arg("query").unwrap_or("");
-    let results = list(result, "results");
-    let total = num(result, "total");
-    let top = results.first().and_then(|r| r.get("score")).and_then(Value::as_f64).unwrap_or(0.0);
+    let results = &result.results;
+    let total = result.total;
+    let top = results.first().and_then(Rec::score).unwrap_or(0.0);
     let mut hints = Vec::new();
     let tag;
-    if let Some(first) = results.first() {
-        let rec = Rec(first);
+    if let Some(rec) = results.first() {
         if top < WEAK_SCORE {
             tag = "weak_results";
             hints.push(Hint::advice(
@@ -438,12 +380,11 @@ fn search(call: &Call, result: &Value) -> Advice {
         } else {
             tag = "results";
         }
-        hints.extend(describe_hint(&rec, format!("best match: {}", rec.fqn())));
-        if let Some(second) = results.get(1) {
-            let sec = Rec(second);
-            let score = second.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+        hints.extend(describe_hint(rec, format!("best match: {}", rec.fqn())));
+        if let Some(sec) = results.get(1) {
+            let score = sec.score().unwrap_or(0.0);
             if top - score < 0.05 {
-                hints.extend(describe_hint(&sec, format!("close second: {}", sec.fqn())));
+                hints.extend(describe_hint(sec, format!("close second: {}", sec.fqn())));
             }
         }
         hints.extend(next_page(call, result));
@@ -467,7 +408,7 @@ fn search(call: &Call, result: &Value) -> Advice {
         } else {
             format!("{} of {total} matches for \"{}\"", results.len(), coerce::clip(query))
         },
-        details: results.iter().map(|r| Rec(r).line()).collect(),
+        details: results.iter().map(Rec::line).collect(),
         hints,
         ask_user: None,
     }
@@ -475,11 +416,11 @@ fn search(call: &Call, result: &Value) -> Advice {
 
 // ---- neighbors -------------------------------------------------------------
 
-fn neighbors(call: &Call, result: &Value) -> Advice {
-    let results = list(result, "results");
-    let total = num(result, "total");
+fn neighbors(call: &Call, result: &Reply) -> Advice {
+    let results = &result.results;
+    let total = result.total;
     let direction = call.str_arg("direction").unwrap_or("out");
-    let ids: Vec<&str> = list(result, "ids").iter().filter_map(Value::as_str).collect();
+    let ids = result.ids();
     let edges: Vec<&str> = match call.args.get("edge_types") {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
@@ -500,8 +441,9 @@ fn neighbors(call: &Call, result: &Value) -> Advice {
         };
     }
     hints.extend(next_page(call, result));
-    let others: Vec<Rec> = results.iter().map(|r| Rec(r.get("other").unwrap_or(&Value::Null))).collect();
-    let mut other_ids: Vec<&str> = others.iter().map(Rec::id).filter(|id| !id.is_empty()).collect();
+    let nobody = Rec::default();
+    let others: Vec<&Rec> = results.iter().map(|r| r.other().unwrap_or(&nobody)).collect();
+    let mut other_ids: Vec<&str> = others.iter().map(|o| o.id()).filter(|id| !id.is_empty()).collect();
     other_ids.dedup();
     other_ids.truncate(MAX_HINT_IDS);
     // Natural continuations: follow the same relation one step further.
@@ -530,11 +472,10 @@ fn neighbors(call: &Call, result: &Value) -> Advice {
         .iter()
         .zip(&others)
         .map(|(r, other)| {
-            let edge = r.get("edge").and_then(Value::as_str).unwrap_or("");
+            let edge = r.edge();
             let arrow = if direction == "in" { "<-" } else { "->" };
             // An edge resolved by name, not by a compiler: say so.
-            let probable =
-                if r.get("derived").and_then(Value::as_str) == Some("inferred") { " (inferred)" } else { "" };
+            let probable = if r.inferred() { " (inferred)" } else { "" };
             format!("{arrow}{edge}{probable} {}", other.line())
         })
         .collect();
@@ -549,16 +490,12 @@ fn neighbors(call: &Call, result: &Value) -> Advice {
 
 /// For an empty `neighbors` result, the call that would have found edges:
 /// the other direction, or the edge types the node actually has.
-fn corrected_neighbors(result: &Value, ids: &[&str], direction: &str, edges: &[&str]) -> Vec<Hint> {
-    let Some(available) = result.get("available") else {
+fn corrected_neighbors(result: &Reply, ids: &[&str], direction: &str, edges: &[&str]) -> Vec<Hint> {
+    let Some(available) = &result.available else {
         return Vec::new();
     };
     let side = |dir: &str| -> Vec<(&str, u64)> {
-        let mut v: Vec<(&str, u64)> = available
-            .get(dir)
-            .and_then(Value::as_object)
-            .map(|m| m.iter().filter_map(|(k, n)| Some((k.as_str(), n.as_u64()?))).collect())
-            .unwrap_or_default();
+        let mut v = available.side(dir);
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         v
     };

@@ -41,15 +41,27 @@ impl Guest for Policy {
         }
     }
 
-    fn render(call: wit::Call, advice: wit::Advice) -> String {
-        let advice = model::Advice {
-            state_tag: advice.state_tag,
-            summary: advice.summary,
-            details: advice.details,
-            hints: advice.hints.into_iter().map(from_hint).collect(),
-            ask_user: advice.ask_user,
-        };
-        crate::render::render(&from_call(&call), &advice)
+    fn render(_call: wit::Call, advice: wit::Advice) -> String {
+        // The hints' arguments are shown as the host sent them (compact
+        // JSON, validated): not read back into a JSON tree to be written
+        // out again.
+        let hints: Vec<crate::render::Shown<'_>> = advice
+            .hints
+            .iter()
+            .map(|h| crate::render::Shown {
+                tool: &h.tool,
+                args: h.args.as_str().into(),
+                actionable: h.actionable,
+                reason: &h.reason,
+            })
+            .collect();
+        crate::render::render_parts(
+            &advice.state_tag,
+            &advice.summary,
+            &advice.details,
+            &hints,
+            advice.ask_user.as_deref(),
+        )
     }
 }
 
@@ -67,7 +79,8 @@ fn from_session(s: wit::Session) -> model::Session {
 
 fn from_outcome(o: wit::Outcome) -> model::Outcome {
     match o {
-        wit::Outcome::Success(json) => model::Outcome::Success(serde_json::from_str(&json).unwrap_or_default()),
+        // Read typed where it is used (`crate::reply`): no JSON tree.
+        wit::Outcome::Success(json) => model::Outcome::Success(json),
         wit::Outcome::Failure(e) => model::Outcome::Failure(model::ToolError {
             kind: match e.kind {
                 wit::ErrorKind::InvalidId => model::ErrorKind::InvalidId,
@@ -83,13 +96,4 @@ fn from_outcome(o: wit::Outcome) -> model::Outcome {
 
 fn to_hint(h: model::Hint) -> wit::Hint {
     wit::Hint { tool: h.tool, args: h.args.to_string(), actionable: h.actionable, reason: h.reason }
-}
-
-fn from_hint(h: wit::Hint) -> model::Hint {
-    model::Hint {
-        tool: h.tool,
-        args: serde_json::from_str(&h.args).unwrap_or_default(),
-        actionable: h.actionable,
-        reason: h.reason,
-    }
 }

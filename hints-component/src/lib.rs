@@ -8,12 +8,14 @@
 //! - [`advise`]: the road-sign catalogue (hints after a call, prerequisites
 //!   before it);
 //! - [`render`]: the terse, state-tagged text projection;
-//! - [`model`]: plain Rust mirrors of the WIT types.
+//! - [`model`]: plain Rust mirrors of the WIT types;
+//! - [`reply`]: a tool's result, read typed from its JSON text.
 
 pub mod advise;
 pub mod coerce;
 pub mod model;
 pub mod render;
+pub mod reply;
 
 #[cfg(target_arch = "wasm32")]
 mod component;

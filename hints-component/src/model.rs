@@ -85,8 +85,9 @@ pub struct ToolError {
 /// How a tool call ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    /// The structured result.
-    Success(Value),
+    /// The structured result, as JSON text (read typed and borrowed:
+    /// [`crate::reply::Reply`]).
+    Success(String),
     /// The failure.
     Failure(ToolError),
 }

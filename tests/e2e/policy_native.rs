@@ -114,7 +114,7 @@ mod advise {
             "record": {"id": A, "kind": "class", "name": "OrderController", "fqn": "shop.OrderController"},
             "edge_summary": {"out": {"DECLARES": 4, "DECLARES.EXPOSES": 3}, "in": {"REFERENCES": 1}}
         });
-        let advice = advise(&call("describe", json!({"id": A})), &Outcome::Success(result), &Session::default());
+        let advice = advise(&call("describe", json!({"id": A})), &Outcome::Success(result.to_string()), &Session::default());
         assert_eq!(advice.state_tag, "record");
         let first = &advice.hints[0];
         assert_eq!(first.tool, "neighbors");
@@ -239,7 +239,7 @@ mod component_agrees_with_native {
             )
             .and_then(|p| tools::execute(&graph, p));
             let (wit_outcome, native_outcome) = match &outcome {
-                Ok(v) => (policy::Outcome::Success(v.to_string()), model::Outcome::Success(v.clone())),
+                Ok(v) => (policy::Outcome::Success(v.to_string()), model::Outcome::Success(v.to_string())),
                 Err(e) => (
                     policy::Outcome::Failure(policy::WitToolError {
                         kind: policy::WitErrorKind::InvalidId,
