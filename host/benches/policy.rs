@@ -60,7 +60,7 @@ fn bench(c: &mut Criterion) {
     let call = policy::Call { tool: "describe".into(), args: describe_args.to_string() };
     let outcome = policy::Outcome::Success(describe_result.to_string());
     let native_call = signpost_hints::model::Call::from_json("describe", &call.args);
-    let native_outcome = signpost_hints::model::Outcome::Success(describe_result.clone());
+    let native_outcome = signpost_hints::model::Outcome::Success(describe_result.to_string());
     let mut group = c.benchmark_group("advise+render describe");
     group.bench_function("native", |b| {
         b.iter(|| {
@@ -152,6 +152,69 @@ fn bench(c: &mut Criterion) {
     });
     group.finish();
 
+    // The call mix of bench/peer (per sample symbol: resolve, describe,
+    // the first `neighbors` hint, search, find), one session each, as the
+    // end-to-end ratio sees it: what hints on cost against a no-op policy
+    // over every tool, not describe alone.
+    let mix = call_mix(&signpost);
+    for (name, server) in [("whole pipeline", &signpost), ("whole pipeline, no-op policy", &noop)] {
+        let session = SessionContext::new();
+        for (tool, args) in &mix {
+            server.call(*tool, args.clone(), &session);
+        }
+        let mut group = c.benchmark_group("the call mix (25 calls)");
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for (tool, args) in &mix {
+                    black_box(server.call(*tool, args.clone(), &session));
+                }
+            })
+        });
+        group.finish();
+    }
+    // The sanitiser alone on the default policy's texts of the whole mix.
+    let session = SessionContext::new();
+    let answers: Vec<_> = mix.iter().map(|(tool, args)| (args, signpost.call(*tool, args.clone(), &session))).collect();
+    let snapshot = session.snapshot();
+    let mut group = c.benchmark_group("the call mix (25 calls)");
+    group.bench_function("sanitiser only, default policy's texts", |b| {
+        b.iter(|| {
+            for (args, response) in &answers {
+                let allowed: Vec<Allowed<'_>> = response
+                    .hints
+                    .iter()
+                    .filter(|h| h.actionable)
+                    .map(|h| Allowed { tool: &h.tool, args: &h.args })
+                    .collect();
+                let known = signpost::pipeline::known(&graph, args, &snapshot, Some(&response.structured));
+                black_box(sanitize::agent_text(black_box(&response.text), &Scope::new(&allowed, known)));
+            }
+        })
+    });
+    group.bench_function("sanitiser: ids only", |b| {
+        b.iter(|| {
+            for (args, response) in &answers {
+                let known = signpost::pipeline::known(&graph, args, &snapshot, Some(&response.structured));
+                let mut scanner = sanitize::ids::Scanner::default();
+                for line in response.text.split('\n') {
+                    black_box(sanitize::ids::replace_forged(line, &known, &mut scanner));
+                }
+            }
+        })
+    });
+    for (name, hint_lines) in [("sanitiser: calls only, hint lines", true), ("sanitiser: calls only, other lines", false)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for (_, response) in &answers {
+                    for line in response.text.split('\n').filter(|l| l.starts_with("→ next") == hint_lines) {
+                        black_box(sanitize::has_call(line));
+                    }
+                }
+            })
+        });
+    }
+    group.finish();
+
     // What follow-through metrics and the decision log cost a call: the
     // same describe, one session, with both off, metrics on (the default),
     // and metrics plus recording (a line queued to the writer thread).
@@ -180,6 +243,36 @@ fn bench(c: &mut Criterion) {
     group.finish();
     let _ = std::fs::remove_dir_all(&record_dir);
     let _: Value = describe_result;
+}
+
+/// bench/peer's call mix (`port.py`'s `call_mix`), built from the answers.
+fn call_mix(server: &Signpost) -> Vec<(Tool, serde_json::Map<String, Value>)> {
+    let session = SessionContext::new();
+    let object = |v: Value| v.as_object().cloned().expect("object");
+    let mut mix = vec![];
+    for ident in ["OrderController", "OrderService.placeOrder", "PaymentService", "StripeClient", "kafka:order-events"] {
+        let resolve = object(json!({"identifier": ident}));
+        let top = server.call(Tool::Resolve, resolve.clone(), &session).structured["candidates"][0].clone();
+        let describe = object(json!({"id": top["id"]}));
+        let described = server.call(Tool::Describe, describe.clone(), &session);
+        let neighbors = described.hints.iter().find(|h| h.tool == "neighbors").map_or_else(
+            || object(json!({"ids": [top["id"]], "direction": "in", "edge_types": ["DECLARES"]})),
+            |h| h.args.clone(),
+        );
+        let name = top["name"].as_str().expect("name").to_lowercase();
+        let mut find = object(json!({"kind": top["kind"]}));
+        if let Some(role) = top["roles"].get(0) {
+            find.insert("role".into(), role.clone());
+        }
+        mix.extend([
+            (Tool::Resolve, resolve),
+            (Tool::Describe, describe),
+            (Tool::Neighbors, neighbors),
+            (Tool::Search, object(json!({"query": name}))),
+            (Tool::Find, find),
+        ]);
+    }
+    mix
 }
 
 criterion_group! {

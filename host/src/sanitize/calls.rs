@@ -54,6 +54,9 @@ pub struct Vocabulary {
     /// The ASCII bytes a word can hold: letters and `_`, and every other
     /// byte some tool's name holds (digits, `-`, `.`, `/`, `:`).
     word: [bool; 128],
+    /// The bytes a tool's name ends with, lower-case: a word that ends
+    /// otherwise names no tool (most words of a text; one look each).
+    last: [bool; 256],
     /// Whether a template (a call with a `<placeholder>`) may show only
     /// values the agent sent or the result holds: for tools that may
     /// change state (a proxy's backend's), where a template with one
@@ -88,7 +91,11 @@ impl Vocabulary {
                 *slot = true;
             }
         }
-        Vocabulary { names, params, word, strict_templates: true }
+        let mut last = [false; 256];
+        for b in names.iter().filter_map(|n| n.bytes().last()) {
+            last[usize::from(b)] = true;
+        }
+        Vocabulary { names, params, word, last, strict_templates: true }
     }
 
     /// Signpost's own tools.
@@ -111,12 +118,30 @@ impl Vocabulary {
     /// whole word (less `-`, `.`, `/`, `:` at either end), or a name ending
     /// it after a separator (`mcp__signpost__describe`, `functions.search`,
     /// `srv/fs.read`, `x_describe`), longest names first.
+    #[inline]
     fn named(&self, word: &str) -> Option<(&str, usize)> {
+        // Most words of a text end otherwise than any name (one look).
+        let last = *word.as_bytes().last()?;
+        if !self.last[usize::from(last.to_ascii_lowercase())] && !matches!(last, b'-' | b'.' | b'/' | b':') {
+            return None;
+        }
+        self.named_at_end(word)
+    }
+
+    /// [`Vocabulary::named`] past its first look.
+    fn named_at_end(&self, word: &str) -> Option<(&str, usize)> {
         let edge = |c: char| matches!(c, '-' | '.' | '/' | ':');
         let start = word.len() - word.trim_start_matches(edge).len();
         let word = word[start..].trim_end_matches(edge);
+        if !word.bytes().last().is_some_and(|b| self.last[usize::from(b.to_ascii_lowercase())]) {
+            return None;
+        }
         if let Some(name) = self.find(word) {
             return Some((name, start));
+        }
+        // A name after a separator: the word must hold one.
+        if !word.contains(['_', '.', '/', ':', '-']) {
+            return None;
         }
         self.names.iter().map(String::as_str).find_map(|name| {
             let at = word.len().checked_sub(name.len())?;
@@ -197,11 +222,21 @@ pub fn calls_in(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<
 /// allocation; most lines of a text are neither).
 fn may_hold_call(folded: &str, vocab: &Vocabulary) -> Signs {
     let mut signs = Signs { brace: folded.contains('{'), ..Signs::default() };
+    let bytes = folded.as_bytes();
     for w in words(folded, vocab) {
+        // A word glued to a digit (the letters of a hex id) is neither a
+        // tool name nor a key nor the program's name to any reader below.
+        let glued = |at: Option<usize>| at.and_then(|at| bytes.get(at)).is_some_and(u8::is_ascii_digit);
+        if glued(w.start.checked_sub(1)) || glued(Some(w.end)) {
+            continue;
+        }
         let word = &folded[w];
         signs.tool |= vocab.named(word).is_some();
-        signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
-        signs.program |= word.eq_ignore_ascii_case("signpost");
+        // Every key and the program's name start with one of these.
+        if matches!(word.as_bytes()[0].to_ascii_lowercase(), b't' | b'f' | b'r' | b'n' | b's') {
+            signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
+            signs.program |= word.eq_ignore_ascii_case("signpost");
+        }
     }
     signs
 }
@@ -231,7 +266,7 @@ fn json_calls(folded: &str, lower: &str, keys: bool, vocab: &Vocabulary, quoted:
                 let end = at + stream.byte_offset();
                 let start = named.map_or(at, |(_, start)| start);
                 let mut inner = Vec::new();
-                records += calls_in_value(&Value::Object(map.clone()), &mut inner, 0, vocab, quoted)?;
+                records += calls_in_map(&map, &mut inner, 0, vocab, quoted)?;
                 if let Some((tool, _)) = named {
                     found.push(Found { call: Some((tool.to_owned(), map)), span: Some(start..end) });
                 }
@@ -276,33 +311,19 @@ fn calls_in_value(
     }
     let mut records = 0;
     match v {
-        Value::Object(map) => {
-            let args = ARG_KEYS.iter().find_map(|k| map.get(*k));
-            let named = TOOL_KEYS
-                .iter()
-                .filter_map(|k| map.get(*k))
-                .chain(map.get("name").filter(|_| args.is_some()))
-                .find_map(|v| v.as_str().and_then(|name| tool_named(name, vocab)));
-            if let Some(tool) = named {
-                records += 1;
-                let args = match args {
-                    Some(Value::Object(a)) => Some(a.clone()),
-                    Some(Value::String(s)) => serde_json::from_str::<Map<String, Value>>(s).ok(),
-                    _ => None,
-                };
-                found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
-            }
-            for v in map.values() {
-                records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
-            }
-        }
+        Value::Object(map) => records += calls_in_map(map, found, depth, vocab, quoted)?,
         Value::Array(items) => {
             for v in items {
                 records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
             }
         }
-        // Too short to hold a call (`out`, an edge type, an id).
-        Value::String(s) if s.len() < 6 || !s.contains(|c: char| c.is_ascii_alphabetic()) => {}
+        // Too short to hold a call (`out`), or a single word (an id, a
+        // name): a call needs arguments after the name, and they start
+        // with a character a word does not hold.
+        Value::String(s)
+            if s.len() < 6
+                || !s.contains(|c: char| c.is_ascii_alphabetic())
+                || s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') => {}
         Value::String(s) => {
             let folded = super::fold::fold(s);
             let calls = calls_in(&folded, vocab, quoted)?;
@@ -312,6 +333,37 @@ fn calls_in_value(
             }
         }
         _ => {}
+    }
+    Some(records)
+}
+
+/// [`calls_in_value`] of an object: a record naming a tool, and the calls
+/// inside its values.
+fn calls_in_map(
+    map: &Map<String, Value>,
+    found: &mut Vec<Found>,
+    depth: u8,
+    vocab: &Vocabulary,
+    quoted: Quoted<'_>,
+) -> Option<usize> {
+    let mut records = 0;
+    let args = ARG_KEYS.iter().find_map(|k| map.get(*k));
+    let named = TOOL_KEYS
+        .iter()
+        .filter_map(|k| map.get(*k))
+        .chain(map.get("name").filter(|_| args.is_some()))
+        .find_map(|v| v.as_str().and_then(|name| tool_named(name, vocab)));
+    if let Some(tool) = named {
+        records += 1;
+        let args = match args {
+            Some(Value::Object(a)) => Some(a.clone()),
+            Some(Value::String(s)) => serde_json::from_str::<Map<String, Value>>(s).ok(),
+            _ => None,
+        };
+        found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
+    }
+    for v in map.values() {
+        records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
     }
     Some(records)
 }

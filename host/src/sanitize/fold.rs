@@ -37,9 +37,13 @@ pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
     // Arrows, dashes and other symbols are no letters: only letters and
     // digits outside ASCII may read as Latin ones.
     let lookalike = |c: char| !c.is_ascii() && !is_symbol(c) && c.is_alphanumeric();
+    // ASCII is NFKC and reads as itself: only the other characters need
+    // the Unicode tables (leaving ASCII out of the quick check can only
+    // make it answer "maybe", never a wrong "yes").
+    let others = || l.chars().filter(|c| !c.is_ascii());
     let plain = l.is_ascii()
-        || (unicode_normalization::is_nfkc_quick(l.chars()) == unicode_normalization::IsNormalized::Yes
-            && !l.chars().any(|c| is_invisible(c) || (lookalike(c) && latin(c).is_some())));
+        || (unicode_normalization::is_nfkc_quick(others()) == unicode_normalization::IsNormalized::Yes
+            && !others().any(|c| is_invisible(c) || (lookalike(c) && latin(c).is_some())));
     if plain {
         return std::borrow::Cow::Borrowed(l);
     }
@@ -58,5 +62,10 @@ mod tests {
         assert_eq!(fold("neіghbors"), "neighbors"); // Ukrainian і
         assert_eq!(fold("desc\u{200b}ribe"), "describe");
         assert_eq!(fold("→ é"), "→ é");
+        // ASCII beside characters that compose with it or reorder.
+        assert_eq!(fold("→ e\u{301}"), "→ é");
+        assert_eq!(fold("a\u{301}\u{316} → x"), "a\u{316}\u{301} → x".nfkc().collect::<String>());
+        assert_eq!(fold("→ ﬁnd"), "→ find");
+        assert_eq!(fold("— ‼"), "— !!");
     }
 }

@@ -47,8 +47,8 @@ pub struct Known<'a> {
     hints: Vec<&'a Map<String, Value>>,
     history: Vec<&'a [String]>,
     graph: Option<&'a Graph>,
-    sent_text: OnceCell<String>,
-    result_text: OnceCell<String>,
+    sent_runs: OnceCell<HexRuns>,
+    result_runs: OnceCell<HexRuns>,
 }
 
 impl std::fmt::Debug for Known<'_> {
@@ -93,9 +93,9 @@ impl<'a> Known<'a> {
     pub fn contains(&self, hex: &str) -> bool {
         let in_value = |v: &Value| value_has(v, hex);
         self.hints.iter().any(|h| h.values().any(in_value))
-            || self.sent.is_some_and(|s| has_token(self.sent_text.get_or_init(|| lower_json(s)), hex))
+            || self.sent.is_some_and(|s| self.sent_runs.get_or_init(|| HexRuns::in_map(s)).has(hex))
             || self.history.iter().any(|ids| ids.iter().any(|id| id.eq_ignore_ascii_case(hex)))
-            || self.result.is_some_and(|r| has_token(self.result_text.get_or_init(|| lower_json(r)), hex))
+            || self.result.is_some_and(|r| self.result_runs.get_or_init(|| HexRuns::in_value(r)).has(hex))
     }
 
     /// Whether `text` stands verbatim in a string the agent sent or the
@@ -121,10 +121,6 @@ impl<'a> Known<'a> {
     }
 }
 
-fn lower_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_default().to_ascii_lowercase()
-}
-
 fn value_has(v: &Value, hex: &str) -> bool {
     match v {
         Value::String(s) => s.len() >= hex.len() && has_token_any_case(s, hex),
@@ -134,7 +130,8 @@ fn value_has(v: &Value, hex: &str) -> bool {
     }
 }
 
-/// [`has_token`] in a haystack of any case, without a lower-cased copy.
+/// Whether `hex` stands in `haystack` (any case, without a lower-cased
+/// copy) not glued to more hex digits (as [`HexRuns`] reads a text).
 fn has_token_any_case(haystack: &str, hex: &str) -> bool {
     let h = haystack.as_bytes();
     h.windows(hex.len()).enumerate().any(|(at, w)| {
@@ -144,14 +141,63 @@ fn has_token_any_case(haystack: &str, hex: &str) -> bool {
     })
 }
 
-/// Whether `hex` stands in `haystack` (lower-case) not glued to more hex
-/// digits: an id is not carved out of a longer hex string.
-fn has_token(haystack: &str, hex: &str) -> bool {
-    memchr::memmem::find_iter(haystack.as_bytes(), hex.as_bytes()).any(|at| {
-        let before = haystack.as_bytes()[..at].last();
-        let after = haystack.as_bytes().get(at + hex.len());
-        !before.is_some_and(u8::is_ascii_hexdigit) && !after.is_some_and(u8::is_ascii_hexdigit)
-    })
+/// The id-long hex tokens of a JSON value (its strings and keys): their
+/// maximal runs of [`ID_LEN`] or more hex digits, lower-case, sorted. An id
+/// stands in the value when it is one of them, not glued to more hex digits
+/// (an id is not carved out of a longer hex string). One walk of the value,
+/// then a binary search per id: a result with many ids is not searched
+/// once per id, nor written out as text.
+#[derive(Debug, Default)]
+struct HexRuns(Vec<String>);
+
+impl HexRuns {
+    fn in_value(v: &Value) -> Self {
+        let mut runs = HexRuns::default();
+        runs.walk(v);
+        runs.0.sort_unstable();
+        runs
+    }
+
+    fn in_map(map: &Map<String, Value>) -> Self {
+        let mut runs = HexRuns::default();
+        for (k, v) in map {
+            runs.text(k);
+            runs.walk(v);
+        }
+        runs.0.sort_unstable();
+        runs
+    }
+
+    fn walk(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.text(s),
+            Value::Array(items) => items.iter().for_each(|i| self.walk(i)),
+            Value::Object(map) => map.iter().for_each(|(k, v)| {
+                self.text(k);
+                self.walk(v);
+            }),
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        if bytes.len() < ID_LEN {
+            return;
+        }
+        let mut at = 0;
+        while at < bytes.len() {
+            let len = bytes[at..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            if len >= ID_LEN {
+                self.0.push(s[at..at + len].to_ascii_lowercase());
+            }
+            at += len + 1;
+        }
+    }
+
+    fn has(&self, hex: &str) -> bool {
+        self.0.binary_search_by(|run| run.as_str().cmp(hex)).is_ok()
+    }
 }
 
 /// One character of a line as a reader of ids sees it.
@@ -244,6 +290,17 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
     let bytes = line.as_bytes();
     while i < bytes.len() {
         let b = bytes[i];
+        if b.is_ascii_hexdigit() {
+            // A run of plain hex digits at once (the bulk of an id).
+            let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            let at = buf.len();
+            let g = current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins });
+            buf.extend(bytes[i..i + run].iter().map(u8::to_ascii_lowercase));
+            g.digits.end = buf.len();
+            g.bytes.end = i + run;
+            i += run;
+            continue;
+        }
         let (c, len) = match b {
             b'\\' | b'%' | b'&' => unescape(&line[i..]).unwrap_or((b as char, 1)),
             0..0x80 => (b as char, 1),
@@ -393,6 +450,23 @@ mod tests {
         let args = json!({"id": KNOWN}).as_object().cloned().unwrap_or_default();
         let known = Known::default().sent(&args);
         replace_forged(line, &known, &mut Scanner::default()).0.into_owned()
+    }
+
+    #[test]
+    fn a_value_holds_an_id_only_as_a_whole_token() {
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        let upper = id.to_ascii_uppercase();
+        let value = serde_json::json!({"a": [id], "b": format!("f{id}"), "c": &id[1..]});
+        let runs = HexRuns::in_value(&value);
+        assert!(runs.has(id));
+        assert!(runs.has(&format!("f{id}")), "a longer run is a token of its own");
+        let key = serde_json::json!({"x": {format!("k{upper}"): 1}});
+        assert!(HexRuns::in_value(&key).has(id), "keys count, in any case");
+        assert!(!runs.has(&id[1..]), "39 digits are no token");
+        let glued = HexRuns::in_value(&serde_json::json!(format!("x{id}9 and 1{id}")));
+        assert!(!glued.has(id), "an id is not carved out of a longer hex string");
+        assert!(glued.has(&format!("{id}9")) && glued.has(&format!("1{id}")));
+        assert!(!HexRuns::in_value(&Value::Null).has(id));
     }
 
     #[test]

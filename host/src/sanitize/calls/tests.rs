@@ -91,3 +91,21 @@ fn a_tool_and_its_arguments_on_two_lines() {
     assert!(leading_args("(0.93)", Vocabulary::signpost()).is_none());
     assert!(leading_args("721797098567ca69c8d8f724033dc6ec8670d50b method x", Vocabulary::signpost()).is_none());
 }
+
+#[test]
+fn the_quick_rejections_miss_no_name_or_key() {
+    // `may_hold_call` looks at record keys only in words starting with one
+    // of these letters, and `named` only at words ending as a name does.
+    let firsts: Vec<u8> = TOOL_KEYS.iter().chain(&["name", "signpost"]).map(|k| k.as_bytes()[0]).collect();
+    assert!(firsts.iter().all(|b| matches!(b, b't' | b'f' | b'r' | b'n' | b's')), "{firsts:?}");
+    let schema = serde_json::json!({});
+    let vocab = Vocabulary::new([("Résumé", &schema), ("git_diff", &schema)]);
+    assert_eq!(vocab.named("RÉSUMÉ").map(|(n, _)| n), None, "only ASCII case folds");
+    assert_eq!(vocab.named("résumé").map(|(n, _)| n), Some("résumé"));
+    assert_eq!(vocab.named("mcp__git__GIT_DIFF").map(|(n, at)| (n, at)), Some(("git_diff", 10)));
+    assert_eq!(vocab.named("functions.git_diff:").map(|(n, _)| n), Some("git_diff"));
+    assert_eq!(vocab.named("git_diffs"), None);
+    for word in ["describe", "x_DESCRIBE", "srv/neighbors", "Search"] {
+        assert!(Vocabulary::signpost().named(word).is_some(), "{word}");
+    }
+}
