@@ -284,8 +284,19 @@ impl Rec<'_> {
     }
     /// One detail line: id, kind, name and score.
     pub fn line(&self) -> String {
-        let score = self.score().map(|s| format!(" ({s:.2})")).unwrap_or_default();
-        format!("{} {} {}{score}", self.id(), self.kind(), self.fqn())
+        let (id, kind, fqn) = (self.id(), self.kind(), self.fqn());
+        let mut line = String::with_capacity(id.len() + kind.len() + fqn.len() + 10);
+        for (i, part) in [id, kind, fqn].into_iter().enumerate() {
+            if i > 0 {
+                line.push(' ');
+            }
+            line.push_str(part);
+        }
+        if let Some(score) = self.score() {
+            use std::fmt::Write;
+            let _ = write!(line, " ({score:.2})");
+        }
+        line
     }
     /// `file:line`, or the file alone.
     pub fn location(&self) -> Option<String> {

@@ -220,7 +220,7 @@ pub fn to_wit(hints: &[HintOut]) -> Vec<policy::Hint> {
         .iter()
         .map(|h| policy::Hint {
             tool: h.tool.clone(),
-            args: Value::Object(h.args.clone()).to_string(),
+            args: serde_json::to_string(&h.args).unwrap_or_default(),
             actionable: h.actionable,
             reason: h.reason.clone(),
         })

@@ -185,6 +185,12 @@ impl PolicyEngine {
     pub fn new(limits: Limits) -> anyhow::Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true).epoch_interruption(true).max_wasm_stack(1 << 20);
+        // Profiling a policy: `SIGNPOST_PERFMAP=1` has wasmtime write
+        // /tmp/perf-<pid>.map, so `perf report` names the guest's functions
+        // (of a component built with its names; BENCHMARKS.md shows how).
+        if std::env::var_os("SIGNPOST_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;

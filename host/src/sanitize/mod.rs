@@ -240,6 +240,10 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .iter()
         .map(|a| {
             let written = serde_json::to_string(a.args).unwrap_or_default();
+            // Printable ASCII reads as it is written (the usual case).
+            if written.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+                return (a.tool, Cow::Borrowed(a.args));
+            }
             let cleaned = clean_text(&written);
             let shown = fold::fold(&cleaned);
             let args = match serde_json::from_str(&shown) {
