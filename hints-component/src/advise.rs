@@ -343,13 +343,7 @@ fn find(call: &Call, result: &Reply) -> Advice {
     } else {
         ("listing", format!("{} of {total} symbols match {filter_text}", results.len()))
     };
-    Advice {
-        state_tag: tag.into(),
-        summary,
-        details: results.iter().map(Rec::line).collect(),
-        hints,
-        ask_user: None,
-    }
+    Advice { state_tag: tag.into(), summary, details: results.iter().map(Rec::line).collect(), hints, ask_user: None }
 }
 
 /// Below this top score, search results are weak guesses.

@@ -202,7 +202,9 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
-    for (name, hint_lines) in [("sanitiser: calls only, hint lines", true), ("sanitiser: calls only, other lines", false)] {
+    for (name, hint_lines) in
+        [("sanitiser: calls only, hint lines", true), ("sanitiser: calls only, other lines", false)]
+    {
         group.bench_function(name, |b| {
             b.iter(|| {
                 for (_, response) in &answers {
@@ -250,7 +252,8 @@ fn call_mix(server: &Signpost) -> Vec<(Tool, serde_json::Map<String, Value>)> {
     let session = SessionContext::new();
     let object = |v: Value| v.as_object().cloned().expect("object");
     let mut mix = vec![];
-    for ident in ["OrderController", "OrderService.placeOrder", "PaymentService", "StripeClient", "kafka:order-events"] {
+    for ident in ["OrderController", "OrderService.placeOrder", "PaymentService", "StripeClient", "kafka:order-events"]
+    {
         let resolve = object(json!({"identifier": ident}));
         let top = server.call(Tool::Resolve, resolve.clone(), &session).structured["candidates"][0].clone();
         let describe = object(json!({"id": top["id"]}));

@@ -114,7 +114,8 @@ mod advise {
             "record": {"id": A, "kind": "class", "name": "OrderController", "fqn": "shop.OrderController"},
             "edge_summary": {"out": {"DECLARES": 4, "DECLARES.EXPOSES": 3}, "in": {"REFERENCES": 1}}
         });
-        let advice = advise(&call("describe", json!({"id": A})), &Outcome::Success(result.to_string()), &Session::default());
+        let advice =
+            advise(&call("describe", json!({"id": A})), &Outcome::Success(result.to_string()), &Session::default());
         assert_eq!(advice.state_tag, "record");
         let first = &advice.hints[0];
         assert_eq!(first.tool, "neighbors");

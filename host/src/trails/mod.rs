@@ -438,7 +438,7 @@ impl Trails {
         call: impl AsyncFnOnce(Arc<SessionContext>) -> Result<Response, E>,
     ) -> Result<Response, E> {
         let mut response = call(opened.context.clone()).await?;
-        let kept = self.finish(opened, PastCall::of(tool, &response)).await;
+        let kept = self.finish(opened, || PastCall::of(tool, &response)).await;
         add_notice(&mut response, opened.notice.clone(), kept);
         Ok(response)
     }
@@ -447,11 +447,12 @@ impl Trails {
     /// to the trail (to what it holds now, when another call wrote since
     /// this one read it). A notice when the step could not be kept. In
     /// this process there is nothing to do: the pipeline recorded it.
-    async fn finish(&self, opened: &Opened, call: PastCall) -> Option<String> {
+    async fn finish(&self, opened: &Opened, call: impl FnOnce() -> PastCall) -> Option<String> {
         // Each failed attempt means another call's step was written: with
         // this many calls on one trail at once, some wait long.
         const ATTEMPTS: u32 = 64;
         let (Some(shared), Some(stored)) = (&self.shared, &opened.stored) else { return None };
+        let call = call();
         let mut base = stored.clone();
         for attempt in 0..ATTEMPTS {
             let mut next = base.state.clone();
