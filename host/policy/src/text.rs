@@ -33,6 +33,10 @@ pub fn is_space(c: char) -> bool {
 /// become spaces, invisible characters go, at most `max` characters (cut
 /// with `…`).
 pub fn line(s: &str, max: usize) -> String {
+    // Printable ASCII within bounds is its own line (most lines are).
+    if s.len() <= max && s.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+        return s.to_owned();
+    }
     let mut out = String::with_capacity(s.len().min(max * 4));
     let mut count = 0;
     let mut cut = false;

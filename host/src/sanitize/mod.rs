@@ -79,16 +79,24 @@ pub struct Allowed<'a> {
 /// at most [`MAX_TEXT`] bytes.
 fn clean_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX_TEXT));
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
+    let mut rest = s;
+    while !rest.is_empty() {
         if out.len() >= MAX_TEXT {
             out.push_str("\n… (truncated)");
             break;
         }
-        if c.is_ascii_graphic() || c == ' ' {
-            out.push(c);
-        } else if is_line_break(c) {
-            if c == '\r' && chars.peek() == Some(&'\n') {
+        // A run of printable ASCII stays as it is: copied at once.
+        let plain = rest.bytes().take_while(|b| *b == b' ' || b.is_ascii_graphic()).count();
+        if plain > 0 {
+            let take = plain.min(MAX_TEXT - out.len());
+            out.push_str(&rest[..take]);
+            rest = &rest[take..];
+            continue;
+        }
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else { break };
+        if is_line_break(c) {
+            if c == '\r' && chars.as_str().starts_with('\n') {
                 chars.next();
             }
             out.push('\n');
@@ -97,6 +105,7 @@ fn clean_text(s: &str) -> String {
         } else if !c.is_control() && !is_invisible(c) {
             out.push(c);
         }
+        rest = chars.as_str();
     }
     out
 }
@@ -421,6 +430,21 @@ pub fn is_template(args: &Map<String, Value>) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn clean_text_copies_plain_runs_and_cuts_at_the_bound() {
+        assert_eq!(clean_text("a\r\nb\u{2028}c\td\u{200b}e → f\u{7}"), "a\nb\nc de → f");
+        let long = "x".repeat(MAX_TEXT + 10);
+        let cut = clean_text(&long);
+        assert_eq!(cut.len(), MAX_TEXT + "\n… (truncated)".len());
+        assert!(cut.ends_with("\n… (truncated)"));
+        assert_eq!(clean_text(&long[..MAX_TEXT]), long[..MAX_TEXT], "exactly the bound: nothing cut");
+        let mixed = format!("{}→{}", "y".repeat(MAX_TEXT - 1), "z".repeat(5));
+        assert_eq!(clean_text(&mixed), format!("{}→\n… (truncated)", "y".repeat(MAX_TEXT - 1)));
+        assert_eq!(line("plain ascii", 5), "plai…");
+        assert_eq!(line("plain", 5), "plain");
+        assert_eq!(line("a\tb", 10), "a b");
+    }
 
     fn args(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
