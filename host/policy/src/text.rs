@@ -29,12 +29,18 @@ pub fn is_space(c: char) -> bool {
     c.is_whitespace() && !is_line_break(c)
 }
 
+/// A byte that reads as itself in any text for an agent: printable ASCII
+/// or a space (every cleaning leaves a run of these as it is).
+pub fn is_plain(b: u8) -> bool {
+    b == b' ' || b.is_ascii_graphic()
+}
+
 /// One line for an agent: line breaks, spaces and control characters
 /// become spaces, invisible characters go, at most `max` characters (cut
 /// with `…`).
 pub fn line(s: &str, max: usize) -> String {
     // Printable ASCII within bounds is its own line (most lines are).
-    if s.len() <= max && s.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+    if s.len() <= max && s.bytes().all(is_plain) {
         return s.to_owned();
     }
     let mut out = String::with_capacity(s.len().min(max * 4));

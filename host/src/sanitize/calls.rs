@@ -122,10 +122,15 @@ impl Vocabulary {
     fn named(&self, word: &str) -> Option<(&str, usize)> {
         // Most words of a text end otherwise than any name (one look).
         let last = *word.as_bytes().last()?;
-        if !self.last[usize::from(last.to_ascii_lowercase())] && !matches!(last, b'-' | b'.' | b'/' | b':') {
+        if !self.ends_a_name(last) && !matches!(last, b'-' | b'.' | b'/' | b':') {
             return None;
         }
         self.named_at_end(word)
+    }
+
+    /// Whether some tool's name ends with `b` (any ASCII case).
+    fn ends_a_name(&self, b: u8) -> bool {
+        self.last[usize::from(b.to_ascii_lowercase())]
     }
 
     /// [`Vocabulary::named`] past its first look.
@@ -133,7 +138,7 @@ impl Vocabulary {
         let edge = |c: char| matches!(c, '-' | '.' | '/' | ':');
         let start = word.len() - word.trim_start_matches(edge).len();
         let word = word[start..].trim_end_matches(edge);
-        if !word.bytes().last().is_some_and(|b| self.last[usize::from(b.to_ascii_lowercase())]) {
+        if !word.bytes().last().is_some_and(|b| self.ends_a_name(b)) {
             return None;
         }
         if let Some(name) = self.find(word) {

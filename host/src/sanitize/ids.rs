@@ -154,29 +154,33 @@ impl HexRuns {
     fn in_value(v: &Value) -> Self {
         let mut runs = HexRuns::default();
         runs.walk(v);
-        runs.0.sort_unstable();
-        runs
+        runs.sorted()
     }
 
     fn in_map(map: &Map<String, Value>) -> Self {
         let mut runs = HexRuns::default();
-        for (k, v) in map {
-            runs.text(k);
-            runs.walk(v);
-        }
-        runs.0.sort_unstable();
-        runs
+        runs.map(map);
+        runs.sorted()
+    }
+
+    fn sorted(mut self) -> Self {
+        self.0.sort_unstable();
+        self
     }
 
     fn walk(&mut self, v: &Value) {
         match v {
             Value::String(s) => self.text(s),
             Value::Array(items) => items.iter().for_each(|i| self.walk(i)),
-            Value::Object(map) => map.iter().for_each(|(k, v)| {
-                self.text(k);
-                self.walk(v);
-            }),
+            Value::Object(map) => self.map(map),
             _ => {}
+        }
+    }
+
+    fn map(&mut self, map: &Map<String, Value>) {
+        for (k, v) in map {
+            self.text(k);
+            self.walk(v);
         }
     }
 

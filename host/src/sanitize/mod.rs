@@ -61,7 +61,7 @@ use serde_json::{Map, Value};
 use calls::Found;
 pub use calls::{MAX_FAILED_PARSES, OTHER_SUBCOMMANDS, Vocabulary, is_arrow, is_subcommand};
 pub use ids::{Known, REPLACED_ID};
-pub use signpost_policy::text::{escape, is_invisible, is_line_break, is_space, line};
+pub use signpost_policy::text::{escape, is_invisible, is_line_break, is_plain, is_space, line};
 
 /// Longest text an agent receives, in bytes.
 pub const MAX_TEXT: usize = 256 << 10;
@@ -86,7 +86,7 @@ fn clean_text(s: &str) -> String {
             break;
         }
         // A run of printable ASCII stays as it is: copied at once.
-        let plain = rest.bytes().take_while(|b| *b == b' ' || b.is_ascii_graphic()).count();
+        let plain = rest.bytes().take_while(|b| is_plain(*b)).count();
         if plain > 0 {
             let take = plain.min(MAX_TEXT - out.len());
             out.push_str(&rest[..take]);
@@ -250,7 +250,7 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .map(|a| {
             let written = serde_json::to_string(a.args).unwrap_or_default();
             // Printable ASCII reads as it is written (the usual case).
-            if written.bytes().all(|b| b == b' ' || b.is_ascii_graphic()) {
+            if written.bytes().all(is_plain) {
                 return (a.tool, Cow::Borrowed(a.args));
             }
             let cleaned = clean_text(&written);
