@@ -1,0 +1,82 @@
+"""The server's own CPU per request under wrk, hints on against a no-op policy.
+
+Alternates the two servers (default policy, then --policy NOOP) for --pairs
+rounds: each is started on a free port, one MCP session opened and warmed,
+then wrk drives the call mix at one connection for --seconds while the
+server's user and system CPU (/proc/<pid>/stat) are read before and after.
+Prints p50 latency and user/system CPU per request for each run, and the
+default / no-op ratios of each pair. Linux only (reads /proc).
+
+    python bench/peer/wrk/cpu_per_request.py --signpost target/release/signpost --noop-policy chaos.wasm
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import drive  # noqa: E402
+import wrk_bench  # noqa: E402
+
+
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def measure(argv: list[str], bodies: Path, seconds: int, log: Path) -> dict:
+    port = drive.free_port()
+    with drive.HttpServer([*argv, "--http", f"127.0.0.1:{port}"], port, log) as srv:
+        sessions = asyncio.run(drive.open_sessions(srv.url, 1))
+        user0, sys0 = cpu_seconds(srv.proc.pid)
+        r = wrk_bench.run_wrk(srv.url, 1, seconds, bodies, sessions)
+        user1, sys1 = cpu_seconds(srv.proc.pid)
+    n = r["requests"]
+    return {
+        "requests": n,
+        "p50_ms": r["latency_us"]["p50"] / 1000,
+        "user_us_per_request": round((user1 - user0) / n * 1e6, 1),
+        "sys_us_per_request": round((sys1 - sys0) / n * 1e6, 1),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--signpost", required=True)
+    p.add_argument("--noop-policy", required=True)
+    p.add_argument("--seconds", type=int, default=8)
+    p.add_argument("--pairs", type=int, default=3)
+    opts = p.parse_args()
+    logs = Path(tempfile.mkdtemp(prefix="signpost-cpu-"))
+    bodies = logs / "bodies.jsonl"
+    with open(bodies, "w") as f:
+        for i, (tool, args) in enumerate(drive.call_mix()):
+            f.write(json.dumps(drive.rpc(1000 + i, tool, args), separators=(",", ":")) + "\n")
+    runs = {"default": [opts.signpost], "noop": [opts.signpost, "--policy", opts.noop_policy, "--no-watch"]}
+    for pair in range(opts.pairs):
+        got = {label: measure(argv, bodies, opts.seconds, logs / f"{label}-{pair}.log") for label, argv in runs.items()}
+        for label, r in got.items():
+            print(
+                f"{label:<8} {r['requests']:>7} requests  p50 {r['p50_ms']:.3f} ms  "
+                f"user {r['user_us_per_request']} us/request  sys {r['sys_us_per_request']} us/request"
+            )
+        d, n = got["default"], got["noop"]
+        print(
+            f"pair {pair + 1}: p50 {d['p50_ms'] / n['p50_ms']:.2f}x, "
+            f"user CPU +{d['user_us_per_request'] - n['user_us_per_request']:.1f} us/request\n",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
