@@ -50,7 +50,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| edge | built-in | SCIP | both | precision | recall |");
     println!("|---|---:|---:|---:|---:|---:|");
     let under = std::env::var("SIGNPOST_ACCURACY_UNDER").unwrap_or_default();
-    let figures = accuracy::edges(&truth, &ours, &under, 5);
+    // `SIGNPOST_ACCURACY_EXAMPLES=N`: N differences per edge type (5 when
+    // not a number).
+    let shown = std::env::var("SIGNPOST_ACCURACY_EXAMPLES").ok().map_or(5, |n| n.parse().unwrap_or(5));
+    let figures = accuracy::edges(&truth, &ours, &under, shown);
     for f in &figures {
         println!(
             "| {} | {} | {} | {} | {:.0}% | {:.0}% |",

@@ -23,8 +23,8 @@
 (static_item name: (identifier) @name) @def.variable
 (macro_definition name: (identifier) @name) @def.macro
 (field_declaration name: (field_identifier) @name) @def.field
-(function_item name: (identifier) @name parameters: (parameters) @params) @def.function
-(function_signature_item name: (identifier) @name parameters: (parameters) @params) @def.method
+(function_item name: (identifier) @name parameters: (parameters) @params return_type: (_)? @returns) @def.function
+(function_signature_item name: (identifier) @name parameters: (parameters) @params return_type: (_)? @returns) @def.method
 ; A function of an impl block belongs to the impl's type, wherever that is
 ; declared in the module, and is spelled in the impl's descriptor.
 (impl_item
@@ -32,7 +32,8 @@
   type: [(type_identifier) @owner
          (generic_type type: (type_identifier) @owner)
          (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
-  body: (declaration_list (function_item name: (identifier) @name parameters: (parameters) @params) @def.method))
+  body: (declaration_list (function_item name: (identifier) @name parameters: (parameters) @params
+                                         return_type: (_)? @returns) @def.method))
 (impl_item
   trait: [(type_identifier) (scoped_type_identifier) (generic_type)]? @impl.trait
   type: [(type_identifier) @owner
@@ -51,8 +52,14 @@
          (generic_type type: (type_identifier) @var.type)
          (reference_type type: [(type_identifier) @var.type (generic_type type: (type_identifier) @var.type)])])
 (let_declaration pattern: (identifier) @var.name value: (struct_expression name: (type_identifier) @var.type))
-(let_declaration pattern: (identifier) @var.name
-  value: (call_expression function: (scoped_identifier path: (identifier) @var.type name: (identifier) @_new)))
+; The whole type, for what a wrapper holds (`Arc<Mutex<State>>`).
+(parameter pattern: (identifier) @var.name type: (_) @var.written)
+(let_declaration pattern: (identifier) @var.name type: (_) @var.written)
+(field_declaration name: (field_identifier) @var.name type: (_) @var.written)
+; Values: `let o = Order::new(…)`; `if let Some(x) = self.find(…)`.
+(let_declaration pattern: (identifier) @var.name !type value: (_) @var.value)
+(let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (identifier) @var.name) value: (_) @var.value
+  (#any-of? @var.unwrap "Some" "Ok"))
 ; Collections: `shapes: &[Box<dyn Shape>]`, `Vec<Shape>`; `for s in shapes`.
 (parameter pattern: (identifier) @var.name
   type: (reference_type type: (array_type element: [(type_identifier) @var.elem

@@ -163,6 +163,9 @@ pub struct Def {
     pub term: bool,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
+    /// The type a callable returns, as written (`@returns`: `Self`,
+    /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
+    pub returns: Option<String>,
     /// The header, whitespace collapsed.
     pub signature: String,
     /// The comment right above it.
@@ -204,10 +207,15 @@ pub struct Call {
 pub struct Var {
     /// The variable's name.
     pub name: String,
-    /// Its type's name (for [`Typed::Like`], the other variable's name).
+    /// Its type's name (for [`Typed::Like`], the other variable's name; for
+    /// [`Typed::Value`], the expression, whitespace collapsed).
     pub ty: Name,
     /// What `ty` says of it.
     pub typed: Typed,
+    /// The whole type as written, whitespace collapsed (`@var.written`:
+    /// `Arc<RwLock<State>>`), when the query gives it: what a wrapper
+    /// holds, for calls through it.
+    pub written: Option<String>,
 }
 
 /// How a variable's type is known.
@@ -221,6 +229,9 @@ pub enum Typed {
     /// `@var.like`: it is an element of the variable named (`for shape in
     /// shapes`, `shapes.map((s) => …)`).
     Like,
+    /// `@var.value`: it is bound to what an expression gives (`let o =
+    /// Order::new(…)`, `x := repo.Find(id)`), read when a call needs it.
+    Value,
 }
 
 /// An import.
@@ -336,6 +347,9 @@ impl Reader {
         let mut matches = cursor.matches(&self.query, root, text);
         let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         let mut defined: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        // Each variable's one binding, by its name's place: a written type
+        // wins over a value.
+        let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
         while let Some(m) = matches.next() {
             if started.elapsed() > timeout * 2 {
                 return Err(Skip::Timeout(timeout));
@@ -367,13 +381,44 @@ impl Reader {
                         span: Span::of(n),
                     }),
                     "var.name" => {
-                        let typed = [("var.type", Typed::Is), ("var.elem", Typed::Holds), ("var.like", Typed::Like)];
+                        let typed = [
+                            ("var.type", Typed::Is),
+                            ("var.elem", Typed::Holds),
+                            ("var.like", Typed::Like),
+                            ("var.value", Typed::Value),
+                            ("var.written", Typed::Is),
+                        ];
                         if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
-                            facts.vars.push(Var {
+                            let var = Var {
                                 name: txt(n),
-                                ty: Name { name: txt(ty), qualifier: get("var.qualifier").map(txt), span: Span::of(n) },
+                                ty: Name {
+                                    name: match typed {
+                                        // `if let Some(x) = v`: what `v` holds.
+                                        Typed::Value if get("var.unwrap").is_some() => compact(&txt(ty)) + "?",
+                                        Typed::Value => compact(&txt(ty)),
+                                        _ => txt(ty),
+                                    },
+                                    qualifier: get("var.qualifier").map(txt),
+                                    span: Span::of(n),
+                                },
                                 typed,
-                            });
+                                written: get("var.written").map(|w| compact(&txt(w))),
+                            };
+                            // What a collection holds is said beside its own type.
+                            match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {
+                                std::collections::hash_map::Entry::Occupied(e) => {
+                                    let had = &mut facts.vars[*e.get()];
+                                    if had.typed == Typed::Value && typed != Typed::Value {
+                                        *had = var;
+                                    } else if had.written.is_none() && had.typed == typed {
+                                        had.written = var.written;
+                                    }
+                                }
+                                std::collections::hash_map::Entry::Vacant(e) => {
+                                    e.insert(facts.vars.len());
+                                    facts.vars.push(var);
+                                }
+                            }
                         }
                     }
                     "call" => facts.calls.push(Call {
@@ -426,6 +471,9 @@ impl Reader {
                                     d.owner = get("owner").map(txt);
                                 }
                                 d.term |= get("term").is_some();
+                                if d.returns.is_none() {
+                                    d.returns = get("returns").map(|r| compact(&txt(r)));
+                                }
                                 if d.impl_of.is_none() {
                                     d.impl_of = get("impl.type").map(|t| {
                                         (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))
@@ -447,6 +495,7 @@ impl Reader {
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),
+                            returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
                         });
@@ -473,6 +522,12 @@ fn unqualified(path: &str) -> String {
     let head = path.find('<').unwrap_or(path.len());
     let start = path[..head].rfind("::").map_or(0, |i| i + 2);
     path[start..].split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Source text with each run of whitespace one space (a type or an
+/// expression, read as steps by [`crate::resolve`]).
+fn compact(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn memchr_nul(b: &[u8]) -> bool {

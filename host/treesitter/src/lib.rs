@@ -20,6 +20,7 @@
 
 pub mod accuracy;
 pub mod emit;
+pub mod expr;
 pub mod extract;
 pub mod languages;
 pub mod resolve;

@@ -15,6 +15,7 @@
 pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
+use crate::expr::{self, Step, TypeText};
 use crate::extract::{Facts, Kind, Name, Span, Typed};
 use crate::languages::{Lang, Packages};
 use rayon::prelude::*;
@@ -278,6 +279,8 @@ struct Lookup<'p> {
     packages: HashMap<String, u32>,
     /// Each file's package number.
     file_package: Vec<u32>,
+    /// The files of each package number.
+    package_files: HashMap<u32, Vec<usize>>,
 }
 
 /// The definitions a use may mean.
@@ -309,6 +312,10 @@ impl<'p> Lookup<'p> {
                 *packages.entry(s.package.join(".")).or_insert(n)
             })
             .collect();
+        let mut package_files: HashMap<u32, Vec<usize>> = HashMap::default();
+        for (f, &n) in file_package.iter().enumerate() {
+            package_files.entry(n).or_default().push(f);
+        }
         let mut l = Lookup {
             by_name: HashMap::default(),
             by_owner: HashMap::default(),
@@ -316,6 +323,7 @@ impl<'p> Lookup<'p> {
             by_package: HashMap::default(),
             packages,
             file_package,
+            package_files,
         };
         for (ix, d) in p.defs.iter().enumerate() {
             // A member defined apart is found as its declaration; one whose
@@ -372,29 +380,43 @@ fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
 /// around them (none: the file's top level).
 type Scope = (usize, Option<DefIx>);
 
-/// Typed names (variable, its written type) by their scope.
-struct Vars(HashMap<Scope, Vec<(String, Name)>>);
+/// What a typed name is bound to.
+#[derive(Debug, Clone)]
+enum Binding {
+    /// A written type: its name, and the whole type as written when the
+    /// query gives it (`Arc<Mutex<State>>`).
+    Type(Name, Option<String>),
+    /// What an expression gives (`let o = Order::new(…)`), read when a call
+    /// needs it.
+    Value(String),
+}
+
+/// Typed names (variable, what it is bound to) by their scope.
+struct Vars(HashMap<Scope, Vec<(String, Binding)>>);
 
 impl Vars {
     fn of(p: &Project) -> Vars {
-        let mut m: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
+        let mut m: HashMap<Scope, Vec<(String, Binding)>> = HashMap::default();
         // What collections hold, by scope: an element of one (`for shape in
         // shapes`) is of that type.
         let mut holds: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
         for (fi, s) in p.sources.iter().enumerate() {
             for v in &s.facts.vars {
                 let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
-                match v.typed {
-                    Typed::Is => m.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone())),
-                    Typed::Holds => holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone())),
+                let bound = match v.typed {
+                    Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
+                    Typed::Value => Binding::Value(v.ty.name.clone()),
+                    Typed::Holds => {
+                        holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
+                        continue;
+                    }
                     Typed::Like => {
                         let held = holds.get(&(fi, scope)).and_then(|h| h.iter().rev().find(|(n, _)| *n == v.ty.name));
-                        if let Some((_, ty)) = held {
-                            let ty = Name { span: v.ty.span, ..ty.clone() };
-                            m.entry((fi, scope)).or_default().push((v.name.clone(), ty));
-                        }
+                        let Some((_, ty)) = held else { continue };
+                        Binding::Type(Name { span: v.ty.span, ..ty.clone() }, None)
                     }
-                }
+                };
+                m.entry((fi, scope)).or_default().push((v.name.clone(), bound));
             }
         }
         Vars(m)
@@ -458,16 +480,44 @@ impl Resolver<'_> {
                 continue;
             }
             if let Some(pkg) = i.path.strip_suffix(".*") {
-                out.extend_from_slice(self.look.in_package(pkg, name));
+                out.extend(self.exported(pkg, name, REEXPORTS));
                 continue;
             }
             let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
-            let types = self.look.in_package(pkg, last);
+            let types = self.exported(pkg, last, REEXPORTS);
             if last == name {
-                out.extend_from_slice(types);
+                out.extend_from_slice(&types);
             } else {
-                for &t in types {
+                for &t in &types {
                     out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The top-level definitions called `name` of package `pkg`; where it
+    /// defines none, what its files import under that name (Rust's `pub
+    /// use`, a Python package's `__init__`), followed at most `hops` times.
+    fn exported(&self, pkg: &str, name: &str, hops: u8) -> Vec<DefIx> {
+        let direct = self.look.in_package(pkg, name);
+        if !direct.is_empty() || hops == 0 {
+            return direct.to_vec();
+        }
+        let Some(n) = self.look.packages.get(pkg) else { return Vec::new() };
+        let mut out = Vec::new();
+        for &f in Lookup::get(&self.look.package_files, n) {
+            for i in &self.p.sources[f].facts.imports {
+                let (from, last) = i.path.rsplit_once('.').unwrap_or(("", &i.path));
+                if from == pkg {
+                    continue;
+                }
+                if last == "*" {
+                    out.extend(self.exported(from, name, hops - 1));
+                } else if i.alias.as_deref().unwrap_or(last) == name {
+                    out.extend(self.exported(from, last, hops - 1));
                 }
             }
         }
@@ -571,82 +621,290 @@ impl Resolver<'_> {
             .collect()
     }
 
-    /// The written type of a typed name seen from `scope` (the innermost
+    /// What a typed name is bound to seen from `scope` (the innermost
     /// scope that declares it, then the members of the enclosing types'
     /// lineages, then the file), with where it was declared.
-    fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, DefIx, &Name)> {
+    fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
         for d in self.chain(scope) {
             for t in self.lineage(d) {
-                let tf = self.p.defs[t].file;
-                if let Some(vs) = self.vars.0.get(&(tf, Some(t)))
-                    && let Some((_, ty)) = vs.iter().rev().find(|(n, _)| n == var)
-                {
-                    return Some((tf, t, ty));
+                if let Some(found) = self.declared_in(t, var) {
+                    return Some(found);
                 }
             }
         }
-        let (_, ty) = self.vars.0.get(&(fi, None))?.iter().rev().find(|(n, _)| n == var)?;
-        Some((fi, usize::MAX, ty))
+        let (_, b) = self.vars.0.get(&(fi, None))?.iter().rev().find(|(n, _)| n == var)?;
+        Some((fi, None, b))
+    }
+
+    /// A name declared in the scope of definition `d` (a field of a type, a
+    /// local of a callable).
+    fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
+        let df = self.p.defs[d].file;
+        let (_, b) = self.vars.0.get(&(df, Some(d)))?.iter().rev().find(|(n, _)| n == var)?;
+        Some((df, Some(d), b))
+    }
+
+    /// The value a binding gives, read where it was declared.
+    fn bound(&self, (file, scope, b): (usize, Option<DefIx>, &Binding), depth: u8) -> Val {
+        match b {
+            Binding::Type(name, Some(written)) => {
+                let self_ty = self.chain(scope).find(|&d| self.p.kind(d).is_type());
+                match self.written(file, scope, self_ty, written, depth) {
+                    Val::Unknown => self.named_type(file, scope, name),
+                    v => v,
+                }
+            }
+            Binding::Type(name, None) => self.named_type(file, scope, name),
+            Binding::Value(expr) => self.eval(file, scope, expr, false, depth),
+        }
+    }
+
+    /// A type name's value: the project's type, or one written but defined
+    /// elsewhere.
+    fn named_type(&self, file: usize, scope: Option<DefIx>, name: &Name) -> Val {
+        match self.ty(file, scope.unwrap_or(usize::MAX), name) {
+            Some(t) => Val::Type(t),
+            None => Val::Written(Written { text: name.name.clone(), file, scope, self_ty: None }),
+        }
+    }
+
+    /// The value of a type as written (`Option<&Arg>`, `Self`, `*Order`)
+    /// in file `file` from `scope`, `Self` being `self_ty`.
+    fn written(&self, file: usize, scope: Option<DefIx>, self_ty: Option<DefIx>, text: &str, depth: u8) -> Val {
+        let Some(t) = TypeText::parse(text) else { return Val::Unknown };
+        if matches!(t.head, "Self" | "this" | "self") {
+            return self_ty.map_or(Val::Unknown, Val::Type);
+        }
+        let external = || Val::Written(Written { text: text.to_owned(), file, scope, self_ty });
+        // A wrapper of the standard libraries is read as one even where the
+        // project has an alias of its name (`type Result<T> = …`).
+        if depth == 0 || wrapper(t.head).is_some() {
+            return external();
+        }
+        let from = scope.unwrap_or(usize::MAX);
+        let name = |qualifier: Option<&str>| Name {
+            name: t.head.to_owned(),
+            qualifier: qualifier.map(str::to_owned),
+            span: Span::default(),
+        };
+        // A Rust or C++ path's module (`crate::builder::Arg`) is no package
+        // alias: the name alone, then.
+        let found = self.ty(file, from, &name(t.qualifier)).or_else(|| {
+            let module = t.qualifier.is_some_and(|q| self.package_alias(file, q).is_none());
+            if module { self.ty(file, from, &name(None)) } else { None }
+        });
+        found.map_or_else(external, Val::Type)
+    }
+
+    /// What a callable `m` returns.
+    fn returns(&self, m: DefIx, depth: u8) -> Val {
+        let self_ty = self.chain(Some(m)).find(|&d| self.p.kind(d).is_type());
+        if self.p.kind(m) == Kind::Constructor {
+            return self_ty.map_or(Val::Unknown, Val::Type);
+        }
+        match self.p.fact(m).returns.as_deref() {
+            Some(text) => self.written(self.p.defs[m].file, Some(m), self_ty, text, depth),
+            None => Val::Unknown,
+        }
+    }
+
+    /// What an expression's value is, read in file `fi` from `scope`:
+    /// `scoped` when the expression is written before `::` (a scope, never
+    /// a value).
+    fn eval(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool, depth: u8) -> Val {
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let Some(mut steps) = expr::steps(text) else { return Val::Unknown };
+        // A Rust path from the crate or a module (`super::Arg::new`) names
+        // the same as the path's rest.
+        while let [Step::Name("crate" | "super" | "self"), Step::Member { name, scoped: true }, ..] = steps[..] {
+            steps.remove(0);
+            steps[0] = Step::Name(name);
+        }
+        let head_scoped = match steps.get(1) {
+            Some(Step::Member { scoped, .. } | Step::Call { scoped, .. }) => *scoped,
+            None => scoped,
+            _ => false,
+        };
+        let mut val = self.head(fi, scope, steps[0], head_scoped, depth);
+        for step in &steps[1..] {
+            if matches!(val, Val::Unknown) {
+                break;
+            }
+            val = self.step(fi, scope, val, *step, depth);
+        }
+        val
+    }
+
+    /// The value of an expression's first step.
+    fn head(&self, fi: usize, scope: Option<DefIx>, step: Step<'_>, scoped: bool, depth: u8) -> Val {
+        let enclosing_type = || self.chain(scope).find(|&d| self.p.kind(d).is_type());
+        let type_named = |name: &str| {
+            let named = Name { name: name.to_owned(), qualifier: None, span: Span::default() };
+            self.ty(fi, scope.unwrap_or(usize::MAX), &named)
+        };
+        match step {
+            Step::Name("this" | "self" | "Self") => enclosing_type().map_or(Val::Unknown, Val::Type),
+            Step::Name("super") => {
+                enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()).map_or(Val::Unknown, Val::Type)
+            }
+            Step::Name(name) => {
+                // A scope written before a name (`ns::f`) is never a value.
+                if !scoped && let Some(b) = self.var(fi, scope, name) {
+                    return self.bound(b, depth);
+                }
+                if !scoped && let Some(pkg) = self.package_alias(fi, name) {
+                    return Val::Package(pkg);
+                }
+                if let Some(t) = type_named(name) {
+                    return Val::Type(t);
+                }
+                // A namespace of the project (`shapes::total`).
+                if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) {
+                    return Val::Namespace(name.to_owned());
+                }
+                Val::Unknown
+            }
+            Step::New(name) => type_named(name).map_or(Val::Unknown, Val::Type),
+            Step::Call { name, args, .. } => {
+                let fits = |d: DefIx| self.p.fact(d).arity.is_none_or(|a| a.fits(args));
+                let by_arity = |level: &[DefIx]| -> Option<DefIx> {
+                    let fit: Vec<DefIx> = level.iter().copied().filter(|&d| fits(d)).collect();
+                    if let [one] = fit[..] { Some(one) } else { None }
+                };
+                match self.ladder(fi, scope, name, Want::Callable, by_arity) {
+                    Some(f) => self.returns(f, depth),
+                    // `Order(…)`: a construction, where no `new` is written.
+                    None => type_named(name).map_or(Val::Unknown, Val::Type),
+                }
+            }
+            Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal => Val::Unknown,
+        }
+    }
+
+    /// The value after one more step.
+    fn step(&self, fi: usize, scope: Option<DefIx>, val: Val, step: Step<'_>, depth: u8) -> Val {
+        match (val, step) {
+            (val, Step::Literal) => val,
+            (Val::Type(t), Step::Unwrap) => Val::Type(t),
+            (Val::Type(t), Step::Member { name, scoped: true }) => {
+                let nested = self.lineage(t).into_iter().find_map(|o| {
+                    Lookup::get(&self.look.by_owner, &(o, name)).iter().copied().find(|&d| self.p.kind(d).is_type())
+                });
+                nested.map_or(Val::Unknown, Val::Type)
+            }
+            (Val::Type(t), Step::Member { name, .. }) => {
+                match self.lineage(t).into_iter().find_map(|o| self.declared_in(o, name)) {
+                    Some(b) => self.bound(b, depth),
+                    None => Val::Unknown,
+                }
+            }
+            (Val::Type(t), Step::Call { name, args, .. }) => match self.member_call(t, name, Some(args)) {
+                Some(m) => self.returns(m, depth),
+                // What the standard traits give of any type (`clone`,
+                // `Default::default`), and what a wrapper already unwrapped
+                // would have given.
+                None if SAME_VALUE.contains(&name) || UNWRAPS.contains(&name) => Val::Type(t),
+                None => Val::Unknown,
+            },
+            (Val::Written(w), step) => self.through(fi, scope, w, step, depth),
+            (Val::Package(pkg), Step::Member { name, .. }) => {
+                let types: Vec<DefIx> =
+                    self.look.in_package(&pkg, name).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
+                if let [one] = types[..] { Val::Type(one) } else { Val::Unknown }
+            }
+            (Val::Package(pkg), Step::Call { name, args, .. }) => {
+                let level: Vec<DefIx> = self
+                    .look
+                    .in_package(&pkg, name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.kind(d).is_callable() && self.p.fact(d).arity.is_none_or(|a| a.fits(args)))
+                    .collect();
+                if let [one] = level[..] { self.returns(one, depth) } else { Val::Unknown }
+            }
+            (Val::Namespace(ns), Step::Member { name, .. }) => {
+                let types = self.in_namespace(&ns, name, |k| k.is_type());
+                match types[..] {
+                    [one] => Val::Type(one),
+                    _ if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) => {
+                        Val::Namespace(name.to_owned())
+                    }
+                    _ => Val::Unknown,
+                }
+            }
+            (Val::Namespace(ns), Step::Call { name, args, .. }) => {
+                let level: Vec<DefIx> = self
+                    .in_namespace(&ns, name, Kind::is_callable)
+                    .into_iter()
+                    .filter(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(args)))
+                    .collect();
+                if let [one] = level[..] { self.returns(one, depth) } else { Val::Unknown }
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    /// A step on a value of a type the project does not define: through
+    /// what it wraps, where the standard libraries say so.
+    fn through(&self, fi: usize, scope: Option<DefIx>, w: Written, step: Step<'_>, depth: u8) -> Val {
+        let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
+        let kind = wrapper(t.head);
+        let inner = |k: usize| match t.args.get(k) {
+            Some(arg) if depth > 0 => self.written(w.file, w.scope, w.self_ty, arg, depth - 1),
+            _ => Val::Unknown,
+        };
+        let last = t.args.len().saturating_sub(1);
+        match (kind, step) {
+            // `Box<T>`, `Arc<T>`, a lock's guard: T's members, as they are.
+            (Some(Wrapper::Deref), Step::Member { .. } | Step::Call { .. }) => {
+                let v = inner(0);
+                if matches!(v, Val::Unknown) || depth == 0 { v } else { self.step(fi, scope, v, step, depth - 1) }
+            }
+            (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) => inner(0),
+            (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
+            (Some(Wrapper::Collection), Step::Index) => inner(last),
+            (Some(Wrapper::Collection), Step::Call { name, .. }) if ELEMENT.contains(&name) => inner(last),
+            (_, Step::Call { name, .. }) if SAME_VALUE.contains(&name) => Val::Written(w),
+            _ => Val::Unknown,
+        }
     }
 
     /// What a receiver expression names: a type whose members are called,
     /// or a package (Go) whose functions are.
     fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool) -> Receiver {
-        // `s->from`, `shapes::Shape`: field and scope steps read as `.`.
-        let text: String = text.split_whitespace().collect::<String>().replace("->", ".").replace("::", ".");
-        if text.contains(['(', '[', '"', '\'']) {
-            return Receiver::Unknown;
+        match self.eval(fi, scope, text, scoped, DEPTH) {
+            Val::Type(t) => Receiver::Type(t),
+            Val::Package(pkg) => Receiver::Package(pkg),
+            Val::Namespace(ns) => Receiver::Namespace(ns),
+            // A typed name whose type is not the project's (`List<Item>
+            // items`): its methods are not the project's either.
+            Val::Written(_) => Receiver::External,
+            Val::Unknown => Receiver::Unknown,
         }
-        let mut parts = text.split('.');
-        let first = parts.next().unwrap_or("");
-        let enclosing_type = || self.chain(scope).find(|&d| self.p.kind(d).is_type());
-        let mut at = match first {
-            "this" | "self" => enclosing_type(),
-            "super" => enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()),
-            // A scope written before a name (`ns::f`) is never a value.
-            _ => match if scoped { None } else { self.var(fi, scope, first) } {
-                // A typed name whose type is not the project's (`List<Item>
-                // items`): its methods are not the project's either.
-                Some((tf, ts, ty)) => match self.ty(tf, ts, ty) {
-                    Some(t) => Some(t),
-                    None => return Receiver::External,
-                },
-                None => {
-                    let named = Name { name: first.to_owned(), qualifier: None, span: Span::default() };
-                    self.ty(fi, scope.unwrap_or(usize::MAX), &named)
+    }
+
+    /// The member of type `t` (or of the types it extends, nearest first)
+    /// called `name` that takes `args` arguments.
+    fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
+        for t in self.lineage(t) {
+            let level: Vec<DefIx> = Lookup::get(&self.look.by_owner, &(t, name))
+                .iter()
+                .copied()
+                .filter(|&d| self.p.kind(d).is_callable())
+                .collect();
+            match level[..] {
+                [] => continue,
+                [one] => return Some(one),
+                _ => {
+                    let fit: Vec<DefIx> = level
+                        .into_iter()
+                        .filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
+                        .collect();
+                    return if let [one] = fit[..] { Some(one) } else { None };
                 }
-            },
-        };
-        if at.is_none() {
-            let rest: Vec<&str> = parts.collect();
-            if rest.is_empty()
-                && let Some(pkg) = self.package_alias(fi, first)
-            {
-                return Receiver::Package(pkg);
-            }
-            // A namespace of the project (`shapes::total`).
-            if rest.is_empty()
-                && Lookup::get(&self.look.by_name, &first).iter().any(|&d| self.p.kind(d) == Kind::Module)
-            {
-                return Receiver::Namespace(first.to_owned());
-            }
-            return Receiver::Unknown;
-        }
-        // `this.repo`, `s.store.items`: field by field.
-        for field in parts {
-            let t = at.expect("set above");
-            let declared = self.lineage(t).into_iter().find_map(|t| {
-                let tf = self.p.defs[t].file;
-                let (_, ty) = self.vars.0.get(&(tf, Some(t)))?.iter().rev().find(|(n, _)| n == field)?;
-                Some((tf, t, ty))
-            });
-            let Some((tf, ts, ty)) = declared else { return Receiver::Unknown };
-            match self.ty(tf, ts, ty) {
-                Some(next) => at = Some(next),
-                None => return Receiver::External,
             }
         }
-        at.map_or(Receiver::Unknown, Receiver::Type)
+        None
     }
 
     /// The definition a call means.
@@ -680,6 +938,10 @@ impl Resolver<'_> {
             return construct();
         }
         let name = c.name.as_str();
+        if std::env::var_os("SIGNPOST_TRACE_CALLS").is_some() {
+            let r = c.receiver.as_deref().map(|r| (r, self.eval(fi, scope, r, c.scoped, DEPTH)));
+            eprintln!("TRACE {}:{} {name} {r:?}", self.p.sources[fi].path, c.span.start.0 + 1);
+        }
         match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, c.scoped)) {
             None => self.ladder(fi, scope, name, Want::Callable, by_arity).or_else(|| {
                 // `Order(…)` where nothing callable has that name: a
@@ -687,17 +949,7 @@ impl Resolver<'_> {
                 let callable = Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d).is_callable());
                 if callable { None } else { construct() }
             }),
-            Some(Receiver::Type(t)) => {
-                for t in self.lineage(t) {
-                    let level = callables(Lookup::get(&self.look.by_owner, &(t, name)));
-                    match level.len() {
-                        0 => continue,
-                        1 => return Some(level[0]),
-                        _ => return by_arity(&level),
-                    }
-                }
-                None
-            }
+            Some(Receiver::Type(t)) => self.member_call(t, name, c.args),
             Some(Receiver::Package(pkg)) => {
                 let level = callables(self.look.in_package(&pkg, name));
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
@@ -742,6 +994,98 @@ enum Receiver {
     /// An expression whose type is not written down.
     Unknown,
 }
+
+/// How many re-exports (`pub use a::B;` in a module) a name is followed
+/// through.
+const REEXPORTS: u8 = 4;
+
+/// How deep an expression is followed through the bindings and returns it
+/// names (`let a = b.c(); a.d()` is two).
+const DEPTH: u8 = 8;
+
+/// What an expression's value is, as far as the resolver can tell.
+#[derive(Debug, Clone)]
+enum Val {
+    /// A value of a type of the project (or the type itself, named).
+    Type(DefIx),
+    /// A value of a type written down but not the project's, kept as
+    /// written so that what it wraps can be read.
+    Written(Written),
+    /// A package (Go) of the project.
+    Package(String),
+    /// A namespace (C++) of the project.
+    Namespace(String),
+    /// Something not known.
+    Unknown,
+}
+
+/// A type as written, and where: its arguments are read there.
+#[derive(Debug, Clone)]
+struct Written {
+    text: String,
+    file: usize,
+    scope: Option<DefIx>,
+    self_ty: Option<DefIx>,
+}
+
+/// What a wrapper of the standard libraries does with what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wrapper {
+    /// Its members are what it points to (`Box<T>`, `Arc<T>`, a guard).
+    Deref,
+    /// It holds one value, given by an unwrap (`Option<T>`, `Promise<T>`,
+    /// `Mutex<T>`).
+    Holds,
+    /// It holds many, given by index or a getter (the last argument: a
+    /// map's value).
+    Collection,
+}
+
+/// The wrappers of Rust, TypeScript, Python, Java, Go and C#'s standard
+/// libraries the resolver reads through.
+fn wrapper(head: &str) -> Option<Wrapper> {
+    Some(match head {
+        "Box" | "Rc" | "Arc" | "MutexGuard" | "RwLockReadGuard" | "RwLockWriteGuard" | "Ref" | "RefMut" | "Cow"
+        | "Pin" | "ManuallyDrop" | "MappedMutexGuard" => Wrapper::Deref,
+        "Option" | "Result" | "LockResult" | "TryLockResult" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell"
+        | "OnceLock" | "Weak" | "Promise" | "PromiseLike" | "Optional" | "Awaitable" | "Future"
+        | "CompletableFuture" | "Task" | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
+        "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
+        | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
+        | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" => Wrapper::Collection,
+        _ => return None,
+    })
+}
+
+/// Methods that give what a wrapper holds.
+const UNWRAPS: &[&str] = &[
+    "unwrap",
+    "expect",
+    "unwrap_or",
+    "unwrap_or_else",
+    "unwrap_or_default",
+    "unwrap_unchecked",
+    "lock",
+    "read",
+    "write",
+    "try_lock",
+    "borrow",
+    "borrow_mut",
+    "get_mut",
+    "get",
+    "upgrade",
+    "as_deref",
+    "as_deref_mut",
+    "into_inner",
+    "orElseThrow",
+];
+
+/// Methods that give one element of a collection.
+const ELEMENT: &[&str] =
+    &["get", "get_mut", "first", "last", "pop", "pop_front", "pop_back", "front", "back", "find", "at", "peek"];
+
+/// Methods of every type that give a value of the same type.
+const SAME_VALUE: &[&str] = &["clone", "to_owned", "as_ref", "as_mut", "default", "copy", "deepcopy"];
 
 /// Methods that override (or implement) a method of a supertype: the
 /// nearest one of the same name that takes the same number of parameters.
