@@ -73,6 +73,12 @@
     (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))])))
 (for_expression pattern: (identifier) @var.name
   value: [(identifier) @var.like (reference_expression value: (identifier) @var.like)])
+; Elements of what an expression gives: `for a in cmd.get_arguments()`,
+; `.map(|a| a.get_id())` on an iterator.
+(for_expression pattern: (identifier) @var.name value: (_) @var.of)
+(call_expression function: (field_expression value: (_) @var.of)
+  arguments: (arguments . (closure_expression parameters: (closure_parameters .
+    [(identifier) @var.name (reference_pattern (identifier) @var.name)]))))
 (field_declaration name: (field_identifier) @var.name
   type: [(type_identifier) @var.type (generic_type type: (type_identifier) @var.type)])
 
@@ -89,6 +95,8 @@
 ; Calls inside a macro's arguments (`vec![Circle::new(1.0)]`,
 ; `println!("{}", unit.suffix())`): tree-sitter keeps them as tokens.
 (token_tree (identifier) @call . (token_tree) @call.args)
-(token_tree (identifier) @call.receiver . "." . (identifier) @call . (token_tree) @call.args)
+(token_tree [(identifier) (self)] @call.receiver . "." . (identifier) @call . (token_tree) @call.args)
+; `ok!(Usage::new(cmd).render())`: a receiver the tokens do not give whole.
+(token_tree "." @call.receiver . (identifier) @call . (token_tree) @call.args)
 (token_tree (identifier) @call.scope . "::" . (identifier) @call . (token_tree) @call.args)
 (type_identifier) @ref.type

@@ -232,6 +232,16 @@ pub enum Typed {
     /// `@var.value`: it is bound to what an expression gives (`let o =
     /// Order::new(…)`, `x := repo.Find(id)`), read when a call needs it.
     Value,
+    /// `@var.of`: it is an element of what an expression gives (`for a in
+    /// self.args()`, `.map(|a| …)` on an iterator of `&Arg`).
+    Element,
+}
+
+impl Typed {
+    /// Read from an expression, so a written type says more.
+    fn inferred(self) -> bool {
+        matches!(self, Typed::Value | Typed::Element)
+    }
 }
 
 /// An import.
@@ -386,6 +396,7 @@ impl Reader {
                             ("var.elem", Typed::Holds),
                             ("var.like", Typed::Like),
                             ("var.value", Typed::Value),
+                            ("var.of", Typed::Element),
                             ("var.written", Typed::Is),
                         ];
                         if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
@@ -395,7 +406,7 @@ impl Reader {
                                     name: match typed {
                                         // `if let Some(x) = v`: what `v` holds.
                                         Typed::Value if get("var.unwrap").is_some() => compact(&txt(ty)) + "?",
-                                        Typed::Value => compact(&txt(ty)),
+                                        Typed::Value | Typed::Element => compact(&txt(ty)),
                                         _ => txt(ty),
                                     },
                                     qualifier: get("var.qualifier").map(txt),
@@ -408,7 +419,7 @@ impl Reader {
                             match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {
                                 std::collections::hash_map::Entry::Occupied(e) => {
                                     let had = &mut facts.vars[*e.get()];
-                                    if had.typed == Typed::Value && typed != Typed::Value {
+                                    if had.typed.inferred() && !typed.inferred() {
                                         *had = var;
                                     } else if had.written.is_none() && had.typed == typed {
                                         had.written = var.written;

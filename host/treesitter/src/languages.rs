@@ -67,6 +67,11 @@ pub struct Lang {
     /// function's module, as rust-analyzer spells it, rather than to the
     /// function.
     pub items_in_bodies_are_the_modules: bool,
+    /// Whether a plain name called in a type's body may mean one of the
+    /// type's members (Java, C#, C++, Kotlin), rather than only what is
+    /// defined outside any type (Rust, Python, Go and TypeScript ask for
+    /// `self.`, `Self::` or `this.`).
+    pub members_in_scope: bool,
     /// The SCIP indexer that knows the language's types, for the output's
     /// advice.
     pub better: &'static str,
@@ -91,6 +96,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: true,
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -106,6 +112,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: false,
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
     },
@@ -121,6 +128,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: true,
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
     },
@@ -136,6 +144,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: true,
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
     },
@@ -151,6 +160,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: false,
         better: "scip-python (installed by signpost index when npm is at hand)",
         // scip-python is run per Python project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project
@@ -171,6 +181,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: true,
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
     },
@@ -190,6 +201,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: true,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,
+        members_in_scope: false,
         better: "scip-typescript (installed by signpost index when npm is at hand)",
         // scip-typescript is run per TypeScript project
         // (`signpost_graph::indexer`); the built-in indexer reads the files
@@ -208,6 +220,7 @@ pub static LANGUAGES: &[Lang] = &[
         all_supertypes: false,
         impl_blocks: true,
         items_in_bodies_are_the_modules: true,
+        members_in_scope: false,
         better: "rust-analyzer (`rustup component add rust-analyzer`)",
         // rust-analyzer is run per Cargo project (`signpost_graph::indexer`);
         // the built-in indexer reads the files outside any, and a project

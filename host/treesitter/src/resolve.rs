@@ -389,6 +389,8 @@ enum Binding {
     /// What an expression gives (`let o = Order::new(…)`), read when a call
     /// needs it.
     Value(String),
+    /// An element of what an expression gives (`for a in cmd.args()`).
+    Element(String),
 }
 
 /// Typed names (variable, what it is bound to) by their scope.
@@ -406,6 +408,7 @@ impl Vars {
                 let bound = match v.typed {
                     Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
                     Typed::Value => Binding::Value(v.ty.name.clone()),
+                    Typed::Element => Binding::Element(v.ty.name.clone()),
                     Typed::Holds => {
                         holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
                         continue;
@@ -551,19 +554,25 @@ impl Resolver<'_> {
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
             return None;
         }
+        // Where a plain call never means a member (Rust, Python, Go,
+        // TypeScript), members are not candidates.
+        let plain = want == Want::Callable && !self.p.sources[fi].lang.members_in_scope;
+        let admits = |d: DefIx| {
+            want.admits(self.p.kind(d)) && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
+        };
         let pick = |level: &[DefIx]| -> Option<Option<DefIx>> {
-            let mut admitted = level.iter().copied().filter(|&d| want.admits(self.p.kind(d)));
+            let mut admitted = level.iter().copied().filter(|&d| admits(d));
             match (admitted.next(), admitted.next()) {
                 (None, _) => None,
                 (Some(one), None) => Some(Some(one)),
                 _ => {
-                    let level: Vec<DefIx> = level.iter().copied().filter(|&d| want.admits(self.p.kind(d))).collect();
+                    let level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
                     Some(tie(&level))
                 }
             }
         };
         // Members of the enclosing definitions and their supertypes.
-        for d in self.chain(from) {
+        for d in self.chain(from).filter(|_| !plain) {
             for t in self.lineage(d) {
                 if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
                     return r;
@@ -656,7 +665,33 @@ impl Resolver<'_> {
             }
             Binding::Type(name, None) => self.named_type(file, scope, name),
             Binding::Value(expr) => self.eval(file, scope, expr, false, depth),
+            Binding::Element(expr) => match self.eval(file, scope, expr, false, depth) {
+                Val::Written(w) => self.element(w, depth),
+                _ => Val::Unknown,
+            },
         }
+    }
+
+    /// What one element of a collection or iterator is (`Vec<Arg>`, `impl
+    /// Iterator<Item = &Arg>`, `Shape[]`).
+    fn element(&self, w: Written, depth: u8) -> Val {
+        let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let arg = match wrapper(t.head) {
+            Some(Wrapper::Collection) => t.args.last(),
+            Some(Wrapper::Iterates) => t.args.first(),
+            Some(Wrapper::Deref) => {
+                return match t.args.first().map(|a| self.written(w.file, w.scope, w.self_ty, a, depth)) {
+                    Some(Val::Written(inner)) => self.element(inner, depth),
+                    _ => Val::Unknown,
+                };
+            }
+            _ => None,
+        };
+        let Some(arg) = arg else { return Val::Unknown };
+        // `Iterator<Item = &Arg>`.
+        let arg = arg.split_once('=').map_or(*arg, |(_, t)| t);
+        self.written(w.file, w.scope, w.self_ty, arg, depth)
     }
 
     /// A type name's value: the project's type, or one written but defined
@@ -743,7 +778,8 @@ impl Resolver<'_> {
             self.ty(fi, scope.unwrap_or(usize::MAX), &named)
         };
         match step {
-            Step::Name("this" | "self" | "Self") => enclosing_type().map_or(Val::Unknown, Val::Type),
+            // A Rust impl for a type the project does not define.
+            Step::Name("this" | "self" | "Self") => enclosing_type().map_or(Val::Foreign, Val::Type),
             Step::Name("super") => {
                 enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()).map_or(Val::Unknown, Val::Type)
             }
@@ -762,7 +798,9 @@ impl Resolver<'_> {
                 if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) {
                     return Val::Namespace(name.to_owned());
                 }
-                Val::Unknown
+                // A type or module path the project does not define
+                // (`String::new`).
+                if scoped { Val::Foreign } else { Val::Unknown }
             }
             Step::New(name) => type_named(name).map_or(Val::Unknown, Val::Type),
             Step::Call { name, args, .. } => {
@@ -773,8 +811,9 @@ impl Resolver<'_> {
                 };
                 match self.ladder(fi, scope, name, Want::Callable, by_arity) {
                     Some(f) => self.returns(f, depth),
-                    // `Order(…)`: a construction, where no `new` is written.
-                    None => type_named(name).map_or(Val::Unknown, Val::Type),
+                    // `Order(…)`: a construction, where no `new` is written;
+                    // else a function the project does not define.
+                    None => type_named(name).map_or(Val::Foreign, Val::Type),
                 }
             }
             Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal => Val::Unknown,
@@ -807,6 +846,7 @@ impl Resolver<'_> {
                 None => Val::Unknown,
             },
             (Val::Written(w), step) => self.through(fi, scope, w, step, depth),
+            (Val::Foreign, _) => Val::Foreign,
             (Val::Package(pkg), Step::Member { name, .. }) => {
                 let types: Vec<DefIx> =
                     self.look.in_package(&pkg, name).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
@@ -864,8 +904,18 @@ impl Resolver<'_> {
             (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
             (Some(Wrapper::Collection), Step::Index) => inner(last),
             (Some(Wrapper::Collection), Step::Call { name, .. }) if ELEMENT.contains(&name) => inner(last),
+            (Some(Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
+                match t.args.first().map(|a| a.split_once('=').map_or(*a, |(_, t)| t)) {
+                    Some(arg) if depth > 0 => self.written(w.file, w.scope, w.self_ty, arg, depth - 1),
+                    _ => Val::Unknown,
+                }
+            }
+            // `.iter()`, `.filter(…)`: the same elements.
+            (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ADAPTERS.contains(&name) => {
+                Val::Written(w)
+            }
             (_, Step::Call { name, .. }) if SAME_VALUE.contains(&name) => Val::Written(w),
-            _ => Val::Unknown,
+            _ => Val::Foreign,
         }
     }
 
@@ -878,7 +928,7 @@ impl Resolver<'_> {
             Val::Namespace(ns) => Receiver::Namespace(ns),
             // A typed name whose type is not the project's (`List<Item>
             // items`): its methods are not the project's either.
-            Val::Written(_) => Receiver::External,
+            Val::Written(_) | Val::Foreign => Receiver::External,
             Val::Unknown => Receiver::Unknown,
         }
     }
@@ -1015,6 +1065,10 @@ enum Val {
     Package(String),
     /// A namespace (C++) of the project.
     Namespace(String),
+    /// What a type the project does not define gives (`String::new()`,
+    /// an unknown method of an external value): its members are not the
+    /// project's.
+    Foreign,
     /// Something not known.
     Unknown,
 }
@@ -1039,6 +1093,8 @@ enum Wrapper {
     /// It holds many, given by index or a getter (the last argument: a
     /// map's value).
     Collection,
+    /// It gives many, one at a time (the first argument, `Item = T`).
+    Iterates,
 }
 
 /// The wrappers of Rust, TypeScript, Python, Java, Go and C#'s standard
@@ -1053,6 +1109,30 @@ fn wrapper(head: &str) -> Option<Wrapper> {
         "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
         | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
         | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" => Wrapper::Collection,
+        "Iterator"
+        | "IntoIterator"
+        | "DoubleEndedIterator"
+        | "ExactSizeIterator"
+        | "Iter"
+        | "IterMut"
+        | "IntoIter"
+        | "Iterable"
+        | "IterableIterator"
+        | "Generator"
+        | "AsyncIterator"
+        | "AsyncIterable"
+        | "Set"
+        | "HashSet"
+        | "BTreeSet"
+        | "ReadonlySet"
+        | "Collection"
+        | "Stream"
+        | "IEnumerable"
+        | "ICollection"
+        | "set"
+        | "frozenset"
+        | "Values"
+        | "Keys" => Wrapper::Iterates,
         _ => return None,
     })
 }
@@ -1081,8 +1161,60 @@ const UNWRAPS: &[&str] = &[
 ];
 
 /// Methods that give one element of a collection.
-const ELEMENT: &[&str] =
-    &["get", "get_mut", "first", "last", "pop", "pop_front", "pop_back", "front", "back", "find", "at", "peek"];
+const ELEMENT: &[&str] = &[
+    "get",
+    "get_mut",
+    "first",
+    "last",
+    "pop",
+    "pop_front",
+    "pop_back",
+    "front",
+    "back",
+    "find",
+    "at",
+    "peek",
+    "next",
+    "next_back",
+    "nth",
+    "min",
+    "max",
+    "min_by_key",
+    "max_by_key",
+    "min_by",
+    "max_by",
+];
+
+/// Methods of collections and iterators that give the same elements.
+const ADAPTERS: &[&str] = &[
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "values",
+    "values_mut",
+    "into_values",
+    "filter",
+    "rev",
+    "skip",
+    "take",
+    "skip_while",
+    "take_while",
+    "peekable",
+    "chain",
+    "cloned",
+    "copied",
+    "by_ref",
+    "step_by",
+    "fuse",
+    "inspect",
+    "slice",
+    "concat",
+    "reverse",
+    "sort",
+    "toSorted",
+    "toReversed",
+    "sorted",
+];
 
 /// Methods of every type that give a value of the same type.
 const SAME_VALUE: &[&str] = &["clone", "to_owned", "as_ref", "as_mut", "default", "copy", "deepcopy"];
