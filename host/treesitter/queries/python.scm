@@ -9,7 +9,7 @@
 
 ; Definitions. A function in a class is a method (the emitter tells them apart).
 (class_definition name: (identifier) @name) @def.class
-(function_definition name: (identifier) @name parameters: (parameters) @params) @def.function
+(function_definition name: (identifier) @name parameters: (parameters) @params return_type: (type)? @returns) @def.function
 (module (expression_statement (assignment left: (identifier) @name) @def.variable))
 ; Instance attributes: `self.x = …` in a method is a field of its class.
 ((assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)) @def.field
@@ -22,13 +22,15 @@
 (typed_parameter . (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
 (typed_default_parameter name: (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
 (assignment left: (identifier) @var.name type: (type [(identifier) @var.type (generic_type (identifier) @var.type)]))
-(assignment left: (identifier) @var.name right: (call function: (identifier) @var.type))
+(assignment left: (identifier) @var.name !type right: (_) @var.value)
 
 ; Collections: `shapes: List[Shape]`, `list[Shape]`, `Sequence[Shape]`; `for s in shapes`.
 (typed_parameter . (identifier) @var.name
   type: (type (generic_type (type_parameter . (type (identifier) @var.elem)))))
 (for_statement left: (identifier) @var.name right: (identifier) @var.like)
 (for_in_clause left: (identifier) @var.name right: (identifier) @var.like)
+(for_statement left: (identifier) @var.name right: (_) @var.of)
+(for_in_clause left: (identifier) @var.name right: (_) @var.of)
 
 ; References.
 (call function: (identifier) @call arguments: (argument_list) @call.args)

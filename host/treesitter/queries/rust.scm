@@ -16,7 +16,8 @@
 ; A variant is spelled as a type, as rust-analyzer does (`Unit#Metric#`).
 (enum_variant name: (identifier) @name) @def.struct
 (trait_item name: (type_identifier) @name) @def.trait
-(type_item name: (type_identifier) @name) @def.type
+; An alias's `@returns` is the type it stands for.
+(type_item name: (type_identifier) @name type: (_) @returns) @def.type
 ; `mod m { … }`; `mod m;` only names the file `m.rs`, which is the module.
 (mod_item name: (identifier) @name body: (declaration_list)) @def.module
 (const_item name: (identifier) @name) @def.constant
@@ -89,6 +90,8 @@
 (call_expression function: (scoped_identifier path: (_) @call.scope name: (identifier) @call)
   arguments: (arguments) @call.args)
 (call_expression function: (generic_function function: (identifier) @call) arguments: (arguments) @call.args)
+(call_expression function: (generic_function function: (scoped_identifier path: (_) @call.scope name: (identifier) @call))
+  arguments: (arguments) @call.args)
 (call_expression function: (generic_function function: (field_expression value: (_) @call.receiver
   field: (field_identifier) @call)) arguments: (arguments) @call.args)
 (macro_invocation macro: (identifier) @call)

@@ -17,14 +17,17 @@
 (enum_body (property_identifier) @name @def.constant)
 (enum_body (enum_assignment name: (property_identifier) @name) @def.constant)
 (type_alias_declaration name: (type_identifier) @name) @def.type
-(function_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.function
+(function_declaration name: (identifier) @name parameters: (formal_parameters) @params
+  return_type: (type_annotation)? @returns) @def.function
 (generator_function_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.function
 (method_definition name: [(property_identifier) (private_property_identifier)] @name
-  parameters: (formal_parameters) @params) @def.method
+  parameters: (formal_parameters) @params return_type: (type_annotation)? @returns) @def.method
 ((method_definition name: (property_identifier) @name parameters: (formal_parameters) @params) @def.constructor
  (#eq? @name "constructor"))
-(method_signature name: (property_identifier) @name parameters: (formal_parameters) @params) @def.method
-(abstract_method_signature name: (property_identifier) @name parameters: (formal_parameters) @params) @def.method
+(method_signature name: (property_identifier) @name parameters: (formal_parameters) @params
+  return_type: (type_annotation)? @returns) @def.method
+(abstract_method_signature name: (property_identifier) @name parameters: (formal_parameters) @params
+  return_type: (type_annotation)? @returns) @def.method
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @def.property
 (property_signature name: (property_identifier) @name) @def.property
 ; A constructor's parameter with a modifier declares a property of its class.
@@ -51,11 +54,21 @@
 ; Typed names: parameters, variables, fields (what a call's receiver is).
 (required_parameter pattern: (identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
+(required_parameter pattern: (identifier) @var.name type: (type_annotation) @var.written)
+(optional_parameter pattern: (identifier) @var.name type: (type_annotation) @var.written)
+(public_field_definition name: (property_identifier) @var.name type: (type_annotation) @var.written)
 (optional_parameter pattern: (identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
 (variable_declarator name: (identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
 (variable_declarator name: (identifier) @var.name value: (new_expression constructor: (identifier) @var.type))
+; Values, and elements of what an expression gives.
+(variable_declarator name: (identifier) @var.name !type value: (_) @var.value)
+(for_in_statement left: (identifier) @var.name right: (_) @var.of)
+(call_expression function: (member_expression object: (_) @var.of)
+  arguments: (arguments . (arrow_function parameters: (formal_parameters . (required_parameter pattern: (identifier) @var.name)))))
+(call_expression function: (member_expression object: (_) @var.of)
+  arguments: (arguments . (arrow_function parameter: (identifier) @var.name)))
 ; Collections: `shapes: Shape[]`, `readonly Shape[]`, `Array<Shape>`; their elements:
 ; `for (const s of shapes)`, `shapes.map((s) => …)` and the like.
 (required_parameter pattern: (identifier) @var.name

@@ -728,7 +728,38 @@ impl Resolver<'_> {
             let module = t.qualifier.is_some_and(|q| self.package_alias(file, q).is_none());
             if module { self.ty(file, from, &name(None)) } else { None }
         });
-        found.map_or_else(external, Val::Type)
+        found.map_or_else(external, |d| self.unalias(d, depth))
+    }
+
+    /// A type of the project, read through an alias (`type Error =
+    /// error::Error<DefaultFormatter>`) to what it stands for.
+    fn unalias(&self, t: DefIx, depth: u8) -> Val {
+        let f = self.p.fact(t);
+        match (f.kind, f.returns.as_deref()) {
+            (Kind::Type, Some(target)) if depth > 0 => {
+                let self_ty = self.chain(Some(t)).skip(1).find(|&d| self.p.kind(d).is_type());
+                match self.written(self.p.defs[t].file, self.p.defs[t].parent, self_ty, target, depth - 1) {
+                    Val::Unknown => Val::Type(t),
+                    v => v,
+                }
+            }
+            _ => Val::Type(t),
+        }
+    }
+
+    /// The package a Rust path's first segment names (`output` in
+    /// `crate::output::display_width`): a module of the file's own, its
+    /// parent's, or the crate root's.
+    fn module_path(&self, fi: usize, name: &str) -> Option<String> {
+        let own = &self.p.sources[fi].package;
+        (0..=own.len()).rev().find_map(|keep| {
+            let mut path = own[..keep].join(".");
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(name);
+            self.look.packages.contains_key(&path).then_some(path)
+        })
     }
 
     /// What a callable `m` returns.
@@ -788,15 +819,22 @@ impl Resolver<'_> {
                 if !scoped && let Some(b) = self.var(fi, scope, name) {
                     return self.bound(b, depth);
                 }
+                if let Some(t) = type_named(name) {
+                    return self.unalias(t, depth);
+                }
                 if !scoped && let Some(pkg) = self.package_alias(fi, name) {
                     return Val::Package(pkg);
-                }
-                if let Some(t) = type_named(name) {
-                    return Val::Type(t);
                 }
                 // A namespace of the project (`shapes::total`).
                 if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) {
                     return Val::Namespace(name.to_owned());
+                }
+                // A module of a Rust crate (`output::display_width`).
+                if scoped
+                    && self.p.sources[fi].lang.packages == Packages::CratePath
+                    && let Some(pkg) = self.module_path(fi, name)
+                {
+                    return Val::Package(pkg);
                 }
                 // A type or module path the project does not define
                 // (`String::new`).
@@ -848,16 +886,18 @@ impl Resolver<'_> {
             (Val::Written(w), step) => self.through(fi, scope, w, step, depth),
             (Val::Foreign, _) => Val::Foreign,
             (Val::Package(pkg), Step::Member { name, .. }) => {
+                let nested = format!("{pkg}.{name}");
+                if self.look.packages.contains_key(&nested) {
+                    return Val::Package(nested);
+                }
                 let types: Vec<DefIx> =
-                    self.look.in_package(&pkg, name).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
-                if let [one] = types[..] { Val::Type(one) } else { Val::Unknown }
+                    self.exported(&pkg, name, REEXPORTS).into_iter().filter(|&d| self.p.kind(d).is_type()).collect();
+                if let [one] = types[..] { self.unalias(one, depth) } else { Val::Unknown }
             }
             (Val::Package(pkg), Step::Call { name, args, .. }) => {
                 let level: Vec<DefIx> = self
-                    .look
-                    .in_package(&pkg, name)
-                    .iter()
-                    .copied()
+                    .exported(&pkg, name, REEXPORTS)
+                    .into_iter()
                     .filter(|&d| self.p.kind(d).is_callable() && self.p.fact(d).arity.is_none_or(|a| a.fits(args)))
                     .collect();
                 if let [one] = level[..] { self.returns(one, depth) } else { Val::Unknown }
@@ -1001,7 +1041,7 @@ impl Resolver<'_> {
             }),
             Some(Receiver::Type(t)) => self.member_call(t, name, c.args),
             Some(Receiver::Package(pkg)) => {
-                let level = callables(self.look.in_package(&pkg, name));
+                let level = callables(&self.exported(&pkg, name, REEXPORTS));
                 if let [one] = level[..] { Some(one) } else { by_arity(&level) }
             }
             Some(Receiver::Namespace(ns)) => {
