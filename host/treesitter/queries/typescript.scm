@@ -40,9 +40,11 @@
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @def.variable)))
 (program (lexical_declaration (variable_declarator name: (identifier) @name
   value: [(arrow_function parameters: (formal_parameters) @params)
+          (arrow_function parameter: (identifier) @params)
           (function_expression parameters: (formal_parameters) @params)] @term) @def.function))
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name
   value: [(arrow_function parameters: (formal_parameters) @params)
+          (arrow_function parameter: (identifier) @params)
           (function_expression parameters: (formal_parameters) @params)] @term) @def.function)))
 
 ; Headers: the class extended, the interfaces implemented or extended.

@@ -560,6 +560,10 @@ fn count_args(list: Node<'_>) -> u32 {
 /// with a default value (`x=1`, `int x = 1`) may be left out; C's `(void)`
 /// takes none.
 fn arity(list: Node<'_>, text: &[u8]) -> Arity {
+    // A lone parameter written without parentheses (`x => …`).
+    if list.kind() == "identifier" {
+        return Arity { min: 1, max: Some(1) };
+    }
     let mut c = list.walk();
     let mut min = 0u32;
     let mut optional = 0u32;

@@ -1028,10 +1028,6 @@ impl Resolver<'_> {
             return construct();
         }
         let name = c.name.as_str();
-        if std::env::var_os("SIGNPOST_TRACE_CALLS").is_some() {
-            let r = c.receiver.as_deref().map(|r| (r, self.eval(fi, scope, r, c.scoped, DEPTH)));
-            eprintln!("TRACE {}:{} {name} {r:?}", self.p.sources[fi].path, c.span.start.0 + 1);
-        }
         match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, c.scoped)) {
             None => self.ladder(fi, scope, name, Want::Callable, by_arity).or_else(|| {
                 // `Order(…)` where nothing callable has that name: a
