@@ -4,7 +4,7 @@
 (import_spec name: (package_identifier)? @import.alias path: (_) @import)
 
 ; Definitions. A method belongs to its receiver's type (@owner).
-(function_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.function
+(function_declaration name: (identifier) @name parameters: (parameter_list) @params result: (_)? @returns) @def.function
 (method_declaration
   receiver: (parameter_list (parameter_declaration type: [
     (type_identifier) @owner
@@ -12,7 +12,8 @@
     (generic_type type: (type_identifier) @owner)
     (pointer_type (generic_type type: (type_identifier) @owner))]))
   name: (field_identifier) @name
-  parameters: (parameter_list) @params) @def.method
+  parameters: (parameter_list) @params
+  result: (_)? @returns) @def.method
 (type_spec name: (type_identifier) @name type: (struct_type)) @def.struct
 (type_spec name: (type_identifier) @name type: (interface_type)) @def.interface
 (type_spec name: (type_identifier) @name type: [(type_identifier) (qualified_type) (generic_type)
@@ -55,3 +56,9 @@
   arguments: (argument_list) @call.args)
 (type_identifier) @ref.type
 (qualified_type package: (package_identifier) @ref.qualifier name: (type_identifier) @ref.type)
+
+; Values: `s := NewStore()`, `item, err := s.Find(id)` (the first result);
+; elements: `for _, it := range s.All()`.
+(short_var_declaration left: (expression_list . (identifier) @var.name) right: (expression_list . (_) @var.value))
+(var_spec name: (identifier) @var.name !type value: (expression_list . (_) @var.value))
+(for_statement (range_clause left: (expression_list (_) . (identifier) @var.name .) right: (_) @var.of))

@@ -10,7 +10,7 @@
 (annotation_type_declaration name: (identifier) @name) @def.interface
 (enum_declaration name: (identifier) @name) @def.enum
 (enum_constant name: (identifier) @name) @def.constant
-(method_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.method
+(method_declaration type: (_) @returns name: (identifier) @name parameters: (formal_parameters) @params) @def.method
 (annotation_type_element_declaration name: (identifier) @name) @def.method
 (constructor_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.constructor
 (compact_constructor_declaration name: (identifier) @name) @def.constructor
@@ -30,8 +30,16 @@
   declarator: (variable_declarator name: (identifier) @var.name))
 (formal_parameter type: [(type_identifier) @var.type (generic_type (type_identifier) @var.type)]
   name: (identifier) @var.name)
-(local_variable_declaration type: [(type_identifier) @var.type (generic_type (type_identifier) @var.type)]
+((local_variable_declaration type: [(type_identifier) @var.type (generic_type (type_identifier) @var.type)]
   declarator: (variable_declarator name: (identifier) @var.name))
+ (#not-eq? @var.type "var"))
+; `var s = Store.open();`: typed by its value.
+((local_variable_declaration type: (type_identifier) @_var
+  declarator: (variable_declarator name: (identifier) @var.name value: (_) @var.value))
+ (#eq? @_var "var"))
+; Whole written types, for what a collection holds (`List<Item> items`).
+(field_declaration type: (generic_type) @var.written declarator: (variable_declarator name: (identifier) @var.name))
+(formal_parameter type: (generic_type) @var.written name: (identifier) @var.name)
 (enhanced_for_statement type: [(type_identifier) @var.type (generic_type (type_identifier) @var.type)]
   name: (identifier) @var.name)
 (record_declaration parameters: (formal_parameters (formal_parameter

@@ -47,6 +47,8 @@ pub enum Step<'a> {
 const MAX_STEPS: usize = 32;
 /// The longest expression read.
 const MAX_LEN: usize = 4096;
+/// The most parentheses (or union and tuple types) read inside each other.
+const MAX_NESTING: u8 = 16;
 
 /// The steps of `text`, or none when it holds something the resolver does
 /// not read (an operator, a closure, a literal as the first step).
@@ -55,11 +57,11 @@ pub fn steps(text: &str) -> Option<Vec<Step<'_>>> {
         return None;
     }
     let mut out = Vec::new();
-    read(text.as_bytes(), text, 0, &mut out)?;
+    read(text.as_bytes(), text, 0, &mut out, MAX_NESTING)?;
     Some(out)
 }
 
-fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>) -> Option<usize> {
+fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nesting: u8) -> Option<usize> {
     let skip_ws = |i: &mut usize| {
         while *i < b.len() && b[*i].is_ascii_whitespace() {
             *i += 1;
@@ -106,7 +108,7 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>) -> O
     } else if b.get(i) == Some(&b'(') {
         // A parenthesised head: its own steps.
         let inner_end = close(b, i)?.0;
-        let end = read(&b[..inner_end - 1], text, i + 1, out)?;
+        let end = read(&b[..inner_end - 1], text, i + 1, out, nesting.checked_sub(1)?)?;
         let mut k = end;
         skip_ws(&mut k);
         if k != inner_end - 1 {
@@ -259,10 +261,8 @@ fn close(b: &[u8], i: usize) -> Option<(usize, u32)> {
             // Generics follow a name or `::` (`Vec::<u8>`); a comparison
             // is written with a space (`a < b`).
             b'<' if j == i || b[j - 1].is_ascii_alphanumeric() || matches!(b[j - 1], b'_' | b':') => open.push(c),
-            b'>' => {
-                if open.last() == Some(&b'<') {
-                    open.pop();
-                }
+            b'>' if open.last() == Some(&b'<') => {
+                open.pop();
             }
             b')' | b']' | b'}' => {
                 let want = match c {
@@ -326,9 +326,14 @@ pub struct TypeText<'a> {
 impl<'a> TypeText<'a> {
     /// Reads `text`; none when it is not a type this reader knows.
     pub fn parse(text: &'a str) -> Option<TypeText<'a>> {
+        TypeText::parse_within(text, MAX_NESTING)
+    }
+
+    fn parse_within(text: &'a str, nesting: u8) -> Option<TypeText<'a>> {
         if text.len() > MAX_LEN {
             return None;
         }
+        let nesting = nesting.checked_sub(1)?;
         let mut t = text.trim();
         // Annotations and prefixes that do not change what the value is.
         loop {
@@ -350,20 +355,19 @@ impl<'a> TypeText<'a> {
         // A nullable type (`Shape?`), a Python forward reference ("Shape").
         t = t.trim_end_matches('?').trim_matches(['"', '\'']).trim();
         // A union with null (`Shape | undefined`): the other member.
-        if t.contains('|') {
-            let mut members = split_top(t, b'|')
-                .into_iter()
-                .map(str::trim)
-                .filter(|m| !matches!(*m, "undefined" | "null" | "None" | "void"));
+        let union = split_top(t, b'|');
+        if union.len() > 1 {
+            let mut members =
+                union.into_iter().map(str::trim).filter(|m| !matches!(*m, "undefined" | "null" | "None" | "void"));
             let one = members.next()?;
             if members.next().is_some() {
                 return None;
             }
-            return TypeText::parse(one);
+            return TypeText::parse_within(one, nesting);
         }
         // Several results (Go's `(*Order, error)`): the first.
         if let Some(inner) = t.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
-            return TypeText::parse(split_top(inner, b',').first()?);
+            return TypeText::parse_within(split_top(inner, b',').first()?, nesting);
         }
         // `Shape[]`.
         if let Some(elem) = t.strip_suffix("[]") {
@@ -487,6 +491,30 @@ mod tests {
         }
         assert_eq!(steps(&"a.b()".repeat(40).replace(")a", ").a")), None);
         assert_eq!(steps(&"(".repeat(5000)), None);
+        // Nesting deeper than a person writes is not read (and costs no
+        // deep recursion).
+        let deep = format!("{}x{}", "(".repeat(2000), ")".repeat(2000));
+        assert_eq!(steps(&deep), None);
+        assert_eq!(steps("((x)).y"), Some(vec![Name("x"), Member { name: "y", scoped: false }]));
+    }
+
+    /// Any text at all: an answer or none, never a panic or a hang.
+    #[test]
+    fn hostile_text_is_read_or_refused() {
+        let alphabet: Vec<char> = "ab_:.()<>[]{}?!&*'\"`\\,|= -0é\u{1F600}\n".chars().collect();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in 0..2000usize {
+            let text: String = (0..len % 61)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            let _ = steps(&text);
+            let _ = TypeText::parse(&text);
+        }
     }
 
     #[test]
@@ -508,6 +536,10 @@ mod tests {
         assert_eq!(t("HashMap<Id, Vec<Arg>>"), of("HashMap", None, vec!["Id", "Vec<Arg>"]));
         assert_eq!(t("impl Iterator<Item = &Arg>"), of("Iterator", None, vec!["Item = &Arg"]));
         assert_eq!(t("Shape | Square"), None);
+        assert_eq!(t("Promise<Item | undefined>"), of("Promise", None, vec!["Item | undefined"]));
+        assert_eq!(t("((Item))"), of("Item", None, vec![]));
+        let deep = format!("{}Item{}", "(".repeat(2000), ")".repeat(2000));
+        assert_eq!(t(&deep), None);
         assert_eq!(t("fn(u8) -> u8"), None);
     }
 }

@@ -779,7 +779,12 @@ impl Resolver<'_> {
     /// a value).
     fn eval(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool, depth: u8) -> Val {
         let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
-        let Some(mut steps) = expr::steps(text) else { return Val::Unknown };
+        let Some(mut steps) = expr::steps(text) else {
+            // A literal (`{}`, `[]`, `"x"`, `0`) is no value of the project.
+            let literal =
+                text.starts_with(['{', '[', '"', '\'', '`']) || text.starts_with(|c: char| c.is_ascii_digit());
+            return if literal { Val::Foreign } else { Val::Unknown };
+        };
         // A Rust path from the crate or a module (`super::Arg::new`) names
         // the same as the path's rest.
         while let [Step::Name("crate" | "super" | "self"), Step::Member { name, scoped: true }, ..] = steps[..] {
@@ -840,7 +845,7 @@ impl Resolver<'_> {
                 // (`String::new`).
                 if scoped { Val::Foreign } else { Val::Unknown }
             }
-            Step::New(name) => type_named(name).map_or(Val::Unknown, Val::Type),
+            Step::New(name) => type_named(name).map_or(Val::Foreign, Val::Type),
             Step::Call { name, args, .. } => {
                 let fits = |d: DefIx| self.p.fact(d).arity.is_none_or(|a| a.fits(args));
                 let by_arity = |level: &[DefIx]| -> Option<DefIx> {
@@ -962,7 +967,18 @@ impl Resolver<'_> {
     /// What a receiver expression names: a type whose members are called,
     /// or a package (Go) whose functions are.
     fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool) -> Receiver {
-        match self.eval(fi, scope, text, scoped, DEPTH) {
+        let mut val = self.eval(fi, scope, text, scoped, DEPTH);
+        // `Box<Shape>`, Python's `Optional[Shape]`: the members are Shape's.
+        for depth in (0..DEPTH).rev() {
+            let Val::Written(w) = &val else { break };
+            match TypeText::parse(&w.text) {
+                Some(t) if wrapper(t.head) == Some(Wrapper::Deref) && !t.args.is_empty() => {
+                    val = self.written(w.file, w.scope, w.self_ty, t.args[0], depth);
+                }
+                _ => break,
+            }
+        }
+        match val {
             Val::Type(t) => Receiver::Type(t),
             Val::Package(pkg) => Receiver::Package(pkg),
             Val::Namespace(ns) => Receiver::Namespace(ns),
@@ -1137,11 +1153,13 @@ enum Wrapper {
 /// libraries the resolver reads through.
 fn wrapper(head: &str) -> Option<Wrapper> {
     Some(match head {
+        // Python's `Optional[T]` is a T once checked; Java's `Optional<T>`'s
+        // own methods (`get`, `orElseThrow`) are unwraps.
         "Box" | "Rc" | "Arc" | "MutexGuard" | "RwLockReadGuard" | "RwLockWriteGuard" | "Ref" | "RefMut" | "Cow"
-        | "Pin" | "ManuallyDrop" | "MappedMutexGuard" => Wrapper::Deref,
+        | "Pin" | "ManuallyDrop" | "MappedMutexGuard" | "Optional" => Wrapper::Deref,
         "Option" | "Result" | "LockResult" | "TryLockResult" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell"
-        | "OnceLock" | "Weak" | "Promise" | "PromiseLike" | "Optional" | "Awaitable" | "Future"
-        | "CompletableFuture" | "Task" | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
+        | "OnceLock" | "Weak" | "Promise" | "PromiseLike" | "Awaitable" | "Future" | "CompletableFuture" | "Task"
+        | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
         "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
         | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
         | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" => Wrapper::Collection,

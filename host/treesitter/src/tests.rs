@@ -567,3 +567,113 @@ fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
     assert_eq!(kind(&g, "shapes.Canvas.~Canvas"), "method");
     assert!(!all.iter().any(|e| e.starts_with("shapes -CALLS") || e.starts_with("shapes -REFERENCES")), "{all:#?}");
 }
+
+/// The CALLS edges of one language's inference fixture
+/// (`tests/fixtures/treesitter/inference/<dir>`).
+fn inferred_calls(dir: &str, lang: &str) -> Vec<String> {
+    let (g, report) = graph_of(&fixture_dir("inference").join(dir), lang);
+    assert_eq!(report.syntax_errors, 0, "{report:?}");
+    edges(&g).into_iter().filter(|e| e.contains(" -CALLS-> ")).collect()
+}
+
+#[test]
+fn inference_rust_returns_bindings_wrappers_iterators_and_paths() {
+    let all = inferred_calls("rust", "rust");
+    let at = |e: &str| format!("inference::{}", e.replace(" -> ", " -CALLS-> inference::"));
+    let want: Vec<String> = [
+        // `Store::open()` returns `Self`; `with_item` does too, chained.
+        "run:13 -> shop::Store::open:31",
+        "run:13 -> shop::Store::with_item:36",
+        // `let filled = …` is typed by its value.
+        "run:13 -> shop::Store::total:52",
+        // `if let Some(item) = filled.find(3)`: an `Option<&Item>` unwrapped.
+        "run:13 -> shop::Store::find:42",
+        "run:13 -> shop::Item::price:8",
+        // `for it in filled.items()`: `impl Iterator<Item = &Item>`.
+        "run:13 -> shop::Store::items:47",
+        "run:13 -> shop::Item::cost:13",
+        // `.map(|i| i.discount())` on that iterator.
+        "run:13 -> shop::Item::discount:18",
+        // `Shared` is an alias of `Arc<Mutex<Store>>`: `lock().unwrap()`.
+        "run:13 -> shop::Store::count:57",
+        // `crate::util::helper()`: a module path.
+        "run:13 -> util::helper:2",
+    ]
+    .iter()
+    .map(|e| at(e))
+    .collect();
+    // `String::new()` is not the project's: its `push_str` is not `Log`'s.
+    let never = [at("run:13 -> util::Log::push_str:13")];
+    assert_edges(&all, &want.iter().map(String::as_str).collect::<Vec<_>>(), &[never[0].as_str()]);
+}
+
+#[test]
+fn inference_typescript_python_go_and_java() {
+    let ts = inferred_calls("ts", "typescript");
+    let (m, s) = ("main.ts.main:3 -CALLS-> shop.ts.", "shop.ts");
+    assert_edges(
+        &ts,
+        &[
+            // A function's declared return, then `this`-returning methods.
+            &format!("{m}makeStore:38"),
+            &format!("{m}Store.add:20"),
+            // `for (const item of store.all())`: elements of `Item[]`.
+            &format!("{m}Store.all:25"),
+            &format!("{m}Item.price:4"),
+            // `.map((i) => i.cost())` on that array.
+            &format!("{m}Item.cost:8"),
+            // `await store.load()`: a `Promise<Item | undefined>`.
+            &format!("{m}Store.load:33"),
+            &format!("{m}Item.label:12"),
+        ],
+        // `new Map()` is not the project's: its `set` is not `Store.set`.
+        &[&format!("main.ts.main:3 -CALLS-> {s}.Store.set:29")],
+    );
+    let py = inferred_calls("py", "python");
+    let m = "main.main:6 -CALLS-> shop.";
+    assert_edges(
+        &py,
+        &[
+            &format!("{m}make_store:35"),
+            &format!("{m}Store.add:21"),
+            // `for item in store.all()`: `List[Item]`.
+            &format!("{m}Store.all:25"),
+            &format!("{m}Item.price:10"),
+            // `found = store.find(1)`: `Optional[Item]`.
+            &format!("{m}Store.find:31"),
+            &format!("{m}Item.cost:13"),
+        ],
+        // `names = {}` is a dict, whose `update` is not `Store.update`.
+        &[&format!("{m}Store.update:28")],
+    );
+    let go = inferred_calls("go", "go");
+    let m = "example.com/inference.main:5 -CALLS-> example.com/inference/shop.";
+    assert_edges(
+        &go,
+        &[
+            &format!("{m}NewStore:21"),
+            // `item, err := s.Get(0)`: the first of `(*Item, error)`.
+            &format!("{m}Store.Get:24"),
+            &format!("{m}Item.Price:10"),
+            // `for _, it := range s.All()`: elements of `[]*Item`.
+            &format!("{m}Store.All:27"),
+            &format!("{m}Item.Cost:13"),
+        ],
+        &[],
+    );
+    let java = inferred_calls("java", "java");
+    let m = "shop.Store.sum:15 -CALLS-> shop.";
+    assert_edges(
+        &java,
+        &[
+            // `var store = Store.open().add(1)`.
+            &format!("{m}Store.open:9"),
+            &format!("{m}Store.add:11"),
+            &format!("{m}Store.first:13"),
+            &format!("{m}Item.price:8"),
+            // `items.get(0)` of a `List<Item>` field.
+            &format!("{m}Item.cost:10"),
+        ],
+        &[],
+    );
+}
