@@ -34,6 +34,10 @@
 
 ; References.
 (call function: (identifier) @call arguments: (argument_list) @call.args)
+; Code run without a call written: a decorator, a property read (or a
+; method passed as a value).
+(decorator (identifier) @read)
+(attribute object: (_) @call.receiver attribute: (identifier) @read)
 (call function: (attribute object: (_) @call.receiver attribute: (identifier) @call) arguments: (argument_list) @call.args)
 (type (identifier) @ref.type)
 (type (generic_type (identifier) @ref.type))

@@ -200,6 +200,11 @@ pub struct Call {
     /// The receiver is a scope written before the name (`shapes::total`,
     /// `Shape::make`): a namespace or a type, never a value.
     pub scoped: bool,
+    /// `@read`: a name used without a call that runs code all the same: a
+    /// property read (`jwk.key_type`), a method passed as a value, a
+    /// decorator (`@crypto_required`). It resolves only to a callable
+    /// member of a known receiver or to a name in scope, never by guess.
+    pub read: bool,
 }
 
 /// A name given a type: a field, parameter or local variable.
@@ -439,6 +444,16 @@ impl Reader {
                         span: Span::of(n),
                         construct: false,
                         scoped: get("call.scope").is_some(),
+                        read: false,
+                    }),
+                    "read" => facts.calls.push(Call {
+                        name: txt(n),
+                        receiver: get("call.receiver").map(txt),
+                        args: None,
+                        span: Span::of(n),
+                        construct: false,
+                        scoped: false,
+                        read: true,
                     }),
                     "new" => facts.calls.push(Call {
                         name: txt(n),
@@ -448,6 +463,7 @@ impl Reader {
                         span: Span::of(n),
                         construct: true,
                         scoped: false,
+                        read: false,
                     }),
                     "ref.type" => {
                         let key = (n.start_byte(), n.end_byte());
@@ -515,8 +531,9 @@ impl Reader {
             }
         }
         // One call met by two patterns (a plain name, and the same name after
-        // a receiver or scope): the one that knows more is kept.
-        facts.calls.sort_by_key(|c| (c.span.bytes, c.receiver.is_none()));
+        // a receiver or scope; a call's name, and the attribute it reads):
+        // the one that knows more is kept.
+        facts.calls.sort_by_key(|c| (c.span.bytes, c.read, c.receiver.is_none()));
         facts.calls.dedup_by_key(|c| c.span.bytes);
         // A definition's own name is not a use of it.
         facts.types.retain(|t| !defined.contains_key(&t.span.bytes));

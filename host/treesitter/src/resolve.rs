@@ -223,14 +223,14 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             for c in &facts.calls {
                 let scope = r.innermost(fi, &c.span, |k| k.is_scope());
                 if let Some(target) = r.call(fi, scope, c) {
-                    calls_resolved += 1;
+                    calls_resolved += usize::from(!c.read);
                     uses.push(Use { file: fi, span: c.span, target });
                 }
             }
             (uses, calls_resolved)
         })
         .collect();
-    counts.calls = p.sources.iter().map(|s| s.facts.calls.len()).sum();
+    counts.calls = p.sources.iter().map(|s| s.facts.calls.iter().filter(|c| !c.read).count()).sum();
     counts.calls_resolved = per_file.iter().map(|(_, n)| n).sum();
     let mut uses = Vec::with_capacity(per_file.iter().map(|(u, _)| u.len()).sum());
     for (u, _) in per_file {
@@ -290,6 +290,9 @@ enum Want {
     Type,
     /// Callables.
     Callable,
+    /// Callables and named values (a decorator: a function, or a variable
+    /// bound to one).
+    Value,
 }
 
 impl Want {
@@ -297,6 +300,7 @@ impl Want {
         match self {
             Want::Type => k.is_type(),
             Want::Callable => k.is_callable(),
+            Want::Value => k.is_callable() || matches!(k, Kind::Variable | Kind::Constant),
         }
     }
 }
@@ -1043,6 +1047,15 @@ impl Resolver<'_> {
         if c.construct {
             return construct();
         }
+        if c.read {
+            return match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, false)) {
+                // A property or a method read off a value of a known type.
+                Some(Receiver::Type(t)) => self.member_call(t, &c.name, None),
+                // A decorator: a callable or a value in scope.
+                None => self.ladder(fi, scope, &c.name, Want::Value, |_| None),
+                _ => None,
+            };
+        }
         let name = c.name.as_str();
         match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, c.scoped)) {
             None => self.ladder(fi, scope, name, Want::Callable, by_arity).or_else(|| {
@@ -1068,6 +1081,9 @@ impl Resolver<'_> {
             // name defined once in the project, or none. A method of a
             // trait's impl (Rust's `impl Read for X { fn read… }`) answers
             // to a name every implementor has, the project's or not: never.
+            // A name every standard collection, string or stream has
+            // (`obj.get("kty")` on a dict) says nothing of the receiver.
+            Some(Receiver::Unknown) if EVERYWHERE.contains(&name) => None,
             Some(Receiver::Unknown) => {
                 let mut members = Lookup::get(&self.look.by_name, &name).iter().copied().filter(|&d| {
                     self.p.kind(d).is_callable()
@@ -1268,6 +1284,82 @@ const ADAPTERS: &[&str] = &[
     "toSorted",
     "toReversed",
     "sorted",
+];
+
+/// Methods the standard libraries' collections, strings and streams have
+/// in every language: called on a value whose type cannot be told, such a
+/// name is not taken to mean the one project method that has it.
+const EVERYWHERE: &[&str] = &[
+    "get",
+    "set",
+    "put",
+    "add",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "pop",
+    "push",
+    "clear",
+    "update",
+    "keys",
+    "values",
+    "items",
+    "entries",
+    "contains",
+    "has",
+    "len",
+    "size",
+    "length",
+    "count",
+    "copy",
+    "clone",
+    "map",
+    "filter",
+    "find",
+    "reduce",
+    "join",
+    "split",
+    "replace",
+    "format",
+    "read",
+    "write",
+    "close",
+    "open",
+    "next",
+    "iter",
+    "toString",
+    "to_string",
+    "equals",
+    "hashCode",
+    "sort",
+    "index",
+    "indexOf",
+    "slice",
+    "lower",
+    "upper",
+    "strip",
+    "trim",
+    "startswith",
+    "endswith",
+    "encode",
+    "decode",
+    "then",
+    "catch",
+    "forEach",
+    "includes",
+    "push_str",
+    "as_str",
+    "is_empty",
+    "unwrap",
+    "expect",
+    "sum",
+    "min",
+    "max",
+    "any",
+    "all",
+    "first",
+    "last",
 ];
 
 /// Methods of every type that give a value of the same type.
