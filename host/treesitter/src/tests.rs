@@ -634,17 +634,24 @@ fn inference_typescript_python_go_and_java() {
     assert_edges(
         &py,
         &[
-            &format!("{m}make_store:35"),
-            &format!("{m}Store.add:21"),
+            &format!("{m}make_store:42"),
+            &format!("{m}Store.add:25"),
             // `for item in store.all()`: `List[Item]`.
-            &format!("{m}Store.all:25"),
+            &format!("{m}Store.all:29"),
             &format!("{m}Item.price:10"),
+            // `item.label`: a property read runs its getter.
+            &format!("{m}Item.label:17"),
             // `found = store.find(1)`: `Optional[Item]`.
-            &format!("{m}Store.find:31"),
+            &format!("{m}Store.find:38"),
             &format!("{m}Item.cost:13"),
         ],
-        // `names = {}` is a dict, whose `update` is not `Store.update`.
-        &[&format!("{m}Store.update:28")],
+        &[
+            // `names = {}` is a dict, whose `update` is not `Store.update`.
+            &format!("{m}Store.update:32"),
+            // `options` is not typed: `get`, a name every mapping has, is
+            // not taken to mean the one project method called so.
+            &format!("{m}Store.get:35"),
+        ],
     );
     let go = inferred_calls("go", "go");
     let m = "example.com/inference.main:5 -CALLS-> example.com/inference/shop.";
