@@ -29,6 +29,10 @@
 (abstract_method_signature name: (property_identifier) @name parameters: (formal_parameters) @params
   return_type: (type_annotation)? @returns) @def.method
 (public_field_definition name: [(property_identifier) (private_property_identifier)] @name) @def.property
+; An object literal's properties (`module.exports = { parse, valid }`):
+; definitions of their file, as scip-typescript has them.
+(object (pair key: (property_identifier) @name @meta) @def.property)
+(object (shorthand_property_identifier) @name @meta @def.property)
 (property_signature name: (property_identifier) @name) @def.property
 ; A constructor's parameter with a modifier declares a property of its class.
 (required_parameter (accessibility_modifier) pattern: (identifier) @name) @def.property

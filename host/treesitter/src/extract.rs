@@ -161,6 +161,10 @@ pub struct Def {
     /// A function that is a value bound to a name (`@term`: TypeScript's
     /// `const f = () => …`), spelled as a term (`f.`) as its indexer does.
     pub term: bool,
+    /// An object literal's property (`@meta`: `module.exports = { parse
+    /// }`): a definition of its file whatever encloses it, spelled as
+    /// scip-typescript spells it, `parse0:`, counted per name in the file.
+    pub meta: bool,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
     /// The type a callable returns, as written (`@returns`: `Self`,
@@ -498,6 +502,7 @@ impl Reader {
                                     d.owner = get("owner").map(txt);
                                 }
                                 d.term |= get("term").is_some();
+                                d.meta |= get("meta").is_some();
                                 if d.returns.is_none() {
                                     d.returns = get("returns").map(|r| compact(&txt(r)));
                                 }
@@ -519,6 +524,7 @@ impl Reader {
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
                             term: get("term").is_some(),
+                            meta: get("meta").is_some(),
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),

@@ -142,6 +142,8 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
                     k.is_scope() && !(flat && k.is_callable())
                 })
                 .map(|e| e.0);
+            // An object literal's property belongs to its file.
+            let parent = parent.filter(|_| !d.meta);
             // A field assigned in a method (Python's `self.x = …`) or
             // declared by a constructor's parameter (TypeScript's
             // `constructor(private x: number)`) is its type's.
@@ -1455,6 +1457,8 @@ fn symbols(p: &mut Project) {
             && p.defs[ix].parent.is_some_and(|t| p.kind(t).is_type())
     };
     let mut twins: Vec<(DefIx, DefIx)> = Vec::new();
+    // Object literals' properties, numbered per name in each file.
+    let mut properties: HashMap<(usize, &str), u32> = HashMap::default();
     let mut taken: HashSet<DefIx> = HashSet::default();
     let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
     for ix in first.into_iter().chain(second) {
@@ -1480,6 +1484,14 @@ fn symbols(p: &mut Project) {
             }
         }
         let mut d = String::new();
+        if f.meta {
+            let n = properties.entry((def.file, name)).or_insert(0);
+            push_name(&mut d, &format!("{name}{n}"));
+            d.push(':');
+            *n += 1;
+            own[ix] = d;
+            continue;
+        }
         push_name(&mut d, name);
         if f.kind == Kind::Macro {
             d.push('!');

@@ -608,6 +608,22 @@ fn inference_rust_returns_bindings_wrappers_iterators_and_paths() {
 }
 
 #[test]
+fn object_literal_properties_are_the_files_as_scip_typescript_spells_them() {
+    let (g, _) = graph_of(&fixture_dir("inference").join("ts"), "typescript");
+    for (symbol, line) in [
+        ("scip-typescript npm . . `shop.ts`/currency0:", 44),
+        ("scip-typescript npm . . `shop.ts`/makeStore0:", 44),
+        ("scip-typescript npm . . `shop.ts`/currency1:", 45),
+    ] {
+        let id = signpost_graph::scip::symbol_id(symbol).expect("a symbol");
+        let n = g.lookup(&id).unwrap_or_else(|| panic!("{symbol} is defined"));
+        assert_eq!(g.node(n).line(), line, "{symbol}");
+    }
+    let file = edges(&g).into_iter().filter(|e| e.starts_with("shop.ts -DECLARES-> ")).count();
+    assert!(file >= 3, "the file declares its object literals' properties");
+}
+
+#[test]
 fn inference_typescript_python_go_and_java() {
     let ts = inferred_calls("ts", "typescript");
     let (m, s) = ("main.ts.main:3 -CALLS-> shop.ts.", "shop.ts");
