@@ -11,6 +11,11 @@
 (class_definition name: (identifier) @name) @def.class
 (function_definition name: (identifier) @name parameters: (parameters) @params return_type: (type)? @returns) @def.function
 (module (expression_statement (assignment left: (identifier) @name) @def.variable))
+; A module's names bound under `try:` or `if …:` (`has_crypto = True`), the
+; first binding only; a class's attributes (`SHA256 = hashlib.sha256`).
+(module (try_statement body: (block (expression_statement (assignment left: (identifier) @name) @def.variable))))
+(module (if_statement consequence: (block (expression_statement (assignment left: (identifier) @name) @def.variable))))
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name) @def.field)))
 ; Instance attributes: `self.x = …` in a method is a field of its class.
 ((assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name)) @def.field
  (#eq? @_self "self"))

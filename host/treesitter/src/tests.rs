@@ -645,28 +645,33 @@ fn inference_typescript_python_go_and_java() {
         // `new Map()` is not the project's: its `set` is not `Store.set`.
         &[&format!("main.ts.main:3 -CALLS-> {s}.Store.set:29")],
     );
+    // A class's attributes and a module's names bound under `try:` are
+    // definitions, as scip-python has them.
+    let (g, _) = graph_of(&fixture_dir("inference").join("py"), "python");
+    assert_eq!(kind(&g, "shop.Item.CURRENCY"), "field");
+    assert_eq!(kind(&g, "shop.HAS_JSON"), "variable");
     let py = inferred_calls("py", "python");
     let m = "main.main:6 -CALLS-> shop.";
     assert_edges(
         &py,
         &[
-            &format!("{m}make_store:42"),
-            &format!("{m}Store.add:25"),
+            &format!("{m}make_store:51"),
+            &format!("{m}Store.add:34"),
             // `for item in store.all()`: `List[Item]`.
-            &format!("{m}Store.all:29"),
-            &format!("{m}Item.price:10"),
+            &format!("{m}Store.all:38"),
+            &format!("{m}Item.price:19"),
             // `item.label`: a property read runs its getter.
-            &format!("{m}Item.label:17"),
+            &format!("{m}Item.label:26"),
             // `found = store.find(1)`: `Optional[Item]`.
-            &format!("{m}Store.find:38"),
-            &format!("{m}Item.cost:13"),
+            &format!("{m}Store.find:47"),
+            &format!("{m}Item.cost:22"),
         ],
         &[
             // `names = {}` is a dict, whose `update` is not `Store.update`.
-            &format!("{m}Store.update:32"),
+            &format!("{m}Store.update:41"),
             // `options` is not typed: `get`, a name every mapping has, is
             // not taken to mean the one project method called so.
-            &format!("{m}Store.get:35"),
+            &format!("{m}Store.get:44"),
         ],
     );
     let go = inferred_calls("go", "go");
