@@ -3,6 +3,8 @@
 
 ; Namespaces: a namespace block is a module that declares what it holds.
 (namespace_definition name: (_) @name body: (declaration_list)) @def.module
+; `using namespace metric;`: the namespace's names, as an import of all of them.
+(using_declaration "namespace" @import.namespace [(identifier) (qualified_identifier)] @import)
 
 ; Types.
 (class_specifier name: (type_identifier) @name body: (field_declaration_list)) @def.class

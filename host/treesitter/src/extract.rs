@@ -388,6 +388,10 @@ impl Reader {
                         }
                         // A grammar that leaves a wildcard out of the name
                         // (Kotlin's `import a.b.*`): the import says it.
+                        // C++'s `using namespace a::b;`: every name of `a.b`.
+                        if get("import.namespace").is_some() {
+                            path = path.replace("::", ".") + ".*";
+                        }
                         let wild = n.parent().is_some_and(|p| txt(p).trim_end().trim_end_matches(';').ends_with('*'));
                         if wild && !path.ends_with('*') {
                             path.push_str(".*");

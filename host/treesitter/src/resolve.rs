@@ -490,6 +490,8 @@ impl Resolver<'_> {
             }
             if let Some(pkg) = i.path.strip_suffix(".*") {
                 out.extend(self.exported(pkg, name, REEXPORTS));
+                // A namespace of the project (C++'s `using namespace`).
+                out.extend(self.in_namespace(pkg.rsplit('.').next().unwrap_or(pkg), name, |_| true));
                 continue;
             }
             let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
@@ -566,6 +568,7 @@ impl Resolver<'_> {
         let admits = |d: DefIx| {
             want.admits(self.p.kind(d)) && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
         };
+        let imported = std::cell::OnceCell::new();
         let pick = |level: &[DefIx]| -> Option<Option<DefIx>> {
             let mut admitted = level.iter().copied().filter(|&d| admits(d));
             match (admitted.next(), admitted.next()) {
@@ -573,7 +576,12 @@ impl Resolver<'_> {
                 (Some(one), None) => Some(Some(one)),
                 _ => {
                     let level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
-                    Some(tie(&level))
+                    // Of several, the one the file imports (C++'s `using
+                    // namespace metric;` between `metric::scale` and
+                    // `imperial::scale`).
+                    let imported: &Vec<DefIx> = imported.get_or_init(|| self.imported(fi, name));
+                    let chosen: Vec<DefIx> = level.iter().copied().filter(|d| imported.contains(d)).collect();
+                    if let [one] = chosen[..] { Some(Some(one)) } else { Some(tie(&level)) }
                 }
             }
         };

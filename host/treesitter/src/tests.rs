@@ -480,7 +480,7 @@ fn typescript_javascript_and_tsx_imports_hierarchy_and_receivers() {
 #[test]
 fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
     let (g, report) = graph_of(&fixture_dir("cpp"), "cpp");
-    assert_eq!((report.files, report.syntax_errors), (7, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (8, 0), "{report:?}");
     for (fqn, k) in [
         ("shapes", "module"),
         ("shapes.Shape", "class"),
@@ -545,6 +545,13 @@ fn cpp_and_c_hierarchy_out_of_class_definitions_overloads_and_macros() {
             "length:17 -REFERENCES-> segment_t",
         ],
         &["shapes.total:16 -CALLS-> shapes.total:20", "shapes.total:20 -CALLS-> shapes.total:20"],
+    );
+    // `using namespace metric;`: a plain name means metric's, not
+    // imperial's, though both namespaces define it.
+    assert_edges(
+        &all,
+        &["measure:21 -CALLS-> metric.scale:4", "measure:21 -CALLS-> metric.Ruler.length:7"],
+        &["measure:21 -CALLS-> imperial.scale:12", "measure:21 -CALLS-> imperial.Ruler.length:15"],
     );
     // `std::printf`, `sqrt`: not the project's, no edge.
     assert!(!all.iter().any(|e| e.contains("printf") || e.contains("sqrt")), "{all:#?}");
