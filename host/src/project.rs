@@ -1,8 +1,8 @@
 //! `signpost --project DIR`: a repository served as its code stands now.
 //!
-//! The built-in indexer reads its languages (Java, Kotlin, Go, C#, C and
-//! C++, and Rust, TypeScript, JavaScript and Python outside the projects
-//! their SCIP indexers have indexed) on start, in seconds, and again whenever
+//! The built-in indexer reads its languages (Java, Kotlin, Go, C#, C, C++,
+//! Ruby, PHP, Swift and Scala, and Rust, TypeScript, JavaScript and Python
+//! outside the projects their SCIP indexers have indexed) on start, in seconds, and again whenever
 //! their files change: a watcher on the tree collects changes for a moment,
 //! reads the changed files again, resolves the language's part and imports
 //! it in this process, and the served graph swaps that part in whole (calls
@@ -211,7 +211,8 @@ impl Project {
         if found.is_empty() && scip_parts.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
-                 requirements.txt under it, and no Java, Kotlin, Go, C#, C, C++ or Python files",
+                 requirements.txt under it, and no Java, Kotlin, Go, C#, C, C++, Ruby, PHP, Swift, Scala or Python \
+                 files",
                 root.display()
             );
         }

@@ -338,7 +338,8 @@ impl<'a> TypeText<'a> {
         // Annotations and prefixes that do not change what the value is.
         loop {
             let before = t;
-            t = t.trim_start_matches([':', '&', '*', ' ']).trim_start_matches("->").trim_start();
+            // `?Item`: PHP's nullable type.
+            t = t.trim_start_matches([':', '&', '*', ' ', '?']).trim_start_matches("->").trim_start();
             if t.starts_with('\'') {
                 // A lifetime.
                 t = t[1..].trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');

@@ -313,7 +313,7 @@ pub enum Skip {
 pub struct Reader {
     lang: &'static Lang,
     parser: Parser,
-    query: Query,
+    query: &'static Query,
     names: Vec<String>,
     timeout: Duration,
 }
@@ -324,7 +324,7 @@ impl Reader {
         let grammar = (lang.grammar)();
         let mut parser = Parser::new();
         parser.set_language(&grammar).map_err(|e| Skip::Query(lang.name, e.to_string()))?;
-        let query = Query::new(&grammar, lang.query).map_err(|e| Skip::Query(lang.name, e.to_string()))?;
+        let query = query_of(lang, &grammar)?;
         let names = query.capture_names().iter().map(|s| (*s).to_owned()).collect();
         Ok(Reader { lang, parser, query, names, timeout })
     }
@@ -363,7 +363,7 @@ impl Reader {
         };
         let mut cursor = QueryCursor::new();
         // Queries on pathological trees are bounded like the parse.
-        let mut matches = cursor.matches(&self.query, root, text);
+        let mut matches = cursor.matches(self.query, root, text);
         let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         let mut defined: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         // Each variable's one binding, by its name's place: a written type
@@ -379,9 +379,11 @@ impl Reader {
                 let cap = self.names[c.index as usize].as_str();
                 let n = c.node;
                 match cap {
-                    "package" => facts.package = Some(txt(n).split_whitespace().collect()),
+                    // PHP's `Acme\Shop` is dotted like the others.
+                    "package" => facts.package = Some(txt(n).split_whitespace().collect::<String>().replace('\\', ".")),
                     "import" => {
-                        let mut path: String = txt(n).trim_matches(['"', '`']).split_whitespace().collect();
+                        let mut path: String =
+                            txt(n).trim_matches(['"', '`']).split_whitespace().collect::<String>().replace('\\', ".");
                         // `from a.b import C`: the module, then the name.
                         if let Some(from) = get("import.from") {
                             path = format!("{}.{path}", txt(from).trim());
@@ -553,6 +555,28 @@ impl Reader {
     }
 }
 
+/// Each language's compiled query, made once per process and shared by
+/// every reader: a large grammar's query takes half a second to compile
+/// (Swift's), which no edit should wait for again.
+fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'static Query, Skip> {
+    use std::sync::{Mutex, OnceLock};
+    type Compiled = Result<&'static Query, String>;
+    static QUERIES: OnceLock<Mutex<Vec<(usize, Compiled)>>> = OnceLock::new();
+    let key = std::ptr::from_ref(lang) as usize;
+    let mut all = QUERIES.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let compiled = match all.iter().find(|(k, _)| *k == key) {
+        Some((_, c)) => c.clone(),
+        None => {
+            // Compiled once per language for the process's life.
+            let c: Compiled =
+                Query::new(grammar, lang.query).map(|q| &*Box::leak(Box::new(q))).map_err(|e| e.to_string());
+            all.push((key, c.clone()));
+            c
+        }
+    };
+    compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
 /// A path's last segment, with its generic arguments (`fmt::Display` →
 /// `Display`, `convert::From<&str>` → `From<&str>`): how rust-analyzer
 /// names an impl's type and trait.
@@ -591,6 +615,15 @@ fn arity(list: Node<'_>, text: &[u8]) -> Arity {
     if list.kind() == "identifier" {
         return Arity { min: 1, max: Some(1) };
     }
+    // Swift's parameters are the declaration's own children, each default
+    // value a field of the declaration after its parameter.
+    if list.kind().ends_with("_declaration") {
+        let mut c = list.walk();
+        let params = list.children(&mut c).filter(|n| n.kind() == "parameter").count() as u32;
+        let mut c = list.walk();
+        let defaults = list.children_by_field_name("default_value", &mut c).count() as u32;
+        return Arity { min: params.saturating_sub(defaults), max: Some(params) };
+    }
     let mut c = list.walk();
     let mut min = 0u32;
     let mut optional = 0u32;
@@ -608,7 +641,11 @@ fn arity(list: Node<'_>, text: &[u8]) -> Arity {
         variadic = true;
     }
     for p in params {
-        if p.kind().contains("spread") || p.kind().contains("variadic") {
+        // Ruby's `&block` is no argument.
+        if p.kind() == "block_parameter" {
+            continue;
+        }
+        if p.kind().contains("spread") || p.kind().contains("variadic") || p.kind().contains("splat") {
             variadic = true;
             continue;
         }

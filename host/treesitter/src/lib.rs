@@ -174,6 +174,10 @@ impl Workspace {
     /// Reads `files` in parallel, each thread its own parser; results in
     /// the order given.
     fn read_all(&self, files: &[PathBuf]) -> Vec<Read> {
+        // No reader (nor its language's query) for no files.
+        if files.is_empty() {
+            return Vec::new();
+        }
         let threads = if self.opts.threads == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {

@@ -721,7 +721,7 @@ impl Resolver<'_> {
     /// in file `file` from `scope`, `Self` being `self_ty`.
     fn written(&self, file: usize, scope: Option<DefIx>, self_ty: Option<DefIx>, text: &str, depth: u8) -> Val {
         let Some(t) = TypeText::parse(text) else { return Val::Unknown };
-        if matches!(t.head, "Self" | "this" | "self") {
+        if matches!(t.head, "Self" | "this" | "self" | "static") {
             return self_ty.map_or(Val::Unknown, Val::Type);
         }
         let external = || Val::Written(Written { text: text.to_owned(), file, scope, self_ty });
@@ -829,8 +829,11 @@ impl Resolver<'_> {
         };
         match step {
             // A Rust impl for a type the project does not define.
-            Step::Name("this" | "self" | "Self") => enclosing_type().map_or(Val::Foreign, Val::Type),
-            Step::Name("super") => {
+            // PHP's `$this`, `static::`.
+            Step::Name("this" | "self" | "Self" | "$this" | "static") => {
+                enclosing_type().map_or(Val::Foreign, Val::Type)
+            }
+            Step::Name("super" | "parent") => {
                 enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()).map_or(Val::Unknown, Val::Type)
             }
             Step::Name(name) => {
@@ -891,7 +894,10 @@ impl Resolver<'_> {
             (Val::Type(t), Step::Member { name, .. }) => {
                 match self.lineage(t).into_iter().find_map(|o| self.declared_in(o, name)) {
                     Some(b) => self.bound(b, depth),
-                    None => Val::Unknown,
+                    // A method called without parentheses (Ruby's
+                    // `Cart.new`, Scala's `cart.total`) or a property's
+                    // getter.
+                    None => self.step(fi, scope, Val::Type(t), Step::Call { name, args: 0, scoped: false }, depth),
                 }
             }
             (Val::Type(t), Step::Call { name, args, .. }) => match self.member_call(t, name, Some(args)) {
@@ -899,7 +905,8 @@ impl Resolver<'_> {
                 // What the standard traits give of any type (`clone`,
                 // `Default::default`), and what a wrapper already unwrapped
                 // would have given.
-                None if SAME_VALUE.contains(&name) || UNWRAPS.contains(&name) => Val::Type(t),
+                // Ruby's `Item.new(…)` gives an Item whatever `initialize` is.
+                None if SAME_VALUE.contains(&name) || UNWRAPS.contains(&name) || name == "new" => Val::Type(t),
                 None => Val::Unknown,
             },
             (Val::Written(w), step) => self.through(fi, scope, w, step, depth),
@@ -1003,15 +1010,33 @@ impl Resolver<'_> {
         }
     }
 
-    /// The member of type `t` (or of the types it extends, nearest first)
+    /// The member of type `t` (or of the types it extends, nearest first,
+    /// then of its companion: Scala's `object Item` beside `class Item`)
     /// called `name` that takes `args` arguments.
     fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
-        for t in self.lineage(t) {
-            let level: Vec<DefIx> = Lookup::get(&self.look.by_owner, &(t, name))
-                .iter()
-                .copied()
-                .filter(|&d| self.p.kind(d).is_callable())
-                .collect();
+        let companion = Lookup::get(&self.look.by_name, &self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
+            c != t
+                && self.p.kind(c) == Kind::Module
+                && self.p.fact(c).term
+                && self.p.defs[c].parent == self.p.defs[t].parent
+                && self.p.defs[c].file == self.p.defs[t].file
+        });
+        for t in self.lineage(t).into_iter().chain(companion) {
+            // A namespace's members are looked up by their place, not kept
+            // by owner.
+            let level: Vec<DefIx> = if self.p.kind(t) == Kind::Module {
+                Lookup::get(&self.look.by_name, &name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
+                    .collect()
+            } else {
+                Lookup::get(&self.look.by_owner, &(t, name))
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.kind(d).is_callable())
+                    .collect()
+            };
             match level[..] {
                 [] => continue,
                 [one] => return Some(one),
@@ -1039,11 +1064,16 @@ impl Resolver<'_> {
         // `new T(…)`: T's constructor that takes the arguments, or T itself
         // when it declares none.
         let construct = || {
-            let t = self.ty(
-                fi,
-                scope.unwrap_or(usize::MAX),
-                &Name { name: c.name.clone(), qualifier: c.receiver.clone().filter(|_| c.construct), span: c.span },
-            )?;
+            let t = match c.name.as_str() {
+                // PHP's `new self(…)`, `new static(…)`; Ruby's `new(…)` in
+                // a class method.
+                "self" | "static" | "new" => self.chain(scope).find(|&d| self.p.kind(d).is_type())?,
+                _ => self.ty(
+                    fi,
+                    scope.unwrap_or(usize::MAX),
+                    &Name { name: c.name.clone(), qualifier: c.receiver.clone().filter(|_| c.construct), span: c.span },
+                )?,
+            };
             let ctors: Vec<DefIx> = self
                 .members
                 .get(&t)

@@ -712,3 +712,168 @@ fn inference_typescript_python_go_and_java() {
         &[],
     );
 }
+
+#[test]
+#[ignore = "a tool: SIGNPOST_DUMP=lang:file prints the file's syntax tree"]
+fn dump_tree() {
+    let spec = std::env::var("SIGNPOST_DUMP").expect("SIGNPOST_DUMP=lang:file");
+    let (lang, file) = spec.split_once(':').expect("lang:file");
+    let lang = languages::by_name(lang).expect("a language");
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&(lang.grammar)()).expect("grammar");
+    let text = std::fs::read(file).expect("file");
+    let tree = parser.parse(&text, None).expect("parses");
+    fn walk(n: tree_sitter::Node<'_>, field: Option<&str>, depth: usize, text: &[u8]) {
+        let label = field.map(|f| format!("{f}: ")).unwrap_or_default();
+        let leaf =
+            if n.named_child_count() == 0 { format!(" {:?}", n.utf8_text(text).unwrap_or("")) } else { String::new() };
+        if n.is_named() {
+            eprintln!("{}{label}({}){leaf}", "  ".repeat(depth), n.kind());
+        }
+        let mut c = n.walk();
+        for (i, ch) in n.children(&mut c).enumerate() {
+            walk(ch, n.field_name_for_child(i as u32), depth + 1, text);
+        }
+    }
+    walk(tree.root_node(), None, 0, &text);
+}
+
+/// Edges of one fixture directory read as `lang`, with a prefix put
+/// before every name of `want` and `never`.
+fn assert_fixture(dir: &str, lang: &str, kinds: &[(&str, &str)], want: &[&str], never: &[&str]) {
+    let (g, report) = graph_of(&fixture_dir(dir), lang);
+    assert_eq!(report.syntax_errors, 0, "{report:?}");
+    assert!(report.notes.is_empty(), "{report:?}");
+    for (fqn, k) in kinds {
+        assert_eq!(kind(&g, fqn), *k, "{fqn}");
+    }
+    assert_edges(&edges(&g), want, never);
+}
+
+#[test]
+fn ruby_modules_classes_mixins_implicit_self_and_constructions() {
+    assert_fixture(
+        "ruby",
+        "ruby",
+        &[
+            ("Shop", "module"),
+            ("Shop.Item", "class"),
+            ("Shop.Item.initialize", "constructor"),
+            ("Shop.Item.price", "method"),
+            ("Shop.Item.CURRENCY", "constant"),
+        ],
+        &[
+            "Shop -DECLARES-> Shop.Item",
+            "Shop.Item -EXTENDS-> Shop.Priced",
+            "Shop.Item.price:19 -OVERRIDES-> Shop.Priced.price:4",
+            // `add(…)` in a method is `self.add(…)`; `Item.free` a class
+            // method; `new(…)` in it constructs the class.
+            "Shop.Cart.add_free:15 -CALLS-> Shop.Cart.add:10",
+            "Shop.Cart.add_free:15 -CALLS-> Shop.Item.free:27",
+            "Shop.Item.free:27 -CALLS-> Shop.Item.initialize:13",
+            // `Shop::Cart.new` (no parentheses) and `Shop::Item.new(…)`,
+            // then calls on the values they give, across files.
+            "checkout:3 -CALLS-> Shop.Cart.initialize:6",
+            "checkout:3 -CALLS-> Shop.Item.initialize:13",
+            "checkout:3 -CALLS-> Shop.Cart.add:10",
+            "checkout:3 -CALLS-> Shop.Cart.total:19",
+            "checkout:3 -CALLS-> Shop.Item.discounted:23",
+            // An item's `price` is its own, not the one it overrides.
+            "checkout:3 -CALLS-> Shop.Item.price:19",
+        ],
+        &["checkout:3 -CALLS-> Shop.Priced.price:4"],
+    );
+}
+
+#[test]
+fn php_namespaces_interfaces_promoted_properties_and_static_calls() {
+    let p = "Acme.Shop.";
+    let with = |e: &str| e.replace("@", p);
+    let want: Vec<String> = [
+        "Acme.Shop -DECLARES-> @Item",
+        "@Item -IMPLEMENTS-> @Priced",
+        "@Item.price:18 -OVERRIDES-> @Priced.price:8",
+        "@Item -DECLARES-> @Item.name",
+        // `$this->price()`, `new self(…)`.
+        "@Item.discounted:23 -CALLS-> @Item.price:18",
+        "@Item.free:28 -CALLS-> @Item.__construct:12",
+        // A typed field (`$this->ledger`) and a typed parameter (`$item`).
+        "@Cart.add:18 -CALLS-> @Ledger.record:33",
+        "@Cart.add:18 -CALLS-> @Item.price:18",
+        // `use Acme\Shop\Item;`, `Item::free(…)`, `new Cart()`, and the
+        // values they give.
+        "checkout:6 -CALLS-> @Item.free:28",
+        "checkout:6 -CALLS-> @Cart.__construct:13",
+        "checkout:6 -CALLS-> @Item.__construct:12",
+        "checkout:6 -CALLS-> @Cart.add:18",
+        "checkout:6 -CALLS-> @Item.discounted:23",
+        "checkout:6 -CALLS-> @Cart.total:25",
+    ]
+    .iter()
+    .map(|e| with(e))
+    .collect();
+    assert_fixture(
+        "php",
+        "php",
+        &[("Acme.Shop.Item", "class"), ("Acme.Shop.Priced", "interface"), ("Acme.Shop.Item.CURRENCY", "constant")],
+        &want.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[&with("checkout:6 -CALLS-> @Priced.price:8")],
+    );
+}
+
+#[test]
+fn swift_types_protocols_initializers_and_implicit_self() {
+    assert_fixture(
+        "swift",
+        "swift",
+        &[("Item", "class"), ("Cart", "struct"), ("Priced", "interface"), ("Item.init", "constructor")],
+        &[
+            "Item -IMPLEMENTS-> Priced",
+            "Book -EXTENDS-> Item",
+            "Item.price:18 -OVERRIDES-> Priced.price:3",
+            "Book.price:33 -OVERRIDES-> Item.price:18",
+            // `super.price()`, `price()` (implicit self), `Item(name:…)`.
+            "Book.price:33 -CALLS-> Item.price:18",
+            "Item.discounted:22 -CALLS-> Item.price:18",
+            "Item.free:26 -CALLS-> Item.init:12",
+            // A property typed by its value (`let ledger = Ledger()`) and a
+            // parameter typed `Item`, across files.
+            "Cart.add:6 -CALLS-> Ledger.record:18",
+            "Cart.add:6 -CALLS-> Item.price:18",
+            "checkout:21 -CALLS-> Item.free:26",
+            "checkout:21 -CALLS-> Cart.add:6",
+            "checkout:21 -CALLS-> Item.discounted:22",
+            "checkout:21 -CALLS-> Cart.total:12",
+        ],
+        &["checkout:21 -CALLS-> Book.price:33"],
+    );
+}
+
+#[test]
+fn scala_classes_companions_overloads_and_parameterless_methods() {
+    assert_fixture(
+        "scala",
+        "scala",
+        &[("shop.Priced", "trait"), ("shop.Item.<init>", "constructor"), ("app.Main", "module")],
+        &[
+            "shop.Item -IMPLEMENTS-> shop.Priced",
+            "shop.Book -EXTENDS-> shop.Item",
+            "shop.Book.price:24 -OVERRIDES-> shop.Item.price:11",
+            "shop.Book.price:24 -CALLS-> shop.Item.price:11",
+            // Overloads told apart by their number of arguments.
+            "shop.Item.discounted:15 -CALLS-> shop.Item.discounted:13",
+            "app.Main.checkout:6 -CALLS-> shop.Item.discounted:13",
+            "app.Main.checkout:6 -CALLS-> shop.Item.discounted:15",
+            // The companion object's `Item.free`, `new Item(…)`.
+            "app.Main.checkout:6 -CALLS-> shop.Item.free:19",
+            "shop.Item.free:19 -CALLS-> shop.Item.<init>:9",
+            "app.Main.checkout:6 -CALLS-> shop.Item.<init>:9",
+            "app.Main.checkout:6 -CALLS-> shop.Cart.add:10",
+            "app.Main.checkout:6 -CALLS-> shop.Cart.total:16",
+            // `item.price`: a method without parentheses runs when read.
+            "shop.Cart.add:10 -CALLS-> shop.Item.price:11",
+            "shop.Cart.add:10 -CALLS-> shop.Ledger.record:20",
+        ],
+        &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5"],
+    );
+}

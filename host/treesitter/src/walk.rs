@@ -24,6 +24,10 @@ pub const SKIPPED_DIRS: &[&str] = &[
     "third_party",
     "bazel-out",
     "bazel-bin",
+    // Swift: CocoaPods, Carthage and Xcode's build products.
+    "Pods",
+    "Carthage",
+    "DerivedData",
 ];
 
 /// How to walk.

@@ -49,7 +49,7 @@ Examples:
   signpost --project ~/src/shop             serve a repository as it stands, following its edits
   signpost --graph index.scip --policy my.wasm --http 8080
                                             serve an index over HTTP with your policy (hot-swapped on change)
-  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python, Java, Kotlin, Go, C#) into index.scip
+  signpost index ~/src/shop                 index a project (Rust, TypeScript, Python, Java, Go, C++, Ruby…) into index.scip
   signpost search refund payment            ask from a shell: the same answers as the MCP tools
   signpost neighbors OrderController --direction out --edge-types DECLARES.EXPOSES
   signpost policy check my-policy.wasm      run the checks a hot swap runs
@@ -84,8 +84,8 @@ enum Command {
     Policy(PolicyCommand),
     /// Index a project: Rust, TypeScript and Python with their SCIP
     /// indexers (rust-analyzer, scip-typescript, scip-python; installed when
-    /// missing), Java, Kotlin, Go and C# with the built-in tree-sitter
-    /// indexer; then check that each index loads. Serve the result with
+    /// missing), Java, Kotlin, Go, C#, C, C++, Ruby, PHP, Swift and Scala
+    /// with the built-in tree-sitter indexer; then check that each index loads. Serve the result with
     /// `signpost --graph`.
     #[command(
         after_help = "Examples:\n  signpost index ~/src/shop\n  signpost index . -o /tmp/shop.scip --all-features\n  \
@@ -335,8 +335,8 @@ struct ServeArgs {
     /// files are watched: a new version that loads replaces the graph.
     #[arg(long, value_name = "PATH")]
     graph: Vec<PathBuf>,
-    /// Serve a repository as its code stands now: index it (Java, Kotlin, Go and C# at
-    /// once with the built-in indexer; Rust, TypeScript and Python with
+    /// Serve a repository as its code stands now: index it (Java, Kotlin, Go,
+    /// C#, C, C++, Ruby, PHP, Swift and Scala at once with the built-in indexer; Rust, TypeScript and Python with
     /// their SCIP indexers in the background), then follow its edits. The
     /// indexes live in $XDG_CACHE_HOME/signpost/projects/.
     #[arg(long, value_name = "DIR")]

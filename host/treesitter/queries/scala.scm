@@ -1,0 +1,38 @@
+; scala for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+; Symbols are spelled as SemanticDB (scip-java) spells them: a class `Item#`,
+; its companion object `Item.` (a namespace spelled as a term), the primary
+; constructor `` `<init>`(). ``.
+
+(package_clause name: (package_identifier) @package)
+(import_declaration path: (identifier) @import.from . (namespace_selectors (identifier) @import))
+
+; Definitions.
+(class_definition name: (identifier) @name) @def.class
+(trait_definition name: (identifier) @name) @def.trait
+(enum_definition name: (identifier) @name) @def.enum
+(object_definition name: (identifier) @name @term) @def.module
+(class_definition class_parameters: (class_parameters) @name @params @def.constructor)
+(class_parameter name: (identifier) @name) @def.property
+(function_definition name: (identifier) @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
+(function_declaration name: (identifier) @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
+(template_body (val_definition pattern: (identifier) @name) @def.property)
+(template_body (var_definition pattern: (identifier) @name) @def.property)
+(type_definition name: (type_identifier) @name) @def.type
+
+; Headers: `extends A with B`.
+(extends_clause type: [(type_identifier) @extends (generic_type type: (type_identifier) @extends)])
+
+; Typed names, values, and parameterless methods read as fields.
+(parameter name: (identifier) @var.name type: (_) @var.written)
+(class_parameter name: (identifier) @var.name type: (_) @var.written)
+(val_definition pattern: (identifier) @var.name type: (_) @var.written)
+(val_definition pattern: (identifier) @var.name !type value: (_) @var.value)
+(var_definition pattern: (identifier) @var.name !type value: (_) @var.value)
+
+; References: calls, `new T(…)`, and `item.price` (a method without
+; parentheses runs when read).
+(call_expression function: (identifier) @call arguments: (arguments) @call.args)
+(call_expression function: (field_expression value: (_) @call.receiver field: (identifier) @call) arguments: (arguments) @call.args)
+(instance_expression [(type_identifier) @new (generic_type type: (type_identifier) @new)] arguments: (arguments)? @call.args)
+(field_expression value: (_) @call.receiver field: (identifier) @read)
+(type_identifier) @ref.type

@@ -1,0 +1,45 @@
+; swift for signpost's built-in indexer. Capture names: docs/tree-sitter.md.
+; Swift has no package declarations: a module is a build target, so names
+; resolve through their types and the project. A function's parameters are
+; its own children (`@params` is the declaration).
+
+; Definitions. Structs, enums, classes and extensions are all
+; `class_declaration`s; an extension's members belong to the type extended.
+(class_declaration "class" name: (type_identifier) @name) @def.class
+(class_declaration "struct" name: (type_identifier) @name) @def.struct
+(class_declaration "enum" name: (type_identifier) @name) @def.enum
+(class_declaration "actor" name: (type_identifier) @name) @def.class
+(protocol_declaration name: (type_identifier) @name) @def.interface
+(typealias_declaration name: (type_identifier) @name) @def.type
+(enum_entry name: (simple_identifier) @name) @def.constant
+(function_declaration name: (simple_identifier) @name) @params @def.function
+(function_declaration name: (simple_identifier) @name return_type: (_) @returns) @def.function
+(protocol_function_declaration name: (simple_identifier) @name) @params @def.method
+(init_declaration "init" @name) @params @def.constructor
+(class_declaration "extension" name: (user_type (type_identifier) @owner)
+  body: (class_body (function_declaration name: (simple_identifier) @name) @params @def.method))
+(class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
+(protocol_body (protocol_property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
+(source_file (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.variable)
+
+; Headers: a superclass and the protocols adopted.
+(inheritance_specifier inherits_from: (user_type (type_identifier) @extends))
+
+; Typed names: parameters, properties and locals, by written type or value.
+(parameter (simple_identifier) @var.name .
+  [(user_type) (array_type) (optional_type) (dictionary_type) (tuple_type)] @var.written)
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name)
+  (type_annotation type: (_) @var.written))
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) !value)
+(property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) value: (_) @var.value)
+(for_statement item: (pattern bound_identifier: (simple_identifier) @var.name) collection: (_) @var.of)
+
+; References. `Item(name: …)` is a construction (a call of a type's name).
+(call_expression (simple_identifier) @call (call_suffix (value_arguments) @call.args))
+(call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
+  (call_suffix (value_arguments) @call.args))
+; A call with only a trailing closure (`items.map { … }`).
+(call_expression (simple_identifier) @call (call_suffix . (lambda_literal)))
+(call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
+  (call_suffix . (lambda_literal)))
+(user_type (type_identifier) @ref.type)
