@@ -11,16 +11,18 @@
 
 #![allow(deprecated)] // MCP logging (SEP-2577 deprecates it; our users' clients still read it)
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, LoggingLevel,
     LoggingMessageNotificationParam, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSendError};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::live_policy::{SwapRecord, SwapResult};
@@ -65,13 +67,74 @@ pub struct Handler {
     /// The session's own history, for calls that send no trail.
     own: Arc<SessionContext>,
     log_level: Arc<Mutex<LoggingLevel>>,
+    /// The resources it subscribed to with `resources/subscribe`.
+    subscribed: Arc<Subscribed>,
 }
 
 impl Handler {
     /// A new session: no trail, no policy instance yet.
     pub fn new(signpost: Arc<Signpost>) -> Self {
-        Handler { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)) }
+        let subscribed = Arc::new(Subscribed::held(signpost.upstream().cloned(), Vec::new()));
+        Handler { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)), subscribed }
     }
+}
+
+/// Resources a session (or one `subscriptions/listen` stream) subscribed
+/// to. The backend's are let go when it ends: the last session to let one
+/// go unsubscribes the backend.
+struct Subscribed {
+    upstream: Option<Arc<Upstream>>,
+    uris: Mutex<HashSet<String>>,
+}
+
+impl Subscribed {
+    fn held(upstream: Option<Arc<Upstream>>, uris: Vec<String>) -> Self {
+        Subscribed { upstream, uris: Mutex::new(uris.into_iter().collect()) }
+    }
+
+    fn has(&self, uri: &str) -> bool {
+        self.uris.lock().unwrap_or_else(PoisonError::into_inner).contains(uri)
+    }
+}
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        let Some(upstream) = self.upstream.clone() else { return };
+        let uris: Vec<String> = self
+            .uris
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .filter(|u| !own_subscribable(u))
+            .collect();
+        if uris.is_empty() {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                for uri in uris {
+                    upstream.drop_updates(&uri).await;
+                }
+            });
+        }
+    }
+}
+
+/// The resources of Signpost's own that announce their updates: the policy
+/// status, whenever the policy is swapped (or a swap is refused).
+fn own_subscribable(uri: &str) -> bool {
+    uri == POLICY_STATUS_URI
+}
+
+/// Why `uri` cannot be subscribed to, as the agent reads it.
+fn not_subscribable(uri: &str, why: &str) -> McpError {
+    McpError::invalid_params(
+        format!(
+            "`{}` cannot be subscribed to: {why}; {POLICY_STATUS_URI} can (it changes when the policy is swapped)",
+            crate::clip(uri)
+        ),
+        Some(serde_json::json!({"uri": uri})),
+    )
 }
 
 /// Who is calling: the digest of the request's bearer token over HTTP
@@ -100,8 +163,13 @@ impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         // Prompts: none, but `prompts/list` answers (empty), and a handler
         // that answers is declared (2026-07-28, SEP-2575).
-        let capabilities =
+        let mut capabilities =
             ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().enable_logging().build();
+        // The policy's status announces its updates (and, in front of a
+        // backend that takes subscriptions, the backend's resources).
+        if let Some(r) = capabilities.resources.as_mut() {
+            r.subscribe = Some(true);
+        }
         let server = Implementation::new("signpost", env!("CARGO_PKG_VERSION"));
         if let Some(upstream) = self.signpost.upstream() {
             // The backend's own words first: the agent is using its tools.
@@ -131,6 +199,7 @@ impl ServerHandler for Handler {
                 .build();
             if let Some(r) = capabilities.resources.as_mut() {
                 r.list_changed = resources.then_some(true);
+                r.subscribe = Some(true);
             }
             if let Some(p) = capabilities.prompts.as_mut() {
                 p.list_changed = prompts.then_some(true);
@@ -148,11 +217,15 @@ impl ServerHandler for Handler {
         // until the session ends.
         let mut swaps = self.signpost.live().subscribe();
         let (peer, level) = (context.peer, self.log_level.clone());
-        // A proxy passes on what its backend announces: list changes, and
-        // log messages its agent's level lets through.
+        // Subscriptions are the session's: its tasks hold them weakly, so
+        // that they end with it.
+        let subscribed: Weak<Subscribed> = Arc::downgrade(&self.subscribed);
+        // A proxy passes on what its backend announces: list changes,
+        // updates of resources the session subscribed to, and log messages
+        // its agent's level lets through.
         if let Some(upstream) = self.signpost.upstream() {
             let mut notices = upstream.subscribe();
-            let (peer, level) = (peer.clone(), level.clone());
+            let (peer, level, subscribed) = (peer.clone(), level.clone(), subscribed.clone());
             tokio::spawn(async move {
                 loop {
                     let sent = match notices.recv().await {
@@ -162,6 +235,13 @@ impl ServerHandler for Handler {
                         }
                         Ok(Notice::Resources) => peer.notify_resource_list_changed().await,
                         Ok(Notice::Prompts) => peer.notify_prompt_list_changed().await,
+                        Ok(Notice::Updated(uri)) => match subscribed.upgrade() {
+                            Some(s) if s.has(&uri) => {
+                                peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await
+                            }
+                            Some(_) => continue,
+                            None => break,
+                        },
                         Ok(Notice::Log(message)) => {
                             let wanted = *level.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                             if severity(message.level) < severity(wanted) {
@@ -184,6 +264,17 @@ impl ServerHandler for Handler {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
                 };
+                // The policy's status changed, for a session subscribed to it.
+                let Some(held) = subscribed.upgrade() else { break };
+                if held.has(POLICY_STATUS_URI)
+                    && peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(POLICY_STATUS_URI))
+                        .await
+                        .is_err()
+                {
+                    break;
+                }
+                drop(held);
                 let wanted = *level.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 let this = swap_level(&record);
                 if severity(this) < severity(wanted) {
@@ -196,6 +287,116 @@ impl ServerHandler for Handler {
                 }
             }
         });
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let uri = request.uri;
+        let fresh = || self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(uri.clone());
+        if own_subscribable(&uri) {
+            fresh();
+            return Ok(());
+        }
+        let Some(upstream) = self.signpost.upstream().filter(|_| uri != GRAPH_STATUS_URI) else {
+            return Err(not_subscribable(&uri, "no resource of Signpost's but the policy's status announces updates"));
+        };
+        if !upstream.can_subscribe() {
+            return Err(not_subscribable(&uri, "the backend does not take subscriptions"));
+        }
+        if fresh()
+            && let Err(e) = upstream.want_updates(&uri).await
+        {
+            self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&uri);
+            return Err(not_subscribable(&uri, &e.to_string()));
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let had = self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&request.uri);
+        if had
+            && !own_subscribable(&request.uri)
+            && let Some(upstream) = self.signpost.upstream()
+        {
+            upstream.drop_updates(&request.uri).await;
+        }
+        Ok(())
+    }
+
+    /// 2026-07-28 (`subscriptions/listen`): list changes, and updates of the
+    /// resources asked for that announce theirs (the policy's status; a
+    /// backend's, when it takes subscriptions).
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = requested.clone();
+        if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+            let proxied = self.signpost.upstream().is_some_and(|u| u.can_subscribe());
+            uris.retain(|u| own_subscribable(u) || (proxied && u != GRAPH_STATUS_URI));
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let uris: HashSet<String> = context.accepted().resource_subscriptions.iter().flatten().cloned().collect();
+        let upstream = self.signpost.upstream().cloned();
+        // The backend's resources this stream holds, let go when it ends.
+        let mut held = Vec::new();
+        if let Some(up) = &upstream {
+            for uri in uris.iter().filter(|u| !own_subscribable(u)) {
+                match up.want_updates(uri).await {
+                    Ok(()) => held.push(uri.clone()),
+                    Err(e) => tracing::warn!(error = %e, "a resource subscription was not taken by the backend"),
+                }
+            }
+        }
+        let _held = Subscribed::held(upstream.clone(), held);
+        let mut notices = upstream.as_ref().map(|u| u.subscribe());
+        let mut swaps = self.signpost.live().subscribe();
+        let sink = context.sink();
+        loop {
+            let sent = tokio::select! {
+                () = context.cancelled() => break,
+                notice = async {
+                    match notices.as_mut() {
+                        Some(n) => n.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => match notice {
+                    Ok(Notice::Tools) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        sink.notify_tool_list_changed().await
+                    }
+                    Ok(Notice::Resources) => sink.notify_resource_list_changed().await,
+                    Ok(Notice::Prompts) => sink.notify_prompt_list_changed().await,
+                    Ok(Notice::Updated(uri)) if uris.contains(&uri) => sink.notify_resource_updated(uri).await,
+                    Ok(_) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        notices = None;
+                        continue;
+                    }
+                },
+                swap = swaps.recv() => match swap {
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_))
+                        if uris.contains(POLICY_STATUS_URI) =>
+                    {
+                        sink.notify_resource_updated(POLICY_STATUS_URI).await
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                },
+            };
+            match sent {
+                // What this stream did not ask for is not sent on it.
+                Ok(()) | Err(SubscriptionSendError::NotificationNotAccepted(_)) => {}
+                Err(_) => break,
+            }
+        }
+        Ok(())
     }
 
     async fn set_level(

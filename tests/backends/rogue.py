@@ -16,9 +16,14 @@ like any server, then misbehaves on `tools/call` as its argument says:
               wait      no answer (until the call is cancelled);
               ask       asks for input (2026-07-28 MRTR: roots), and answers
                         the retry that carries it with what it got.
+              touch:URI announces that resource URI was updated (whether
+                        or not anyone subscribed: the proxy must pass it on
+                        only to the sessions that did).
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
-sent (`cancelled <id>`) and the log levels it is asked for (`level <l>`).
+sent (`cancelled <id>`), the log levels it is asked for (`level <l>`) and
+the resources it is subscribed to and unsubscribed from (`subscribe <uri>`,
+`unsubscribe <uri>`).
 """
 import json
 import os
@@ -62,7 +67,7 @@ for line in sys.stdin:
             "capabilities": {
                 "tools": {},
                 "logging": {},
-                "resources": {"listChanged": True},
+                "resources": {"listChanged": True, "subscribe": True},
                 "prompts": {"listChanged": True},
             },
             "serverInfo": {"name": "rogue", "version": "1.0.0"},
@@ -77,6 +82,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "result": {"resources": []}})
     elif method == "prompts/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
+    elif method in ("resources/subscribe", "resources/unsubscribe"):
+        note("%s %s" % (method.split("/")[1], request["params"].get("uri")))
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "logging/setLevel":
         note("level %s" % request["params"].get("level"))
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
@@ -106,6 +114,8 @@ for line in sys.stdin:
             for level in LEVELS:
                 send({"jsonrpc": "2.0", "method": "notifications/message", "params": {
                     "level": level, "logger": "rogue", "data": {"said": level}}})
+        elif text.startswith("touch:"):
+            send({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": text[6:]}})
         elif text == "change":
             send({"jsonrpc": "2.0", "method": "notifications/resources/list_changed"})
             send({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})

@@ -13,6 +13,7 @@ use crate::common::swap::{Scratch, WAIT, active, last, read};
 use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
 
 #[tokio::test]
+#[allow(deprecated)] // `resources/subscribe`: the legacy protocol's, which agents still speak
 async fn swaps_on_file_write_rename_and_sighup() {
     let s = Scratch::new("swap-triggers");
     s.install(&read(DEFAULT_POLICY));
@@ -21,12 +22,25 @@ async fn swaps_on_file_write_rename_and_sighup() {
     assert_eq!(active(&client.status().await), "signpost-default");
     let before = client.call("describe", json!({"id": ctrl})).await;
     assert!(before.text.starts_with("[record]"), "{}", before.text);
+    // The policy's status announces its updates to a session subscribed.
+    let subscribe = rmcp::model::SubscribeRequestParams::new("signpost://policy");
+    client.service().subscribe(subscribe).await.expect("subscribing to the policy's status");
+    assert!(client.notices().is_empty(), "{:?}", client.notices());
 
     // A write in place.
     s.overwrite(&read(STRICT_POLICY));
     let status = client.wait_status(WAIT, |st| active(st) == "strict").await;
     assert_eq!(active(&status), "strict", "{status:#}");
     assert_eq!(last(&status), "published");
+    let mut updated = false;
+    for _ in 0..40 {
+        updated = client.notices().contains(&json!({"updated": "signpost://policy"}));
+        if updated {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(updated, "the swap updated the subscribed status: {:?}", client.notices());
     let after = client.call_raw_text("describe", json!({"id": ctrl})).await;
     assert!(after.contains("### Next steps") && after.contains("strict: "), "hints changed on the next call:\n{after}");
 

@@ -404,6 +404,88 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     client.close().await;
 }
 
+/// Resource subscriptions through the proxy: an agent's `resources/subscribe`
+/// subscribes the backend once, the backend's updates reach the sessions
+/// that subscribed (and no other), the last unsubscription reaches the
+/// backend; a 2026-07-28 agent asks on `subscriptions/listen` and hears
+/// them on that stream; what cannot be subscribed to is refused with a
+/// reason.
+#[tokio::test]
+#[allow(deprecated)] // `resources/subscribe`: the legacy protocol's, which agents still speak
+async fn resource_subscriptions_pass_through_the_proxy() {
+    use rmcp::model::{SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams};
+
+    let dir = temp_dir("proxy-subscriptions");
+    let calls = dir.join("calls");
+    let script = repo().join("tests/backends/rogue.py");
+    let args = ["proxy", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let env = [("ROGUE_CALLS", calls.to_str().unwrap_or_default())];
+    let client = Client::spawn_with(&args, &env, Stdio::null()).await;
+    let other = Client::spawn_with(&args, &env, Stdio::null()).await;
+    let updates = |c: &Client| -> Vec<String> {
+        c.notices().iter().filter_map(|n| n["updated"].as_str().map(str::to_owned)).collect()
+    };
+    let wait_updates = async |c: &Client, n: usize| {
+        for _ in 0..40 {
+            if updates(c).len() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        updates(c)
+    };
+
+    client.service().subscribe(SubscribeRequestParams::new("res://a")).await.expect("subscribing");
+    assert!(wait_for_line(&calls, "subscribe res://a").await, "the backend was subscribed");
+    // A second subscription of the same session is the same one.
+    client.service().subscribe(SubscribeRequestParams::new("res://a")).await.expect("subscribing again");
+    let touched = call(&client, "echo", json!({"text": "touch:res://b"})).await;
+    assert_ne!(touched.is_error, Some(true), "{touched:?}");
+    let touched = call(&client, "echo", json!({"text": "touch:res://a"})).await;
+    assert_ne!(touched.is_error, Some(true), "{touched:?}");
+    assert_eq!(wait_updates(&client, 1).await, ["res://a"], "only what the session subscribed to");
+    // The other proxy's session subscribed to nothing and hears nothing.
+    let heard = call(&other, "echo", json!({"text": "touch:res://a"})).await;
+    assert_ne!(heard.is_error, Some(true), "{heard:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(updates(&other).is_empty(), "{:?}", other.notices());
+
+    // What announces no updates is refused, saying what can be.
+    let refused = client.service().subscribe(SubscribeRequestParams::new("signpost://graph")).await;
+    let e = refused.expect_err("the graph's status announces no updates");
+    assert!(e.to_string().contains("signpost://policy"), "{e}");
+
+    client.service().unsubscribe(UnsubscribeRequestParams::new("res://a")).await.expect("unsubscribing");
+    assert!(wait_for_line(&calls, "unsubscribe res://a").await, "the last unsubscription reached the backend");
+
+    // 2026-07-28: `subscriptions/listen` with the resource; its updates
+    // come on that stream, and the stream's end lets the backend go.
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.args(args).env("RUST_LOG", "warn").env("ROGUE_CALLS", &calls);
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the proxy");
+    let lifecycle =
+        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
+    let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
+    let filter = SubscriptionFilter::builder().resource_subscription("res://c").build();
+    let mut stream = modern.peer().listen(filter).await.expect("listening");
+    assert!(wait_for_line(&calls, "subscribe res://c").await, "the backend was subscribed for the stream");
+    let touch = CallToolRequestParams::new("echo")
+        .with_arguments(json!({"text": "touch:res://c"}).as_object().cloned().unwrap_or_default());
+    modern.peer().call_tool_once(touch).await.expect("touching");
+    let heard = tokio::time::timeout(Duration::from_secs(10), stream.next()).await.expect("an update on the stream");
+    match heard {
+        Ok(Some(rmcp::model::ServerNotification::ResourceUpdatedNotification(n))) => {
+            assert_eq!(n.params.uri, "res://c");
+        }
+        other => panic!("not the update: {other:?}"),
+    }
+    stream.cancel().await.expect("ending the stream");
+    assert!(wait_for_line(&calls, "unsubscribe res://c").await, "the stream's end let the backend go");
+    let _ = modern.cancel().await;
+    other.close().await;
+    client.close().await;
+}
+
 #[test]
 fn a_proxy_needs_a_backend_and_no_graph() {
     let (ok, out) = crate::common::run_cli(&["proxy"]);

@@ -71,6 +71,9 @@ pub enum Notice {
     Prompts,
     /// A log message; each session passes on what its level lets through.
     Log(Box<LoggingMessageNotificationParam>),
+    /// A resource some session subscribed to changed; the sessions that
+    /// subscribed to it pass it on.
+    Updated(String),
 }
 
 /// Where a forwarded call's progress goes: the session of the agent that
@@ -172,6 +175,14 @@ impl ClientHandler for Listener {
         let _ = self.notices.send(Notice::Prompts);
     }
 
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.notices.send(Notice::Updated(params.uri));
+    }
+
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -255,6 +266,25 @@ fn listen(peer: &Peer<RoleClient>, listener: Listener) {
     });
 }
 
+/// On a 2026-07-28 connection a resource's updates come on a stream asked
+/// for them: one per subscribed resource, read until it ends, and ended
+/// (aborted) when the last session lets the resource go.
+async fn listen_to(
+    peer: &Peer<RoleClient>,
+    uri: &str,
+    notices: broadcast::Sender<Notice>,
+) -> Result<tokio::task::JoinHandle<()>, ServiceError> {
+    let filter = SubscriptionFilter::builder().resource_subscription(uri).build();
+    let mut stream = peer.listen(filter).await?;
+    Ok(tokio::spawn(async move {
+        while let Ok(Some(notification)) = stream.next().await {
+            if let ServerNotification::ResourceUpdatedNotification(n) = notification {
+                let _ = notices.send(Notice::Updated(n.params.uri));
+            }
+        }
+    }))
+}
+
 /// A call sent to the backend and not yet answered: when it is dropped
 /// unanswered (its deadline passed, or its agent cancelled), the backend
 /// is told to cancel it. Its progress relay lives as long as it does.
@@ -333,6 +363,12 @@ pub struct Upstream {
     /// The most verbose log level any session asked for: asked of the
     /// backend, and again of each new start.
     log_level: Mutex<Option<LoggingLevel>>,
+    /// The resources sessions subscribed to, each with how many sessions
+    /// did: the backend is subscribed to each once, and again after a
+    /// restart.
+    subscriptions: Mutex<HashMap<String, usize>>,
+    /// A 2026-07-28 backend's stream of each subscribed resource's updates.
+    streams: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
 }
 
 impl Upstream {
@@ -355,6 +391,8 @@ impl Upstream {
             tools_changed,
             relays: Arc::default(),
             log_level: Mutex::new(None),
+            subscriptions: Mutex::default(),
+            streams: Mutex::default(),
         });
         upstream.peer().await.map_err(|e| anyhow::anyhow!("{}: {e}", upstream.describe()))?;
         let weak = Arc::downgrade(&upstream);
@@ -420,6 +458,101 @@ impl Upstream {
         }
     }
 
+    /// Whether the backend takes subscriptions to its resources.
+    pub fn can_subscribe(&self) -> bool {
+        self.info().is_some_and(|i| i.capabilities.resources.as_ref().is_some_and(|r| r.subscribe == Some(true)))
+    }
+
+    /// A session wants `uri`'s updates: the first one subscribes the
+    /// backend (an error, and nothing kept, when it refuses).
+    pub async fn want_updates(&self, uri: &str) -> Result<(), UpstreamError> {
+        {
+            let mut subscribed = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = subscribed.entry(uri.to_owned()).or_insert(0);
+            *n += 1;
+            if *n > 1 {
+                return Ok(());
+            }
+        }
+        let asked = match self.peer().await {
+            Ok((peer, _)) => self.ask_updates(&peer, uri).await,
+            Err(e) => Err(e),
+        };
+        if asked.is_err() {
+            self.drop_count(uri);
+        }
+        asked
+    }
+
+    /// A session no longer wants `uri`'s updates: the last one unsubscribes
+    /// the backend.
+    pub async fn drop_updates(&self, uri: &str) {
+        if !self.drop_count(uri) {
+            return;
+        }
+        if let Some(stream) = self.streams.lock().unwrap_or_else(PoisonError::into_inner).remove(uri) {
+            stream.abort();
+            return;
+        }
+        if let Ok((peer, _)) = self.peer().await {
+            let asked = tokio::time::timeout(
+                self.command.timeout,
+                peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri)),
+            );
+            if let Err(e) =
+                asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
+            {
+                tracing::warn!(error = %e, "the backend did not take an unsubscription");
+            }
+        }
+    }
+
+    /// One session fewer for `uri`; whether it was the last.
+    fn drop_count(&self, uri: &str) -> bool {
+        let mut subscribed = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
+        match subscribed.get_mut(uri) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            Some(_) => {
+                subscribed.remove(uri);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Subscribes the backend to `uri`: `resources/subscribe`, or on
+    /// 2026-07-28 a stream of its updates.
+    async fn ask_updates(&self, peer: &Peer<RoleClient>, uri: &str) -> Result<(), UpstreamError> {
+        if !self.can_subscribe() {
+            return Err(UpstreamError::Refused(format!(
+                "{} does not take subscriptions to its resources",
+                self.describe()
+            )));
+        }
+        if peer.peer_info().is_some_and(|i| i.protocol_version >= ProtocolVersion::V_2026_07_28) {
+            let opened = tokio::time::timeout(self.command.timeout, listen_to(peer, uri, self.notices.clone())).await;
+            match opened {
+                Ok(Ok(stream)) => {
+                    let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(old) = streams.insert(uri.to_owned(), stream) {
+                        old.abort();
+                    }
+                    return Ok(());
+                }
+                // A backend that says 2026-07-28 but has no stream for it:
+                // `resources/subscribe`, as before.
+                Ok(Err(e)) => tracing::debug!(error = %e, "no stream for a resource's updates; subscribing"),
+                Err(_) => return Err(UpstreamError::Timeout(self.command.timeout)),
+            }
+        }
+        let asked =
+            tokio::time::timeout(self.command.timeout, peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri)));
+        asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
+    }
+
     async fn ask_log_level(&self, peer: &Peer<RoleClient>, level: LoggingLevel) {
         if self.info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return;
@@ -465,6 +598,14 @@ impl Upstream {
                 let level = *self.log_level.lock().unwrap_or_else(PoisonError::into_inner);
                 if let Some(level) = level {
                     self.ask_log_level(&peer, level).await;
+                }
+                // What sessions subscribed to, subscribed again.
+                let uris: Vec<String> =
+                    self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect();
+                for uri in uris {
+                    if let Err(e) = self.ask_updates(&peer, &uri).await {
+                        tracing::warn!(error = %e, uri = %sanitize::escape(&uri, 200), "the restarted backend did not take a subscription again");
+                    }
                 }
                 Ok((peer, generation))
             }

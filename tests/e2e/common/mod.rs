@@ -80,6 +80,14 @@ impl ClientHandler for Recorder {
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.notice(json!("prompts/list_changed"));
     }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notice(json!({"updated": params.uri}));
+    }
 }
 
 /// An MCP client session with a freshly spawned `signpost`.
