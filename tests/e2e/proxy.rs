@@ -466,7 +466,7 @@ async fn resource_subscriptions_pass_through_the_proxy() {
     let lifecycle =
         rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
     let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
-    let filter = SubscriptionFilter::builder().resource_subscription("res://c").build();
+    let filter = SubscriptionFilter::builder().resources_list_changed().resource_subscription("res://c").build();
     let mut stream = modern.peer().listen(filter).await.expect("listening");
     assert!(wait_for_line(&calls, "subscribe res://c").await, "the backend was subscribed for the stream");
     let touch = CallToolRequestParams::new("echo")
@@ -479,6 +479,19 @@ async fn resource_subscriptions_pass_through_the_proxy() {
         }
         other => panic!("not the update: {other:?}"),
     }
+    // The backend's list changes come on the stream too: the resources'
+    // (asked for), not the prompts' (not asked for).
+    let change = CallToolRequestParams::new("echo")
+        .with_arguments(json!({"text": "change"}).as_object().cloned().unwrap_or_default());
+    modern.peer().call_tool_once(change).await.expect("changing");
+    let heard =
+        tokio::time::timeout(Duration::from_secs(10), stream.next()).await.expect("a list change on the stream");
+    assert!(
+        matches!(heard, Ok(Some(rmcp::model::ServerNotification::ResourceListChangedNotification(_)))),
+        "{heard:?}"
+    );
+    let more = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+    assert!(more.is_err(), "nothing it did not ask for: {more:?}");
     stream.cancel().await.expect("ending the stream");
     assert!(wait_for_line(&calls, "unsubscribe res://c").await, "the stream's end let the backend go");
     let _ = modern.cancel().await;
