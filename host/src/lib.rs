@@ -12,6 +12,7 @@ pub mod live_graph;
 pub mod live_policy;
 pub mod metrics;
 pub mod pipeline;
+pub mod precise;
 pub mod project;
 pub mod proxy;
 pub mod record;

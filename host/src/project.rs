@@ -33,6 +33,7 @@ use signpost_treesitter::walk::{self, WalkOptions};
 use signpost_treesitter::{Indexed, Workspace};
 
 use crate::live_graph::LiveGraph;
+use crate::precise;
 
 /// How long the tree must be quiet before changes are read: an editor's
 /// save (write, rename, chmod) is one change.
@@ -45,6 +46,13 @@ enum Event {
     /// The SCIP indexer of a project (language, directory) wrote its index:
     /// its files are that index's from now on.
     Indexed(String, PathBuf),
+    /// A precise pass ([`crate::precise`]) ended: each language's index, or
+    /// why there is none; `generations` are its languages' edit counts
+    /// when it started.
+    Precise { pass: usize, generations: Vec<u64>, result: Result<Vec<PathBuf>, String> },
+    /// The built-in languages' files have been quiet since their edit
+    /// counts were `generations`: a precise pass may run again.
+    Quiet { pass: usize, generations: Vec<u64> },
 }
 
 /// A project being served.
@@ -67,6 +75,12 @@ pub struct Project {
     /// The change number after which the watcher's marks are newer than
     /// those of `stopped`.
     stopped_seen: u64,
+    /// The built-in languages' precise passes: their SCIP indexers found
+    /// on PATH.
+    precise: Vec<precise::Pass>,
+    /// How many times each built-in language's part was read again after an
+    /// edit: a precise index of older files is not swapped in.
+    edits: std::collections::HashMap<&'static str, u64>,
 }
 
 /// `files` of `lang` that no SCIP project of the same language covers
@@ -227,6 +241,8 @@ impl Project {
             heard: Some(heard),
             stopped: Vec::new(),
             stopped_seen: 0,
+            precise: precise::passes(&found),
+            edits: std::collections::HashMap::new(),
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -282,6 +298,10 @@ impl Project {
                     ),
                 }
             });
+        }
+        // The precise passes start now, in the background.
+        for i in 0..project.precise.len() {
+            project.start_precise(i);
         }
         tracing::info!(
             root = %root.display(),
@@ -362,6 +382,15 @@ impl Project {
                 for e in batch {
                     match e {
                         Event::Changed(p) => changed.push(p),
+                        Event::Precise { pass, generations, result } => {
+                            self.landed(pass, &generations, result, &graphs);
+                        }
+                        Event::Quiet { pass, generations } => {
+                            let p = &self.precise[pass];
+                            if p.again && !p.running && self.generations(pass) == generations {
+                                self.start_precise(pass);
+                            }
+                        }
                         Event::Indexed(lang, dir) => {
                             // The new index read the files as they stood when
                             // it started: those that changed while stopped
@@ -446,6 +475,7 @@ impl Project {
             }
         }
         for indexed in &updates {
+            *self.edits.entry(indexed.lang.name).or_insert(0) += 1;
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
             let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
@@ -466,6 +496,89 @@ impl Project {
                 "re-indexed after a change"
             );
         }
+        // A precise pass of an edited language runs again once edits are
+        // quiet (and one under way is thrown away when it lands).
+        for i in 0..self.precise.len() {
+            if self.precise[i].langs.iter().any(|l| updates.iter().any(|u| std::ptr::eq(u.lang, *l))) {
+                self.precise[i].again = true;
+                self.when_quiet(i);
+            }
+        }
         Ok(())
+    }
+
+    /// Each of pass `i`'s languages' edit count.
+    fn generations(&self, i: usize) -> Vec<u64> {
+        self.precise[i].langs.iter().map(|l| self.edits.get(l.name).copied().unwrap_or(0)).collect()
+    }
+
+    /// Runs precise pass `i` in the background.
+    fn start_precise(&mut self, i: usize) {
+        let generations = self.generations(i);
+        let pass = &mut self.precise[i];
+        pass.running = true;
+        pass.again = false;
+        let (command, langs) = (pass.command.clone(), pass.langs.clone());
+        let (root, cache, events) = (self.root.clone(), self.cache.clone(), self.events.clone());
+        let what = command.first().cloned().unwrap_or_default();
+        tracing::info!(indexer = %what, "the precise pass starts in the background");
+        let spawned = std::thread::Builder::new().name("signpost-precise".into()).spawn(move || {
+            let result = precise::run(&command, &langs, &root, &cache).map_err(|e| format!("{e:#}"));
+            let _ = events.send(Event::Precise { pass: i, generations, result });
+        });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "the precise pass could not start");
+            self.precise[i].running = false;
+        }
+    }
+
+    /// Asks for pass `i` to run again once the tree has been quiet for
+    /// [`precise::QUIET`] (`SIGNPOST_PRECISE_QUIET_MS` overrides it).
+    fn when_quiet(&self, i: usize) {
+        let quiet = std::env::var("SIGNPOST_PRECISE_QUIET_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(precise::QUIET, Duration::from_millis);
+        let (events, generations) = (self.events.clone(), self.generations(i));
+        let _ = std::thread::Builder::new().name("signpost-quiet".into()).spawn(move || {
+            std::thread::sleep(quiet);
+            let _ = events.send(Event::Quiet { pass: i, generations });
+        });
+    }
+
+    /// Pass `i` ended: each language whose files did not change while it
+    /// ran gets its index in place of the built-in indexer's part.
+    fn landed(&mut self, i: usize, generations: &[u64], result: Result<Vec<PathBuf>, String>, graphs: &LiveGraph) {
+        self.precise[i].running = false;
+        let what = self.precise[i].command.first().cloned().unwrap_or_default();
+        let files = match result {
+            Ok(files) => files,
+            Err(e) => {
+                tracing::warn!(indexer = %what, error = %e, "the precise pass failed; the built-in indexer's parts keep serving");
+                return;
+            }
+        };
+        let now = self.generations(i);
+        let langs = self.precise[i].langs.clone();
+        for (((lang, file), then), now) in langs.iter().zip(files).zip(generations).zip(now) {
+            if *then != now {
+                // Files changed while it ran: its index is of older files.
+                self.precise[i].again = true;
+                continue;
+            }
+            let opts = signpost_graph::scip::Options { name: lang.name.to_owned() };
+            match signpost_graph::scip::import_file(&file, &opts) {
+                Ok(graph) => {
+                    let record = graphs.replace_part(&self.built_in_file(lang.name), graph);
+                    tracing::info!(language = lang.name, indexer = %what, result = record.result, "the precise pass's index swaps in");
+                }
+                Err(e) => {
+                    tracing::warn!(language = lang.name, indexer = %what, error = %e, "the precise pass's index does not load")
+                }
+            }
+        }
+        if self.precise[i].again {
+            self.when_quiet(i);
+        }
     }
 }

@@ -265,6 +265,69 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     client.close().await;
 }
 
+/// `signpost --project` with a built-in language's SCIP indexer on PATH:
+/// the built-in indexer answers at once, the indexer's index (exact edges)
+/// swaps in when it is done, an edit is read at once by the built-in
+/// indexer again, and the indexer runs again once edits are quiet (here it
+/// fails: the built-in part keeps serving the edit).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_project_gets_its_languages_scip_index_in_the_background() {
+    let scratch = Scratch::new("project-precise");
+    let bin = standin_scip_go(&scratch, 1);
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let (d, c) = (dir.display().to_string(), scratch.path("cache").display().to_string());
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin.clone()).chain(std::env::split_paths(&inherited)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let env = [
+        ("XDG_CACHE_HOME", c.as_str()),
+        ("PATH", path.to_str().unwrap_or_default()),
+        ("SIGNPOST_PRECISE_QUIET_MS", "300"),
+    ];
+    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
+    let service = resolve_one(&client, "service.Service").await;
+    let total = resolve_one(&client, "Order.Total").await;
+    // The callers of `Total` become exact when the indexer's index is in.
+    let callers_exact = async || {
+        let r = client.call("neighbors", json!({"ids": [total], "direction": "in", "edge_types": ["CALLS"]})).await;
+        let results = r.structured["results"].as_array().cloned().unwrap_or_default();
+        (!results.is_empty(), results.iter().all(|e| e.get("derived").is_none()))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (some, exact) = callers_exact().await;
+        if some && exact {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the precise index never swapped in ({} runs)",
+            standin_runs(&bin)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(standin_runs(&bin), 1);
+    assert_eq!(resolve_one(&client, "service.Service").await, service, "ids are the same whichever indexer read it");
+
+    // An edit is read at once by the built-in indexer.
+    std::fs::write(
+        dir.join("orders/discount.go"),
+        "package orders\n\n// Discount is a tenth of the total.\nfunc Discount(o *Order) float64 {\n\treturn o.Total() / 10\n}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "Discount", "one", &service).await;
+    // Once quiet, the indexer runs again; it fails, and the edit stays served.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while standin_runs(&bin) < 2 {
+        assert!(std::time::Instant::now() < deadline, "the indexer did not run again after the edit");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    until_resolved(&client, "Discount", "one", &service).await;
+    client.close().await;
+}
+
 /// A monorepo assembled from the fixtures: Rust, Python and TypeScript
 /// projects (their SCIP indexers) and Java and Go (built in) in
 /// subdirectories, with build outputs and dependencies that must be left out.
@@ -358,12 +421,12 @@ fn index_with(args: &[&str], path: &Path) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
 }
 
-#[test]
-fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
+/// A stand-in `scip-go` in a directory of its own (returned): `scip-go
+/// --output OUT` writes the go fixture's index as scip-go names itself (so
+/// its edges count as exact) for its first `runs` runs, then fails; each
+/// run is a line of `runs` in that directory.
+fn standin_scip_go(scratch: &Scratch, runs: usize) -> PathBuf {
     use protobuf::Message;
-    let scratch = Scratch::new("languages-dispatch");
-    // What the stand-in scip-go writes: the fixture's index, as scip-go
-    // names itself (so its edges count as exact).
     let made = scratch.path("made");
     copy_dir(&fixture("go"), &made);
     let (ok, out) = index(&made);
@@ -380,14 +443,35 @@ fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
     let bin = scratch.path("bin");
     std::fs::create_dir_all(&bin).unwrap_or_else(|e| panic!("{e}"));
     let script = bin.join("scip-go");
-    // scip-go --output OUT: the stand-in copies the index there.
-    std::fs::write(&script, format!("#!/bin/sh\n[ \"$1\" = --output ] || exit 2\ncp '{}' \"$2\"\n", standin.display()))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let log = bin.join("runs");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --output ] || exit 2\necho run >> '{log}'\n\
+             [ \"$(wc -l < '{log}')\" -le {runs} ] || {{ echo 'stand-in: no more runs' >&2; exit 1; }}\n\
+             cp '{}' \"$2\"\n",
+            standin.display(),
+            log = log.display()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap_or_else(|e| panic!("{e}"));
     }
+    bin
+}
+
+/// How many times the stand-in ran.
+fn standin_runs(bin: &Path) -> usize {
+    std::fs::read_to_string(bin.join("runs")).unwrap_or_default().lines().count()
+}
+
+#[test]
+fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
+    let scratch = Scratch::new("languages-dispatch");
+    let bin = standin_scip_go(&scratch, 1000);
     let dir = scratch.path("shop");
     copy_dir(&fixture("go"), &dir);
     let d = dir.display().to_string();
