@@ -269,6 +269,18 @@ async fn wait_for_line(file: &Path, line: &str) -> bool {
     false
 }
 
+/// A 2026-07-28 client (`server/discover`, then every request says its
+/// version) of a fresh `signpost` run with `args`, its backend noting what
+/// it hears in `calls`.
+async fn modern_client(args: &[&str], calls: &Path) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.args(args).env("RUST_LOG", "warn").env("ROGUE_CALLS", calls);
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the proxy");
+    let lifecycle =
+        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
+    rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering")
+}
+
 #[tokio::test]
 #[allow(deprecated)] // MCP logging
 async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
@@ -382,13 +394,7 @@ async fn progress_cancellation_logs_and_list_changes_pass_through_the_proxy() {
     assert_eq!(old.is_error, Some(true), "{old:?}");
     assert!(texts(&old)[0].starts_with("the backend asks for input before it answers"), "{old:?}");
 
-    let mut cmd = tokio::process::Command::new(crate::common::BIN);
-    cmd.args(args).env("RUST_LOG", "warn").env("ROGUE_CALLS", &calls);
-    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the proxy");
-    // A 2026-07-28 client: `server/discover`, then every request says its version.
-    let lifecycle =
-        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
-    let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
+    let modern = modern_client(&args, &calls).await;
     let asked = modern.peer().call_tool_once(ask()).await.expect("asking");
     let rmcp::model::CallToolResponse::InputRequired(asked) = asked else { panic!("not an input request: {asked:?}") };
     assert_eq!(asked.request_state.as_deref(), Some("rogue-state-1"), "{asked:?}");
@@ -460,12 +466,7 @@ async fn resource_subscriptions_pass_through_the_proxy() {
 
     // 2026-07-28: `subscriptions/listen` with the resource; its updates
     // come on that stream, and the stream's end lets the backend go.
-    let mut cmd = tokio::process::Command::new(crate::common::BIN);
-    cmd.args(args).env("RUST_LOG", "warn").env("ROGUE_CALLS", &calls);
-    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawning the proxy");
-    let lifecycle =
-        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
-    let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
+    let modern = modern_client(&args, &calls).await;
     let filter = SubscriptionFilter::builder().resources_list_changed().resource_subscription("res://c").build();
     let mut stream = modern.peer().listen(filter).await.expect("listening");
     assert!(wait_for_line(&calls, "subscribe res://c").await, "the backend was subscribed for the stream");
