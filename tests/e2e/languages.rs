@@ -1,5 +1,6 @@
-//! Languages without a SCIP indexer here (Java, Go, Kotlin, C#): `signpost index` reads
-//! them with the built-in tree-sitter indexer, the server answers about
+//! Languages without a SCIP indexer here (Java, Go, Kotlin, C#, C, C++,
+//! Ruby, PHP, Swift, Scala): `signpost index` reads them with the built-in
+//! tree-sitter indexer, the server answers about
 //! them through MCP, every hint works verbatim, and hostile trees (broken
 //! files, huge generated ones, binary files, symlink loops, non-UTF-8
 //! names, pathological nesting) are indexed around with a note.
@@ -42,7 +43,7 @@ async fn resolve_one(client: &Client, identifier: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn java_go_kotlin_csharp_and_cpp_projects_are_indexed_built_in_and_served() {
+async fn every_built_in_language_is_indexed_and_served() {
     let scratch = Scratch::new("languages");
     for (lang, better, iface, implementor, callee, caller, starts) in [
         (
@@ -90,6 +91,10 @@ async fn java_go_kotlin_csharp_and_cpp_projects_are_indexed_built_in_and_served(
             "main",
             vec!["Circle", "Shape", "distance", "segment_t", "shapes"],
         ),
+        ("ruby", "scip-ruby", "Priced", "Item", "Cart.add", "checkout", vec!["Cart", "Item", "Shop"]),
+        ("php", "scip-php", "Priced", "Item", "Cart.add", "checkout", vec!["Cart", "Ledger", "Acme.Shop"]),
+        ("swift", "SourceKit", "Priced", "Item", "Cart.add", "checkout", vec!["Cart", "Ledger", "Book"]),
+        ("scala", "scip-java", "Recorder", "Ledger", "Cart.add", "checkout", vec!["Cart", "Ledger", "Main"]),
     ] {
         let dir = scratch.path(lang);
         copy_dir(&fixture(lang), &dir);
@@ -103,8 +108,8 @@ async fn java_go_kotlin_csharp_and_cpp_projects_are_indexed_built_in_and_served(
         let client = Client::spawn(&["--graph", &graph.display().to_string()]).await;
         // The type hierarchy and the callers come from the index.
         let id = resolve_one(&client, iface).await;
-        // C++ has base classes, not interfaces.
-        let supertype = if lang == "cpp" { "EXTENDS" } else { "IMPLEMENTS" };
+        // C++ and Ruby have base classes, not interfaces.
+        let supertype = if matches!(lang, "cpp" | "ruby") { "EXTENDS" } else { "IMPLEMENTS" };
         let impls = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": [supertype]})).await;
         assert!(other_names(&impls).contains(implementor), "{lang}: {}", impls.text);
         let id = resolve_one(&client, callee).await;
