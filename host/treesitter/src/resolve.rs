@@ -457,6 +457,23 @@ impl Resolver<'_> {
         innermost_in(self.p, fi, span, pass)
     }
 
+    /// The innermost type around `scope` (what `self`, `this` and `Self`
+    /// mean there).
+    fn enclosing_type(&self, scope: Option<DefIx>) -> Option<DefIx> {
+        self.chain(scope).find(|&d| self.p.kind(d).is_type())
+    }
+
+    /// The one of `level` that takes `args` arguments (any, when not
+    /// known), if exactly one does.
+    fn fitting(&self, level: &[DefIx], args: Option<u32>) -> Option<DefIx> {
+        let mut fit =
+            level.iter().copied().filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))));
+        match (fit.next(), fit.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
     /// The chain of definitions from `d` outwards.
     fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
         std::iter::successors(d, |&x| self.p.defs[x].parent)
@@ -671,7 +688,7 @@ impl Resolver<'_> {
     fn bound(&self, (file, scope, b): (usize, Option<DefIx>, &Binding), depth: u8) -> Val {
         match b {
             Binding::Type(name, Some(written)) => {
-                let self_ty = self.chain(scope).find(|&d| self.p.kind(d).is_type());
+                let self_ty = self.enclosing_type(scope);
                 match self.written(file, scope, self_ty, written, depth) {
                     Val::Unknown => self.named_type(file, scope, name),
                     v => v,
@@ -680,7 +697,7 @@ impl Resolver<'_> {
             Binding::Type(name, None) => self.named_type(file, scope, name),
             Binding::Value(expr) => self.eval(file, scope, expr, false, depth),
             Binding::Element(expr) => match self.eval(file, scope, expr, false, depth) {
-                Val::Written(w) => self.element(w, depth),
+                Val::Written(w) => self.element(&w, depth),
                 _ => Val::Unknown,
             },
         }
@@ -688,7 +705,7 @@ impl Resolver<'_> {
 
     /// What one element of a collection or iterator is (`Vec<Arg>`, `impl
     /// Iterator<Item = &Arg>`, `Shape[]`).
-    fn element(&self, w: Written, depth: u8) -> Val {
+    fn element(&self, w: &Written, depth: u8) -> Val {
         let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
         let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
         let arg = match wrapper(t.head) {
@@ -696,7 +713,7 @@ impl Resolver<'_> {
             Some(Wrapper::Iterates) => t.args.first(),
             Some(Wrapper::Deref) => {
                 return match t.args.first().map(|a| self.written(w.file, w.scope, w.self_ty, a, depth)) {
-                    Some(Val::Written(inner)) => self.element(inner, depth),
+                    Some(Val::Written(inner)) => self.element(&inner, depth),
                     _ => Val::Unknown,
                 };
             }
@@ -751,7 +768,7 @@ impl Resolver<'_> {
         let f = self.p.fact(t);
         match (f.kind, f.returns.as_deref()) {
             (Kind::Type, Some(target)) if depth > 0 => {
-                let self_ty = self.chain(Some(t)).skip(1).find(|&d| self.p.kind(d).is_type());
+                let self_ty = self.enclosing_type(self.p.defs[t].parent);
                 match self.written(self.p.defs[t].file, self.p.defs[t].parent, self_ty, target, depth - 1) {
                     Val::Unknown => Val::Type(t),
                     v => v,
@@ -778,7 +795,7 @@ impl Resolver<'_> {
 
     /// What a callable `m` returns.
     fn returns(&self, m: DefIx, depth: u8) -> Val {
-        let self_ty = self.chain(Some(m)).find(|&d| self.p.kind(d).is_type());
+        let self_ty = self.enclosing_type(Some(m));
         if self.p.kind(m) == Kind::Constructor {
             return self_ty.map_or(Val::Unknown, Val::Type);
         }
@@ -822,7 +839,6 @@ impl Resolver<'_> {
 
     /// The value of an expression's first step.
     fn head(&self, fi: usize, scope: Option<DefIx>, step: Step<'_>, scoped: bool, depth: u8) -> Val {
-        let enclosing_type = || self.chain(scope).find(|&d| self.p.kind(d).is_type());
         let type_named = |name: &str| {
             let named = Name { name: name.to_owned(), qualifier: None, span: Span::default() };
             self.ty(fi, scope.unwrap_or(usize::MAX), &named)
@@ -831,10 +847,11 @@ impl Resolver<'_> {
             // A Rust impl for a type the project does not define.
             // PHP's `$this`, `static::`.
             Step::Name("this" | "self" | "Self" | "$this" | "static") => {
-                enclosing_type().map_or(Val::Foreign, Val::Type)
+                self.enclosing_type(scope).map_or(Val::Foreign, Val::Type)
             }
             Step::Name("super" | "parent") => {
-                enclosing_type().and_then(|t| self.supers.get(&t)?.first().copied()).map_or(Val::Unknown, Val::Type)
+                let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
+                sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Name(name) => {
                 // A scope written before a name (`ns::f`) is never a value.
@@ -864,12 +881,7 @@ impl Resolver<'_> {
             }
             Step::New(name) => type_named(name).map_or(Val::Foreign, Val::Type),
             Step::Call { name, args, .. } => {
-                let fits = |d: DefIx| self.p.fact(d).arity.is_none_or(|a| a.fits(args));
-                let by_arity = |level: &[DefIx]| -> Option<DefIx> {
-                    let fit: Vec<DefIx> = level.iter().copied().filter(|&d| fits(d)).collect();
-                    if let [one] = fit[..] { Some(one) } else { None }
-                };
-                match self.ladder(fi, scope, name, Want::Callable, by_arity) {
+                match self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))) {
                     Some(f) => self.returns(f, depth),
                     // `Order(…)`: a construction, where no `new` is written;
                     // else a function the project does not define.
@@ -924,9 +936,9 @@ impl Resolver<'_> {
                 let level: Vec<DefIx> = self
                     .exported(&pkg, name, REEXPORTS)
                     .into_iter()
-                    .filter(|&d| self.p.kind(d).is_callable() && self.p.fact(d).arity.is_none_or(|a| a.fits(args)))
+                    .filter(|&d| self.p.kind(d).is_callable())
                     .collect();
-                if let [one] = level[..] { self.returns(one, depth) } else { Val::Unknown }
+                self.fitting(&level, Some(args)).map_or(Val::Unknown, |one| self.returns(one, depth))
             }
             (Val::Namespace(ns), Step::Member { name, .. }) => {
                 let types = self.in_namespace(&ns, name, |k| k.is_type());
@@ -939,12 +951,8 @@ impl Resolver<'_> {
                 }
             }
             (Val::Namespace(ns), Step::Call { name, args, .. }) => {
-                let level: Vec<DefIx> = self
-                    .in_namespace(&ns, name, Kind::is_callable)
-                    .into_iter()
-                    .filter(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(args)))
-                    .collect();
-                if let [one] = level[..] { self.returns(one, depth) } else { Val::Unknown }
+                let level = self.in_namespace(&ns, name, Kind::is_callable);
+                self.fitting(&level, Some(args)).map_or(Val::Unknown, |one| self.returns(one, depth))
             }
             _ => Val::Unknown,
         }
@@ -959,7 +967,6 @@ impl Resolver<'_> {
             Some(arg) if depth > 0 => self.written(w.file, w.scope, w.self_ty, arg, depth - 1),
             _ => Val::Unknown,
         };
-        let last = t.args.len().saturating_sub(1);
         match (kind, step) {
             // `Box<T>`, `Arc<T>`, a lock's guard: T's members, as they are.
             (Some(Wrapper::Deref), Step::Member { .. } | Step::Call { .. }) => {
@@ -968,13 +975,9 @@ impl Resolver<'_> {
             }
             (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) => inner(0),
             (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
-            (Some(Wrapper::Collection), Step::Index) => inner(last),
-            (Some(Wrapper::Collection), Step::Call { name, .. }) if ELEMENT.contains(&name) => inner(last),
-            (Some(Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
-                match t.args.first().map(|a| a.split_once('=').map_or(*a, |(_, t)| t)) {
-                    Some(arg) if depth > 0 => self.written(w.file, w.scope, w.self_ty, arg, depth - 1),
-                    _ => Val::Unknown,
-                }
+            (Some(Wrapper::Collection), Step::Index) => self.element(&w, depth),
+            (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
+                self.element(&w, depth)
             }
             // `.iter()`, `.filter(…)`: the same elements.
             (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ADAPTERS.contains(&name) => {
@@ -1040,13 +1043,7 @@ impl Resolver<'_> {
             match level[..] {
                 [] => continue,
                 [one] => return Some(one),
-                _ => {
-                    let fit: Vec<DefIx> = level
-                        .into_iter()
-                        .filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
-                        .collect();
-                    return if let [one] = fit[..] { Some(one) } else { None };
-                }
+                _ => return self.fitting(&level, args),
             }
         }
         None
@@ -1054,11 +1051,7 @@ impl Resolver<'_> {
 
     /// The definition a call means.
     fn call(&self, fi: usize, scope: Option<DefIx>, c: &crate::extract::Call) -> Option<DefIx> {
-        let fits = |d: DefIx| c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)));
-        let by_arity = |level: &[DefIx]| -> Option<DefIx> {
-            let fit: Vec<DefIx> = level.iter().copied().filter(|&d| fits(d)).collect();
-            if let [one] = fit[..] { Some(one) } else { None }
-        };
+        let by_arity = |level: &[DefIx]| self.fitting(level, c.args);
         let callables =
             |defs: &[DefIx]| -> Vec<DefIx> { defs.iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect() };
         // `new T(…)`: T's constructor that takes the arguments, or T itself
@@ -1067,7 +1060,7 @@ impl Resolver<'_> {
             let t = match c.name.as_str() {
                 // PHP's `new self(…)`, `new static(…)`; Ruby's `new(…)` in
                 // a class method.
-                "self" | "static" | "new" => self.chain(scope).find(|&d| self.p.kind(d).is_type())?,
+                "self" | "static" | "new" => self.enclosing_type(scope)?,
                 _ => self.ty(
                     fi,
                     scope.unwrap_or(usize::MAX),
