@@ -32,6 +32,8 @@ pub struct Pass {
     pub running: bool,
     /// Files changed while it ran: run again when quiet.
     pub again: bool,
+    /// A quiet timer is armed.
+    pub waiting: bool,
 }
 
 /// The passes for the languages of `found` (those with files) whose SCIP
@@ -48,7 +50,7 @@ pub fn passes(found: &[(&'static Lang, Vec<PathBuf>)]) -> Vec<Pass> {
         }
         match out.iter_mut().find(|p| p.command == command) {
             Some(pass) => pass.langs.push(lang),
-            None => out.push(Pass { command, langs: vec![lang], running: false, again: false }),
+            None => out.push(Pass { command, langs: vec![lang], running: false, again: false, waiting: false }),
         }
     }
     out

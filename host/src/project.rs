@@ -386,8 +386,12 @@ impl Project {
                             self.landed(pass, &generations, result, &graphs);
                         }
                         Event::Quiet { pass, generations } => {
+                            self.precise[pass].waiting = false;
                             let p = &self.precise[pass];
-                            if p.again && !p.running && self.generations(pass) == generations {
+                            if self.generations(pass) != generations {
+                                // Edited since it was armed: wait again.
+                                self.when_quiet(pass);
+                            } else if p.again && !p.running {
                                 self.start_precise(pass);
                             }
                         }
@@ -533,8 +537,12 @@ impl Project {
     }
 
     /// Asks for pass `i` to run again once the tree has been quiet for
-    /// [`precise::QUIET`] (`SIGNPOST_PRECISE_QUIET_MS` overrides it).
-    fn when_quiet(&self, i: usize) {
+    /// [`precise::QUIET`] (`SIGNPOST_PRECISE_QUIET_MS` overrides it): one
+    /// timer per pass, armed again while edits go on.
+    fn when_quiet(&mut self, i: usize) {
+        if std::mem::replace(&mut self.precise[i].waiting, true) {
+            return;
+        }
         let quiet = std::env::var("SIGNPOST_PRECISE_QUIET_MS")
             .ok()
             .and_then(|ms| ms.parse().ok())
