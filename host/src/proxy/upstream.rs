@@ -494,16 +494,10 @@ impl Upstream {
             stream.abort();
             return;
         }
-        if let Ok((peer, _)) = self.peer().await {
-            let asked = tokio::time::timeout(
-                self.command.timeout,
-                peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri)),
-            );
-            if let Err(e) =
-                asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
-            {
-                tracing::warn!(error = %e, "the backend did not take an unsubscription");
-            }
+        if let Ok((peer, _)) = self.peer().await
+            && let Err(e) = self.within(peer.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))).await
+        {
+            tracing::warn!(error = %e, "the backend did not take an unsubscription");
         }
     }
 
@@ -548,19 +542,23 @@ impl Upstream {
                 Err(_) => return Err(UpstreamError::Timeout(self.command.timeout)),
             }
         }
-        let asked =
-            tokio::time::timeout(self.command.timeout, peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri)));
-        asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
+        self.within(peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri))).await
+    }
+
+    /// A request to the backend, within its deadline.
+    async fn within<T>(
+        &self,
+        request: impl std::future::Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, UpstreamError> {
+        let answered = tokio::time::timeout(self.command.timeout, request).await;
+        answered.map_err(|_| UpstreamError::Timeout(self.command.timeout))?.map_err(classify)
     }
 
     async fn ask_log_level(&self, peer: &Peer<RoleClient>, level: LoggingLevel) {
         if self.info().is_none_or(|i| i.capabilities.logging.is_none()) {
             return;
         }
-        let asked = tokio::time::timeout(self.command.timeout, peer.set_level(SetLevelRequestParams::new(level)));
-        if let Err(e) =
-            asked.await.map_err(|_| UpstreamError::Timeout(self.command.timeout)).and_then(|r| r.map_err(classify))
-        {
+        if let Err(e) = self.within(peer.set_level(SetLevelRequestParams::new(level))).await {
             tracing::warn!(error = %e, "the backend did not take the log level");
         }
     }
@@ -672,10 +670,7 @@ impl Upstream {
 
     /// Reads the backend's tools/list into the catalogue and tells sessions.
     async fn refresh(&self, peer: &Peer<RoleClient>) -> Result<(), UpstreamError> {
-        let tools = tokio::time::timeout(self.command.timeout, peer.list_all_tools())
-            .await
-            .map_err(|_| UpstreamError::Timeout(self.command.timeout))?
-            .map_err(classify)?;
+        let tools = self.within(peer.list_all_tools()).await?;
         let listed = tools.len();
         let tools: Vec<rmcp::model::Tool> = tools
             .into_iter()
