@@ -77,6 +77,19 @@ impl Handler {
         let subscribed = Arc::new(Subscribed::held(signpost.upstream().cloned(), Vec::new()));
         Handler { signpost, own: Arc::default(), log_level: Arc::new(Mutex::new(LoggingLevel::Info)), subscribed }
     }
+
+    /// Why `uri` cannot be subscribed to here, if it cannot: Signpost's own
+    /// that announce updates can, and a backend's when it takes
+    /// subscriptions.
+    fn cannot_subscribe(&self, uri: &str) -> Option<&'static str> {
+        if own_subscribable(uri) {
+            return None;
+        }
+        let Some(upstream) = self.signpost.upstream().filter(|_| uri != GRAPH_STATUS_URI) else {
+            return Some("no resource of Signpost's but the policy's status announces updates");
+        };
+        (!upstream.can_subscribe()).then_some("the backend does not take subscriptions")
+    }
 }
 
 /// Resources a session (or one `subscriptions/listen` stream) subscribed
@@ -295,18 +308,13 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let uri = request.uri;
-        let fresh = || self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(uri.clone());
-        if own_subscribable(&uri) {
-            fresh();
-            return Ok(());
+        if let Some(why) = self.cannot_subscribe(&uri) {
+            return Err(not_subscribable(&uri, why));
         }
-        let Some(upstream) = self.signpost.upstream().filter(|_| uri != GRAPH_STATUS_URI) else {
-            return Err(not_subscribable(&uri, "no resource of Signpost's but the policy's status announces updates"));
-        };
-        if !upstream.can_subscribe() {
-            return Err(not_subscribable(&uri, "the backend does not take subscriptions"));
-        }
-        if fresh()
+        let fresh = self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).insert(uri.clone());
+        if fresh
+            && !own_subscribable(&uri)
+            && let Some(upstream) = self.signpost.upstream()
             && let Err(e) = upstream.want_updates(&uri).await
         {
             self.subscribed.uris.lock().unwrap_or_else(PoisonError::into_inner).remove(&uri);
@@ -336,8 +344,7 @@ impl ServerHandler for Handler {
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         let mut accepted = requested.clone();
         if let Some(uris) = accepted.resource_subscriptions.as_mut() {
-            let proxied = self.signpost.upstream().is_some_and(|u| u.can_subscribe());
-            uris.retain(|u| own_subscribable(u) || (proxied && u != GRAPH_STATUS_URI));
+            uris.retain(|u| self.cannot_subscribe(u).is_none());
         }
         Some(accepted)
     }
