@@ -583,7 +583,7 @@ fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'st
 fn unqualified(path: &str) -> String {
     let head = path.find('<').unwrap_or(path.len());
     let start = path[..head].rfind("::").map_or(0, |i| i + 2);
-    path[start..].split_whitespace().collect::<Vec<_>>().join(" ")
+    compact(&path[start..])
 }
 
 /// Source text with each run of whitespace one space (a type or an
