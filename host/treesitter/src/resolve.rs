@@ -474,6 +474,11 @@ impl Resolver<'_> {
         }
     }
 
+    /// Whether `name` names a namespace of the project (C++'s `shapes`).
+    fn is_namespace(&self, name: &str) -> bool {
+        Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module)
+    }
+
     /// The chain of definitions from `d` outwards.
     fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
         std::iter::successors(d, |&x| self.p.defs[x].parent)
@@ -865,7 +870,7 @@ impl Resolver<'_> {
                     return Val::Package(pkg);
                 }
                 // A namespace of the project (`shapes::total`).
-                if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) {
+                if self.is_namespace(name) {
                     return Val::Namespace(name.to_owned());
                 }
                 // A module of a Rust crate (`output::display_width`).
@@ -944,9 +949,7 @@ impl Resolver<'_> {
                 let types = self.in_namespace(&ns, name, |k| k.is_type());
                 match types[..] {
                     [one] => Val::Type(one),
-                    _ if Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module) => {
-                        Val::Namespace(name.to_owned())
-                    }
+                    _ if self.is_namespace(name) => Val::Namespace(name.to_owned()),
                     _ => Val::Unknown,
                 }
             }
