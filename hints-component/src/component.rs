@@ -97,3 +97,7 @@ fn from_outcome(o: wit::Outcome) -> model::Outcome {
 fn to_hint(h: model::Hint) -> wit::Hint {
     wit::Hint { tool: h.tool, args: h.args.to_string(), actionable: h.actionable, reason: h.reason }
 }
+
+/// The instance's allocator (single-threaded: a component instance is).
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
