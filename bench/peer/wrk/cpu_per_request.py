@@ -5,9 +5,14 @@ rounds: each is started on a free port, one MCP session opened and warmed,
 then wrk drives the call mix at one connection for --seconds while the
 server's user and system CPU (/proc/<pid>/stat) are read before and after.
 Prints p50 latency and user/system CPU per request for each run, and the
-default / no-op ratios of each pair. Linux only (reads /proc).
+default / no-op ratios of each pair, then the medians over the pairs.
+`--policy NAME=PATH` (repeatable) adds a run of another policy component
+to each pair (a build of the default policy before a change, say), so a
+change is compared with the no-op policy and with itself in one run.
+Linux only (reads /proc).
 
     python bench/peer/wrk/cpu_per_request.py --signpost target/release/signpost --noop-policy chaos.wasm
+    python bench/peer/wrk/cpu_per_request.py ... --pairs 5 --policy before=/tmp/before.wasm
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -56,6 +62,7 @@ def main() -> None:
     p.add_argument("--noop-policy", required=True)
     p.add_argument("--seconds", type=int, default=8)
     p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--policy", action="append", default=[], metavar="NAME=PATH", help="another policy to run in each pair")
     opts = p.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="signpost-cpu-"))
     bodies = logs / "bodies.jsonl"
@@ -63,9 +70,16 @@ def main() -> None:
         for i, (tool, args) in enumerate(drive.call_mix()):
             f.write(json.dumps(drive.rpc(1000 + i, tool, args), separators=(",", ":")) + "\n")
     runs = {"default": [opts.signpost], "noop": [opts.signpost, "--policy", opts.noop_policy, "--no-watch"]}
+    for spec in opts.policy:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or name in runs or not Path(path).is_file():
+            p.error(f"--policy {spec!r}: expected NAME=PATH, a new name and an existing file")
+        runs[name] = [opts.signpost, "--policy", path, "--no-watch"]
+    every: dict[str, list[dict]] = {label: [] for label in runs}
     for pair in range(opts.pairs):
         got = {label: measure(argv, bodies, opts.seconds, logs / f"{label}-{pair}.log") for label, argv in runs.items()}
         for label, r in got.items():
+            every[label].append(r)
             print(
                 f"{label:<8} {r['requests']:>7} requests  p50 {r['p50_ms']:.3f} ms  "
                 f"user {r['user_us_per_request']} us/request  sys {r['sys_us_per_request']} us/request"
@@ -76,6 +90,11 @@ def main() -> None:
             f"user CPU +{d['user_us_per_request'] - n['user_us_per_request']:.1f} us/request\n",
             flush=True,
         )
+    noop_p50 = statistics.median(r["p50_ms"] for r in every["noop"])
+    for label, rs in every.items():
+        p50 = statistics.median(r["p50_ms"] for r in rs)
+        user = statistics.median(r["user_us_per_request"] for r in rs)
+        print(f"median of {len(rs)}: {label:<8} p50 {p50:.3f} ms ({p50 / noop_p50:.2f}x no-op)  user {user:.1f} us/request")
 
 
 if __name__ == "__main__":
