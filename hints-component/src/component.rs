@@ -98,6 +98,8 @@ fn to_hint(h: model::Hint) -> wit::Hint {
     wit::Hint { tool: h.tool, args: h.args.to_string(), actionable: h.actionable, reason: h.reason }
 }
 
-/// The instance's allocator (single-threaded: a component instance is).
+/// The instance's allocator: an arena for each call's allocations, over
+/// talc (a component instance has one thread, as [`crate::arena`] needs).
 #[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: crate::arena::Arena<talc::wasm::WasmDynamicTalc> =
+    crate::arena::Arena::new(talc::wasm::new_wasm_dynamic_allocator());

@@ -9,9 +9,11 @@
 //!   before it);
 //! - [`render`]: the terse, state-tagged text projection;
 //! - [`model`]: plain Rust mirrors of the WIT types;
-//! - [`reply`]: a tool's result, read typed from its JSON text.
+//! - [`reply`]: a tool's result, read typed from its JSON text;
+//! - [`arena`]: the instance's allocator, an arena per call.
 
 pub mod advise;
+pub mod arena;
 pub mod coerce;
 pub mod model;
 pub mod render;
