@@ -198,10 +198,11 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
         let l: &str = l;
         match redact(l, folded, scope, &parts) {
             Some(kept) => {
-                if kept != l {
+                let cut = matches!(&kept, Cow::Owned(redacted) if redacted != l);
+                if cut {
                     changes.calls += 1;
                 }
-                if kept != l || *scrubbed {
+                if cut || *scrubbed {
                     changes.lines += 1;
                     tracing::debug!(line = n + 1, "changed a text line: an unvalidated call or an unknown id");
                 }
@@ -231,7 +232,7 @@ pub fn safe_line(l: &str, max: usize, scope: &Scope<'_>) -> Option<String> {
     let single = line(l, max);
     let (l, _) = ids::replace_forged(&single, &scope.known, &mut ids::Scanner::default());
     let folded = fold::fold(&l);
-    redact(&l, &folded, scope, &[])
+    redact(&l, &folded, scope, &[]).map(Cow::into_owned)
 }
 
 /// `s` with every id the agent may not be shown replaced (a hint's
@@ -294,7 +295,7 @@ fn verdict(found: &Found, folded: &str, scope: &Scope<'_>) -> Verdict {
 /// it, it cannot be analysed within bounds, or a call in it cannot be cut
 /// out exactly (its span is not known in the text as shown). `split` are
 /// the spans (in `folded`) of a call that continues on another line.
-fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usize>]) -> Option<String> {
+fn redact<'l>(l: &'l str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usize>]) -> Option<Cow<'l, str>> {
     let quoted = scope.quoted();
     let mut calls = calls::calls_in(folded, scope.vocab, &quoted)?;
     calls.extend(split.iter().map(|s| Found { call: None, span: Some(s.clone()) }));
@@ -308,10 +309,10 @@ fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usi
         }
     }
     if looks_like_hint_line(folded) {
-        return (bad.is_empty() && ok > 0).then(|| l.to_owned());
+        return (bad.is_empty() && ok > 0).then_some(Cow::Borrowed(l));
     }
     if bad.is_empty() {
-        return Some(l.to_owned());
+        return Some(Cow::Borrowed(l));
     }
     if folded != l {
         return None;
@@ -332,7 +333,7 @@ fn redact(l: &str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usi
     out.push_str(&l[at.min(l.len())..]);
     // What is left must hold no unvalidated call either.
     let rest = calls::calls_in(&out, scope.vocab, &quoted)?;
-    rest.iter().all(|c| !matches!(verdict(c, &out, scope), Verdict::Unvalidated)).then_some(out)
+    rest.iter().all(|c| !matches!(verdict(c, &out, scope), Verdict::Unvalidated)).then_some(Cow::Owned(out))
 }
 
 /// Whether `s` (one line) shows any call at all, allowed or not, or cannot
