@@ -249,11 +249,12 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
     allowed
         .iter()
         .map(|a| {
-            let written = serde_json::to_string(a.args).unwrap_or_default();
-            // Printable ASCII reads as it is written (the usual case).
-            if written.bytes().all(is_plain) {
+            // Written in printable ASCII, it reads as it is written (the
+            // usual case): JSON writes ASCII controls as printable escapes.
+            if a.args.iter().all(|(k, v)| writes_ascii(k) && value_writes_ascii(v)) {
                 return (a.tool, Cow::Borrowed(a.args));
             }
+            let written = serde_json::to_string(a.args).unwrap_or_default();
             let cleaned = clean_text(&written);
             let shown = fold::fold(&cleaned);
             let args = match serde_json::from_str(&shown) {
@@ -263,6 +264,21 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
             (a.tool, args)
         })
         .collect()
+}
+
+/// Whether JSON writes `s` in printable ASCII: it escapes ASCII control
+/// characters, and writes every other character as it is.
+fn writes_ascii(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii() && b != 0x7f)
+}
+
+fn value_writes_ascii(v: &Value) -> bool {
+    match v {
+        Value::String(s) => writes_ascii(s),
+        Value::Array(items) => items.iter().all(value_writes_ascii),
+        Value::Object(map) => map.iter().all(|(k, v)| writes_ascii(k) && value_writes_ascii(v)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => true,
+    }
 }
 
 /// How a call found in a line stands.

@@ -143,9 +143,10 @@ fn check_text(name: &str, text: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn check_page(tool: Tool, limit: u32, offset: u32, example: &Value) -> Result<(), ToolError> {
+/// `example` is the call as sent, for the teaching error (made only then).
+fn check_page(tool: Tool, limit: u32, offset: u32, example: impl FnOnce() -> Value) -> Result<(), ToolError> {
     if limit == 0 || limit > MAX_LIMIT {
-        let mut fixed = example.clone();
+        let mut fixed = example();
         fixed["limit"] = json!(limit.clamp(1, MAX_LIMIT));
         return Err(ToolError::bad(format!("`limit` of {tool} must be 1 to {MAX_LIMIT}, got {limit}"), Some(fixed)));
     }
@@ -187,7 +188,8 @@ pub fn parse(
     ids: &mut dyn IdCoercer,
 ) -> Result<Parsed, ToolError> {
     fn de<T: serde::de::DeserializeOwned>(tool: Tool, args: &Map<String, Value>) -> Result<T, ToolError> {
-        serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
+        // Read from the map where it is, not from a copy of it.
+        T::deserialize(args).map_err(|e| {
             // The example travels in `example`, never inside the message:
             // the text may show a call only where the host can vet it.
             let example = Some(tool.example()).filter(|x| x.as_object().is_some_and(|m| !m.is_empty()));
@@ -228,8 +230,7 @@ pub fn parse(
                     check_text(name, v)?;
                 }
             }
-            let example = Value::Object(args.clone());
-            check_page(tool, a.limit, a.offset, &example)?;
+            check_page(tool, a.limit, a.offset, || Value::Object(args.clone()))?;
             Ok(Parsed::Find(a))
         }
         Tool::Search => {
@@ -238,7 +239,7 @@ pub fn parse(
             if a.query.trim().is_empty() {
                 return Err(ToolError::bad("`query` is empty: pass words to look for", Some(tool.example())));
             }
-            check_page(tool, a.limit, a.offset, &Value::Object(args.clone()))?;
+            check_page(tool, a.limit, a.offset, || Value::Object(args.clone()))?;
             Ok(Parsed::Search(a))
         }
         Tool::Neighbors => {
@@ -277,8 +278,8 @@ pub fn parse(
                     Some(json!({"ids": found, "direction": a.direction, "edge_types": fixed})),
                 ));
             }
-            let example = json!({"ids": found, "direction": a.direction, "edge_types": a.edge_types});
-            check_page(tool, a.limit, a.offset, &example)?;
+            let example = || json!({"ids": found, "direction": a.direction, "edge_types": a.edge_types});
+            check_page(tool, a.limit, a.offset, example)?;
             Ok(Parsed::Neighbors { origins, direction: a.direction, keys, limit: a.limit, offset: a.offset })
         }
     }
