@@ -1,5 +1,5 @@
 //! The default policy's logic, run natively (fast): coercion, the hint
-//! catalogue rules, prerequisites and rendering.
+//! catalogue rules, prerequisites and rendering; and its allocator.
 
 mod coerce {
     use serde_json::{Map, Value, json};
@@ -286,6 +286,141 @@ mod component_agrees_with_native {
                 assert_eq!(prereq.hints.len(), signpost_hints::advise::prerequisites(&native_call, session).len());
                 assert_eq!(prereq.hold, None, "a 0.1.0 policy never holds");
             }
+        }
+    }
+}
+
+/// The default policy's allocator (`hints-component/src/arena.rs`), run
+/// natively over the system allocator (driving an allocator takes raw
+/// pointers: `unsafe` here only).
+#[allow(unsafe_code)]
+mod arena {
+    use signpost_hints::arena::{ARENA_BYTES, Arena};
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    fn layout(size: usize, align: usize) -> Layout {
+        Layout::from_size_align(size, align).expect("a valid layout")
+    }
+
+    fn in_block(arena: &Arena<System>, ptr: *mut u8) -> bool {
+        arena.holds(ptr)
+    }
+
+    #[test]
+    fn a_call_s_allocations_bump_and_the_arena_restarts_when_all_are_freed() {
+        let arena = Arena::new(System);
+        unsafe {
+            let a = arena.alloc(layout(10, 1));
+            let b = arena.alloc(layout(8, 8));
+            assert!(in_block(&arena, a) && in_block(&arena, b));
+            assert_eq!(b as usize % 8, 0, "aligned as asked");
+            assert!(b as usize >= a as usize + 10, "no overlap");
+            a.write_bytes(1, 10);
+            b.write_bytes(2, 8);
+            assert_eq!(arena.live(), 2);
+            arena.dealloc(a, layout(10, 1));
+            assert_eq!(*b, 2, "freeing one leaves the other alone");
+            let c = arena.alloc(layout(4, 4));
+            assert!(c as usize >= b as usize + 8, "a freed block that is not the last is not reused while others live");
+            arena.dealloc(b, layout(8, 8));
+            arena.dealloc(c, layout(4, 4));
+            assert_eq!(arena.live(), 0);
+            assert_eq!(arena.alloc(layout(10, 1)), a, "nothing live: the arena starts again");
+        }
+    }
+
+    #[test]
+    fn the_last_allocation_grows_in_place_and_others_move() {
+        let arena = Arena::new(System);
+        unsafe {
+            let a = arena.alloc(layout(16, 8));
+            a.write_bytes(7, 16);
+            let grown = arena.realloc(a, layout(16, 8), 4096);
+            assert_eq!(grown, a, "the last allocation grows where it is");
+            let b = arena.alloc(layout(8, 8));
+            let moved = arena.realloc(a, layout(4096, 8), 8192);
+            assert_ne!(moved, a, "one that is not the last moves");
+            assert!((0..16).all(|i| *moved.add(i) == 7), "and keeps its bytes");
+            assert_eq!(arena.live(), 2, "moving frees the old block");
+            let shrunk = arena.realloc(b, layout(8, 8), 4);
+            assert_eq!(shrunk, b);
+            arena.dealloc(moved, layout(8192, 8));
+            arena.dealloc(b, layout(4, 8));
+            assert_eq!(arena.live(), 0);
+        }
+    }
+
+    #[test]
+    fn what_does_not_fit_goes_to_the_backing_allocator() {
+        let arena = Arena::new(System);
+        unsafe {
+            let big = arena.alloc(layout(ARENA_BYTES + 1, 8));
+            assert!(!big.is_null() && !in_block(&arena, big), "larger than the arena");
+            big.write_bytes(0, ARENA_BYTES + 1);
+            // Something that outlives its call: the arena fills, then
+            // everything goes to the backing allocator until it is freed.
+            let kept = arena.alloc(layout(64, 8));
+            let mut fillers = Vec::new();
+            loop {
+                let p = arena.alloc(layout(1024, 8));
+                if !in_block(&arena, p) {
+                    arena.dealloc(p, layout(1024, 8));
+                    break;
+                }
+                fillers.push(p);
+            }
+            assert!(fillers.len() < ARENA_BYTES / 1024, "bounded by the arena's size");
+            for p in fillers {
+                arena.dealloc(p, layout(1024, 8));
+            }
+            let grown = arena.realloc(big, layout(ARENA_BYTES + 1, 8), ARENA_BYTES * 2);
+            assert!(!grown.is_null() && !in_block(&arena, grown));
+            arena.dealloc(grown, layout(ARENA_BYTES * 2, 8));
+            assert_eq!(arena.live(), 1);
+            arena.dealloc(kept, layout(64, 8));
+            assert_eq!(arena.alloc(layout(64, 8)), kept, "restarted once the last one went");
+        }
+    }
+
+    #[test]
+    fn a_std_workload_round_trips() {
+        // Collections on top of the arena keep their contents through
+        // growth, moves and frees, as a call's strings and vectors do.
+        let arena = Arena::new(System);
+        unsafe {
+            let mut ptrs: Vec<(*mut u8, Layout, u8)> = Vec::new();
+            for round in 0..50u8 {
+                for i in 0..40usize {
+                    let l = layout(1 + (i * 37 + round as usize) % 200, 1 << (i % 4));
+                    let p = arena.alloc(l);
+                    p.write_bytes(round, l.size());
+                    ptrs.push((p, l, round));
+                }
+                // Grow every third (up to a bound), free every other.
+                for (k, (p, l, fill)) in ptrs.iter_mut().enumerate() {
+                    if k % 3 == 0 && l.size() < 4096 {
+                        let q = arena.realloc(*p, *l, l.size() * 2);
+                        q.add(l.size()).write_bytes(*fill, l.size());
+                        *l = layout(l.size() * 2, l.align());
+                        *p = q;
+                    }
+                }
+                let mut k = 0;
+                ptrs.retain(|(p, l, fill)| {
+                    k += 1;
+                    assert!((0..l.size()).all(|i| *p.add(i) == *fill), "contents intact");
+                    if k % 2 == 0 {
+                        arena.dealloc(*p, *l);
+                        false
+                    } else {
+                        true
+                    }
+                });
+            }
+            for (p, l, _) in ptrs {
+                arena.dealloc(p, l);
+            }
+            assert_eq!(arena.live(), 0);
         }
     }
 }
