@@ -50,7 +50,9 @@ struct State {
     live: usize,
 }
 
-// SAFETY: see the module docs: used only where there is one thread.
+// SAFETY: only where there is one thread (WebAssembly without the threads
+// proposal), the only place a shared arena (a `static`) is possible.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 unsafe impl<A: Sync> Sync for Arena<A> {}
 
 impl<A: GlobalAlloc> Arena<A> {
