@@ -302,17 +302,13 @@ mod arena {
         Layout::from_size_align(size, align).expect("a valid layout")
     }
 
-    fn in_block(arena: &Arena<System>, ptr: *mut u8) -> bool {
-        arena.holds(ptr)
-    }
-
     #[test]
     fn a_call_s_allocations_bump_and_the_arena_restarts_when_all_are_freed() {
         let arena = Arena::new(System);
         unsafe {
             let a = arena.alloc(layout(10, 1));
             let b = arena.alloc(layout(8, 8));
-            assert!(in_block(&arena, a) && in_block(&arena, b));
+            assert!(arena.holds(a) && arena.holds(b));
             assert_eq!(b as usize % 8, 0, "aligned as asked");
             assert!(b as usize >= a as usize + 10, "no overlap");
             a.write_bytes(1, 10);
@@ -355,7 +351,7 @@ mod arena {
         let arena = Arena::new(System);
         unsafe {
             let big = arena.alloc(layout(ARENA_BYTES + 1, 8));
-            assert!(!big.is_null() && !in_block(&arena, big), "larger than the arena");
+            assert!(!big.is_null() && !arena.holds(big), "larger than the arena");
             big.write_bytes(0, ARENA_BYTES + 1);
             // Something that outlives its call: the arena fills, then
             // everything goes to the backing allocator until it is freed.
@@ -363,7 +359,7 @@ mod arena {
             let mut fillers = Vec::new();
             loop {
                 let p = arena.alloc(layout(1024, 8));
-                if !in_block(&arena, p) {
+                if !arena.holds(p) {
                     arena.dealloc(p, layout(1024, 8));
                     break;
                 }
@@ -374,7 +370,7 @@ mod arena {
                 arena.dealloc(p, layout(1024, 8));
             }
             let grown = arena.realloc(big, layout(ARENA_BYTES + 1, 8), ARENA_BYTES * 2);
-            assert!(!grown.is_null() && !in_block(&arena, grown));
+            assert!(!grown.is_null() && !arena.holds(grown));
             arena.dealloc(grown, layout(ARENA_BYTES * 2, 8));
             assert_eq!(arena.live(), 1);
             arena.dealloc(kept, layout(64, 8));

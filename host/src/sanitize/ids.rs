@@ -305,28 +305,6 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             i += run;
             continue;
         }
-        if b.is_ascii() && !matches!(b, b'\\' | b'%' | b'&') {
-            // A run of plain ASCII that is no hex digit and no escape reads
-            // as one unit: letters as one break, the rest as that many
-            // join characters (the bulk of a line, at once).
-            let letters = b.is_ascii_alphanumeric();
-            let run = bytes[i..]
-                .iter()
-                .take_while(|&&x| {
-                    x.is_ascii()
-                        && !x.is_ascii_hexdigit()
-                        && !matches!(x, b'\\' | b'%' | b'&')
-                        && x.is_ascii_alphanumeric() == letters
-                })
-                .count();
-            if let Some(g) = current.take() {
-                out.push(g);
-                joins = 0;
-            }
-            joins = if letters { usize::MAX } else { joins.saturating_add(run) };
-            i += run;
-            continue;
-        }
         let (c, len) = match b {
             b'\\' | b'%' | b'&' => unescape(&line[i..]).unwrap_or((b as char, 1)),
             0..0x80 => (b as char, 1),

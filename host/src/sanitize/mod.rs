@@ -251,7 +251,7 @@ fn seen_as_text<'a>(allowed: &[Allowed<'a>]) -> Vec<(&'a str, Cow<'a, Map<String
         .map(|a| {
             // Written in printable ASCII, it reads as it is written (the
             // usual case): JSON writes ASCII controls as printable escapes.
-            if a.args.iter().all(|(k, v)| writes_ascii(k) && value_writes_ascii(v)) {
+            if map_writes_ascii(a.args) {
                 return (a.tool, Cow::Borrowed(a.args));
             }
             let written = serde_json::to_string(a.args).unwrap_or_default();
@@ -272,11 +272,15 @@ fn writes_ascii(s: &str) -> bool {
     s.bytes().all(|b| b.is_ascii() && b != 0x7f)
 }
 
+fn map_writes_ascii(map: &Map<String, Value>) -> bool {
+    map.iter().all(|(k, v)| writes_ascii(k) && value_writes_ascii(v))
+}
+
 fn value_writes_ascii(v: &Value) -> bool {
     match v {
         Value::String(s) => writes_ascii(s),
         Value::Array(items) => items.iter().all(value_writes_ascii),
-        Value::Object(map) => map.iter().all(|(k, v)| writes_ascii(k) && value_writes_ascii(v)),
+        Value::Object(map) => map_writes_ascii(map),
         Value::Null | Value::Bool(_) | Value::Number(_) => true,
     }
 }
