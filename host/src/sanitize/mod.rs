@@ -485,6 +485,20 @@ mod tests {
     }
 
     #[test]
+    fn a_hint_whose_arguments_are_not_plain_ascii_stays_as_it_reads() {
+        // The hint's arguments are compared as the text shows them:
+        // full-width letters read as Latin ones, a bidi control is gone.
+        for query in ["ｏｒｄｅｒ", "order\u{202e}x", "café"] {
+            let valid = args(json!({"query": query}));
+            let shown = serde_json::to_string(&valid).unwrap_or_default();
+            let line = format!("→ next: search {shown} — look it up");
+            let scope = Scope::new(&[Allowed { tool: "search", args: &valid }], Known::default());
+            let (out, _) = agent_text(&line, &scope);
+            assert!(out.starts_with("→ next: search {") && out.ends_with("— look it up"), "{query:?}: {out:?}");
+        }
+    }
+
+    #[test]
     fn valid_hint_lines_stay() {
         for l in [
             format!("→ next: describe {{\"id\":\"{ID}\"}} — see its record"),
