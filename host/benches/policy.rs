@@ -158,19 +158,31 @@ fn bench(c: &mut Criterion) {
     // over every tool, not describe alone.
     let mix = call_mix(&signpost);
     for (name, server) in [("whole pipeline", &signpost), ("whole pipeline, no-op policy", &noop)] {
-        let session = SessionContext::new();
-        for (tool, args) in &mix {
-            server.call(*tool, args.clone(), &session);
+        // A short session (the mix's own ids), and a long one: an agent's
+        // session after a few dozen calls, its history full (the most ids
+        // the host keeps, most of them not the mix's).
+        for long in [false, true] {
+            let session = SessionContext::new();
+            if long {
+                session.saw(&long_history());
+            }
+            for (tool, args) in &mix {
+                server.call(*tool, args.clone(), &session);
+            }
+            let mut group = c.benchmark_group(if long {
+                "the call mix (25 calls), a long session"
+            } else {
+                "the call mix (25 calls)"
+            });
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    for (tool, args) in &mix {
+                        black_box(server.call(*tool, args.clone(), &session));
+                    }
+                })
+            });
+            group.finish();
         }
-        let mut group = c.benchmark_group("the call mix (25 calls)");
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for (tool, args) in &mix {
-                    black_box(server.call(*tool, args.clone(), &session));
-                }
-            })
-        });
-        group.finish();
     }
     // The sanitiser alone on the default policy's texts of the whole mix.
     let session = SessionContext::new();
@@ -248,6 +260,13 @@ fn bench(c: &mut Criterion) {
 }
 
 /// bench/peer's call mix (`port.py`'s `call_mix`), built from the answers.
+/// As many ids as a session's history holds, none of them the graph's.
+fn long_history() -> Vec<String> {
+    (0..signpost::session::MAX_SEEN)
+        .map(|i| format!("{:040x}", 0x9e37_79b9_7f4a_7c15_u64.wrapping_mul(i as u64 + 1)))
+        .collect()
+}
+
 fn call_mix(server: &Signpost) -> Vec<(Tool, serde_json::Map<String, Value>)> {
     let session = SessionContext::new();
     let object = |v: Value| v.as_object().cloned().expect("object");

@@ -9,10 +9,14 @@ default / no-op ratios of each pair, then the medians over the pairs.
 `--policy NAME=PATH` (repeatable) adds a run of another policy component
 to each pair (a build of the default policy before a change, say), so a
 change is compared with the no-op policy and with itself in one run.
+`--transport stdio` does the same over stdio: one server process per run,
+the mix driven sequentially by drive.py's client for --seconds (the stdio
+rows of run.sh), latency measured in the client around each call.
 Linux only (reads /proc).
 
     python bench/peer/wrk/cpu_per_request.py --signpost target/release/signpost --noop-policy chaos.wasm
     python bench/peer/wrk/cpu_per_request.py ... --pairs 5 --policy before=/tmp/before.wasm
+    python bench/peer/wrk/cpu_per_request.py ... --transport stdio
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -56,12 +61,42 @@ def measure(argv: list[str], bodies: Path, seconds: int, log: Path) -> dict:
     }
 
 
+async def measure_stdio(argv: list[str], seconds: int, log: Path) -> dict:
+    client = drive.StdioClient(argv, log)
+    await client.start()
+    mix = drive.call_mix()
+    try:
+        warm = drive.Phase("", "", "", 1)
+        await drive.run_client(client, mix, len(mix), time.monotonic() + 60, warm)
+        phase = drive.Phase("", "stdio", "seq", 1)
+        user0, sys0 = cpu_seconds(client.proc.pid)
+        await drive.run_client(client, mix, 1 << 30, time.monotonic() + seconds, phase)
+        user1, sys1 = cpu_seconds(client.proc.pid)
+    finally:
+        await client.close()
+    if phase.errors or warm.errors:
+        raise SystemExit(f"{argv}: {phase.errors + warm.errors} calls failed (see {log})")
+    n = len(phase.latencies_ns)
+    # run_client sends the mix in order from its start: call k is mix[k % len].
+    per_tool: dict[str, list[int]] = {}
+    for k, ns in enumerate(phase.latencies_ns):
+        per_tool.setdefault(mix[k % len(mix)][0], []).append(ns)
+    return {
+        "requests": n,
+        "p50_ms": statistics.median(phase.latencies_ns) / 1e6,
+        "per_tool_p50_ms": {tool: statistics.median(v) / 1e6 for tool, v in per_tool.items()},
+        "user_us_per_request": round((user1 - user0) / n * 1e6, 1),
+        "sys_us_per_request": round((sys1 - sys0) / n * 1e6, 1),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--signpost", required=True)
     p.add_argument("--noop-policy", required=True)
     p.add_argument("--seconds", type=int, default=8)
     p.add_argument("--pairs", type=int, default=3)
+    p.add_argument("--transport", choices=["http", "stdio"], default="http")
     p.add_argument("--policy", action="append", default=[], metavar="NAME=PATH", help="another policy to run in each pair")
     opts = p.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="signpost-cpu-"))
@@ -77,7 +112,13 @@ def main() -> None:
         runs[name] = [opts.signpost, "--policy", path, "--no-watch"]
     every: dict[str, list[dict]] = {label: [] for label in runs}
     for pair in range(opts.pairs):
-        got = {label: measure(argv, bodies, opts.seconds, logs / f"{label}-{pair}.log") for label, argv in runs.items()}
+        got = {}
+        for label, argv in runs.items():
+            log = logs / f"{label}-{pair}.log"
+            if opts.transport == "stdio":
+                got[label] = asyncio.run(measure_stdio(argv, opts.seconds, log))
+            else:
+                got[label] = measure(argv, bodies, opts.seconds, log)
         for label, r in got.items():
             every[label].append(r)
             print(
@@ -95,6 +136,15 @@ def main() -> None:
         p50 = statistics.median(r["p50_ms"] for r in rs)
         user = statistics.median(r["user_us_per_request"] for r in rs)
         print(f"median of {len(rs)}: {label:<8} p50 {p50:.3f} ms ({p50 / noop_p50:.2f}x no-op)  user {user:.1f} us/request")
+    if opts.transport == "stdio":
+        print("per tool, median of the pairs' p50s:")
+        for tool in every["noop"][0]["per_tool_p50_ms"]:
+            base = statistics.median(r["per_tool_p50_ms"][tool] for r in every["noop"])
+            cells = []
+            for label, rs in every.items():
+                p50 = statistics.median(r["per_tool_p50_ms"][tool] for r in rs)
+                cells.append(f"{label} {p50:.3f} ms ({p50 / base:.2f}x)")
+            print(f"  {tool:<10} " + "  ".join(cells))
 
 
 if __name__ == "__main__":
