@@ -164,7 +164,11 @@ fn bench(c: &mut Criterion) {
         for long in [false, true] {
             let session = SessionContext::new();
             if long {
-                session.saw(&long_history());
+                // A call's ids are taken a bounded number at a time.
+                for ids in long_history().chunks(signpost::session::MAX_IDS_PER_CALL) {
+                    session.saw(ids);
+                }
+                assert_eq!(session.snapshot().seen_ids.len(), signpost::session::MAX_SEEN);
             }
             for (tool, args) in &mix {
                 server.call(*tool, args.clone(), &session);
@@ -259,7 +263,6 @@ fn bench(c: &mut Criterion) {
     let _: Value = describe_result;
 }
 
-/// bench/peer's call mix (`port.py`'s `call_mix`), built from the answers.
 /// As many ids as a session's history holds, none of them the graph's.
 fn long_history() -> Vec<String> {
     (0..signpost::session::MAX_SEEN)
@@ -267,6 +270,7 @@ fn long_history() -> Vec<String> {
         .collect()
 }
 
+/// bench/peer's call mix (`port.py`'s `call_mix`), built from the answers.
 fn call_mix(server: &Signpost) -> Vec<(Tool, serde_json::Map<String, Value>)> {
     let session = SessionContext::new();
     let object = |v: Value| v.as_object().cloned().expect("object");
