@@ -61,10 +61,9 @@ def measure(argv: list[str], bodies: Path, seconds: int, log: Path) -> dict:
     }
 
 
-async def measure_stdio(argv: list[str], seconds: int, log: Path) -> dict:
+async def measure_stdio(argv: list[str], mix: list, seconds: int, log: Path) -> dict:
     client = drive.StdioClient(argv, log)
     await client.start()
-    mix = drive.call_mix()
     try:
         warm = drive.Phase("", "", "", 1)
         await drive.run_client(client, mix, len(mix), time.monotonic() + 60, warm)
@@ -101,8 +100,9 @@ def main() -> None:
     opts = p.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="signpost-cpu-"))
     bodies = logs / "bodies.jsonl"
+    mix = drive.call_mix()
     with open(bodies, "w") as f:
-        for i, (tool, args) in enumerate(drive.call_mix()):
+        for i, (tool, args) in enumerate(mix):
             f.write(json.dumps(drive.rpc(1000 + i, tool, args), separators=(",", ":")) + "\n")
     runs = {"default": [opts.signpost], "noop": [opts.signpost, "--policy", opts.noop_policy, "--no-watch"]}
     for spec in opts.policy:
@@ -116,7 +116,7 @@ def main() -> None:
         for label, argv in runs.items():
             log = logs / f"{label}-{pair}.log"
             if opts.transport == "stdio":
-                got[label] = asyncio.run(measure_stdio(argv, opts.seconds, log))
+                got[label] = asyncio.run(measure_stdio(argv, mix, opts.seconds, log))
             else:
                 got[label] = measure(argv, bodies, opts.seconds, log)
         for label, r in got.items():
