@@ -16,6 +16,12 @@ Usage: bench/stdio_cpu.py [--bin target/release/signpost] [--policy FILE]
 With `--graph` (any graph file; ARGS' ids are the sample graph's, so give
 `--args`) it measures the tools on a large graph; the per-call wall times
 give p50 and p99 as the client sees them over the pipe.
+
+With `--seen N` the session first pages through `find` (`--fill`, default
+`{"kind": "method"}`, 100 a page) until its results held N distinct ids: a
+long session, whose history (the ids it has seen, at most 512 kept) the
+policy is given on every call. It needs a graph with that many symbols of
+the kind (`--graph`).
 """
 
 import argparse
@@ -50,6 +56,8 @@ def main():
     p.add_argument("--tool", default="describe", choices=sorted(ARGS))
     p.add_argument("--graph")
     p.add_argument("--args", help="the tool's arguments, as JSON")
+    p.add_argument("--seen", type=int, default=0, help="fill the session's history with this many ids first")
+    p.add_argument("--fill", default='{"kind": "method"}', help="the find arguments paged to fill it, as JSON")
     p.add_argument("--server-arg", action="append", default=[], help="another server flag (repeatable), e.g. --server-arg=--no-metrics")
     a = p.parse_args()
     cmd = [a.bin] + (["--policy", a.policy] if a.policy else []) + (["--graph", a.graph] if a.graph else [])
@@ -78,6 +86,14 @@ def main():
         request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                "clientInfo": {"name": "stdio-cpu", "version": "0"}})
         notify("notifications/initialized")
+        seen, offset = set(), 0
+        while len(seen) < a.seen:
+            page = request("tools/call", {"name": "find", "arguments": {**json.loads(a.fill), "limit": 100, "offset": offset}})
+            found = {r["id"] for r in page.get("structuredContent", {}).get("results", [])}
+            if not found:
+                raise SystemExit(f"--seen {a.seen}: the graph ran out after {len(seen)} ids of {a.fill}")
+            seen |= found
+            offset += 100
         call = {"name": a.tool, "arguments": json.loads(a.args) if a.args else ARGS[a.tool]}
         for _ in range(a.warmup):
             request("tools/call", call)
@@ -91,7 +107,7 @@ def main():
         each.sort()
         assert not result.get("isError"), result
         print(json.dumps({
-            "tool": a.tool, "policy": a.policy or "embedded default", "calls": a.calls,
+            "tool": a.tool, "policy": a.policy or "embedded default", "calls": a.calls, "seen": len(seen),
             "server_cpu_us_per_call": round(cpu / a.calls * 1e6, 1),
             "wall_us_per_call": round(wall / a.calls * 1e6, 1),
             "p50_us": round(each[len(each) // 2] * 1e6, 1),

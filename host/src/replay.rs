@@ -200,7 +200,7 @@ pub fn replay(log: &Log, graph: &Arc<Graph>, validator: &HintValidator, policy: 
                 &mut Findings::logging(),
             );
             report.faults += u64::from(lease.faults() > 0);
-            drop(lease);
+            drop((lease, snapshot));
             ctx.record(&d.tool, &response);
             report.calls += 1;
             text_bytes += response.text.len() as u64;

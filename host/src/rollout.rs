@@ -114,7 +114,7 @@ pub struct ShadowCall {
     /// The arguments as the agent sent them.
     pub args: Map<String, Value>,
     /// The history the live policy saw.
-    pub history: policy::Session,
+    pub history: Arc<policy::Session>,
     /// The call as the live host read it (the agent's actual call).
     pub shape: Option<CallShape>,
     /// The session: the shadow keeps an instance per session too.

@@ -286,10 +286,13 @@ impl Signpost {
         }
         let faulted = lease.faults() > 0;
         drop(lease);
+        // Kept for the shadow; else let go, so that recording the call
+        // changes the history in place rather than copying it.
+        let seen_before = self.trials.has_shadow().then_some(snapshot);
         let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
         self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, Some(&graph)), served);
-        if self.trials.has_shadow() {
-            self.shadow(ShadowOn::Graph { tool, graph }, args, snapshot, &response, session, seq);
+        if let Some(history) = seen_before {
+            self.shadow(ShadowOn::Graph { tool, graph }, args, history, &response, session, seq);
         }
         response
     }
@@ -300,7 +303,7 @@ impl Signpost {
         &self,
         on: ShadowOn,
         args: Map<String, Value>,
-        snapshot: crate::policy::Session,
+        snapshot: Arc<crate::policy::Session>,
         response: &Response,
         session: &SessionContext,
         seq: u64,
@@ -368,7 +371,8 @@ impl Signpost {
         let response =
             pipeline::forward(upstream, &catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
         let faulted = lease.faults() > 0;
-        drop(lease);
+        drop((lease, memory));
+        let seen_before = shadow.then_some(snapshot);
         let served = Served { arm, policy: &policy, graph: "", faulted, seq, latency: started.elapsed() };
         self.account(&tool, &args, session, &response, || pipeline::offered(&response, None), served);
         // A held call has no answer; an input request, none yet.
@@ -377,9 +381,9 @@ impl Signpost {
             Some(Err(e)) => Some(Err(e)),
             _ => None,
         };
-        if let Some(answer) = answer {
+        if let (Some(answer), Some(history)) = (answer, seen_before) {
             let on = ShadowOn::Backend { tool, upstream: upstream.clone(), catalogue, answer, memory: shadow_memory };
-            self.shadow(on, args, snapshot, &response, session, seq);
+            self.shadow(on, args, history, &response, session, seq);
         }
         response
     }

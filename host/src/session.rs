@@ -93,24 +93,19 @@ impl SessionContext {
         self.history.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The history as the policy sees it.
-    pub fn snapshot(&self) -> policy::Session {
-        let h = self.history();
-        policy::Session {
-            call_count: h.call_count(),
-            recent: h
-                .recent()
-                .map(|c| policy::PastCall { tool: c.tool.clone(), ok: c.ok, ids: c.ids.clone() })
-                .collect(),
-            seen_ids: h.seen().cloned().collect(),
-        }
+    /// The history as the policy sees it: shared, not copied. Drop it
+    /// before the call is recorded, or recording copies the history to
+    /// leave this one as it was.
+    pub fn snapshot(&self) -> Arc<policy::Session> {
+        self.history().view.clone()
     }
 
     /// What the host remembers beside the history the policy reads: the
-    /// values a proxy's results showed, and the calls held once.
+    /// values a proxy's results showed (shared, as [`Self::snapshot`]
+    /// is), and the calls held once.
     pub fn memory(&self) -> Memory {
         let h = self.history();
-        Memory { values: h.values.iter().cloned().collect(), held: h.held.iter().copied().collect() }
+        Memory { values: h.values.clone(), held: h.held.iter().copied().collect() }
     }
 
     /// Records a finished call (and, for a proxy's call, the values its
@@ -167,7 +162,7 @@ pub const MAX_HELD: usize = 64;
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
     /// Values shown, most recent last.
-    pub values: Vec<String>,
+    pub values: Arc<Vec<String>>,
     /// Digests of the calls held ([`call_digest`]).
     pub held: Vec<u64>,
 }
@@ -192,61 +187,122 @@ impl PastCall {
 }
 
 /// What one MCP session did so far, bounded in size.
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// The part a policy reads (`session`: the call count, the recent calls,
+/// the ids seen) is kept as the policy is given it and shared with the
+/// calls in flight ([`SessionContext::snapshot`] hands out a reference,
+/// not a copy): a long session's history is hundreds of ids, and copying
+/// them for every call cost as much as the rest of the host's work. A
+/// call changes it in place once no call in flight still reads it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "StoredHistory")]
 pub struct History {
-    call_count: u32,
-    recent: VecDeque<PastCall>,
-    seen: VecDeque<String>,
-    /// Values a proxy's results showed ([`Memory`]).
-    #[serde(default)]
-    values: VecDeque<String>,
+    view: Arc<policy::Session>,
+    /// Values a proxy's results showed ([`Memory`]), shared likewise.
+    values: Arc<Vec<String>>,
     /// Calls held once ([`Memory`]).
+    held: VecDeque<u64>,
+}
+
+/// How a history is stored (in a shared trail store): the fields it had
+/// before the policy's part was shared, so every build reads every other's.
+#[derive(Deserialize)]
+struct StoredHistory {
+    call_count: u32,
+    recent: Vec<PastCall>,
+    seen: Vec<String>,
+    #[serde(default)]
+    values: Vec<String>,
     #[serde(default)]
     held: VecDeque<u64>,
+}
+
+impl From<StoredHistory> for History {
+    fn from(s: StoredHistory) -> History {
+        let recent = s.recent.into_iter().map(|c| policy::PastCall { tool: c.tool, ok: c.ok, ids: c.ids }).collect();
+        let view = policy::Session { call_count: s.call_count, recent, seen_ids: s.seen };
+        History { view: Arc::new(view), values: Arc::new(s.values), held: s.held }
+    }
+}
+
+impl Serialize for History {
+    /// As [`StoredHistory`] reads it.
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Call<'a> {
+            tool: &'a str,
+            ok: bool,
+            ids: &'a [String],
+        }
+        #[derive(Serialize)]
+        struct Stored<'a> {
+            call_count: u32,
+            recent: Vec<Call<'a>>,
+            seen: &'a [String],
+            values: &'a [String],
+            held: &'a VecDeque<u64>,
+        }
+        let view = &*self.view;
+        let recent = view.recent.iter().map(|c| Call { tool: &c.tool, ok: c.ok, ids: &c.ids }).collect();
+        let (values, held) = (&self.values, &self.held);
+        Stored { call_count: view.call_count, recent, seen: &view.seen_ids, values, held }.serialize(out)
+    }
+}
+
+impl Default for History {
+    fn default() -> History {
+        let view = policy::Session { call_count: 0, recent: Vec::new(), seen_ids: Vec::new() };
+        History { view: Arc::new(view), values: Arc::default(), held: VecDeque::new() }
+    }
+}
+
+impl PartialEq for History {
+    fn eq(&self, other: &History) -> bool {
+        let (a, b) = (&*self.view, &*other.view);
+        let same_call = |x: &policy::PastCall, y: &policy::PastCall| x.tool == y.tool && x.ok == y.ok && x.ids == y.ids;
+        a.call_count == b.call_count
+            && a.seen_ids == b.seen_ids
+            && a.recent.len() == b.recent.len()
+            && a.recent.iter().zip(&b.recent).all(|(x, y)| same_call(x, y))
+            && self.values == other.values
+            && self.held == other.held
+    }
 }
 
 impl History {
     /// Calls made so far.
     pub fn call_count(&self) -> u32 {
-        self.call_count
+        self.view.call_count
     }
 
     /// Most recent calls, oldest first.
-    pub fn recent(&self) -> impl Iterator<Item = &PastCall> {
-        self.recent.iter()
+    pub fn recent(&self) -> impl Iterator<Item = &policy::PastCall> {
+        self.view.recent.iter()
     }
 
     /// Ids seen, most recent last.
     pub fn seen(&self) -> impl Iterator<Item = &String> {
-        self.seen.iter()
+        self.view.seen_ids.iter()
     }
 
     /// Records a finished call.
     pub fn apply(&mut self, call: PastCall) {
-        self.call_count = self.call_count.saturating_add(1);
         let PastCall { tool, ok, mut ids } = call;
         ids.retain(|id| is_id(id));
         ids.truncate(MAX_IDS_PER_CALL);
-        self.saw(&ids);
-        if self.recent.len() == MAX_RECENT {
-            self.recent.pop_front();
+        let view = Arc::make_mut(&mut self.view);
+        view.call_count = view.call_count.saturating_add(1);
+        remember(&mut view.seen_ids, &ids);
+        if view.recent.len() >= MAX_RECENT {
+            view.recent.drain(..=view.recent.len() - MAX_RECENT);
         }
-        self.recent.push_back(PastCall { tool, ok, ids });
+        view.recent.push(policy::PastCall { tool, ok, ids });
     }
 
     /// Records ids as seen, most recent last, without a call.
     pub fn saw(&mut self, ids: &[String]) {
-        for id in ids.iter().filter(|id| is_id(id)).take(MAX_IDS_PER_CALL) {
-            if let Some(pos) = self.seen.iter().position(|s| s == id) {
-                self.seen.remove(pos);
-            }
-            if self.seen.len() == MAX_SEEN {
-                self.seen.pop_front();
-            }
-            self.seen.push_back(id.clone());
-        }
+        remember(&mut Arc::make_mut(&mut self.view).seen_ids, ids);
     }
-
     /// Remembers that the call `digest` was held once.
     pub fn hold(&mut self, digest: u64) {
         if !self.held.contains(&digest) {
@@ -259,45 +315,57 @@ impl History {
 
     /// Remembers values a result showed, most recent last.
     pub fn shown(&mut self, values: Vec<String>) {
+        let kept = Arc::make_mut(&mut self.values);
         for value in values.into_iter().take(MAX_VALUES_PER_CALL) {
             if value.is_empty() || value.len() > MAX_VALUE_BYTES {
                 continue;
             }
-            if let Some(pos) = self.values.iter().position(|v| *v == value) {
-                self.values.remove(pos);
+            match kept.iter().position(|v| *v == value) {
+                Some(pos) => kept[pos..].rotate_left(1),
+                None => kept.push(value),
             }
-            if self.values.len() == MAX_VALUES {
-                self.values.pop_front();
-            }
-            self.values.push_back(value);
         }
+        let excess = kept.len().saturating_sub(MAX_VALUES);
+        kept.drain(..excess);
     }
 
     /// Within this build's bounds, whatever it was read from (a shared
     /// store another build wrote): the newest calls and ids kept, and only
     /// what reads as an id.
     pub fn bounded(mut self) -> History {
-        while self.recent.len() > MAX_RECENT {
-            self.recent.pop_front();
-        }
-        while self.seen.len() > MAX_SEEN {
-            self.seen.pop_front();
-        }
-        self.seen.retain(|id| is_id(id));
-        self.values.retain(|v| !v.is_empty() && v.len() <= MAX_VALUE_BYTES);
-        while self.values.len() > MAX_VALUES {
-            self.values.pop_front();
-        }
-        while self.held.len() > MAX_HELD {
-            self.held.pop_front();
-        }
-        for call in &mut self.recent {
+        let view = Arc::make_mut(&mut self.view);
+        let excess = view.recent.len().saturating_sub(MAX_RECENT);
+        view.recent.drain(..excess);
+        let excess = view.seen_ids.len().saturating_sub(MAX_SEEN);
+        view.seen_ids.drain(..excess);
+        view.seen_ids.retain(|id| is_id(id));
+        for call in &mut view.recent {
             call.ids.retain(|id| is_id(id));
             call.ids.truncate(MAX_IDS_PER_CALL);
             call.tool.truncate(call.tool.floor_char_boundary(64));
         }
+        let values = Arc::make_mut(&mut self.values);
+        values.retain(|v| !v.is_empty() && v.len() <= MAX_VALUE_BYTES);
+        values.drain(..values.len().saturating_sub(MAX_VALUES));
+        while self.held.len() > MAX_HELD {
+            self.held.pop_front();
+        }
         self
     }
+}
+
+/// Adds `ids` (the first [`MAX_IDS_PER_CALL`] that read as ids) to `seen`,
+/// most recent last: an id seen before moves to the end; the oldest go past
+/// [`MAX_SEEN`].
+fn remember(seen: &mut Vec<String>, ids: &[String]) {
+    for id in ids.iter().filter(|id| is_id(id)).take(MAX_IDS_PER_CALL) {
+        match seen.iter().position(|s| s == id) {
+            Some(pos) => seen[pos..].rotate_left(1),
+            None => seen.push(id.clone()),
+        }
+    }
+    let excess = seen.len().saturating_sub(MAX_SEEN);
+    seen.drain(..excess);
 }
 
 /// Ids of the records in a tool result (any `id` field holding an id),
@@ -399,6 +467,64 @@ mod tests {
         assert_eq!(h.recent().count(), MAX_RECENT);
         assert_eq!(h.seen().count(), MAX_SEEN);
         assert_eq!(h.seen().last().map(String::as_str), Some(format!("{:040x}", 999).as_str()));
+    }
+
+    #[test]
+    fn an_id_seen_again_moves_to_the_end_and_the_oldest_go() {
+        let id = |i: usize| format!("{i:040x}");
+        let mut h = History::default();
+        let all: Vec<String> = (0..MAX_SEEN).map(id).collect();
+        all.chunks(MAX_IDS_PER_CALL).for_each(|ids| h.saw(ids));
+        // 0 seen again, then one new id: 1 (now the oldest) goes, not 0.
+        h.saw(&[id(0), id(MAX_SEEN)]);
+        let seen: Vec<&String> = h.seen().collect();
+        assert_eq!(seen.len(), MAX_SEEN);
+        assert_eq!(seen[0], &id(2));
+        assert_eq!(seen[MAX_SEEN - 2..], [&id(0), &id(MAX_SEEN)]);
+        // Not ids, and past the most one call adds, are not taken.
+        h.saw(&["not an id".to_owned()]);
+        h.saw(&(1000..1000 + 2 * MAX_IDS_PER_CALL).map(id).collect::<Vec<_>>());
+        assert_eq!(h.seen().last(), Some(&id(1000 + MAX_IDS_PER_CALL - 1)));
+        assert!(!h.seen().any(|s| s == "not an id"));
+    }
+
+    #[test]
+    fn a_snapshot_is_shared_and_keeps_what_it_saw() {
+        let ctx = SessionContext::new();
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        ctx.saw(std::slice::from_ref(&a));
+        let before = ctx.snapshot();
+        // A call in flight reads the history it started with, whatever is
+        // recorded meanwhile.
+        ctx.saw(std::slice::from_ref(&b));
+        assert_eq!(before.seen_ids, [a.clone()]);
+        assert_eq!(ctx.snapshot().seen_ids, [a.clone(), b.clone()]);
+        // With no call reading it, the history changes in place: no copy.
+        drop(before);
+        let at = Arc::as_ptr(&ctx.snapshot());
+        ctx.saw(std::slice::from_ref(&a));
+        let after = ctx.snapshot();
+        assert_eq!(Arc::as_ptr(&after), at);
+        assert_eq!(after.seen_ids, [b, a]);
+    }
+
+    #[test]
+    fn a_history_is_stored_as_every_build_reads_it() {
+        let mut h = History::default();
+        let id = "c".repeat(40);
+        h.apply(PastCall { tool: "describe".into(), ok: true, ids: vec![id.clone(), "no".into()] });
+        h.shown(vec!["Dave".into()]);
+        h.hold(7);
+        let stored = serde_json::to_value(&h).expect("serialises");
+        let expected = json!({
+            "call_count": 1,
+            "recent": [{"tool": "describe", "ok": true, "ids": [id]}],
+            "seen": [id],
+            "values": ["Dave"],
+            "held": [7],
+        });
+        assert_eq!(stored, expected);
+        assert_eq!(serde_json::from_value::<History>(stored).expect("reads back"), h);
     }
 
     #[test]

@@ -480,7 +480,7 @@ mod tests {
         let result = CallToolResult::success(vec![rmcp::model::ContentBlock::text(
             r#"{"entities":[{"name":"Carol \"CJ\" Jones"}]}"#,
         )]);
-        let memory = Memory { values: vec!["Dave".into()], held: Vec::new() };
+        let memory = Memory { values: std::sync::Arc::new(vec!["Dave".into()]), held: Vec::new() };
         let shown = Shown { rules: &rules, sent: &sent, result: Some(&result), memory: Some(&memory) };
         let check = |args: Value| c.check(&hint("open_nodes", args, true), &shown);
         // Sent, in the result (JSON-escaped there), remembered: shown.
