@@ -72,9 +72,11 @@ enum Command {
                             signpost serve --http 0.0.0.0:8080 --token-file token --allowed-host signpost.internal")]
     Serve(Box<ServeArgs>),
     /// Serve another MCP server's tools with hints: Signpost's policy
-    /// engine in front of any server, spoken to over stdio as a client.
+    /// engine in front of any server, its client over stdio (a command
+    /// after `--`) or streamable HTTP (--backend-url).
     #[command(after_help = "Examples:\n  signpost proxy -- npx -y @modelcontextprotocol/server-memory\n  \
                             signpost proxy --policy memory.wasm -- uvx mcp-server-git --repository .\n  \
+                            signpost proxy --backend-url https://mcp.example.com/mcp --backend-token-file token\n  \
                             claude mcp add memory -- signpost proxy -- npx -y @modelcontextprotocol/server-memory")]
     Proxy(Box<ProxyArgs>),
     #[command(flatten)]
