@@ -400,8 +400,13 @@ pub async fn forward(
         // Not an answer yet: the backend asks the agent for input (MRTR),
         // and the agent's retry is forwarded as it sends it.
         Ok(asked @ CallToolResponse::InputRequired(_)) => return input_required(asked),
+        // Signpost declares no tasks capability, so a backend must answer
+        // the call itself; a task handle it sends anyway cannot be followed
+        // through Signpost (the work may still run in the backend).
         Ok(_) => Err(UpstreamError::Garbage(
-            "a task, which Signpost does not forward yet; call the backend directly for this tool".into(),
+            "a task handle, which Signpost did not ask for (it declares no tasks capability to its backend); the \
+             call may still run in the backend, but its result cannot reach you through Signpost"
+                .into(),
         )),
         Err(e) => Err(e),
     };

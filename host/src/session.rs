@@ -497,7 +497,7 @@ mod tests {
         // A call in flight reads the history it started with, whatever is
         // recorded meanwhile.
         ctx.saw(std::slice::from_ref(&b));
-        assert_eq!(before.seen_ids, [a.clone()]);
+        assert_eq!(before.seen_ids, std::slice::from_ref(&a));
         assert_eq!(ctx.snapshot().seen_ids, [a.clone(), b.clone()]);
         // With no call reading it, the history changes in place: no copy.
         drop(before);

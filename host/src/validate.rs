@@ -125,10 +125,12 @@ impl HintValidator {
 }
 
 /// A hint's reason as the agent may read it: one bounded line, and empty
-/// when it shows a call (a reason explains; a call inside it would reach
-/// the agent unvalidated).
+/// when it shows a call or a hint marker (a reason explains; a call inside
+/// it, or a hint line of its own, would reach the agent unvalidated).
 pub fn reason(hint: &policy::Hint, vocab: &sanitize::Vocabulary) -> String {
-    Some(sanitize::line(&hint.reason, MAX_REASON)).filter(|r| !sanitize::has_call_to(r, vocab)).unwrap_or_default()
+    Some(sanitize::line(&hint.reason, MAX_REASON))
+        .filter(|r| !sanitize::has_call_to(r, vocab) && !sanitize::has_hint_marker(r))
+        .unwrap_or_default()
 }
 
 /// A hint that is not actionable, as shown: its arguments when they are a

@@ -19,6 +19,8 @@ like any server, then misbehaves on `tools/call` as its argument says:
               touch:URI announces that resource URI was updated (whether
                         or not anyone subscribed: the proxy must pass it on
                         only to the sessions that did).
+              task      answers with a task handle (resultType "task"),
+                        which the proxy never asked for.
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
 sent (`cancelled <id>`), the log levels it is asked for (`level <l>`) and
@@ -104,6 +106,11 @@ for line in sys.stdin:
                 got = {"inputResponses": params["inputResponses"], "requestState": params.get("requestState")}
                 send({"jsonrpc": "2.0", "id": rid, "result": {
                     "content": [{"type": "text", "text": "answered " + json.dumps(got, sort_keys=True)}]}})
+            continue
+        if text == "task":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "resultType": "task", "taskId": "rogue-task-1", "status": "working",
+                "createdAt": "2026-11-26T00:00:00Z", "lastUpdatedAt": "2026-11-26T00:00:00Z", "ttlMs": None}})
             continue
         if text == "progress":
             token = request["params"].get("_meta", {}).get("progressToken")

@@ -214,6 +214,12 @@ async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_
     let echo = rogue("echo", "5", &dir.join("echo.starts")).await;
     let ok = call(&echo, "echo", json!({"text": "hello"})).await;
     assert_eq!(texts(&ok).first().map(String::as_str), Some("hello"), "{ok:?}");
+    // A task handle Signpost never asked for is no answer: a tool error
+    // that says so, with the policy's text after it.
+    let task = call(&echo, "echo", json!({"text": "task"})).await;
+    assert_eq!(task.is_error, Some(true), "{task:?}");
+    assert!(texts(&task)[0].contains("a task handle, which Signpost did not ask for"), "{task:?}");
+    assert!(!texts(&task).join("\n").contains("rogue-task-1"), "{task:?}");
     echo.close().await;
 
     let hang = rogue("hang", "1", &dir.join("hang.starts")).await;

@@ -206,6 +206,64 @@ pub type Quoted<'a> = &'a dyn Fn(&str) -> bool;
 /// Every call in a folded line; `None` when the line cannot be analysed
 /// within bounds.
 pub fn calls_in(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let mut found = calls_as_spelled(folded, vocab, quoted)?;
+    found.extend(spelled_calls(folded, vocab, quoted)?);
+    Some(found)
+}
+
+/// Most tool names spelled otherwise in one line; past them the line
+/// cannot be analysed within bounds.
+const MAX_SPELLED: usize = 8;
+
+/// Calls to a tool whose name is spelled otherwise: `delete-entities`,
+/// `deleteEntities`, `Delete Entities`, `f-i-n-d` (its letters and digits
+/// in order, split only by `-`, `_` or spaces, any case), followed by
+/// arguments as they follow the name itself; each cut to the end of the
+/// line.
+fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let mut found = Vec::new();
+    if !folded.contains(['-', '_', ' ']) && folded.bytes().all(|b| !b.is_ascii_uppercase()) {
+        return Some(found);
+    }
+    let (mut squeezed, mut at) = (String::with_capacity(folded.len()), Vec::with_capacity(folded.len()));
+    for (i, c) in folded.char_indices().filter(|(_, c)| c.is_ascii_alphanumeric()) {
+        squeezed.push(c.to_ascii_lowercase());
+        at.push(i);
+    }
+    let mut seen = 0;
+    for name in &vocab.names {
+        let skeleton: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
+        if skeleton.len() < 4 {
+            continue;
+        }
+        for (i, _) in squeezed.match_indices(skeleton.as_str()) {
+            let (start, end) = (at[i], at[i + skeleton.len() - 1] + 1);
+            let spelled = &folded[start..end];
+            let apart = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+            if spelled.eq_ignore_ascii_case(name)
+                || !spelled.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
+                || apart(folded[..start].chars().next_back())
+                || apart(folded[end..].chars().next())
+            {
+                continue;
+            }
+            seen += 1;
+            if seen > MAX_SPELLED {
+                return None;
+            }
+            // The line again with the name as the vocabulary spells it.
+            let respelled = format!("{name}{}", &folded[end..]);
+            let calls = calls_as_spelled(&respelled, vocab, quoted)?;
+            if let Some(call) = calls.into_iter().find(|f| f.span.as_ref().is_some_and(|s| s.start == 0)) {
+                found.push(Found { call: call.call, span: Some(start..folded.len()) });
+            }
+        }
+    }
+    Some(found)
+}
+
+/// [`calls_in`] of names spelled as the vocabulary spells them.
+fn calls_as_spelled(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
     let signs = may_hold_call(folded, vocab);
     if !(signs.brace || signs.tool || signs.key || signs.program) {
         return Some(Vec::new());
@@ -238,8 +296,8 @@ fn may_hold_call(folded: &str, vocab: &Vocabulary) -> Signs {
         let word = &folded[w];
         signs.tool |= vocab.named(word).is_some();
         // Every key and the program's name start with one of these.
-        if matches!(word.as_bytes()[0].to_ascii_lowercase(), b't' | b'f' | b'r' | b'n' | b's') {
-            signs.key |= TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(word)) || word.eq_ignore_ascii_case("name");
+        if matches!(word.as_bytes()[0].to_ascii_lowercase(), b't' | b'f' | b'r' | b'n' | b's' | b'a' | b'm') {
+            signs.key |= TOOL_KEYS.iter().chain(&["name", "action", "method"]).any(|k| k.eq_ignore_ascii_case(word));
             signs.program |= word.eq_ignore_ascii_case("signpost");
         }
     }
@@ -261,6 +319,7 @@ fn json_calls(folded: &str, lower: &str, keys: bool, vocab: &Vocabulary, quoted:
     let mut found = Vec::new();
     let mut records = 0usize;
     let mut failed = 0usize;
+    let mut parsed: Vec<Range<usize>> = Vec::new();
     let mut i = 0;
     while let Some(off) = folded[i..].find('{') {
         let at = i + off;
@@ -269,6 +328,10 @@ fn json_calls(folded: &str, lower: &str, keys: bool, vocab: &Vocabulary, quoted:
         match stream.next() {
             Some(Ok(Value::Object(map))) => {
                 let end = at + stream.byte_offset();
+                parsed.push(at..end);
+                // A tool named anywhere before it on the line (past the last
+                // object) is its name too, however far or wordy the gap.
+                let named = named.or_else(|| named_before(&lower[i..at], vocab).map(|(t, start)| (t, i + start)));
                 let start = named.map_or(at, |(_, start)| start);
                 let mut inner = Vec::new();
                 records += calls_in_map(&map, &mut inner, 0, vocab, quoted)?;
@@ -296,8 +359,10 @@ fn json_calls(folded: &str, lower: &str, keys: bool, vocab: &Vocabulary, quoted:
     }
     // A record written out in another notation (`tool: describe`): each
     // mention needs a record parsed above, or it cannot be allowed.
-    if keys && tool_key_mentions(lower, vocab) > records {
-        found.push(Found { call: None, span: None });
+    // (cut from the first mention to the end of the line)
+    let mentions = if keys { tool_key_mentions(lower, vocab, &parsed) } else { Vec::new() };
+    if mentions.len() > records {
+        found.push(Found { call: None, span: Some(mentions[0]..folded.len()) });
     }
     Some(found)
 }
@@ -366,11 +431,46 @@ fn calls_in_map(
             _ => None,
         };
         found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
+    } else if map.len() > 1 && names_a_call(map, vocab) {
+        // A tool's name under a key that says what to do (JSON-RPC's
+        // `method`, LangChain's `action`, `op`, `call`), or under `name`
+        // beside arguments by another key (`arguments_json`, `with`).
+        found.push(Found { call: None, span: None });
+    }
+    // A member named after a tool (`{"describe": {"id": …}}`): the call
+    // its value is the arguments of (the same call as `describe {…}`).
+    for (key, value) in map {
+        let Some(tool) = tool_named(key, vocab) else { continue };
+        let args = match value {
+            Value::Object(a) => Some(a.clone()),
+            Value::String(s) => serde_json::from_str::<Map<String, Value>>(s).ok(),
+            _ => None,
+        };
+        found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
     }
     for v in map.values() {
         records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
     }
     Some(records)
+}
+
+/// Keys under which a record says which call to make, beside `tool` and
+/// its kin ([`TOOL_KEYS`]).
+const VERB_KEYS: [&str; 12] =
+    ["method", "action", "call", "op", "operation", "command", "cmd", "invoke", "execute", "run", "use", "do"];
+
+/// Whether a record names a call other than by [`TOOL_KEYS`]: a tool's
+/// name, exactly, under a [`VERB_KEYS`] key, or under `name` beside a key
+/// that holds arguments by another spelling. (A record with a `name` and
+/// no arguments is a thing named like a tool, such as a symbol.)
+fn names_a_call(map: &Map<String, Value>, vocab: &Vocabulary) -> bool {
+    let is_tool = |v: &Value| v.as_str().is_some_and(|s| vocab.find(s.trim()).is_some());
+    let verb = map.iter().any(|(k, v)| VERB_KEYS.iter().any(|verb| k.eq_ignore_ascii_case(verb)) && is_tool(v));
+    let argument_key = |k: &String| {
+        let k = k.to_ascii_lowercase();
+        k == "with" || ["arg", "input", "param"].iter().any(|a| k.contains(a))
+    };
+    verb || (map.get("name").is_some_and(is_tool) && map.keys().any(argument_key))
 }
 
 fn is_separator(c: char) -> bool {
@@ -405,24 +505,63 @@ fn tool_before<'v>(before: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usiz
     None
 }
 
-/// How often a key that names a tool stands before a tool name outside
-/// JSON: `tool: describe`, `function=describe`, `<invoke name="describe">`.
-fn tool_key_mentions(lower: &str, vocab: &Vocabulary) -> usize {
-    let mut mentions = 0;
+/// The last tool named as a word in `lower`, and where its name starts.
+fn named_before<'v>(lower: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
+    let word = tool_words(lower, vocab).pop()?;
+    Some((vocab.find(&lower[word.clone()])?, word.start))
+}
+
+/// Every call in a JSON value that spans several lines of a text (a
+/// pretty-printed record), `named` the tool written right before it, if
+/// any; `None` when it cannot be analysed within bounds.
+pub(super) fn calls_in_json(
+    value: &Value,
+    named: Option<&str>,
+    vocab: &Vocabulary,
+    quoted: Quoted<'_>,
+) -> Option<Vec<Found>> {
+    let mut found = Vec::new();
+    calls_in_value(value, &mut found, 0, vocab, quoted)?;
+    if let (Some(tool), Value::Object(args)) = (named.and_then(|n| vocab.find(n)), value) {
+        found.push(Found { call: Some((tool.to_owned(), args.clone())), span: None });
+    }
+    Some(found)
+}
+
+/// The tool a text names last before a JSON value that opens at its end
+/// (on the value's line, or alone at the end of the line before it).
+pub(super) fn tool_named_before(lower: &str, vocab: &Vocabulary) -> Option<String> {
+    named_before(lower, vocab).map(|(t, _)| t.to_owned())
+}
+
+/// Where a key that names a tool stands before a tool name outside JSON:
+/// `tool: describe`, `function=describe`, `<invoke name="describe">`,
+/// `Action: describe`.
+fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range<usize>]) -> Vec<usize> {
+    let mut mentions = Vec::new();
     let mut previous = 0..0;
     for word in words(lower, vocab) {
         let key = &lower[word.clone()];
         let invoke_name = key == "name" && lower[previous.clone()] == *"invoke";
         previous = word.clone();
-        if !(TOOL_KEYS.contains(&key) || invoke_name) || lower[..word.start].ends_with(|c: char| c.is_ascii_digit()) {
+        // `name` names a tool only when its value is one, exactly (a
+        // pretty-printed `"name": "describe",` on a line of its own).
+        // (inside a JSON object parsed on the line, the record rules read it)
+        let name =
+            (key == "name" || key == "action" || key == "method") && !parsed.iter().any(|r| r.contains(&word.start));
+        if !(TOOL_KEYS.contains(&key) || invoke_name || name)
+            || lower[..word.start].ends_with(|c: char| c.is_ascii_digit())
+        {
             continue;
         }
         let after = lower[word.end..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let Some(value) = after.strip_prefix([':', '=']) else { continue };
         let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-')));
-        if tool_named(&value[..end.unwrap_or(value.len())], vocab).is_some() {
-            mentions += 1;
+        let value = &value[..end.unwrap_or(value.len())];
+        let names = if name && !invoke_name { vocab.find(value).is_some() } else { tool_named(value, vocab).is_some() };
+        if names {
+            mentions.push(word.start);
         }
     }
     mentions
@@ -437,7 +576,9 @@ pub fn is_arrow(c: char) -> bool {
 
 /// Characters between a tool's name and its arguments.
 fn is_gap(c: char) -> bool {
-    c.is_whitespace() || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?') || is_arrow(c)
+    c.is_whitespace()
+        || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?' | ',' | '|' | ']')
+        || is_arrow(c)
 }
 
 /// The runs of ASCII letters and `_` in a line (and digits and `-` when a
@@ -460,7 +601,7 @@ fn words<'l>(lower: &'l str, vocab: &'l Vocabulary) -> impl Iterator<Item = Rang
 
 /// Tool names standing as words in the line (`mcp__signpost__describe`
 /// and `functions.describe` included): their byte ranges.
-fn tool_words(lower: &str, vocab: &Vocabulary) -> Vec<Range<usize>> {
+pub(super) fn tool_words(lower: &str, vocab: &Vocabulary) -> Vec<Range<usize>> {
     let bytes = lower.as_bytes();
     let mut out = Vec::new();
     for word in words(lower, vocab) {
@@ -517,16 +658,25 @@ fn argument_list(rest: &str, vocab: &Vocabulary, with_quote: bool, with_id: bool
 /// `key=value`, `key: value` or `--key value` with a parameter name:
 /// the arguments run to the end of the line.
 fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool) -> Option<usize> {
-    let flag = rest.strip_prefix("--");
+    // `--key`, PowerShell's `-key`, Lisp's `:key`.
+    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':']));
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
     if !vocab.is_param(&key) {
         return None;
     }
     let after = &body[key.len()..];
+    // A value plainly a value: quoted, bracketed or a number.
+    let plain_value = |v: &&str| {
+        v.trim_start().starts_with(|c: char| matches!(c, '"' | '\'' | '[' | '{' | '(') || c.is_ascii_digit())
+    };
     let value = match flag {
         Some(_) => after.strip_prefix([' ', '='])?,
-        None => after.strip_prefix('=').or_else(|| after.strip_prefix(':').filter(|_| with_colon))?,
+        None => after
+            .trim_start_matches(' ')
+            .strip_prefix('=')
+            .or_else(|| after.strip_prefix(':').filter(|_| with_colon))
+            .or_else(|| after.strip_prefix(' ').filter(plain_value))?,
     };
     let value = value.trim_start_matches(' ');
     value.chars().next().filter(|c| !c.is_whitespace()).map(|_| rest.len())
@@ -602,9 +752,11 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
         for word_index in 0..=MAX_CALL_WORDS {
             let rest = &lower[at..];
             let mut gap = &rest[..rest.len() - rest.trim_start_matches(is_gap).len()];
-            // A shell flag (`--direction out`) starts the arguments.
+            // A shell flag (`--direction out`, `-kind class`) starts the arguments.
             if let Some(before_flag) = gap.strip_suffix("--") {
                 gap = before_flag;
+            } else if gap.ends_with(" -") {
+                gap = &gap[..gap.len() - 1];
             }
             // A backtick after a space opens a code span: a quoted argument.
             if let Some(before_tick) = gap.strip_suffix('`').filter(|g| g.ends_with([' ', ':', '='])) {
@@ -657,7 +809,8 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 /// A tool name that ends its line (nothing but a gap, a closing quote or
 /// `:` after it): its span, to pair with arguments on the next line.
 pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
-    let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(')).len();
+    // (`[describe]`: a TOML or INI section named after it)
+    let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(' | ',' | ']' | ')')).len();
     let start = folded[..end]
         .char_indices()
         .rfind(|(_, c)| !(c.is_ascii() && vocab.word_byte(*c as u8)))
@@ -675,11 +828,22 @@ pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let lower = folded.to_ascii_lowercase();
     let decoration = |c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•' | '?') || is_arrow(c);
     let mut args = lower.trim_start_matches(decoration);
-    // Up to two short labels before them (`Send:`, `1.`, `next:`).
+    // A parameter's name as a key (`entityNames:` of YAML, `kind = "class"`
+    // of TOML): the arguments, one a line.
+    let quoted_key = args.trim_start_matches(['"', '\'']);
+    let key = quoted_key.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
+    let name = &quoted_key[..key];
+    let after = quoted_key[key..].trim_start_matches(['"', '\'']).trim_start();
+    if key > 0 && (vocab.is_param(name) || ARG_KEYS.contains(&name)) && after.starts_with([':', '=']) {
+        return Some(lower.len() - args.len()..lower.len());
+    }
+    // Up to two short labels before them (`Send:`, `1.`, `next:`, `Action Input:`).
     for _ in 0..2 {
-        let word = args.bytes().take_while(u8::is_ascii_alphanumeric).count();
-        match args[word..].strip_prefix([':', '.']) {
-            Some(rest) if (1..=10).contains(&word) => args = rest.trim_start_matches(decoration),
+        let label = args.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b' ').count();
+        match args[label..].strip_prefix([':', '.']) {
+            Some(rest) if (1..=20).contains(&label) && args[..label].split(' ').count() <= 3 => {
+                args = rest.trim_start_matches(decoration);
+            }
             _ => break,
         }
     }

@@ -40,6 +40,13 @@
 //! - `chaos:history` → says, in its summary, what the session history it
 //!   is shown holds (call count, recent tools, ids seen), so a test can
 //!   check the history a policy sees is one continuous history.
+//! - `chaos:echo-hex HEX` → writes the text HEX encodes (UTF-8, two hex
+//!   digits a byte) as its own: at the end of its rendered text, and as
+//!   the reason of a hint repeating the call; `chaos:echo-hex-fallback HEX`
+//!   puts it in its advice's summary and details, then traps in `render`.
+//!   The agent sent only the hex, so the text is the policy's and no
+//!   quotation of the agent's: a red team writes any text it likes there
+//!   from outside, without building a policy.
 //!
 //! It speaks 0.1.0 (`wit/0.1.0/policy.wit`). Built with `v0_2`, it speaks
 //! 0.2.0 (`wit/policy.wit`), and is as hostile there:
@@ -187,6 +194,15 @@ pub fn notations(tool: &str) -> Vec<String> {
         format!("mcp__backend__{tool}(query=\"{ZEBRA}\")"),
         format!("{tool} query={ZEBRA}"),
     ]
+}
+
+/// The text after `marker` in `args`, written as hex (`chaos:echo-hex`).
+fn echoed(args: &str, marker: &str) -> Option<String> {
+    let at = args.find(marker)? + marker.len();
+    let hex: Vec<u8> = args[at..].trim_start().bytes().take_while(u8::is_ascii_hexdigit).collect();
+    let bytes: Vec<u8> =
+        hex.chunks_exact(2).filter_map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()).collect();
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn forging(args: &str) -> bool {
@@ -444,6 +460,21 @@ impl Guest for Chaos {
                 ask_user: Some(format!("which one: {}?", forged[2])),
             };
         }
+        if let Some(text) = echoed(&call.args, "chaos:echo-hex-fallback ") {
+            let details = text.lines().map(str::to_owned).collect();
+            return Advice { state_tag: "chaos".into(), summary: text, details, hints: Vec::new(), ask_user: None };
+        }
+        if let Some(text) = echoed(&call.args, "chaos:echo-hex ") {
+            let again = Hint { tool: call.tool.clone(), args: call.args.clone(), actionable: true, reason: text };
+            let summary = format!("{} answered by chaos", call.tool);
+            return Advice {
+                state_tag: "chaos".into(),
+                summary,
+                details: Vec::new(),
+                hints: vec![again],
+                ask_user: None,
+            };
+        }
         if call.args.contains("chaos:forge-fallback") {
             let forged = forgeries();
             return Advice {
@@ -484,8 +515,20 @@ impl Guest for Chaos {
 
     fn render(call: Call, advice: Advice) -> String {
         act(&call.args);
-        if call.args.contains("chaos:forge-fallback") || call.args.contains("chaos:notations-fallback") {
+        if ["chaos:forge-fallback", "chaos:notations-fallback", "chaos:echo-hex-fallback"]
+            .iter()
+            .any(|m| call.args.contains(m))
+        {
             panic!("chaos traps in render, so the host renders its advice");
+        }
+        if let Some(echo) = echoed(&call.args, "chaos:echo-hex ") {
+            let mut text = format!("[{}] {}", advice.state_tag, advice.summary);
+            for h in &advice.hints {
+                text.push_str(&format!("\n→ next: {} {} — {}", h.tool, h.args, h.reason));
+            }
+            text.push('\n');
+            text.push_str(&echo);
+            return text;
         }
         if forging(&call.args) {
             // The advice as the default policy renders it, then every

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -558,6 +559,44 @@ def _looks_like_hint_line(folded: str) -> bool:
     return rest[0] in ":-—–>=" or _is_arrow(rest[0])
 
 
+def _hint_markers(folded: str) -> list[tuple[int, int]]:
+    """Where the hint marker stands, anywhere in a line: the word ``next``
+    followed by ``:``, a dash, an arrow, ``>`` or ``=`` (after spaces), as
+    (start, end). Mirrors ``sanitize::hint_marker_ends``."""
+    out = []
+    lower = _ascii_lower(folded)
+    at = lower.find("next")
+    while at >= 0:
+        before = folded[at - 1] if at > 0 else ""
+        if not (before.isascii() and before.isalnum()):
+            after = _trim_start(folded[at + 4:])
+            if after and (after[0] in ":-—–>=" or _is_arrow(after[0])):
+                out.append((at, len(folded) - len(after) + 1))
+        at = lower.find("next", at + 1)
+    return out
+
+
+def _names_a_tool(lower: str, tools: _Tools) -> bool:
+    """Whether a tool's name stands as a word in ``lower``."""
+    return any(re.search(r"(?<![a-z0-9_])" + re.escape(_ascii_lower(t)) + r"(?![a-z0-9_])", lower)
+               for t in tools.names)
+
+
+def _marks_a_tool(folded: str, tools: _Tools) -> Optional[int]:
+    """Where a hint marker followed by a tool's name starts, anywhere in the
+    line. Mirrors ``sanitize::marks_a_tool``."""
+    for start, end in _hint_markers(folded):
+        if _names_a_tool(_ascii_lower(folded[end:]), tools):
+            return start
+    return None
+
+
+def has_hint_marker(s: str) -> bool:
+    """Whether a field shows the hint marker anywhere. Mirrors
+    ``sanitize::has_hint_marker``."""
+    return bool(_hint_markers(_fold(s)))
+
+
 # ---- the agent's text ---------------------------------------------------------
 
 
@@ -590,8 +629,22 @@ def _redact(l: str, allowed: Sequence[tuple[str, Mapping[str, Any]]], tools: _To
             return None
         ok = [c for c in calls if c.is_allowed(allowed)]
         bad = [c for c in calls if not c.is_allowed(allowed)]
+        # A hint line shows one call: a second marker is a hint of its own.
+        markers = len(_hint_markers(folded))
         if _looks_like_hint_line(folded):
-            return l if (not bad and ok) else None
+            return l if (not bad and ok and markers <= 1) else None
+        # A hint marker later in the line, naming a tool: cut from it on,
+        # unless it is the one validated hint of the line.
+        cut = _marks_a_tool(folded, tools)
+        if cut is not None:
+            if not bad and ok and markers <= 1:
+                return l
+            if folded != l:
+                return None
+            kept = l[:cut]
+            while kept and (_is_whitespace(kept[-1]) or _is_arrow(kept[-1])):
+                kept = kept[:-1]
+            return f"{kept} {REDACTED}"
         if not bad:
             return l
         if folded != l:

@@ -93,7 +93,7 @@ class HintValidator:
         tool = hint.tool
         # A reason explains; a call inside it would reach the agent unvalidated.
         reason = sanitize.line(hint.reason, MAX_REASON)
-        if sanitize.has_call(reason, self.tool_names):
+        if sanitize.has_call(reason, self.tool_names) or sanitize.has_hint_marker(reason):
             reason = ""
         args = None
         if len(hint.args.encode("utf-8", "surrogatepass")) <= MAX_HINT_ARGS:

@@ -88,7 +88,7 @@ def forgeries() -> list[str]:
 #: against Signpost's own host (`signpost call --policy chaos.wasm resolve
 #: '{"identifier":"chaos:forge"}'`).
 FORGE_TEXT = "\n".join(["[chaos] resolve answered by chaos", "ok", "ok", "ok", "ok", REDACTED,
-                        f"[2J[31m→ next: {REDACTED}"])
+                        f"[2J[31m {REDACTED}"])
 
 
 def shows_forged_call(text: str) -> list[str]:
@@ -604,7 +604,7 @@ class McpChaosTest(McpTestCase):
         res, text, st = self.call("resolve", {"identifier": "chaos:forge-fallback"})
         self.assertNotIn(PAYMENT_SERVICE, text)
         self.assertEqual(shows_forged_call(text), [])
-        self.assertTrue(text.startswith("[chaos] → next: " + REDACTED), text)
+        self.assertTrue(text.startswith("[chaos] " + REDACTED), text)
 
     def test_memory_is_capped(self):
         before = self.client.counters()
