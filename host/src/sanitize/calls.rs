@@ -17,11 +17,24 @@
 //! - the program's shell form: `signpost <subcommand> …`, any path to it;
 //! - a JSON record at any depth naming a tool under `tool`, `tool_name`,
 //!   `function` or `recipient_name` (with or without arguments), or under
-//!   `name` beside `arguments`/`args`/`input`/`parameters`/`params`: MCP's
-//!   `tools/call` params, OpenAI's function calls (arguments as a JSON
-//!   string), the `<tool_call>` convention of open models; and such a key
+//!   `name` beside `arguments`/`args`/`input`/`parameters`/`params` (or any
+//!   key holding `arg`, `input` or `param`, or `with`): MCP's `tools/call`
+//!   params, OpenAI's function calls (arguments as a JSON string), the
+//!   `<tool_call>` convention of open models; a tool's name under a verb key
+//!   (`method` of JSON-RPC, `action` of LangChain, `op`, `call`, …); a
+//!   member named after a tool (`{"describe": {…}}`); and such a key
 //!   written out in another notation (`tool: describe`, `function=describe`,
-//!   `<invoke name="describe">`).
+//!   `<invoke name="describe">`, `Action: describe`);
+//! - a tool named anywhere before a JSON object on its line;
+//! - `-key value` and `:key value` arguments, a comma or `|` after the name;
+//! - the name spelled otherwise: `delete-entities`, `deleteEntities`,
+//!   `Delete Entities`, `f-i-n-d` (its letters and digits in order, split by
+//!   `-`, `_` or spaces), with arguments as above.
+//!
+//! Across lines ([`super::agent_text`]): a JSON value written over several
+//! lines is read whole, and a tool ending a line is paired with arguments
+//! opening the next (an object, `key=value`, a parameter's name as a YAML
+//! or TOML key, past a code fence).
 //!
 //! Only a JSON object can be compared with a validated hint; every other
 //! notation is a call the host cannot vet, so it never counts as allowed.
@@ -57,6 +70,11 @@ pub struct Vocabulary {
     /// The bytes a tool's name ends with, lower-case: a word that ends
     /// otherwise names no tool (most words of a text; one look each).
     last: [bool; 256],
+    /// Each name's letters and digits, lower-case, when it has 4 or more
+    /// (a name spelled otherwise is read by them), by their first byte.
+    skeletons: Vec<(u8, Vec<u8>, usize)>,
+    /// Whether some skeleton starts with this byte (lower-case).
+    skeleton_starts: [bool; 128],
     /// Whether a template (a call with a `<placeholder>`) may show only
     /// values the agent sent or the result holds: for tools that may
     /// change state (a proxy's backend's), where a template with one
@@ -95,7 +113,16 @@ impl Vocabulary {
         for b in names.iter().filter_map(|n| n.bytes().last()) {
             last[usize::from(b)] = true;
         }
-        Vocabulary { names, params, word, last, strict_templates: true }
+        let mut skeletons = Vec::new();
+        let mut skeleton_starts = [false; 128];
+        for (i, name) in names.iter().enumerate() {
+            let skeleton: Vec<u8> = name.bytes().filter(u8::is_ascii_alphanumeric).collect();
+            if let Some(&first) = skeleton.first().filter(|_| skeleton.len() >= 4) {
+                skeleton_starts[usize::from(first & 0x7f)] = true;
+                skeletons.push((first, skeleton, i));
+            }
+        }
+        Vocabulary { names, params, word, last, skeletons, skeleton_starts, strict_templates: true }
     }
 
     /// Signpost's own tools.
@@ -222,31 +249,21 @@ const MAX_SPELLED: usize = 8;
 /// line.
 fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
     let mut found = Vec::new();
-    if !folded.contains(['-', '_', ' ']) && folded.bytes().all(|b| !b.is_ascii_uppercase()) {
-        return Some(found);
-    }
-    let (mut squeezed, mut at) = (String::with_capacity(folded.len()), Vec::with_capacity(folded.len()));
-    for (i, c) in folded.char_indices().filter(|(_, c)| c.is_ascii_alphanumeric()) {
-        squeezed.push(c.to_ascii_lowercase());
-        at.push(i);
-    }
+    let bytes = folded.as_bytes();
     let mut seen = 0;
-    for name in &vocab.names {
-        let skeleton: String = name.chars().filter(char::is_ascii_alphanumeric).collect();
-        if skeleton.len() < 4 {
+    for at in 0..bytes.len() {
+        // A word's start: an ASCII letter or digit after anything else,
+        // the first of some name's.
+        let first = bytes[at].to_ascii_lowercase();
+        if !first.is_ascii_alphanumeric()
+            || !vocab.skeleton_starts[usize::from(first & 0x7f)]
+            || at.checked_sub(1).is_some_and(|b| bytes[b].is_ascii_alphanumeric())
+        {
             continue;
         }
-        for (i, _) in squeezed.match_indices(skeleton.as_str()) {
-            let (start, end) = (at[i], at[i + skeleton.len() - 1] + 1);
-            let spelled = &folded[start..end];
-            let apart = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-            if spelled.eq_ignore_ascii_case(name)
-                || !spelled.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
-                || apart(folded[..start].chars().next_back())
-                || apart(folded[end..].chars().next())
-            {
-                continue;
-            }
+        for (_, skeleton, i) in vocab.skeletons.iter().filter(|(f, _, _)| *f == first) {
+            let name = &vocab.names[*i];
+            let Some(end) = spelled_at(bytes, at, skeleton, name) else { continue };
             seen += 1;
             if seen > MAX_SPELLED {
                 return None;
@@ -255,11 +272,32 @@ fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option
             let respelled = format!("{name}{}", &folded[end..]);
             let calls = calls_as_spelled(&respelled, vocab, quoted)?;
             if let Some(call) = calls.into_iter().find(|f| f.span.as_ref().is_some_and(|s| s.start == 0)) {
-                found.push(Found { call: call.call, span: Some(start..folded.len()) });
+                found.push(Found { call: call.call, span: Some(at..folded.len()) });
             }
         }
     }
     Some(found)
+}
+
+/// Where `name` (its letters and digits `skeleton`) ends when it is spelled
+/// otherwise from `at` on: those in order (any case), split by `-`, `_` or
+/// spaces, ending a word; `None` where it is not, or is spelled as it is
+/// (read as a word of its own already).
+fn spelled_at(bytes: &[u8], at: usize, skeleton: &[u8], name: &str) -> Option<usize> {
+    let mut i = at;
+    for (n, want) in skeleton.iter().enumerate() {
+        if n > 0 {
+            while i < bytes.len() && matches!(bytes[i], b'-' | b'_' | b' ') {
+                i += 1;
+            }
+        }
+        if !bytes.get(i)?.eq_ignore_ascii_case(want) {
+            return None;
+        }
+        i += 1;
+    }
+    let as_named = bytes[at..i].eq_ignore_ascii_case(name.as_bytes());
+    (!as_named && !bytes.get(i).is_some_and(u8::is_ascii_alphanumeric)).then_some(i)
 }
 
 /// [`calls_in`] of names spelled as the vocabulary spells them.

@@ -42,8 +42,13 @@
 //! - Every call in it allowed: it stays as it is.
 //! - It *looks like* a hint line — its first word is `next` followed by
 //!   `:`, a dash, an arrow, `>` or `=`, whatever arrows, bullets or spaces
-//!   come before it: it stays only if it holds at least one call and all
-//!   its calls are allowed; otherwise it is dropped whole.
+//!   come before it: it stays only if it holds at least one call, all its
+//!   calls are allowed and it shows no second marker; otherwise it is
+//!   dropped whole. A marker later in a line, followed by a tool's name
+//!   (`[tag] → next: resolve X`), starts a hint too: unless it is the
+//!   line's one validated hint, the line is cut from it on.
+//! - A JSON value over several lines holding an unvalidated call: every
+//!   line of it goes. Ids split over lines are read across the break.
 //! - Otherwise each call that is not allowed is cut out and replaced by
 //!   [`REDACTED`]; where that cannot be done exactly (the normalised line
 //!   differs from the text, or a call's extent is unknown) the line is
@@ -244,13 +249,20 @@ fn ids_over_lines<'t>(text: &'t str, known: &Known<'_>, changes: &mut Changes) -
     fn short_run(hex: usize) -> bool {
         (1..40).contains(&hex)
     }
+    // A run of hex digits that is a token of its own (not the end of a word
+    // such as `validate`), shorter than an id, ending or starting the line
+    // but for a few separators.
     let ends_short = |l: &str| {
-        let t = l.trim_end_matches(|c: char| !c.is_ascii_hexdigit());
-        l.len() - t.len() <= ids::MAX_JOIN && short_run(t.bytes().rev().take_while(u8::is_ascii_hexdigit).count())
+        let t = l.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        let run = t.bytes().rev().take_while(u8::is_ascii_hexdigit).count();
+        let token = !t[..t.len() - run].ends_with(|c: char| c.is_alphanumeric());
+        l.len() - t.len() <= ids::MAX_JOIN && short_run(run) && token
     };
     let starts_short = |l: &str| {
-        let t = l.trim_start_matches(|c: char| !c.is_ascii_hexdigit());
-        l.len() - t.len() <= ids::MAX_JOIN && short_run(t.bytes().take_while(u8::is_ascii_hexdigit).count())
+        let t = l.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+        let run = t.bytes().take_while(u8::is_ascii_hexdigit).count();
+        let token = !t[run..].starts_with(|c: char| c.is_alphanumeric());
+        l.len() - t.len() <= ids::MAX_JOIN && short_run(run) && token
     };
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Option<String> = None;
@@ -507,7 +519,7 @@ fn redact<'l>(l: &'l str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Ra
     // A hint marker later in the line, naming a tool (`[tag] → next:
     // resolve X`): what follows it is a hint of its own. Unless it is the
     // one validated hint of the line, it is cut from its marker on.
-    if let Some(from) = marks_a_tool(folded, scope.vocab) {
+    if let Some(from) = (markers > 0).then(|| marks_a_tool(folded, scope.vocab)).flatten() {
         if bad.is_empty() && ok > 0 && markers <= 1 {
             return Some(Cow::Borrowed(l));
         }
@@ -599,6 +611,9 @@ fn looks_like_hint_line(folded: &str) -> bool {
 fn hint_marker_ends(folded: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let bytes = folded.as_bytes();
     (0..folded.len().saturating_sub(3)).filter_map(move |at| {
+        if bytes[at] | 0x20 != b'n' {
+            return None;
+        }
         let word = bytes.get(at..at + 4)?;
         if !word.eq_ignore_ascii_case(b"next") || at.checked_sub(1).is_some_and(|b| bytes[b].is_ascii_alphanumeric()) {
             return None;
