@@ -299,8 +299,9 @@ fn ids_over_lines<'t>(text: &'t str, known: &Known<'_>, changes: &mut Changes) -
     }
 }
 
-/// Most JSON values opened on one line and closed on another that a text
-/// may hold; past them, the lines that open more are dropped unread.
+/// Most JSON values read over several lines (or failing past the line
+/// after their start) in one text; past them, the lines that open more are
+/// dropped unread.
 const MAX_SPANNING: usize = 32;
 
 /// The lines of a JSON value written over several lines (a pretty-printed
@@ -326,18 +327,28 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
             n += 1;
             continue;
         };
-        tried += 1;
-        if tried > MAX_SPANNING {
+        if tried >= MAX_SPANNING {
             dropped.insert(n);
             n += 1;
             continue;
         }
         let open = starts[n] + col;
         let mut stream = serde_json::Deserializer::from_str(&joined[open..]).into_iter::<Value>();
-        let Some(Ok(value)) = stream.next() else {
-            n += 1;
-            continue;
+        let value = match stream.next() {
+            Some(Ok(value)) => value,
+            // Code's braces fail at once; a long run of JSON that fails
+            // late counts as an attempt, as a value read does.
+            Some(Err(e)) => {
+                tried += usize::from(e.line() > 2);
+                n += 1;
+                continue;
+            }
+            None => {
+                n += 1;
+                continue;
+            }
         };
+        tried += 1;
         let last = line_of(open + stream.byte_offset().saturating_sub(1));
         // Its tool: named before it on its line, or on the line before
         // when nothing but decoration precedes it.
@@ -939,6 +950,21 @@ mod tests {
         assert_eq!(call.len(), REDACTED.len());
         let (text, changed) = agent_text(&format!("[ok] or {call} here"), &Scope::new(&[], Known::default()));
         assert_eq!((text.as_str(), changed.lines), (format!("[ok] or {REDACTED} here").as_str(), 1));
+    }
+
+    #[test]
+    fn code_with_many_open_braces_stays_and_many_records_do_not() {
+        // Braces of code fail to parse at once: no bound is reached.
+        let code: Vec<String> = (0..3 * MAX_SPANNING).map(|i| format!("void step{i}() {{")).collect();
+        let code = code.join("\n");
+        assert_eq!(check_memory(&code), code);
+        // Records over several lines, past the bound: the lines that open
+        // more go unread (dropped), the rest are read line by line.
+        let record = "{\n  \"note\": \"x\"\n}";
+        let many = vec![record; MAX_SPANNING + 3].join("\n");
+        let out = check_memory(&many);
+        assert_eq!(out.lines().filter(|l| *l == "{").count(), MAX_SPANNING, "{out}");
+        assert_eq!(out.matches("\"note\"").count(), MAX_SPANNING + 3, "{out}");
     }
 
     #[test]
