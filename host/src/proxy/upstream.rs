@@ -88,7 +88,20 @@ pub struct Relay {
 
 /// The relays of the calls in flight, by the token the proxy gave the
 /// backend, each with the last progress it passed on.
-type Relays = Arc<Mutex<HashMap<ProgressToken, (Relay, Option<f64>)>>>;
+type Relays = Arc<Mutex<Relaying>>;
+
+/// Most progress notifications kept for calls whose relay is not
+/// registered yet (the oldest go first).
+const MAX_EARLY_PROGRESS: usize = 64;
+
+#[derive(Default)]
+struct Relaying {
+    relays: HashMap<ProgressToken, (Relay, Option<f64>)>,
+    /// Progress that came before its call's relay was registered: rmcp
+    /// gives a request its token as it sends it, so a backend that reports
+    /// at once can be heard before the call is known here.
+    early: std::collections::VecDeque<ProgressNotificationParam>,
+}
 
 /// Most tools read from a backend's tools/list; the rest are left out
 /// (and the log says so).
@@ -197,13 +210,21 @@ impl ClientHandler for Listener {
         // come out of order: one that would make the agent's progress go
         // back (it must increase) is dropped.
         let relay = {
-            let mut relays = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
-            match relays.get_mut(&params.progress_token) {
+            let mut relaying = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
+            match relaying.relays.get_mut(&params.progress_token) {
                 Some((relay, last)) if last.is_none_or(|last| params.progress > last) => {
                     *last = Some(params.progress);
                     Some(relay.clone())
                 }
-                _ => None,
+                Some(_) => None,
+                // Perhaps a call not registered yet: kept a while.
+                None => {
+                    if relaying.early.len() == MAX_EARLY_PROGRESS {
+                        relaying.early.pop_front();
+                    }
+                    relaying.early.push_back(params);
+                    return;
+                }
             }
         };
         if let Some(relay) = relay {
@@ -311,7 +332,7 @@ impl Drop for Pending {
     fn drop(&mut self) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             if let Some(token) = &self.token {
-                self.relays.lock().unwrap_or_else(PoisonError::into_inner).remove(token);
+                self.relays.lock().unwrap_or_else(PoisonError::into_inner).relays.remove(token);
             }
             return;
         };
@@ -319,7 +340,7 @@ impl Drop for Pending {
             let relays = self.relays.clone();
             runtime.spawn(async move {
                 tokio::time::sleep(RELAY_GRACE).await;
-                relays.lock().unwrap_or_else(PoisonError::into_inner).remove(&token);
+                relays.lock().unwrap_or_else(PoisonError::into_inner).relays.remove(&token);
             });
         }
         let Some(id) = self.id.take() else { return };
@@ -740,8 +761,27 @@ impl Upstream {
             let handle = peer.send_request_with_option(request, PeerRequestOptions::no_options()).await?;
             let token = relay.is_some().then(|| handle.progress_token.clone());
             if let Some(relay) = relay {
-                let mut relays = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
-                relays.insert(handle.progress_token.clone(), (relay, None));
+                // What the backend reported before the call was registered
+                // goes first, in order, each past the one before.
+                let early: Vec<ProgressNotificationParam> = {
+                    let mut relaying = self.relays.lock().unwrap_or_else(PoisonError::into_inner);
+                    let token = &handle.progress_token;
+                    let mine: Vec<ProgressNotificationParam> =
+                        relaying.early.iter().filter(|p| p.progress_token == *token).cloned().collect();
+                    relaying.early.retain(|p| p.progress_token != *token);
+                    let last = mine.iter().map(|p: &ProgressNotificationParam| p.progress).reduce(f64::max);
+                    relaying.relays.insert(handle.progress_token.clone(), (relay.clone(), last));
+                    mine
+                };
+                let mut passed: Option<f64> = None;
+                for mut params in early {
+                    if passed.is_some_and(|p| params.progress <= p) {
+                        continue;
+                    }
+                    passed = Some(params.progress);
+                    params.progress_token = relay.token.clone();
+                    let _ = relay.peer.notify_progress(params).await;
+                }
             }
             let pending =
                 Pending { peer: peer.clone(), id: Some(handle.id.clone()), token, relays: self.relays.clone() };
