@@ -292,7 +292,7 @@ impl History {
         ids.truncate(MAX_IDS_PER_CALL);
         let view = Arc::make_mut(&mut self.view);
         view.call_count = view.call_count.saturating_add(1);
-        remember(&mut view.seen_ids, &ids);
+        see(&mut view.seen_ids, &ids);
         if view.recent.len() >= MAX_RECENT {
             view.recent.drain(..=view.recent.len() - MAX_RECENT);
         }
@@ -301,7 +301,7 @@ impl History {
 
     /// Records ids as seen, most recent last, without a call.
     pub fn saw(&mut self, ids: &[String]) {
-        remember(&mut Arc::make_mut(&mut self.view).seen_ids, ids);
+        see(&mut Arc::make_mut(&mut self.view).seen_ids, ids);
     }
     /// Remembers that the call `digest` was held once.
     pub fn hold(&mut self, digest: u64) {
@@ -315,18 +315,9 @@ impl History {
 
     /// Remembers values a result showed, most recent last.
     pub fn shown(&mut self, values: Vec<String>) {
-        let kept = Arc::make_mut(&mut self.values);
-        for value in values.into_iter().take(MAX_VALUES_PER_CALL) {
-            if value.is_empty() || value.len() > MAX_VALUE_BYTES {
-                continue;
-            }
-            match kept.iter().position(|v| *v == value) {
-                Some(pos) => kept[pos..].rotate_left(1),
-                None => kept.push(value),
-            }
-        }
-        let excess = kept.len().saturating_sub(MAX_VALUES);
-        kept.drain(..excess);
+        let values = values.into_iter().take(MAX_VALUES_PER_CALL);
+        let fit = values.filter(|v| !v.is_empty() && v.len() <= MAX_VALUE_BYTES);
+        remember(Arc::make_mut(&mut self.values), fit, MAX_VALUES);
     }
 
     /// Within this build's bounds, whatever it was read from (a shared
@@ -354,18 +345,23 @@ impl History {
     }
 }
 
-/// Adds `ids` (the first [`MAX_IDS_PER_CALL`] that read as ids) to `seen`,
-/// most recent last: an id seen before moves to the end; the oldest go past
-/// [`MAX_SEEN`].
-fn remember(seen: &mut Vec<String>, ids: &[String]) {
-    for id in ids.iter().filter(|id| is_id(id)).take(MAX_IDS_PER_CALL) {
-        match seen.iter().position(|s| s == id) {
-            Some(pos) => seen[pos..].rotate_left(1),
-            None => seen.push(id.clone()),
+/// Adds `ids` (the first [`MAX_IDS_PER_CALL`] that read as ids) to `seen`
+/// ([`remember`], at most [`MAX_SEEN`]).
+fn see(seen: &mut Vec<String>, ids: &[String]) {
+    remember(seen, ids.iter().filter(|id| is_id(id)).take(MAX_IDS_PER_CALL), MAX_SEEN);
+}
+
+/// Adds `values` to `kept`, most recent last: one there already moves to
+/// the end (copied only when new); the oldest go past `max`.
+fn remember<T: AsRef<str> + Into<String>>(kept: &mut Vec<String>, values: impl IntoIterator<Item = T>, max: usize) {
+    for value in values {
+        match kept.iter().position(|k| k == value.as_ref()) {
+            Some(pos) => kept[pos..].rotate_left(1),
+            None => kept.push(value.into()),
         }
     }
-    let excess = seen.len().saturating_sub(MAX_SEEN);
-    seen.drain(..excess);
+    let excess = kept.len().saturating_sub(max);
+    kept.drain(..excess);
 }
 
 /// Ids of the records in a tool result (any `id` field holding an id),

@@ -86,6 +86,15 @@ pub struct Relay {
     pub token: ProgressToken,
 }
 
+impl Relay {
+    /// Passes the backend's progress to the agent, under the agent's token.
+    /// A session that went away hears nothing; the call goes on.
+    async fn pass_on(&self, mut params: ProgressNotificationParam) {
+        params.progress_token = self.token.clone();
+        let _ = self.peer.notify_progress(params).await;
+    }
+}
+
 /// The relays of the calls in flight, by the token the proxy gave the
 /// backend, each with the last progress it passed on.
 type Relays = Arc<Mutex<Relaying>>;
@@ -228,10 +237,7 @@ impl ClientHandler for Listener {
             }
         };
         if let Some(relay) = relay {
-            let mut params = params;
-            params.progress_token = relay.token;
-            // A session that went away hears nothing; the call goes on.
-            let _ = relay.peer.notify_progress(params).await;
+            relay.pass_on(params).await;
         }
     }
 }
@@ -769,18 +775,17 @@ impl Upstream {
                     let mine: Vec<ProgressNotificationParam> =
                         relaying.early.iter().filter(|p| p.progress_token == *token).cloned().collect();
                     relaying.early.retain(|p| p.progress_token != *token);
-                    let last = mine.iter().map(|p: &ProgressNotificationParam| p.progress).reduce(f64::max);
+                    let last = mine.iter().map(|p| p.progress).reduce(f64::max);
                     relaying.relays.insert(handle.progress_token.clone(), (relay.clone(), last));
                     mine
                 };
                 let mut passed: Option<f64> = None;
-                for mut params in early {
+                for params in early {
                     if passed.is_some_and(|p| params.progress <= p) {
                         continue;
                     }
                     passed = Some(params.progress);
-                    params.progress_token = relay.token.clone();
-                    let _ = relay.peer.notify_progress(params).await;
+                    relay.pass_on(params).await;
                 }
             }
             let pending =

@@ -335,7 +335,7 @@ fn may_hold_call(folded: &str, vocab: &Vocabulary) -> Signs {
         signs.tool |= vocab.named(word).is_some();
         // Every key and the program's name start with one of these.
         if matches!(word.as_bytes()[0].to_ascii_lowercase(), b't' | b'f' | b'r' | b'n' | b's' | b'a' | b'm') {
-            signs.key |= TOOL_KEYS.iter().chain(&["name", "action", "method"]).any(|k| k.eq_ignore_ascii_case(word));
+            signs.key |= TOOL_KEYS.iter().chain(&NAMING_KEYS).any(|k| k.eq_ignore_ascii_case(word));
             signs.program |= word.eq_ignore_ascii_case("signpost");
         }
     }
@@ -463,12 +463,7 @@ fn calls_in_map(
         .find_map(|v| v.as_str().and_then(|name| tool_named(name, vocab)));
     if let Some(tool) = named {
         records += 1;
-        let args = match args {
-            Some(Value::Object(a)) => Some(a.clone()),
-            Some(Value::String(s)) => serde_json::from_str::<Map<String, Value>>(s).ok(),
-            _ => None,
-        };
-        found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
+        found.push(Found { call: args.and_then(args_of).map(|a| (tool.to_owned(), a)), span: None });
     } else if map.len() > 1 && names_a_call(map, vocab) {
         // A tool's name under a key that says what to do (JSON-RPC's
         // `method`, LangChain's `action`, `op`, `call`), or under `name`
@@ -479,18 +474,26 @@ fn calls_in_map(
     // its value is the arguments of (the same call as `describe {…}`).
     for (key, value) in map {
         let Some(tool) = tool_named(key, vocab) else { continue };
-        let args = match value {
-            Value::Object(a) => Some(a.clone()),
-            Value::String(s) => serde_json::from_str::<Map<String, Value>>(s).ok(),
-            _ => None,
-        };
-        found.push(Found { call: args.map(|a| (tool.to_owned(), a)), span: None });
+        found.push(Found { call: args_of(value).map(|a| (tool.to_owned(), a)), span: None });
     }
     for v in map.values() {
         records += calls_in_value(v, found, depth + 1, vocab, quoted)?;
     }
     Some(records)
 }
+
+/// A record's arguments: an object, or a string holding one (OpenAI's).
+fn args_of(value: &Value) -> Option<Map<String, Value>> {
+    match value {
+        Value::Object(a) => Some(a.clone()),
+        Value::String(s) => serde_json::from_str(s).ok(),
+        _ => None,
+    }
+}
+
+/// Keys that name a tool outside JSON only when their value is exactly
+/// one (`"name": "describe",` on a line of its own, `Action: describe`).
+const NAMING_KEYS: [&str; 3] = ["name", "action", "method"];
 
 /// Keys under which a record says which call to make, beside `tool` and
 /// its kin ([`TOOL_KEYS`]).
@@ -544,7 +547,7 @@ fn tool_before<'v>(before: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usiz
 }
 
 /// The last tool named as a word in `lower`, and where its name starts.
-fn named_before<'v>(lower: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
+pub(super) fn named_before<'v>(lower: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
     let word = tool_words(lower, vocab).pop()?;
     Some((vocab.find(&lower[word.clone()])?, word.start))
 }
@@ -566,12 +569,6 @@ pub(super) fn calls_in_json(
     Some(found)
 }
 
-/// The tool a text names last before a JSON value that opens at its end
-/// (on the value's line, or alone at the end of the line before it).
-pub(super) fn tool_named_before(lower: &str, vocab: &Vocabulary) -> Option<String> {
-    named_before(lower, vocab).map(|(t, _)| t.to_owned())
-}
-
 /// Where a key that names a tool stands before a tool name outside JSON:
 /// `tool: describe`, `function=describe`, `<invoke name="describe">`,
 /// `Action: describe`.
@@ -582,11 +579,8 @@ fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range<usize>]) -
         let key = &lower[word.clone()];
         let invoke_name = key == "name" && lower[previous.clone()] == *"invoke";
         previous = word.clone();
-        // `name` names a tool only when its value is one, exactly (a
-        // pretty-printed `"name": "describe",` on a line of its own).
         // (inside a JSON object parsed on the line, the record rules read it)
-        let name =
-            (key == "name" || key == "action" || key == "method") && !parsed.iter().any(|r| r.contains(&word.start));
+        let name = NAMING_KEYS.contains(&key) && !parsed.iter().any(|r| r.contains(&word.start));
         if !(TOOL_KEYS.contains(&key) || invoke_name || name)
             || lower[..word.start].ends_with(|c: char| c.is_ascii_digit())
         {

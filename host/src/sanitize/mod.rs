@@ -354,19 +354,19 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
         // when nothing but decoration precedes it.
         let before = folded[n][..col].to_ascii_lowercase();
         let mut first = n;
-        let mut named = calls::tool_named_before(&before, scope.vocab);
+        let mut named = calls::named_before(&before, scope.vocab).map(|(tool, _)| tool);
         if named.is_none() && !before.contains(|c: char| c.is_alphanumeric()) {
             // (past a code fence: a tool, then its arguments in a block)
             let above = (n.saturating_sub(3)..n).rev().find(|&k| !folded[k].trim().is_empty() && !is_fence(&folded[k]));
             // (the tool must end that line: `describe` then its block)
             let dangling = above.and_then(|k| Some((k, calls::dangling_tool(&folded[k], scope.vocab)?)));
             if let Some((k, name)) = dangling {
-                named = calls::tool_named(&folded[k][name], scope.vocab).map(str::to_owned);
+                named = calls::tool_named(&folded[k][name], scope.vocab);
                 first = k;
             }
         }
         let block = &joined[open..open + stream.byte_offset()];
-        let calls = calls::calls_in_json(&value, named.as_deref(), scope.vocab, &quoted);
+        let calls = calls::calls_in_json(&value, named, scope.vocab, &quoted);
         let unvalidated = match calls {
             None => true,
             Some(calls) => {
@@ -613,8 +613,12 @@ fn looks_like_hint_line(folded: &str) -> bool {
     let Some(rest) = word.get(..4).filter(|w| w.eq_ignore_ascii_case("next")).map(|_| &word[4..]) else {
         return false;
     };
-    let rest = rest.trim_start();
-    rest.starts_with([':', '-', '—', '–', '>', '=']) || rest.chars().next().is_some_and(calls::is_arrow)
+    rest.trim_start().chars().next().is_some_and(is_hint_marker)
+}
+
+/// What follows `next` in the hint marker: `:`, a dash, an arrow, `>` or `=`.
+fn is_hint_marker(c: char) -> bool {
+    matches!(c, ':' | '-' | '—' | '–' | '>' | '=') || calls::is_arrow(c)
 }
 
 /// Where the hint marker stands in `folded`: the word `next` followed by
@@ -631,8 +635,7 @@ fn hint_marker_ends(folded: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
         }
         let rest = folded.get(at + 4..)?;
         let after = rest.trim_start();
-        let marker =
-            after.chars().next().filter(|c| matches!(c, ':' | '-' | '—' | '–' | '>' | '=') || calls::is_arrow(*c))?;
+        let marker = after.chars().next().filter(|c| is_hint_marker(*c))?;
         Some((at, folded.len() - after.len() + marker.len_utf8()))
     })
 }
