@@ -104,6 +104,12 @@ async fn calls_a_policy_writes_in_any_shape_reach_no_agent() {
         "[find]\nname = \"Zebra\"",
         "find\n```json\n{\"name\": \"Zebra\"}\n```",
         "[done] → next: resolve Zebra",
+        "<find><name>Zebra</name></find>",
+        "<find>\n  <name>Zebra</name>\n</find>",
+        "<tool_call><tool>find</tool><name>Zebra</name></tool_call>",
+        "| tool | name |\n|---|---|\n| find | Zebra |",
+        "find, name Zebra",
+        "find | name | Zebra",
         &format!("describe, id {}\n{}", &PAYMENT[..20], &PAYMENT[20..]),
         &format!("- {}\n- {}\n- {}\n- {}", &PAYMENT[..10], &PAYMENT[10..20], &PAYMENT[20..30], &PAYMENT[30..]),
     ];

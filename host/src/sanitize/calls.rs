@@ -27,6 +27,13 @@
 //!   `<invoke name="describe">`, `Action: describe`);
 //! - a tool named anywhere before a JSON object on its line;
 //! - `-key value` and `:key value` arguments, a comma or `|` after the name;
+//!   right after the name, a parameter's name and a bare word (`find kind
+//!   class`, `find | kind | class`);
+//! - XML: an element that names a tool (`<name>find</name>`,
+//!   `<tool>find</tool>`), or a tool's element holding elements named after
+//!   its parameters (`<find><kind>class</kind>`, on one line or the next);
+//! - a Markdown table row with a cell naming a tool and a value under a
+//!   header that is a parameter's name ([`table_calls`]);
 //! - the name spelled otherwise: `delete-entities`, `deleteEntities`,
 //!   `Delete Entities`, `f-i-n-d` (its letters and digits in order, split by
 //!   `-`, `_` or spaces), with arguments as above.
@@ -315,7 +322,22 @@ fn calls_as_spelled(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Opt
     if signs.program {
         shell_calls(&lower, &mut found);
     }
+    if signs.tool && folded.contains('|') {
+        found.extend(flattened_table(folded, vocab));
+    }
     Some(found)
+}
+
+/// A Markdown table written on one line (its line breaks gone, as in a
+/// single-line field): a delimiter cell (`---`), a cell naming a tool and
+/// one naming a parameter make it a call, from its first `|` on.
+fn flattened_table(folded: &str, vocab: &Vocabulary) -> Option<Found> {
+    let cells: Vec<&str> = folded.split('|').map(|c| c.trim().trim_matches(['`', '*', '"', '\''])).collect();
+    let delimiter = cells.iter().any(|c| c.contains("---") && c.chars().all(|c| matches!(c, '-' | ':')));
+    let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
+    let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(c)));
+    let start = folded.find('|')?;
+    (delimiter && named && keyed).then(|| Found { call: None, span: Some(start..folded.len()) })
 }
 
 /// Whether a line can hold a call at all: a `{`, or a word that is a tool
@@ -571,7 +593,7 @@ pub(super) fn calls_in_json(
 
 /// Where a key that names a tool stands before a tool name outside JSON:
 /// `tool: describe`, `function=describe`, `<invoke name="describe">`,
-/// `Action: describe`.
+/// `Action: describe`, `<name>describe</name>`, `| tool | describe |`.
 fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range<usize>]) -> Vec<usize> {
     let mut mentions = Vec::new();
     let mut previous = 0..0;
@@ -587,7 +609,13 @@ fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range<usize>]) -
             continue;
         }
         let after = lower[word.end..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
-        let Some(value) = after.strip_prefix([':', '=']) else { continue };
+        // `tool: x`, `tool=x`; an element `<tool>x</tool>`; a table's cells
+        // `| tool | x |`.
+        let element = lower[..word.start].ends_with('<');
+        let Some(value) = after.strip_prefix([':', '=', '|']).or_else(|| after.strip_prefix('>').filter(|_| element))
+        else {
+            continue;
+        };
         let value = value.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\''));
         let end = value.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | ':' | '-')));
         let value = &value[..end.unwrap_or(value.len())];
@@ -653,10 +681,22 @@ pub(super) fn tool_words(lower: &str, vocab: &Vocabulary) -> Vec<Range<usize>> {
 /// relative to `rest`; `None` when what follows is no argument list.
 /// `with_quote` allows a quoted string (the gap had a space or `:`/`=`);
 /// `with_id` allows a bare id; `with_colon` allows `key: value` (right
-/// after the name only: `describe failed: trail: …` is prose).
-fn argument_list(rest: &str, vocab: &Vocabulary, with_quote: bool, with_id: bool, with_colon: bool) -> Option<usize> {
+/// after the name only: `describe failed: trail: …` is prose), and
+/// `with_bare` a parameter's name followed by a bare word (on the name's
+/// line only).
+fn argument_list(
+    rest: &str,
+    vocab: &Vocabulary,
+    with_quote: bool,
+    with_id: bool,
+    with_colon: bool,
+    with_bare: bool,
+) -> Option<usize> {
     let first = rest.chars().next()?;
     match first {
+        // An element named after a parameter (`<kind>class</kind>`): the
+        // arguments as XML, to the end of the line.
+        '<' if param_element(rest, vocab) => Some(rest.len()),
         '(' | '[' | '<' => {
             let close = matching(rest)?;
             // Between the brackets (to the end of the line when unclosed).
@@ -678,7 +718,7 @@ fn argument_list(rest: &str, vocab: &Vocabulary, with_quote: bool, with_id: bool
             (end > 0).then_some(first.len_utf8() + end + close.len_utf8())
         }
         _ => {
-            if let Some(end) = key_value(rest, vocab, with_colon) {
+            if let Some(end) = key_value(rest, vocab, with_colon, with_bare) {
                 return Some(end);
             }
             let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
@@ -687,9 +727,20 @@ fn argument_list(rest: &str, vocab: &Vocabulary, with_quote: bool, with_id: bool
     }
 }
 
-/// `key=value`, `key: value` or `--key value` with a parameter name:
-/// the arguments run to the end of the line.
-fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool) -> Option<usize> {
+/// Whether `s` opens an element named after a parameter or an argument
+/// key: `<kind>`, `<entityNames attr="…">`, `<arguments>`.
+fn param_element(s: &str, vocab: &Vocabulary) -> bool {
+    let Some(tag) = s.strip_prefix('<') else { return false };
+    let len = tag.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
+    let name = &tag[..len];
+    len > 0 && tag[len..].starts_with(['>', ' ', '/']) && (vocab.is_param(name) || ARG_KEYS.contains(&name))
+}
+
+/// `key=value`, `key: value` or `--key value` with a parameter name, and
+/// with `bare` `key value` too, the value a bare word (`find kind class`,
+/// `x, key value`, `x | key | value`): the arguments run to the end of
+/// the line.
+fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) -> Option<usize> {
     // `--key`, PowerShell's `-key`, Lisp's `:key`.
     let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':']));
     let body = flag.unwrap_or(rest);
@@ -708,7 +759,11 @@ fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool) -> Option<usize> 
             .trim_start_matches(' ')
             .strip_prefix('=')
             .or_else(|| after.strip_prefix(':').filter(|_| with_colon))
-            .or_else(|| after.strip_prefix(' ').filter(plain_value))?,
+            .or_else(|| after.strip_prefix(' ').filter(plain_value))
+            .or_else(|| {
+                let bare = after.trim_start_matches([' ', '|', ',']);
+                (bare_ok && bare.len() < after.len() && bare.starts_with(|c: char| c.is_alphanumeric())).then_some(bare)
+            })?,
     };
     let value = value.trim_start_matches(' ');
     value.chars().next().filter(|c| !c.is_whitespace()).map(|_| rest.len())
@@ -801,7 +856,8 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
             let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
-            if let Some(end) = argument_list(args, vocab, spaced && word_index == 0, spaced, word_index == 0) {
+            let first = word_index == 0;
+            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, first) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
@@ -854,6 +910,47 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     (named && !glued).then_some(start..end)
 }
 
+/// The rows of Markdown tables that call a tool: a cell naming one, and a
+/// value in a column whose header is a parameter's name or an argument
+/// key (`| tool | query |`, `|---|---|`, `| search | x |`).
+pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary) -> Vec<usize> {
+    fn cells(line: &str) -> Vec<&str> {
+        let t = line.trim();
+        let t = t.strip_prefix('|').unwrap_or(t);
+        let t = t.strip_suffix('|').unwrap_or(t);
+        t.split('|')
+            .map(|c| c.trim().trim_matches(|c: char| matches!(c, '`' | '*' | '_' | '"' | '\'')).trim())
+            .collect()
+    }
+    let delimiter = |l: &str| {
+        let t = l.trim();
+        t.contains('|') && t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+    };
+    let mut rows = Vec::new();
+    for d in (1..lines.len()).filter(|&d| delimiter(&lines[d]) && lines[d - 1].contains('|')) {
+        let argument_columns: Vec<usize> = cells(&lines[d - 1])
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| vocab.is_param(h) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(h)))
+            .map(|(i, _)| i)
+            .collect();
+        if argument_columns.is_empty() {
+            continue;
+        }
+        for (r, row) in lines.iter().enumerate().skip(d + 1).take_while(|(_, l)| l.contains('|')) {
+            let cells = cells(row);
+            let names = cells.iter().enumerate().filter(|(_, c)| tool_named(c, vocab).is_some()).map(|(i, _)| i);
+            let named: Vec<usize> = names.collect();
+            let valued =
+                argument_columns.iter().any(|&a| cells.get(a).is_some_and(|v| !v.is_empty()) && !named.contains(&a));
+            if !named.is_empty() && valued {
+                rows.push(r);
+            }
+        }
+    }
+    rows
+}
+
 /// An argument list opening a line (an object, bracketed arguments,
 /// `key=value`): its span, for a tool named at the end of the line before.
 pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
@@ -862,11 +959,13 @@ pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let mut args = lower.trim_start_matches(decoration);
     // A parameter's name as a key (`entityNames:` of YAML, `kind = "class"`
     // of TOML): the arguments, one a line.
+    // (an element named after one, `<entityNames>`, of XML)
     let quoted_key = args.trim_start_matches(['"', '\'']);
     let key = quoted_key.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
     let name = &quoted_key[..key];
     let after = quoted_key[key..].trim_start_matches(['"', '\'']).trim_start();
-    if key > 0 && (vocab.is_param(name) || ARG_KEYS.contains(&name)) && after.starts_with([':', '=']) {
+    let keyed = key > 0 && (vocab.is_param(name) || ARG_KEYS.contains(&name)) && after.starts_with([':', '=']);
+    if keyed || param_element(args, vocab) {
         return Some(lower.len() - args.len()..lower.len());
     }
     // Up to two short labels before them (`Send:`, `1.`, `next:`, `Action Input:`).
@@ -886,7 +985,7 @@ pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     if args.starts_with('<') {
         return None;
     }
-    argument_list(args, vocab, false, false, true).map(|end| start..start + end)
+    argument_list(args, vocab, false, false, true, false).map(|end| start..start + end)
 }
 
 #[cfg(test)]

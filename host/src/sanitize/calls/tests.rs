@@ -32,6 +32,14 @@ fn other_notations_read_as_calls() {
         "tool: search, args: query=x",
         "<invoke name=\"search\"><parameter name=\"query\">x</parameter></invoke>",
         "<function=search>",
+        "find kind class",
+        "find, kind class",
+        "find | kind | class",
+        "<find><kind>class</kind></find>",
+        "<tool>find</tool>",
+        "<tool_call><name>find</name>",
+        "| tool | find |",
+        "| tool | kind | |---|---| | find | class |",
     ] {
         assert!(unvetted(line) > 0, "not read as a call: {line}");
     }
@@ -51,6 +59,10 @@ fn prose_and_code_are_not_calls() {
         "resolve OrderService first",
         "neighbors failed: trail: `ids` of neighbors must hold 1 to 256 40-hex ids",
         "→ 3 callers",
+        "find the kind of class you need",
+        "| kind | count |",
+        "<b>find</b> lists symbols",
+        "| tool | what it does | |---|---| | find | lists symbols |",
     ] {
         assert_eq!(unvetted(line), 0, "read as a call: {line}");
     }
