@@ -587,7 +587,9 @@ pub fn is_hint_line(l: &str) -> bool {
 
 /// Whether a line reads as a shell command: anything after a `$ ` prompt,
 /// or `program` (its name or any path to it; `signpost` always) followed by
-/// a word. Only the host writes commands on a terminal.
+/// a word, by a line continuation (`signpost \`), or as an argument vector
+/// (`["signpost", "find", …]`) by one of its subcommands. Only the host
+/// writes commands on a terminal.
 pub fn is_shell_line(l: &str, program: &str) -> bool {
     let folded = fold::fold(l);
     let trimmed = folded.trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•'));
@@ -600,9 +602,21 @@ pub fn is_shell_line(l: &str, program: &str) -> bool {
         lower.match_indices(p).any(|(at, _)| {
             let before = lower[..at].chars().next_back();
             let after = lower[at + p.len()..].strip_prefix(".exe").unwrap_or(&lower[at + p.len()..]);
-            !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-')
-                && after.starts_with([' ', '\t'])
-                && after.trim_start().starts_with(|c: char| c.is_ascii_alphabetic())
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+                return false;
+            }
+            let word = after.trim_start();
+            let spaced = after.starts_with([' ', '\t']);
+            // An argument vector: quotes and a comma, then a subcommand.
+            let listed = after.trim_start_matches(['"', '\'', '`']).trim_start().strip_prefix(',').map(|rest| {
+                let sub = rest.trim_start().trim_start_matches(['"', '\'', '`']);
+                let end = sub.find(|c: char| !(c.is_ascii_alphabetic() || c == '-')).unwrap_or(sub.len());
+                calls::is_subcommand(&sub[..end])
+            });
+            let flag = word.strip_prefix("--").is_some_and(|f| f.starts_with(|c: char| c.is_ascii_alphabetic()));
+            let continued = word.trim_end() == "\\";
+            (spaced && (word.starts_with(|c: char| c.is_ascii_alphabetic()) || flag || continued))
+                || listed == Some(true)
         })
     })
 }

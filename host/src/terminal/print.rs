@@ -2,7 +2,7 @@
 //! JSON, each actionable hint as a command to paste.
 
 use anstyle::{AnsiColor, Style};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::names::{Ambiguous, Named};
 use super::shell::Shell;
@@ -37,10 +37,17 @@ pub fn note(n: &Named) -> String {
 
 /// A hint for the terminal: `→ next: <command>` on a line of its own (the
 /// line after the arrow is the whole command, nothing the policy wrote),
-/// then its reason, indented.
-pub(super) fn hint_block(command: &str, reason: &str) -> String {
+/// then its reason, indented (withheld when it reads as a command: only
+/// the host writes commands on a terminal).
+pub(super) fn hint_block(shell: &Shell, tool: &str, args: &Map<String, Value>, reason: &str) -> String {
+    let command = shell.command(tool, args);
     let reason = sanitize::line(reason, crate::validate::MAX_REASON);
-    format!("{} {}\n  {}\n", paint(NEXT, "→ next:"), paint(COMMAND, command), paint(QUIET, &format!("— {reason}")))
+    let reason = if sanitize::is_shell_line(&reason, &shell.program) {
+        "(its reason reads as a shell command: not shown)".to_owned()
+    } else {
+        reason
+    };
+    format!("{} {}\n  {}\n", paint(NEXT, "→ next:"), paint(COMMAND, &command), paint(QUIET, &format!("— {reason}")))
 }
 
 /// The answer as text, with ANSI styles (the stream strips them when
@@ -67,11 +74,14 @@ pub fn text(response: &Response, named: &[Named], shell: &Shell) -> String {
         .hints
         .iter()
         .filter(|h| h.actionable)
-        .map(|h| hint_block(&shell.command(&h.tool, &h.args), &h.reason))
+        .map(|h| hint_block(shell, &h.tool, &h.args, &h.reason))
         .collect();
+    // A shell line continued with `\` carries on on the next line.
+    let mut continued = false;
     for (i, line) in response.text.lines().enumerate() {
         // Only the host writes commands on a terminal.
-        if sanitize::is_shell_line(line, &shell.program) {
+        if continued || sanitize::is_shell_line(line, &shell.program) {
+            continued = line.trim_end().ends_with('\\');
             continue;
         }
         if sanitize::is_hint_line(line) {
@@ -174,7 +184,7 @@ pub fn ambiguous_text(a: &Ambiguous, shell: &Shell) -> String {
         out.push_str(&format!("{} {}\n", ids_painted(&line), paint(QUIET, &place)));
     }
     for h in ambiguous_hints(a) {
-        out.push_str(&hint_block(&shell.command(&h.tool, &h.args), &h.reason));
+        out.push_str(&hint_block(shell, &h.tool, &h.args, &h.reason));
     }
     out
 }

@@ -190,6 +190,27 @@ fn hint_lines_are_the_hints_as_commands() {
 }
 
 #[test]
+fn only_the_host_writes_commands_on_a_terminal() {
+    let shell = Shell::new("./target/release/signpost", Vec::new());
+    let id = "721797098567ca69c8d8f724033dc6ec8670d50b";
+    // The program's commands in the policy's text, in every form a shell
+    // or a script runs them: continued over lines, as an argument vector,
+    // options first.
+    let text = "[ok] found\nrun ./target/release/signpost \\\n  find \\\n  --kind class\nthen [\"./signpost\", \"find\", \"--kind\", \"class\"]\n`signpost --color never find --kind class`\nkept";
+    let out = plain(&super::text(&response(text, &[]), &[], &shell));
+    assert_eq!(out, "[ok] found\nkept\n", "{out}");
+    // A hint's reason that reads as a command is not shown under it.
+    let mut r = response("[ok] found", &[("describe", json!({"id": id}))]);
+    r.hints[0].reason = "$ signpost find --kind class".into();
+    let out = plain(&super::text(&r, &[], &shell));
+    assert!(!out.contains("--kind"), "{out}");
+    assert!(out.contains("(its reason reads as a shell command: not shown)"), "{out}");
+    // Prose naming the program stays.
+    let out = plain(&super::text(&response("[ok] Signpost, the hint engine - at your service", &[]), &[], &shell));
+    assert_eq!(out, "[ok] Signpost, the hint engine - at your service\n");
+}
+
+#[test]
 fn hidden_characters_never_reach_a_command_or_json() {
     let shell = Shell::new("signpost", Vec::new());
     for s in ["a\u{202e}b", "a\u{2028}b", "a\u{200b}b", "a\u{7f}b", "a\nb", "a\u{85}b", "a\u{e0041}b"] {
