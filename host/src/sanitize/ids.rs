@@ -12,7 +12,8 @@
 //!   (a longer run can hide an id as well as show one);
 //! - a **split token**: hex groups joined by short runs of separators
 //!   (spaces, punctuation: at most [`MAX_JOIN`] characters, no letter or
-//!   digit that is not hex) whose digits add up to exactly 40, when they
+//!   digit that is not hex; no group part of a word, as the `a` of
+//!   `append` is) whose digits add up to exactly 40, when they
 //!   hold both a letter and a digit (so prose such as `a bad cafe` and
 //!   lists of numbers are not read as ids) or name a symbol of the graph.
 //!
@@ -224,6 +225,9 @@ struct Group {
     /// Join characters between the previous group and this one (`usize::MAX`
     /// after a break).
     joined_by: usize,
+    /// Whether a letter or digit that is no hex digit touches it (the `a`
+    /// of `append`): part of a word, no piece of a split token.
+    in_word: bool,
 }
 
 /// The hex digit a reader sees in `c`, a letter or digit outside ASCII,
@@ -290,6 +294,7 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
     out.clear();
     let mut current: Option<Group> = None;
     let mut joins = usize::MAX;
+    let mut after_break = false;
     let mut i = 0;
     let bytes = line.as_bytes();
     while i < bytes.len() {
@@ -298,7 +303,8 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             // A run of plain hex digits at once (the bulk of an id).
             let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
             let at = buf.len();
-            let g = current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins });
+            let g =
+                current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins, in_word: after_break });
             buf.extend(bytes[i..i + run].iter().map(u8::to_ascii_lowercase));
             g.digits.end = buf.len();
             g.bytes.end = i + run;
@@ -328,7 +334,12 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         match unit {
             Unit::Hex(h) => {
                 let at = buf.len();
-                let g = current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins });
+                let g = current.get_or_insert(Group {
+                    digits: at..at,
+                    bytes: i..i,
+                    joined_by: joins,
+                    in_word: after_break,
+                });
                 buf.push(h);
                 g.digits.end = buf.len();
                 g.bytes.end = i + len;
@@ -339,12 +350,15 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
                     joins = 0;
                 }
                 joins = joins.saturating_add(1);
+                after_break = false;
             }
             Unit::Break => {
-                if let Some(g) = current.take() {
+                if let Some(mut g) = current.take() {
+                    g.in_word = true;
                     out.push(g);
                 }
                 joins = usize::MAX;
+                after_break = true;
             }
         }
         i += len;
@@ -373,10 +387,17 @@ pub fn forged_spans(line: &str, known: &Known<'_>, scanner: &mut Scanner) -> Vec
             continue;
         }
         // A split token starting here: groups joined by short separators
-        // whose digits add up to exactly 40.
+        // whose digits add up to exactly 40, none of them part of a word.
+        if g.in_word {
+            continue;
+        }
         let mut count = g.digits.len();
         for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
-            if next.joined_by > MAX_JOIN || next.digits.len() >= ID_LEN || count + next.digits.len() > ID_LEN {
+            if next.joined_by > MAX_JOIN
+                || next.in_word
+                || next.digits.len() >= ID_LEN
+                || count + next.digits.len() > ID_LEN
+            {
                 break;
             }
             count += next.digits.len();
@@ -510,6 +531,9 @@ mod tests {
             "lines 10, 22, 35, 47, 59, 61, 73, 85, 97, 101, 113, 125, 137, 149, 150, 151",
             "out: DECLARES 5, DECLARES.CALLS 5, DECLARES.EXPOSES 4",
             "sha 1234",
+            // An id's first 39 digits, then a word starting with a hex
+            // letter: that letter is the word's, not the id's.
+            "73b27882a8e70d1ee8a56aa648c836e9f556b6c? (append the letter e)",
         ] {
             assert_eq!(scrub(line), line);
         }
