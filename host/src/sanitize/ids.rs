@@ -11,7 +11,8 @@
 //! - a **token**: a run of 40 or more hex digits with nothing between them
 //!   (a longer run can hide an id as well as show one);
 //! - a **split token**: hex groups joined by short runs of separators
-//!   (spaces, punctuation: at most [`MAX_JOIN`] characters, no letter or
+//!   (spaces, punctuation, `<!-- -->`, a `0x` before a group: at most
+//!   [`MAX_JOIN`] characters, no letter or
 //!   digit that is not hex; no group part of a word, as the `a` of
 //!   `append` is) whose digits add up to exactly 40, when they
 //!   hold both a letter and a digit (so prose such as `a bad cafe` and
@@ -30,7 +31,7 @@ use crate::graph::Graph;
 /// What replaces an id the agent may not be shown.
 pub const REPLACED_ID: &str = "[id not in this answer]";
 /// Most separator characters between two hex groups of one split token.
-pub const MAX_JOIN: usize = 5;
+pub const MAX_JOIN: usize = 12;
 /// Hex digits in an id.
 const ID_LEN: usize = 40;
 /// Hex groups looked at per chain (a line of thousands of tiny groups is
@@ -299,6 +300,23 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
     let bytes = line.as_bytes();
     while i < bytes.len() {
         let b = bytes[i];
+        // `0x` before hex digits, not glued to a word: a prefix a reader
+        // skips, as a separator (`0x7217 0x9709 …`).
+        let word_before = i > 0 && bytes[i - 1].is_ascii_alphanumeric();
+        if b == b'0'
+            && matches!(bytes.get(i + 1), Some(b'x' | b'X'))
+            && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
+            && !word_before
+        {
+            if let Some(g) = current.take() {
+                out.push(g);
+                joins = 0;
+            }
+            joins = joins.saturating_add(2);
+            after_break = false;
+            i += 2;
+            continue;
+        }
         if b.is_ascii_hexdigit() {
             // A run of plain hex digits at once (the bulk of an id).
             let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
@@ -517,10 +535,17 @@ mod tests {
             cyrillic,
             format!("0x{FORGED}"),
             format!("{FORGED}{FORGED}"),
+            // Longer separators: a comment of HTML or C, an ellipsis; `0x`
+            // before every chunk.
+            grouped.join("<!-- -->"),
+            grouped.join(" /* */ "),
+            grouped.join(" ... "),
+            grouped.iter().map(|g| format!("0x{g}")).collect::<Vec<_>>().join(" "),
         ] {
             let out = scrub(&format!("see {disguise} now"));
             let rest = out.replace(REPLACED_ID, "");
             assert!(out.contains(REPLACED_ID) && rest.len() <= "see 0x now".len(), "{disguise}: {out}");
+            assert!(!rest.contains(&FORGED[..4]) && !rest.contains(&FORGED[36..]), "{disguise}: {out}");
         }
     }
 
