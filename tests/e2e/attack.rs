@@ -110,6 +110,10 @@ async fn calls_a_policy_writes_in_any_shape_reach_no_agent() {
         "| tool | name |\n|---|---|\n| find | Zebra |",
         "find, name Zebra",
         "find | name | Zebra",
+        "Use find.\n\n{\"name\": \"Zebra\"}",
+        "f<!-- -->ind {\"name\":\"Zebra\"}",
+        "find; name Zebra",
+        "find(name Zebra)",
         &format!("describe, id {}\n{}", &PAYMENT[..20], &PAYMENT[20..]),
         &format!("- {}\n- {}\n- {}\n- {}", &PAYMENT[..10], &PAYMENT[10..20], &PAYMENT[20..30], &PAYMENT[30..]),
     ];
@@ -121,7 +125,15 @@ async fn calls_a_policy_writes_in_any_shape_reach_no_agent() {
             let shown = format!("{}\n{}", r.text, r.structured["hints"]);
             let id_kept = shown.contains(&PAYMENT[..10]) && shown.contains(&PAYMENT[30..]);
             assert!(!shown.contains("Zebra") && !id_kept, "{marker} {text:?} reached the agent as:\n{shown}");
-            assert!(r.text.starts_with("[chaos]"), "{marker} {text:?}: the rest of the answer stays: {}", r.text);
+            // (a line whose call cannot be cut out exactly, as it reads
+            // otherwise than it is written, goes whole: here the fallback's
+            // summary line, which holds the payload)
+            let exact = !(text.contains("<!--") && marker.ends_with("fallback"));
+            assert!(
+                !exact || r.text.starts_with("[chaos]"),
+                "{marker} {text:?}: the rest of the answer stays: {}",
+                r.text
+            );
         }
     }
     client.close().await;

@@ -41,7 +41,9 @@
 //! Across lines ([`super::agent_text`]): a JSON value written over several
 //! lines is read whole, and a tool ending a line is paired with arguments
 //! opening the next (an object, `key=value`, a parameter's name as a YAML
-//! or TOML key, past a code fence).
+//! or TOML key, past a code fence); a tool named in prose ([`named_alone`])
+//! is paired with an object of its own parameters on one of the next three
+//! lines ([`keyed_object`]).
 //!
 //! Only a JSON object can be compared with a validated hint; every other
 //! notation is a call the host cannot vet, so it never counts as allowed.
@@ -71,6 +73,8 @@ pub struct Vocabulary {
     /// spellings (`edge-types`): a `key=value` with one of these after a
     /// tool name is an argument.
     params: Vec<String>,
+    /// Each tool's own parameters (lower-case), by its name.
+    params_of: std::collections::HashMap<String, Vec<String>>,
     /// The ASCII bytes a word can hold: letters and `_`, and every other
     /// byte some tool's name holds (digits, `-`, `.`, `/`, `:`).
     word: [bool; 128],
@@ -95,13 +99,18 @@ impl Vocabulary {
     pub fn new<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Value)>) -> Self {
         let mut names = Vec::new();
         let mut params = vec![TRAIL_ARG.to_owned()];
+        let mut params_of = std::collections::HashMap::new();
         for (name, schema) in tools {
             let name = name.trim().to_ascii_lowercase();
+            let own: Vec<String> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|properties| properties.keys().map(|k| k.to_ascii_lowercase()).collect())
+                .unwrap_or_default();
+            params.extend(own.iter().cloned());
             if !name.is_empty() {
+                params_of.insert(name.clone(), own);
                 names.push(name);
-            }
-            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-                params.extend(properties.keys().map(|k| k.to_ascii_lowercase()));
             }
         }
         names.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -129,7 +138,7 @@ impl Vocabulary {
                 skeletons.push((first, skeleton, i));
             }
         }
-        Vocabulary { names, params, word, last, skeletons, skeleton_starts, strict_templates: true }
+        Vocabulary { names, params, params_of, word, last, skeletons, skeleton_starts, strict_templates: true }
     }
 
     /// Signpost's own tools.
@@ -637,7 +646,32 @@ pub fn is_arrow(c: char) -> bool {
 /// Characters between a tool's name and its arguments.
 fn is_gap(c: char) -> bool {
     c.is_whitespace()
-        || matches!(c, ':' | '=' | '-' | '>' | '—' | '–' | '`' | '*' | '?' | ',' | '|' | ']')
+        || matches!(
+            c,
+            ':' | '='
+                | '-'
+                | '>'
+                | '—'
+                | '–'
+                | '―'
+                | '`'
+                | '*'
+                | '?'
+                | ','
+                | '|'
+                | ']'
+                | ';'
+                | '/'
+                | '.'
+                | '≔'
+                | '«'
+                | '‹'
+                | '⟨'
+                | '「'
+                | '『'
+                | '〈'
+                | '《'
+        )
         || is_arrow(c)
 }
 
@@ -742,7 +776,7 @@ fn param_element(s: &str, vocab: &Vocabulary) -> bool {
 /// the line.
 fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) -> Option<usize> {
     // `--key`, PowerShell's `-key`, Lisp's `:key`.
-    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':']));
+    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':', '/']));
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
     if !vocab.is_param(&key) {
@@ -754,11 +788,11 @@ fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) ->
         v.trim_start().starts_with(|c: char| matches!(c, '"' | '\'' | '[' | '{' | '(') || c.is_ascii_digit())
     };
     let value = match flag {
-        Some(_) => after.strip_prefix([' ', '='])?,
+        Some(_) => after.strip_prefix([' ', '=', ':'])?,
         None => after
             .trim_start_matches(' ')
             .strip_prefix('=')
-            .or_else(|| after.strip_prefix(':').filter(|_| with_colon))
+            .or_else(|| after.strip_prefix(':').filter(|v| with_colon || plain_value(v)))
             .or_else(|| after.strip_prefix(' ').filter(plain_value))
             .or_else(|| {
                 let bare = after.trim_start_matches([' ', '|', ',']);
@@ -789,6 +823,11 @@ fn arglike(inner: &str, vocab: &Vocabulary) -> bool {
         .iter()
         .any(|p| lower.match_indices(p.as_str()).any(|(at, _)| lower[at + p.len()..].starts_with(':')))
     {
+        return true;
+    }
+    // `(kind class)`: a parameter's name, then its value.
+    let mut pair = lower.split_whitespace();
+    if pair.next().is_some_and(|k| vocab.is_param(k.trim_end_matches(':'))) && pair.next().is_some() {
         return true;
     }
     let mut words = inner.split_whitespace();
@@ -857,7 +896,9 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
             let first = word_index == 0;
-            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, first) {
+            // (`find. Kind matters`: a sentence ends after the name)
+            let bare = first && gap.trim() != ".";
+            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, bare) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
@@ -897,8 +938,16 @@ fn shell_calls(lower: &str, found: &mut Vec<Found>) {
 /// A tool name that ends its line (nothing but a gap, a closing quote or
 /// `:` after it): its span, to pair with arguments on the next line.
 pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
-    // (`[describe]`: a TOML or INI section named after it)
-    let end = folded.trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(' | ',' | ']' | ')')).len();
+    // (a comment after it: `describe   # the record`)
+    let body = match folded.find(" #") {
+        Some(at) if !folded[..at].trim().is_empty() => &folded[..at],
+        _ => folded,
+    };
+    // (`[describe]`: a TOML or INI section named after it; `describe \`,
+    // continued on the next line; `Use describe.`)
+    let end = body
+        .trim_end_matches(|c: char| is_gap(c) || matches!(c, '"' | '\'' | '(' | ',' | ']' | ')' | '.' | '\\' | ';'))
+        .len();
     let start = folded[..end]
         .char_indices()
         .rfind(|(_, c)| !(c.is_ascii() && vocab.word_byte(*c as u8)))
@@ -912,8 +961,9 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
 
 /// The rows of Markdown tables that call a tool: a cell naming one, and a
 /// value in a column whose header is a parameter's name or an argument
-/// key (`| tool | query |`, `|---|---|`, `| search | x |`).
-pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary) -> Vec<usize> {
+/// key (`| tool | query |`, `|---|---|`, `| search | x |`), unless every
+/// cell of the row stands in the result or the agent's arguments.
+pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quoted: Quoted<'_>) -> Vec<usize> {
     fn cells(line: &str) -> Vec<&str> {
         let t = line.trim();
         let t = t.strip_prefix('|').unwrap_or(t);
@@ -943,7 +993,9 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary) -> V
             let named: Vec<usize> = names.collect();
             let valued =
                 argument_columns.iter().any(|&a| cells.get(a).is_some_and(|v| !v.is_empty()) && !named.contains(&a));
-            if !named.is_empty() && valued {
+            // (a row of the result's own values: a symbol named `find`)
+            let all_quoted = cells.iter().filter(|c| !c.is_empty()).all(|c| quoted(c));
+            if !named.is_empty() && valued && !all_quoted {
                 rows.push(r);
             }
         }
@@ -951,11 +1003,75 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary) -> V
     rows
 }
 
+/// A tool named as a word in a line, not by a call of that line (prose
+/// that names it: `Use delete_entities.`, `<summary>find</summary>`), and
+/// not inside a word the result or the agent's arguments hold (a symbol
+/// `Repository.find`): where the name starts. Its arguments may follow on
+/// a later line.
+pub fn named_alone<'v>(folded: &str, vocab: &'v Vocabulary, quoted: Quoted<'_>) -> Option<(&'v str, usize)> {
+    let lower = folded.to_ascii_lowercase();
+    let words = tool_words(&lower, vocab);
+    if words.is_empty() {
+        return None;
+    }
+    let calls = calls_in(folded, vocab, quoted)?;
+    let in_call =
+        |w: &Range<usize>| calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= w.start && w.end <= s.end));
+    let token = |w: &Range<usize>| {
+        let start = folded[..w.start].rfind(char::is_whitespace).map_or(0, |s| s + 1);
+        let end = folded[w.end..].find(char::is_whitespace).map_or(folded.len(), |e| w.end + e);
+        &folded[start..end]
+    };
+    let w = words.into_iter().find(|w| !in_call(w) && !quoted(token(w)))?;
+    Some((vocab.find(&lower[w.clone()])?, w.start))
+}
+
+/// Whether a record reads as arguments of `tool`: every key of it one of
+/// its parameters or the trail (data such as a symbol's record has other
+/// keys too).
+pub fn is_arguments(map: &Map<String, Value>, tool: &str, vocab: &Vocabulary) -> bool {
+    let Some(own) = vocab.params_of.get(tool) else { return false };
+    let param = |k: &String| k.eq_ignore_ascii_case(TRAIL_ARG) || own.iter().any(|p| p.eq_ignore_ascii_case(k));
+    !map.is_empty() && map.keys().all(param)
+}
+
+/// A JSON object on a line that reads as arguments of `tool`
+/// ([`is_arguments`]), not part of a call of the line and not text the
+/// result holds: where it starts (the arguments of a tool named on a line
+/// before).
+pub fn keyed_object(folded: &str, tool: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<usize> {
+    if !folded.contains('{') {
+        return None;
+    }
+    let calls = calls_in(folded, vocab, quoted)?;
+    let (mut tried, mut from) = (0, 0);
+    while let Some(off) = folded[from..].find('{') {
+        let at = from + off;
+        tried += 1;
+        if tried > MAX_FAILED_PARSES {
+            return Some(at);
+        }
+        let mut stream = serde_json::Deserializer::from_str(&folded[at..]).into_iter::<Value>();
+        let Some(Ok(Value::Object(map))) = stream.next() else {
+            from = at + 1;
+            continue;
+        };
+        // (objects inside it are its values, not arguments of their own)
+        let end = at + stream.byte_offset();
+        let in_call = calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= at && end <= s.end));
+        if is_arguments(&map, tool, vocab) && !in_call && !quoted(&folded[at..end]) {
+            return Some(at);
+        }
+        from = end;
+    }
+    None
+}
+
 /// An argument list opening a line (an object, bracketed arguments,
 /// `key=value`): its span, for a tool named at the end of the line before.
 pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let lower = folded.to_ascii_lowercase();
-    let decoration = |c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•' | '?') || is_arrow(c);
+    let decoration = |c: char| c.is_whitespace() || matches!(c, '`' | '>' | '-' | '*' | '•' | '?' | ':') || is_arrow(c);
     let mut args = lower.trim_start_matches(decoration);
     // A parameter's name as a key (`entityNames:` of YAML, `kind = "class"`
     // of TOML): the arguments, one a line.
@@ -985,7 +1101,7 @@ pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     if args.starts_with('<') {
         return None;
     }
-    argument_list(args, vocab, false, false, true, false).map(|end| start..start + end)
+    argument_list(args, vocab, false, false, true, true).map(|end| start..start + end)
 }
 
 #[cfg(test)]

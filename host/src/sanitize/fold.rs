@@ -32,8 +32,45 @@ pub fn is_symbol(c: char) -> bool {
 }
 
 /// The form a reader sees: NFKC, invisible characters removed, confusable
-/// letters as the Latin letters they look like.
+/// letters as the Latin letters they look like, and markup that shows
+/// nothing gone (an HTML comment, `<wbr>`, a soft hyphen written `&shy;`:
+/// `delete<!-- -->_entities` reads `delete_entities`).
 pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
+    match unseen_markup(l) {
+        std::borrow::Cow::Borrowed(l) => fold_chars(l),
+        std::borrow::Cow::Owned(l) => std::borrow::Cow::Owned(fold_chars(&l).into_owned()),
+    }
+}
+
+/// Markup that shows nothing where it stands, removed (an unclosed
+/// comment runs to the end of the line).
+fn unseen_markup(l: &str) -> std::borrow::Cow<'_, str> {
+    const EMPTY: [&str; 6] = ["<wbr>", "<wbr/>", "<wbr />", "&shy;", "&#173;", "&#xad;"];
+    let mut out = String::new();
+    let mut removed = false;
+    let mut rest = l;
+    while let Some(at) = rest.find(['<', '&']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(comment) = rest.strip_prefix("<!--") {
+            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
+            removed = true;
+        } else if let Some(m) = EMPTY.iter().find(|m| rest.get(..m.len()).is_some_and(|r| r.eq_ignore_ascii_case(m))) {
+            rest = &rest[m.len()..];
+            removed = true;
+        } else {
+            out.push_str(&rest[..1]);
+            rest = &rest[1..];
+        }
+    }
+    if !removed {
+        return std::borrow::Cow::Borrowed(l);
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
     // Arrows, dashes and other symbols are no letters: only letters and
     // digits outside ASCII may read as Latin ones.
     let lookalike = |c: char| !c.is_ascii() && !is_symbol(c) && c.is_alphanumeric();
@@ -67,5 +104,9 @@ mod tests {
         assert_eq!(fold("a\u{301}\u{316} → x"), "a\u{316}\u{301} → x".nfkc().collect::<String>());
         assert_eq!(fold("→ ﬁnd"), "→ find");
         assert_eq!(fold("— ‼"), "— !!");
+        // Markup that shows nothing.
+        assert_eq!(fold("delete<!-- x -->_entities"), "delete_entities");
+        assert_eq!(fold("de<wbr>scribe&shy;s <!-- open"), "describes ");
+        assert_eq!(fold("a < b && c"), "a < b && c");
     }
 }

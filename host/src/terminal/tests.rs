@@ -201,10 +201,12 @@ fn only_the_host_writes_commands_on_a_terminal() {
     assert_eq!(out, "[ok] found\nkept\n", "{out}");
     // A hint's reason that reads as a command is not shown under it.
     let mut r = response("[ok] found", &[("describe", json!({"id": id}))]);
-    r.hints[0].reason = "$ signpost find --kind class".into();
-    let out = plain(&super::text(&r, &[], &shell));
-    assert!(!out.contains("--kind"), "{out}");
-    assert!(out.contains("(its reason reads as a shell command: not shown)"), "{out}");
+    for reason in ["$ signpost find --kind class", "./signpost \\   find \\   --kind class"] {
+        r.hints[0].reason = reason.into();
+        let out = plain(&super::text(&r, &[], &shell));
+        assert!(!out.contains("--kind"), "{out}");
+        assert!(out.contains("(its reason reads as a shell command: not shown)"), "{out}");
+    }
     // Prose naming the program stays.
     let out = plain(&super::text(&response("[ok] Signpost, the hint engine - at your service", &[]), &[], &shell));
     assert_eq!(out, "[ok] Signpost, the hint engine - at your service\n");

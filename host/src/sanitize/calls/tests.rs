@@ -63,6 +63,7 @@ fn prose_and_code_are_not_calls() {
         "| kind | count |",
         "<b>find</b> lists symbols",
         "| tool | what it does | |---|---| | find | lists symbols |",
+        "Run find. Kind matters more than role.",
     ] {
         assert_eq!(unvetted(line), 0, "read as a call: {line}");
     }
@@ -120,4 +121,14 @@ fn the_quick_rejections_miss_no_name_or_key() {
     for word in ["describe", "x_DESCRIBE", "srv/neighbors", "Search"] {
         assert!(Vocabulary::signpost().named(word).is_some(), "{word}");
     }
+}
+
+#[test]
+fn a_table_of_the_results_own_values_is_no_call() {
+    let lines: Vec<std::borrow::Cow<'_, str>> =
+        ["| name | kind |", "|---|---|", "| find | method |", "| find | class |"].into_iter().map(Into::into).collect();
+    // `find`, `method` stand in the result; `class` does not.
+    let quoted = |s: &str| ["find", "method"].contains(&s);
+    assert_eq!(table_calls(&lines, Vocabulary::signpost(), &quoted), [3]);
+    assert_eq!(table_calls(&lines, Vocabulary::signpost(), &|_| false), [2, 3]);
 }
