@@ -32,8 +32,11 @@
 //! - XML: an element that names a tool (`<name>find</name>`,
 //!   `<tool>find</tool>`), or a tool's element holding elements named after
 //!   its parameters (`<find><kind>class</kind>`, on one line or the next);
-//! - a Markdown table row with a cell naming a tool and a value under a
-//!   header that is a parameter's name ([`table_calls`]);
+//! - a table row with a cell naming a tool and a value under a header that
+//!   is a parameter's name ([`table_calls`]): Markdown and grid tables,
+//!   comma-separated, aligned by spaces; an HTML row on one line; a
+//!   Markdown table flattened onto one line;
+//! - a key naming a tool before a dotted leader (`Tool ..... find`);
 //! - the name spelled otherwise: `delete-entities`, `deleteEntities`,
 //!   `Delete Entities`, `f-i-n-d` (its letters and digits in order, split by
 //!   `-`, `_` or spaces), with arguments as above.
@@ -334,7 +337,31 @@ fn calls_as_spelled(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Opt
     if signs.tool && folded.contains('|') {
         found.extend(flattened_table(folded, vocab));
     }
+    if signs.tool && (lower.contains("<td") || lower.contains("<th")) {
+        found.extend(html_cells(&lower, vocab));
+    }
     Some(found)
+}
+
+/// An HTML table's cells on one line (`<tr><td>find</td><td>kind</td>…`):
+/// one naming a tool and one naming a parameter make it a call, from its
+/// first cell on.
+fn html_cells(lower: &str, vocab: &Vocabulary) -> Option<Found> {
+    let mut cells = Vec::new();
+    let mut first = None;
+    for (at, _) in lower.match_indices('<').filter(|(at, _)| lower[at + 1..].starts_with(['t'])) {
+        let tag = &lower[at + 1..];
+        if !(tag.starts_with("td") || tag.starts_with("th")) || !tag[2..].starts_with(['>', ' ']) {
+            continue;
+        }
+        let Some(open) = tag.find('>') else { continue };
+        let body = &tag[open + 1..];
+        cells.push(body[..body.find('<').unwrap_or(body.len())].trim());
+        first.get_or_insert(at);
+    }
+    let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
+    let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.contains(c));
+    (named && keyed).then(|| Found { call: None, span: Some(first.unwrap_or(0)..lower.len()) })
 }
 
 /// A Markdown table written on one line (its line breaks gone, as in a
@@ -621,7 +648,10 @@ fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range<usize>]) -
         // `tool: x`, `tool=x`; an element `<tool>x</tool>`; a table's cells
         // `| tool | x |`.
         let element = lower[..word.start].ends_with('<');
-        let Some(value) = after.strip_prefix([':', '=', '|']).or_else(|| after.strip_prefix('>').filter(|_| element))
+        // (a dotted leader too: `Tool ........ describe`)
+        let leader = after.strip_prefix("..").map(|a| a.trim_start_matches('.'));
+        let Some(value) =
+            after.strip_prefix([':', '=', '|']).or_else(|| after.strip_prefix('>').filter(|_| element)).or(leader)
         else {
             continue;
         };
@@ -795,7 +825,7 @@ fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) ->
             .or_else(|| after.strip_prefix(':').filter(|v| with_colon || plain_value(v)))
             .or_else(|| after.strip_prefix(' ').filter(plain_value))
             .or_else(|| {
-                let bare = after.trim_start_matches([' ', '|', ',']);
+                let bare = after.trim_start_matches(is_gap);
                 (bare_ok && bare.len() < after.len() && bare.starts_with(|c: char| c.is_alphanumeric())).then_some(bare)
             })?,
     };
@@ -875,6 +905,9 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
         {
             at += close.len_utf8();
         }
+        // Whether every word skipped so far is a label of the arguments
+        // (`find Arguments kind: class`): they still follow the name.
+        let mut labels = true;
         for word_index in 0..=MAX_CALL_WORDS {
             let rest = &lower[at..];
             let mut gap = &rest[..rest.len() - rest.trim_start_matches(is_gap).len()];
@@ -895,7 +928,7 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
             let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
-            let first = word_index == 0;
+            let first = word_index == 0 || labels;
             // (`find. Kind matters`: a sentence ends after the name)
             let bare = first && gap.trim() != ".";
             if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, bare) {
@@ -904,10 +937,11 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
                 break;
             }
             // Up to two short words between (`describe with id=…`).
-            let word = args.bytes().take_while(u8::is_ascii_alphabetic).count();
+            let word = args.bytes().take_while(|b| b.is_ascii_alphabetic() || *b == b'_').count();
             if gap.is_empty() || word == 0 || word > 10 {
                 break;
             }
+            labels &= ARG_KEYS.contains(&&args[..word]) || &args[..word] == "with";
             at += gap.len() + word;
         }
     }
@@ -964,43 +998,115 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
 /// key (`| tool | query |`, `|---|---|`, `| search | x |`), unless every
 /// cell of the row stands in the result or the agent's arguments.
 pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quoted: Quoted<'_>) -> Vec<usize> {
-    fn cells(line: &str) -> Vec<&str> {
-        let t = line.trim();
-        let t = t.strip_prefix('|').unwrap_or(t);
-        let t = t.strip_suffix('|').unwrap_or(t);
-        t.split('|')
-            .map(|c| c.trim().trim_matches(|c: char| matches!(c, '`' | '*' | '_' | '"' | '\'')).trim())
-            .collect()
-    }
+    // (`|---|---|` of Markdown; `+----+` and `+====+` of grid tables)
     let delimiter = |l: &str| {
         let t = l.trim();
-        t.contains('|') && t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+        t.contains(['|', '+'])
+            && t.contains(['-', '='])
+            && t.chars().all(|c| matches!(c, '|' | '+' | '-' | '=' | ':' | ' ' | '\t'))
     };
     let mut rows = Vec::new();
     for d in (1..lines.len()).filter(|&d| delimiter(&lines[d]) && lines[d - 1].contains('|')) {
-        let argument_columns: Vec<usize> = cells(&lines[d - 1])
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| vocab.is_param(h) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(h)))
-            .map(|(i, _)| i)
-            .collect();
-        if argument_columns.is_empty() {
-            continue;
-        }
-        for (r, row) in lines.iter().enumerate().skip(d + 1).take_while(|(_, l)| l.contains('|')) {
-            let cells = cells(row);
-            let names = cells.iter().enumerate().filter(|(_, c)| tool_named(c, vocab).is_some()).map(|(i, _)| i);
-            let named: Vec<usize> = names.collect();
-            let valued =
-                argument_columns.iter().any(|&a| cells.get(a).is_some_and(|v| !v.is_empty()) && !named.contains(&a));
-            // (a row of the result's own values: a symbol named `find`)
-            let all_quoted = cells.iter().filter(|c| !c.is_empty()).all(|c| quoted(c));
-            if !named.is_empty() && valued && !all_quoted {
-                rows.push(r);
+        let header = cells(&lines[d - 1], Cells::Pipes);
+        let body = lines.iter().enumerate().skip(d + 1).take_while(|(_, l)| l.contains('|') || delimiter(l));
+        let body = body.filter(|(_, l)| !delimiter(l)).map(|(r, l)| (r, cells(l, Cells::Pipes)));
+        rows.extend(calling_rows(&header, body, vocab, quoted));
+    }
+    // Tables without pipes: comma-separated, columns aligned by spaces, or
+    // one space apart (a tab reads as one once the text is clean), a
+    // header naming a parameter and rows of as many cells.
+    for kind in [Cells::Commas, Cells::Spaces, Cells::Words] {
+        let mut h = 0;
+        while h < lines.len() {
+            let separated = match kind {
+                Cells::Commas => lines[h].contains(','),
+                Cells::Spaces => lines[h].trim().contains("  "),
+                _ => lines[h].contains(' '),
+            };
+            let header = if separated && !lines[h].contains('|') { cells(&lines[h], kind) } else { Vec::new() };
+            // (one space apart, as a tab reads once the text is clean, a
+            // header is nothing but keys: `tool entityNames`)
+            let key =
+                |h: &&str| TOOL_KEYS.iter().chain(&ARG_KEYS).any(|k| k.eq_ignore_ascii_case(h)) || vocab.is_param(h);
+            let keyed = match kind {
+                Cells::Words => header.iter().all(key) && header.iter().any(|h| vocab.is_param(h)),
+                _ => header.iter().any(|h| vocab.is_param(h)),
+            };
+            if header.len() < 2 || !keyed {
+                h += 1;
+                continue;
             }
+            let same = lines.iter().enumerate().skip(h + 1).map(|(r, l)| (r, cells(l, kind)));
+            let body: Vec<(usize, Vec<&str>)> = same.take_while(|(_, c)| c.len() == header.len()).collect();
+            h += body.len() + 1;
+            rows.extend(calling_rows(&header, body.into_iter(), vocab, quoted));
         }
     }
+    rows.sort_unstable();
+    rows.dedup();
     rows
+}
+
+/// Whether a line is only a label of arguments to come (`Arguments:`).
+pub fn is_label(folded: &str) -> bool {
+    let t = folded.trim().trim_end_matches(':').trim();
+    ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(t))
+}
+
+/// How a table's cells are separated.
+#[derive(Debug, Clone, Copy)]
+enum Cells {
+    Pipes,
+    Commas,
+    /// Two spaces or more.
+    Spaces,
+    /// One space or more.
+    Words,
+}
+
+/// A table line's cells, trimmed of spaces and inline markup.
+fn cells(line: &str, kind: Cells) -> Vec<&str> {
+    let t = line.trim();
+    let raw: Vec<&str> = match kind {
+        Cells::Pipes => {
+            let t = t.strip_prefix('|').unwrap_or(t);
+            t.strip_suffix('|').unwrap_or(t).split('|').collect()
+        }
+        Cells::Commas => t.split(',').collect(),
+        Cells::Spaces => t.split("  ").filter(|c| !c.trim().is_empty()).collect(),
+        Cells::Words => t.split_whitespace().collect(),
+    };
+    raw.into_iter().map(|c| c.trim().trim_matches(|c: char| matches!(c, '`' | '*' | '_' | '"' | '\'')).trim()).collect()
+}
+
+/// The rows (of `body`, under `header`) with a cell naming a tool and a
+/// value in a column whose header is a parameter's name or an argument
+/// key, unless every cell of the row stands in the result or the agent's
+/// arguments (a row of the result's own values: a symbol named `find`).
+fn calling_rows<'l>(
+    header: &[&str],
+    body: impl Iterator<Item = (usize, Vec<&'l str>)>,
+    vocab: &Vocabulary,
+    quoted: Quoted<'_>,
+) -> Vec<usize> {
+    let argument_columns: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| vocab.is_param(h) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(h)))
+        .map(|(i, _)| i)
+        .collect();
+    if argument_columns.is_empty() {
+        return Vec::new();
+    }
+    body.filter(|(_, cells)| {
+        let named: Vec<usize> = (0..cells.len()).filter(|&i| tool_named(cells[i], vocab).is_some()).collect();
+        let valued =
+            argument_columns.iter().any(|&a| cells.get(a).is_some_and(|v| !v.is_empty()) && !named.contains(&a));
+        let all_quoted = cells.iter().filter(|c| !c.is_empty()).all(|c| quoted(c));
+        !named.is_empty() && valued && !all_quoted
+    })
+    .map(|(r, _)| r)
+    .collect()
 }
 
 /// A tool named as a word in a line, not by a call of that line (prose

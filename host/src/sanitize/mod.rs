@@ -193,7 +193,8 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for i in 0..folded.len() {
         let Some(name) = calls::dangling_tool(&folded[i], scope.vocab) else { continue };
-        let Some(j) = (i + 1..folded.len()).find(|&j| !folded[j].trim().is_empty() && !is_fence(&folded[j])) else {
+        let read = |j: &usize| !folded[*j].trim().is_empty() && !is_fence(&folded[*j]) && !calls::is_label(&folded[*j]);
+        let Some(j) = (i + 1..folded.len()).find(read) else {
             continue;
         };
         if let Some(args) = calls::leading_args(&folded[j], scope.vocab) {
@@ -1016,6 +1017,18 @@ mod tests {
             "delete_entities「entityNames Alice」",
             // The name split by markup that shows nothing.
             "delete<!-- -->_entities {\"entityNames\":[\"Alice\"]}",
+            // Other tables, and dotted leaders.
+            "Tool ........ delete_entities\nentityNames ..... Alice",
+            "tool    entityNames\ndelete_entities  Alice,Bob",
+            "tool,entityNames\ndelete_entities,\"Alice;Bob\"",
+            "tool\tentityNames\ndelete_entities\tAlice",
+            "+---+---+\n| tool | entityNames |\n+===+===+\n| search_nodes | x |\n+---+---+\n| delete_entities | Alice |\n+---+---+",
+            "<table><tr><th>tool</th><th>entityNames</th></tr><tr><td>delete_entities</td><td>Alice</td></tr></table>",
+            // Yet more separators; a label line between the name and them.
+            "delete_entities » entityNames » Alice",
+            "delete_entities / entityNames / Alice",
+            "delete_entities entityNames≔Alice",
+            "Tool\n  delete_entities\nArguments\n  entityNames: [Alice, Bob]",
         ];
         let kept: Vec<(&str, String)> = cases
             .iter()
@@ -1033,6 +1046,8 @@ mod tests {
             "<b>search_nodes</b> finds what you stored",
             "search_nodes takes a query, then shows matches",
             "Use search_nodes first.\n\nThen decide.",
+            "name,kind\nAlice,person",
+            "search_nodes, then open_nodes, and so on",
         ]
         .into_iter()
         .map(|kept| (kept, check_memory(kept)))
