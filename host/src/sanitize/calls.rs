@@ -373,7 +373,7 @@ fn flattened_table(folded: &str, vocab: &Vocabulary) -> Option<Found> {
     let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
     let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(c)));
     let start = folded.find('|')?;
-    (delimiter && named && keyed).then(|| Found { call: None, span: Some(start..folded.len()) })
+    (delimiter && named && keyed).then_some(Found { call: None, span: Some(start..folded.len()) })
 }
 
 /// Whether a line can hold a call at all: a `{`, or a word that is a tool
