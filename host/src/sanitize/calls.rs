@@ -1023,16 +1023,16 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quot
                 Cells::Spaces => lines[h].trim().contains("  "),
                 _ => lines[h].contains(' '),
             };
-            let header = if separated && !lines[h].contains('|') { cells(&lines[h], kind) } else { Vec::new() };
             // (one space apart, as a tab reads once the text is clean, a
             // header is nothing but keys: `tool entityNames`)
             let key =
-                |h: &&str| TOOL_KEYS.iter().chain(&ARG_KEYS).any(|k| k.eq_ignore_ascii_case(h)) || vocab.is_param(h);
-            let keyed = match kind {
-                Cells::Words => header.iter().all(key) && header.iter().any(|h| vocab.is_param(h)),
-                _ => header.iter().any(|h| vocab.is_param(h)),
-            };
-            if header.len() < 2 || !keyed {
+                |h: &str| TOOL_KEYS.iter().chain(&ARG_KEYS).any(|k| k.eq_ignore_ascii_case(h)) || vocab.is_param(h);
+            let keyed = separated
+                && !lines[h].contains('|')
+                && (!matches!(kind, Cells::Words) || cell_iter(&lines[h], kind).all(key))
+                && cell_iter(&lines[h], kind).any(|c| vocab.is_param(c));
+            let header = if keyed { cells(&lines[h], kind) } else { Vec::new() };
+            if header.len() < 2 {
                 h += 1;
                 continue;
             }
@@ -1066,17 +1066,22 @@ enum Cells {
 
 /// A table line's cells, trimmed of spaces and inline markup.
 fn cells(line: &str, kind: Cells) -> Vec<&str> {
+    cell_iter(line, kind).collect()
+}
+
+/// [`cells`], one at a time.
+fn cell_iter(line: &str, kind: Cells) -> impl Iterator<Item = &str> {
     let t = line.trim();
-    let raw: Vec<&str> = match kind {
+    let raw: Box<dyn Iterator<Item = &str>> = match kind {
         Cells::Pipes => {
             let t = t.strip_prefix('|').unwrap_or(t);
-            t.strip_suffix('|').unwrap_or(t).split('|').collect()
+            Box::new(t.strip_suffix('|').unwrap_or(t).split('|'))
         }
-        Cells::Commas => t.split(',').collect(),
-        Cells::Spaces => t.split("  ").filter(|c| !c.trim().is_empty()).collect(),
-        Cells::Words => t.split_whitespace().collect(),
+        Cells::Commas => Box::new(t.split(',')),
+        Cells::Spaces => Box::new(t.split("  ").filter(|c| !c.trim().is_empty())),
+        Cells::Words => Box::new(t.split_whitespace()),
     };
-    raw.into_iter().map(|c| c.trim().trim_matches(|c: char| matches!(c, '`' | '*' | '_' | '"' | '\'')).trim()).collect()
+    raw.map(|c| c.trim().trim_matches(|c: char| matches!(c, '`' | '*' | '_' | '"' | '\'')).trim())
 }
 
 /// The rows (of `body`, under `header`) with a cell naming a tool and a
@@ -1114,13 +1119,20 @@ fn calling_rows<'l>(
 /// not inside a word the result or the agent's arguments hold (a symbol
 /// `Repository.find`): where the name starts. Its arguments may follow on
 /// a later line.
-pub fn named_alone<'v>(folded: &str, vocab: &'v Vocabulary, quoted: Quoted<'_>) -> Option<(&'v str, usize)> {
+/// `calls` gives the line's calls ([`calls_in`]), asked for only when a
+/// tool is named in it.
+pub fn named_alone<'v, 'c>(
+    folded: &str,
+    vocab: &'v Vocabulary,
+    quoted: Quoted<'_>,
+    calls: impl FnOnce() -> Option<&'c [Found]>,
+) -> Option<(&'v str, usize)> {
     let lower = folded.to_ascii_lowercase();
     let words = tool_words(&lower, vocab);
     if words.is_empty() {
         return None;
     }
-    let calls = calls_in(folded, vocab, quoted)?;
+    let calls = calls()?;
     let in_call =
         |w: &Range<usize>| calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= w.start && w.end <= s.end));
     let token = |w: &Range<usize>| {
@@ -1145,11 +1157,17 @@ pub fn is_arguments(map: &Map<String, Value>, tool: &str, vocab: &Vocabulary) ->
 /// ([`is_arguments`]), not part of a call of the line and not text the
 /// result holds: where it starts (the arguments of a tool named on a line
 /// before).
-pub fn keyed_object(folded: &str, tool: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<usize> {
+pub fn keyed_object(
+    folded: &str,
+    tool: &str,
+    vocab: &Vocabulary,
+    quoted: Quoted<'_>,
+    calls: Option<&[Found]>,
+) -> Option<usize> {
     if !folded.contains('{') {
         return None;
     }
-    let calls = calls_in(folded, vocab, quoted)?;
+    let calls = calls?;
     let (mut tried, mut from) = (0, 0);
     while let Some(off) = folded[from..].find('{') {
         let at = from + off;

@@ -207,17 +207,25 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     // A tool named in prose, an object of its arguments a few lines on
     // (`Use delete_entities.`, a blank line, `{"entityNames": …}`); lines
     // dropped already are out of it.
+    // (each line's calls read once, when first needed, for this and for
+    // the line's own verdict below)
     let quoted = scope.quoted();
-    for i in (0..folded.len()).filter(|i| !spanned.contains(i)) {
-        let Some(name) = calls::named_alone(&folded[i], scope.vocab, &quoted) else { continue };
-        let next = (i + 1..folded.len())
-            .filter(|&j| !folded[j].trim().is_empty() && !is_fence(&folded[j]) && !spanned.contains(&j));
-        if let Some((j, at)) = next
-            .take(MAX_ARG_LINES)
-            .find_map(|j| Some((j, calls::keyed_object(&folded[j], name.0, scope.vocab, &quoted)?)))
-        {
-            split.push((i, name.1..folded[i].len()));
-            split.push((j, at..folded[j].len()));
+    let mut line_calls: Vec<std::cell::OnceCell<Option<Vec<Found>>>> =
+        (0..folded.len()).map(|_| std::cell::OnceCell::new()).collect();
+    {
+        let calls_of = |i: usize| line_calls[i].get_or_init(|| calls::calls_in(&folded[i], scope.vocab, &quoted));
+        for i in (0..folded.len()).filter(|i| !spanned.contains(i)) {
+            let Some(name) = calls::named_alone(&folded[i], scope.vocab, &quoted, || calls_of(i).as_deref()) else {
+                continue;
+            };
+            let next = (i + 1..folded.len())
+                .filter(|&j| !folded[j].trim().is_empty() && !is_fence(&folded[j]) && !spanned.contains(&j));
+            let object =
+                |j: usize| calls::keyed_object(&folded[j], name.0, scope.vocab, &quoted, calls_of(j).as_deref());
+            if let Some((j, at)) = next.take(MAX_ARG_LINES).find_map(|j| Some((j, object(j)?))) {
+                split.push((i, name.1..folded[i].len()));
+                split.push((j, at..folded[j].len()));
+            }
         }
     }
     let mut out = String::with_capacity(cleaned.len());
@@ -235,7 +243,8 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
         let parts: Vec<std::ops::Range<usize>> =
             split.iter().filter(|(line, _)| *line == n).map(|(_, span)| span.clone()).collect();
         let l: &str = l;
-        match redact(l, folded, scope, &parts) {
+        let calls = line_calls[n].take().unwrap_or_else(|| calls::calls_in(folded, scope.vocab, &quoted));
+        match redact(l, folded, scope, &parts, calls) {
             Some(kept) => {
                 let cut = matches!(&kept, Cow::Owned(redacted) if redacted != l);
                 if cut {
@@ -397,9 +406,11 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
         // its parameters)
         if let (None, Value::Object(args)) = (named, &value) {
             let above = (n.saturating_sub(MAX_ARG_LINES + 2)..n).rev().filter(|&k| !folded[k].trim().is_empty());
-            let prose = above
-                .take(MAX_ARG_LINES)
-                .find_map(|k| Some((k, calls::named_alone(&folded[k], scope.vocab, &quoted)?)));
+            let prose = above.take(MAX_ARG_LINES).find_map(|k| {
+                let calls = std::cell::OnceCell::new();
+                let calls_of = || calls.get_or_init(|| calls::calls_in(&folded[k], scope.vocab, &quoted)).as_deref();
+                Some((k, calls::named_alone(&folded[k], scope.vocab, &quoted, calls_of)?))
+            });
             if let Some((k, (tool, _))) = prose.filter(|(_, (tool, _))| calls::is_arguments(args, tool, scope.vocab)) {
                 named = Some(tool);
                 first = k;
@@ -465,7 +476,8 @@ pub fn safe_line(l: &str, max: usize, scope: &Scope<'_>) -> Option<String> {
     let single = line(l, max);
     let (l, _) = ids::replace_forged(&single, &scope.known, &mut ids::Scanner::default());
     let folded = fold::fold(&l);
-    redact(&l, &folded, scope, &[]).map(Cow::into_owned)
+    let calls = calls::calls_in(&folded, scope.vocab, &scope.quoted());
+    redact(&l, &folded, scope, &[], calls).map(Cow::into_owned)
 }
 
 /// `s` with every id the agent may not be shown replaced (a hint's
@@ -546,11 +558,18 @@ fn verdict(found: &Found, folded: &str, scope: &Scope<'_>) -> Verdict {
 /// A line with its unvalidated calls replaced by [`REDACTED`]; `None` when
 /// it must be dropped: it looks like a hint line without a validated call in
 /// it, it cannot be analysed within bounds, or a call in it cannot be cut
-/// out exactly (its span is not known in the text as shown). `split` are
-/// the spans (in `folded`) of a call that continues on another line.
-fn redact<'l>(l: &'l str, folded: &str, scope: &Scope<'_>, split: &[std::ops::Range<usize>]) -> Option<Cow<'l, str>> {
+/// out exactly (its span is not known in the text as shown). `calls` are
+/// the calls in `folded` ([`calls::calls_in`]); `split` the spans (in
+/// `folded`) of a call that continues on another line.
+fn redact<'l>(
+    l: &'l str,
+    folded: &str,
+    scope: &Scope<'_>,
+    split: &[std::ops::Range<usize>],
+    calls: Option<Vec<Found>>,
+) -> Option<Cow<'l, str>> {
     let quoted = scope.quoted();
-    let mut calls = calls::calls_in(folded, scope.vocab, &quoted)?;
+    let mut calls = calls?;
     calls.extend(split.iter().map(|s| Found { call: None, span: Some(s.clone()) }));
     let mut ok = 0;
     let mut bad = Vec::new();
