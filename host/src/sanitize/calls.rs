@@ -340,7 +340,32 @@ fn calls_as_spelled(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Opt
     if signs.tool && (lower.contains("<td") || lower.contains("<th")) {
         found.extend(html_cells(&lower, vocab));
     }
+    if signs.tool && signs.key {
+        found.extend(header_then_tool(&lower, vocab));
+    }
     Some(found)
+}
+
+/// A table without pipes flattened onto one line (a single-line field's
+/// line breaks gone): a key naming a tool (`tool`), parameters' names, then
+/// a tool's name and its values (`tool kind role find class service`,
+/// `tool,entityNames delete_entities,Alice`). From the key on.
+fn header_then_tool(lower: &str, vocab: &Vocabulary) -> Option<Found> {
+    let mut words = lower
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(|w| (w.as_ptr() as usize - lower.as_ptr() as usize, w.trim_matches(['"', '\'', '`', '*'])));
+    let (start, _) = words.find(|(_, w)| TOOL_KEYS.contains(w))?;
+    let mut params = 0;
+    for (_, w) in words {
+        if vocab.is_param(w) || ARG_KEYS.contains(&w) || TOOL_KEYS.contains(&w) {
+            params += usize::from(vocab.is_param(w));
+        } else {
+            return (params > 0 && vocab.find(w).is_some())
+                .then_some(Found { call: None, span: Some(start..lower.len()) });
+        }
+    }
+    None
 }
 
 /// An HTML table's cells on one line (`<tr><td>find</td><td>kind</td>…`):
@@ -369,7 +394,10 @@ fn html_cells(lower: &str, vocab: &Vocabulary) -> Option<Found> {
 /// one naming a parameter make it a call, from its first `|` on.
 fn flattened_table(folded: &str, vocab: &Vocabulary) -> Option<Found> {
     let cells: Vec<&str> = folded.split('|').map(|c| c.trim().trim_matches(['`', '*', '"', '\''])).collect();
-    let delimiter = cells.iter().any(|c| c.contains("---") && c.chars().all(|c| matches!(c, '-' | ':')));
+    // (`---` of Markdown, `+----+` and `+====+` of grid tables)
+    let delimiter = cells.iter().any(|c| {
+        (c.contains("---") || c.contains("===")) && c.chars().all(|c| matches!(c, '-' | ':' | '+' | '=' | ' '))
+    });
     let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
     let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(c)));
     let start = folded.find('|')?;
@@ -679,6 +707,7 @@ fn is_gap(c: char) -> bool {
         || matches!(
             c,
             ':' | '='
+                | '\\'
                 | '-'
                 | '>'
                 | '—'

@@ -1048,6 +1048,12 @@ mod tests {
             "delete_entities / entityNames / Alice",
             "delete_entities entityNames≔Alice",
             "Tool\n  delete_entities\nArguments\n  entityNames: [Alice, Bob]",
+            // Tables without pipes and grid tables flattened onto one line
+            // (a hint's reason), a shell line continued there.
+            "see: tool             entityNames delete_entities  Alice,Bob",
+            "tool,entityNames delete_entities,\"Alice;Bob\"",
+            "+-----+-----+ | tool | entityNames | +=====+=====+ | delete_entities | Alice | +-----+-----+",
+            "delete_entities \\   --entityNames Alice,Bob",
         ];
         let kept: Vec<(&str, String)> = cases
             .iter()
@@ -1067,6 +1073,7 @@ mod tests {
             "Use search_nodes first.\n\nThen decide.",
             "name,kind\nAlice,person",
             "search_nodes, then open_nodes, and so on",
+            "the tool takes a query: search_nodes finds what you stored",
         ]
         .into_iter()
         .map(|kept| (kept, check_memory(kept)))
