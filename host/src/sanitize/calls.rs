@@ -721,7 +721,6 @@ fn is_gap(c: char) -> bool {
                 | ']'
                 | ';'
                 | '/'
-                | '.'
                 | '≔'
                 | '«'
                 | '‹'
@@ -939,7 +938,12 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
         let mut labels = true;
         for word_index in 0..=MAX_CALL_WORDS {
             let rest = &lower[at..];
-            let mut gap = &rest[..rest.len() - rest.trim_start_matches(is_gap).len()];
+            // (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
+            let mut after = rest.trim_start_matches(is_gap);
+            while let Some(dots) = after.strip_prefix("..") {
+                after = dots.trim_start_matches(|c: char| c == '.' || is_gap(c));
+            }
+            let mut gap = &rest[..rest.len() - after.len()];
             // A shell flag (`--direction out`, `-kind class`) starts the arguments.
             if let Some(before_flag) = gap.strip_suffix("--") {
                 gap = before_flag;
@@ -958,9 +962,7 @@ fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Fo
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
             let first = word_index == 0 || labels;
-            // (`find. Kind matters`: a sentence ends after the name)
-            let bare = first && gap.trim() != ".";
-            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, bare) {
+            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, first) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;

@@ -64,6 +64,7 @@ fn prose_and_code_are_not_calls() {
         "<b>find</b> lists symbols",
         "| tool | what it does | |---|---| | find | lists symbols |",
         "Run find. Kind matters more than role.",
+        "Try: find . -name \"*.java\" -type f",
     ] {
         assert_eq!(unvetted(line), 0, "read as a call: {line}");
     }
