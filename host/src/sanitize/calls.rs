@@ -211,6 +211,18 @@ impl Vocabulary {
         self.params.iter().any(|p| p.eq_ignore_ascii_case(key))
     }
 
+    /// Whether `key` names arguments: a parameter's name, or a key that
+    /// holds them (`arguments`, `params`, …; [`ARG_KEYS`]), any ASCII case.
+    fn is_argument_key(&self, key: &str) -> bool {
+        self.is_param(key) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
+    }
+
+    /// [`Vocabulary::is_argument_key`], or a key that names a tool
+    /// (`tool`, `function`, …; [`TOOL_KEYS`]).
+    fn is_key(&self, key: &str) -> bool {
+        self.is_argument_key(key) || TOOL_KEYS.iter().any(|k| k.eq_ignore_ascii_case(key))
+    }
+
     /// Whether `b` belongs to a word a tool name can be.
     fn word_byte(&self, b: u8) -> bool {
         self.word.get(usize::from(b)).copied().unwrap_or(false)
@@ -358,7 +370,7 @@ fn header_then_tool(lower: &str, vocab: &Vocabulary) -> Option<Found> {
     let (start, _) = words.find(|(_, w)| TOOL_KEYS.contains(w))?;
     let mut params = 0;
     for (_, w) in words {
-        if vocab.is_param(w) || ARG_KEYS.contains(&w) || TOOL_KEYS.contains(&w) {
+        if vocab.is_key(w) {
             params += usize::from(vocab.is_param(w));
         } else {
             return (params > 0 && vocab.find(w).is_some())
@@ -385,7 +397,7 @@ fn html_cells(lower: &str, vocab: &Vocabulary) -> Option<Found> {
         first.get_or_insert(at);
     }
     let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
-    let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.contains(c));
+    let keyed = cells.iter().any(|c| vocab.is_argument_key(c));
     (named && keyed).then(|| Found { call: None, span: Some(first.unwrap_or(0)..lower.len()) })
 }
 
@@ -393,13 +405,13 @@ fn html_cells(lower: &str, vocab: &Vocabulary) -> Option<Found> {
 /// single-line field): a delimiter cell (`---`), a cell naming a tool and
 /// one naming a parameter make it a call, from its first `|` on.
 fn flattened_table(folded: &str, vocab: &Vocabulary) -> Option<Found> {
-    let cells: Vec<&str> = folded.split('|').map(|c| c.trim().trim_matches(['`', '*', '"', '\''])).collect();
+    let cells: Vec<&str> = cell_iter(folded, Cells::Pipes).collect();
     // (`---` of Markdown, `+----+` and `+====+` of grid tables)
     let delimiter = cells.iter().any(|c| {
         (c.contains("---") || c.contains("===")) && c.chars().all(|c| matches!(c, '-' | ':' | '+' | '=' | ' '))
     });
     let named = cells.iter().any(|c| tool_named(c, vocab).is_some());
-    let keyed = cells.iter().any(|c| vocab.is_param(c) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(c)));
+    let keyed = cells.iter().any(|c| vocab.is_argument_key(c));
     let start = folded.find('|')?;
     (delimiter && named && keyed).then_some(Found { call: None, span: Some(start..folded.len()) })
 }
@@ -825,7 +837,7 @@ fn param_element(s: &str, vocab: &Vocabulary) -> bool {
     let Some(tag) = s.strip_prefix('<') else { return false };
     let len = tag.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
     let name = &tag[..len];
-    len > 0 && tag[len..].starts_with(['>', ' ', '/']) && (vocab.is_param(name) || ARG_KEYS.contains(&name))
+    len > 0 && tag[len..].starts_with(['>', ' ', '/']) && vocab.is_argument_key(name)
 }
 
 /// `key=value`, `key: value` or `--key value` with a parameter name, and
@@ -1056,11 +1068,9 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quot
             };
             // (one space apart, as a tab reads once the text is clean, a
             // header is nothing but keys: `tool entityNames`)
-            let key =
-                |h: &str| TOOL_KEYS.iter().chain(&ARG_KEYS).any(|k| k.eq_ignore_ascii_case(h)) || vocab.is_param(h);
             let keyed = separated
                 && !lines[h].contains('|')
-                && (!matches!(kind, Cells::Words) || cell_iter(&lines[h], kind).all(key))
+                && (!matches!(kind, Cells::Words) || cell_iter(&lines[h], kind).all(|c| vocab.is_key(c)))
                 && cell_iter(&lines[h], kind).any(|c| vocab.is_param(c));
             let header = if keyed { cells(&lines[h], kind) } else { Vec::new() };
             if header.len() < 2 {
@@ -1125,12 +1135,8 @@ fn calling_rows<'l>(
     vocab: &Vocabulary,
     quoted: Quoted<'_>,
 ) -> Vec<usize> {
-    let argument_columns: Vec<usize> = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| vocab.is_param(h) || ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(h)))
-        .map(|(i, _)| i)
-        .collect();
+    let argument_columns: Vec<usize> =
+        header.iter().enumerate().filter(|(_, h)| vocab.is_argument_key(h)).map(|(i, _)| i).collect();
     if argument_columns.is_empty() {
         return Vec::new();
     }
@@ -1164,15 +1170,18 @@ pub fn named_alone<'v, 'c>(
         return None;
     }
     let calls = calls()?;
-    let in_call =
-        |w: &Range<usize>| calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= w.start && w.end <= s.end));
     let token = |w: &Range<usize>| {
         let start = folded[..w.start].rfind(char::is_whitespace).map_or(0, |s| s + 1);
         let end = folded[w.end..].find(char::is_whitespace).map_or(folded.len(), |e| w.end + e);
         &folded[start..end]
     };
-    let w = words.into_iter().find(|w| !in_call(w) && !quoted(token(w)))?;
+    let w = words.into_iter().find(|w| !within_a_call(calls, w) && !quoted(token(w)))?;
     Some((vocab.find(&lower[w.clone()])?, w.start))
+}
+
+/// Whether `r` lies inside the span of one of `calls`.
+fn within_a_call(calls: &[Found], r: &Range<usize>) -> bool {
+    calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= r.start && r.end <= s.end))
 }
 
 /// Whether a record reads as arguments of `tool`: every key of it one of
@@ -1213,8 +1222,7 @@ pub fn keyed_object(
         };
         // (objects inside it are its values, not arguments of their own)
         let end = at + stream.byte_offset();
-        let in_call = calls.iter().any(|c| c.span.as_ref().is_some_and(|s| s.start <= at && end <= s.end));
-        if is_arguments(&map, tool, vocab) && !in_call && !quoted(&folded[at..end]) {
+        if is_arguments(&map, tool, vocab) && !within_a_call(calls, &(at..end)) && !quoted(&folded[at..end]) {
             return Some(at);
         }
         from = end;
@@ -1235,7 +1243,7 @@ pub fn leading_args(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let key = quoted_key.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
     let name = &quoted_key[..key];
     let after = quoted_key[key..].trim_start_matches(['"', '\'']).trim_start();
-    let keyed = key > 0 && (vocab.is_param(name) || ARG_KEYS.contains(&name)) && after.starts_with([':', '=']);
+    let keyed = key > 0 && vocab.is_argument_key(name) && after.starts_with([':', '=']);
     if keyed || param_element(args, vocab) {
         return Some(lower.len() - args.len()..lower.len());
     }
