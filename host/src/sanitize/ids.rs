@@ -12,9 +12,9 @@
 //!   (a longer run can hide an id as well as show one);
 //! - a **split token**: hex groups joined by short runs of separators
 //!   (spaces, punctuation, `<!-- -->`, a `0x` before a group: at most
-//!   [`MAX_JOIN`] characters, no letter or
-//!   digit that is not hex; no group part of a word, as the `a` of
-//!   `append` is) whose digits add up to exactly 40, when they
+//!   [`MAX_JOIN`] characters, no letter or digit that is not hex; no group
+//!   part of a word, as the `a` of `append` is) whose digits add up to
+//!   exactly 40, when they
 //!   hold both a letter and a digit (so prose such as `a bad cafe` and
 //!   lists of numbers are not read as ids) or name a symbol of the graph.
 //!
@@ -302,11 +302,10 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         let b = bytes[i];
         // `0x` before hex digits, not glued to a word: a prefix a reader
         // skips, as a separator (`0x7217 0x9709 …`).
-        let word_before = i > 0 && bytes[i - 1].is_ascii_alphanumeric();
         if b == b'0'
             && matches!(bytes.get(i + 1), Some(b'x' | b'X'))
             && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit)
-            && !word_before
+            && !(i > 0 && bytes[i - 1].is_ascii_alphanumeric())
         {
             if let Some(g) = current.take() {
                 out.push(g);

@@ -193,7 +193,7 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for i in 0..folded.len() {
         let Some(name) = calls::dangling_tool(&folded[i], scope.vocab) else { continue };
-        let read = |j: &usize| !folded[*j].trim().is_empty() && !is_fence(&folded[*j]) && !calls::is_label(&folded[*j]);
+        let read = |j: &usize| says_something(&folded[*j]) && !calls::is_label(&folded[*j]);
         let Some(j) = (i + 1..folded.len()).find(read) else {
             continue;
         };
@@ -202,32 +202,32 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
             split.push((j, args));
         }
     }
-    let mut spanned = multiline_calls(&folded, scope);
-    spanned.extend(calls::table_calls(&folded, scope.vocab, &scope.quoted()));
-    // A tool named in prose, an object of its arguments a few lines on
-    // (`Use delete_entities.`, a blank line, `{"entityNames": …}`); lines
-    // dropped already are out of it.
-    // (each line's calls read once, when first needed, for this and for
-    // the line's own verdict below)
+    // Each line's calls, read once when first needed: by the readings
+    // across lines below and by the line's own verdict.
     let quoted = scope.quoted();
     let mut line_calls: Vec<std::cell::OnceCell<Option<Vec<Found>>>> =
         (0..folded.len()).map(|_| std::cell::OnceCell::new()).collect();
-    {
-        let calls_of = |i: usize| line_calls[i].get_or_init(|| calls::calls_in(&folded[i], scope.vocab, &quoted));
+    let spanned = {
+        let calls_of =
+            |i: usize| line_calls[i].get_or_init(|| calls::calls_in(&folded[i], scope.vocab, &quoted)).as_deref();
+        let mut spanned = multiline_calls(&folded, scope, calls_of);
+        spanned.extend(calls::table_calls(&folded, scope.vocab, &quoted));
+        // A tool named in prose, an object of its arguments a few lines on
+        // (`Use delete_entities.`, a blank line, `{"entityNames": …}`);
+        // lines dropped already are out of it.
         for i in (0..folded.len()).filter(|i| !spanned.contains(i)) {
-            let Some(name) = calls::named_alone(&folded[i], scope.vocab, &quoted, || calls_of(i).as_deref()) else {
+            let Some(name) = calls::named_alone(&folded[i], scope.vocab, &quoted, || calls_of(i)) else {
                 continue;
             };
-            let next = (i + 1..folded.len())
-                .filter(|&j| !folded[j].trim().is_empty() && !is_fence(&folded[j]) && !spanned.contains(&j));
-            let object =
-                |j: usize| calls::keyed_object(&folded[j], name.0, scope.vocab, &quoted, calls_of(j).as_deref());
+            let next = (i + 1..folded.len()).filter(|&j| says_something(&folded[j]) && !spanned.contains(&j));
+            let object = |j: usize| calls::keyed_object(&folded[j], name.0, scope.vocab, &quoted, calls_of(j));
             if let Some((j, at)) = next.take(MAX_ARG_LINES).find_map(|j| Some((j, object(j)?))) {
                 split.push((i, name.1..folded[i].len()));
                 split.push((j, at..folded[j].len()));
             }
         }
-    }
+        spanned
+    };
     let mut out = String::with_capacity(cleaned.len());
     let mut first = true;
     for (n, ((l, scrubbed), folded)) in lines.iter().zip(&folded).enumerate() {
@@ -346,7 +346,14 @@ const MAX_SPANNING: usize = 32;
 /// host did not validate: every line it spans, and the line before it when
 /// that is where its tool is named. Each line alone holds no whole call, so
 /// the line-by-line reading misses it.
-fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collections::BTreeSet<usize> {
+///
+/// `calls_of` gives a line's calls ([`calls::calls_in`]), for a tool named
+/// in prose a few lines above such a value.
+fn multiline_calls<'c>(
+    folded: &[Cow<'_, str>],
+    scope: &Scope<'_>,
+    calls_of: impl Fn(usize) -> Option<&'c [Found]>,
+) -> std::collections::BTreeSet<usize> {
     let mut dropped = std::collections::BTreeSet::new();
     let joined = folded.join("\n");
     let mut starts = Vec::with_capacity(folded.len());
@@ -394,7 +401,7 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
         let mut named = calls::named_before(&before, scope.vocab).map(|(tool, _)| tool);
         if named.is_none() && !before.contains(|c: char| c.is_alphanumeric()) {
             // (past a code fence: a tool, then its arguments in a block)
-            let above = (n.saturating_sub(3)..n).rev().find(|&k| !folded[k].trim().is_empty() && !is_fence(&folded[k]));
+            let above = (n.saturating_sub(3)..n).rev().find(|&k| says_something(&folded[k]));
             // (the tool must end that line: `describe` then its block)
             let dangling = above.and_then(|k| Some((k, calls::dangling_tool(&folded[k], scope.vocab)?)));
             if let Some((k, name)) = dangling {
@@ -406,11 +413,9 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
         // its parameters)
         if let (None, Value::Object(args)) = (named, &value) {
             let above = (n.saturating_sub(MAX_ARG_LINES + 2)..n).rev().filter(|&k| !folded[k].trim().is_empty());
-            let prose = above.take(MAX_ARG_LINES).find_map(|k| {
-                let calls = std::cell::OnceCell::new();
-                let calls_of = || calls.get_or_init(|| calls::calls_in(&folded[k], scope.vocab, &quoted)).as_deref();
-                Some((k, calls::named_alone(&folded[k], scope.vocab, &quoted, calls_of)?))
-            });
+            let prose = above
+                .take(MAX_ARG_LINES)
+                .find_map(|k| Some((k, calls::named_alone(&folded[k], scope.vocab, &quoted, || calls_of(k))?)));
             if let Some((k, (tool, _))) = prose.filter(|(_, (tool, _))| calls::is_arguments(args, tool, scope.vocab)) {
                 named = Some(tool);
                 first = k;
@@ -431,6 +436,11 @@ fn multiline_calls(folded: &[Cow<'_, str>], scope: &Scope<'_>) -> std::collectio
         n = last.max(n) + 1;
     }
     dropped
+}
+
+/// Whether a line shows something to read: not blank, not a code fence.
+fn says_something(line: &str) -> bool {
+    !line.trim().is_empty() && !is_fence(line)
 }
 
 /// A Markdown code fence (```` ``` ```` or `~~~`, a language after it).
