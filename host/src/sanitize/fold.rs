@@ -45,18 +45,14 @@ pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
 /// Markup that shows nothing where it stands, removed (an unclosed
 /// comment runs to the end of the line).
 fn unseen_markup(l: &str) -> std::borrow::Cow<'_, str> {
-    const EMPTY: [&str; 6] = ["<wbr>", "<wbr/>", "<wbr />", "&shy;", "&#173;", "&#xad;"];
     let mut out = String::new();
     let mut removed = false;
     let mut rest = l;
     while let Some(at) = rest.find(['<', '&']) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        if let Some(comment) = rest.strip_prefix("<!--") {
-            rest = comment.find("-->").map_or("", |end| &comment[end + 3..]);
-            removed = true;
-        } else if let Some(m) = EMPTY.iter().find(|m| rest.get(..m.len()).is_some_and(|r| r.eq_ignore_ascii_case(m))) {
-            rest = &rest[m.len()..];
+        if let Some(len) = unseen_at(rest) {
+            rest = &rest[len..];
             removed = true;
         } else {
             out.push_str(&rest[..1]);
@@ -68,6 +64,39 @@ fn unseen_markup(l: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(rest);
     std::borrow::Cow::Owned(out)
+}
+
+/// Longest empty element read as showing nothing, in bytes.
+const MAX_EMPTY_ELEMENT: usize = 200;
+
+/// The length of markup at the start of `s` that shows nothing: an HTML
+/// comment (to its end, or to the end of `s` when unclosed), `<wbr>`, a
+/// soft hyphen written `&shy;`, or an element with nothing in it
+/// (`<span></span>`, `<b class="x"></b>`).
+pub fn unseen_at(s: &str) -> Option<usize> {
+    const EMPTY: [&str; 6] = ["<wbr>", "<wbr/>", "<wbr />", "&shy;", "&#173;", "&#xad;"];
+    if let Some(comment) = s.strip_prefix("<!--") {
+        return Some(comment.find("-->").map_or(s.len(), |end| 4 + end + 3));
+    }
+    if let Some(m) = EMPTY.iter().find(|m| s.get(..m.len()).is_some_and(|r| r.eq_ignore_ascii_case(m))) {
+        return Some(m.len());
+    }
+    // `<name attributes></name>`
+    let tag = s.strip_prefix('<')?;
+    let name = tag.bytes().take_while(u8::is_ascii_alphanumeric).count();
+    if name == 0 || !tag.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return None;
+    }
+    let open = tag[name..].bytes().take(MAX_EMPTY_ELEMENT).position(|b| matches!(b, b'>' | b'<'))?;
+    let attributes = &tag[name..name + open];
+    if tag.as_bytes()[name + open] != b'>' || !(attributes.is_empty() || attributes.starts_with(' ')) {
+        return None;
+    }
+    let after = &tag[name + open + 1..];
+    let close = after.strip_prefix("</")?;
+    let closed = close.get(..name).is_some_and(|n| n.eq_ignore_ascii_case(&tag[..name]));
+    let end = close.get(name..)?.trim_start_matches(' ');
+    (closed && end.starts_with('>')).then(|| s.len() - end.len() + 1)
 }
 
 fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
@@ -108,5 +137,10 @@ mod tests {
         assert_eq!(fold("delete<!-- x -->_entities"), "delete_entities");
         assert_eq!(fold("de<wbr>scribe&shy;s <!-- open"), "describes ");
         assert_eq!(fold("a < b && c"), "a < b && c");
+        assert_eq!(fold("delete<span></span>_entities<b class=\"x\"></B >"), "delete_entities");
+        // Elements that hold something, or are left open, show it.
+        for kept in ["<b>find</b>", "<span>", "</span>", "<span></b>", "<a\nb></a>", "<1></1>", "a<b>c"] {
+            assert_eq!(fold(kept), kept);
+        }
     }
 }

@@ -11,8 +11,9 @@
 //! - a **token**: a run of 40 or more hex digits with nothing between them
 //!   (a longer run can hide an id as well as show one);
 //! - a **split token**: hex groups joined by short runs of separators
-//!   (spaces, punctuation, `<!-- -->`, a `0x` before a group: at most
-//!   [`MAX_JOIN`] characters, no letter or digit that is not hex; no group
+//!   (spaces, punctuation, a `0x` before a group: at most [`MAX_JOIN`]
+//!   characters, no letter or digit that is not hex; markup that shows
+//!   nothing, such as `<!-- -->` or `<span></span>`, not counted; no group
 //!   part of a word, as the `a` of `append` is) whose digits add up to
 //!   exactly 40, when they
 //!   hold both a letter and a digit (so prose such as `a bad cafe` and
@@ -316,6 +317,14 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             i += 2;
             continue;
         }
+        // Markup that shows nothing (`<span></span>`, a comment, `&shy;`)
+        // is not there for a reader: what stands on either side is one.
+        if matches!(b, b'<' | b'&')
+            && let Some(len) = super::fold::unseen_at(&line[i..])
+        {
+            i += len;
+            continue;
+        }
         if b.is_ascii_hexdigit() {
             // A run of plain hex digits at once (the bulk of an id).
             let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
@@ -540,6 +549,11 @@ mod tests {
             grouped.join(" /* */ "),
             grouped.join(" ... "),
             grouped.iter().map(|g| format!("0x{g}")).collect::<Vec<_>>().join(" "),
+            // Markup that shows nothing, however long.
+            grouped.join("<span></span>"),
+            grouped.join("<!-- a longer comment than a separator -->"),
+            grouped.join("&shy;"),
+            format!("{}<em class=\"x\"></em>{}", &FORGED[..20], &FORGED[20..]),
         ] {
             let out = scrub(&format!("see {disguise} now"));
             let rest = out.replace(REPLACED_ID, "");
