@@ -45,8 +45,9 @@
 //! lines is read whole, and a tool ending a line is paired with arguments
 //! opening the next (an object, `key=value`, a parameter's name as a YAML
 //! or TOML key, past a code fence); a tool named in prose ([`named_alone`])
-//! is paired with an object of its own parameters on one of the next three
-//! lines ([`keyed_object`]).
+//! is paired with an object of its own parameters (or of every parameter it
+//! requires, beside others) on one of the next three lines
+//! ([`keyed_object`]).
 //!
 //! Only a JSON object can be compared with a validated hint; every other
 //! notation is a call the host cannot vet, so it never counts as allowed.
@@ -78,6 +79,8 @@ pub struct Vocabulary {
     params: Vec<String>,
     /// Each tool's own parameters (lower-case), by its name.
     params_of: std::collections::HashMap<String, Vec<String>>,
+    /// Each tool's required parameters (lower-case), by its name.
+    required_of: std::collections::HashMap<String, Vec<String>>,
     /// The ASCII bytes a word can hold: letters and `_`, and every other
     /// byte some tool's name holds (digits, `-`, `.`, `/`, `:`).
     word: [bool; 128],
@@ -103,6 +106,7 @@ impl Vocabulary {
         let mut names = Vec::new();
         let mut params = vec![TRAIL_ARG.to_owned()];
         let mut params_of = std::collections::HashMap::new();
+        let mut required_of = std::collections::HashMap::new();
         for (name, schema) in tools {
             let name = name.trim().to_ascii_lowercase();
             let own: Vec<String> = schema
@@ -110,9 +114,15 @@ impl Vocabulary {
                 .and_then(Value::as_object)
                 .map(|properties| properties.keys().map(|k| k.to_ascii_lowercase()).collect())
                 .unwrap_or_default();
+            let required: Vec<String> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|required| required.iter().filter_map(Value::as_str).map(str::to_ascii_lowercase).collect())
+                .unwrap_or_default();
             params.extend(own.iter().cloned());
             if !name.is_empty() {
                 params_of.insert(name.clone(), own);
+                required_of.insert(name.clone(), required);
                 names.push(name);
             }
         }
@@ -141,7 +151,17 @@ impl Vocabulary {
                 skeletons.push((first, skeleton, i));
             }
         }
-        Vocabulary { names, params, params_of, word, last, skeletons, skeleton_starts, strict_templates: true }
+        Vocabulary {
+            names,
+            params,
+            params_of,
+            required_of,
+            word,
+            last,
+            skeletons,
+            skeleton_starts,
+            strict_templates: true,
+        }
     }
 
     /// Signpost's own tools.
@@ -1185,12 +1205,15 @@ fn within_a_call(calls: &[Found], r: &Range<usize>) -> bool {
 }
 
 /// Whether a record reads as arguments of `tool`: every key of it one of
-/// its parameters or the trail (data such as a symbol's record has other
-/// keys too).
+/// its parameters or the trail, or it holds every parameter the tool
+/// requires (an agent sends the extra keys along). Data such as a symbol's
+/// record has other keys, and not all a tool requires.
 pub fn is_arguments(map: &Map<String, Value>, tool: &str, vocab: &Vocabulary) -> bool {
     let Some(own) = vocab.params_of.get(tool) else { return false };
     let param = |k: &String| k.eq_ignore_ascii_case(TRAIL_ARG) || own.iter().any(|p| p.eq_ignore_ascii_case(k));
-    !map.is_empty() && map.keys().all(param)
+    let required = vocab.required_of.get(tool).map_or(&[][..], Vec::as_slice);
+    let holds = |r: &String| map.keys().any(|k| k.eq_ignore_ascii_case(r));
+    !map.is_empty() && (map.keys().all(param) || (!required.is_empty() && required.iter().all(holds)))
 }
 
 /// A JSON object on a line that reads as arguments of `tool`
