@@ -1,0 +1,299 @@
+//! Calls in the other notations: a tool's name standing as a word, then an
+//! argument list (brackets, quotes, `key=value`, flags, a bare value after
+//! a parameter's name, XML elements); the program's shell form; a name
+//! spelled otherwise (`deleteEntities`, `f-i-n-d`).
+
+use super::*;
+
+/// Most tool names spelled otherwise in one line; past them the line
+/// cannot be analysed within bounds.
+pub(super) const MAX_SPELLED: usize = 8;
+
+/// Calls to a tool whose name is spelled otherwise: `delete-entities`,
+/// `deleteEntities`, `Delete Entities`, `f-i-n-d` (its letters and digits
+/// in order, split only by `-`, `_` or spaces, any case), followed by
+/// arguments as they follow the name itself; each cut to the end of the
+/// line.
+pub(super) fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
+    let mut found = Vec::new();
+    let bytes = folded.as_bytes();
+    let mut seen = 0;
+    for at in 0..bytes.len() {
+        // A word's start: an ASCII letter or digit after anything else,
+        // the first of some name's.
+        let first = bytes[at].to_ascii_lowercase();
+        if !first.is_ascii_alphanumeric()
+            || !vocab.skeleton_starts[usize::from(first & 0x7f)]
+            || at.checked_sub(1).is_some_and(|b| bytes[b].is_ascii_alphanumeric())
+        {
+            continue;
+        }
+        for (_, skeleton, i) in vocab.skeletons.iter().filter(|(f, _, _)| *f == first) {
+            let name = &vocab.names[*i];
+            let Some(end) = spelled_at(bytes, at, skeleton, name) else { continue };
+            seen += 1;
+            if seen > MAX_SPELLED {
+                return None;
+            }
+            // The line again with the name as the vocabulary spells it.
+            let respelled = format!("{name}{}", &folded[end..]);
+            let calls = calls_as_spelled(&respelled, vocab, quoted)?;
+            if let Some(call) = calls.into_iter().find(|f| f.span.as_ref().is_some_and(|s| s.start == 0)) {
+                found.push(Found { call: call.call, span: Some(at..folded.len()) });
+            }
+        }
+    }
+    Some(found)
+}
+
+/// Where `name` (its letters and digits `skeleton`) ends when it is spelled
+/// otherwise from `at` on: those in order (any case), split by `-`, `_` or
+/// spaces, ending a word; `None` where it is not, or is spelled as it is
+/// (read as a word of its own already).
+pub(super) fn spelled_at(bytes: &[u8], at: usize, skeleton: &[u8], name: &str) -> Option<usize> {
+    let mut i = at;
+    for (n, want) in skeleton.iter().enumerate() {
+        if n > 0 {
+            while i < bytes.len() && matches!(bytes[i], b'-' | b'_' | b' ') {
+                i += 1;
+            }
+        }
+        if !bytes.get(i)?.eq_ignore_ascii_case(want) {
+            return None;
+        }
+        i += 1;
+    }
+    let as_named = bytes[at..i].eq_ignore_ascii_case(name.as_bytes());
+    (!as_named && !bytes.get(i).is_some_and(u8::is_ascii_alphanumeric)).then_some(i)
+}
+
+/// The end of an argument list that starts `rest` (right after the gap),
+/// relative to `rest`; `None` when what follows is no argument list.
+/// `with_quote` allows a quoted string (the gap had a space or `:`/`=`);
+/// `with_id` allows a bare id; `with_colon` allows `key: value` (right
+/// after the name only: `describe failed: trail: …` is prose), and
+/// `with_bare` a parameter's name followed by a bare word (on the name's
+/// line only).
+pub(super) fn argument_list(
+    rest: &str,
+    vocab: &Vocabulary,
+    with_quote: bool,
+    with_id: bool,
+    with_colon: bool,
+    with_bare: bool,
+) -> Option<usize> {
+    let first = rest.chars().next()?;
+    match first {
+        // An element named after a parameter (`<kind>class</kind>`): the
+        // arguments as XML, to the end of the line.
+        '<' if param_element(rest, vocab) => Some(rest.len()),
+        '(' | '[' | '<' => {
+            let close = matching(rest)?;
+            // Between the brackets (to the end of the line when unclosed).
+            let inner = rest[1..close].strip_suffix([')', ']', '>', '}']).unwrap_or(&rest[1..close]);
+            if first == '<' && !arglike(inner, vocab) {
+                // `describe <id>`: a placeholder to adapt, not a call.
+                return None;
+            }
+            ((close == 2 && first == '(') || arglike(inner, vocab)).then_some(close)
+        }
+        '"' | '\'' | '“' | '‘' | '`' if with_quote => {
+            let close = match first {
+                '“' => '”',
+                '‘' => '’',
+                c => c,
+            };
+            let body = &rest[first.len_utf8()..];
+            let end = body.find(close)?;
+            (end > 0).then_some(first.len_utf8() + end + close.len_utf8())
+        }
+        _ => {
+            if let Some(end) = key_value(rest, vocab, with_colon, with_bare) {
+                return Some(end);
+            }
+            let hex = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
+            (with_id && hex >= 40).then_some(rest.len())
+        }
+    }
+}
+
+/// Whether `s` opens an element named after a parameter or an argument
+/// key: `<kind>`, `<entityNames attr="…">`, `<arguments>`.
+pub(super) fn param_element(s: &str, vocab: &Vocabulary) -> bool {
+    let Some(tag) = s.strip_prefix('<') else { return false };
+    let len = tag.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')).count();
+    let name = &tag[..len];
+    len > 0 && tag[len..].starts_with(['>', ' ', '/']) && vocab.is_argument_key(name)
+}
+
+/// `key=value`, `key: value` or `--key value` with a parameter name, and
+/// with `bare` `key value` too, the value a bare word (`find kind class`,
+/// `x, key value`, `x | key | value`): the arguments run to the end of
+/// the line.
+pub(super) fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) -> Option<usize> {
+    // `--key`, PowerShell's `-key`, Lisp's `:key`.
+    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':', '/']));
+    let body = flag.unwrap_or(rest);
+    let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
+    if !vocab.is_param(&key) {
+        return None;
+    }
+    let after = &body[key.len()..];
+    // A value plainly a value: quoted, bracketed or a number.
+    let plain_value = |v: &&str| {
+        v.trim_start().starts_with(|c: char| matches!(c, '"' | '\'' | '[' | '{' | '(') || c.is_ascii_digit())
+    };
+    let value = match flag {
+        Some(_) => after.strip_prefix([' ', '=', ':'])?,
+        None => after
+            .trim_start_matches(' ')
+            .strip_prefix('=')
+            .or_else(|| after.strip_prefix(':').filter(|v| with_colon || plain_value(v)))
+            .or_else(|| after.strip_prefix(' ').filter(plain_value))
+            .or_else(|| {
+                let bare = after.trim_start_matches(is_gap);
+                (bare_ok && bare.len() < after.len() && bare.starts_with(|c: char| c.is_alphanumeric())).then_some(bare)
+            })?,
+    };
+    let value = value.trim_start_matches(' ');
+    value.chars().next().filter(|c| !c.is_whitespace()).map(|_| rest.len())
+}
+
+/// Whether bracketed text holds arguments rather than prose: quotes,
+/// `=`, nested brackets or objects, a comma-separated list, `key:`, an id,
+/// or a single name (`describe(OrderService)`).
+pub(super) fn arglike(inner: &str, vocab: &Vocabulary) -> bool {
+    let inner = inner.trim();
+    if inner.is_empty() {
+        return false;
+    }
+    if inner.contains(['"', '\'', '=', '{', '[', '(', '`', ',', '“', '‘']) {
+        return true;
+    }
+    if inner.bytes().filter(u8::is_ascii_hexdigit).count() >= 40 {
+        return true;
+    }
+    let lower = inner.to_ascii_lowercase();
+    if vocab
+        .params
+        .iter()
+        .any(|p| lower.match_indices(p.as_str()).any(|(at, _)| lower[at + p.len()..].starts_with(':')))
+    {
+        return true;
+    }
+    // `(kind class)`: a parameter's name, then its value.
+    let mut pair = lower.split_whitespace();
+    if pair.next().is_some_and(|k| vocab.is_param(k.trim_end_matches(':'))) && pair.next().is_some() {
+        return true;
+    }
+    let mut words = inner.split_whitespace();
+    words.next().is_some_and(|w| {
+        w.starts_with(|c: char| c.is_alphabetic()) && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
+    }) && words.next().is_none()
+}
+
+/// The byte just past the bracket that closes the one `s` starts with
+/// (quote-aware, nested); the end of `s` when it does not close.
+pub(super) fn matching(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    for (i, c) in s.char_indices() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(s.len())
+}
+
+/// Calls of the other notations: a tool name standing as a word, then
+/// (after a gap and up to two short words) an argument list.
+pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: &mut Vec<Found>) {
+    for name in tool_words(lower, vocab) {
+        let mut at = name.end;
+        // A name in quotes (`"describe": …`) ends with its closing quote.
+        if let (Some(open), Some(close)) = (lower[..name.start].chars().next_back(), lower[at..].chars().next())
+            && open == close
+            && matches!(open, '"' | '\'' | '`')
+        {
+            at += close.len_utf8();
+        }
+        // Whether every word skipped so far is a label of the arguments
+        // (`find Arguments kind: class`): they still follow the name.
+        let mut labels = true;
+        for word_index in 0..=MAX_CALL_WORDS {
+            let rest = &lower[at..];
+            // (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
+            let mut after = rest.trim_start_matches(is_gap);
+            while let Some(dots) = after.strip_prefix("..") {
+                after = dots.trim_start_matches(|c: char| c == '.' || is_gap(c));
+            }
+            let mut gap = &rest[..rest.len() - after.len()];
+            // A shell flag (`--direction out`, `-kind class`) starts the arguments.
+            if let Some(before_flag) = gap.strip_suffix("--") {
+                gap = before_flag;
+            } else if gap.ends_with(" -") {
+                gap = &gap[..gap.len() - 1];
+            }
+            // A backtick after a space opens a code span: a quoted argument.
+            if let Some(before_tick) = gap.strip_suffix('`').filter(|g| g.ends_with([' ', ':', '='])) {
+                gap = before_tick;
+            }
+            let args = &rest[gap.len()..];
+            if gap.len() > MAX_CALL_GAP || args.starts_with('{') {
+                break;
+            }
+            let spaced = !gap.is_empty() && gap.contains([' ', ':', '=', '\t']);
+            // A quoted string is an argument right after the name only
+            // (`describe or `find``: prose naming two tools).
+            let first = word_index == 0 || labels;
+            if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, first) {
+                let end = at + gap.len() + end;
+                found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
+                break;
+            }
+            // Up to two short words between (`describe with id=…`).
+            let word = args.bytes().take_while(|b| b.is_ascii_alphabetic() || *b == b'_').count();
+            if gap.is_empty() || word == 0 || word > 10 {
+                break;
+            }
+            labels &= ARG_KEYS.contains(&&args[..word]) || &args[..word] == "with";
+            at += gap.len() + word;
+        }
+    }
+}
+
+/// `signpost <subcommand> …` (any path to the program, `.exe`): a shell
+/// command, to the end of the line.
+pub(super) fn shell_calls(lower: &str, found: &mut Vec<Found>) {
+    for word in words(lower, Vocabulary::signpost()).filter(|w| lower[w.clone()] == *"signpost") {
+        let (at, end) = (word.start, word.end);
+        let before = lower[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '-') {
+            continue;
+        }
+        let rest = lower[end..].strip_prefix(".exe").unwrap_or(&lower[end..]);
+        let Some(rest) = rest.strip_prefix([' ', '\t']) else { continue };
+        let word: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphabetic() || *c == '-').collect();
+        if is_subcommand(&word) {
+            // The path before the program name is part of the command.
+            let start = lower[..at]
+                .rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '$'))
+                .map_or(0, |s| s + 1);
+            found.push(Found { call: None, span: Some(start..lower.len()) });
+        }
+    }
+}
