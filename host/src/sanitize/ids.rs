@@ -5,15 +5,22 @@
 //! An agent acts on an id however it is written, so "id-shaped" is read
 //! the way a reader reads it:
 //! - hex digits as the reader sees them: any case, full-width and
-//!   mathematical digits (NFKC), and letters of other scripts that look
-//!   like `a`–`f` (Unicode confusables, UTS #39), `О` for `0`, `І`/`ӏ` for `1`;
-//! - escapes decoded: `\u0037`, `\u{37}`, `\x37`, `%37`, `&#55;`, `&#x37;`;
+//!   mathematical digits (NFKC), the decimal digits of other scripts (`٧`,
+//!   `७`), enclosed ones (`⑺`, `⒝`, `⓪`), and letters of other scripts that
+//!   look like `a`–`f` (Unicode confusables, UTS #39), `О` for `0`, `І`/`ӏ`
+//!   for `1`;
+//! - escapes decoded (`\u0037`, `\u{37}`, `\U00000037`, `\x37`, `\067`,
+//!   `%37`, `%u0037`, `&#55;`, `&#x37;`), and read a second way, as the hex
+//!   digits of the byte they write: an id written byte by byte (`%73%b2…`,
+//!   `\x73\xb2…`) is those digits;
 //! - a **token**: a run of 40 or more hex digits with nothing between them
 //!   (a longer run can hide an id as well as show one);
 //! - a **split token**: hex groups joined by short runs of separators
 //!   (spaces, punctuation, a `0x` before a group: at most [`MAX_JOIN`]
-//!   characters, no letter or digit that is not hex; markup that shows
-//!   nothing, such as `<!-- -->` or `<span></span>`, not counted; no group
+//!   characters, a run of one character counted once, no letter or digit
+//!   that is not hex; markup that shows nothing, such as `<!-- -->` or
+//!   `<span></span>`, not counted; numbered labels between the chunks,
+//!   `(2/2):` or `2)`, passed over; no group
 //!   part of a word, as the `a` of `append` is) whose digits add up to
 //!   exactly 40, when they
 //!   hold both a letter and a digit (so prose such as `a bad cafe` and
@@ -235,7 +242,15 @@ struct Group {
 /// The hex digit a reader sees in `c`, a letter or digit outside ASCII,
 /// if any (NFKC, confusables).
 fn hex_of(c: char) -> Option<u8> {
-    let plain = super::fold::latin(c)?;
+    // Decimal digits of other scripts (`٧`, `७`): Unicode keeps each
+    // script's ten in a row, from its zero.
+    if let Some(zero) = DIGIT_ZEROS.iter().rev().find(|&&z| z <= u32::from(c)) {
+        let d = u32::from(c) - zero;
+        if d < 10 && char::from_u32(*zero).is_some_and(|z| z.is_numeric()) && c.is_numeric() {
+            return Some(b'0' + d as u8);
+        }
+    }
+    let plain = super::fold::latin(c).or_else(|| enclosed(c))?;
     match plain {
         'O' | 'o' => Some(b'0'),
         'l' | 'I' => Some(b'1'),
@@ -244,9 +259,62 @@ fn hex_of(c: char) -> Option<u8> {
     }
 }
 
+/// The first code point of each run of ten decimal digits outside ASCII
+/// (Unicode's `Nd` digits whose value is 0; Unicode 14).
+const DIGIT_ZEROS: [u32; 65] = [
+    0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xDE6, 0xE50, 0xED0, 0xF20,
+    0x1040, 0x1090, 0x17E0, 0x1810, 0x1946, 0x19D0, 0x1A80, 0x1A90, 0x1B50, 0x1BB0, 0x1C40, 0x1C50, 0xA620, 0xA8D0,
+    0xA900, 0xA9D0, 0xA9F0, 0xAA50, 0xABF0, 0xFF10, 0x104A0, 0x10D30, 0x11066, 0x110F0, 0x11136, 0x111D0, 0x112F0,
+    0x11450, 0x114D0, 0x11650, 0x116C0, 0x11730, 0x118E0, 0x11950, 0x11C50, 0x11D50, 0x11DA0, 0x16A60, 0x16AC0,
+    0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
+];
+
+/// The letter or digit an enclosed character shows (`⑺` `(7)`, `⒈` `1.`,
+/// `⒝` `(b)`): its compatibility form less brackets and the dot.
+fn enclosed(c: char) -> Option<char> {
+    use unicode_normalization::UnicodeNormalization;
+    let mut inner = std::iter::once(c).nfkc().filter(|c| !matches!(c, '(' | ')' | '.'));
+    let plain = inner.next().filter(char::is_ascii_alphanumeric)?;
+    inner.next().is_none().then_some(plain)
+}
+
+/// The byte an escape at the start of `s` writes in hex (`%73`, `\x73`,
+/// `&#x73;`, `\u0073`, `\u{73}`), as its two hex digits (lower case), and
+/// the escape's length: a reader of an id written byte by byte reads
+/// those digits, whatever character the byte would be.
+fn escaped_byte(s: &str) -> Option<([u8; 2], usize)> {
+    let b = s.as_bytes();
+    let (digits, len) = match *b.first()? {
+        b'%' => (s.get(1..3)?, 3),
+        b'&' => {
+            let body = s.strip_prefix("&#x").or_else(|| s.strip_prefix("&#X"))?;
+            let end = body.bytes().take(6).position(|c| c == b';')?;
+            (&body[..end], 3 + end + 1)
+        }
+        b'\\' => {
+            let slashes = b.iter().take_while(|&&c| c == b'\\').count();
+            match (b.get(slashes)?, b.get(slashes + 1)) {
+                (b'x', _) => (s.get(slashes + 1..slashes + 3)?, slashes + 3),
+                (b'u', Some(b'{')) => {
+                    let close = s[slashes + 2..].find('}')?;
+                    (&s[slashes + 2..slashes + 2 + close], slashes + 3 + close)
+                }
+                (b'u', _) => (s.get(slashes + 1..slashes + 5)?, slashes + 5),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let value = u32::from_str_radix(digits, 16).ok().filter(|v| *v <= 0xFF && !digits.is_empty())?;
+    let hex = format!("{value:02x}");
+    let hex = hex.as_bytes();
+    Some(([hex[0], hex[1]], len))
+}
+
 /// The character an escape at the start of `s` stands for, and its length:
-/// `\u0037`, `\u{37}`, `\x37`, `%37`, `&#55;`, `&#x37;` (any number of
-/// backslashes before `u`/`x`: JSON inside JSON).
+/// `\u0037`, `\u{37}`, `\U00000037`, `\x37`, `\x{37}`, `\067`, `%37`,
+/// `%u0037`, `&#55;`, `&#x37;` (any number of backslashes before `u`/`x`:
+/// JSON inside JSON).
 fn unescape(s: &str) -> Option<(char, usize)> {
     let b = s.as_bytes();
     let hex_at = |from: usize, n: usize| -> Option<u32> {
@@ -264,10 +332,23 @@ fn unescape(s: &str) -> Option<(char, usize)> {
                     Some((c, slashes + 3 + close))
                 }
                 b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
+                b'x' if b.get(slashes + 1) == Some(&b'{') => {
+                    let close = s[slashes + 2..].find('}')?;
+                    let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
+                    Some((char::from_u32(u32::from_str_radix(code, 16).ok()?)?, slashes + 3 + close))
+                }
                 b'x' => Some((char::from_u32(hex_at(slashes + 1, 2)?)?, slashes + 3)),
+                b'U' => Some((char::from_u32(hex_at(slashes + 1, 8)?)?, slashes + 9)),
+                // Octal: `\067`.
+                b'0'..=b'3' => {
+                    let digits = s.get(slashes..slashes + 3)?;
+                    let code = u32::from_str_radix(digits, 8).ok()?;
+                    Some((char::from_u32(code)?, slashes + 3))
+                }
                 _ => None,
             }
         }
+        b'%' if matches!(b.get(1), Some(b'u' | b'U')) => Some((char::from_u32(hex_at(2, 4)?)?, 6)),
         b'%' => Some((char::from_u32(hex_at(1, 2)?)?, 3)),
         b'&' if b.get(1) == Some(&b'#') => {
             let end = s.get(2..)?.bytes().take(10).position(|c| c == b';')? + 2;
@@ -291,16 +372,36 @@ pub struct Scanner {
 
 /// The hex groups of a line, in order, with how each joins the previous
 /// one, into `out`; their digits (lower case) in `buf`.
-fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
+///
+/// With `as_bytes`, an escape that writes a byte in hex counts as the two
+/// hex digits it is written with ([`escaped_byte`]) rather than as the
+/// character it stands for: an id written byte by byte (`%73%b2…`).
+fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
     buf.clear();
     out.clear();
     let mut current: Option<Group> = None;
     let mut joins = usize::MAX;
     let mut after_break = false;
+    // The separator just read: a run of one (spaces, dots) counts once.
+    let mut last_join: Option<char> = None;
     let mut i = 0;
     let bytes = line.as_bytes();
     while i < bytes.len() {
         let b = bytes[i];
+        if as_bytes
+            && matches!(b, b'%' | b'\\' | b'&')
+            && let Some((digits, len)) = escaped_byte(&line[i..])
+        {
+            let at = buf.len();
+            let g =
+                current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins, in_word: after_break });
+            buf.extend_from_slice(&digits);
+            g.digits.end = buf.len();
+            g.bytes.end = i + len;
+            last_join = None;
+            i += len;
+            continue;
+        }
         // `0x` before hex digits, not glued to a word: a prefix a reader
         // skips, as a separator (`0x7217 0x9709 …`).
         if b == b'0'
@@ -314,6 +415,7 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             }
             joins = joins.saturating_add(2);
             after_break = false;
+            last_join = None;
             i += 2;
             continue;
         }
@@ -334,6 +436,7 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             buf.extend(bytes[i..i + run].iter().map(u8::to_ascii_lowercase));
             g.digits.end = buf.len();
             g.bytes.end = i + run;
+            last_join = None;
             i += run;
             continue;
         }
@@ -352,8 +455,13 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
                 _ if c.is_ascii_alphanumeric() => Unit::Break,
                 _ => Unit::Join,
             }
-        } else if !super::fold::is_symbol(c) && c.is_alphanumeric() {
-            hex_of(c).map_or(Unit::Break, Unit::Hex)
+        } else if super::fold::is_symbol(c) {
+            Unit::Join
+        } else if let Some(h) = hex_of(c) {
+            // (enclosed letters, `⒝`, are symbols to Unicode, not letters)
+            Unit::Hex(h)
+        } else if c.is_alphanumeric() {
+            Unit::Break
         } else {
             Unit::Join
         };
@@ -369,16 +477,21 @@ fn groups(line: &str, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
                 buf.push(h);
                 g.digits.end = buf.len();
                 g.bytes.end = i + len;
+                last_join = None;
             }
             Unit::Join => {
                 if let Some(g) = current.take() {
                     out.push(g);
                     joins = 0;
                 }
-                joins = joins.saturating_add(1);
+                if last_join != Some(c) {
+                    joins = joins.saturating_add(1);
+                }
+                last_join = Some(c);
                 after_break = false;
             }
             Unit::Break => {
+                last_join = None;
                 if let Some(mut g) = current.take() {
                     g.in_word = true;
                     out.push(g);
@@ -400,10 +513,26 @@ pub fn forged_spans(line: &str, known: &Known<'_>, scanner: &mut Scanner) -> Vec
     if possible < ID_LEN {
         return Vec::new();
     }
+    let mut spans = forged_in(line, false, known, scanner);
+    // Escapes read a second way: as the hex digits of the bytes they write.
+    if line.contains(['%', '\\']) || line.contains("&#") {
+        spans.extend(forged_in(line, true, known, scanner));
+    }
+    merge(spans)
+}
+
+/// Most numbered labels (`(1/2):`, `2)`) a split token's chain passes over.
+const MAX_LABELS: usize = 3;
+
+/// [`forged_spans`] of one reading of the line's escapes ([`groups`]).
+fn forged_in(line: &str, as_bytes: bool, known: &Known<'_>, scanner: &mut Scanner) -> Vec<Range<usize>> {
     let Scanner { digits: buf, groups: found } = scanner;
-    groups(line, buf, found);
+    groups(line, as_bytes, buf, found);
     let (buf, groups) = (&*buf, &*found);
     let text = |r: &Range<usize>| std::str::from_utf8(&buf[r.clone()]).unwrap_or_default();
+    // A short run of decimal digits (`1`, `2/2`): a label between the
+    // chunks of a split token, or a chunk of it.
+    let label = |g: &Group| g.digits.len() <= 3 && buf[g.digits.clone()].iter().all(u8::is_ascii_digit);
     let mut spans: Vec<Range<usize>> = Vec::new();
     for (i, g) in groups.iter().enumerate() {
         if g.digits.len() >= ID_LEN {
@@ -413,33 +542,38 @@ pub fn forged_spans(line: &str, known: &Known<'_>, scanner: &mut Scanner) -> Vec
             continue;
         }
         // A split token starting here: groups joined by short separators
-        // whose digits add up to exactly 40, none of them part of a word.
+        // whose digits add up to exactly 40, none of them part of a word;
+        // read once with every group, once passing over numbered labels.
         if g.in_word {
             continue;
         }
-        let mut count = g.digits.len();
-        for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
-            if next.joined_by > MAX_JOIN
-                || next.in_word
-                || next.digits.len() >= ID_LEN
-                || count + next.digits.len() > ID_LEN
-            {
-                break;
-            }
-            count += next.digits.len();
-            if count == ID_LEN {
-                // Groups lie one after another in the digit buffer.
-                let digits = text(&(g.digits.start..next.digits.end));
-                let mixed =
-                    digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
-                if (mixed || known.names_a_symbol(digits)) && !known.contains(digits) {
-                    spans.push(g.bytes.start..next.bytes.end);
+        for skip_labels in [false, true] {
+            let mut digits = String::from(text(&g.digits));
+            let mut skipped = 0;
+            for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
+                if next.joined_by > MAX_JOIN || next.in_word || next.digits.len() >= ID_LEN {
+                    break;
                 }
-                break;
+                if skip_labels && label(next) && skipped < MAX_LABELS {
+                    skipped += 1;
+                    continue;
+                }
+                if digits.len() + next.digits.len() > ID_LEN {
+                    break;
+                }
+                digits.push_str(text(&next.digits));
+                if digits.len() == ID_LEN {
+                    let mixed =
+                        digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
+                    if (mixed || known.names_a_symbol(&digits)) && !known.contains(&digits) {
+                        spans.push(g.bytes.start..next.bytes.end);
+                    }
+                    break;
+                }
             }
         }
     }
-    merge(spans)
+    spans
 }
 
 /// Whether every id-shaped token in the strings of `v` is one the agent
@@ -530,6 +664,15 @@ mod tests {
         let percent: String = FORGED.chars().map(|c| format!("%{:02X}", c as u32)).collect();
         let fullwidth: String = FORGED.chars().map(|c| char::from_u32(c as u32 - 0x21 + 0xFF01).unwrap_or(c)).collect();
         let cyrillic = FORGED.replace('a', "а").replace('e', "е").replace('c', "с");
+        let bytes: Vec<u8> =
+            (0..FORGED.len()).step_by(2).filter_map(|i| u8::from_str_radix(&FORGED[i..i + 2], 16).ok()).collect();
+        // `⑺`, `⓪`, `⒝`: a digit or letter in brackets or a circle.
+        let enclosed_form = |c: char| match c.to_digit(16) {
+            Some(0) => '⓪',
+            Some(d @ 1..=9) => char::from_u32(0x2473 + d).unwrap_or(c),
+            Some(d) => char::from_u32(0x249C + d - 10).unwrap_or(c),
+            None => c,
+        };
         for disguise in [
             FORGED.to_owned(),
             FORGED.to_uppercase(),
@@ -554,6 +697,27 @@ mod tests {
             grouped.join("<!-- a longer comment than a separator -->"),
             grouped.join("&shy;"),
             format!("{}<em class=\"x\"></em>{}", &FORGED[..20], &FORGED[20..]),
+            // Written byte by byte: the escapes' own hex digits.
+            bytes.iter().map(|b| format!("%{b:02x}")).collect(),
+            bytes.iter().map(|b| format!("%{b:02X} ")).collect(),
+            bytes.iter().map(|b| format!("\\x{b:02x}")).collect(),
+            bytes.iter().map(|b| format!("&#x{b:02x};")).collect(),
+            bytes.iter().map(|b| format!("\\u00{b:02x}")).collect(),
+            // Digits of other scripts beside ASCII letters; enclosed ones.
+            FORGED.chars().map(|c| c.to_digit(10).map_or(c, |d| char::from_u32(0x660 + d).unwrap_or(c))).collect(),
+            FORGED.chars().map(|c| c.to_digit(10).map_or(c, |d| char::from_u32(0x966 + d).unwrap_or(c))).collect(),
+            FORGED.chars().map(enclosed_form).collect(),
+            // Other escapes: octal, `\U`, `%u`, `\x{…}`.
+            FORGED.chars().map(|c| format!("\\{:03o}", c as u32)).collect(),
+            FORGED.chars().map(|c| format!("\\U{:08x}", c as u32)).collect(),
+            FORGED.chars().map(|c| format!("%u{:04x}", c as u32)).collect(),
+            FORGED.chars().map(|c| format!("\\x{{{:x}}}", c as u32)).collect(),
+            // Numbered labels between the halves (`(1/2): …`, after the
+            // first: its label stays), a long run of one separator.
+            format!("{} (2/2): {}", &FORGED[..20], &FORGED[20..]),
+            format!("{} 2) {}", &FORGED[..20], &FORGED[20..]),
+            format!("{}{}{}", &FORGED[..20], " ".repeat(14), &FORGED[20..]),
+            format!("{}{}{}", &FORGED[..20], ".".repeat(14), &FORGED[20..]),
         ] {
             let out = scrub(&format!("see {disguise} now"));
             let rest = out.replace(REPLACED_ID, "");
@@ -572,6 +736,9 @@ mod tests {
             // An id's first 39 digits, then a word starting with a hex
             // letter: that letter is the word's, not the id's.
             "73b27882a8e70d1ee8a56aa648c836e9f556b6c? (append the letter e)",
+            "columns:   10    22    35    47    59    61    73    85    97   101",
+            "https://example.com/a%20b%2Fc?q=%7Bx%7D",
+            "steps 1) 2) 3) of 12",
         ] {
             assert_eq!(scrub(line), line);
         }

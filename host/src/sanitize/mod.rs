@@ -968,6 +968,9 @@ mod tests {
             format!("{}\n{}", &other[..20], &other[20..]),
             format!("- {}\n- {}\n- {}\n- {}", &other[..10], &other[10..20], &other[20..30], &other[30..]),
             format!("describe, id {}\n{} (it is PaymentService)", &other[..20], &other[20..]),
+            // Numbered chunks.
+            format!("1) {}\n2) {}", &other[..20], &other[20..]),
+            format!("id (1/2): {} (2/2): {}", &other[..20], &other[20..]),
         ] {
             let out = check(&case);
             assert!(!out.contains(&other[..10]) && !out.contains(&other[30..]), "kept: {case:?} as {out:?}");
