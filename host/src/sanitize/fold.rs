@@ -4,6 +4,7 @@
 //! (Unicode confusables, UTS #39: Cyrillic `е` is `e`).
 
 use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
 
 use super::is_invisible;
 
@@ -36,10 +37,47 @@ pub fn is_symbol(c: char) -> bool {
 /// nothing gone (an HTML comment, `<wbr>`, a soft hyphen written `&shy;`:
 /// `delete<!-- -->_entities` reads `delete_entities`).
 pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
-    match unseen_markup(l) {
+    let unseen = unseen_markup(l);
+    let decoded = match letter_escapes(&unseen) {
+        std::borrow::Cow::Borrowed(_) => unseen,
+        std::borrow::Cow::Owned(d) => std::borrow::Cow::Owned(d),
+    };
+    match decoded {
         std::borrow::Cow::Borrowed(l) => fold_chars(l),
         std::borrow::Cow::Owned(l) => std::borrow::Cow::Owned(fold_chars(&l).into_owned()),
     }
+}
+
+/// Escapes that write a letter, a digit or `_` (`&#100;`, `&#x64;`,
+/// `\u0064`, `\x64`), decoded: `&#100;escribe` reads `describe`. Others
+/// stay as written (a `\u0022` in a JSON string is still its quote).
+fn letter_escapes(l: &str) -> std::borrow::Cow<'_, str> {
+    if !l.contains("&#") && !l.contains('\\') {
+        return std::borrow::Cow::Borrowed(l);
+    }
+    let mut out = String::with_capacity(l.len());
+    let mut decoded = false;
+    let mut rest = l;
+    while let Some(at) = rest.find(['&', '\\']) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match super::ids::unescape(rest).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_') {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+                decoded = true;
+            }
+            None => {
+                out.push_str(&rest[..1]);
+                rest = &rest[1..];
+            }
+        }
+    }
+    if !decoded {
+        return std::borrow::Cow::Borrowed(l);
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Markup that shows nothing where it stands, removed (an unclosed
@@ -107,13 +145,19 @@ fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
     // the Unicode tables (leaving ASCII out of the quick check can only
     // make it answer "maybe", never a wrong "yes").
     let others = || l.chars().filter(|c| !c.is_ascii());
+    // Marks on letters (`é`, an underline `d̲`) are read past: a reader
+    // sees the letter.
+    let marked = |c: char| is_combining_mark(c) || (lookalike(c) && c.nfd().any(is_combining_mark));
     let plain = l.is_ascii()
         || (unicode_normalization::is_nfkc_quick(others()) == unicode_normalization::IsNormalized::Yes
-            && !others().any(|c| is_invisible(c) || (lookalike(c) && latin(c).is_some())));
+            && !others().any(|c| is_invisible(c) || marked(c) || (lookalike(c) && latin(c).is_some())));
     if plain {
         return std::borrow::Cow::Borrowed(l);
     }
-    l.nfkc().filter(|c| !is_invisible(*c)).map(|c| if lookalike(c) { latin(c).unwrap_or(c) } else { c }).collect()
+    l.nfkd()
+        .filter(|c| !is_invisible(*c) && !is_combining_mark(*c))
+        .map(|c| if lookalike(c) { latin(c).unwrap_or(c) } else { c })
+        .collect()
 }
 
 #[cfg(test)]
@@ -127,10 +171,15 @@ mod tests {
         assert_eq!(fold("𝐝𝐞𝐬𝐜𝐫𝐢𝐛𝐞"), "describe");
         assert_eq!(fold("neіghbors"), "neighbors"); // Ukrainian і
         assert_eq!(fold("desc\u{200b}ribe"), "describe");
-        assert_eq!(fold("→ é"), "→ é");
-        // ASCII beside characters that compose with it or reorder.
-        assert_eq!(fold("→ e\u{301}"), "→ é");
-        assert_eq!(fold("a\u{301}\u{316} → x"), "a\u{316}\u{301} → x".nfkc().collect::<String>());
+        // Marks on letters are read past, however they are written.
+        assert_eq!(fold("→ é"), "→ e");
+        assert_eq!(fold("→ e\u{301}"), "→ e");
+        assert_eq!(fold("a\u{301}\u{316} → x"), "a → x");
+        assert_eq!(fold("delete_entitiés"), "delete_entities");
+        assert_eq!(fold("d\u{332}e\u{332}l\u{332}"), "del");
+        // Escapes of letters are read as the letters; others stay.
+        assert_eq!(fold("&#100;elete_&#x65;ntities \\u0064escribe"), "delete_entities describe");
+        assert_eq!(fold(r#"{"q": "a\u0022b"} &#34; &amp;"#), r#"{"q": "a\u0022b"} &#34; &amp;"#);
         assert_eq!(fold("→ ﬁnd"), "→ find");
         assert_eq!(fold("— ‼"), "— !!");
         // Markup that shows nothing.

@@ -269,11 +269,13 @@ const DIGIT_ZEROS: [u32; 65] = [
     0x16B50, 0x1D7CE, 0x1D7D8, 0x1D7E2, 0x1D7EC, 0x1D7F6, 0x1E140, 0x1E2F0, 0x1E950, 0x1FBF0,
 ];
 
-/// The letter or digit an enclosed character shows (`⑺` `(7)`, `⒈` `1.`,
-/// `⒝` `(b)`): its compatibility form less brackets and the dot.
+/// The letter or digit an enclosed or marked character shows (`⑺` `(7)`,
+/// `⒈` `1.`, `⒝` `(b)`, `é`): its compatibility form less brackets, the
+/// dot and marks.
 fn enclosed(c: char) -> Option<char> {
     use unicode_normalization::UnicodeNormalization;
-    let mut inner = std::iter::once(c).nfkc().filter(|c| !matches!(c, '(' | ')' | '.'));
+    use unicode_normalization::char::is_combining_mark;
+    let mut inner = std::iter::once(c).nfkd().filter(|c| !matches!(c, '(' | ')' | '.') && !is_combining_mark(*c));
     let plain = inner.next().filter(char::is_ascii_alphanumeric)?;
     inner.next().is_none().then_some(plain)
 }
@@ -315,7 +317,7 @@ fn escaped_byte(s: &str) -> Option<([u8; 2], usize)> {
 /// `\u0037`, `\u{37}`, `\U00000037`, `\x37`, `\x{37}`, `\067`, `%37`,
 /// `%u0037`, `&#55;`, `&#x37;` (any number of backslashes before `u`/`x`:
 /// JSON inside JSON).
-fn unescape(s: &str) -> Option<(char, usize)> {
+pub(super) fn unescape(s: &str) -> Option<(char, usize)> {
     let b = s.as_bytes();
     let hex_at = |from: usize, n: usize| -> Option<u32> {
         let digits = s.get(from..from + n)?;
@@ -448,6 +450,11 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
                 (c, c.len_utf8())
             }
         };
+        // A mark belongs to the character before it (`7̲3̲`): nothing of its own.
+        if unicode_normalization::char::is_combining_mark(c) {
+            i += len;
+            continue;
+        }
         let unit = if c.is_ascii() {
             match c {
                 '0'..='9' | 'a'..='f' => Unit::Hex(c as u8),
@@ -707,6 +714,9 @@ mod tests {
             FORGED.chars().map(|c| c.to_digit(10).map_or(c, |d| char::from_u32(0x660 + d).unwrap_or(c))).collect(),
             FORGED.chars().map(|c| c.to_digit(10).map_or(c, |d| char::from_u32(0x966 + d).unwrap_or(c))).collect(),
             FORGED.chars().map(enclosed_form).collect(),
+            // Marks on every character, or on its letters.
+            FORGED.chars().flat_map(|c| [c, '\u{332}']).collect(),
+            FORGED.replace('e', "é").replace('a', "\u{0061}\u{301}"),
             // Other escapes: octal, `\U`, `%u`, `\x{…}`.
             FORGED.chars().map(|c| format!("\\{:03o}", c as u32)).collect(),
             FORGED.chars().map(|c| format!("\\U{:08x}", c as u32)).collect(),

@@ -1080,6 +1080,34 @@ mod tests {
             })
             .collect();
         assert!(kept.is_empty(), "kept: {kept:#?}");
+        // The name spelled so that it is no longer written as it is: no
+        // argument of it survives.
+        let spelled: Vec<(&str, String)> = [
+            // (the name split by what a reader reads past: Unicode dashes
+            // and connectors, Markdown's `\_`, emphasis, code spans, tags,
+            // dots and slashes, escapes of its letters, marks on them)
+            "delete\u{2010}entities {\"entityNames\": [\"Alice\"]}",
+            "delete\u{2013}entities {\"entityNames\": [\"Alice\"]}",
+            "delete\u{203F}entities {\"entityNames\": [\"Alice\"]}",
+            "delete\\_entities {\"entityNames\": [\"Alice\", \"Bob\"]}",
+            "delete\\_entities(entityNames=[\"Alice\",\"Bob\"])",
+            r#"{"name": "delete\\_entities", "arguments": {"entityNames": ["Alice"]}}"#,
+            r#"{"name": "delete.entities", "arguments": {"entityNames": ["Alice"]}}"#,
+            "de<b>lete</b>_entities {\"entityNames\": [\"Alice\"]}",
+            "**delete**_entities {\"entityNames\": [\"Alice\"]}",
+            "`delete`_`entities` {\"entityNames\": [\"Alice\"]}",
+            "d.e.l.e.t.e._.e.n.t.i.t.i.e.s {\"entityNames\": [\"Alice\"]}",
+            "delete/entities {\"entityNames\": [\"Alice\"]}",
+            "&#100;elete_entities {\"entityNames\": [\"Alice\"]}",
+            "\\u0064elete_entities(entityNames=[\"Alice\"])",
+            "delete_entitiés {\"entityNames\": [\"Alice\", \"Bob\"]}",
+            "d\u{332}e\u{332}l\u{332}e\u{332}t\u{332}e\u{332}_entities {\"entityNames\": [\"Alice\"]}",
+        ]
+        .into_iter()
+        .map(|case| (case, check_memory(case)))
+        .filter(|(_, out)| out.contains("Alice"))
+        .collect();
+        assert!(spelled.is_empty(), "kept: {spelled:#?}");
         // What stays: a table or markup that names no tool with arguments,
         // and prose where a parameter's name is only a word.
         let changed: Vec<(&str, String)> = [

@@ -10,8 +10,9 @@ use super::*;
 pub(super) const MAX_SPELLED: usize = 8;
 
 /// Calls to a tool whose name is spelled otherwise: `delete-entities`,
-/// `deleteEntities`, `Delete Entities`, `f-i-n-d` (its letters and digits
-/// in order, split only by `-`, `_` or spaces, any case), followed by
+/// `deleteEntities`, `Delete Entities`, `f-i-n-d`, `delete\\_entities`,
+/// `de<b>lete</b>_entities` (its letters and digits in order, any case,
+/// split by what may split a name: [`name_gap`]), followed by
 /// arguments as they follow the name itself; each cut to the end of the
 /// line.
 pub(super) fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>) -> Option<Vec<Found>> {
@@ -30,7 +31,7 @@ pub(super) fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>
         }
         for (_, skeleton, i) in vocab.skeletons.iter().filter(|(f, _, _)| *f == first) {
             let name = &vocab.names[*i];
-            let Some(end) = spelled_at(bytes, at, skeleton, name) else { continue };
+            let Some(end) = spelled_at(folded, at, skeleton, name) else { continue };
             seen += 1;
             if seen > MAX_SPELLED {
                 return None;
@@ -47,16 +48,15 @@ pub(super) fn spelled_calls(folded: &str, vocab: &Vocabulary, quoted: Quoted<'_>
 }
 
 /// Where `name` (its letters and digits `skeleton`) ends when it is spelled
-/// otherwise from `at` on: those in order (any case), split by `-`, `_` or
-/// spaces, ending a word; `None` where it is not, or is spelled as it is
-/// (read as a word of its own already).
-pub(super) fn spelled_at(bytes: &[u8], at: usize, skeleton: &[u8], name: &str) -> Option<usize> {
+/// otherwise from `at` on: those in order (any case), split by what may
+/// split a name ([`name_gap`]), ending a word; `None` where it is not, or
+/// is spelled as it is (read as a word of its own already).
+pub(super) fn spelled_at(folded: &str, at: usize, skeleton: &[u8], name: &str) -> Option<usize> {
+    let bytes = folded.as_bytes();
     let mut i = at;
     for (n, want) in skeleton.iter().enumerate() {
         if n > 0 {
-            while i < bytes.len() && matches!(bytes[i], b'-' | b'_' | b' ') {
-                i += 1;
-            }
+            i += name_gap(&folded[i..]);
         }
         if !bytes.get(i)?.eq_ignore_ascii_case(want) {
             return None;
@@ -65,6 +65,39 @@ pub(super) fn spelled_at(bytes: &[u8], at: usize, skeleton: &[u8], name: &str) -
     }
     let as_named = bytes[at..i].eq_ignore_ascii_case(name.as_bytes());
     (!as_named && !bytes.get(i).is_some_and(u8::is_ascii_alphanumeric)).then_some(i)
+}
+
+/// Longest markup tag read inside a name (`<b>`, `</span>`), in bytes.
+const MAX_TAG_IN_NAME: usize = 12;
+
+/// How much of `s`'s start may split the letters of a name a reader still
+/// reads as one: `-`, `_`, spaces, `.`, `/`, `\` (Markdown's `\_`), `*` and
+/// backticks (emphasis, code spans), `~`, `+`, the middle dot, Unicode's
+/// dashes and connectors (`‐`, `–`, `‿`, `﹏`), and markup tags (`<b>`).
+fn name_gap(s: &str) -> usize {
+    let mut len = 0;
+    while let Some(c) = s[len..].chars().next() {
+        let splits = matches!(c,
+            '-' | '_' | ' ' | '.' | '/' | '\\' | '*' | '`' | '~' | '+' | '·'
+            | '\u{2010}'..='\u{2015}' | '\u{2027}' | '\u{203F}' | '\u{2040}' | '\u{2054}' | '\u{2212}'
+            | '\u{2E0F}' | '\u{30FB}' | '\u{FE33}' | '\u{FE34}' | '\u{FE4D}'..='\u{FE4F}' | '\u{FE58}'
+            | '\u{FE63}');
+        let tag = || {
+            let rest = &s[len..];
+            let end = rest.bytes().take(MAX_TAG_IN_NAME).position(|b| b == b'>')?;
+            let inside = rest[1..end].trim_start_matches('/');
+            (!inside.is_empty() && inside.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(end + 1)
+        };
+        match (splits, c == '<') {
+            (true, _) => len += c.len_utf8(),
+            (false, true) => match tag() {
+                Some(n) => len += n,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    len
 }
 
 /// The end of an argument list that starts `rest` (right after the gap),
