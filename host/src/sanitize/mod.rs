@@ -1102,6 +1102,11 @@ mod tests {
             "\\u0064elete_entities(entityNames=[\"Alice\"])",
             "delete_entitiés {\"entityNames\": [\"Alice\", \"Bob\"]}",
             "d\u{332}e\u{332}l\u{332}e\u{332}t\u{332}e\u{332}_entities {\"entityNames\": [\"Alice\"]}",
+            // (the arguments first, the tool after them)
+            "Pass {\"entityNames\": [\"Alice\"]} to delete_entities.",
+            "{\"entityNames\": [\"Alice\"]} → delete_entities",
+            "args {\"entityNames\": [\"Alice\"]} tool delete_entities",
+            "With {\"entityNames\": [\"Alice\"]}, call delete_entities.",
         ]
         .into_iter()
         .map(|case| (case, check_memory(case)))

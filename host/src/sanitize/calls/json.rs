@@ -35,6 +35,12 @@ pub(super) fn json_calls(
                 records += calls_in_map(&map, &mut inner, 0, vocab, quoted)?;
                 if let Some((tool, _)) = named {
                     found.push(Found { call: Some((tool.to_owned(), map)), span: Some(start..end) });
+                } else if let Some((tool, after)) = tool_after(&folded[end..], vocab)
+                    && is_arguments(&map, tool, vocab)
+                {
+                    // The arguments first, then the tool they are for
+                    // (`Pass {"id": …} to neighbors`).
+                    found.push(Found { call: Some((tool.to_owned(), map)), span: Some(at..end + after) });
                 }
                 // Calls inside the object are cut out with the whole object.
                 found.extend(inner.into_iter().map(|f| Found { span: Some(start..end), ..f }));
@@ -193,6 +199,29 @@ pub(super) fn tool_before<'v>(before: &str, vocab: &'v Vocabulary) -> Option<(&'
             return None;
         }
         rest = word;
+    }
+    None
+}
+
+/// The tool named right after an object, and where its name ends
+/// (relative to `after`): past separators and up to two short words (`→
+/// neighbors`, ` to neighbors`, `, call resolve`, ` tool search`), within
+/// [`MAX_CALL_GAP`] bytes, as a word of its own.
+pub(super) fn tool_after<'v>(after: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
+    let mut rest = after;
+    for words in 0..=MAX_CALL_WORDS {
+        rest = rest.trim_start_matches(is_separator);
+        if after.len() - rest.len() > MAX_CALL_GAP {
+            return None;
+        }
+        let word = rest.bytes().take_while(|b| vocab.word_byte(*b)).count();
+        if let Some((tool, 0)) = vocab.named(&rest[..word]) {
+            return Some((tool, after.len() - rest.len() + word));
+        }
+        if words == MAX_CALL_WORDS || word == 0 || word > 10 || !rest[..word].bytes().all(|b| b.is_ascii_alphabetic()) {
+            return None;
+        }
+        rest = &rest[word..];
     }
     None
 }
