@@ -110,7 +110,8 @@ impl<'a> Known<'a> {
 
     /// Whether `text` stands verbatim in a string the agent sent or the
     /// result holds (a signature or a doc line of the code itself, the
-    /// agent's own words echoed): text the policy did not invent.
+    /// agent's own words echoed), or is JSON equal to the result, what the
+    /// agent sent, or a value in either: text the policy did not invent.
     pub fn quotes(&self, text: &str) -> bool {
         fn walk(v: &Value, text: &str) -> bool {
             match v {
@@ -120,10 +121,28 @@ impl<'a> Known<'a> {
                 _ => false,
             }
         }
+        // A JSON value written whole that is the result or a value in it
+        // (the host's own fallback text shows the result): its data.
+        fn holds(v: &Value, value: &Value) -> bool {
+            v == value
+                || match v {
+                    Value::Array(items) => items.iter().any(|i| holds(i, value)),
+                    Value::Object(map) => map.values().any(|i| holds(i, value)),
+                    _ => false,
+                }
+        }
         let text = text.trim_end_matches('…').trim();
+        let value = || serde_json::from_str::<Value>(text).ok().filter(|v| v.is_object() || v.is_array());
         !text.is_empty()
             && (self.sent.is_some_and(|s| s.values().any(|v| walk(v, text)))
-                || self.result.is_some_and(|r| walk(r, text)))
+                || self.result.is_some_and(|r| walk(r, text))
+                || (text.starts_with(['{', '['])
+                    && value().is_some_and(|value| {
+                        self.result.is_some_and(|r| holds(r, &value))
+                            || self
+                                .sent
+                                .is_some_and(|s| s.values().any(|v| holds(v, &value)) || value.as_object() == Some(s))
+                    })))
     }
 
     fn names_a_symbol(&self, hex: &str) -> bool {

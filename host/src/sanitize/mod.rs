@@ -1135,6 +1135,24 @@ mod tests {
     }
 
     #[test]
+    fn the_result_shown_whole_is_no_call() {
+        // The host's own text when the policy fails: the result after a line
+        // naming the tool, the result holding what the tool requires.
+        let result = json!({"id": ID, "name": "OrderController", "kind": "class"});
+        let text = format!("[ok] describe result (no hints: the hint policy failed)\n{result}");
+        let scope = Scope::new(&[], Known::default().result(&result));
+        assert_eq!(agent_text(&text, &scope).0, text);
+        // Pretty-printed, or a value inside it, as well.
+        let nested = json!({"results": [{"id": ID, "kind": "class"}]});
+        let text = "Use describe on it:\n{\n  \"id\": \"ID\",\n  \"kind\": \"class\"\n}".replace("ID", ID);
+        assert_eq!(agent_text(&text, &Scope::new(&[], Known::default().result(&nested))).0, text);
+        // The same object the policy wrote itself is a call.
+        let own = format!("[ok] Use describe next:\n{{\"id\": \"{ID}\", \"why\": \"x\"}}");
+        let sent = args(json!({"id": ID}));
+        assert!(!agent_text(&own, &Scope::new(&[], Known::default().sent(&sent))).0.contains("why"));
+    }
+
+    #[test]
     fn a_reason_with_a_hint_marker_is_no_reason() {
         assert!(has_hint_marker("→ next: resolve PaymentService"));
         assert!(has_hint_marker("see above — NEXT => find"));
