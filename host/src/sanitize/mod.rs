@@ -228,6 +228,11 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
         }
         spanned
     };
+    let mut split_by_line: std::collections::HashMap<usize, Vec<std::ops::Range<usize>>> =
+        std::collections::HashMap::new();
+    for (line, span) in split {
+        split_by_line.entry(line).or_default().push(span);
+    }
     let mut out = String::with_capacity(cleaned.len());
     let mut first = true;
     for (n, ((l, scrubbed), folded)) in lines.iter().zip(&folded).enumerate() {
@@ -240,8 +245,7 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
             );
             continue;
         }
-        let parts: Vec<std::ops::Range<usize>> =
-            split.iter().filter(|(line, _)| *line == n).map(|(_, span)| span.clone()).collect();
+        let parts: Vec<std::ops::Range<usize>> = split_by_line.remove(&n).unwrap_or_default();
         let l: &str = l;
         let calls = line_calls[n].take().unwrap_or_else(|| calls::calls_in(folded, scope.vocab, &quoted));
         match redact(l, folded, scope, &parts, calls) {
@@ -732,9 +736,9 @@ fn hint_markers(folded: &str) -> usize {
 /// line (`[tag] → next: resolve PaymentService`): a hint, wherever the
 /// marker stands.
 fn marks_a_tool(folded: &str, vocab: &Vocabulary) -> Option<usize> {
-    hint_marker_ends(folded)
-        .find(|(_, end)| !calls::tool_words(&folded[*end..].to_ascii_lowercase(), vocab).is_empty())
-        .map(|(start, _)| start)
+    // (where the last tool's name starts, read once for every marker)
+    let last = calls::tool_words(&folded.to_ascii_lowercase(), vocab).last()?.start;
+    hint_marker_ends(folded).find(|(_, end)| *end <= last).map(|(start, _)| start)
 }
 
 /// Whether a field shows the hint marker anywhere (a hint's reason must
@@ -1132,6 +1136,34 @@ mod tests {
         .filter(|(kept, out)| kept != out)
         .collect();
         assert!(changed.is_empty(), "changed: {changed:#?}");
+    }
+
+    /// A hang guard, not a benchmark: texts a hostile policy can write
+    /// (256 KiB at most) that some readings once read in quadratic time,
+    /// seconds to minutes a call (`find (` repeated: 6 s; `find <`: 16 s).
+    /// Read in linear time, each takes milliseconds; the bound is far above.
+    #[test]
+    fn hostile_texts_are_read_in_linear_time() {
+        let cases = [
+            "find (".repeat(40_000),
+            "find <".repeat(40_000),
+            "|a|b|\n".to_owned() + &"|---|---|\n".repeat(20_000),
+            "find\nkind=class\n".repeat(15_000),
+            "{}name: x ".repeat(25_000),
+            "x next: ".repeat(30_000),
+            "find kind ".repeat(25_000),
+            "tool,kind\n".repeat(25_000),
+            "a1 ".repeat(80_000),
+            "f-i-n-d ".repeat(30_000),
+            "find {\"kind\": ".repeat(15_000),
+            "[".repeat(100_000),
+        ];
+        for text in cases {
+            let started = std::time::Instant::now();
+            let (_, changes) = agent_text(&text, &Scope::new(&[], Known::default()));
+            let took = started.elapsed();
+            assert!(took < std::time::Duration::from_secs(3), "{took:?} for {:?}… ({changes:?})", &text[..16]);
+        }
     }
 
     #[test]

@@ -249,7 +249,9 @@ pub(super) fn tool_key_mentions(lower: &str, vocab: &Vocabulary, parsed: &[Range
         let invoke_name = key == "name" && lower[previous.clone()] == *"invoke";
         previous = word.clone();
         // (inside a JSON object parsed on the line, the record rules read it)
-        let name = NAMING_KEYS.contains(&key) && !parsed.iter().any(|r| r.contains(&word.start));
+        // (`parsed` lies in order, one after another)
+        let inside = |at: usize| parsed.get(parsed.partition_point(|r| r.end <= at)).is_some_and(|r| r.contains(&at));
+        let name = NAMING_KEYS.contains(&key) && !inside(word.start);
         if !(TOOL_KEYS.contains(&key) || invoke_name || name)
             || lower[..word.start].ends_with(|c: char| c.is_ascii_digit())
         {

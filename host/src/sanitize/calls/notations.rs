@@ -122,8 +122,10 @@ pub(super) fn argument_list(
         '<' if param_element(rest, vocab) => Some(rest.len()),
         '(' | '[' | '<' => {
             let close = matching(rest)?;
-            // Between the brackets (to the end of the line when unclosed).
+            // Between the brackets (to the end of the line when unclosed),
+            // read as far as brackets are looked into.
             let inner = rest[1..close].strip_suffix([')', ']', '>', '}']).unwrap_or(&rest[1..close]);
+            let inner = &inner[..inner.floor_char_boundary(MAX_BRACKETED)];
             if first == '<' && !arglike(inner, vocab) {
                 // `describe <id>`: a placeholder to adapt, not a call.
                 return None;
@@ -225,12 +227,18 @@ pub(super) fn arglike(inner: &str, vocab: &Vocabulary) -> bool {
     }) && words.next().is_none()
 }
 
+/// Most bytes read for the bracket that closes an argument list, and of
+/// what it holds.
+const MAX_BRACKETED: usize = 1024;
+
 /// The byte just past the bracket that closes the one `s` starts with
 /// (quote-aware, nested); the end of `s` when it does not close.
 pub(super) fn matching(s: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut quote: Option<char> = None;
-    for (i, c) in s.char_indices() {
+    // (a bracket left open that far runs to the end of the line: each
+    // name's look stays short, however many a line holds)
+    for (i, c) in s.char_indices().take_while(|(i, _)| *i < MAX_BRACKETED) {
         if let Some(q) = quote {
             if c == q {
                 quote = None;
