@@ -239,8 +239,11 @@ impl Vocabulary {
         self.strict_templates
     }
 
+    /// Whether `key` is a parameter's name however it is spelled
+    /// (`entityNames`, `entity_names`, `Entity-Names`): its letters and
+    /// digits, any case.
     fn is_param(&self, key: &str) -> bool {
-        self.params.iter().any(|p| p.eq_ignore_ascii_case(key))
+        !key.is_empty() && self.params.iter().any(|p| p.len().abs_diff(key.len()) <= 4 && same_skeleton(p, key))
     }
 
     /// Whether `key` names arguments: a parameter's name, or a key that
@@ -259,6 +262,14 @@ impl Vocabulary {
     fn word_byte(&self, b: u8) -> bool {
         self.word.get(usize::from(b)).copied().unwrap_or(false)
     }
+}
+
+/// Whether `a` and `b` hold the same letters and digits, any case.
+fn same_skeleton(a: &str, b: &str) -> bool {
+    fn skeleton(s: &str) -> impl Iterator<Item = u8> + '_ {
+        s.bytes().filter(u8::is_ascii_alphanumeric).map(|b| b.to_ascii_lowercase())
+    }
+    skeleton(a).eq(skeleton(b))
 }
 
 /// The program's subcommands besides one per tool: `signpost <a tool or one

@@ -130,6 +130,18 @@ pub(super) fn calls_in_map(
     if let Some(tool) = named {
         records += 1;
         found.push(Found { call: args.and_then(args_of).map(|a| (tool.to_owned(), a)), span: None });
+    } else if let Some((key, tool)) = map.iter().find_map(|(k, v)| Some((k, tool_named(v.as_str()?, vocab)?)))
+        && map.len() > 1
+        && is_arguments(
+            &map.iter().filter(|(k, _)| *k != key).map(|(k, v)| (k.clone(), v.clone())).collect(),
+            tool,
+            vocab,
+        )
+    {
+        // A tool's name under any key, beside its arguments
+        // (`{"fn": "delete_entities", "entityNames": […]}`).
+        records += 1;
+        found.push(Found { call: None, span: None });
     } else if map.len() > 1 && names_a_call(map, vocab) {
         // A tool's name under a key that says what to do (JSON-RPC's
         // `method`, LangChain's `action`, `op`, `call`), or under `name`
@@ -210,7 +222,7 @@ pub(super) fn tool_before<'v>(before: &str, vocab: &'v Vocabulary) -> Option<(&'
 pub(super) fn tool_after<'v>(after: &str, vocab: &'v Vocabulary) -> Option<(&'v str, usize)> {
     let mut rest = after;
     for words in 0..=MAX_CALL_WORDS {
-        rest = rest.trim_start_matches(is_separator);
+        rest = rest.trim_start_matches(|c: char| is_separator(c) || matches!(c, '|' | '.' | ';'));
         if after.len() - rest.len() > MAX_CALL_GAP {
             return None;
         }

@@ -132,6 +132,10 @@ pub(super) fn argument_list(
             }
             ((close == 2 && first == '(') || arglike(inner, vocab)).then_some(close)
         }
+        // Lisp's quoted list: `'("Alice" "Bob")`.
+        '\'' if rest[1..].starts_with(['(', '[']) => {
+            argument_list(&rest[1..], vocab, false, false, false, false).map(|e| e + 1)
+        }
         '"' | '\'' | '“' | '‘' | '`' if with_quote => {
             let close = match first {
                 '“' => '”',
@@ -167,7 +171,8 @@ pub(super) fn param_element(s: &str, vocab: &Vocabulary) -> bool {
 /// the line.
 pub(super) fn key_value(rest: &str, vocab: &Vocabulary, with_colon: bool, bare_ok: bool) -> Option<usize> {
     // `--key`, PowerShell's `-key`, Lisp's `:key`.
-    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':', '/']));
+    // (and a URL's `#`, `&`, `?`, a member's `.`: `#entityNames=Alice`)
+    let flag = rest.strip_prefix("--").or_else(|| rest.strip_prefix(['-', ':', '/', '#', '&', '?', '.']));
     let body = flag.unwrap_or(rest);
     let key: String = body.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
     if !vocab.is_param(&key) {
@@ -225,6 +230,20 @@ pub(super) fn arglike(inner: &str, vocab: &Vocabulary) -> bool {
     words.next().is_some_and(|w| {
         w.starts_with(|c: char| c.is_alphabetic()) && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '.'))
     }) && words.next().is_none()
+}
+
+/// The quote that closes `open`, a quote of another script (`«`, `「`).
+fn closing_quote(open: char) -> Option<char> {
+    Some(match open {
+        '«' => '»',
+        '‹' => '›',
+        '「' => '」',
+        '『' => '』',
+        '〈' => '〉',
+        '《' => '》',
+        '⟨' => '⟩',
+        _ => return None,
+    })
 }
 
 /// Most bytes read for the bracket that closes an argument list, and of
@@ -301,6 +320,15 @@ pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: 
             // A quoted string is an argument right after the name only
             // (`describe or `find``: prose naming two tools).
             let first = word_index == 0 || labels;
+            // A quote of another script opened in the gap (`search «x»`).
+            let fancy = gap.chars().next_back().and_then(closing_quote);
+            if let Some(close) = fancy.filter(|_| first)
+                && let Some(end) = args.find(close).filter(|e| *e > 0)
+            {
+                let end = at + gap.len() + end + close.len_utf8();
+                found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
+                break;
+            }
             if let Some(end) = argument_list(args, vocab, spaced && first, spaced, first, first) {
                 let end = at + gap.len() + end;
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });

@@ -84,11 +84,12 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quot
     // Tables without pipes: comma-separated, columns aligned by spaces, or
     // one space apart (a tab reads as one once the text is clean), a
     // header naming a parameter and rows of as many cells.
-    for kind in [Cells::Commas, Cells::Spaces, Cells::Words] {
+    for kind in [Cells::Commas, Cells::Semicolons, Cells::Spaces, Cells::Words] {
         let mut h = 0;
         while h < lines.len() {
             let separated = match kind {
                 Cells::Commas => lines[h].contains(','),
+                Cells::Semicolons => lines[h].contains(';'),
                 Cells::Spaces => lines[h].trim().contains("  "),
                 _ => lines[h].contains(' '),
             };
@@ -117,7 +118,8 @@ pub fn table_calls(lines: &[std::borrow::Cow<'_, str>], vocab: &Vocabulary, quot
 /// Whether a line is only a label of arguments to come (`Arguments:`).
 pub fn is_label(folded: &str) -> bool {
     let t = folded.trim().trim_end_matches(':').trim();
-    ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(t))
+    // (`with:` of a CI step: `uses: srv/delete_entities`, `with:`, then them)
+    ARG_KEYS.iter().any(|k| k.eq_ignore_ascii_case(t)) || t.eq_ignore_ascii_case("with")
 }
 
 /// How a table's cells are separated.
@@ -125,6 +127,7 @@ pub fn is_label(folded: &str) -> bool {
 pub(super) enum Cells {
     Pipes,
     Commas,
+    Semicolons,
     /// Two spaces or more.
     Spaces,
     /// One space or more.
@@ -145,6 +148,7 @@ pub(super) fn cell_iter(line: &str, kind: Cells) -> impl Iterator<Item = &str> {
             Box::new(t.strip_suffix('|').unwrap_or(t).split('|'))
         }
         Cells::Commas => Box::new(t.split(',')),
+        Cells::Semicolons => Box::new(t.split(';')),
         Cells::Spaces => Box::new(t.split("  ").filter(|c| !c.trim().is_empty())),
         Cells::Words => Box::new(t.split_whitespace()),
     };

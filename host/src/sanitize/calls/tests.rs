@@ -40,6 +40,8 @@ fn other_notations_read_as_calls() {
         "<tool_call><name>find</name>",
         "| tool | find |",
         "| tool | kind | |---|---| | find | class |",
+        "search «orders»",
+        "resolve 「OrderService」",
     ] {
         assert!(unvetted(line) > 0, "not read as a call: {line}");
     }
