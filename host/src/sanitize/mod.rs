@@ -1161,6 +1161,7 @@ mod tests {
             // under any key beside its arguments, a name broken over lines)
             "uses: memory/delete_entities\nwith:\n  entityNames: [Alice, Bob]",
             "tool;entityNames\ndelete_entities;Alice",
+            "see: tool;entityNames delete_entities;Alice",
             "delete_entities entity_names=Alice,Bob",
             "Call delete_entities. Args below.\nA\nB\nC\nD\n{\"entityNames\": [\"Alice\"]}",
             "(delete_entities '(\"Alice\" \"Bob\"))",

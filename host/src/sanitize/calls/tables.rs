@@ -7,10 +7,10 @@ use super::*;
 /// A table without pipes flattened onto one line (a single-line field's
 /// line breaks gone): a key naming a tool (`tool`), parameters' names, then
 /// a tool's name and its values (`tool kind role find class service`,
-/// `tool,entityNames delete_entities,Alice`). From the key on.
+/// `tool,entityNames delete_entities,Alice`, `;` too). From the key on.
 pub(super) fn header_then_tool(lower: &str, vocab: &Vocabulary) -> Option<Found> {
     let mut words = lower
-        .split(|c: char| c.is_whitespace() || c == ',')
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';'))
         .filter(|w| !w.is_empty())
         .map(|w| (w.as_ptr() as usize - lower.as_ptr() as usize, w.trim_matches(['"', '\'', '`', '*'])));
     let (start, _) = words.find(|(_, w)| TOOL_KEYS.contains(w))?;
