@@ -243,7 +243,9 @@ impl Vocabulary {
     /// (`entityNames`, `entity_names`, `Entity-Names`): its letters and
     /// digits, any case.
     fn is_param(&self, key: &str) -> bool {
-        !key.is_empty() && self.params.iter().any(|p| p.len().abs_diff(key.len()) <= 4 && same_skeleton(p, key))
+        self.params
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(key) || (p.len().abs_diff(key.len()) <= 4 && same_skeleton(p, key)))
     }
 
     /// Whether `key` names arguments: a parameter's name, or a key that
@@ -264,12 +266,13 @@ impl Vocabulary {
     }
 }
 
-/// Whether `a` and `b` hold the same letters and digits, any case.
+/// Whether `a` and `b` hold the same ASCII letters and digits, any case,
+/// and some.
 fn same_skeleton(a: &str, b: &str) -> bool {
     fn skeleton(s: &str) -> impl Iterator<Item = u8> + '_ {
         s.bytes().filter(u8::is_ascii_alphanumeric).map(|b| b.to_ascii_lowercase())
     }
-    skeleton(a).eq(skeleton(b))
+    skeleton(a).next().is_some() && skeleton(a).eq(skeleton(b))
 }
 
 /// The program's subcommands besides one per tool: `signpost <a tool or one

@@ -317,7 +317,7 @@ fn escaped_byte(s: &str) -> Option<([u8; 2], usize)> {
             match (b.get(slashes)?, b.get(slashes + 1)) {
                 (b'x', _) => (s.get(slashes + 1..slashes + 3)?, slashes + 3),
                 (b'u', Some(b'{')) => {
-                    let close = s[slashes + 2..].find('}')?;
+                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
                     (&s[slashes + 2..slashes + 2 + close], slashes + 3 + close)
                 }
                 (b'u', _) => (s.get(slashes + 1..slashes + 5)?, slashes + 5),
@@ -347,14 +347,14 @@ pub(super) fn unescape(s: &str) -> Option<(char, usize)> {
             let slashes = b.iter().take_while(|&&c| c == b'\\').count();
             match b.get(slashes)? {
                 b'u' if b.get(slashes + 1) == Some(&b'{') => {
-                    let close = s[slashes + 2..].find('}')?;
+                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
                     let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
                     let c = char::from_u32(u32::from_str_radix(code, 16).ok()?)?;
                     Some((c, slashes + 3 + close))
                 }
                 b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
                 b'x' if b.get(slashes + 1) == Some(&b'{') => {
-                    let close = s[slashes + 2..].find('}')?;
+                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
                     let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
                     Some((char::from_u32(u32::from_str_radix(code, 16).ok()?)?, slashes + 3 + close))
                 }
@@ -573,25 +573,37 @@ fn forged_in(line: &str, as_bytes: bool, known: &Known<'_>, scanner: &mut Scanne
         if g.in_word {
             continue;
         }
+        // (the digits collected only when a label is passed over: groups
+        // lie one after another in the digit buffer)
+        let mut saw_label = false;
         for skip_labels in [false, true] {
-            let mut digits = String::from(text(&g.digits));
+            if skip_labels && !saw_label {
+                break;
+            }
+            let mut digits = skip_labels.then(|| String::from(text(&g.digits)));
+            let mut count = g.digits.len();
             let mut skipped = 0;
             for next in groups.iter().skip(i + 1).take(MAX_GROUPS) {
                 if next.joined_by > MAX_JOIN || next.in_word || next.digits.len() >= ID_LEN {
                     break;
                 }
+                saw_label |= label(next);
                 if skip_labels && label(next) && skipped < MAX_LABELS {
                     skipped += 1;
                     continue;
                 }
-                if digits.len() + next.digits.len() > ID_LEN {
+                if count + next.digits.len() > ID_LEN {
                     break;
                 }
-                digits.push_str(text(&next.digits));
-                if digits.len() == ID_LEN {
+                count += next.digits.len();
+                if let Some(digits) = digits.as_mut() {
+                    digits.push_str(text(&next.digits));
+                }
+                if count == ID_LEN {
+                    let digits = digits.as_deref().unwrap_or_else(|| text(&(g.digits.start..next.digits.end)));
                     let mixed =
                         digits.bytes().any(|b| b.is_ascii_digit()) && digits.bytes().any(|b| b.is_ascii_alphabetic());
-                    if (mixed || known.names_a_symbol(&digits)) && !known.contains(&digits) {
+                    if (mixed || known.names_a_symbol(digits)) && !known.contains(digits) {
                         spans.push(g.bytes.start..next.bytes.end);
                     }
                     break;
