@@ -193,7 +193,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         mcp._tool_manager.get_tool(name).parameters["additionalProperties"] = False
     # The schemas clients see, from FastMCP's own tool list.
     schemas = {t.name: t.inputSchema for t in anyio.run(mcp.list_tools)}
-    embedding = Embedding(policy, schemas, works=graph.works, known=graph.has_id)
+    embedding = Embedding(policy, schemas, works=graph.works, known=graph.has_id, strict_templates=False)
     mcp.graph = graph
     mcp.kit_session = embedding.session()  # stdio: one client, one session
     mcp.run(transport="stdio")

@@ -24,7 +24,21 @@ from .pipeline import (
     strict_ids,
 )
 from .policy import FaultKind, Limits, LoadError, Policy, PolicyFault, PolicySession
-from .sanitize import REDACTED, Allowed, agent_text, escape, has_call, is_template, line, safe_line
+from .sanitize import (
+    REDACTED,
+    REPLACED_ID,
+    Allowed,
+    Changes,
+    Known,
+    Vocabulary,
+    agent_text,
+    escape,
+    has_call,
+    is_template,
+    line,
+    safe_line,
+    scrub_ids,
+)
 from .types import (
     INTERFACE,
     Advice,
@@ -45,10 +59,10 @@ from .validate import MAX_CONSIDERED, MAX_HINT_ARGS, MAX_HINTS, MAX_REASON, Filt
 __version__ = "0.1.0"
 
 __all__ = [
-    "INTERFACE", "MAX_CONSIDERED", "MAX_HINTS", "MAX_HINT_ARGS", "MAX_REASON", "REDACTED",
-    "Advice", "Allowed", "Call", "CoercionError", "Embedding", "EmbeddingSession", "ErrorKind", "Failure",
-    "FaultKind", "Filtered", "Hint", "HintOut", "HintValidator", "History", "InvalidHint", "Limits", "LoadError",
-    "Outcome", "PastCall", "Policy", "PolicyFault", "PolicyInfo", "PolicySession", "Response", "Session",
-    "Success", "ToolError", "WitToolError", "agent_text", "escape", "has_call", "is_id", "is_template", "line",
-    "result_ids", "safe_line", "strict_ids",
+    "INTERFACE", "MAX_CONSIDERED", "MAX_HINTS", "MAX_HINT_ARGS", "MAX_REASON", "REDACTED", "REPLACED_ID",
+    "Advice", "Allowed", "Call", "Changes", "CoercionError", "Embedding", "EmbeddingSession", "ErrorKind",
+    "Failure", "FaultKind", "Filtered", "Hint", "HintOut", "HintValidator", "History", "InvalidHint", "Known",
+    "Limits", "LoadError", "Outcome", "PastCall", "Policy", "PolicyFault", "PolicyInfo", "PolicySession",
+    "Response", "Session", "Success", "ToolError", "Vocabulary", "WitToolError", "agent_text", "escape",
+    "has_call", "is_id", "is_template", "line", "result_ids", "safe_line", "scrub_ids", "strict_ids",
 ]

@@ -253,14 +253,22 @@ class Embedding:
     call that works (its ids exist, …), else why not.
     ``known``: optional; a set of ids or a ``known(id) -> bool``: an id
     argument whose every id, trimmed and lower-cased, is one of them is read
-    by the host and never handed to the policy's coercion.
+    by the host and never handed to the policy's coercion; it also tells a
+    split id that names a symbol (ids are read in the text as Signpost reads
+    them).
+    ``strict_templates``: a template the text shows (a call with a
+    ``<placeholder>``) may hold only values the agent sent or the result
+    holds; keep it for tools that may change state; Signpost's own tools,
+    which only read, do without (``Vocabulary::signpost``).
     """
 
     def __init__(self, policy: Policy, schemas: Mapping[str, Mapping[str, Any]], *,
                  works: Optional[WorksCheck] = None,
-                 known: Union[None, Container[str], Callable[[str], bool]] = None):
+                 known: Union[None, Container[str], Callable[[str], bool]] = None,
+                 strict_templates: bool = True):
         self.policy = policy
-        self.validator = HintValidator(schemas, works)
+        self.validator = HintValidator(schemas, works, strict_templates)
+        self.vocabulary = self.validator.vocabulary
         self.tool_names = tuple(schemas)
         if known is None or callable(known):
             self._known = known
@@ -333,7 +341,7 @@ class EmbeddingSession:
         except Exception as e:  # noqa: BLE001 - the server failed: not the agent's fault
             outcome = ToolError(ErrorKind.INTERNAL, f"{tool} failed: {type(e).__name__}")
         if isinstance(outcome, ToolError):
-            outcome = self._vet_example(tool, outcome, notes)
+            outcome = self._vet_example(tool, outcome, self._known(args, session, None), notes)
         wit_outcome = self._to_wit_outcome(outcome)
         ok = not isinstance(outcome, ToolError)
 
@@ -367,13 +375,23 @@ class EmbeddingSession:
         allowed = [Allowed(h.tool, h.args) for h in valid if h.actionable]
         if isinstance(outcome, ToolError) and isinstance(outcome.example, dict):
             allowed.append(Allowed(tool, outcome.example))
-        safe, changed = sanitize.agent_text(text, allowed, emb.tool_names)
-        if changed:
-            counters.add("lines_stripped", changed)
-            notes.append(f"the text had {changed} line(s) showing calls that are not validated hints (cut out)")
+        known = self._known(args, session, None if isinstance(outcome, ToolError) else outcome)
+        safe, changes = sanitize.agent_text(text, allowed, emb.vocabulary, known)
+        if changes.lines:
+            counters.add("lines_stripped", changes.lines)
+            counters.add("ids_replaced", changes.ids)
+            notes.append(f"the text had {changes.lines} line(s) showing calls that are not validated hints or ids "
+                         f"not in the answer ({changes.calls} call(s) cut out, {changes.ids} id(s) replaced)")
+        # Hint reasons reach the agent in `structuredContent` too.
+        for h in valid:
+            reason, replaced = sanitize.scrub_ids(h.reason, allowed, known)
+            if replaced:
+                counters.add("ids_replaced", replaced)
+                notes.append("a hint's reason showed an id not in the answer (replaced)")
+                h.reason = reason
 
         if isinstance(outcome, ToolError):
-            message = sanitize.safe_line(outcome.message, 1000, allowed, emb.tool_names)
+            message = sanitize.safe_line(outcome.message, 1000, allowed, emb.vocabulary, known)
             if message is None:
                 counters.add("messages_redacted")
                 notes.append("the error message showed a call that is not a validated hint (replaced)")
@@ -448,10 +466,26 @@ class EmbeddingSession:
         example = sanitize.loads_object(answer.example)
         raise ToolError(ErrorKind.INVALID_ID, sanitize.line(answer.message, 1000), example)
 
-    def _vet_example(self, tool: str, error: ToolError, notes: list[str]) -> ToolError:
-        """A tool error's ``example`` stays only when it is a call that works,
-        or a template to adapt (``pipeline::vet_example``)."""
+    def _known(self, args: Mapping[str, Any], session: Session, result: Any) -> sanitize.Known:
+        """Where the ids a response may show come from: what the agent sent,
+        the session's history, the result (when there is one), and the ids
+        the graph has, to tell a split id that names a symbol
+        (``pipeline::known``)."""
+        emb = self.embedding
+        history = [session.seen_ids, *(c.ids for c in session.recent)]
+        return sanitize.Known(sent=args, result=result, history=history,
+                              names_a_symbol=emb.known if emb._known is not None else None)
+
+    def _vet_example(self, tool: str, error: ToolError, known: sanitize.Known, notes: list[str]) -> ToolError:
+        """A tool error's ``example`` stays only when every id in it is one
+        the agent may be shown and it is a call that works, or a template to
+        adapt (``pipeline::vet_example``)."""
         if not isinstance(error.example, dict):
+            error.example = None
+            return error
+        if not all(sanitize.all_known(v, known) for v in error.example.values()):
+            notes.append("the error's example names an id the agent has not seen (removed)")
+            self.embedding.policy.counters.add("examples_removed")
             error.example = None
             return error
         if sanitize.is_template(error.example) or self.embedding.validator.is_working_call(tool, error.example):

@@ -175,7 +175,7 @@ class Counters:
     NAMES = (
         "calls", "instances", "instances_retired", "tool_calls", "faulted_tool_calls",
         "hints_emitted", "hints_dropped", "coercions_asked", "coercions_refused",
-        "lines_stripped", "messages_redacted", "examples_removed",
+        "lines_stripped", "ids_replaced", "messages_redacted", "examples_removed",
     )
 
     def __init__(self) -> None:

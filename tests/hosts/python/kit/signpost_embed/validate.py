@@ -71,10 +71,14 @@ class HintValidator:
     on the server's data (ids exist, …); without it, schema validation is
     all, and you lose the half of Signpost's guarantee that reads
     "parsed as a working call on the graph".
+    ``strict_templates``: see :class:`sanitize.Vocabulary` (the tools'
+    names and parameters, which the sanitiser reads calls by).
     """
 
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], works: Optional[WorksCheck] = None):
+    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], works: Optional[WorksCheck] = None,
+                 strict_templates: bool = True):
         self.tool_names = tuple(schemas)
+        self.vocabulary = sanitize.Vocabulary(schemas, strict_templates)
         self._validators = {}
         for name, schema in schemas.items():
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -93,7 +97,7 @@ class HintValidator:
         tool = hint.tool
         # A reason explains; a call inside it would reach the agent unvalidated.
         reason = sanitize.line(hint.reason, MAX_REASON)
-        if sanitize.has_call(reason, self.tool_names) or sanitize.has_hint_marker(reason):
+        if sanitize.has_call(reason, self.vocabulary) or sanitize.has_hint_marker(reason):
             reason = ""
         args = None
         if len(hint.args.encode("utf-8", "surrogatepass")) <= MAX_HINT_ARGS:
