@@ -52,20 +52,35 @@ pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
 /// `\u0064`, `\x64`), decoded: `&#100;escribe` reads `describe`. Others
 /// stay as written (a `\u0022` in a JSON string is still its quote).
 fn letter_escapes(l: &str) -> std::borrow::Cow<'_, str> {
-    if !l.contains("&#") && !l.contains('\\') {
-        return std::borrow::Cow::Borrowed(l);
-    }
-    let mut out = String::with_capacity(l.len());
-    let mut decoded = false;
+    let letter = |s: &str| super::ids::unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_');
+    rewrite(l, &['&', '\\'], |s| letter(s).map(|(c, len)| (len, Some(c))))
+}
+
+/// Markup that shows nothing where it stands, removed (an unclosed
+/// comment runs to the end of the line).
+fn unseen_markup(l: &str) -> std::borrow::Cow<'_, str> {
+    rewrite(l, &['<', '&'], |s| unseen_at(s).map(|len| (len, None)))
+}
+
+/// `l` with what `read` finds where one of `starts` stands (its length,
+/// and the character written instead, if any) rewritten; `l` itself when
+/// it finds nothing.
+fn rewrite<'l>(
+    l: &'l str,
+    starts: &[char],
+    read: impl Fn(&str) -> Option<(usize, Option<char>)>,
+) -> std::borrow::Cow<'l, str> {
+    let mut out = String::new();
+    let mut changed = false;
     let mut rest = l;
-    while let Some(at) = rest.find(['&', '\\']) {
+    while let Some(at) = rest.find(starts) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
-        match super::ids::unescape(rest).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_') {
-            Some((c, len)) => {
-                out.push(c);
+        match read(rest) {
+            Some((len, instead)) => {
+                out.extend(instead);
                 rest = &rest[len..];
-                decoded = true;
+                changed = true;
             }
             None => {
                 out.push_str(&rest[..1]);
@@ -73,31 +88,7 @@ fn letter_escapes(l: &str) -> std::borrow::Cow<'_, str> {
             }
         }
     }
-    if !decoded {
-        return std::borrow::Cow::Borrowed(l);
-    }
-    out.push_str(rest);
-    std::borrow::Cow::Owned(out)
-}
-
-/// Markup that shows nothing where it stands, removed (an unclosed
-/// comment runs to the end of the line).
-fn unseen_markup(l: &str) -> std::borrow::Cow<'_, str> {
-    let mut out = String::new();
-    let mut removed = false;
-    let mut rest = l;
-    while let Some(at) = rest.find(['<', '&']) {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        if let Some(len) = unseen_at(rest) {
-            rest = &rest[len..];
-            removed = true;
-        } else {
-            out.push_str(&rest[..1]);
-            rest = &rest[1..];
-        }
-    }
-    if !removed {
+    if !changed {
         return std::borrow::Cow::Borrowed(l);
     }
     out.push_str(rest);

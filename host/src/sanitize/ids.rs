@@ -346,18 +346,14 @@ pub(super) fn unescape(s: &str) -> Option<(char, usize)> {
         b'\\' => {
             let slashes = b.iter().take_while(|&&c| c == b'\\').count();
             match b.get(slashes)? {
-                b'u' if b.get(slashes + 1) == Some(&b'{') => {
+                // `\u{37}`, `\x{37}`
+                b'u' | b'x' if b.get(slashes + 1) == Some(&b'{') => {
                     let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
                     let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
                     let c = char::from_u32(u32::from_str_radix(code, 16).ok()?)?;
                     Some((c, slashes + 3 + close))
                 }
                 b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
-                b'x' if b.get(slashes + 1) == Some(&b'{') => {
-                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
-                    let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
-                    Some((char::from_u32(u32::from_str_radix(code, 16).ok()?)?, slashes + 3 + close))
-                }
                 b'x' => Some((char::from_u32(hex_at(slashes + 1, 2)?)?, slashes + 3)),
                 b'U' => Some((char::from_u32(hex_at(slashes + 1, 8)?)?, slashes + 9)),
                 // Octal: `\067`.

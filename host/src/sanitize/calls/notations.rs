@@ -10,7 +10,7 @@ use super::*;
 pub(super) const MAX_SPELLED: usize = 8;
 
 /// Calls to a tool whose name is spelled otherwise: `delete-entities`,
-/// `deleteEntities`, `Delete Entities`, `f-i-n-d`, `delete\\_entities`,
+/// `deleteEntities`, `Delete Entities`, `f-i-n-d`, `delete\_entities`,
 /// `de<b>lete</b>_entities` (its letters and digits in order, any case,
 /// split by what may split a name: [`name_gap`]), followed by
 /// arguments as they follow the name itself; each cut to the end of the

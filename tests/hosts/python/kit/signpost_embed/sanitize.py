@@ -875,15 +875,8 @@ def _unescape(s: str, at: int) -> Optional[tuple[str, int]]:
         while j < len(s) and s[j] == "\\":
             j += 1
         kind = s[j:j + 1]
-        if kind == "u" and s[j + 1:j + 2] == "{":
-            close = s.find("}", j + 2)
-            code = s[j + 2:close] if close >= 0 else ""
-            if not 1 <= _utf8_len(code) <= 6:
-                return None
-            c = _char(_rust_u32(code, 16))
-            return (c, close + 1 - at) if c is not None else None
-        if kind == "x" and s[j + 1:j + 2] == "{":
-            close = s.find("}", j + 2)
+        if kind in ("u", "x") and s[j + 1:j + 2] == "{":
+            close = s.find("}", j + 2, j + 10)
             code = s[j + 2:close] if close >= 0 else ""
             if not 1 <= _utf8_len(code) <= 6:
                 return None
