@@ -52,7 +52,7 @@ pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
 /// `\u0064`, `\x64`), decoded: `&#100;escribe` reads `describe`. Others
 /// stay as written (a `\u0022` in a JSON string is still its quote).
 fn letter_escapes(l: &str) -> std::borrow::Cow<'_, str> {
-    let letter = |s: &str| super::ids::unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_');
+    let letter = |s: &str| unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_');
     rewrite(l, &['&', '\\'], |s| letter(s).map(|(c, len)| (len, Some(c))))
 }
 
@@ -149,6 +149,54 @@ fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
         .filter(|c| !is_invisible(*c) && !is_combining_mark(*c))
         .map(|c| if lookalike(c) { latin(c).unwrap_or(c) } else { c })
         .collect()
+}
+
+/// The character an escape at the start of `s` stands for, and its length:
+/// `\u0037`, `\u{37}`, `\U00000037`, `\x37`, `\x{37}`, `\067`, `%37`,
+/// `%u0037`, `&#55;`, `&#x37;` (any number of backslashes before `u`/`x`:
+/// JSON inside JSON).
+pub(super) fn unescape(s: &str) -> Option<(char, usize)> {
+    let b = s.as_bytes();
+    let hex_at = |from: usize, n: usize| -> Option<u32> {
+        let digits = s.get(from..from + n)?;
+        digits.bytes().all(|d| d.is_ascii_hexdigit()).then(|| u32::from_str_radix(digits, 16).ok())?
+    };
+    match b.first()? {
+        b'\\' => {
+            let slashes = b.iter().take_while(|&&c| c == b'\\').count();
+            match b.get(slashes)? {
+                // `\u{37}`, `\x{37}`
+                b'u' | b'x' if b.get(slashes + 1) == Some(&b'{') => {
+                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
+                    let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
+                    let c = char::from_u32(u32::from_str_radix(code, 16).ok()?)?;
+                    Some((c, slashes + 3 + close))
+                }
+                b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
+                b'x' => Some((char::from_u32(hex_at(slashes + 1, 2)?)?, slashes + 3)),
+                b'U' => Some((char::from_u32(hex_at(slashes + 1, 8)?)?, slashes + 9)),
+                // Octal: `\067`.
+                b'0'..=b'3' => {
+                    let digits = s.get(slashes..slashes + 3)?;
+                    let code = u32::from_str_radix(digits, 8).ok()?;
+                    Some((char::from_u32(code)?, slashes + 3))
+                }
+                _ => None,
+            }
+        }
+        b'%' if matches!(b.get(1), Some(b'u' | b'U')) => Some((char::from_u32(hex_at(2, 4)?)?, 6)),
+        b'%' => Some((char::from_u32(hex_at(1, 2)?)?, 3)),
+        b'&' if b.get(1) == Some(&b'#') => {
+            let end = s.get(2..)?.bytes().take(10).position(|c| c == b';')? + 2;
+            let body = &s[2..end];
+            let code = match body.strip_prefix(['x', 'X']) {
+                Some(h) => u32::from_str_radix(h, 16).ok()?,
+                None => body.parse().ok()?,
+            };
+            Some((char::from_u32(code)?, end + 1))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

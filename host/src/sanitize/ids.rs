@@ -332,54 +332,6 @@ fn escaped_byte(s: &str) -> Option<([u8; 2], usize)> {
     Some(([hex[0], hex[1]], len))
 }
 
-/// The character an escape at the start of `s` stands for, and its length:
-/// `\u0037`, `\u{37}`, `\U00000037`, `\x37`, `\x{37}`, `\067`, `%37`,
-/// `%u0037`, `&#55;`, `&#x37;` (any number of backslashes before `u`/`x`:
-/// JSON inside JSON).
-pub(super) fn unescape(s: &str) -> Option<(char, usize)> {
-    let b = s.as_bytes();
-    let hex_at = |from: usize, n: usize| -> Option<u32> {
-        let digits = s.get(from..from + n)?;
-        digits.bytes().all(|d| d.is_ascii_hexdigit()).then(|| u32::from_str_radix(digits, 16).ok())?
-    };
-    match b.first()? {
-        b'\\' => {
-            let slashes = b.iter().take_while(|&&c| c == b'\\').count();
-            match b.get(slashes)? {
-                // `\u{37}`, `\x{37}`
-                b'u' | b'x' if b.get(slashes + 1) == Some(&b'{') => {
-                    let close = s[slashes + 2..].bytes().take(8).position(|b| b == b'}')?;
-                    let code = s.get(slashes + 2..slashes + 2 + close).filter(|d| (1..=6).contains(&d.len()))?;
-                    let c = char::from_u32(u32::from_str_radix(code, 16).ok()?)?;
-                    Some((c, slashes + 3 + close))
-                }
-                b'u' => Some((char::from_u32(hex_at(slashes + 1, 4)?)?, slashes + 5)),
-                b'x' => Some((char::from_u32(hex_at(slashes + 1, 2)?)?, slashes + 3)),
-                b'U' => Some((char::from_u32(hex_at(slashes + 1, 8)?)?, slashes + 9)),
-                // Octal: `\067`.
-                b'0'..=b'3' => {
-                    let digits = s.get(slashes..slashes + 3)?;
-                    let code = u32::from_str_radix(digits, 8).ok()?;
-                    Some((char::from_u32(code)?, slashes + 3))
-                }
-                _ => None,
-            }
-        }
-        b'%' if matches!(b.get(1), Some(b'u' | b'U')) => Some((char::from_u32(hex_at(2, 4)?)?, 6)),
-        b'%' => Some((char::from_u32(hex_at(1, 2)?)?, 3)),
-        b'&' if b.get(1) == Some(&b'#') => {
-            let end = s.get(2..)?.bytes().take(10).position(|c| c == b';')? + 2;
-            let body = &s[2..end];
-            let code = match body.strip_prefix(['x', 'X']) {
-                Some(h) => u32::from_str_radix(h, 16).ok()?,
-                None => body.parse().ok()?,
-            };
-            Some((char::from_u32(code)?, end + 1))
-        }
-        _ => None,
-    }
-}
-
 /// Buffers for reading ids, reused from line to line of a text.
 #[derive(Debug, Default)]
 pub struct Scanner {
@@ -458,7 +410,7 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             continue;
         }
         let (c, len) = match b {
-            b'\\' | b'%' | b'&' => unescape(&line[i..]).unwrap_or((b as char, 1)),
+            b'\\' | b'%' | b'&' => super::fold::unescape(&line[i..]).unwrap_or((b as char, 1)),
             0..0x80 => (b as char, 1),
             _ => {
                 let c = line[i..].chars().next().unwrap_or(' ');
