@@ -37,14 +37,25 @@ pub fn is_symbol(c: char) -> bool {
 /// nothing gone (an HTML comment, `<wbr>`, a soft hyphen written `&shy;`:
 /// `delete<!-- -->_entities` reads `delete_entities`).
 pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
-    let unseen = unseen_markup(l);
-    let decoded = match letter_escapes(&unseen) {
-        std::borrow::Cow::Borrowed(_) => unseen,
-        std::borrow::Cow::Owned(d) => std::borrow::Cow::Owned(d),
-    };
-    match decoded {
-        std::borrow::Cow::Borrowed(l) => fold_chars(l),
-        std::borrow::Cow::Owned(l) => std::borrow::Cow::Owned(fold_chars(&l).into_owned()),
+    let read = then(unseen_markup(l), letter_escapes);
+    then(read, fold_chars)
+}
+
+/// `step` applied to `l`: `l` itself (borrowed or owned) where it changes
+/// nothing.
+fn then<'l>(
+    l: std::borrow::Cow<'l, str>,
+    step: impl for<'a> Fn(&'a str) -> std::borrow::Cow<'a, str>,
+) -> std::borrow::Cow<'l, str> {
+    match l {
+        std::borrow::Cow::Borrowed(l) => step(l),
+        std::borrow::Cow::Owned(l) => {
+            let changed = match step(&l) {
+                std::borrow::Cow::Owned(changed) => Some(changed),
+                std::borrow::Cow::Borrowed(_) => None,
+            };
+            std::borrow::Cow::Owned(changed.unwrap_or(l))
+        }
     }
 }
 

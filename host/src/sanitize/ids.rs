@@ -361,12 +361,7 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
             && matches!(b, b'%' | b'\\' | b'&')
             && let Some((digits, len)) = escaped_byte(&line[i..])
         {
-            let at = buf.len();
-            let g =
-                current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins, in_word: after_break });
-            buf.extend_from_slice(&digits);
-            g.digits.end = buf.len();
-            g.bytes.end = i + len;
+            add_digits(&mut current, buf, digits, i..i + len, (joins, after_break));
             last_join = None;
             i += len;
             continue;
@@ -399,12 +394,8 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         if b.is_ascii_hexdigit() {
             // A run of plain hex digits at once (the bulk of an id).
             let run = bytes[i..].iter().take_while(|b| b.is_ascii_hexdigit()).count();
-            let at = buf.len();
-            let g =
-                current.get_or_insert(Group { digits: at..at, bytes: i..i, joined_by: joins, in_word: after_break });
-            buf.extend(bytes[i..i + run].iter().map(u8::to_ascii_lowercase));
-            g.digits.end = buf.len();
-            g.bytes.end = i + run;
+            let digits = bytes[i..i + run].iter().map(u8::to_ascii_lowercase);
+            add_digits(&mut current, buf, digits, i..i + run, (joins, after_break));
             last_join = None;
             i += run;
             continue;
@@ -441,16 +432,7 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         };
         match unit {
             Unit::Hex(h) => {
-                let at = buf.len();
-                let g = current.get_or_insert(Group {
-                    digits: at..at,
-                    bytes: i..i,
-                    joined_by: joins,
-                    in_word: after_break,
-                });
-                buf.push(h);
-                g.digits.end = buf.len();
-                g.bytes.end = i + len;
+                add_digits(&mut current, buf, [h], i..i + len, (joins, after_break));
                 last_join = None;
             }
             Unit::Join => {
@@ -477,6 +459,24 @@ fn groups(line: &str, as_bytes: bool, buf: &mut Vec<u8>, out: &mut Vec<Group>) {
         i += len;
     }
     out.extend(current);
+}
+
+/// `digits`, read from `bytes` of the line, added to the group being read,
+/// or to a new one joined to the last as `joined` says (its join
+/// characters, and whether a letter or digit that is no hex digit touches
+/// it).
+fn add_digits(
+    current: &mut Option<Group>,
+    buf: &mut Vec<u8>,
+    digits: impl IntoIterator<Item = u8>,
+    bytes: Range<usize>,
+    (joined_by, in_word): (usize, bool),
+) {
+    let at = buf.len();
+    let g = current.get_or_insert(Group { digits: at..at, bytes: bytes.start..bytes.start, joined_by, in_word });
+    buf.extend(digits);
+    g.digits.end = buf.len();
+    g.bytes.end = bytes.end;
 }
 
 /// The spans of `line` that show an id the agent may not be shown.

@@ -3,6 +3,7 @@
 //! OpenAI's function calls), and such a record's key written out in
 //! another notation (`tool: describe`).
 
+use super::lines::are_arguments;
 use super::*;
 
 /// Calls written as a JSON object after a tool name, and records inside
@@ -132,11 +133,7 @@ pub(super) fn calls_in_map(
         found.push(Found { call: args.and_then(args_of).map(|a| (tool.to_owned(), a)), span: None });
     } else if let Some((key, tool)) = map.iter().find_map(|(k, v)| Some((k, tool_named(v.as_str()?, vocab)?)))
         && map.len() > 1
-        && is_arguments(
-            &map.iter().filter(|(k, _)| *k != key).map(|(k, v)| (k.clone(), v.clone())).collect(),
-            tool,
-            vocab,
-        )
+        && are_arguments(map.keys().filter(|k| *k != key).map(String::as_str), tool, vocab)
     {
         // A tool's name under any key, beside its arguments
         // (`{"fn": "delete_entities", "entityNames": […]}`).

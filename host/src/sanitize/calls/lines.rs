@@ -69,11 +69,16 @@ pub(super) fn within_a_call(calls: &[Found], r: &Range<usize>) -> bool {
 /// requires (an agent sends the extra keys along). Data such as a symbol's
 /// record has other keys, and not all a tool requires.
 pub fn is_arguments(map: &Map<String, Value>, tool: &str, vocab: &Vocabulary) -> bool {
+    are_arguments(map.keys().map(String::as_str), tool, vocab)
+}
+
+/// [`is_arguments`] of a record's keys.
+pub(super) fn are_arguments<'k>(keys: impl Iterator<Item = &'k str> + Clone, tool: &str, vocab: &Vocabulary) -> bool {
     let Some(own) = vocab.params_of.get(tool) else { return false };
-    let param = |k: &String| k.eq_ignore_ascii_case(TRAIL_ARG) || own.iter().any(|p| p.eq_ignore_ascii_case(k));
+    let param = |k: &str| k.eq_ignore_ascii_case(TRAIL_ARG) || own.iter().any(|p| p.eq_ignore_ascii_case(k));
     let required = vocab.required_of.get(tool).map_or(&[][..], Vec::as_slice);
-    let holds = |r: &String| map.keys().any(|k| k.eq_ignore_ascii_case(r));
-    !map.is_empty() && (map.keys().all(param) || (!required.is_empty() && required.iter().all(holds)))
+    let holds = |r: &String| keys.clone().any(|k| k.eq_ignore_ascii_case(r));
+    keys.clone().next().is_some() && (keys.clone().all(param) || (!required.is_empty() && required.iter().all(holds)))
 }
 
 /// A JSON object on a line that reads as arguments of `tool`
