@@ -910,6 +910,19 @@ def _unescape(s: str, at: int) -> Optional[tuple[str, int]]:
     return None
 
 
+def _add_digits(current: Optional[_Group], buf: list[str], digits: Iterable[str], span: tuple[int, int],
+                joined_by: int, in_word: bool) -> _Group:
+    """``digits``, read from ``span`` of the line, added to the group being
+    read, or to a new one joined as ``joined_by`` and ``in_word`` say
+    (``ids::add_digits``)."""
+    if current is None:
+        current = _Group((len(buf), len(buf)), (span[0], span[0]), joined_by, in_word)
+    buf.extend(digits)
+    current.digits = (current.digits[0], len(buf))
+    current.span = (current.span[0], span[1])
+    return current
+
+
 def _groups(l: str, as_bytes: bool = False) -> tuple[str, list[_Group]]:
     """The hex groups of a line, in order, with how each joins the previous
     one; and their digits (lower case). With ``as_bytes``, an escape that
@@ -928,11 +941,7 @@ def _groups(l: str, as_bytes: bool = False) -> tuple[str, list[_Group]]:
         escaped = _escaped_byte(l, i) if as_bytes and b in "%\\&" else None
         if escaped is not None:
             digits, size = escaped
-            if current is None:
-                current = _Group((len(buf), len(buf)), (i, i), joins, after_break)
-            buf.extend(digits)
-            current.digits = (current.digits[0], len(buf))
-            current.span = (current.span[0], i + size)
+            current = _add_digits(current, buf, digits, (i, i + size), joins, after_break)
             last_join = None
             i += size
             continue
@@ -959,11 +968,7 @@ def _groups(l: str, as_bytes: bool = False) -> tuple[str, list[_Group]]:
             end = i
             while end < n and _is_hex(l[end]):
                 end += 1
-            if current is None:
-                current = _Group((len(buf), len(buf)), (i, i), joins, after_break)
-            buf.extend(_ascii_lower(l[i:end]))
-            current.digits = (current.digits[0], len(buf))
-            current.span = (current.span[0], end)
+            current = _add_digits(current, buf, _ascii_lower(l[i:end]), (i, end), joins, after_break)
             last_join = None
             i = end
             continue
@@ -981,11 +986,7 @@ def _groups(l: str, as_bytes: bool = False) -> tuple[str, list[_Group]]:
             h = _hex_of(c)
             unit = h if h is not None else None if _is_alphanumeric(c) else ""
         if unit:
-            if current is None:
-                current = _Group((len(buf), len(buf)), (i, i), joins, after_break)
-            buf.append(unit)
-            current.digits = (current.digits[0], len(buf))
-            current.span = (current.span[0], i + size)
+            current = _add_digits(current, buf, unit, (i, i + size), joins, after_break)
             last_join = None
         elif unit == "":
             if current is not None:
