@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::coerce::{self, Problem};
-use crate::model::{Advice, Call, ErrorKind, Hint, Outcome, Session, ToolError};
+use crate::model::{Advice, Call, ErrorKind, Hint, History, Outcome, ToolError};
 use crate::reply::{Rec, Reply};
 
 /// Most hints in one response.
@@ -19,7 +19,7 @@ pub const MAX_REASON: usize = 120;
 const MAX_HINT_IDS: usize = 10;
 
 /// Non-blocking suggestions before `call` runs.
-pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
+pub fn prerequisites(call: &Call, session: &dyn History) -> Vec<Hint> {
     let param = match call.tool.as_str() {
         "describe" => "id",
         "neighbors" => "ids",
@@ -28,7 +28,7 @@ pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
     let Ok(ids) = coerce::analyze(call, param) else {
         return Vec::new();
     };
-    let unseen = ids.iter().filter(|id| !session.has_seen(id)).count();
+    let unseen = session.seen(&ids).into_iter().filter(|seen| !seen).count();
     if unseen == 0 {
         return Vec::new();
     }
@@ -41,7 +41,7 @@ pub fn prerequisites(call: &Call, session: &Session) -> Vec<Hint> {
 }
 
 /// Hints, state tag, summary, details and ask-user line for a finished call.
-pub fn advise(call: &Call, outcome: &Outcome, session: &Session) -> Advice {
+pub fn advise(call: &Call, outcome: &Outcome, session: &dyn History) -> Advice {
     let mut advice = match outcome {
         Outcome::Failure(err) => failure(call, err),
         Outcome::Success(json) => match call.tool.as_str() {

@@ -8,7 +8,7 @@ use exports::signpost::policy::policy::Guest;
 use signpost::policy::types as wit;
 
 wit_bindgen::generate!({
-    path: "../wit/0.1.0",
+    path: "../wit",
     world: "hints",
 });
 
@@ -26,12 +26,19 @@ impl Guest for Policy {
             .map_err(|e| wit::CoercionError { message: e.message, example: e.example.to_string() })
     }
 
-    fn prerequisites(call: wit::Call, session: wit::Session) -> Vec<wit::Hint> {
-        crate::advise::prerequisites(&from_call(&call), &from_session(session)).into_iter().map(to_hint).collect()
+    fn catalogue(_tools: Vec<wit::Tool>) -> Vec<wit::ToolRules> {
+        // Signpost's own tools: the host knows their ids and that they only
+        // read; nothing to declare.
+        Vec::new()
     }
 
-    fn advise(call: wit::Call, outcome: wit::Outcome, session: wit::Session) -> wit::Advice {
-        let advice = crate::advise::advise(&from_call(&call), &from_outcome(outcome), &from_session(session));
+    fn prerequisites(call: wit::Call) -> wit::BeforeCall {
+        let hints = crate::advise::prerequisites(&from_call(&call), &HostHistory).into_iter().map(to_hint).collect();
+        wit::BeforeCall { hints, hold: None }
+    }
+
+    fn advise(call: wit::Call, outcome: wit::Outcome) -> wit::Advice {
+        let advice = crate::advise::advise(&from_call(&call), &from_outcome(outcome), &HostHistory);
         wit::Advice {
             state_tag: advice.state_tag,
             summary: advice.summary,
@@ -69,11 +76,13 @@ fn from_call(call: &wit::Call) -> model::Call {
     model::Call::from_json(&call.tool, &call.args)
 }
 
-fn from_session(s: wit::Session) -> model::Session {
-    model::Session {
-        call_count: s.call_count,
-        recent: s.recent.into_iter().map(|c| model::PastCall { tool: c.tool, ok: c.ok, ids: c.ids }).collect(),
-        seen_ids: s.seen_ids,
+/// The session's history as the host answers for it (`host.has-seen`):
+/// only the ids the policy asks about cross the boundary.
+struct HostHistory;
+
+impl model::History for HostHistory {
+    fn seen(&self, ids: &[String]) -> Vec<bool> {
+        signpost::policy::host::has_seen(ids)
     }
 }
 

@@ -1,14 +1,18 @@
 //! Signpost's default hint policy.
 //!
-//! Built for `wasm32-wasip2` this crate is a WebAssembly component exporting
-//! the `signpost:policy/hints` world (see `wit/policy.wit`); built natively it
-//! is a plain library with the same logic, for unit tests and benchmarks.
+//! Built for `wasm32-wasip2` this crate is a WebAssembly component of the
+//! `hints` world of `signpost:policy@0.3.0` (see `wit/policy.wit`): it asks
+//! the host only whether the session has seen the ids a call sends
+//! (`host.has-seen`), and declares no catalogue rules. Built natively it is a
+//! plain library with the same logic, for unit tests and benchmarks (a
+//! [`model::Session`] answers for the host there).
 //!
 //! - [`coerce`]: reading ids from whatever JSON an agent sent;
 //! - [`advise`]: the road-sign catalogue (hints after a call, prerequisites
 //!   before it);
 //! - [`render`]: the terse, state-tagged text projection;
-//! - [`model`]: plain Rust mirrors of the WIT types;
+//! - [`model`]: plain Rust mirrors of the WIT types, and [`model::History`],
+//!   what the policy reads of a session's history;
 //! - [`reply`]: a tool's result, read typed from its JSON text;
 //! - [`arena`]: the instance's allocator, an arena per call.
 

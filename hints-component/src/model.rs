@@ -114,10 +114,17 @@ pub struct Session {
     pub seen_ids: Vec<String>,
 }
 
-impl Session {
-    /// Whether this session has seen `id` in an earlier result.
-    pub fn has_seen(&self, id: &str) -> bool {
-        self.seen_ids.iter().any(|s| s == id)
+/// What the policy reads of a session's history: whether it has seen ids
+/// in earlier results. In the component the host answers
+/// (`host.has-seen`); natively (tests, benchmarks) a [`Session`] does.
+pub trait History {
+    /// For each of `ids`, whether the session has seen it.
+    fn seen(&self, ids: &[String]) -> Vec<bool>;
+}
+
+impl History for Session {
+    fn seen(&self, ids: &[String]) -> Vec<bool> {
+        ids.iter().map(|id| self.seen_ids.contains(id)).collect()
     }
 }
 

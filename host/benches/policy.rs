@@ -35,7 +35,7 @@ fn bench(c: &mut Criterion) {
             .expect("parse"),
     )
     .expect("describe");
-    let session = policy::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] };
+    let session = std::sync::Arc::new(policy::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] });
     let native_session = signpost_hints::model::Session { call_count: 3, recent: vec![], seen_ids: vec![ctrl.clone()] };
 
     let ids_raw = format!("['{ctrl}']");

@@ -84,7 +84,7 @@ impl Findings {
 #[derive(Debug, Clone, Copy)]
 pub struct Asker<'a> {
     /// The session history, as the policy sees it.
-    pub session: &'a policy::Session,
+    pub session: &'a Arc<policy::Session>,
     /// The trail handle ([`crate::trails`]).
     pub trail: Option<&'a str>,
     /// What the host remembers of the session for a proxy's calls (values
@@ -94,7 +94,7 @@ pub struct Asker<'a> {
 
 impl<'a> Asker<'a> {
     /// A session that is no trail, with nothing remembered beside its history.
-    pub fn session(session: &'a policy::Session) -> Self {
+    pub fn session(session: &'a Arc<policy::Session>) -> Self {
         Asker { session, trail: None, memory: None }
     }
 }
@@ -207,7 +207,7 @@ fn render(
 fn prerequisites(
     lease: &mut policy::Lease<'_>,
     call: &policy::Call,
-    session: &policy::Session,
+    session: &Arc<policy::Session>,
     findings: &mut Findings,
 ) -> policy::BeforeCall {
     lease.prerequisites(call, session).unwrap_or_else(|fault| {

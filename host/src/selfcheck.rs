@@ -138,14 +138,14 @@ pub fn budget(timeout: Duration) -> Duration {
     Duration::from_secs(2) + timeout * 10
 }
 
-fn sessions(seen: &str) -> [policy::Session; 2] {
+fn sessions(seen: &str) -> [Arc<policy::Session>; 2] {
     [
-        policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] },
-        policy::Session {
+        Arc::new(policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] }),
+        Arc::new(policy::Session {
             call_count: 2,
             recent: vec![policy::PastCall { tool: "resolve".into(), ok: true, ids: vec![seen.to_owned()] }],
             seen_ids: vec![seen.to_owned()],
-        },
+        }),
     ]
 }
 

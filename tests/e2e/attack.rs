@@ -117,7 +117,7 @@ async fn calls_a_policy_writes_in_any_shape_reach_no_agent() {
         &format!("describe, id {}\n{}", &PAYMENT[..20], &PAYMENT[20..]),
         &format!("- {}\n- {}\n- {}\n- {}", &PAYMENT[..10], &PAYMENT[10..20], &PAYMENT[20..30], &PAYMENT[30..]),
     ];
-    let client = Client::spawn(&["--policy", crate::common::CHAOS_V2_POLICY]).await;
+    let client = Client::spawn(&["--policy", crate::common::CHAOS_V3_POLICY]).await;
     for text in forged {
         let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
         for marker in ["chaos:echo-hex", "chaos:echo-hex-fallback"] {

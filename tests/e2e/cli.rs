@@ -42,7 +42,7 @@ fn version_states_the_policy_interface_it_accepts() {
     let (ok, text) = run(&["--version"]);
     assert!(ok, "{text}");
     let accepted = format!(
-        "export {} (WIT package signpost:policy@{}) or signpost:policy/policy@0.1.0",
+        "export {} (WIT package signpost:policy@{}), signpost:policy/policy@0.2.0 or signpost:policy/policy@0.1.0",
         policy::POLICY_INTERFACE,
         policy::WIT_VERSION
     );
@@ -120,12 +120,17 @@ async fn the_default_component_and_the_wit_export_without_a_checkout() {
     assert!(ok && text.contains("signpost:policy@"), "{text}");
     let wit = std::fs::read_to_string(dir.join("wit/policy.wit")).unwrap_or_default();
     assert_eq!(wit, include_str!("../../wit/policy.wit"));
-    assert!(wit.contains("package signpost:policy@0.2.0;"), "the newest by default");
+    assert!(wit.contains("package signpost:policy@0.3.0;"), "the newest by default");
+    let (ok, text) = run(&["policy", "wit", "--version", "0.2.0", &dir.join("v2").display().to_string()]);
+    assert!(ok && text.contains("signpost:policy@0.2.0"), "{text}");
+    let wit = std::fs::read_to_string(dir.join("v2/policy.wit")).unwrap_or_default();
+    assert_eq!(wit, include_str!("../../wit/0.2.0/policy.wit"));
     let (ok, text) = run(&["policy", "wit", "--version", "0.1.0", &dir.join("old").display().to_string()]);
     assert!(ok && text.contains("signpost:policy@0.1.0"), "{text}");
     let wit = std::fs::read_to_string(dir.join("old/policy.wit")).unwrap_or_default();
     assert_eq!(wit, include_str!("../../wit/0.1.0/policy.wit"));
-    let (ok, text) = run(&["policy", "wit", "--version", "0.3.0", &dir.join("new").display().to_string()]);
-    assert!(!ok && text.contains("0.2.0") && text.contains("0.1.0"), "an unknown version names the known: {text}");
+    let (ok, text) = run(&["policy", "wit", "--version", "0.4.0", &dir.join("new").display().to_string()]);
+    let known = ["0.3.0", "0.2.0", "0.1.0"].iter().all(|v| text.contains(v));
+    assert!(!ok && known, "an unknown version names the known: {text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -118,7 +118,7 @@ async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
 
     let report = check(&tour);
     assert!(report.contains("ok: tour 0.1.0 would be accepted"), "{report}");
-    assert!(report.contains("exports  signpost:policy/policy@0.2.0 "), "built from the newest WIT: {report}");
+    assert!(report.contains("exports  signpost:policy/policy@0.3.0 "), "built from the newest WIT: {report}");
     let (passed, report) = golden(&tour, "tests/policies/cargo-component/cases");
     assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
     let (passed, report) = golden(&tour, "hints-component/cases");
@@ -144,16 +144,16 @@ async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
 #[tokio::test]
 async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     let (Some(trail), Some(compass)) = (build_python_policy(), build_js_policy()) else { return };
-    for (file, name) in [
-        (Path::new(DEFAULT_POLICY), "signpost-default"),
-        (Path::new(STRICT_POLICY), "strict"),
-        (trail.as_path(), "trail"),
-        (compass.as_path(), "compass"),
+    for (file, name, interface) in [
+        (Path::new(DEFAULT_POLICY), "signpost-default", "0.3.0"),
+        (Path::new(STRICT_POLICY), "strict", "0.1.0"),
+        (trail.as_path(), "trail", "0.1.0"),
+        (compass.as_path(), "compass", "0.1.0"),
     ] {
         let report = check(file);
         assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
-        // Written against 0.1.0, served beside 0.2.0 unchanged.
-        assert!(report.contains("exports  signpost:policy/policy@0.1.0 "), "{report}");
+        // The others written against 0.1.0, served beside 0.3.0 unchanged.
+        assert!(report.contains(&format!("exports  signpost:policy/policy@{interface} ")), "{report}");
     }
 
     // Each ships golden cases that pin its own behaviour, and only its own.
@@ -180,7 +180,7 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     assert_eq!(status["last_swap"]["result"], "published", "{status:#}");
     assert_eq!(
         status["accepts"],
-        json!(["signpost:policy/policy@0.2.0", "signpost:policy/policy@0.1.0"]),
+        json!(["signpost:policy/policy@0.3.0", "signpost:policy/policy@0.2.0", "signpost:policy/policy@0.1.0"]),
         "the status names the interfaces it takes"
     );
     assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.1.0", "{status:#}");

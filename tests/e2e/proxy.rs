@@ -587,7 +587,7 @@ async fn a_policy_swaps_live_in_front_of_a_backend_and_no_call_is_lost() {
     client.close().await;
 }
 
-/// The memory policy (0.2.0) in front of the memory server: a create
+/// The memory policy (0.3.0) in front of the memory server: a create
 /// before any search is held once (not sent), with the search to make and
 /// the same call to send again; followed verbatim, both work; next steps
 /// come from what was stored.
@@ -597,7 +597,7 @@ async fn the_memory_policy_holds_a_blind_create_once_and_its_hints_work() {
     let store = temp_dir("proxy-memory-policy");
     let client = proxy(&["--policy", crate::common::MEMORY_POLICY], &backend, &store).await;
     let status = client.status().await;
-    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.2.0", "{status:#}");
+    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.3.0", "{status:#}");
     let ada = json!({"entities": [{"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}]});
 
     // Created without looking first: held, not sent.
@@ -742,7 +742,7 @@ fn the_memory_policys_golden_cases_pass_against_the_real_server() {
     assert!(report.contains("open_nodes: references [names]; changes nothing"), "{report}");
     assert!(report.contains("create_relations: references [relations/*/from, relations/*/to]"), "{report}");
     assert!(!report.contains("left out"), "{report}");
-    let (ok, report) = crate::common::run_cli(&["policy", "check", crate::common::CHAOS_V2_POLICY]);
+    let (ok, report) = crate::common::run_cli(&["policy", "check", crate::common::CHAOS_V3_POLICY]);
     assert!(ok && report.contains("left out: rules for `no-such-tool`, which the catalogue does not hold"), "{report}");
     let (ok, report) = test(crate::common::DEFAULT_POLICY, &cases, "default.jsonl");
     assert!(!ok && report.contains("FAIL 01-a-blind-create-is-held.json"), "{report}");
@@ -779,11 +779,11 @@ fn policy_test(policy: &Path, cases: &Path, backend: &[String], env: &[(&str, &s
     (out.status.success(), text)
 }
 
-/// `signpost proxy` with the 0.2.0 chaos policy in front of `rogue.py
+/// `signpost proxy` with the 0.3.0 chaos policy in front of `rogue.py
 /// echo`, which writes each call's text to `calls`.
 async fn chaos_v2_echo(calls: &Path) -> Client {
     let script = repo().join("tests/backends/rogue.py");
-    let policy = crate::common::CHAOS_V2_POLICY;
+    let policy = crate::common::CHAOS_V3_POLICY;
     let args = ["proxy", "--policy", policy, "--", "python3", script.to_str().unwrap_or_default(), "echo"];
     Client::spawn_with(&args, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())], Stdio::null()).await
 }
@@ -842,7 +842,7 @@ async fn a_sessionless_agent_is_held_once_along_its_trail() {
         "--http",
         "127.0.0.1:0",
         "--policy",
-        crate::common::CHAOS_V2_POLICY,
+        crate::common::CHAOS_V3_POLICY,
         "--",
         "python3",
         script.to_str().unwrap_or_default(),
@@ -873,7 +873,7 @@ async fn a_sessionless_agent_is_held_once_along_its_trail() {
     assert_eq!(sent(), 1);
 }
 
-/// A 0.2.0 policy is told the backend's catalogue, and a hint whose
+/// A 0.3.0 policy is told the backend's catalogue, and a hint whose
 /// declared reference carries a value the agent was never shown does not
 /// reach it, while the same hint with the agent's own value does.
 #[tokio::test]
@@ -912,15 +912,15 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
     client.close().await;
 }
 
-/// The 0.2.0 chaos policy serving Signpost's own graph: told its five
+/// The 0.3.0 chaos policy serving Signpost's own graph: told its five
 /// tools; a hold asked for a read-only tool is not honoured; lookups read
 /// the graph (at most four per function call, their answers not shown to
 /// the agent); a name the agent sent may be coerced into the id it names
 /// through a lookup, and no other id.
 #[tokio::test]
-async fn a_v2_policy_serves_the_graph_and_holds_nothing_there() {
+async fn a_v3_policy_serves_the_graph_and_holds_nothing_there() {
     const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
-    let client = Client::spawn(&["--policy", crate::common::CHAOS_V2_POLICY]).await;
+    let client = Client::spawn(&["--policy", crate::common::CHAOS_V3_POLICY]).await;
     let told = client.call_any_policy("search", json!({"query": "chaos:catalogue"})).await;
     assert!(told.text.starts_with("[chaos] told: resolve,describe,find,search,neighbors"), "{}", told.text);
     let hold = client.call_any_policy("search", json!({"query": "chaos:hold"})).await;
@@ -942,6 +942,25 @@ async fn a_v2_policy_serves_the_graph_and_holds_nothing_there() {
     let other = client.call_any_policy("neighbors", edges("OrderController chaos:resolve-other")).await;
     assert!(other.is_error, "an id the agent did not name is refused: {}", other.text);
     assert_eq!(client.status().await["counters"]["coercions_refused"], 1);
+    client.close().await;
+}
+
+/// 0.3.0: a policy asks the host for the session's history instead of
+/// being passed it. In `advise`, `host.history` and `host.has-seen` answer
+/// for this session as it was before the call: an id is seen once a result
+/// listed it.
+#[tokio::test]
+async fn a_v3_policy_asks_the_host_for_the_history() {
+    const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
+    let client = Client::spawn(&["--policy", crate::common::CHAOS_V3_POLICY]).await;
+    let ask = || json!({"query": format!("chaos:history {ORDER_CONTROLLER}")});
+    let first = client.call_any_policy("search", ask()).await;
+    assert!(first.text.contains("history: calls=0 recent= seen=0 sent=1 has-seen=0"), "{}", first.text);
+    let listed = client.call_any_policy("find", json!({"role": "controller"})).await;
+    assert!(listed.structured.to_string().contains(ORDER_CONTROLLER), "{}", listed.text);
+    let again = client.call_any_policy("search", ask()).await;
+    assert!(again.text.contains("history: calls=2 recent=search,find seen="), "{}", again.text);
+    assert!(again.text.contains(" sent=1 has-seen=1"), "find listed it: {}", again.text);
     client.close().await;
 }
 

@@ -144,7 +144,7 @@ fn malformed_components_are_refused_with_a_reason() {
     assert!(module.to_string().contains("a core WebAssembly module, not a component"), "{module}");
     let empty = engine.load(&wat("(component)"), "empty").map(|_| ()).unwrap_err();
     assert!(matches!(empty, LoadError::World { .. }), "{empty}");
-    assert!(empty.to_string().contains("signpost:policy/policy@0.2.0 or @0.1.0"), "{empty}");
+    assert!(empty.to_string().contains("signpost:policy/policy@0.3.0, @0.2.0 or @0.1.0"), "{empty}");
     // A policy built against another version of the WIT package: the refusal
     // names what it exports and what this host speaks.
     let exporting = |name: &str| {
@@ -157,17 +157,17 @@ fn malformed_components_are_refused_with_a_reason() {
                  (export "{name}" (instance $p)))"#
         ))
     };
-    let future = engine.load(&exporting("signpost:policy/policy@0.3.0"), "future").map(|_| ()).unwrap_err();
+    let future = engine.load(&exporting("signpost:policy/policy@0.4.0"), "future").map(|_| ()).unwrap_err();
     assert!(matches!(future, LoadError::World { .. }), "{future}");
     let said = future.to_string();
     assert!(
-        said.contains("it exports: [signpost:policy/policy@0.3.0]")
-            && said.contains("this host serves (signpost:policy/policy@0.2.0 or @0.1.0"),
+        said.contains("it exports: [signpost:policy/policy@0.4.0]")
+            && said.contains("this host serves (signpost:policy/policy@0.3.0, @0.2.0 or @0.1.0"),
         "{said}"
     );
     // The right names with the wrong shape (identity returns nothing here):
     // what each version found wrong is said.
-    for version in ["0.1.0", "0.2.0"] {
+    for version in ["0.1.0", "0.2.0", "0.3.0"] {
         let name = format!("signpost:policy/policy@{version}");
         let misshapen = engine.load(&exporting(&name), "misshapen").map(|_| ()).unwrap_err();
         assert!(misshapen.to_string().contains(&format!("it exports: [{name}]")), "{misshapen}");
@@ -185,7 +185,7 @@ fn lease_faults_are_reported_precisely() {
     let bytes = std::fs::read(CHAOS_POLICY).unwrap_or_default();
     let policy = engine().load(&bytes, "chaos").unwrap_or_else(|e| panic!("{e}"));
     let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:loop"}"#.into() };
-    let session = signpost::policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] };
+    let session = std::sync::Arc::new(signpost::policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] });
     let started = Instant::now();
     assert_eq!(policy.cold_lease().prerequisites(&call, &session).err(), Some(PolicyFault::Timeout));
     let took = started.elapsed();

@@ -2,41 +2,52 @@
 //! world in every version this host serves, re-exporting only what the host
 //! uses.
 //!
-//! 0.2.0 (`wit/policy.wit`) is the contract the host speaks; 0.1.0
-//! (`wit/0.1.0/policy.wit`) is served beside it. Every 0.1.0 type is also a
-//! 0.2.0 type, unchanged, so the 0.1.0 bindings take their types from the
-//! 0.2.0 ones (`with`): a 0.1.0 policy is called with the very values a
-//! 0.2.0 one is, and only the functions 0.2.0 added or changed need an
+//! 0.3.0 (`wit/policy.wit`) is the contract the host speaks; 0.2.0 and
+//! 0.1.0 (`wit/0.2.0/`, `wit/0.1.0/`) are served beside it. Every older
+//! type is also a 0.3.0 type, unchanged, so the older bindings take their
+//! types from the 0.3.0 ones (`with`): an older policy is called with the
+//! very values a 0.3.0 one is, and only the functions that changed need an
 //! adapter ([`crate::pool`]).
 #![allow(missing_docs)] // generated code documents itself from the WIT
 
-/// `signpost:policy@0.2.0`.
-pub mod v0_2 {
+/// `signpost:policy@0.3.0`.
+pub mod v0_3 {
     wasmtime::component::bindgen!({
         path: "../../wit",
         world: "hints",
     });
 }
 
-/// `signpost:policy@0.1.0`, its types those of 0.2.0.
+/// `signpost:policy@0.2.0`, its types those of 0.3.0.
+pub mod v0_2 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.2.0",
+        world: "hints",
+        with: {
+            "signpost:policy/types": crate::bindings::v0_3::signpost::policy::types,
+        },
+    });
+}
+
+/// `signpost:policy@0.1.0`, its types those of 0.3.0.
 pub mod v0_1 {
     wasmtime::component::bindgen!({
         path: "../../wit/0.1.0",
         world: "hints",
         with: {
-            "signpost:policy/types": crate::bindings::v0_2::signpost::policy::types,
+            "signpost:policy/types": crate::bindings::v0_3::signpost::policy::types,
         },
     });
 }
 
-pub use self::v0_2::signpost::policy::types;
+pub use self::v0_3::signpost::policy::types;
 
 /// The newest WIT package version this host implements, as a literal (for
 /// `concat!`): the one place it is written.
 #[macro_export]
 macro_rules! wit_version {
     () => {
-        "0.2.0"
+        "0.3.0"
     };
 }
 
@@ -49,19 +60,22 @@ pub const WIT_VERSION: &str = crate::wit_version!();
 pub enum Interface {
     /// `signpost:policy/policy@0.1.0`: no catalogue, no hold.
     V0_1,
-    /// `signpost:policy/policy@0.2.0`.
+    /// `signpost:policy/policy@0.2.0`: the session's history passed by value.
     V0_2,
+    /// `signpost:policy/policy@0.3.0`.
+    V0_3,
 }
 
 impl Interface {
     /// Every version served, newest first.
-    pub const ALL: [Interface; 2] = [Interface::V0_2, Interface::V0_1];
+    pub const ALL: [Interface; 3] = [Interface::V0_3, Interface::V0_2, Interface::V0_1];
 
     /// The package version, e.g. `0.2.0`.
     pub fn version(self) -> &'static str {
         match self {
             Interface::V0_1 => "0.1.0",
-            Interface::V0_2 => WIT_VERSION,
+            Interface::V0_2 => "0.2.0",
+            Interface::V0_3 => WIT_VERSION,
         }
     }
 
@@ -69,7 +83,8 @@ impl Interface {
     pub fn name(self) -> &'static str {
         match self {
             Interface::V0_1 => "signpost:policy/policy@0.1.0",
-            Interface::V0_2 => concat!("signpost:policy/policy@", crate::wit_version!()),
+            Interface::V0_2 => "signpost:policy/policy@0.2.0",
+            Interface::V0_3 => concat!("signpost:policy/policy@", crate::wit_version!()),
         }
     }
 }
@@ -84,12 +99,14 @@ impl std::fmt::Display for Interface {
 pub(crate) enum Pre<T: 'static> {
     V0_1(v0_1::HintsPre<T>),
     V0_2(v0_2::HintsPre<T>),
+    V0_3(v0_3::HintsPre<T>),
 }
 
 /// One instance, of the version its component exports.
 pub(crate) enum Instance {
     V0_1(v0_1::Hints),
     V0_2(v0_2::Hints),
+    V0_3(v0_3::Hints),
 }
 
 impl<T: 'static> Pre<T> {
@@ -97,6 +114,7 @@ impl<T: 'static> Pre<T> {
         match self {
             Pre::V0_1(_) => Interface::V0_1,
             Pre::V0_2(_) => Interface::V0_2,
+            Pre::V0_3(_) => Interface::V0_3,
         }
     }
 
@@ -104,6 +122,7 @@ impl<T: 'static> Pre<T> {
         Ok(match self {
             Pre::V0_1(pre) => Instance::V0_1(pre.instantiate(store)?),
             Pre::V0_2(pre) => Instance::V0_2(pre.instantiate(store)?),
+            Pre::V0_3(pre) => Instance::V0_3(pre.instantiate(store)?),
         })
     }
 }

@@ -13,10 +13,10 @@ use wasmtime::{Config, Engine, ResourceLimiter, StoreLimits};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::{Interface, Pre, v0_1, v0_2};
+use crate::bindings::{Interface, Pre, v0_1, v0_2, v0_3};
 use crate::{
-    HostDeadline, Limits, LoadError, Lookup, MAX_LOOKUP_ARGS, MAX_LOOKUP_RESULT, MAX_LOOKUPS, TABLE_ELEMENT_BYTES,
-    TICK, cache, text,
+    HostDeadline, Limits, LoadError, Lookup, MAX_LOOKUP_ARGS, MAX_LOOKUP_RESULT, MAX_LOOKUPS, Session,
+    TABLE_ELEMENT_BYTES, TICK, cache, text,
 };
 
 /// Builds the component's copy-on-write memory images now rather than at
@@ -81,12 +81,48 @@ pub struct HostState {
     pub(crate) lookup: Option<Arc<dyn Lookup>>,
     /// Lookups the current function call may still make.
     pub(crate) lookups_left: u32,
+    /// The history of the session whose call the current function judges
+    /// (`host.has-seen`, `host.history`): set for `prerequisites` and
+    /// `advise` only.
+    pub(crate) history: Option<Arc<Session>>,
 }
 
-impl v0_2::signpost::policy::types::Host for HostState {}
+impl v0_3::signpost::policy::types::Host for HostState {}
 
 impl v0_2::signpost::policy::host::Host for HostState {
     fn lookup(&mut self, tool: String, args: String) -> Result<String, String> {
+        self.answer_lookup(tool, args)
+    }
+}
+
+impl v0_3::signpost::policy::host::Host for HostState {
+    fn lookup(&mut self, tool: String, args: String) -> Result<String, String> {
+        self.answer_lookup(tool, args)
+    }
+
+    fn has_seen(&mut self, ids: Vec<String>) -> Vec<bool> {
+        let Some(history) = &self.history else { return vec![false; ids.len()] };
+        let seen = &history.seen_ids;
+        // A few ids (a call's): a scan each. More: one set, so the answer
+        // costs the guest's list and the history once each.
+        if ids.len() <= 8 {
+            return ids.iter().map(|id| seen.contains(id)).collect();
+        }
+        let seen: std::collections::HashSet<&str> = seen.iter().map(String::as_str).collect();
+        ids.iter().map(|id| seen.contains(id.as_str())).collect()
+    }
+
+    fn history(&mut self) -> Session {
+        match &self.history {
+            Some(history) => Session::clone(history),
+            None => Session { call_count: 0, recent: Vec::new(), seen_ids: Vec::new() },
+        }
+    }
+}
+
+impl HostState {
+    /// `host.lookup`, in every version that has it.
+    fn answer_lookup(&mut self, tool: String, args: String) -> Result<String, String> {
         let Some(lookup) = self.lookup.clone() else {
             return Err("no lookups here: this call serves no tools".into());
         };
@@ -195,7 +231,9 @@ impl PolicyEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         bound_waits(&mut linker)?;
-        // 0.2.0's `host` interface (0.1.0 imports nothing of the host's).
+        // The `host` interfaces of 0.3.0 and 0.2.0 (0.1.0 imports nothing
+        // of the host's).
+        v0_3::Hints::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)?;
         v0_2::Hints::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)?;
         let weak = engine.weak();
         std::thread::Builder::new().name("signpost-epoch".into()).spawn(move || {
@@ -286,6 +324,7 @@ impl PolicyEngine {
         let mut tried = Vec::new();
         for interface in Interface::ALL {
             let linked = match interface {
+                Interface::V0_3 => v0_3::HintsPre::new(pre.clone()).map(Pre::V0_3),
                 Interface::V0_2 => v0_2::HintsPre::new(pre.clone()).map(Pre::V0_2),
                 Interface::V0_1 => v0_1::HintsPre::new(pre.clone()).map(Pre::V0_1),
             };

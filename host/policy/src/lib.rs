@@ -50,6 +50,8 @@ pub use rules::{Rules, ToolSet};
 /// The WIT package new policies implement, the newest
 /// (`signpost policy wit DIR` writes it).
 pub const WIT: &str = include_str!("../../../wit/policy.wit");
+/// The WIT package of 0.2.0, still served (`signpost policy wit --version 0.2.0 DIR`).
+pub const WIT_0_2: &str = include_str!("../../../wit/0.2.0/policy.wit");
 /// The WIT package of 0.1.0, still served (`signpost policy wit --version 0.1.0 DIR`).
 pub const WIT_0_1: &str = include_str!("../../../wit/0.1.0/policy.wit");
 
@@ -57,7 +59,8 @@ pub const WIT_0_1: &str = include_str!("../../../wit/0.1.0/policy.wit");
 pub fn wit_of(interface: Interface) -> &'static str {
     match interface {
         Interface::V0_1 => WIT_0_1,
-        Interface::V0_2 => WIT,
+        Interface::V0_2 => WIT_0_2,
+        Interface::V0_3 => WIT,
     }
 }
 
@@ -121,7 +124,7 @@ pub enum LoadError {
     Link(String),
     /// Exports no policy interface version this host serves.
     #[error(
-        "the component implements no policy interface this host serves (signpost:policy/policy@0.2.0 or @0.1.0; new policies: {POLICY_INTERFACE}): {detail}; it exports: [{exports}]"
+        "the component implements no policy interface this host serves (signpost:policy/policy@0.3.0, @0.2.0 or @0.1.0; new policies: {POLICY_INTERFACE}): {detail}; it exports: [{exports}]"
     )]
     World {
         /// What wasmtime reported.

@@ -193,6 +193,7 @@ impl Policy {
             stderr,
             lookup: None,
             lookups_left: 0,
+            history: None,
         };
         let mut store = Store::new(&self.engine.engine, state);
         store.limiter(|s| &mut s.limits);
@@ -281,10 +282,11 @@ impl<'p> Lease<'p> {
             self.rules = rules.clone();
             return Ok(());
         }
-        if !matches!(slot.instance, Instance::V0_2(_)) {
+        if matches!(slot.instance, Instance::V0_1(_)) {
             return Ok(());
         }
-        let answer = self.call("catalogue", |instance, store| match instance {
+        let answer = self.call("catalogue", None, |instance, store| match instance {
+            Instance::V0_3(h) => h.signpost_policy_policy().call_catalogue(store, tools.tools()),
             Instance::V0_2(h) => h.signpost_policy_policy().call_catalogue(store, tools.tools()),
             Instance::V0_1(_) => Ok(Vec::new()),
         })?;
@@ -302,18 +304,21 @@ impl<'p> Lease<'p> {
     pub(crate) fn run<R>(
         &mut self,
         what: &'static str,
+        history: Option<&Arc<Session>>,
         f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PolicyFault> {
         self.ready()?;
-        self.call(what, f)
+        self.call(what, history, f)
     }
 
     /// One function call on the slot's instance (a new one if there is
-    /// none), under the deadline; the instance goes back into the slot
-    /// unless it faulted or neared its limits.
+    /// none), under the deadline, the host answering for `history`; the
+    /// instance goes back into the slot unless it faulted or neared its
+    /// limits.
     fn call<R>(
         &mut self,
         what: &'static str,
+        history: Option<&Arc<Session>>,
         f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PolicyFault> {
         let policy = self.policy;
@@ -327,9 +332,12 @@ impl<'p> Lease<'p> {
         state.deadline = Instant::now() + policy.engine.limits.timeout;
         state.lookup = self.lookup.clone();
         state.lookups_left = MAX_LOOKUPS;
+        state.history = history.cloned();
         let result = f(&slot.instance, &mut slot.store);
-        // A pooled instance keeps no graph or backend alive.
-        slot.store.data_mut().lookup = None;
+        // A pooled instance keeps no graph, backend or history alive.
+        let state = slot.store.data_mut();
+        state.lookup = None;
+        state.history = None;
         slot.uses += 1;
         drain_output(&mut slot, &policy.info.name);
         match result {
@@ -374,44 +382,51 @@ impl<'p> Lease<'p> {
 
     /// `identity()`.
     pub fn identity(&mut self) -> Result<PolicyInfo, PolicyFault> {
-        self.call("identity", |instance, s| match instance {
+        self.call("identity", None, |instance, s| match instance {
             Instance::V0_1(h) => h.signpost_policy_policy().call_identity(s),
             Instance::V0_2(h) => h.signpost_policy_policy().call_identity(s),
+            Instance::V0_3(h) => h.signpost_policy_policy().call_identity(s),
         })
     }
 
     /// `coerce-ids(call, param)`.
     pub fn coerce_ids(&mut self, call: &Call, param: &str) -> Result<Result<Vec<String>, CoercionError>, PolicyFault> {
-        self.run("coerce-ids", |instance, s| match instance {
+        self.run("coerce-ids", None, |instance, s| match instance {
             Instance::V0_1(h) => h.signpost_policy_policy().call_coerce_ids(s, call, param),
             Instance::V0_2(h) => h.signpost_policy_policy().call_coerce_ids(s, call, param),
+            Instance::V0_3(h) => h.signpost_policy_policy().call_coerce_ids(s, call, param),
         })
     }
 
-    /// `prerequisites(call, session)`: a 0.1.0 policy's hints never hold.
-    pub fn prerequisites(&mut self, call: &Call, session: &Session) -> Result<BeforeCall, PolicyFault> {
-        self.run("prerequisites", |instance, s| match instance {
+    /// `prerequisites(call)`, the host answering for `session`'s history
+    /// (passed by value before 0.3.0): a 0.1.0 policy's hints never hold.
+    pub fn prerequisites(&mut self, call: &Call, session: &Arc<Session>) -> Result<BeforeCall, PolicyFault> {
+        self.run("prerequisites", Some(session), |instance, s| match instance {
             Instance::V0_1(h) => h
                 .signpost_policy_policy()
                 .call_prerequisites(s, call, session)
                 .map(|hints| types::BeforeCall { hints, hold: None }),
             Instance::V0_2(h) => h.signpost_policy_policy().call_prerequisites(s, call, session),
+            Instance::V0_3(h) => h.signpost_policy_policy().call_prerequisites(s, call),
         })
     }
 
-    /// `advise(call, outcome, session)`.
-    pub fn advise(&mut self, call: &Call, outcome: &Outcome, session: &Session) -> Result<Advice, PolicyFault> {
-        self.run("advise", |instance, s| match instance {
+    /// `advise(call, outcome)`, the host answering for `session`'s history
+    /// (passed by value before 0.3.0).
+    pub fn advise(&mut self, call: &Call, outcome: &Outcome, session: &Arc<Session>) -> Result<Advice, PolicyFault> {
+        self.run("advise", Some(session), |instance, s| match instance {
             Instance::V0_1(h) => h.signpost_policy_policy().call_advise(s, call, outcome, session),
             Instance::V0_2(h) => h.signpost_policy_policy().call_advise(s, call, outcome, session),
+            Instance::V0_3(h) => h.signpost_policy_policy().call_advise(s, call, outcome),
         })
     }
 
     /// `render(call, advice)`.
     pub fn render(&mut self, call: &Call, advice: &Advice) -> Result<String, PolicyFault> {
-        self.run("render", |instance, s| match instance {
+        self.run("render", None, |instance, s| match instance {
             Instance::V0_1(h) => h.signpost_policy_policy().call_render(s, call, advice),
             Instance::V0_2(h) => h.signpost_policy_policy().call_render(s, call, advice),
+            Instance::V0_3(h) => h.signpost_policy_policy().call_render(s, call, advice),
         })
     }
 }

@@ -42,8 +42,8 @@ pub const FORGER_POLICY: &str = env!("SIGNPOST_FORGER_POLICY");
 pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
 /// The policy for the MCP memory server, built from `tests/policies/memory/`.
 pub const MEMORY_POLICY: &str = env!("SIGNPOST_MEMORY_POLICY");
-/// The chaos policy speaking signpost:policy@0.2.0 (`--features v0_2`).
-pub const CHAOS_V2_POLICY: &str = env!("SIGNPOST_CHAOS_V2_POLICY");
+/// The chaos policy speaking signpost:policy@0.3.0 (`--features v0_3`).
+pub const CHAOS_V3_POLICY: &str = env!("SIGNPOST_CHAOS_V3_POLICY");
 
 /// A client handler that records the server's logging notifications, and
 /// its other notifications (progress, list changes) as `notices`.

@@ -8,7 +8,6 @@ use serde_json::Value;
 pub enum Ty {
     Str,
     Bool,
-    U32,
     Enum,
     List(&'static Ty),
     Option(&'static Ty),
@@ -19,8 +18,6 @@ pub enum Ty {
 
 const CALL: Ty = Ty::Record(&[("tool", Ty::Str), ("args", Ty::Str)]);
 const STRINGS: Ty = Ty::List(&Ty::Str);
-const PAST_CALL: Ty = Ty::Record(&[("tool", Ty::Str), ("ok", Ty::Bool), ("ids", STRINGS)]);
-const SESSION: Ty = Ty::Record(&[("call-count", Ty::U32), ("recent", Ty::List(&PAST_CALL)), ("seen-ids", STRINGS)]);
 const HINT: Ty = Ty::Record(&[("tool", Ty::Str), ("args", Ty::Str), ("actionable", Ty::Bool), ("reason", Ty::Str)]);
 const HINTS: Ty = Ty::List(&HINT);
 const ADVICE: Ty = Ty::Record(&[
@@ -39,8 +36,6 @@ pub fn signature(function: &str) -> (Vec<&'static Ty>, Ty) {
     match function {
         "identity" => (vec![], INFO),
         "coerce-ids" => (vec![&CALL, &Ty::Str], Ty::Variant),
-        "prerequisites" => (vec![&CALL, &SESSION], HINTS),
-        "advise" => (vec![&CALL, &Ty::Variant, &SESSION], ADVICE),
         "render" => (vec![&CALL, &ADVICE], Ty::Str),
         other => panic!("no export {other}"),
     }
@@ -72,7 +67,7 @@ pub fn wave(ty: &Ty, v: &Value) -> String {
             }
             out + "\""
         }
-        Ty::Bool | Ty::U32 => v.to_string(),
+        Ty::Bool => v.to_string(),
         Ty::Enum => v.as_str().unwrap_or_default().to_owned(),
         Ty::List(item) => {
             let items: Vec<String> = v.as_array().into_iter().flatten().map(|i| wave(item, i)).collect();

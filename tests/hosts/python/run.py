@@ -3,10 +3,14 @@
     python3 run.py POLICY.wasm < probes.json > answers.json
 
 Reads a JSON array of probes, `{"fn": "coerce-ids", "args": [...]}`, calls
-each export of `signpost:policy/policy@0.1.0` on one instance, and writes
+each export of `signpost:policy/policy@0.3.0` on one instance, and writes
 the answers as a JSON array, both in the JSON form of WIT values described
 in tests/hosts/README.md. Nothing here knows the policy's types by name:
 values are converted by walking the function types the component declares.
+A probe of `prerequisites` or `advise` carries the session's history as its
+last argument, as 0.2.0 passed it; the host functions below answer the
+policy's questions about it (`host.has-seen`, `host.history`) during that
+call.
 """
 
 import json
@@ -15,7 +19,11 @@ import sys
 import wasmtime
 from wasmtime import component as cm
 
-INTERFACE = "signpost:policy/policy@0.1.0"
+INTERFACE = "signpost:policy/policy@0.3.0"
+HOST = "signpost:policy/host@0.3.0"
+
+#: The history of the session whose call is being judged (JSON form), or None.
+history = None
 
 
 def _cases(ty):
@@ -82,11 +90,39 @@ def from_wit(ty, value):
     return value
 
 
+def _record(**fields):
+    record = cm.Record()
+    for name, value in fields.items():
+        setattr(record, name.replace("_", "-"), value)
+    return record
+
+
+def has_seen(_store, ids):
+    seen = set(history["seen-ids"]) if history else set()
+    return [i in seen for i in ids]
+
+
+def history_of(_store):
+    s = history or {"call-count": 0, "recent": [], "seen-ids": []}
+    recent = [_record(tool=c["tool"], ok=c["ok"], ids=c["ids"]) for c in s["recent"]]
+    return _record(call_count=s["call-count"], recent=recent, seen_ids=s["seen-ids"])
+
+
+def lookup(_store, _tool, _args):
+    return cm.Variant("err", "no lookups here: this host serves no tools")
+
+
 def main():
+    global history
     engine = wasmtime.Engine()
     component = cm.Component.from_file(engine, sys.argv[1])
     linker = cm.Linker(engine)
     linker.add_wasip2()
+    with linker.root() as root:
+        with root.add_instance(HOST) as host:
+            host.add_func("has-seen", has_seen)
+            host.add_func("history", history_of)
+            host.add_func("lookup", lookup)
     store = wasmtime.Store(engine)
     store.set_wasi(wasmtime.WasiConfig())  # nothing granted, like Signpost
     instance = linker.instantiate(store, component)
@@ -100,8 +136,12 @@ def main():
         if func is None:
             sys.exit(f"{INTERFACE} has no function {probe['fn']!r}")
         fty = func.type(store)
-        args = [to_wit(ty, arg) for (_, ty), arg in zip(fty.params, probe["args"], strict=True)]
+        given = probe["args"]
+        if probe["fn"] in ("prerequisites", "advise"):
+            *given, history = given
+        args = [to_wit(ty, arg) for (_, ty), arg in zip(fty.params, given, strict=True)]
         result = func(store, *args)
+        history = None
         func.post_return(store)
         answers.append(from_wit(fty.result, result))
     json.dump(answers, sys.stdout, ensure_ascii=False, separators=(",", ":"))

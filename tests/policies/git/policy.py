@@ -1,6 +1,7 @@
 """`git`: a Signpost policy for the official git MCP server (`mcp-server-git`
 on PyPI), served with `signpost proxy`, written in Python (componentize-py)
-against the 0.2.0 contract (wit/policy.wit).
+against the 0.2.0 contract (wit/0.2.0/policy.wit), which the host serves
+beside 0.3.0.
 
 What it teaches an agent, after seed 001 (terse text with state tags and
 `→ next:` lines):

@@ -37,7 +37,7 @@ const LONG_VERSION: &str = concat!(
     signpost::wit_version!(),
     " (WIT package signpost:policy@",
     signpost::wit_version!(),
-    ") or signpost:policy/policy@0.1.0"
+    "), signpost:policy/policy@0.2.0 or signpost:policy/policy@0.1.0"
 );
 
 /// An MCP server for coding agents whose hints run in a sandboxed,
@@ -192,9 +192,9 @@ enum PolicyCommand {
     Wit {
         /// The directory to write `policy.wit` into (created if missing).
         dir: PathBuf,
-        /// The package version to write: the newest, or `0.1.0` (still
-        /// served) for a policy written against it.
-        #[arg(long, default_value = signpost::wit_version!(), value_parser = ["0.2.0", "0.1.0"])]
+        /// The package version to write: the newest, or `0.2.0` or `0.1.0`
+        /// (still served) for a policy written against one of them.
+        #[arg(long, default_value = signpost::wit_version!(), value_parser = ["0.3.0", "0.2.0", "0.1.0"])]
         version: String,
     },
     /// Run exactly the checks a hot swap runs (compile, link, identify,

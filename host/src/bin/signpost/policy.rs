@@ -19,7 +19,7 @@ pub(super) fn check(file: &Path, backend: Option<signpost::proxy::Command>) -> a
             println!("identity {} {}", id.name, id.version);
             println!("sha256   {}", id.sha256);
             let served: Vec<&str> = Interface::ALL.iter().map(|i| i.version()).collect();
-            println!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(" and @"));
+            println!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(", @"));
             println!("check    {report}");
             if policy.interface() >= Interface::V0_2 {
                 print_rules("Signpost's tools", &policy, signpost::tools::tool_set());
@@ -144,7 +144,7 @@ pub(super) fn export_wit(dir: &Path, version: &str) -> anyhow::Result<ExitCode> 
     let interface = Interface::ALL
         .into_iter()
         .find(|i| i.version() == version)
-        .with_context(|| format!("no WIT package signpost:policy@{version} (this host serves 0.2.0 and 0.1.0)"))?;
+        .with_context(|| format!("no WIT package signpost:policy@{version} (this host serves 0.3.0, 0.2.0 and 0.1.0)"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("policy.wit");
     std::fs::write(&file, signpost::policy::wit_of(interface))

@@ -12,8 +12,9 @@
 mod bindings;
 
 use bindings::exports::signpost::policy::policy::Guest;
+use bindings::signpost::policy::host;
 use bindings::signpost::policy::types::{
-    Advice, BeforeCall, Call, CoercionError, Hint, Outcome, PolicyInfo, Session, Tool, ToolRules,
+    Advice, BeforeCall, Call, CoercionError, Hint, Outcome, PolicyInfo, Tool, ToolRules,
 };
 use serde_json::{Value, json};
 
@@ -63,11 +64,11 @@ impl Guest for Tour {
         Vec::new()
     }
 
-    fn prerequisites(_call: Call, _session: Session) -> BeforeCall {
+    fn prerequisites(_call: Call) -> BeforeCall {
         BeforeCall { hints: Vec::new(), hold: None }
     }
 
-    fn advise(call: Call, outcome: Outcome, session: Session) -> Advice {
+    fn advise(call: Call, outcome: Outcome) -> Advice {
         let result = match outcome {
             Outcome::Success(json) => serde_json::from_str::<Value>(&json).unwrap_or_default(),
             Outcome::Failure(e) => {
@@ -95,7 +96,10 @@ impl Guest for Tour {
             ("stop", format!("{} {}", text(record, "kind"), text(record, "fqn")))
         } else {
             let symbols = listed(&result);
-            let unseen = symbols.iter().find(|s| !session.seen_ids.contains(&text(s, "id")));
+            // The host says which of them the session has seen.
+            let ids: Vec<String> = symbols.iter().map(|s| text(s, "id")).collect();
+            let seen = host::has_seen(&ids);
+            let unseen = symbols.iter().zip(seen).find(|(_, seen)| !seen).map(|(s, _)| s);
             if let Some(s) = unseen {
                 let why = format!("not seen yet: {} {}", text(s, "kind"), text(s, "name"));
                 hints.push(hint("describe", json!({"id": text(s, "id")}), why));

@@ -180,9 +180,12 @@ impl Guest for Memory {
             .collect()
     }
 
-    fn prerequisites(call: Call, session: Session) -> BeforeCall {
+    fn prerequisites(call: Call) -> BeforeCall {
         let nothing = BeforeCall { hints: Vec::new(), hold: None };
-        if call.tool != "create_entities" || session.recent.iter().any(|c| READS.contains(&c.tool.as_str())) {
+        // The history is asked for only where it is read.
+        if call.tool != "create_entities"
+            || signpost::policy::host::history().recent.iter().any(|c| READS.contains(&c.tool.as_str()))
+        {
             return nothing;
         }
         let args: Value = serde_json::from_str(&call.args).unwrap_or_default();
@@ -197,7 +200,7 @@ impl Guest for Memory {
         }
     }
 
-    fn advise(call: Call, outcome: Outcome, _session: Session) -> Advice {
+    fn advise(call: Call, outcome: Outcome) -> Advice {
         let sent: Value = serde_json::from_str(&call.args).unwrap_or_default();
         let result = match outcome {
             Outcome::Success(json) => serde_json::from_str::<Value>(&json).unwrap_or_default(),

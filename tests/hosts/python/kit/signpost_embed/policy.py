@@ -63,7 +63,9 @@ from wasmtime import component as cm
 
 from . import sanitize
 from .types import (
+    HOST,
     INTERFACE,
+    INTERFACES,
     Advice,
     Call,
     CoercionError,
@@ -92,6 +94,34 @@ _STDERR_TAIL = 4096
 _MEMORY_SIGNS = (b"memory allocation of", b"out of memory", b"memoryerror", b"rangeerror: out of memory")
 
 FUNCTIONS = ("identity", "coerce-ids", "prerequisites", "advise", "render")
+
+#: The history of the session whose call a 0.3.0 policy is judging (set
+#: around ``prerequisites`` and ``advise`` under ``_WASM_LOCK``; ``None``
+#: in any other function: an empty history), as ``host.has-seen`` and
+#: ``host.history`` answer for it.
+_HISTORY: list[Optional[Session]] = [None]
+
+
+def _has_seen(_store: Any, ids: list[str]) -> list[bool]:
+    seen = set(_HISTORY[0].seen_ids) if _HISTORY[0] else set()
+    return [i in seen for i in ids]
+
+
+def _wit_record(fields: dict) -> cm.Record:
+    record = cm.Record()
+    for name, value in fields.items():
+        setattr(record, name, value)
+    return record
+
+
+def _history(_store: Any) -> cm.Record:
+    s = _HISTORY[0] or Session()
+    recent = [_wit_record({"tool": c.tool, "ok": c.ok, "ids": list(c.ids)}) for c in s.recent]
+    return _wit_record({"call-count": s.call_count, "recent": recent, "seen-ids": list(s.seen_ids)})
+
+
+def _lookup(_store: Any, _tool: str, _args: str) -> cm.Variant:
+    return cm.Variant("err", "no lookups here: this host serves no backend's tools")
 
 
 class FaultKind(str, Enum):
@@ -251,21 +281,22 @@ class _Output:
 class _Slot:
     """One instance: its store, its functions, its uses and output."""
 
-    def __init__(self, store: wasmtime.Store, instance: cm.Instance, out: _Output, err: _Output):
+    def __init__(self, store: wasmtime.Store, instance: cm.Instance, interface: str, out: _Output, err: _Output):
         self.store = store
         self.instance = instance
+        self.interface = interface
         self.out = out
         self.err = err
         self.uses = 0
         self._funcs: dict[str, tuple[Any, Any]] = {}
-        self._iface = instance.get_export_index(store, INTERFACE)
+        self._iface = instance.get_export_index(store, interface)
 
     def func(self, name: str) -> tuple[Any, Any]:
         if name not in self._funcs:
             index = self._iface and self.instance.get_export_index(self.store, name, self._iface)
             func = index and self.instance.get_func(self.store, index)
             if func is None:
-                raise LoadError(f"{INTERFACE} has no function {name!r}")
+                raise LoadError(f"{self.interface} has no function {name!r}")
             self._funcs[name] = (func, func.type(self.store))
         return self._funcs[name]
 
@@ -296,6 +327,9 @@ class Policy:
         self.source = source
         self.counters = Counters()
         self.info = PolicyInfo(name="", version="")
+        #: The exported interface the policy is called through (the newest of
+        #: :data:`INTERFACES` it implements).
+        self.interface = INTERFACE
         self._stop = stop
         self._closed = False
         self._sessions: "weakref.WeakSet[PolicySession]" = weakref.WeakSet()
@@ -330,9 +364,11 @@ class Policy:
         except wasmtime.WasmtimeError as e:
             raise LoadError(f"not a valid WebAssembly component: {sanitize.escape(str(e), 600)}") from None
         exports = [n for n in component.type.exports(engine)]
-        if INTERFACE not in exports:
+        interface = next((i for i in INTERFACES if i in exports), None)
+        if interface is None:
             shown = ", ".join(sanitize.escape(n, 80) for n in exports[:20])
-            raise LoadError(f"the component does not implement {INTERFACE}; it exports: [{shown}]")
+            wanted = " or ".join(INTERFACES)
+            raise LoadError(f"the component implements neither {wanted}; it exports: [{shown}]")
         linker = cm.Linker(engine)
         linker.add_wasip2()
         # Waits in the host cannot be interrupted by the epoch: refuse them.
@@ -341,6 +377,11 @@ class Policy:
             with root.add_instance(WASI_POLL) as poll:
                 poll.add_func("poll", _refuse_wait)
                 poll.add_func("[method]pollable.block", _refuse_wait)
+            # What a 0.3.0 policy may ask of its host.
+            with root.add_instance(HOST) as host:
+                host.add_func("has-seen", _has_seen)
+                host.add_func("history", _history)
+                host.add_func("lookup", _lookup)
         linker.allow_shadowing = False
 
         stop = threading.Event()
@@ -352,6 +393,7 @@ class Policy:
         threading.Thread(target=tick, name="signpost-embed-epoch", daemon=True).start()
         policy = cls(engine=engine, linker=linker, component=component, limits=limits,
                      sha256=hashlib.sha256(data).hexdigest(), source=name, stop=stop)
+        policy.interface = interface
         cold = policy.session()
         try:
             info = cold.identity()
@@ -414,11 +456,11 @@ class Policy:
                 kind = FaultKind.MEMORY
             self.counters.fault(kind)
             raise PolicyFault(kind, "instantiate", _describe(e)) from None
-        slot = _Slot(store, instance, out, err)
+        slot = _Slot(store, instance, self.interface, out, err)
         missing = [f for f in FUNCTIONS if slot._iface is None
                    or instance.get_export_index(store, f, slot._iface) is None]
         if missing:
-            raise LoadError(f"{INTERFACE} lacks {', '.join(missing)}")
+            raise LoadError(f"{self.interface} lacks {', '.join(missing)}")
         return slot
 
 
@@ -458,9 +500,18 @@ class PolicySession:
         return CoercionError.from_wit_json(answer["err"])
 
     def prerequisites(self, call: Call, session: Session) -> list[Hint]:
+        """The hints before a call (a 0.3.0 policy's ``hold`` is not
+        honoured: the kit's tools are its own, and a call it does not hold
+        is the safe side of every guarantee)."""
+        if self.policy.interface == INTERFACE:
+            answer = self._run("prerequisites", call.to_wit_json(), history=session)
+            return [Hint.from_wit_json(h) for h in answer["hints"]]
         return [Hint.from_wit_json(h) for h in self._run("prerequisites", call.to_wit_json(), session.to_wit_json())]
 
     def advise(self, call: Call, outcome: Outcome, session: Session) -> Advice:
+        if self.policy.interface == INTERFACE:
+            return Advice.from_wit_json(
+                self._run("advise", call.to_wit_json(), outcome_to_wit_json(outcome), history=session))
         return Advice.from_wit_json(
             self._run("advise", call.to_wit_json(), outcome_to_wit_json(outcome), session.to_wit_json()))
 
@@ -469,7 +520,7 @@ class PolicySession:
 
     # ---- running one call -------------------------------------------------------
 
-    def _run(self, name: str, *args: Any) -> Any:
+    def _run(self, name: str, *args: Any, history: Optional[Session] = None) -> Any:
         policy = self.policy
         limits = policy.limits
         counters = policy.counters
@@ -490,6 +541,7 @@ class PolicySession:
             counters.add("calls")
             err_mark = slot.err.total
             slot.store.set_epoch_deadline(limits.deadline_ticks())
+            _HISTORY[0] = history
             try:
                 result = func(slot.store, *lowered)
                 func.post_return(slot.store)
@@ -501,6 +553,7 @@ class PolicySession:
             else:
                 fault = None
             finally:
+                _HISTORY[0] = None
                 slot.uses += 1
                 slot.out.drain(policy.info.name or "policy", "stdout")
                 slot.err.drain(policy.info.name or "policy", "stderr")

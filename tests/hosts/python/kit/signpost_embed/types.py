@@ -36,8 +36,15 @@ __all__ = [
     "to_wit",
 ]
 
-#: The exported interface this kit speaks.
-INTERFACE = "signpost:policy/policy@0.1.0"
+#: The newest exported interface this kit speaks.
+INTERFACE = "signpost:policy/policy@0.3.0"
+#: Every exported interface this kit speaks, newest first: 0.3.0 asks the
+#: host for the session's history (``host.has-seen``, ``host.history``),
+#: 0.1.0 is passed it. (0.2.0's catalogue, holds and lookups are a proxy's:
+#: the kit serves its own tools, as 0.1.0 does.)
+INTERFACES = (INTERFACE, "signpost:policy/policy@0.1.0")
+#: The interface a 0.3.0 policy imports from its host.
+HOST = "signpost:policy/host@0.3.0"
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,8 @@ SERVER = KIT / "examples" / "fastmcp_server.py"
 GRAPH = KIT.parents[3] / "host" / "data" / "sample-graph.json"
 
 from signpost_embed import (  # noqa: E402
-    REDACTED, REPLACED_ID, Allowed, Call, Embedding, FaultKind, Hint, HintValidator, Known, Policy, PolicyFault,
-    agent_text, escape, has_call, line, safe_line, scrub_ids,
+    INTERFACES, REDACTED, REPLACED_ID, Allowed, Call, Embedding, FaultKind, Hint, HintValidator, Known, Policy,
+    PolicyFault, Session, Success, agent_text, escape, has_call, line, safe_line, scrub_ids,
 )
 from signpost_embed import sanitize  # noqa: E402
 from signpost_embed.sanitize import json_equal  # noqa: E402
@@ -865,6 +865,27 @@ class KitTest(unittest.TestCase):
         default = Policy.load(ARGS.default)
         self.assertEqual(default.info.name, "signpost-default")
         default.close()
+
+    def test_a_policy_of_either_interface_reads_the_history(self):
+        """The default policy speaks 0.3.0 and asks the kit whether the
+        session has seen an id (``host.has-seen``); chaos speaks 0.1.0 and
+        is passed the history (``chaos:history`` says what it was given)."""
+        default = Policy.load(ARGS.default)
+        try:
+            self.assertEqual(default.interface, INTERFACES[0])
+            s = default.session()
+            call = Call("describe", json.dumps({"id": ORDER_CONTROLLER}))
+            unseen = s.prerequisites(call, Session())
+            self.assertEqual([h.reason for h in unseen],
+                             ["this id not seen in this session; ids come from resolve/search/find — proceeding anyway"])
+            self.assertEqual(s.prerequisites(call, Session(call_count=1, seen_ids=(ORDER_CONTROLLER,))), [])
+        finally:
+            default.close()
+        self.assertEqual(self.chaos.interface, INTERFACES[1])
+        s = self.chaos.session()
+        history = Session(call_count=2, seen_ids=(ORDER_CONTROLLER, ORDER_SERVICE))
+        advice = s.advise(Call("search", json.dumps({"query": "chaos:history"})), Success("{}"), history)
+        self.assertIn("history: calls=2 recent= seen=2", advice.summary)
 
     def test_faults_are_typed_bounded_and_followed_by_a_fresh_instance(self):
         s = self.chaos.session()
