@@ -157,7 +157,30 @@ fn bench(c: &mut Criterion) {
     // end-to-end ratio sees it: what hints on cost against a no-op policy
     // over every tool, not describe alone.
     let mix = call_mix(&signpost);
-    for (name, server) in [("whole pipeline", &signpost), ("whole pipeline, no-op policy", &noop)] {
+    // The no-op policy again, speaking 0.3.0 (it asks the host for nothing),
+    // and any component named in SIGNPOST_BENCH_MIX_POLICIES (a build of
+    // the default policy before a change, say): each a row of its own.
+    let v3 = std::fs::read(env!("SIGNPOST_CHAOS_V3_POLICY")).expect("chaos 0.3.0");
+    let noop_v3 =
+        Signpost::new(Graph::sample(), engine.load(&v3, "chaos 0.3.0").expect("chaos 0.3.0")).expect("signpost");
+    let extra = std::env::var("SIGNPOST_BENCH_MIX_POLICIES").unwrap_or_default();
+    let extra: Vec<(String, Signpost)> = extra
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .map(|path| {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let other = engine.load(&bytes, path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let name = format!("whole pipeline, {} ({})", path.rsplit('/').next().unwrap_or(path), other.interface());
+            (name, Signpost::new(Graph::sample(), other).expect("signpost"))
+        })
+        .collect();
+    let rows = [
+        ("whole pipeline", &signpost),
+        ("whole pipeline, no-op policy", &noop),
+        ("whole pipeline, no-op policy (0.3.0)", &noop_v3),
+    ];
+    let rows = rows.into_iter().chain(extra.iter().map(|(name, server)| (name.as_str(), server)));
+    for (name, server) in rows {
         // A short session (the mix's own ids), and a long one: an agent's
         // session after a few dozen calls, its history full (the most ids
         // the host keeps, most of them not the mix's).

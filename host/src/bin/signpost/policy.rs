@@ -141,10 +141,9 @@ pub(super) fn export_default(file: &Path) -> anyhow::Result<ExitCode> {
 }
 
 pub(super) fn export_wit(dir: &Path, version: &str) -> anyhow::Result<ExitCode> {
-    let interface = Interface::ALL
-        .into_iter()
-        .find(|i| i.version() == version)
-        .with_context(|| format!("no WIT package signpost:policy@{version} (this host serves 0.3.0, 0.2.0 and 0.1.0)"))?;
+    let interface = Interface::ALL.into_iter().find(|i| i.version() == version).with_context(|| {
+        format!("no WIT package signpost:policy@{version} (this host serves 0.3.0, 0.2.0 and 0.1.0)")
+    })?;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let file = dir.join("policy.wit");
     std::fs::write(&file, signpost::policy::wit_of(interface))
