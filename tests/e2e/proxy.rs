@@ -961,6 +961,17 @@ async fn a_v3_policy_asks_the_host_for_the_history() {
     let again = client.call_any_policy("search", ask()).await;
     assert!(again.text.contains("history: calls=2 recent=search,find seen="), "{}", again.text);
     assert!(again.text.contains(" sent=1 has-seen=1"), "find listed it: {}", again.text);
+    // A policy that asks without end (the whole history and 100,000 ids at
+    // a time) is stopped at its deadline like any other; the answer stands.
+    let started = std::time::Instant::now();
+    let flood = client.call_any_policy("search", json!({"query": "chaos:ask-flood order"})).await;
+    let took = started.elapsed();
+    assert!(!flood.is_error && flood.structured["results"].is_array(), "{}", flood.text);
+    assert!(took < Duration::from_secs(5), "three deadlines of 100 ms, not a hang: {took:?}");
+    let status = client.status().await;
+    assert!(status["counters"]["timeouts"].as_u64().unwrap_or(0) >= 2, "{status:#}");
+    let after = client.call_any_policy("search", ask()).await;
+    assert!(after.text.contains("history: calls=4 "), "a fresh instance answers: {}", after.text);
     client.close().await;
 }
 

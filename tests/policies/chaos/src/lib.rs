@@ -53,6 +53,8 @@
 //! - `chaos:history` asks the host for the history (`host.history`) and
 //!   says too how many of the ids the call sends `host.has-seen` says
 //!   were seen;
+//! - `chaos:ask-flood` → asks the host, in `prerequisites` and `advise`,
+//!   for the history and about 100,000 ids at a time, forever;
 //! - `catalogue` keeps the tool names it is told and declares, beside
 //!   rules the host must leave out (for a tool the catalogue lacks, paths
 //!   that are no paths, a second set for one tool), `text` a reference
@@ -229,6 +231,14 @@ fn act(args: &str) {
     }
     if args.contains("chaos:remember") {
         *MEMORY.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = args.to_owned();
+    }
+    #[cfg(feature = "v0_3")]
+    if args.contains("chaos:ask-flood") {
+        let ids = vec![PAYMENT_SERVICE.to_owned(); 100_000];
+        loop {
+            std::hint::black_box(signpost::policy::host::history());
+            std::hint::black_box(signpost::policy::host::has_seen(&ids));
+        }
     }
     if args.contains("chaos:loop") {
         #[allow(clippy::empty_loop)]
