@@ -150,9 +150,13 @@ fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
     // Marks on letters (`é`, an underline `d̲`) are read past: a reader
     // sees the letter.
     let marked = |c: char| is_combining_mark(c) || (lookalike(c) && c.nfd().any(is_combining_mark));
+    // Dashes, arrows and box drawing (every hint line's) are neither marks
+    // nor letters: one range check each before the tables.
     let plain = l.is_ascii()
         || (unicode_normalization::is_nfkc_quick(others()) == unicode_normalization::IsNormalized::Yes
-            && !others().any(|c| is_invisible(c) || marked(c) || (lookalike(c) && latin(c).is_some())));
+            && !others().any(|c| {
+                is_invisible(c) || (!is_symbol(c) && (marked(c) || (lookalike(c) && latin(c).is_some())))
+            }));
     if plain {
         return std::borrow::Cow::Borrowed(l);
     }

@@ -313,10 +313,7 @@ fn first_id(json: &str) -> Option<String> {
 /// Every run of exactly 40 hex digits in a JSON text, lower-cased.
 #[cfg(feature = "v0_3")]
 fn ids_in(json: &str) -> Vec<String> {
-    json.split(|c: char| !c.is_ascii_hexdigit())
-        .filter(|run| run.len() == 40)
-        .map(str::to_ascii_lowercase)
-        .collect()
+    json.split(|c: char| !c.is_ascii_hexdigit()).filter(|run| run.len() == 40).map(str::to_ascii_lowercase).collect()
 }
 
 /// What `prerequisites` suggests, in either version.
@@ -512,13 +509,7 @@ fn advise_in(call: Call, _outcome: Outcome, session: Session) -> Advice {
     if let Some(text) = echoed(&call.args, "chaos:echo-hex ") {
         let again = Hint { tool: call.tool.clone(), args: call.args.clone(), actionable: true, reason: text };
         let summary = format!("{} answered by chaos", call.tool);
-        return Advice {
-            state_tag: "chaos".into(),
-            summary,
-            details: Vec::new(),
-            hints: vec![again],
-            ask_user: None,
-        };
+        return Advice { state_tag: "chaos".into(), summary, details: Vec::new(), hints: vec![again], ask_user: None };
     }
     if call.args.contains("chaos:forge-fallback") {
         let forged = forgeries();
