@@ -154,9 +154,8 @@ fn fold_chars(l: &str) -> std::borrow::Cow<'_, str> {
     // nor letters: one range check each before the tables.
     let plain = l.is_ascii()
         || (unicode_normalization::is_nfkc_quick(others()) == unicode_normalization::IsNormalized::Yes
-            && !others().any(|c| {
-                is_invisible(c) || (!is_symbol(c) && (marked(c) || (lookalike(c) && latin(c).is_some())))
-            }));
+            && !others()
+                .any(|c| is_invisible(c) || (!is_symbol(c) && (marked(c) || (lookalike(c) && latin(c).is_some())))));
     if plain {
         return std::borrow::Cow::Borrowed(l);
     }
