@@ -351,7 +351,7 @@ fn finish(
 /// a result with `isError`, or no result at all (a timeout, a backend that
 /// is down).
 ///
-/// A 0.2.0 policy may hold a call to a tool that changes state once per
+/// A 0.2.0 or later policy may hold a call to a tool that changes state once per
 /// session: `send` is then never awaited, and the agent is told why, what
 /// to do first, and that the same call sent again proceeds, which it does
 /// ([`held`]).
@@ -462,7 +462,7 @@ struct Coerced {
     read: Vec<Value>,
 }
 
-/// A 0.2.0 policy's reading of what the agent sent at the arguments it
+/// A 0.2.0 or later policy's reading of what the agent sent at the arguments it
 /// declared references (`coerce-ids(call, path)`: the strings at `path`, in
 /// order, as they should read). Each value it changes must still be named
 /// by what the agent sent there (every word of it is a word of the new

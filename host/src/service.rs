@@ -341,7 +341,7 @@ impl Signpost {
         let (arm, policy) = self.serving(session);
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
-        // Only a 0.2.0 policy declares references or holds calls.
+        // Only a 0.2.0 or later policy declares references or holds calls.
         let memory = (policy.interface() >= Interface::V0_2).then(|| session.memory());
         let catalogue = upstream.catalogue();
         let asker = Asker { session: &snapshot, trail: session.handle(), memory: memory.as_ref() };

@@ -961,8 +961,10 @@ async fn a_v3_policy_asks_the_host_for_the_history() {
     let again = client.call_any_policy("search", ask()).await;
     assert!(again.text.contains("history: calls=2 recent=search,find seen="), "{}", again.text);
     assert!(again.text.contains(" sent=1 has-seen=1"), "find listed it: {}", again.text);
-    // A policy that asks without end (the whole history and 100,000 ids at
-    // a time) is stopped at its deadline like any other; the answer stands.
+    assert!(again.text.contains("\nrender sees: calls=0 has-seen=0"), "empty in render: {}", again.text);
+    // A policy that asks without end (the whole history and the most ids
+    // at a time) is stopped at its deadline like any other; the answer
+    // stands. Asking about more ids than the most traps.
     let started = std::time::Instant::now();
     let flood = client.call_any_policy("search", json!({"query": "chaos:ask-flood order"})).await;
     let took = started.elapsed();
@@ -970,8 +972,12 @@ async fn a_v3_policy_asks_the_host_for_the_history() {
     assert!(took < Duration::from_secs(5), "three deadlines of 100 ms, not a hang: {took:?}");
     let status = client.status().await;
     assert!(status["counters"]["timeouts"].as_u64().unwrap_or(0) >= 2, "{status:#}");
+    let too_many = client.call_any_policy("search", json!({"query": "chaos:ask-too-many order"})).await;
+    assert!(!too_many.is_error && too_many.structured["results"].is_array(), "{}", too_many.text);
+    let status = client.status().await;
+    assert!(status["counters"]["traps"].as_u64().unwrap_or(0) >= 1, "{status:#}");
     let after = client.call_any_policy("search", ask()).await;
-    assert!(after.text.contains("history: calls=4 "), "a fresh instance answers: {}", after.text);
+    assert!(after.text.contains("history: calls=5 "), "a fresh instance answers: {}", after.text);
     client.close().await;
 }
 

@@ -15,7 +15,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use crate::bindings::{Interface, Pre, v0_1, v0_2, v0_3};
 use crate::{
-    HostDeadline, Limits, LoadError, Lookup, MAX_LOOKUP_ARGS, MAX_LOOKUP_RESULT, MAX_LOOKUPS, Session,
+    HostDeadline, Limits, LoadError, Lookup, MAX_HAS_SEEN, MAX_LOOKUP_ARGS, MAX_LOOKUP_RESULT, MAX_LOOKUPS, Session,
     TABLE_ELEMENT_BYTES, TICK, cache, text,
 };
 
@@ -100,23 +100,32 @@ impl v0_3::signpost::policy::host::Host for HostState {
         self.answer_lookup(tool, args)
     }
 
-    fn has_seen(&mut self, ids: Vec<String>) -> Vec<bool> {
-        let Some(history) = &self.history else { return vec![false; ids.len()] };
+    fn has_seen(&mut self, ids: Vec<String>) -> wasmtime::Result<Vec<bool>> {
+        if ids.len() > MAX_HAS_SEEN {
+            wasmtime::bail!("host.has-seen: {} ids, at most {MAX_HAS_SEEN} a call", ids.len());
+        }
+        if Instant::now() >= self.deadline {
+            return Err(wasmtime::Error::new(HostDeadline));
+        }
+        let Some(history) = &self.history else { return Ok(vec![false; ids.len()]) };
         let seen = &history.seen_ids;
         // A few ids (a call's): a scan each. More: one set, so the answer
         // costs the guest's list and the history once each.
         if ids.len() <= 8 {
-            return ids.iter().map(|id| seen.contains(id)).collect();
+            return Ok(ids.iter().map(|id| seen.contains(id)).collect());
         }
         let seen: std::collections::HashSet<&str> = seen.iter().map(String::as_str).collect();
-        ids.iter().map(|id| seen.contains(id.as_str())).collect()
+        Ok(ids.iter().map(|id| seen.contains(id.as_str())).collect())
     }
 
-    fn history(&mut self) -> Session {
-        match &self.history {
+    fn history(&mut self) -> wasmtime::Result<Session> {
+        if Instant::now() >= self.deadline {
+            return Err(wasmtime::Error::new(HostDeadline));
+        }
+        Ok(match &self.history {
             Some(history) => Session::clone(history),
             None => Session { call_count: 0, recent: Vec::new(), seen_ids: Vec::new() },
-        }
+        })
     }
 }
 

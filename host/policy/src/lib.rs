@@ -64,14 +64,23 @@ pub fn wit_of(interface: Interface) -> &'static str {
     }
 }
 
-/// Lookups one policy function call may make (`host.lookup`, 0.2.0).
+/// Most ids one `host.has-seen` asks about (0.3.0).
+pub const MAX_HAS_SEEN: usize = 4096;
+/// Most bytes one crossing copies from a policy into the host: the
+/// arguments of one host call (`host.has-seen`'s list, WASI's included) or
+/// what one function returns (wasmtime's hostcall fuel; its default is 128
+/// MiB). Past it the policy traps. Room for any real answer, and for a
+/// hostile one the host cleans up (10 MB of detail lines), not for a list
+/// of strings that alias the same bytes to multiply the host's copies.
+pub const MAX_HOSTCALL_BYTES: usize = 32 << 20;
+/// Lookups one policy function call may make (`host.lookup`, 0.2.0 and later).
 pub const MAX_LOOKUPS: u32 = 4;
 /// Largest `args` of a lookup, in bytes.
 pub const MAX_LOOKUP_ARGS: usize = 64 << 10;
 /// Largest result a lookup returns, in bytes.
 pub const MAX_LOOKUP_RESULT: usize = 1 << 20;
 
-/// What answers a 0.2.0 policy's `host.lookup`: a read-only call to a tool
+/// What answers a 0.2.0 or later policy's `host.lookup`: a read-only call to a tool
 /// of the catalogue the host serves (the graph's, or a proxy's backend's).
 /// Set on a lease ([`Lease::set_lookup`]) for the calls it makes; `deadline`
 /// is the calling function's.

@@ -15,8 +15,8 @@ use crate::engine::Limiter;
 use crate::rules::{Rules, ToolSet};
 use crate::{
     Advice, BeforeCall, Call, CoercionError, HostDeadline, HostState, IDLE_BUDGET, Identity, LoadError, Lookup,
-    MAX_HOST_RESOURCES, MAX_IDLE, MAX_LOOKUPS, MAX_USES, Outcome, PolicyEngine, PolicyFault, PolicyInfo, Session,
-    SessionKey, Stats, sha256_hex, text,
+    MAX_HOST_RESOURCES, MAX_HOSTCALL_BYTES, MAX_IDLE, MAX_LOOKUPS, MAX_USES, Outcome, PolicyEngine, PolicyFault,
+    PolicyInfo, Session, SessionKey, Stats, sha256_hex, text,
 };
 
 /// A compiled, linked policy component, ready to run.
@@ -197,6 +197,7 @@ impl Policy {
         };
         let mut store = Store::new(&self.engine.engine, state);
         store.limiter(|s| &mut s.limits);
+        store.set_hostcall_fuel(MAX_HOSTCALL_BYTES);
         store.set_epoch_deadline(self.engine.deadline_ticks());
         Stats::add(&self.stats.instances, 1);
         let instance = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
@@ -244,7 +245,7 @@ impl<'p> Lease<'p> {
         self.policy
     }
 
-    /// Tells this lease's instances the catalogue they serve: a 0.2.0
+    /// Tells this lease's instances the catalogue they serve: a 0.2.0 or later
     /// instance is told before its next call, unless it was told this very
     /// list before ([`ToolSet`]).
     pub fn tell(&mut self, tools: &Arc<ToolSet>) {
@@ -269,7 +270,7 @@ impl<'p> Lease<'p> {
     }
 
     /// An instance in the slot, told the lease's catalogue when it speaks
-    /// 0.2.0 and was not told this one yet.
+    /// 0.2.0 or later and was not told this one yet.
     fn ready(&mut self) -> Result<(), PolicyFault> {
         if self.slot.is_none() {
             self.slot = Some(self.policy.instantiate().inspect_err(|_| self.faults += 1)?);

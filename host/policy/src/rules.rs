@@ -1,4 +1,4 @@
-//! The catalogue a 0.2.0 policy is told (`catalogue`), and the rules it
+//! The catalogue a 0.2.0 or later policy is told (`catalogue`), and the rules it
 //! declares for it, read within bounds: which arguments name things (a
 //! hint may only carry values the agent was shown there), which tools
 //! change state (only their calls can be held).

@@ -30,7 +30,7 @@ pub struct Catalogue {
     vocab: Vocabulary,
     /// Tools with a `trail` argument of their own.
     own_trail: std::collections::HashSet<String>,
-    /// The tools as a 0.2.0 policy is told them: the backend's, without
+    /// The tools as a 0.2.0 or later policy is told them: the backend's, without
     /// the `trail` argument (no policy function sees a trail).
     set: Arc<ToolSet>,
 }
@@ -97,7 +97,7 @@ impl Catalogue {
         Catalogue { tools, schemas, vocab, own_trail, set }
     }
 
-    /// The tools as a 0.2.0 policy is told them.
+    /// The tools as a 0.2.0 or later policy is told them.
     pub fn tool_set(&self) -> &Arc<ToolSet> {
         &self.set
     }

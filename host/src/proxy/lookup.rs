@@ -1,4 +1,4 @@
-//! `host.lookup` in front of a backend: a 0.2.0 policy calls one of the
+//! `host.lookup` in front of a backend: a 0.2.0 or later policy calls one of the
 //! backend's tools that only read, while it runs, under its own deadline.
 
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,4 +1,4 @@
-//! `host.lookup` on the code graph: a 0.2.0 policy calls one of the five
+//! `host.lookup` on the code graph: a 0.2.0 or later policy calls one of the five
 //! tools (all read-only) while it runs, with strict id reading (no policy
 //! in the loop) and the tool's own errors.
 

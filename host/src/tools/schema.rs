@@ -70,7 +70,7 @@ pub fn definitions() -> Vec<rmcp::model::Tool> {
     Tool::ALL.map(definition).into()
 }
 
-/// A tool as a 0.2.0 policy is told it (`catalogue`): name, description,
+/// A tool as a 0.2.0 or later policy is told it (`catalogue`): name, description,
 /// input schema and annotations, as `tools/list` shows them.
 pub fn to_wit_tool(tool: &rmcp::model::Tool) -> crate::policy::WitTool {
     let annotations = tool.annotations.as_ref();
@@ -84,7 +84,7 @@ pub fn to_wit_tool(tool: &rmcp::model::Tool) -> crate::policy::WitTool {
     }
 }
 
-/// Signpost's own tools as a 0.2.0 policy is told them: one list for the
+/// Signpost's own tools as a 0.2.0 or later policy is told them: one list for the
 /// process, so every instance is told it once.
 pub fn tool_set() -> &'static Arc<crate::policy::ToolSet> {
     static SET: std::sync::LazyLock<Arc<crate::policy::ToolSet>> =

@@ -204,7 +204,7 @@ enum PolicyCommand {
         /// The component file (.wasm).
         file: PathBuf,
         /// With a backend (a command after `--`, or `--backend-url`), a
-        /// 0.2.0 policy's rules are read for the backend's tools too.
+        /// 0.2.0 or later policy's rules are read for the backend's tools too.
         #[command(flatten)]
         backend: BackendArgs,
     },

@@ -41,7 +41,7 @@ pub(super) fn check(file: &Path, backend: Option<signpost::proxy::Command>) -> a
     }
 }
 
-/// The rules a 0.2.0 policy declares for `tools`, and what of them the
+/// The rules a 0.2.0 or later policy declares for `tools`, and what of them the
 /// host left out.
 fn print_rules(what: &str, policy: &signpost::policy::Policy, tools: &std::sync::Arc<signpost::policy::ToolSet>) {
     let mut lease = policy.cold_lease();

@@ -52,9 +52,11 @@
 //! 0.3.0 (`wit/policy.wit`), and is as hostile there:
 //! - `chaos:history` asks the host for the history (`host.history`) and
 //!   says too how many of the ids the call sends `host.has-seen` says
-//!   were seen;
-//! - `chaos:ask-flood` → asks the host, in `prerequisites` and `advise`,
-//!   for the history and about 100,000 ids at a time, forever;
+//!   were seen, in `advise` and (where the history is empty) at the end of
+//!   its rendered text;
+//! - `chaos:ask-flood` → asks the host for the history and about 4,096 ids
+//!   (the most) at a time, forever; `chaos:ask-too-many` → asks about
+//!   4,097 ids once;
 //! - `catalogue` keeps the tool names it is told and declares, beside
 //!   rules the host must leave out (for a tool the catalogue lacks, paths
 //!   that are no paths, a second set for one tool), `text` a reference
@@ -233,8 +235,13 @@ fn act(args: &str) {
         *MEMORY.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = args.to_owned();
     }
     #[cfg(feature = "v0_3")]
+    #[cfg(feature = "v0_3")]
+    if args.contains("chaos:ask-too-many") {
+        std::hint::black_box(signpost::policy::host::has_seen(&vec![PAYMENT_SERVICE.to_owned(); 4097]));
+    }
+    #[cfg(feature = "v0_3")]
     if args.contains("chaos:ask-flood") {
-        let ids = vec![PAYMENT_SERVICE.to_owned(); 100_000];
+        let ids = vec![PAYMENT_SERVICE.to_owned(); 4096];
         loop {
             std::hint::black_box(signpost::policy::host::history());
             std::hint::black_box(signpost::policy::host::has_seen(&ids));
@@ -557,6 +564,14 @@ fn advise_in(call: Call, _outcome: Outcome, session: Session) -> Advice {
 
 fn render_of(call: Call, advice: Advice) -> String {
     act(&call.args);
+    #[cfg(feature = "v0_3")]
+    if call.args.contains("chaos:history") {
+        // Outside prerequisites and advise the history is empty.
+        let history = signpost::policy::host::history();
+        let seen = signpost::policy::host::has_seen(&ids_in(&call.args)).into_iter().filter(|s| *s).count();
+        let calls = history.call_count;
+        return format!("[{}] {}\nrender sees: calls={calls} has-seen={seen}", advice.state_tag, advice.summary);
+    }
     if ["chaos:forge-fallback", "chaos:notations-fallback", "chaos:echo-hex-fallback"]
         .iter()
         .any(|m| call.args.contains(m))

@@ -102,7 +102,13 @@ FUNCTIONS = ("identity", "coerce-ids", "prerequisites", "advise", "render")
 _HISTORY: list[Optional[Session]] = [None]
 
 
+#: Most ids one ``host.has-seen`` asks about (``policy::MAX_HAS_SEEN``).
+MAX_HAS_SEEN = 4096
+
+
 def _has_seen(_store: Any, ids: list[str]) -> list[bool]:
+    if len(ids) > MAX_HAS_SEEN:
+        raise ValueError(f"host.has-seen: {len(ids)} ids, at most {MAX_HAS_SEEN} a call")
     seen = set(_HISTORY[0].seen_ids) if _HISTORY[0] else set()
     return [i in seen for i in ids]
 
@@ -541,7 +547,8 @@ class PolicySession:
             counters.add("calls")
             err_mark = slot.err.total
             slot.store.set_epoch_deadline(limits.deadline_ticks())
-            _HISTORY[0] = history
+            # (saved and put back: a call within a call keeps the outer one's)
+            outer, _HISTORY[0] = _HISTORY[0], history
             try:
                 result = func(slot.store, *lowered)
                 func.post_return(slot.store)
@@ -553,7 +560,7 @@ class PolicySession:
             else:
                 fault = None
             finally:
-                _HISTORY[0] = None
+                _HISTORY[0] = outer
                 slot.uses += 1
                 slot.out.drain(policy.info.name or "policy", "stdout")
                 slot.err.drain(policy.info.name or "policy", "stderr")

@@ -1,4 +1,4 @@
-"""The records, enums and variants of ``signpost:policy@0.1.0`` as Python
+"""The records, enums and variants of ``signpost:policy`` (0.1.0 and 0.3.0: the same) as Python
 dataclasses, and their conversion to and from wasmtime-py component values.
 
 Conversion goes through the JSON form of WIT values that the suite's other
