@@ -90,11 +90,17 @@ def from_wit(ty, value):
     return value
 
 
-def _record(**fields):
-    record = cm.Record()
-    for name, value in fields.items():
-        setattr(record, name.replace("_", "-"), value)
-    return record
+def _as_records(value):
+    """A JSON form of records and lists as the `cm.Record` values
+    wasmtime-py lowers (records' fields by their WIT names)."""
+    if isinstance(value, dict):
+        record = cm.Record()
+        for name, field in value.items():
+            setattr(record, name, _as_records(field))
+        return record
+    if isinstance(value, list):
+        return [_as_records(v) for v in value]
+    return value
 
 
 def has_seen(_store, ids):
@@ -103,9 +109,7 @@ def has_seen(_store, ids):
 
 
 def history_of(_store):
-    s = history or {"call-count": 0, "recent": [], "seen-ids": []}
-    recent = [_record(tool=c["tool"], ok=c["ok"], ids=c["ids"]) for c in s["recent"]]
-    return _record(call_count=s["call-count"], recent=recent, seen_ids=s["seen-ids"])
+    return _as_records(history or {"call-count": 0, "recent": [], "seen-ids": []})
 
 
 def lookup(_store, _tool, _args):

@@ -113,17 +113,22 @@ def _has_seen(_store: Any, ids: list[str]) -> list[bool]:
     return [i in seen for i in ids]
 
 
-def _wit_record(fields: dict) -> cm.Record:
-    record = cm.Record()
-    for name, value in fields.items():
-        setattr(record, name, value)
-    return record
+def _as_records(value: Any) -> Any:
+    """A JSON form of records and lists (``Session.to_wit_json``) as the
+    ``cm.Record`` values wasmtime-py lowers: records' fields by their WIT
+    names."""
+    if isinstance(value, dict):
+        record = cm.Record()
+        for name, field in value.items():
+            setattr(record, name, _as_records(field))
+        return record
+    if isinstance(value, list):
+        return [_as_records(v) for v in value]
+    return value
 
 
 def _history(_store: Any) -> cm.Record:
-    s = _HISTORY[0] or Session()
-    recent = [_wit_record({"tool": c.tool, "ok": c.ok, "ids": list(c.ids)}) for c in s.recent]
-    return _wit_record({"call-count": s.call_count, "recent": recent, "seen-ids": list(s.seen_ids)})
+    return _as_records((_HISTORY[0] or Session()).to_wit_json())
 
 
 def _lookup(_store: Any, _tool: str, _args: str) -> cm.Variant:
