@@ -21,6 +21,7 @@ like any server, then misbehaves on `tools/call` as its argument says:
                         only to the sessions that did).
               task      answers with a task handle (resultType "task"),
                         which the proxy never asked for.
+The tool's description is ROGUE_DESCRIPTION's, if set.
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
 sent (`cancelled <id>`), the log levels it is asked for (`level <l>`) and
@@ -77,7 +78,7 @@ for line in sys.stdin:
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
             "name": "echo",
-            "description": "Says the text back",
+            "description": os.environ.get("ROGUE_DESCRIPTION", "Says the text back"),
             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
         }]}})
     elif method == "resources/list":

@@ -912,6 +912,39 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
     client.close().await;
 }
 
+/// An instance that `catalogue` alone wears out still serves the call it
+/// was told for: the call never lands on a fresh instance that was never
+/// told (the WIT promises `catalogue` first), and each worn instance is
+/// retired after that call, never at the cap.
+#[tokio::test]
+async fn an_instance_worn_out_by_its_catalogue_serves_the_call_it_was_told_for() {
+    let script = repo().join("tests/backends/rogue.py");
+    let policy = crate::common::CHAOS_V3_POLICY;
+    let args = [
+        "proxy",
+        "--policy",
+        policy,
+        "--policy-memory-mib",
+        "16",
+        "--",
+        "python3",
+        script.to_str().unwrap_or_default(),
+        "echo",
+    ];
+    let env = [("ROGUE_DESCRIPTION", "Says the text back chaos:bloat")];
+    let client = Client::spawn_with(&args, &env, Stdio::null()).await;
+    for i in 0..4 {
+        let told = call(&client, "echo", json!({"text": "chaos:catalogue"})).await;
+        let ours = texts(&told).last().cloned().unwrap_or_default();
+        assert!(ours.starts_with("[chaos] told: echo"), "call {i}: {ours}");
+    }
+    let status = client.status().await;
+    let counters = &status["counters"];
+    assert!(counters["instances_recycled_for_memory"].as_u64() >= Some(3), "{status:#}");
+    assert_eq!(counters["traps"], 0, "{status:#}");
+    client.close().await;
+}
+
 /// The 0.3.0 chaos policy serving Signpost's own graph: told its five
 /// tools; a hold asked for a read-only tool is not honoured; lookups read
 /// the graph (at most four per function call, their answers not shown to

@@ -207,6 +207,15 @@ impl Policy {
     }
 }
 
+/// What becomes of an instance near its limits after a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wear {
+    /// Retired: the next call gets a fresh instance.
+    Retire,
+    /// Kept for one more call (it is retired after that one).
+    Keep,
+}
+
 /// An instance checked out of a policy's pool.
 pub struct Lease<'p> {
     pub(crate) policy: &'p Policy,
@@ -286,7 +295,10 @@ impl<'p> Lease<'p> {
         if matches!(slot.instance, Instance::V0_1(_)) {
             return Ok(());
         }
-        let answer = self.call("catalogue", None, |instance, store| match instance {
+        // The instance told serves the call it was told for, however worn:
+        // retired now, it would leave the call to a fresh instance that was
+        // never told (the WIT promises `catalogue` first). The cap still holds.
+        let answer = self.call_with("catalogue", None, Wear::Keep, |instance, store| match instance {
             Instance::V0_3(h) => h.signpost_policy_policy().call_catalogue(store, tools.tools()),
             Instance::V0_2(h) => h.signpost_policy_policy().call_catalogue(store, tools.tools()),
             Instance::V0_1(_) => Ok(Vec::new()),
@@ -322,6 +334,17 @@ impl<'p> Lease<'p> {
         history: Option<&Arc<Session>>,
         f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, PolicyFault> {
+        self.call_with(what, history, Wear::Retire, f)
+    }
+
+    /// [`Lease::call`], keeping a worn instance when `wear` says so.
+    fn call_with<R>(
+        &mut self,
+        what: &'static str,
+        history: Option<&Arc<Session>>,
+        wear: Wear,
+        f: impl FnOnce(&Instance, &mut Store<HostState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PolicyFault> {
         let policy = self.policy;
         let mut slot = match self.slot.take() {
             Some(slot) => slot,
@@ -344,7 +367,9 @@ impl<'p> Lease<'p> {
         match result {
             Ok(value) => {
                 let state = slot.store.data_mut();
-                if state.limits.nearly_full() {
+                if wear == Wear::Keep {
+                    self.slot = Some(slot);
+                } else if state.limits.nearly_full() {
                     Stats::add(&policy.stats.recycled_for_memory, 1);
                     tracing::debug!(
                         policy = %policy.info.name, footprint = state.limits.footprint, initial = state.limits.initial,

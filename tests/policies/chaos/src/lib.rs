@@ -62,6 +62,8 @@
 //!   that are no paths, a second set for one tool), `text` a reference
 //!   wherever a tool takes it;
 //! - `chaos:catalogue` → says, in its summary, the tools it was told;
+//!   told a tool whose description says `chaos:bloat`, it keeps 12 MiB
+//!   (an instance worn out by `catalogue` alone);
 //! - `chaos:hold` → asks to hold every call, the same call sent again
 //!   included, with a reason that forges a call (no policy may block an
 //!   agent: the host holds a call once);
@@ -385,6 +387,12 @@ impl Guest for Chaos {
     #[cfg(feature = "v0_3")]
     fn catalogue(tools: Vec<Tool>) -> Vec<ToolRules> {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        if tools.iter().any(|t| t.description.contains("chaos:bloat")) {
+            // 12 MiB kept: a 16 MiB instance is worn out by being told.
+            for _ in 0..12 {
+                std::mem::forget(std::hint::black_box(vec![7u8; 1 << 20]));
+            }
+        }
         *TOLD.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = names.join(",");
         let mut rules =
             vec![ToolRules { tool: "no-such-tool".into(), references: vec!["x".into()], changes_state: Some(true) }];
