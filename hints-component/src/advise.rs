@@ -42,6 +42,11 @@ pub fn prerequisites(call: &Call, session: &dyn History) -> Vec<Hint> {
 
 /// Hints, state tag, summary, details and ask-user line for a finished call.
 pub fn advise(call: &Call, outcome: &Outcome, session: &dyn History) -> Advice {
+    advise_after(call, outcome, prerequisites(call, session).len())
+}
+
+/// [`advise`] for a call whose [`prerequisites`] gave `before` hints.
+pub fn advise_after(call: &Call, outcome: &Outcome, before: usize) -> Advice {
     let mut advice = match outcome {
         Outcome::Failure(err) => failure(call, err),
         Outcome::Success(json) => match call.tool.as_str() {
@@ -54,7 +59,7 @@ pub fn advise(call: &Call, outcome: &Outcome, session: &dyn History) -> Advice {
         },
     };
     // The response carries the prerequisites too: keep the total within MAX_HINTS.
-    let budget = MAX_HINTS.saturating_sub(prerequisites(call, session).len());
+    let budget = MAX_HINTS.saturating_sub(before);
     advice.hints = tidy(std::mem::take(&mut advice.hints));
     advice.hints.truncate(budget);
     advice

@@ -1,5 +1,6 @@
 //! The wit-bindgen glue: converts between the generated WIT types and
-//! [`crate::model`], and nothing else. The generated code needs `unsafe`
+//! [`crate::model`], and remembers between `prerequisites` and `advise` of
+//! one call how many hints the first gave; nothing else. The generated code needs `unsafe`
 //! (canonical ABI exports); no hand-written code here does.
 #![allow(unsafe_code)]
 
@@ -33,12 +34,21 @@ impl Guest for Policy {
     }
 
     fn prerequisites(call: wit::Call) -> wit::BeforeCall {
-        let hints = crate::advise::prerequisites(&from_call(&call), &HostHistory).into_iter().map(to_hint).collect();
+        let hints: Vec<_> =
+            crate::advise::prerequisites(&from_call(&call), &HostHistory).into_iter().map(to_hint).collect();
+        BEFORE.set(Some(Before { tool: call.tool, args: call.args, hints: hints.len() }));
         wit::BeforeCall { hints, hold: None }
     }
 
     fn advise(call: wit::Call, outcome: wit::Outcome) -> wit::Advice {
-        let advice = crate::advise::advise(&from_call(&call), &from_outcome(outcome), &HostHistory);
+        // The host asks for the prerequisites of the same call, on the same
+        // history, just before: their count sizes the advice's budget
+        // without asking the host about the ids a second time.
+        let before = match BEFORE.take() {
+            Some(b) if b.tool == call.tool && b.args == call.args => b.hints,
+            _ => crate::advise::prerequisites(&from_call(&call), &HostHistory).len(),
+        };
+        let advice = crate::advise::advise_after(&from_call(&call), &from_outcome(outcome), before);
         wit::Advice {
             state_tag: advice.state_tag,
             summary: advice.summary,
@@ -74,6 +84,20 @@ impl Guest for Policy {
 
 fn from_call(call: &wit::Call) -> model::Call {
     model::Call::from_json(&call.tool, &call.args)
+}
+
+/// The call the last `prerequisites` answered, and how many hints it gave.
+struct Before {
+    tool: String,
+    args: String,
+    hints: usize,
+}
+
+thread_local! {
+    /// Set by `prerequisites`, taken by the next `advise` (an instance runs
+    /// one call at a time; the history a call is judged on does not change
+    /// between the two).
+    static BEFORE: std::cell::Cell<Option<Before>> = const { std::cell::Cell::new(None) };
 }
 
 /// The session's history as the host answers for it (`host.has-seen`):

@@ -144,6 +144,25 @@ mod advise {
         assert!(advice.hints[0].actionable);
     }
 
+    /// The prerequisites' hints count toward the five: the advice keeps
+    /// what is left, best first.
+    #[test]
+    fn the_advice_leaves_room_for_the_prerequisites() {
+        let result = json!({
+            "record": {"id": A, "kind": "class", "name": "OrderController", "fqn": "shop.OrderController"},
+            "edge_summary": {"out": {"DECLARES": 4, "DECLARES.EXPOSES": 3, "CALLS": 2}, "in": {"REFERENCES": 1, "CALLS": 5}}
+        });
+        let (c, outcome) = (call("describe", json!({"id": A})), Outcome::Success(result.to_string()));
+        let all = advise_after(&c, &outcome, 0).hints;
+        assert!(all.len() >= 3, "{all:#?}");
+        for before in 1..=MAX_HINTS {
+            let kept = advise_after(&c, &outcome, before).hints;
+            assert_eq!(kept, all[..all.len().min(MAX_HINTS - before)], "{before} before");
+        }
+        let unseen = advise(&c, &outcome, &Session::default()).hints;
+        assert_eq!(unseen, all[..all.len().min(MAX_HINTS - 1)], "one prerequisite: an unseen id");
+    }
+
     #[test]
     fn unseen_ids_get_a_non_blocking_prerequisite() {
         let c = call("describe", json!({"id": A}));
