@@ -81,28 +81,29 @@ fn rewrite<'l>(
     starts: &[char],
     read: impl Fn(&str) -> Option<(usize, Option<char>)>,
 ) -> std::borrow::Cow<'l, str> {
+    // Nothing is copied until something changes: most lines hold a `<`
+    // or `&` that starts nothing `read` finds.
     let mut out = String::new();
     let mut changed = false;
-    let mut rest = l;
-    while let Some(at) = rest.find(starts) {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        match read(rest) {
+    // `l[..done]` is in `out`; the search goes on from `at`.
+    let (mut done, mut at) = (0, 0);
+    while let Some(found) = l[at..].find(starts) {
+        let start = at + found;
+        match read(&l[start..]) {
             Some((len, instead)) => {
+                out.push_str(&l[done..start]);
                 out.extend(instead);
-                rest = &rest[len..];
+                (done, at) = (start + len, start + len);
                 changed = true;
             }
-            None => {
-                out.push_str(&rest[..1]);
-                rest = &rest[1..];
-            }
+            // Every start is ASCII: one byte on.
+            None => at = start + 1,
         }
     }
     if !changed {
         return std::borrow::Cow::Borrowed(l);
     }
-    out.push_str(rest);
+    out.push_str(&l[done..]);
     std::borrow::Cow::Owned(out)
 }
 
