@@ -93,7 +93,10 @@ impl Catalogue {
             .collect();
         let theirs: Vec<(&str, Value)> =
             tools.iter().map(|t| (t.name.as_ref(), Value::Object((*t.input_schema).clone()))).collect();
-        let vocab = Vocabulary::new(theirs.iter().chain(&own).map(|(n, s)| (*n, s)));
+        // A backend's tool may change state unless it says it only reads.
+        let acting = tools.iter().filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true));
+        let vocab =
+            Vocabulary::new(theirs.iter().chain(&own).map(|(n, s)| (*n, s))).acting(acting.map(|t| t.name.as_ref()));
         Catalogue { tools, schemas, vocab, own_trail, set }
     }
 

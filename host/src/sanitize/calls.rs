@@ -37,6 +37,11 @@
 //!   comma-separated, aligned by spaces; an HTML row on one line; a
 //!   Markdown table flattened onto one line;
 //! - a key naming a tool before a dotted leader (`Tool ..... find`);
+//! - a tool that may change state ([`Vocabulary::acting`]) followed by a
+//!   bare value (`delete_entities Alice`, `delete_entities: alice`, `run
+//!   delete_entities on Alice`): a word that is no word of prose
+//!   ([`bare_value`]). After a tool that only reads, a bare word is prose
+//!   (`resolve OrderService first`): a name there is no capability;
 //! - the name spelled otherwise: `delete-entities`, `deleteEntities`,
 //!   `Delete Entities`, `f-i-n-d` (its letters and digits in order, split by
 //!   `-`, `_` or spaces), with arguments as above.
@@ -66,7 +71,7 @@ mod tables;
 
 pub(super) use json::calls_in_json;
 use json::json_calls;
-pub use lines::{dangling_tool, is_arguments, keyed_object, leading_args, named_alone};
+pub use lines::{dangling_tool, is_arguments, keyed_object, leading_args, leading_value, named_alone};
 use notations::{named_calls, shell_calls, spelled_calls};
 use tables::{flattened_table, header_then_tool, html_cells};
 pub use tables::{is_label, table_calls};
@@ -109,6 +114,10 @@ pub struct Vocabulary {
     /// change state (a proxy's backend's), where a template with one
     /// placeholder could still be sent and act on the rest.
     strict_templates: bool,
+    /// The tools that may change state (lower-case; none unless said,
+    /// [`Vocabulary::acting`]): after one of these, a bare value is an
+    /// argument (`delete_entities Alice`), as a name is a capability there.
+    acting: std::collections::HashSet<String>,
 }
 
 impl Vocabulary {
@@ -173,7 +182,21 @@ impl Vocabulary {
             skeletons,
             skeleton_starts,
             strict_templates: true,
+            acting: std::collections::HashSet::new(),
         }
+    }
+
+    /// Says which of the tools may change state (a backend's tools not
+    /// marked read-only): after their names, a bare value reads as an
+    /// argument.
+    pub fn acting<'a>(mut self, tools: impl IntoIterator<Item = &'a str>) -> Self {
+        self.acting = tools.into_iter().map(|t| t.trim().to_ascii_lowercase()).collect();
+        self
+    }
+
+    /// Whether `name` (lower-case, as the vocabulary spells it) may change state.
+    fn acts(&self, name: &str) -> bool {
+        self.acting.contains(name)
     }
 
     /// Signpost's own tools.

@@ -200,6 +200,15 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
         if let Some(args) = calls::leading_args(&folded[j], scope.vocab) {
             split.push((i, name.start..folded[i].len()));
             split.push((j, args));
+        } else if let Some(value) = calls::leading_value(&folded[i][name.clone()], &folded[j], scope.vocab) {
+            // (`delete_entities:`, then a list of names: every item of it)
+            split.push((i, name.start..folded[i].len()));
+            split.push((j, value));
+            let word = &folded[i][name.clone()];
+            for (k, item) in folded.iter().enumerate().skip(j + 1) {
+                let Some(value) = calls::leading_value(word, item, scope.vocab) else { break };
+                split.push((k, value));
+            }
         }
     }
     // Each line's calls, read once when first needed: by the readings
@@ -794,11 +803,12 @@ pub fn has_hint_marker(s: &str) -> bool {
 /// stands in what the agent sent or the result holds. A template with one
 /// placeholder can still be sent as it is; then it must not act on
 /// anything the policy made up (`delete_entities {"entityNames": ["Alice",
-/// "<x>"]}` after a result that never named Alice).
+/// "<x>"]}` after a result that never named Alice); and each placeholder
+/// must describe a value, not be one ([`describes`]: `<Alice>` is Alice).
 pub fn template_allowed(args: &Map<String, Value>, scope: &Scope<'_>) -> bool {
     fn known(v: &Value, scope: &Scope<'_>) -> bool {
         match v {
-            Value::String(s) if s.len() > 2 && s.starts_with('<') && s.ends_with('>') => true,
+            Value::String(s) if s.len() > 2 && s.starts_with('<') && s.ends_with('>') => describes(&s[1..s.len() - 1]),
             Value::String(s) => s.is_empty() || scope.known.quotes(s),
             Value::Number(n) => scope.known.quotes(&n.to_string()),
             Value::Array(items) => items.iter().all(|i| known(i, scope)),
@@ -807,6 +817,17 @@ pub fn template_allowed(args: &Map<String, Value>, scope: &Scope<'_>) -> bool {
         }
     }
     is_template(args) && (!scope.vocab.strict_templates() || args.values().all(|v| known(v, scope)))
+}
+
+/// Whether a placeholder's text describes a value (`<name>`, `<new fact>`,
+/// `<40-hex id>`, `<entityName>`, `<file whose conflict you resolved>`):
+/// some word of it starts with a lower-case letter and has two or more
+/// (or is all of it: `<x>`). A placeholder of capitalised words or figures
+/// is the value itself (`<Alice>`, `<Ada Lovelace>`, `<ALICE>`, `<42>`).
+fn describes(inner: &str) -> bool {
+    inner
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| (w.len() >= 2 || w.len() == inner.len()) && w.starts_with(|c: char| c.is_ascii_lowercase()))
 }
 
 /// Some argument string, at any depth, is a whole `<placeholder>`: a call
@@ -964,6 +985,59 @@ mod tests {
         let valid = args(json!({"query": "chaos"}));
         let allowed = [Allowed { tool: "search_nodes", args: &valid }];
         agent_text(text, &Scope::new(&allowed, Known::default()).with_vocabulary(&vocab)).0
+    }
+
+    /// In front of a server whose `delete_entities` changes state (as a
+    /// proxy reads its annotations), a name after it is an argument: in a
+    /// sentence, after `:` or an arrow, as a list under it. Prose about it,
+    /// and a name after a tool that only reads, stay.
+    #[test]
+    fn bare_values_after_a_tool_that_changes_state_go() {
+        let vocab = memory().acting(["delete_entities"]);
+        let valid = args(json!({"query": "chaos"}));
+        let allowed = [Allowed { tool: "search_nodes", args: &valid }];
+        let check = |text: &str| agent_text(text, &Scope::new(&allowed, Known::default()).with_vocabulary(&vocab)).0;
+        for case in [
+            "run delete_entities on Alice and Bob",
+            "delete_entities → Alice, Bob",
+            "delete_entities:\n- Alice\n- Bob",
+            "Clean up with delete_entities:\n\n1. Alice\n2. Bob",
+            "[stale] → next: delete_entities Alice",
+            "Then delete_entities alice.",
+        ] {
+            let out = check(case);
+            assert!(
+                !out.contains("Alice") && !out.contains("alice") && !out.contains("Bob"),
+                "kept: {case:?} as {out:?}"
+            );
+            assert!(out.contains(REDACTED) || out.is_empty(), "{case:?} as {out:?}");
+        }
+        // A placeholder that is the value itself is no template.
+        for case in [
+            r#"delete_entities {"entityNames": ["<Alice>"]}"#,
+            r#"delete_entities {"entityNames": ["<Ada Lovelace>", "<BOB>"]}"#,
+        ] {
+            let out = check(case);
+            assert!(
+                !out.contains("Alice") && !out.contains("Lovelace") && out.contains(REDACTED),
+                "{case:?} as {out:?}"
+            );
+        }
+        for template in [
+            r#"delete_entities {"entityNames": ["<name from search_nodes>"]}"#,
+            r#"delete_entities {"entityNames": ["<entityName>"]}"#,
+        ] {
+            assert_eq!(check(template), template);
+        }
+        for prose in [
+            "search_nodes before you delete_entities",
+            "delete_entities only after search_nodes finds nothing",
+            "delete_entities is final: there is no undo",
+            "search_nodes Alice",
+            "Before delete_entities:\nsearch first, then decide.",
+        ] {
+            assert_eq!(check(prose), prose);
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! [`keyed_object`]). The caller ([`super::super::agent_text`]) pairs the
 //! lines.
 
-use super::notations::{argument_list, param_element};
+use super::notations::{argument_list, bare_value, param_element};
 use super::*;
 
 /// A tool name that ends its line (nothing but a gap, a closing quote or
@@ -29,6 +29,25 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     // A tool name as a word of its own (`mcp__signpost__describe` too).
     let glued = folded[..start].ends_with(|c: char| c.is_alphanumeric());
     (named && !glued).then_some(start..end)
+}
+
+/// After `word`, a tool that may change state ending its line (as
+/// [`dangling_tool`] finds it), a list item that is a bare value (`- Alice`,
+/// `2. Bob`: YAML's or Markdown's list of its arguments): the value's span.
+pub fn leading_value(word: &str, folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
+    let (name, _) = vocab.named(word)?;
+    if !vocab.acts(name) {
+        return None;
+    }
+    let body = folded.trim_start();
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    let item = match body.strip_prefix(['-', '*', '•', '+']) {
+        Some(item) => item,
+        None if (1..=3).contains(&digits) => body[digits..].strip_prefix(['.', ')'])?,
+        None => return None,
+    };
+    let value = item.trim_start();
+    (value.len() < item.len() && bare_value(value, true)).then(|| folded.len() - value.len()..folded.len())
 }
 
 /// A tool named as a word in a line, not by a call of that line (prose

@@ -294,6 +294,10 @@ pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: 
         // Whether every word skipped so far is a label of the arguments
         // (`find Arguments kind: class`): they still follow the name.
         let mut labels = true;
+        // Whether every word skipped so far joins a verb to its object
+        // (`delete_entities on Alice`).
+        let mut joins = true;
+        let acts = vocab.acts(&lower[name.clone()]);
         for word_index in 0..=MAX_CALL_WORDS {
             let rest = &lower[at..];
             // (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
@@ -334,15 +338,68 @@ pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: 
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
             }
+            // A tool that may change state, then a bare value: to the end
+            // of the line.
+            if acts && spaced && joins && bare_value(&folded[at + gap.len()..], word_index == 0) {
+                found.push(Found { call: None, span: Some(name.start..folded.len()) });
+                break;
+            }
             // Up to two short words between (`describe with id=…`).
             let word = args.bytes().take_while(|b| b.is_ascii_alphabetic() || *b == b'_').count();
             if gap.is_empty() || word == 0 || word > 10 {
                 break;
             }
             labels &= ARG_KEYS.contains(&&args[..word]) || &args[..word] == "with";
+            joins &= JOINS.contains(&&args[..word]);
             at += gap.len() + word;
         }
     }
+}
+
+/// Words that join a verb to its object: a value may follow them
+/// (`delete_entities on Alice`, `… for Alice`, `… named Alice`).
+const JOINS: [&str; 11] = ["on", "for", "with", "of", "named", "called", "using", "about", "to", "against", "upon"];
+
+/// Words of prose that may follow a tool's name (`create_entities only
+/// after…`, `delete_entities is final`, `the delete_entities result`):
+/// never a value. Function words, and the words the host and the example
+/// policies write after a tool's name.
+const PROSE: [&str; 136] = [
+    "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer", "answered",
+    "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but", "by", "call",
+    "calls", "can", "cannot", "could", "did", "do", "does", "done", "each", "either", "else", "even", "ever", "every",
+    "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "i", "if", "in", "instead", "into",
+    "is", "it", "its", "just", "last", "later", "less", "like", "may", "might", "more", "most", "must", "never",
+    "next", "no", "nor", "not", "nothing", "now", "of", "on", "once", "one", "only", "or", "other", "our", "out",
+    "over", "per", "result", "results", "same", "she", "should", "since", "so", "some", "still", "such", "than",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "to", "too", "under",
+    "unless", "until", "up", "use", "very", "via", "was", "we", "were", "what", "when", "where", "which", "while",
+    "who", "whose", "why", "will", "with", "without", "would", "yet", "you", "your",
+];
+
+/// Whether `s` starts with a bare value: a word that is no word of prose
+/// ([`PROSE`], any case) and not shaped like one (a lower-case word ending
+/// `s`, `ed`, `ing` or `ly`: `finds`, `failed`, `creating`, `only`):
+/// `Alice`, `repo/x.txt`, `3`, `*Alice*`; `alice` only when `plain` (right
+/// after the name: after `on` or `for`, a lower-case word is prose, as in
+/// `on stale records`).
+pub(crate) fn bare_value(s: &str, plain: bool) -> bool {
+    let end = s
+        .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '{'))
+        .unwrap_or(s.len());
+    let word = s[..end].trim_end_matches(['.', ':', '…']);
+    if word.is_empty() {
+        return false;
+    }
+    let lower = word.to_ascii_lowercase();
+    let letters = word.bytes().all(|b| b.is_ascii_alphabetic());
+    if letters && PROSE.contains(&lower.as_str()) {
+        return false;
+    }
+    if !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return true;
+    }
+    plain && !["s", "ed", "ing", "ly"].iter().any(|end| word.len() > end.len() + 2 && word.ends_with(end))
 }
 
 /// `signpost <subcommand> …` (any path to the program, `.exe`): a shell

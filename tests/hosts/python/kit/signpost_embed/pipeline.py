@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Container, Mapping, Optional, Union
+from typing import Any, Callable, Container, Iterable, Mapping, Optional, Union
 
 from . import sanitize
 from .policy import FaultKind, Policy, PolicyFault, PolicySession
@@ -260,14 +260,18 @@ class Embedding:
     ``<placeholder>``) may hold only values the agent sent or the result
     holds; keep it for tools that may change state; Signpost's own tools,
     which only read, do without (``Vocabulary::signpost``).
+    ``acting``: the tools that may change state (by default every tool with
+    ``strict_templates``): after one of their names, a bare value is an
+    argument (``delete_entities Alice``), so a text showing one is cut.
     """
 
     def __init__(self, policy: Policy, schemas: Mapping[str, Mapping[str, Any]], *,
                  works: Optional[WorksCheck] = None,
                  known: Union[None, Container[str], Callable[[str], bool]] = None,
-                 strict_templates: bool = True):
+                 strict_templates: bool = True,
+                 acting: Optional[Iterable[str]] = None):
         self.policy = policy
-        self.validator = HintValidator(schemas, works, strict_templates)
+        self.validator = HintValidator(schemas, works, strict_templates, acting)
         self.vocabulary = self.validator.vocabulary
         self.tool_names = tuple(schemas)
         if known is None or callable(known):

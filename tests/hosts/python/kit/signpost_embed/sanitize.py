@@ -1204,9 +1204,13 @@ class Vocabulary:
     parameters). ``strict_templates``: a template (a call with a
     ``<placeholder>``) may show only values the agent sent or the result
     holds; for tools that may change state (``Vocabulary::new``; Signpost's
-    own read-only tools, :meth:`signpost`, do without)."""
+    own read-only tools, :meth:`signpost`, do without). ``acting``: the
+    tools that may change state (``Vocabulary::acting``), after whose names
+    a bare value is an argument (``delete_entities Alice``); by default every
+    tool with ``strict_templates``, none without."""
 
-    def __init__(self, tools: Mapping[str, Mapping[str, Any]], strict_templates: bool = True):
+    def __init__(self, tools: Mapping[str, Mapping[str, Any]], strict_templates: bool = True,
+                 acting: Optional[Iterable[str]] = None):
         names: list[str] = []
         params = [TRAIL_ARG]
         #: Each tool's own parameters and its required ones (lower-case), by its name.
@@ -1247,6 +1251,9 @@ class Vocabulary:
                 self.skeletons.append((skeleton[0], skeleton, n))
         self.skeleton_starts = frozenset(s[0] for s in self.skeletons)
         self.strict_templates = strict_templates
+        if acting is None:
+            acting = self.names if strict_templates else ()
+        self.acting = frozenset(_ascii_lower(_trim(t)) for t in acting)
 
     @staticmethod
     def signpost() -> "Vocabulary":
@@ -1395,15 +1402,27 @@ def is_template(args: Mapping[str, Any]) -> bool:
     return any(placeholder(v) for v in args.values())
 
 
+def _describes(inner: str) -> bool:
+    """Whether a placeholder's text describes a value (``<name>``,
+    ``<entityName>``): some word of it starts with a lower-case letter and
+    has two or more (or is all of it: ``<x>``); ``<Alice>`` is the value
+    itself. Mirrors ``sanitize::describes``."""
+    return any((len(w) >= 2 or len(w) == len(inner)) and "a" <= w[0] <= "z"
+               for w in re.split(r"[^A-Za-z0-9]", inner) if w)
+
+
 def template_allowed(args: Mapping[str, Any], known: Known, vocab: Vocabulary) -> bool:
     """Whether a call with ``args`` may be shown as a template: it is one,
     and, for a vocabulary with strict templates, every other value in it
-    stands in what the agent sent or the result holds. Mirrors
+    stands in what the agent sent or the result holds, and each placeholder
+    describes a value (:func:`_describes`). Mirrors
     ``sanitize::template_allowed``."""
 
     def shown(v: Any) -> bool:
         if isinstance(v, str):
-            return (_utf8_len(v) > 2 and v.startswith("<") and v.endswith(">")) or not v or known.quotes(v)
+            if _utf8_len(v) > 2 and v.startswith("<") and v.endswith(">"):
+                return _describes(v[1:-1])
+            return not v or known.quotes(v)
         if isinstance(v, bool) or v is None:
             return True
         if isinstance(v, (int, float)):
@@ -2104,6 +2123,46 @@ _CLOSING_QUOTES = {"«": "»", "‹": "›", "「": "」", "『": "』", "〈": 
 MAX_BRACKETED = 1024
 
 
+#: Words that join a verb to its object (``notations::JOINS``).
+_JOINS = frozenset((
+    "on", "for", "with", "of", "named", "called", "using", "about", "to", "against", "upon",
+))
+
+#: Words of prose that may follow a tool's name: never a value (``notations::PROSE``).
+_PROSE = frozenset((
+    "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer",
+    "answered", "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but",
+    "by", "call", "calls", "can", "cannot", "could", "did", "do", "does", "done", "each", "either", "else",
+    "even", "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "i",
+    "if", "in", "instead", "into", "is", "it", "its", "just", "last", "later", "less", "like", "may", "might",
+    "more", "most", "must", "never", "next", "no", "nor", "not", "nothing", "now", "of", "on", "once", "one",
+    "only", "or", "other", "our", "out", "over", "per", "result", "results", "same", "she", "should", "since",
+    "so", "some", "still", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "though", "to", "too", "under", "unless", "until", "up", "use", "very", "via", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will", "with", "without",
+    "would", "yet", "you", "your",
+))
+
+_BARE_END = re.compile(r'[\s,;!?()\[\]"{]')
+
+
+def _bare_value(s: str, plain: bool) -> bool:
+    """Whether ``s`` starts with a bare value: a word that is no word of
+    prose (:data:`_PROSE`, any case) and not shaped like one (a lower-case
+    word ending ``s``, ``ed``, ``ing`` or ``ly``); a lower-case word only
+    when ``plain`` (right after the name). Mirrors ``notations::bare_value``."""
+    m = _BARE_END.search(s)
+    word = (s[:m.start()] if m else s).rstrip(".:…")
+    if not word:
+        return False
+    letters = all(c.isascii() and c.isalpha() for c in word)
+    if letters and _ascii_lower(word) in _PROSE:
+        return False
+    if not all("a" <= c <= "z" for c in word):
+        return True
+    return plain and not any(len(word) > len(e) + 2 and word.endswith(e) for e in ("s", "ed", "ing", "ly"))
+
+
 def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]) -> None:
     """Calls of the other notations: a tool name standing as a word, then
     (after a gap and up to two short words) an argument list. Mirrors
@@ -2115,6 +2174,9 @@ def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]
             at += 1
         # Whether every word skipped so far is a label of the arguments.
         labels = True
+        # Whether every word skipped so far joins a verb to its object.
+        joins = True
+        acts = lower[start:end] in vocab.acting
         for word_index in range(MAX_CALL_WORDS + 1):
             # (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
             after = _lstrip(lower, _is_gap, at)
@@ -2144,11 +2206,16 @@ def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]
             if arg_end is not None:
                 found.append(_Found(None, (start, min(arg_end, len(folded)))))
                 break
+            # A tool that may change state, then a bare value: to the end of the line.
+            if acts and spaced and joins and _bare_value(folded[args:], word_index == 0):
+                found.append(_Found(None, (start, len(folded))))
+                break
             # Up to two short words between (`describe with id=…`).
             word = _lstrip(lower, lambda c: c.isascii() and (c.isalpha() or c == "_"), args) - args
             if not gap or word == 0 or word > 10:
                 break
             labels = labels and (lower[args:args + word] in ARG_KEYS or lower[args:args + word] == "with")
+            joins = joins and lower[args:args + word] in _JOINS
             at = args + word
 
 
@@ -2398,6 +2465,25 @@ def _leading_args(folded: str, vocab: Vocabulary) -> Optional[tuple[int, int]]:
         return None
     end = _argument_list(lower, start, vocab, False, False, True, True)
     return (start, end) if end is not None else None
+
+
+def _leading_value(word: str, folded: str, vocab: Vocabulary) -> Optional[tuple[int, int]]:
+    """After ``word``, a tool that may change state ending its line, a list
+    item that is a bare value (``- Alice``, ``2. Bob``): the value's span.
+    Mirrors ``calls::leading_value``."""
+    named = vocab.named(word)
+    if named is None or named[0] not in vocab.acting:
+        return None
+    body = folded.lstrip()
+    digits = len(body) - len(body.lstrip("0123456789"))
+    if body[:1] in ("-", "*", "•", "+"):
+        item = body[1:]
+    elif 1 <= digits <= 3 and body[digits:digits + 1] in (".", ")"):
+        item = body[digits + 1:]
+    else:
+        return None
+    value = item.lstrip()
+    return (len(folded) - len(value), len(folded)) if len(value) < len(item) and _bare_value(value, True) else None
 
 
 # ---- hint lines (sanitize/mod.rs) -----------------------------------------------------
@@ -2714,6 +2800,17 @@ def agent_text(text: str, allowed: Sequence[Allowed], vocabulary: VocabularyLike
         args = _leading_args(folded[j], vocab) if j is not None else None
         if j is not None and args is not None:
             split += [(i, (name[0], len(f))), (j, args)]
+        elif j is not None:
+            # (`delete_entities:`, then a list of names: every item of it)
+            word = f[name[0]:name[1]]
+            value = _leading_value(word, folded[j], vocab)
+            if value is not None:
+                split += [(i, (name[0], len(f))), (j, value)]
+                for k in range(j + 1, len(folded)):
+                    value = _leading_value(word, folded[k], vocab)
+                    if value is None:
+                        break
+                    split.append((k, value))
     # Each line's calls, read once when first needed.
     line_calls: dict[int, Optional[list[_Found]]] = {}
 

@@ -71,14 +71,14 @@ class HintValidator:
     on the server's data (ids exist, …); without it, schema validation is
     all, and you lose the half of Signpost's guarantee that reads
     "parsed as a working call on the graph".
-    ``strict_templates``: see :class:`sanitize.Vocabulary` (the tools'
-    names and parameters, which the sanitiser reads calls by).
+    ``strict_templates`` and ``acting``: see :class:`sanitize.Vocabulary`
+    (the tools' names and parameters, which the sanitiser reads calls by).
     """
 
     def __init__(self, schemas: Mapping[str, Mapping[str, Any]], works: Optional[WorksCheck] = None,
-                 strict_templates: bool = True):
+                 strict_templates: bool = True, acting: Optional[Iterable[str]] = None):
         self.tool_names = tuple(schemas)
-        self.vocabulary = sanitize.Vocabulary(schemas, strict_templates)
+        self.vocabulary = sanitize.Vocabulary(schemas, strict_templates, acting)
         self._validators = {}
         for name, schema in schemas.items():
             cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
