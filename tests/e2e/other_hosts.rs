@@ -1,7 +1,8 @@
 //! The default policy component, unchanged, in other WebAssembly hosts
 //! (Node.js through jco, Python through wasmtime-py and the embedding kit,
 //! and the wasmtime CLI when one is installed), giving the same answers as
-//! in Signpost, call for call.
+//! in Signpost, call for call; and each host's answer to `host.history`,
+//! through the chaos policy's 0.3.0 build, which asks for it.
 //!
 //! The tools come from npm and PyPI through [`crate::common::toolchain`].
 
@@ -15,7 +16,7 @@ use signpost::tools::{self, StrictIds, Tool};
 
 use crate::common::swap::read;
 use crate::common::toolchain;
-use crate::common::{CHAOS_POLICY, DEFAULT_POLICY};
+use crate::common::{CHAOS_POLICY, CHAOS_V3_POLICY, DEFAULT_POLICY};
 
 use crate::common::wave::{signature, wave};
 
@@ -174,6 +175,40 @@ fn probes() -> Probes {
     p
 }
 
+/// Probes of the chaos policy's 0.3.0 build, which asks the host for the
+/// whole history (`host.history`) when the call says `chaos:history` and
+/// writes what it was told into its summary: a host's `history` answers
+/// as Signpost's does, for a first call and a later one.
+fn history_probes() -> Probes {
+    let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+    let policy = engine.load(&read(CHAOS_V3_POLICY), "chaos 0.3.0").unwrap_or_else(|e| panic!("{e}"));
+    let mut lease = policy.cold_lease();
+    let mut p = Probes { calls: vec![], expected: vec![] };
+    let sessions = [
+        policy::Session { call_count: 0, recent: vec![], seen_ids: vec![] },
+        policy::Session {
+            call_count: 7,
+            recent: vec![
+                policy::PastCall { tool: "search".into(), ok: true, ids: vec!["a".repeat(40)] },
+                policy::PastCall { tool: "find".into(), ok: false, ids: vec![] },
+            ],
+            seen_ids: vec!["a".repeat(40), "b".repeat(40)],
+        },
+    ];
+    let call = policy::Call { tool: "search".into(), args: json!({"query": "chaos:history"}).to_string() };
+    let outcome = policy::Outcome::Success(json!({"results": []}).to_string());
+    for session in &sessions {
+        let history = std::sync::Arc::new(session.clone());
+        let advice = answered(lease.advise(&call, &outcome, &history));
+        p.calls
+            .push(json!({"fn": "advise", "args": [call_json(&call), outcome_json(&outcome), session_json(session)]}));
+        p.expected.push(advice_json(&advice));
+    }
+    // What the policy was told must differ between the two sessions.
+    assert_ne!(p.expected[0]["summary"], p.expected[1]["summary"], "{:#}", json!(p.expected));
+    p
+}
+
 /// Feeds the probes to a host runner on stdin; its answers, parsed.
 fn run_host(what: &str, cmd: &mut Command, calls: &[Value]) -> Vec<Value> {
     let input = serde_json::to_vec(calls).unwrap_or_default();
@@ -212,25 +247,26 @@ fn default_component_runs_in_node_through_jco() {
     let project = repo().join("tests/hosts/node");
     let installed = toolchain::npm_tools("jco", 18, Some(&project), &[]);
     let Some((node, dir)) = toolchain::require("@bytecodealliance/jco (npm)", installed) else { return };
-    // Inside the install dir, so the transpiled JS resolves preview2-shim.
-    let out = tempdir_in(&dir, "transpiled");
-    toolchain::run_ok(
-        Command::new(&node.node)
-            .arg(dir.join("node_modules/@bytecodealliance/jco/dist/jco.js"))
-            .args(["transpile", DEFAULT_POLICY, "--name", "policy", "--map"])
-            .arg(format!("signpost:policy/host={}", project.join("host.mjs").display()))
-            .arg("-o")
-            .arg(&out),
-    )
-    .unwrap_or_else(|e| panic!("jco transpile: {e}"));
-    let probes = probes();
-    let answers = run_host(
-        "node",
-        Command::new(&node.node).arg(project.join("run.mjs")).arg(out.join("policy.js")),
-        &probes.calls,
-    );
-    assert_same_answers("node (jco)", &probes, &answers);
-    let _ = std::fs::remove_dir_all(&out);
+    for (component, probes) in [(DEFAULT_POLICY, probes()), (CHAOS_V3_POLICY, history_probes())] {
+        // Inside the install dir, so the transpiled JS resolves preview2-shim.
+        let out = tempdir_in(&dir, "transpiled");
+        toolchain::run_ok(
+            Command::new(&node.node)
+                .arg(dir.join("node_modules/@bytecodealliance/jco/dist/jco.js"))
+                .args(["transpile", component, "--name", "policy", "--map"])
+                .arg(format!("signpost:policy/host={}", project.join("host.mjs").display()))
+                .arg("-o")
+                .arg(&out),
+        )
+        .unwrap_or_else(|e| panic!("jco transpile {component}: {e}"));
+        let answers = run_host(
+            "node",
+            Command::new(&node.node).arg(project.join("run.mjs")).arg(out.join("policy.js")),
+            &probes.calls,
+        );
+        assert_same_answers(&format!("node (jco), {component}"), &probes, &answers);
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }
 
 /// Python: wasmtime-py loads the component as is, with WASI p2 linked and
@@ -239,16 +275,17 @@ fn default_component_runs_in_node_through_jco() {
 #[test]
 fn default_component_runs_in_wasmtime_py() {
     let Some(dir) = toolchain::require(WASMTIME_PY, toolchain::pip("wasmtime-py", &[WASMTIME_PY])) else { return };
-    let probes = probes();
-    let answers = run_host(
-        "wasmtime-py",
-        Command::new("python3")
-            .arg(repo().join("tests/hosts/python/run.py"))
-            .arg(DEFAULT_POLICY)
-            .env("PYTHONPATH", dir),
-        &probes.calls,
-    );
-    assert_same_answers("wasmtime-py", &probes, &answers);
+    for (component, probes) in [(DEFAULT_POLICY, probes()), (CHAOS_V3_POLICY, history_probes())] {
+        let answers = run_host(
+            "wasmtime-py",
+            Command::new("python3")
+                .arg(repo().join("tests/hosts/python/run.py"))
+                .arg(component)
+                .env("PYTHONPATH", &dir),
+            &probes.calls,
+        );
+        assert_same_answers(&format!("wasmtime-py, {component}"), &probes, &answers);
+    }
 }
 
 /// The recipe for embedders (tests/hosts/python/bounded.py) keeps the
