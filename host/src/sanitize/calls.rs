@@ -71,7 +71,9 @@ mod tables;
 
 pub(super) use json::calls_in_json;
 use json::json_calls;
-pub use lines::{dangling_tool, is_arguments, keyed_object, leading_args, leading_value, named_alone};
+pub use lines::{
+    acting_before_colon, dangling_tool, is_arguments, keyed_object, leading_args, leading_value, named_alone,
+};
 use notations::{named_calls, shell_calls, spelled_calls};
 use tables::{flattened_table, header_then_tool, html_cells};
 pub use tables::{is_label, table_calls};

@@ -192,23 +192,28 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     // (line, span) of each part.
     let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
     for i in 0..folded.len() {
-        let Some(name) = calls::dangling_tool(&folded[i], scope.vocab) else { continue };
+        let dangling = calls::dangling_tool(&folded[i], scope.vocab);
+        let Some(name) = dangling.clone().or_else(|| calls::acting_before_colon(&folded[i], scope.vocab)) else {
+            continue;
+        };
         let read = |j: &usize| says_something(&folded[*j]) && !calls::is_label(&folded[*j]);
         let Some(j) = (i + 1..folded.len()).find(read) else {
             continue;
         };
-        if let Some(args) = calls::leading_args(&folded[j], scope.vocab) {
+        if let Some(args) = dangling.and_then(|_| calls::leading_args(&folded[j], scope.vocab)) {
             split.push((i, name.start..folded[i].len()));
             split.push((j, args));
-        } else if let Some(value) = calls::leading_value(&folded[i][name.clone()], &folded[j], scope.vocab) {
-            // (`delete_entities:`, then a list of names: every item of it)
-            split.push((i, name.start..folded[i].len()));
-            split.push((j, value));
-            let word = &folded[i][name.clone()];
-            for (k, item) in folded.iter().enumerate().skip(j + 1) {
-                let Some(value) = calls::leading_value(word, item, scope.vocab) else { break };
-                split.push((k, value));
-            }
+            continue;
+        }
+        // (`delete_entities:`, then a list of names: every item of it, past
+        // blank lines)
+        let word = &folded[i][name.clone()];
+        let Some(value) = calls::leading_value(word, &folded[j], scope.vocab) else { continue };
+        split.push((i, name.start..folded[i].len()));
+        split.push((j, value));
+        for (k, item) in folded.iter().enumerate().skip(j + 1).filter(|(_, l)| says_something(l)) {
+            let Some(value) = calls::leading_value(word, item, scope.vocab) else { break };
+            split.push((k, value));
         }
     }
     // Each line's calls, read once when first needed: by the readings
@@ -822,12 +827,13 @@ pub fn template_allowed(args: &Map<String, Value>, scope: &Scope<'_>) -> bool {
 /// Whether a placeholder's text describes a value (`<name>`, `<new fact>`,
 /// `<40-hex id>`, `<entityName>`, `<file whose conflict you resolved>`):
 /// some word of it starts with a lower-case letter and has two or more
-/// (or is all of it: `<x>`). A placeholder of capitalised words or figures
-/// is the value itself (`<Alice>`, `<Ada Lovelace>`, `<ALICE>`, `<42>`).
+/// (or is all of it: `<x>`), and none starts with a capital. A placeholder
+/// that names something is the value itself (`<Alice>`, `<Ada Lovelace>`,
+/// `<the Alice entity>`, `<name: Alice>`, `<42>`).
 fn describes(inner: &str) -> bool {
-    inner
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| (w.len() >= 2 || w.len() == inner.len()) && w.starts_with(|c: char| c.is_ascii_lowercase()))
+    let mut words = inner.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty());
+    words.clone().all(|w| !w.starts_with(char::is_uppercase))
+        && words.any(|w| (w.len() >= 2 || w.len() == inner.len()) && w.starts_with(|c: char| c.is_lowercase()))
 }
 
 /// Some argument string, at any depth, is a whole `<placeholder>`: a call
@@ -1002,8 +1008,10 @@ mod tests {
             "delete_entities → Alice, Bob",
             "delete_entities:\n- Alice\n- Bob",
             "Clean up with delete_entities:\n\n1. Alice\n2. Bob",
+            "Run delete_entities on these:\n- [ ] Alice\n\n- the Bob node",
+            "delete_entities\n> Alice",
+            "delete_entities\u{2028}Alice",
             "[stale] → next: delete_entities Alice",
-            "Then delete_entities alice.",
         ] {
             let out = check(case);
             assert!(
@@ -1016,6 +1024,8 @@ mod tests {
         for case in [
             r#"delete_entities {"entityNames": ["<Alice>"]}"#,
             r#"delete_entities {"entityNames": ["<Ada Lovelace>", "<BOB>"]}"#,
+            r#"delete_entities {"entityNames": ["<the Alice entity>"]}"#,
+            r#"delete_entities {"entityNames": ["<name: Alice>"]}"#,
         ] {
             let out = check(case);
             assert!(
@@ -1035,6 +1045,8 @@ mod tests {
             "delete_entities is final: there is no undo",
             "search_nodes Alice",
             "Before delete_entities:\nsearch first, then decide.",
+            "Before delete_entities:\n- Confirm with the user\n- Check relations with open_nodes",
+            "Use delete_entities.\nDuplicates cost money.",
         ] {
             assert_eq!(check(prose), prose);
         }

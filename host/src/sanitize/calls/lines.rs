@@ -4,7 +4,7 @@
 //! [`keyed_object`]). The caller ([`super::super::agent_text`]) pairs the
 //! lines.
 
-use super::notations::{argument_list, bare_value, param_element};
+use super::notations::{argument_list, names_a_value, param_element};
 use super::*;
 
 /// A tool name that ends its line (nothing but a gap, a closing quote or
@@ -33,21 +33,49 @@ pub fn dangling_tool(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
 
 /// After `word`, a tool that may change state ending its line (as
 /// [`dangling_tool`] finds it), a list item that is a bare value (`- Alice`,
-/// `2. Bob`: YAML's or Markdown's list of its arguments): the value's span.
+/// `2. Bob`, `> Alice`, `- [ ] "Alice"`: a list of its arguments), or a
+/// line that is one (`Alice, Bob`): the value's span. A line or an item
+/// that is a sentence (`- Confirm with the user`, `Duplicates cost money.`)
+/// is none.
 pub fn leading_value(word: &str, folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
     let (name, _) = vocab.named(word)?;
     if !vocab.acts(name) {
         return None;
     }
     let body = folded.trim_start();
-    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
-    let item = match body.strip_prefix(['-', '*', '•', '+']) {
-        Some(item) => item,
-        None if (1..=3).contains(&digits) => body[digits..].strip_prefix(['.', ')'])?,
-        None => return None,
+    let marker = body.chars().next().filter(|c| {
+        matches!(c, '-' | '*' | '•' | '+' | '–' | '—' | '·' | '▪' | '▸' | '◦' | '>' | '|' | '→' | '⁃' | '‣')
+            || ('\u{2460}'..='\u{24FF}').contains(c)
+    });
+    let item = match marker {
+        Some(c) => &body[c.len_utf8()..],
+        None => {
+            // `1.`, `2)`, `a)`
+            let label = body.bytes().take_while(u8::is_ascii_alphanumeric).count();
+            let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+            match body[label..].strip_prefix(['.', ')']) {
+                Some(item) if (1..=3).contains(&label) && item.starts_with(' ') => item,
+                // (`1 Alice`)
+                _ if (1..=3).contains(&digits) && body[digits..].starts_with(' ') => &body[digits..],
+                _ => body,
+            }
+        }
     };
-    let value = item.trim_start();
-    (value.len() < item.len() && bare_value(value, true)).then(|| folded.len() - value.len()..folded.len())
+    let item = item.trim_start();
+    // (a task list's box: `[ ]`, `[x]`)
+    let item = ["[ ]", "[x]", "[X]"].iter().find_map(|b| item.strip_prefix(b)).map_or(item, str::trim_start);
+    names_a_value(item, vocab, true).then(|| folded.len() - item.len()..folded.len())
+}
+
+/// A tool that may change state named in a line that ends with `:` a few
+/// words after it (`delete_entities:`, `Run delete_entities on these:`): the
+/// name's span, to pair with a list of values on the next lines.
+pub fn acting_before_colon(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
+    let body = folded.trim_end();
+    let body = body.strip_suffix(':')?;
+    let lower = body.to_ascii_lowercase();
+    let name = tool_words(&lower, vocab).into_iter().rfind(|w| vocab.acts(&lower[w.clone()]))?;
+    (body.len() - name.end <= MAX_CALL_GAP).then_some(name)
 }
 
 /// A tool named as a word in a line, not by a call of that line (prose

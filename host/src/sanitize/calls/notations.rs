@@ -294,10 +294,13 @@ pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: 
         // Whether every word skipped so far is a label of the arguments
         // (`find Arguments kind: class`): they still follow the name.
         let mut labels = true;
-        // Whether every word skipped so far joins a verb to its object
-        // (`delete_entities on Alice`).
-        let mut joins = true;
-        let acts = vocab.acts(&lower[name.clone()]);
+        // A tool that may change state, then a value in the same clause
+        // (`delete_entities Alice`, `run delete_entities on both Alice and
+        // Bob`): to the end of the line.
+        if vocab.acts(&lower[name.clone()]) && names_a_value(&folded[name.end..], vocab, false) {
+            found.push(Found { call: None, span: Some(name.start..folded.len()) });
+            continue;
+        }
         for word_index in 0..=MAX_CALL_WORDS {
             let rest = &lower[at..];
             // (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
@@ -338,68 +341,157 @@ pub(super) fn named_calls(folded: &str, lower: &str, vocab: &Vocabulary, found: 
                 found.push(Found { call: None, span: Some(name.start..end.min(folded.len())) });
                 break;
             }
-            // A tool that may change state, then a bare value: to the end
-            // of the line.
-            if acts && spaced && joins && bare_value(&folded[at + gap.len()..], word_index == 0) {
-                found.push(Found { call: None, span: Some(name.start..folded.len()) });
-                break;
-            }
             // Up to two short words between (`describe with id=…`).
             let word = args.bytes().take_while(|b| b.is_ascii_alphabetic() || *b == b'_').count();
             if gap.is_empty() || word == 0 || word > 10 {
                 break;
             }
             labels &= ARG_KEYS.contains(&&args[..word]) || &args[..word] == "with";
-            joins &= JOINS.contains(&&args[..word]);
             at += gap.len() + word;
         }
     }
 }
 
-/// Words that join a verb to its object: a value may follow them
-/// (`delete_entities on Alice`, `… for Alice`, `… named Alice`).
-const JOINS: [&str; 11] = ["on", "for", "with", "of", "named", "called", "using", "about", "to", "against", "upon"];
+/// Words that end the clause a tool's name opens: what follows is
+/// another clause (`delete_entities only after search_nodes finds…`).
+const CLAUSE_ENDS: [&str; 14] = [
+    "after", "although", "because", "before", "but", "if", "instead", "once", "rather", "since", "than", "unless",
+    "until", "while",
+];
+
+/// Most words of a clause read for a value after a tool's name.
+const MAX_CLAUSE_WORDS: usize = 16;
+
+/// Whether the clause that starts `rest` (right after a tool's name) names
+/// a value ([`bare_value`]): its words up to `.`, `;`, `!`, `?`, the end of
+/// the line, another tool's name or a word that opens another clause
+/// ([`CLAUSE_ENDS`]), past a closing tag (`</code>`) and brackets.
+/// A word that reports what happened (`created`, `failed: …`, a lower-case
+/// word ending `ed`) ends the clause too, and so does a verb right after
+/// the name (`delete_entities removes …`: the tool is its subject). With
+/// `opens`, a sentence may open at the first word (a list's item).
+pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> bool {
+    let rest =
+        rest.strip_prefix("</").and_then(|t| t.find('>').filter(|e| *e <= 12).map(|e| &t[e + 1..])).unwrap_or(rest);
+    let mut at = 0;
+    for n in 0..MAX_CLAUSE_WORDS {
+        let s = &rest[at..];
+        let word_at = s.find(|c: char| c.is_alphanumeric() || matches!(c, '"' | '“' | '‘' | '«')).unwrap_or(s.len());
+        let gap = &s[..word_at];
+        // (an ellipsis is no sentence's end; an object is read as JSON)
+        if gap.trim_matches(|c: char| c != '.').len() == 1 || gap.contains([';', '!', '?', '{']) {
+            return false;
+        }
+        opens |= gap.contains([':', '—', '–', '―']) || gap.split_whitespace().any(|g| g == "-");
+        let word = &s[word_at..];
+        if word.is_empty() {
+            return false;
+        }
+        let end = word
+            .find(|c: char| {
+                c.is_whitespace()
+                    || matches!(c, ',' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '{' | '<' | '"' | '”')
+            })
+            .map_or(word.len(), |e| e.max(1));
+        let token = &word[..end];
+        let core = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let lower = core.to_ascii_lowercase();
+        let plain = core.bytes().all(|b| b.is_ascii_lowercase());
+        let reports = plain && core.len() > 4 && core.ends_with("ed") && !matches!(core, "named" | "called");
+        let verb = n == 0 && plain && core.len() > 3 && core.ends_with('s') && !core.ends_with("ss");
+        if vocab.named(core).is_some() || CLAUSE_ENDS.contains(&lower.as_str()) || reports || verb {
+            return false;
+        }
+        if bare_value(word, vocab, opens) {
+            return true;
+        }
+        opens = false;
+        at += word_at + end;
+        // A `.` after a word ends the clause, but for `e.g.`, `etc.`
+        if token.ends_with('.') && !matches!(lower.as_str(), "e.g" | "i.e" | "etc" | "vs" | "cf") {
+            return false;
+        }
+    }
+    false
+}
 
 /// Words of prose that may follow a tool's name (`create_entities only
 /// after…`, `delete_entities is final`, `the delete_entities result`):
-/// never a value. Function words, and the words the host and the example
-/// policies write after a tool's name.
-const PROSE: [&str; 136] = [
+/// never a value, capitalised too (`If`, `OK`). Function words, the words
+/// the host and the example policies write after a tool's name, and the
+/// field's acronyms (`JSON`, `MCP`).
+const PROSE: [&str; 150] = [
     "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer", "answered",
-    "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but", "by", "call",
-    "calls", "can", "cannot", "could", "did", "do", "does", "done", "each", "either", "else", "even", "ever", "every",
-    "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "i", "if", "in", "instead", "into",
-    "is", "it", "its", "just", "last", "later", "less", "like", "may", "might", "more", "most", "must", "never",
-    "next", "no", "nor", "not", "nothing", "now", "of", "on", "once", "one", "only", "or", "other", "our", "out",
-    "over", "per", "result", "results", "same", "she", "should", "since", "so", "some", "still", "such", "than",
-    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "to", "too", "under",
-    "unless", "until", "up", "use", "very", "via", "was", "we", "were", "what", "when", "where", "which", "while",
-    "who", "whose", "why", "will", "with", "without", "would", "yet", "you", "your",
+    "any", "anyway", "api", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but", "by", "call",
+    "calls", "can", "cannot", "cli", "could", "csv", "did", "do", "does", "done", "each", "either", "else", "even",
+    "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "http", "i", "id",
+    "ids", "if", "in", "instead", "into", "is", "it", "its", "json", "just", "last", "later", "less", "like", "llm",
+    "may", "mcp", "might", "more", "most", "must", "never", "next", "no", "nor", "not", "nothing", "now", "of", "ok",
+    "on", "once", "one", "only", "or", "other", "our", "out", "over", "per", "result", "results", "same", "she",
+    "should", "since", "so", "some", "sql", "still", "such", "than", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "though", "to", "too", "ui", "under", "unless", "until", "up", "url", "use",
+    "very", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will",
+    "with", "without", "would", "yaml", "yet", "you", "your",
 ];
 
-/// Whether `s` starts with a bare value: a word that is no word of prose
-/// ([`PROSE`], any case) and not shaped like one (a lower-case word ending
-/// `s`, `ed`, `ing` or `ly`: `finds`, `failed`, `creating`, `only`):
-/// `Alice`, `repo/x.txt`, `3`, `*Alice*`; `alice` only when `plain` (right
-/// after the name: after `on` or `for`, a lower-case word is prose, as in
-/// `on stale records`).
-pub(crate) fn bare_value(s: &str, plain: bool) -> bool {
+/// Whether `s` starts with a bare value, as a name stands after a verb:
+/// a quoted string (`"Ada Lovelace"`), a capitalised word that is no word
+/// of prose (`Alice`, `*Alice*`, `Zoë`; [`PROSE`]: `If`, `OK`), a name in
+/// a script without case. Not a value: a lower-case word (`only`, `twice`,
+/// `can't`, `works_at`: prose, and `alice` with it), a number (`2
+/// created`), symbols, a tool's or a parameter's name (`delete_entities,
+/// delete_relations and …`). With
+/// `sentence` (after `:`, a dash or a question: a sentence may start
+/// there), a capitalised word that a lower-case one follows opens a
+/// sentence (`delete_entities: Irreversible, confirm first`), while a
+/// list goes on with `and`, `or` or a comma (`: Alice, Bob`).
+pub(crate) fn bare_value(s: &str, vocab: &Vocabulary, sentence: bool) -> bool {
+    if let Some(open) = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“' | '‘' | '«')) {
+        let close = match open {
+            '“' => '”',
+            '‘' => '’',
+            '«' => '»',
+            c => c,
+        };
+        let body = &s[open.len_utf8()..];
+        return body.find(close).is_some_and(|end| body[..end].chars().any(char::is_alphanumeric));
+    }
     let end = s
-        .find(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '{'))
+        .find(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | '!' | '?' | '(' | ')' | '[' | ']' | '"' | '{' | '<')
+        })
         .unwrap_or(s.len());
     let word = s[..end].trim_end_matches(['.', ':', '…']);
-    if word.is_empty() {
+    // (markup around it: `*Alice*`, `` `Alice` ``)
+    let core = word.trim_matches(|c: char| !c.is_alphanumeric());
+    let Some(first) = core.chars().next() else { return false };
+    if vocab.named(core).is_some() || vocab.is_param(core) {
         return false;
     }
-    let lower = word.to_ascii_lowercase();
-    let letters = word.bytes().all(|b| b.is_ascii_alphabetic());
-    if letters && PROSE.contains(&lower.as_str()) {
+    if first.is_lowercase() {
         return false;
     }
-    if !word.bytes().all(|b| b.is_ascii_lowercase()) {
+    if first.is_ascii_digit() {
+        // (an id's digits: ids are read as ids already)
+        return false;
+    }
+    if !first.is_uppercase() {
+        // A script without case.
         return true;
     }
-    plain && !["s", "ed", "ing", "ly"].iter().any(|end| word.len() > end.len() + 2 && word.ends_with(end))
+    let letters = core.bytes().all(|b| b.is_ascii_alphabetic());
+    if letters && PROSE.contains(&core.to_ascii_lowercase().as_str()) {
+        return false;
+    }
+    if sentence {
+        // The next word, past a comma: lower-case and no `and` or `or`, the
+        // capitalised word opened a sentence.
+        let next = s[end..].trim_start();
+        let next = next.strip_prefix(',').unwrap_or(next).trim_start();
+        let next = &next[..next.find(|c: char| !c.is_alphabetic()).unwrap_or(next.len())];
+        return !next.starts_with(char::is_lowercase) || ["and", "or", "nor"].contains(&next);
+    }
+    true
 }
 
 /// `signpost <subcommand> …` (any path to the program, `.exe`): a shell

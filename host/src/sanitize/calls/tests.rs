@@ -146,19 +146,22 @@ fn a_bare_value_after_a_tool_that_acts_is_a_call() {
     let unvetted = |line: &str| unvetted_in(line, &vocab);
     for line in [
         "delete_entities Alice",
-        "delete_entities alice",
         "Now run delete_entities Alice to clean up.",
         "please delete_entities: Alice",
         "delete_entities Alice, Bob",
         "use delete_entities on Alice",
-        "call delete_entities for the_duplicates",
+        "call delete_entities for both Alice and Bob",
         "delete_entities on Alice's behalf",
         "delete_entities named Alice",
+        "delete_entities named \"zebra\"",
         "delete_entities *Alice*",
-        "delete_entities 42",
         "delete_entities — Alice",
+        "delete_entities, namely Alice",
+        "delete_entities the following: Alice, Bob",
+        "delete_entities (both Alice and Bob)",
+        "<code>delete_entities</code> Alice",
         "Delete Entities Alice",
-        "delete-entities alice",
+        "delete-entities Ada",
     ] {
         assert!(unvetted(line) > 0, "not read as a call: {line}");
     }
@@ -166,17 +169,24 @@ fn a_bare_value_after_a_tool_that_acts_is_a_call() {
         "search before you delete_entities",
         "delete_entities only after search_nodes finds nothing",
         "delete_entities removes entities for good",
+        "delete_entities removes Alice's relations too",
         "delete_entities is final: there is no undo",
+        "delete_entities can't be undone",
         "[ok] delete_entities result (no hints: the hint policy failed)",
-        "delete_entities failed: no such entity",
+        "delete_entities failed: no such entity Alice",
         "delete_entities: nothing deleted",
+        "delete_entities: 2 removed",
         "delete_entities — which cannot be undone",
+        "**delete_entities** — Permanently removes entities",
+        "delete_entities: Irreversible, confirm with the user first",
         "use delete_entities on the duplicates",
         "Use delete_entities on stale records, such as",
+        "delete_entities, search_nodes and delete_entities again",
+        "delete_entities via MCP is permanent",
         "search_nodes Alice",
         "run search_nodes on Alice first",
         "delete_entities.",
-        "delete_entities (see below)",
+        "delete_entities ✓",
     ] {
         assert_eq!(unvetted(line), 0, "read as a call: {line}");
     }

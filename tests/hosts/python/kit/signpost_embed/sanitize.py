@@ -1405,10 +1405,12 @@ def is_template(args: Mapping[str, Any]) -> bool:
 def _describes(inner: str) -> bool:
     """Whether a placeholder's text describes a value (``<name>``,
     ``<entityName>``): some word of it starts with a lower-case letter and
-    has two or more (or is all of it: ``<x>``); ``<Alice>`` is the value
-    itself. Mirrors ``sanitize::describes``."""
-    return any((len(w) >= 2 or len(w) == len(inner)) and "a" <= w[0] <= "z"
-               for w in re.split(r"[^A-Za-z0-9]", inner) if w)
+    has two or more (or is all of it: ``<x>``), and none starts with a
+    capital; ``<Alice>``, ``<the Alice entity>`` are values. Mirrors
+    ``sanitize::describes``."""
+    words = [w for w in re.split(r"[^\w]|_", inner) if w]
+    return all(not w[0].isupper() for w in words) \
+        and any((len(w) >= 2 or len(w) == len(inner)) and w[0].islower() for w in words)
 
 
 def template_allowed(args: Mapping[str, Any], known: Known, vocab: Vocabulary) -> bool:
@@ -2123,45 +2125,128 @@ _CLOSING_QUOTES = {"«": "»", "‹": "›", "「": "」", "『": "』", "〈": 
 MAX_BRACKETED = 1024
 
 
-#: Words that join a verb to its object (``notations::JOINS``).
-_JOINS = frozenset((
-    "on", "for", "with", "of", "named", "called", "using", "about", "to", "against", "upon",
+#: Words that end the clause a tool's name opens (``notations::CLAUSE_ENDS``).
+_CLAUSE_ENDS = frozenset((
+    "after", "although", "because", "before", "but", "if", "instead", "once", "rather", "since", "than",
+    "unless", "until", "while",
 ))
 
-#: Words of prose that may follow a tool's name: never a value (``notations::PROSE``).
+#: Most words of a clause read for a value after a tool's name (``notations::MAX_CLAUSE_WORDS``).
+MAX_CLAUSE_WORDS = 16
+
+#: Words of prose that may follow a tool's name: never a value, capitalised
+#: too (``notations::PROSE``).
 _PROSE = frozenset((
     "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer",
-    "answered", "any", "anyway", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but",
-    "by", "call", "calls", "can", "cannot", "could", "did", "do", "does", "done", "each", "either", "else",
-    "even", "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "i",
-    "if", "in", "instead", "into", "is", "it", "its", "just", "last", "later", "less", "like", "may", "might",
-    "more", "most", "must", "never", "next", "no", "nor", "not", "nothing", "now", "of", "on", "once", "one",
-    "only", "or", "other", "our", "out", "over", "per", "result", "results", "same", "she", "should", "since",
-    "so", "some", "still", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they",
-    "this", "those", "though", "to", "too", "under", "unless", "until", "up", "use", "very", "via", "was",
-    "we", "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will", "with", "without",
-    "would", "yet", "you", "your",
+    "answered", "any", "anyway", "api", "are", "as", "at", "be", "because", "been", "before", "being", "both",
+    "but", "by", "call", "calls", "can", "cannot", "cli", "could", "csv", "did", "do", "does", "done", "each",
+    "either", "else", "even", "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he",
+    "here", "how", "http", "i", "id", "ids", "if", "in", "instead", "into", "is", "it", "its", "json", "just",
+    "last", "later", "less", "like", "llm", "may", "mcp", "might", "more", "most", "must", "never", "next",
+    "no", "nor", "not", "nothing", "now", "of", "ok", "on", "once", "one", "only", "or", "other", "our", "out",
+    "over", "per", "result", "results", "same", "she", "should", "since", "so", "some", "sql", "still", "such",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "to",
+    "too", "ui", "under", "unless", "until", "up", "url", "use", "very", "via", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whose", "why", "will", "with", "without", "would", "yaml",
+    "yet", "you", "your",
 ))
 
-_BARE_END = re.compile(r'[\s,;!?()\[\]"{]')
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+_BARE_END = re.compile(r'[\s,;!?()\[\]"{<]')
+_TOKEN_END = re.compile(r'[\s,;:!?()\[\]{<"”]')
+_WORD_START = re.compile(r'[^\W_]|["“‘«]')
 
 
-def _bare_value(s: str, plain: bool) -> bool:
-    """Whether ``s`` starts with a bare value: a word that is no word of
-    prose (:data:`_PROSE`, any case) and not shaped like one (a lower-case
-    word ending ``s``, ``ed``, ``ing`` or ``ly``); a lower-case word only
-    when ``plain`` (right after the name). Mirrors ``notations::bare_value``."""
+def _alnum(c: str) -> bool:
+    """Rust's ``char::is_alphanumeric``."""
+    return c.isalnum()
+
+
+def _trim_non_alnum(s: str) -> str:
+    i, j = 0, len(s)
+    while i < j and not _alnum(s[i]):
+        i += 1
+    while j > i and not _alnum(s[j - 1]):
+        j -= 1
+    return s[i:j]
+
+
+def _bare_value(s: str, vocab: Vocabulary, sentence: bool) -> bool:
+    """Whether ``s`` starts with a bare value, as a name stands after a
+    verb: a quoted string, a capitalised word that is no word of prose, a
+    name in a script without case; not a lower-case word, a number,
+    symbols, a tool's or a parameter's name. With ``sentence``, a
+    capitalised word that a lower-case one follows opens a sentence.
+    Mirrors ``notations::bare_value``."""
+    if s[:1] in _QUOTES:
+        close = _QUOTES[s[0]]
+        end = s.find(close, 1)
+        return end > 0 and any(_alnum(c) for c in s[1:end])
     m = _BARE_END.search(s)
-    word = (s[:m.start()] if m else s).rstrip(".:…")
-    if not word:
+    end = m.start() if m else len(s)
+    word = s[:end].rstrip(".:…")
+    core = _trim_non_alnum(word)
+    if not core:
         return False
-    letters = all(c.isascii() and c.isalpha() for c in word)
-    if letters and _ascii_lower(word) in _PROSE:
+    if vocab.named(core) is not None or vocab.is_param(core):
         return False
-    if not all("a" <= c <= "z" for c in word):
+    first = core[0]
+    if first.islower():
+        return False
+    if "0" <= first <= "9":
+        return False
+    if not first.isupper():
         return True
-    return plain and not any(len(word) > len(e) + 2 and word.endswith(e) for e in ("s", "ed", "ing", "ly"))
+    if all(c.isascii() and c.isalpha() for c in core) and _ascii_lower(core) in _PROSE:
+        return False
+    if sentence:
+        nxt = s[end:].lstrip()
+        nxt = nxt[1:].lstrip() if nxt.startswith(",") else nxt
+        n = 0
+        while n < len(nxt) and nxt[n].isalpha():
+            n += 1
+        nxt = nxt[:n]
+        return not (nxt[:1].islower() and nxt not in ("and", "or", "nor"))
+    return True
 
+
+def _names_a_value(rest: str, vocab: Vocabulary, opens: bool) -> bool:
+    """Whether the clause that starts ``rest`` (right after a tool's name)
+    names a value (:func:`_bare_value`). Mirrors ``notations::names_a_value``."""
+    if rest.startswith("</"):
+        close = rest.find(">", 2)
+        if 0 <= close - 2 <= 12:
+            rest = rest[close + 1:]
+    at = 0
+    for n in range(MAX_CLAUSE_WORDS):
+        s = rest[at:]
+        m = _WORD_START.search(s)
+        word_at = m.start() if m else len(s)
+        gap = s[:word_at]
+        dots = gap.strip("".join({c for c in gap if c != "."})) if gap else ""
+        if len(dots) == 1 or any(c in gap for c in ";!?{"):
+            return False
+        opens = opens or any(c in gap for c in ":—–―") or "-" in gap.split()
+        word = s[word_at:]
+        if not word:
+            return False
+        m = _TOKEN_END.search(word)
+        end = max(m.start(), 1) if m else len(word)
+        token = word[:end]
+        core = _trim_non_alnum(token)
+        lower = _ascii_lower(core)
+        plain = bool(core) and all("a" <= c <= "z" for c in core)
+        reports = plain and len(core) > 4 and core.endswith("ed") and core not in ("named", "called")
+        verb = n == 0 and plain and len(core) > 3 and core.endswith("s") and not core.endswith("ss")
+        if vocab.named(core) is not None or lower in _CLAUSE_ENDS or reports or verb:
+            return False
+        if _bare_value(word, vocab, opens):
+            return True
+        opens = False
+        at += word_at + end
+        if token.endswith(".") and lower not in ("e.g", "i.e", "etc", "vs", "cf"):
+            return False
+    return False
 
 def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]) -> None:
     """Calls of the other notations: a tool name standing as a word, then
@@ -2172,11 +2257,13 @@ def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]
         # A name in quotes (`"describe": …`) ends with its closing quote.
         if start > 0 and at < len(lower) and lower[start - 1] == lower[at] and lower[at] in "\"'`":
             at += 1
+        # A tool that may change state, then a value in the same clause: to
+        # the end of the line.
+        if lower[start:end] in vocab.acting and _names_a_value(folded[end:], vocab, False):
+            found.append(_Found(None, (start, len(folded))))
+            continue
         # Whether every word skipped so far is a label of the arguments.
         labels = True
-        # Whether every word skipped so far joins a verb to its object.
-        joins = True
-        acts = lower[start:end] in vocab.acting
         for word_index in range(MAX_CALL_WORDS + 1):
             # (an ellipsis is a gap, a lone `.` is not: `find . -name x`)
             after = _lstrip(lower, _is_gap, at)
@@ -2206,16 +2293,11 @@ def _named_calls(folded: str, lower: str, vocab: Vocabulary, found: list[_Found]
             if arg_end is not None:
                 found.append(_Found(None, (start, min(arg_end, len(folded)))))
                 break
-            # A tool that may change state, then a bare value: to the end of the line.
-            if acts and spaced and joins and _bare_value(folded[args:], word_index == 0):
-                found.append(_Found(None, (start, len(folded))))
-                break
             # Up to two short words between (`describe with id=…`).
             word = _lstrip(lower, lambda c: c.isascii() and (c.isalpha() or c == "_"), args) - args
             if not gap or word == 0 or word > 10:
                 break
             labels = labels and (lower[args:args + word] in ARG_KEYS or lower[args:args + word] == "with")
-            joins = joins and lower[args:args + word] in _JOINS
             at = args + word
 
 
@@ -2467,23 +2549,50 @@ def _leading_args(folded: str, vocab: Vocabulary) -> Optional[tuple[int, int]]:
     return (start, end) if end is not None else None
 
 
+_MARKERS = frozenset("-*•+–—·▪▸◦>|→⁃‣")
+
+
 def _leading_value(word: str, folded: str, vocab: Vocabulary) -> Optional[tuple[int, int]]:
-    """After ``word``, a tool that may change state ending its line, a list
-    item that is a bare value (``- Alice``, ``2. Bob``): the value's span.
-    Mirrors ``calls::leading_value``."""
+    """After ``word``, a tool that may change state ending its line (or
+    before a ``:`` ending it), a list item or a line that names a value
+    (``- Alice``, ``2. Bob``, ``Alice, Bob``): the value's span. Mirrors
+    ``calls::leading_value``."""
     named = vocab.named(word)
     if named is None or named[0] not in vocab.acting:
         return None
     body = folded.lstrip()
-    digits = len(body) - len(body.lstrip("0123456789"))
-    if body[:1] in ("-", "*", "•", "+"):
+    if body[:1] and (body[0] in _MARKERS or "\u2460" <= body[0] <= "\u24ff"):
         item = body[1:]
-    elif 1 <= digits <= 3 and body[digits:digits + 1] in (".", ")"):
-        item = body[digits + 1:]
     else:
+        label = len(body) - len(body.lstrip("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        digits = len(body) - len(body.lstrip("0123456789"))
+        if 1 <= label <= 3 and body[label:label + 1] in (".", ")") and body[label + 1:label + 2] == " ":
+            item = body[label + 1:]
+        elif 1 <= digits <= 3 and body[digits:digits + 1] == " ":
+            item = body[digits:]
+        else:
+            item = body
+    item = item.lstrip()
+    for box in ("[ ]", "[x]", "[X]"):
+        if item.startswith(box):
+            item = item[len(box):].lstrip()
+            break
+    return (len(folded) - len(item), len(folded)) if _names_a_value(item, vocab, True) else None
+
+
+def _acting_before_colon(folded: str, vocab: Vocabulary) -> Optional[tuple[int, int]]:
+    """A tool that may change state named in a line that ends with ``:`` a
+    few words after it: the name's span. Mirrors ``calls::acting_before_colon``."""
+    body = folded.rstrip()
+    if not body.endswith(":"):
         return None
-    value = item.lstrip()
-    return (len(folded) - len(value), len(folded)) if len(value) < len(item) and _bare_value(value, True) else None
+    body = body[:-1]
+    lower = _ascii_lower(body)
+    acting = [w for w in _tool_words(lower, vocab) if lower[w[0]:w[1]] in vocab.acting]
+    if not acting:
+        return None
+    start, end = acting[-1]
+    return (start, end) if _utf8_len(body[end:]) <= MAX_CALL_GAP else None
 
 
 # ---- hint lines (sanitize/mod.rs) -----------------------------------------------------
@@ -2792,25 +2901,31 @@ def agent_text(text: str, allowed: Sequence[Allowed], vocabulary: VocabularyLike
     # A tool named at the end of one line, its arguments opening the next.
     split: list[tuple[int, tuple[int, int]]] = []
     for i, f in enumerate(folded):
-        name = _dangling_tool(f, vocab)
+        dangling = _dangling_tool(f, vocab)
+        name = dangling if dangling is not None else _acting_before_colon(f, vocab)
         if name is None:
             continue
         j = next((j for j in range(i + 1, len(folded)) if _says_something(folded[j]) and not _is_label(folded[j])),
                  None)
-        args = _leading_args(folded[j], vocab) if j is not None else None
-        if j is not None and args is not None:
+        if j is None:
+            continue
+        args = _leading_args(folded[j], vocab) if dangling is not None else None
+        if args is not None:
             split += [(i, (name[0], len(f))), (j, args)]
-        elif j is not None:
-            # (`delete_entities:`, then a list of names: every item of it)
-            word = f[name[0]:name[1]]
-            value = _leading_value(word, folded[j], vocab)
-            if value is not None:
-                split += [(i, (name[0], len(f))), (j, value)]
-                for k in range(j + 1, len(folded)):
-                    value = _leading_value(word, folded[k], vocab)
-                    if value is None:
-                        break
-                    split.append((k, value))
+            continue
+        # (`delete_entities:`, then a list of names: every item of it, past blank lines)
+        word = f[name[0]:name[1]]
+        value = _leading_value(word, folded[j], vocab)
+        if value is None:
+            continue
+        split += [(i, (name[0], len(f))), (j, value)]
+        for k in range(j + 1, len(folded)):
+            if not _says_something(folded[k]):
+                continue
+            value = _leading_value(word, folded[k], vocab)
+            if value is None:
+                break
+            split.append((k, value))
     # Each line's calls, read once when first needed.
     line_calls: dict[int, Optional[list[_Found]]] = {}
 
