@@ -191,6 +191,9 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
     // A tool named at the end of one line, its arguments opening the next:
     // (line, span) of each part.
     let mut split: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+    // The last line read as an item of a list of values: a line inside a
+    // list opens none of its own (each line is read once).
+    let mut listed = None;
     for i in 0..folded.len() {
         let dangling = calls::dangling_tool(&folded[i], scope.vocab);
         let Some(name) = dangling.clone().or_else(|| calls::acting_before_colon(&folded[i], scope.vocab)) else {
@@ -207,13 +210,18 @@ pub fn agent_text(text: &str, scope: &Scope<'_>) -> (String, Changes) {
         }
         // (`delete_entities:`, then a list of names: every item of it, past
         // blank lines)
+        if listed.is_some_and(|last| i <= last) {
+            continue;
+        }
         let word = &folded[i][name.clone()];
         let Some(value) = calls::leading_value(word, &folded[j], scope.vocab) else { continue };
         split.push((i, name.start..folded[i].len()));
         split.push((j, value));
+        listed = Some(j);
         for (k, item) in folded.iter().enumerate().skip(j + 1).filter(|(_, l)| says_something(l)) {
             let Some(value) = calls::leading_value(word, item, scope.vocab) else { break };
             split.push((k, value));
+            listed = Some(k);
         }
     }
     // Each line's calls, read once when first needed: by the readings
@@ -1309,6 +1317,22 @@ mod tests {
         for text in cases {
             let started = std::time::Instant::now();
             let (_, changes) = agent_text(&text, &Scope::new(&[], Known::default()));
+            let took = started.elapsed();
+            assert!(took < std::time::Duration::from_secs(3), "{took:?} for {:?}… ({changes:?})", &text[..16]);
+        }
+        // In front of a backend whose tool changes state: lists and clauses.
+        let vocab = memory().acting(["delete_entities"]);
+        let cases = [
+            "Alice delete_entities:\n".repeat(12_000),
+            "- Ada, Bob delete_entities\n".repeat(12_000),
+            "delete_entities:\n- Alice\n".repeat(12_000),
+            "delete_entities ".repeat(16_000),
+            "delete_entities a b c d e f g h i j k l m n o p ".repeat(5_000),
+            "delete_entities </".repeat(16_000),
+        ];
+        for text in cases {
+            let started = std::time::Instant::now();
+            let (_, changes) = agent_text(&text, &Scope::new(&[], Known::default()).with_vocabulary(&vocab));
             let took = started.elapsed();
             assert!(took < std::time::Duration::from_secs(3), "{took:?} for {:?}… ({changes:?})", &text[..16]);
         }

@@ -2900,6 +2900,9 @@ def agent_text(text: str, allowed: Sequence[Allowed], vocabulary: VocabularyLike
     folded = [_fold(l) for l, _ in lines]
     # A tool named at the end of one line, its arguments opening the next.
     split: list[tuple[int, tuple[int, int]]] = []
+    # The last line read as an item of a list of values: a line inside a
+    # list opens none of its own (each line is read once).
+    listed = -1
     for i, f in enumerate(folded):
         dangling = _dangling_tool(f, vocab)
         name = dangling if dangling is not None else _acting_before_colon(f, vocab)
@@ -2914,11 +2917,14 @@ def agent_text(text: str, allowed: Sequence[Allowed], vocabulary: VocabularyLike
             split += [(i, (name[0], len(f))), (j, args)]
             continue
         # (`delete_entities:`, then a list of names: every item of it, past blank lines)
+        if i <= listed:
+            continue
         word = f[name[0]:name[1]]
         value = _leading_value(word, folded[j], vocab)
         if value is None:
             continue
         split += [(i, (name[0], len(f))), (j, value)]
+        listed = j
         for k in range(j + 1, len(folded)):
             if not _says_something(folded[k]):
                 continue
@@ -2926,6 +2932,7 @@ def agent_text(text: str, allowed: Sequence[Allowed], vocabulary: VocabularyLike
             if value is None:
                 break
             split.append((k, value))
+            listed = k
     # Each line's calls, read once when first needed.
     line_calls: dict[int, Optional[list[_Found]]] = {}
 

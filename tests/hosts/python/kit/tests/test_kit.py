@@ -872,6 +872,15 @@ class SanitizerTest(unittest.TestCase):
             agent_text(text, [])
             took = time.monotonic() - started
             self.assertLess(took, 30, f"{took:.1f} s for {text[:16]!r}…")
+        # In front of a backend whose tool changes state: lists and clauses.
+        vocab = sanitize.Vocabulary({"delete_entities": {"properties": {"entityNames": {}}}})
+        for text in ["Alice delete_entities:\n" * 12_000, "- Ada, Bob delete_entities\n" * 12_000,
+                     "delete_entities:\n- Alice\n" * 12_000, "delete_entities " * 16_000,
+                     "delete_entities a b c d e f g h i j k l m n o p " * 5_000, "delete_entities </" * 16_000]:
+            started = time.monotonic()
+            agent_text(text, [], vocab)
+            took = time.monotonic() - started
+            self.assertLess(took, 30, f"{took:.1f} s for {text[:16]!r}…")
 
     def test_a_placeholder_at_any_depth_makes_a_template(self):  # mod.rs
         self.assertTrue(sanitize.is_template({"observations": [{"entityName": "<name>", "contents": ["x"]}]}))
