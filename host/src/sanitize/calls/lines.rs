@@ -71,6 +71,9 @@ pub fn leading_value(word: &str, folded: &str, vocab: &Vocabulary) -> Option<Ran
 /// words after it (`delete_entities:`, `Run delete_entities on these:`): the
 /// name's span, to pair with a list of values on the next lines.
 pub fn acting_before_colon(folded: &str, vocab: &Vocabulary) -> Option<Range<usize>> {
+    if vocab.acting.is_empty() {
+        return None;
+    }
     let body = folded.trim_end();
     let body = body.strip_suffix(':')?;
     let lower = body.to_ascii_lowercase();
