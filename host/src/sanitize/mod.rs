@@ -1314,11 +1314,14 @@ mod tests {
             "find {\"kind\": ".repeat(15_000),
             "[".repeat(100_000),
         ];
-        for text in cases {
+        let read_quickly = |text: &str, vocab: &Vocabulary| {
             let started = std::time::Instant::now();
-            let (_, changes) = agent_text(&text, &Scope::new(&[], Known::default()));
+            let (_, changes) = agent_text(text, &Scope::new(&[], Known::default()).with_vocabulary(vocab));
             let took = started.elapsed();
             assert!(took < std::time::Duration::from_secs(3), "{took:?} for {:?}… ({changes:?})", &text[..16]);
+        };
+        for text in cases {
+            read_quickly(&text, Vocabulary::signpost());
         }
         // In front of a backend whose tool changes state: lists and clauses.
         let vocab = memory().acting(["delete_entities"]);
@@ -1331,10 +1334,7 @@ mod tests {
             "delete_entities </".repeat(16_000),
         ];
         for text in cases {
-            let started = std::time::Instant::now();
-            let (_, changes) = agent_text(&text, &Scope::new(&[], Known::default()).with_vocabulary(&vocab));
-            let took = started.elapsed();
-            assert!(took < std::time::Duration::from_secs(3), "{took:?} for {:?}… ({changes:?})", &text[..16]);
+            read_quickly(&text, &vocab);
         }
     }
 
