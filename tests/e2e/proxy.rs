@@ -242,7 +242,7 @@ async fn a_bare_value_after_a_tool_that_changes_state_is_no_call_the_agent_reads
         "search_nodes before you create_entities",
         "delete_entities only after search_nodes finds nothing",
         "delete_entities is final: there is no undo",
-        "delete_entities removes Zebra's relations too",
+        "delete_entities removes relations too",
         "create_entities failed: Zebra already exists",
         "search_nodes Zebra",
     ] {

@@ -376,7 +376,14 @@ pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> 
     let mut at = 0;
     for n in 0..MAX_CLAUSE_WORDS {
         let s = &rest[at..];
-        let word_at = s.find(|c: char| c.is_alphanumeric() || matches!(c, '"' | '“' | '‘' | '«')).unwrap_or(s.len());
+        let word_at = s
+            .char_indices()
+            .find(|&(i, c)| {
+                c.is_alphanumeric()
+                    || closing_of(c).is_some()
+                        && (!matches!(c, '\'' | '`') || !s[..i].ends_with(|b: char| b.is_alphanumeric()))
+            })
+            .map_or(s.len(), |(i, _)| i);
         let gap = &s[..word_at];
         // (an ellipsis is no sentence's end; an object is read as JSON)
         if gap.trim_matches(|c: char| c != '.').len() == 1 || gap.contains([';', '!', '?', '{']) {
@@ -396,10 +403,17 @@ pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> 
         let token = &word[..end];
         let core = token.trim_matches(|c: char| !c.is_alphanumeric());
         let lower = core.to_ascii_lowercase();
+        // A verb right after the name, the tool its subject (`… failed: x`,
+        // `… removes entities`; not `… duplicates: Alice`, `… nodes Alice`).
         let plain = core.bytes().all(|b| b.is_ascii_lowercase());
+        let after = word[end..].trim_start_matches([' ', '\t']);
         let reports = plain && core.len() > 4 && core.ends_with("ed") && !matches!(core, "named" | "called");
-        let verb = n == 0 && plain && core.len() > 3 && core.ends_with('s') && !core.ends_with("ss");
-        if vocab.named(core).is_some() || CLAUSE_ENDS.contains(&lower.as_str()) || reports || verb {
+        let verb = plain
+            && core.len() > 3
+            && core.ends_with('s')
+            && !core.ends_with("ss")
+            && after.starts_with(|c: char| c.is_lowercase());
+        if vocab.named(core).is_some() || CLAUSE_ENDS.contains(&lower.as_str()) || n == 0 && (reports || verb) {
             return false;
         }
         if bare_value(word, vocab, opens) {
@@ -418,20 +432,190 @@ pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> 
 /// Words of prose that may follow a tool's name (`create_entities only
 /// after…`, `delete_entities is final`, `the delete_entities result`):
 /// never a value, capitalised too (`If`, `OK`). Function words, the words
-/// the host and the example policies write after a tool's name, and the
+/// the host and the example policies write after a tool's name, status and
+/// label words (`Success`, `Denied`, `Note`, `Irreversible`), and the
 /// field's acronyms (`JSON`, `MCP`).
-const PROSE: [&str; 150] = [
-    "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer", "answered",
-    "any", "anyway", "api", "are", "as", "at", "be", "because", "been", "before", "being", "both", "but", "by", "call",
-    "calls", "can", "cannot", "cli", "could", "csv", "did", "do", "does", "done", "each", "either", "else", "even",
-    "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he", "here", "how", "http", "i", "id",
-    "ids", "if", "in", "instead", "into", "is", "it", "its", "json", "just", "last", "later", "less", "like", "llm",
-    "may", "mcp", "might", "more", "most", "must", "never", "next", "no", "nor", "not", "nothing", "now", "of", "ok",
-    "on", "once", "one", "only", "or", "other", "our", "out", "over", "per", "result", "results", "same", "she",
-    "should", "since", "so", "some", "sql", "still", "such", "than", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "though", "to", "too", "ui", "under", "unless", "until", "up", "url", "use",
-    "very", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will",
-    "with", "without", "would", "yaml", "yet", "you", "your",
+const PROSE: [&str; 180] = [
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "already",
+    "also",
+    "although",
+    "always",
+    "an",
+    "and",
+    "answer",
+    "answered",
+    "any",
+    "anyway",
+    "api",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "blocked",
+    "both",
+    "but",
+    "by",
+    "call",
+    "calls",
+    "can",
+    "cannot",
+    "cli",
+    "confirm",
+    "confirmed",
+    "could",
+    "csv",
+    "denied",
+    "deprecated",
+    "destructive",
+    "did",
+    "do",
+    "does",
+    "done",
+    "each",
+    "either",
+    "else",
+    "error",
+    "errors",
+    "even",
+    "ever",
+    "every",
+    "example",
+    "failed",
+    "first",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "he",
+    "here",
+    "how",
+    "http",
+    "i",
+    "id",
+    "ids",
+    "if",
+    "in",
+    "input",
+    "instead",
+    "into",
+    "irreversible",
+    "is",
+    "it",
+    "its",
+    "json",
+    "just",
+    "last",
+    "later",
+    "less",
+    "like",
+    "limit",
+    "llm",
+    "may",
+    "mcp",
+    "might",
+    "more",
+    "most",
+    "must",
+    "never",
+    "next",
+    "no",
+    "nor",
+    "not",
+    "note",
+    "nothing",
+    "now",
+    "of",
+    "ok",
+    "on",
+    "once",
+    "one",
+    "only",
+    "optional",
+    "or",
+    "other",
+    "our",
+    "out",
+    "output",
+    "over",
+    "pending",
+    "per",
+    "read",
+    "recommended",
+    "required",
+    "result",
+    "results",
+    "same",
+    "she",
+    "should",
+    "since",
+    "skipped",
+    "so",
+    "some",
+    "sql",
+    "step",
+    "still",
+    "success",
+    "successful",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "though",
+    "timeout",
+    "tip",
+    "to",
+    "todo",
+    "too",
+    "tools",
+    "ui",
+    "under",
+    "unless",
+    "until",
+    "up",
+    "url",
+    "use",
+    "very",
+    "via",
+    "warning",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "without",
+    "would",
+    "write",
+    "yaml",
+    "yes",
+    "yet",
+    "you",
+    "your",
 ];
 
 /// Whether `s` starts with a bare value, as a name stands after a verb:
@@ -446,15 +630,13 @@ const PROSE: [&str; 150] = [
 /// sentence (`delete_entities: Irreversible, confirm first`), while a
 /// list goes on with `and`, `or` or a comma (`: Alice, Bob`).
 pub(crate) fn bare_value(s: &str, vocab: &Vocabulary, sentence: bool) -> bool {
-    if let Some(open) = s.chars().next().filter(|c| matches!(c, '"' | '\'' | '“' | '‘' | '«')) {
-        let close = match open {
-            '“' => '”',
-            '‘' => '’',
-            '«' => '»',
-            c => c,
-        };
+    if let Some((open, close)) = s.chars().next().and_then(|c| Some((c, closing_of(c)?))) {
+        // (a tool's or a parameter's name in a code span is prose about it)
         let body = &s[open.len_utf8()..];
-        return body.find(close).is_some_and(|end| body[..end].chars().any(char::is_alphanumeric));
+        return body.find(close).is_some_and(|end| {
+            let inner = body[..end].trim();
+            inner.chars().any(char::is_alphanumeric) && vocab.named(inner).is_none() && !vocab.is_param(inner)
+        });
     }
     let end = s
         .find(|c: char| {
@@ -492,6 +674,21 @@ pub(crate) fn bare_value(s: &str, vocab: &Vocabulary, sentence: bool) -> bool {
         return !next.starts_with(char::is_lowercase) || ["and", "or", "nor"].contains(&next);
     }
     true
+}
+
+/// The quote that closes one a value may open with: `"…"`, `'…'`, `` `…` ``,
+/// `“…”`, `‘…’`, `‚…‘`, `«…»`, `‹…›`, `「…」`.
+fn closing_of(open: char) -> Option<char> {
+    Some(match open {
+        '"' | '\'' | '`' => open,
+        '“' => '”',
+        '‘' => '’',
+        '‚' => '‘',
+        '«' => '»',
+        '‹' => '›',
+        '「' => '」',
+        _ => return None,
+    })
 }
 
 /// `signpost <subcommand> …` (any path to the program, `.exe`): a shell

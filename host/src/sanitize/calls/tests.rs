@@ -162,6 +162,10 @@ fn a_bare_value_after_a_tool_that_acts_is_a_call() {
         "<code>delete_entities</code> Alice",
         "Delete Entities Alice",
         "delete-entities Ada",
+        "delete_entities duplicates: Alice, Bob",
+        "delete_entities removes Alice's relations too",
+        "delete_entities on 'alice'",
+        "delete_entities as requested: Alice",
     ] {
         assert!(unvetted(line) > 0, "not read as a call: {line}");
     }
@@ -169,7 +173,6 @@ fn a_bare_value_after_a_tool_that_acts_is_a_call() {
         "search before you delete_entities",
         "delete_entities only after search_nodes finds nothing",
         "delete_entities removes entities for good",
-        "delete_entities removes Alice's relations too",
         "delete_entities is final: there is no undo",
         "delete_entities can't be undone",
         "[ok] delete_entities result (no hints: the hint policy failed)",
@@ -187,6 +190,9 @@ fn a_bare_value_after_a_tool_that_acts_is_a_call() {
         "run search_nodes on Alice first",
         "delete_entities.",
         "delete_entities ✓",
+        "delete_entities: Success",
+        "delete_entities takes `entityNames`, a list",
+        "delete_entities removes entities and their relations",
     ] {
         assert_eq!(unvetted(line), 0, "read as a call: {line}");
     }

@@ -2138,23 +2138,26 @@ MAX_CLAUSE_WORDS = 16
 #: too (``notations::PROSE``).
 _PROSE = frozenset((
     "a", "about", "after", "again", "all", "already", "also", "although", "always", "an", "and", "answer",
-    "answered", "any", "anyway", "api", "are", "as", "at", "be", "because", "been", "before", "being", "both",
-    "but", "by", "call", "calls", "can", "cannot", "cli", "could", "csv", "did", "do", "does", "done", "each",
-    "either", "else", "even", "ever", "every", "failed", "first", "for", "from", "had", "has", "have", "he",
-    "here", "how", "http", "i", "id", "ids", "if", "in", "instead", "into", "is", "it", "its", "json", "just",
-    "last", "later", "less", "like", "llm", "may", "mcp", "might", "more", "most", "must", "never", "next",
-    "no", "nor", "not", "nothing", "now", "of", "ok", "on", "once", "one", "only", "or", "other", "our", "out",
-    "over", "per", "result", "results", "same", "she", "should", "since", "so", "some", "sql", "still", "such",
-    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "though", "to",
-    "too", "ui", "under", "unless", "until", "up", "url", "use", "very", "via", "was", "we", "were", "what",
-    "when", "where", "which", "while", "who", "whose", "why", "will", "with", "without", "would", "yaml",
-    "yet", "you", "your",
+    "answered", "any", "anyway", "api", "are", "as", "at", "be", "because", "been", "before", "being",
+    "blocked", "both", "but", "by", "call", "calls", "can", "cannot", "cli", "confirm", "confirmed", "could",
+    "csv", "denied", "deprecated", "destructive", "did", "do", "does", "done", "each", "either", "else",
+    "error", "errors", "even", "ever", "every", "example", "failed", "first", "for", "from", "had", "has",
+    "have", "he", "here", "how", "http", "i", "id", "ids", "if", "in", "input", "instead", "into",
+    "irreversible", "is", "it", "its", "json", "just", "last", "later", "less", "like", "limit", "llm", "may",
+    "mcp", "might", "more", "most", "must", "never", "next", "no", "nor", "not", "note", "nothing", "now",
+    "of", "ok", "on", "once", "one", "only", "optional", "or", "other", "our", "out", "output", "over",
+    "pending", "per", "read", "recommended", "required", "result", "results", "same", "she", "should", "since",
+    "skipped", "so", "some", "sql", "step", "still", "success", "successful", "such", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "though", "timeout", "tip", "to",
+    "todo", "too", "tools", "ui", "under", "unless", "until", "up", "url", "use", "very", "via", "warning",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who", "whose", "why", "will", "with",
+    "without", "would", "write", "yaml", "yes", "yet", "you", "your",
 ))
 
-_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»"}
+#: The quote that closes one a value may open with (``notations::closing_of``).
+_QUOTES = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "‚": "‘", "«": "»", "‹": "›", "「": "」"}
 _BARE_END = re.compile(r'[\s,;!?()\[\]"{<]')
 _TOKEN_END = re.compile(r'[\s,;:!?()\[\]{<"”]')
-_WORD_START = re.compile(r'[^\W_]|["“‘«]')
 
 
 def _alnum(c: str) -> bool:
@@ -2179,9 +2182,12 @@ def _bare_value(s: str, vocab: Vocabulary, sentence: bool) -> bool:
     capitalised word that a lower-case one follows opens a sentence.
     Mirrors ``notations::bare_value``."""
     if s[:1] in _QUOTES:
+        # (a tool's or a parameter's name in a code span is prose about it)
         close = _QUOTES[s[0]]
         end = s.find(close, 1)
-        return end > 0 and any(_alnum(c) for c in s[1:end])
+        inner = _trim(s[1:end]) if end > 0 else ""
+        return end > 0 and any(_alnum(c) for c in inner) and vocab.named(inner) is None \
+            and not vocab.is_param(inner)
     m = _BARE_END.search(s)
     end = m.start() if m else len(s)
     word = s[:end].rstrip(".:…")
@@ -2220,8 +2226,9 @@ def _names_a_value(rest: str, vocab: Vocabulary, opens: bool) -> bool:
     at = 0
     for n in range(MAX_CLAUSE_WORDS):
         s = rest[at:]
-        m = _WORD_START.search(s)
-        word_at = m.start() if m else len(s)
+        word_at = next((i for i, c in enumerate(s)
+                        if _alnum(c) or (c in _QUOTES and (c not in "'`" or i == 0 or not _alnum(s[i - 1])))),
+                       len(s))
         gap = s[:word_at]
         dots = gap.strip("".join({c for c in gap if c != "."})) if gap else ""
         if len(dots) == 1 or any(c in gap for c in ";!?{"):
@@ -2235,10 +2242,12 @@ def _names_a_value(rest: str, vocab: Vocabulary, opens: bool) -> bool:
         token = word[:end]
         core = _trim_non_alnum(token)
         lower = _ascii_lower(core)
+        # A verb right after the name, the tool its subject.
         plain = bool(core) and all("a" <= c <= "z" for c in core)
+        after = word[end:].lstrip(" \t")
         reports = plain and len(core) > 4 and core.endswith("ed") and core not in ("named", "called")
-        verb = n == 0 and plain and len(core) > 3 and core.endswith("s") and not core.endswith("ss")
-        if vocab.named(core) is not None or lower in _CLAUSE_ENDS or reports or verb:
+        verb = plain and len(core) > 3 and core.endswith("s") and not core.endswith("ss") and after[:1].islower()
+        if vocab.named(core) is not None or lower in _CLAUSE_ENDS or (n == 0 and (reports or verb)):
             return False
         if _bare_value(word, vocab, opens):
             return True

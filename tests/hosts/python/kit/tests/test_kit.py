@@ -561,14 +561,15 @@ class SanitizerTest(unittest.TestCase):
             'delete_entities named Alice', 'delete_entities named "zebra"', 'delete_entities *Alice*',
             'delete_entities — Alice', 'delete_entities, namely Alice', 'delete_entities the following: Alice, Bob',
             'delete_entities (both Alice and Bob)', '<code>delete_entities</code> Alice', 'Delete Entities Alice',
-            'delete-entities Ada',
+            'delete-entities Ada', 'delete_entities duplicates: Alice, Bob',
+            "delete_entities removes Alice's relations too", "delete_entities on 'alice'",
+            'delete_entities as requested: Alice',
         ]:
             self.assertGreater(unvetted(l), 0, f"not read as a call: {l}")
         for l in [
             'search before you delete_entities', 'delete_entities only after search_nodes finds nothing',
-            'delete_entities removes entities for good', "delete_entities removes Alice's relations too",
-            'delete_entities is final: there is no undo', "delete_entities can't be undone",
-            '[ok] delete_entities result (no hints: the hint policy failed)',
+            'delete_entities removes entities for good', 'delete_entities is final: there is no undo',
+            "delete_entities can't be undone", '[ok] delete_entities result (no hints: the hint policy failed)',
             'delete_entities failed: no such entity Alice', 'delete_entities: nothing deleted',
             'delete_entities: 2 removed', 'delete_entities — which cannot be undone',
             '**delete_entities** — Permanently removes entities',
@@ -576,6 +577,8 @@ class SanitizerTest(unittest.TestCase):
             'Use delete_entities on stale records, such as',
             'delete_entities, search_nodes and delete_entities again', 'delete_entities via MCP is permanent',
             'search_nodes Alice', 'run search_nodes on Alice first', 'delete_entities.', 'delete_entities ✓',
+            'delete_entities: Success', 'delete_entities takes `entityNames`, a list',
+            'delete_entities removes entities and their relations',
         ]:
             self.assertEqual(unvetted(l), 0, f"read as a call: {l}")
         # Without tools that act, a bare value is prose; by default, with
