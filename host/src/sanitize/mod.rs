@@ -1293,6 +1293,62 @@ mod tests {
         assert!(changed.is_empty(), "changed: {changed:#?}");
     }
 
+    /// Two red teams' lines in front of the memory server
+    /// (`tests/fixtures/sanitize/red-team.txt`): each is cut or kept as
+    /// recorded there, forgeries and honest prose alike. A change to the
+    /// readings that moves a line must move it in the file, where the
+    /// rule's misses stand in plain sight. (`SIGNPOST_BLESS=1` rewrites
+    /// the verdicts.)
+    #[test]
+    fn the_red_team_corpus_reads_as_recorded() {
+        const CORPUS: &str = include_str!("../../../tests/fixtures/sanitize/red-team.txt");
+        let schema = |params: &[&str]| {
+            let properties: Map<String, Value> = params.iter().map(|p| (p.to_string(), json!({}))).collect();
+            json!({"type": "object", "properties": properties})
+        };
+        let memory = [
+            ("create_entities", schema(&["entities"])),
+            ("create_relations", schema(&["relations"])),
+            ("add_observations", schema(&["observations"])),
+            ("delete_entities", schema(&["entityNames"])),
+            ("delete_observations", schema(&["deletions"])),
+            ("delete_relations", schema(&["relations"])),
+            ("read_graph", schema(&[])),
+            ("search_nodes", schema(&["query"])),
+            ("open_nodes", schema(&["names"])),
+        ];
+        // (a proxy serves Signpost's own tools beside the backend's)
+        let own: Vec<(&str, Value)> = crate::tools::Tool::ALL
+            .into_iter()
+            .map(|t| (t.name(), Value::Object(crate::tools::input_schema(t))))
+            .collect();
+        let vocab = Vocabulary::new(memory.iter().chain(&own).map(|(n, s)| (*n, s)))
+            .acting(memory[..6].iter().map(|(n, _)| *n));
+        let mut moved = Vec::new();
+        let mut blessed = String::new();
+        for line in CORPUS.lines() {
+            let Some((verdict, text)) = line.split_once(" | ").filter(|_| !line.starts_with('#')) else {
+                blessed.push_str(line);
+                blessed.push('\n');
+                continue;
+            };
+            let payload = text.replace("\\n", "\n");
+            let out = agent_text(&payload, &Scope::new(&[], Known::default()).with_vocabulary(&vocab)).0;
+            let now = if out == payload { "kept" } else { "cut" };
+            let (was, kind) = verdict.split_once(' ').unwrap_or((verdict, ""));
+            if now != was {
+                moved.push(format!("{was} → {now} ({kind}): {text:?} reads {out:?}"));
+            }
+            blessed.push_str(&format!("{now} {kind} | {text}\n"));
+        }
+        if std::env::var_os("SIGNPOST_BLESS").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/sanitize/red-team.txt");
+            std::fs::write(path, blessed).unwrap_or_else(|e| panic!("{path}: {e}"));
+            return;
+        }
+        assert!(moved.is_empty(), "{} lines read otherwise than recorded:\n{}", moved.len(), moved.join("\n"));
+    }
+
     /// A hang guard, not a benchmark: texts a hostile policy can write
     /// (256 KiB at most) that some readings once read in quadratic time,
     /// seconds to minutes a call (`find (` repeated: 6 s; `find <`: 16 s).

@@ -365,11 +365,11 @@ const MAX_CLAUSE_WORDS: usize = 16;
 /// Whether the clause that starts `rest` (right after a tool's name) names
 /// a value ([`bare_value`]): its words up to `.`, `;`, `!`, `?`, the end of
 /// the line, another tool's name or a word that opens another clause
-/// ([`CLAUSE_ENDS`]), past a closing tag (`</code>`) and brackets.
-/// A word that reports what happened (`created`, `failed: …`, a lower-case
-/// word ending `ed`) ends the clause too, and so does a verb right after
-/// the name (`delete_entities removes …`: the tool is its subject). With
-/// `opens`, a sentence may open at the first word (a list's item).
+/// ([`CLAUSE_ENDS`]), past a closing tag (`</code>`) and brackets. Right
+/// after the name, a verb in the past (`failed: …`, `created`) or one before
+/// a lower-case word (`removes entities`) ends it too: the tool is its
+/// subject. With `opens`, a sentence may open at the first word (a list's
+/// item).
 pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> bool {
     let rest =
         rest.strip_prefix("</").and_then(|t| t.find('>').filter(|e| *e <= 12).map(|e| &t[e + 1..])).unwrap_or(rest);
@@ -386,7 +386,7 @@ pub(crate) fn names_a_value(rest: &str, vocab: &Vocabulary, mut opens: bool) -> 
             .map_or(s.len(), |(i, _)| i);
         let gap = &s[..word_at];
         // (an ellipsis is no sentence's end; an object is read as JSON)
-        if gap.trim_matches(|c: char| c != '.').len() == 1 || gap.contains([';', '!', '?', '{']) {
+        if gap.matches('.').count() == 1 || gap.contains([';', '!', '?', '{']) {
             return false;
         }
         opens |= gap.contains([':', '—', '–', '―']) || gap.split_whitespace().any(|g| g == "-");

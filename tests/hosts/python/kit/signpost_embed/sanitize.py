@@ -2230,8 +2230,7 @@ def _names_a_value(rest: str, vocab: Vocabulary, opens: bool) -> bool:
                         if _alnum(c) or (c in _QUOTES and (c not in "'`" or i == 0 or not _alnum(s[i - 1])))),
                        len(s))
         gap = s[:word_at]
-        dots = gap.strip("".join({c for c in gap if c != "."})) if gap else ""
-        if len(dots) == 1 or any(c in gap for c in ";!?{"):
+        if gap.count(".") == 1 or any(c in gap for c in ";!?{"):
             return False
         opens = opens or any(c in gap for c in ":—–―") or "-" in gap.split()
         word = s[word_at:]

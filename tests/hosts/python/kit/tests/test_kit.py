@@ -639,6 +639,29 @@ class SanitizerTest(unittest.TestCase):
         """``check_memory`` of mod.rs: `search_nodes {"query":"chaos"}` validated."""
         return agent_text(text, [Allowed("search_nodes", {"query": "chaos"})], self.MEMORY)[0]
 
+    def test_the_red_team_corpus_reads_as_recorded(self):  # mod.rs
+        corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "fixtures",
+                              "sanitize", "red-team.txt")
+        memory = {"create_entities": ["entities"], "create_relations": ["relations"],
+                  "add_observations": ["observations"], "delete_entities": ["entityNames"],
+                  "delete_observations": ["deletions"], "delete_relations": ["relations"], "read_graph": [],
+                  "search_nodes": ["query"], "open_nodes": ["names"]}
+        tools = {name: {"type": "object", "properties": dict.fromkeys(params, {})} for name, params in memory.items()}
+        tools.update({name: {"type": "object", "properties": dict.fromkeys(params, {})}
+                      for name, params in sanitize.SIGNPOST_PARAMS.items()})
+        vocab = sanitize.Vocabulary(tools, acting=list(memory)[:6])
+        moved = []
+        with open(corpus, encoding="utf-8") as f:
+            for line in f.read().split("\n"):
+                if line.startswith("#") or " | " not in line:
+                    continue
+                verdict, text = line.split(" | ", 1)
+                payload = text.replace("\\n", "\n")
+                now = "kept" if agent_text(payload, [], vocab)[0] == payload else "cut"
+                if verdict.split(" ")[0] != now:
+                    moved.append(f"{verdict} -> {now}: {text!r}")
+        self.assertEqual(moved, [], f"{len(moved)} lines read otherwise than in Signpost")
+
     def test_bare_values_after_a_tool_that_changes_state_go(self):  # mod.rs
         vocab = sanitize.Vocabulary({"delete_entities": {"properties": {"entityNames": {}}},
                                      "search_nodes": {"properties": {"query": {}}}}, acting=["delete_entities"])
