@@ -1,7 +1,7 @@
 //! The wit-bindgen glue: converts between the generated WIT types and
 //! [`crate::model`], and remembers between `prerequisites` and `advise` of
-//! one call how many hints the first gave; nothing else. The generated code needs `unsafe`
-//! (canonical ABI exports); no hand-written code here does.
+//! one call how many hints the first gave; nothing else. The generated code
+//! needs `unsafe` (canonical ABI exports); no hand-written code here does.
 #![allow(unsafe_code)]
 
 use crate::model;

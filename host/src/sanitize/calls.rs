@@ -37,10 +37,12 @@
 //!   comma-separated, aligned by spaces; an HTML row on one line; a
 //!   Markdown table flattened onto one line;
 //! - a key naming a tool before a dotted leader (`Tool ..... find`);
-//! - a tool that may change state ([`Vocabulary::acting`]) followed by a
-//!   bare value (`delete_entities Alice`, `delete_entities: alice`, `run
-//!   delete_entities on Alice`): a word that is no word of prose
-//!   ([`bare_value`]). After a tool that only reads, a bare word is prose
+//! - a tool that may change state ([`Vocabulary::acting`]) and a value in
+//!   the clause its name opens (`delete_entities Alice`, `run
+//!   delete_entities on both Alice and Bob`: a quoted string or a
+//!   capitalised word of no prose; `notations::names_a_value`), or a list
+//!   of values under it (`delete_entities:`, then `- Alice`;
+//!   [`leading_value`]). After a tool that only reads, a bare word is prose
 //!   (`resolve OrderService first`): a name there is no capability;
 //! - the name spelled otherwise: `delete-entities`, `deleteEntities`,
 //!   `Delete Entities`, `f-i-n-d` (its letters and digits in order, split by

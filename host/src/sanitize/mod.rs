@@ -821,7 +821,7 @@ pub fn has_hint_marker(s: &str) -> bool {
 pub fn template_allowed(args: &Map<String, Value>, scope: &Scope<'_>) -> bool {
     fn known(v: &Value, scope: &Scope<'_>) -> bool {
         match v {
-            Value::String(s) if s.len() > 2 && s.starts_with('<') && s.ends_with('>') => describes(&s[1..s.len() - 1]),
+            Value::String(s) if let Some(inner) = placeholder(s) => describes(inner),
             Value::String(s) => s.is_empty() || scope.known.quotes(s),
             Value::Number(n) => scope.known.quotes(&n.to_string()),
             Value::Array(items) => items.iter().all(|i| known(i, scope)),
@@ -848,15 +848,20 @@ fn describes(inner: &str) -> bool {
 /// to adapt, not to send (`{"observations": [{"entityName": "<name>"}]}`
 /// too).
 pub fn is_template(args: &Map<String, Value>) -> bool {
-    fn placeholder(v: &Value) -> bool {
+    fn holds_one(v: &Value) -> bool {
         match v {
-            Value::String(s) => s.len() > 2 && s.starts_with('<') && s.ends_with('>'),
-            Value::Array(items) => items.iter().any(placeholder),
-            Value::Object(fields) => fields.values().any(placeholder),
+            Value::String(s) => placeholder(s).is_some(),
+            Value::Array(items) => items.iter().any(holds_one),
+            Value::Object(fields) => fields.values().any(holds_one),
             _ => false,
         }
     }
-    args.values().any(placeholder)
+    args.values().any(holds_one)
+}
+
+/// What a whole `<placeholder>` string holds between its brackets.
+fn placeholder(s: &str) -> Option<&str> {
+    s.strip_prefix('<').and_then(|s| s.strip_suffix('>')).filter(|inner| !inner.is_empty())
 }
 
 #[cfg(test)]

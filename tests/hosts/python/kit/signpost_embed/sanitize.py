@@ -1390,16 +1390,22 @@ def is_template(args: Mapping[str, Any]) -> bool:
     """Some argument string, at any depth, is a whole ``<placeholder>``: a
     call to adapt, not to send. Mirrors ``sanitize::is_template``."""
 
-    def placeholder(v: Any) -> bool:
+    def holds_one(v: Any) -> bool:
         if isinstance(v, str):
-            return _utf8_len(v) > 2 and v.startswith("<") and v.endswith(">")
+            return _placeholder(v) is not None
         if isinstance(v, list):
-            return any(placeholder(x) for x in v)
+            return any(holds_one(x) for x in v)
         if isinstance(v, dict):
-            return any(placeholder(x) for x in v.values())
+            return any(holds_one(x) for x in v.values())
         return False
 
-    return any(placeholder(v) for v in args.values())
+    return any(holds_one(v) for v in args.values())
+
+
+def _placeholder(s: str) -> Optional[str]:
+    """What a whole ``<placeholder>`` string holds between its brackets
+    (``sanitize::placeholder``)."""
+    return s[1:-1] if len(s) > 2 and s.startswith("<") and s.endswith(">") else None
 
 
 def _describes(inner: str) -> bool:
@@ -1422,8 +1428,9 @@ def template_allowed(args: Mapping[str, Any], known: Known, vocab: Vocabulary) -
 
     def shown(v: Any) -> bool:
         if isinstance(v, str):
-            if _utf8_len(v) > 2 and v.startswith("<") and v.endswith(">"):
-                return _describes(v[1:-1])
+            inner = _placeholder(v)
+            if inner is not None:
+                return _describes(inner)
             return not v or known.quotes(v)
         if isinstance(v, bool) or v is None:
             return True
