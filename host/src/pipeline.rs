@@ -417,7 +417,7 @@ pub async fn forward(
             let quote = |v: &Value| sanitize::escape(&v.to_string(), 200);
             let line =
                 format!("(read {} as {}: you sent {})", read["path"], quote(&read["used"]), quote(&read["sent"]));
-            if !sanitize::has_call_to(&line, catalogue.vocabulary()) {
+            if !sanitize::has_call_to(&line, &catalogue.vocabulary_for(&rules)) {
                 response.text.push('\n');
                 response.text.push_str(&line);
             }
@@ -580,7 +580,7 @@ fn held(
     let outcome = Err(ToolError { kind: ErrorKind::BadArgument, message, example: None });
     let said = Said { tool: &call.tool, outcome, text, state_tag: HELD_TAG.into(), hints };
     let known = known_in(None, args, asker.session);
-    let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
+    let mut response = finish(said, known, &catalogue.vocabulary_for(rules), asker.trail, findings, None);
     response.held = Some(digest);
     response.shape = Some(shape_of(&call.tool, args, rules));
     response
@@ -624,7 +624,7 @@ fn answer(
     let (valid, text, state_tag) = advise(lease, call, &outcome, hints, asker, check, findings);
     let said = Said { tool: &call.tool, outcome, text, state_tag, hints: valid };
     let known = known_in(None, args, asker.session);
-    let mut response = finish(said, known, catalogue.vocabulary(), asker.trail, findings, None);
+    let mut response = finish(said, known, &catalogue.vocabulary_for(rules), asker.trail, findings, None);
     response.backend = sent.ok().map(|r| Box::new(CallToolResponse::Complete(r)));
     response.shape = Some(shape_of(&call.tool, args, rules));
     response

@@ -21,7 +21,8 @@ like any server, then misbehaves on `tools/call` as its argument says:
                         only to the sessions that did).
               task      answers with a task handle (resultType "task"),
                         which the proxy never asked for.
-The tool's description is ROGUE_DESCRIPTION's, if set.
+The tool's description is ROGUE_DESCRIPTION's, if set; it is marked
+read-only (annotations.readOnlyHint) if ROGUE_READ_ONLY is set.
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
 sent (`cancelled <id>`), the log levels it is asked for (`level <l>`) and
@@ -76,11 +77,14 @@ for line in sys.stdin:
             "serverInfo": {"name": "rogue", "version": "1.0.0"},
         }})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
+        tool = {
             "name": "echo",
             "description": os.environ.get("ROGUE_DESCRIPTION", "Says the text back"),
             "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-        }]}})
+        }
+        if os.environ.get("ROGUE_READ_ONLY"):
+            tool["annotations"] = {"readOnlyHint": True}
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}})
     elif method == "resources/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"resources": []}})
     elif method == "prompts/list":

@@ -184,4 +184,14 @@ impl Rules {
         }
         set.tool(tool).is_some_and(|t| t.read_only != Some(true))
     }
+
+    /// Whether the host may call `tool` on the policy's behalf (a lookup):
+    /// only when its server marks it read-only and the policy does not say
+    /// it changes state. A policy's word narrows what it may reach and
+    /// never widens it: declaring that a tool changes nothing (which spares
+    /// it holds) does not let a policy call it.
+    pub fn may_look_up(&self, set: &ToolSet, tool: &str) -> bool {
+        set.tool(tool).is_some_and(|t| t.read_only == Some(true))
+            && self.tool(tool).and_then(|r| r.changes_state) != Some(true)
+    }
 }

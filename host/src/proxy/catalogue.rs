@@ -16,6 +16,9 @@ use crate::tools::{CallShape, HintOut};
 use crate::trails::carry;
 use crate::validate::{self, Filtered, Rejection};
 
+/// The sets of declared tools a catalogue keeps a vocabulary for.
+const MAX_DECLARED: usize = 8;
+
 /// One backend tools/list, ready to serve and to validate hints against.
 pub struct Catalogue {
     /// The tools as agents see them: the backend's, each with the `trail`
@@ -27,7 +30,10 @@ pub struct Catalogue {
     schemas: HashMap<String, jsonschema::Validator>,
     /// What the sanitiser reads as a call: the backend's tools and
     /// Signpost's own (an agent may know both; neither may be forged).
-    vocab: Vocabulary,
+    vocab: Arc<Vocabulary>,
+    /// The vocabulary under policies' rules that declare more tools change
+    /// state, by those tools (a few: one per set of rules seen).
+    declared: std::sync::Mutex<Vec<(Vec<String>, Arc<Vocabulary>)>>,
     /// Tools with a `trail` argument of their own.
     own_trail: std::collections::HashSet<String>,
     /// The tools as a 0.2.0 or later policy is told them: the backend's, without
@@ -97,7 +103,7 @@ impl Catalogue {
         let acting = tools.iter().filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true));
         let vocab =
             Vocabulary::new(theirs.iter().chain(&own).map(|(n, s)| (*n, s))).acting(acting.map(|t| t.name.as_ref()));
-        Catalogue { tools, schemas, vocab, own_trail, set }
+        Catalogue { tools, schemas, vocab: Arc::new(vocab), declared: Default::default(), own_trail, set }
     }
 
     /// The tools as a 0.2.0 or later policy is told them.
@@ -121,9 +127,38 @@ impl Catalogue {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    /// What the sanitiser reads as a call.
+    /// What the sanitiser reads as a call, whatever a policy declares.
     pub fn vocabulary(&self) -> &Vocabulary {
         &self.vocab
+    }
+
+    /// What the sanitiser reads as a call under a policy's `rules`: a tool
+    /// the policy declares changes state acts (a bare value after its name
+    /// is an argument) even if its server marks it read-only. A policy
+    /// only adds to that reading: one that says a tool only reads takes
+    /// nothing away from what the server's annotations say.
+    pub fn vocabulary_for(&self, rules: &Rules) -> Arc<Vocabulary> {
+        let mut more: Vec<String> = rules
+            .iter()
+            .filter(|(tool, rule)| rule.changes_state == Some(true) && !self.vocab.may_change_state(tool))
+            .map(|(tool, _)| tool.to_owned())
+            .collect();
+        if more.is_empty() {
+            return self.vocab.clone();
+        }
+        more.sort_unstable();
+        let mut declared = self.declared.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, vocab)) = declared.iter().find(|(tools, _)| *tools == more) {
+            return vocab.clone();
+        }
+        let vocab = Arc::new(self.vocab.also_acting(more.iter().map(String::as_str)));
+        // Rules are read once per instance and catalogue: a policy whose
+        // instances declare ever-new sets only costs this clone per call.
+        if declared.len() == MAX_DECLARED {
+            declared.remove(0);
+        }
+        declared.push((more, vocab.clone()));
+        vocab
     }
 
     /// Checks one hint: a tool the backend lists, a bounded reason without
@@ -131,11 +166,16 @@ impl Catalogue {
     /// against the tool's input schema and carry, at every argument the
     /// policy declared a reference, only values the agent was shown.
     pub fn check(&self, hint: &policy::Hint, shown: &Shown<'_>) -> Result<HintOut, Rejection> {
+        self.check_read(hint, shown, &self.vocabulary_for(shown.rules))
+    }
+
+    /// [`Catalogue::check`], with the text read by `vocab`.
+    fn check_read(&self, hint: &policy::Hint, shown: &Shown<'_>, vocab: &Vocabulary) -> Result<HintOut, Rejection> {
         let tool =
             self.get(&hint.tool).ok_or_else(|| Rejection::UnknownTool { tool: sanitize::escape(&hint.tool, 40) })?;
         let name = tool.name.as_ref();
         if !hint.actionable {
-            return Ok(HintOut { tool: name.to_owned(), ..validate::read(hint, &self.vocab) });
+            return Ok(HintOut { tool: name.to_owned(), ..validate::read(hint, vocab) });
         }
         let Some(schema) = self.schemas.get(name) else {
             return Err(Rejection::Schema {
@@ -154,7 +194,7 @@ impl Catalogue {
                 });
             }
         }
-        let reason = validate::reason(hint, &self.vocab);
+        let reason = validate::reason(hint, vocab);
         let shape = Some(shape_of(name, &args, shown.rules));
         Ok(HintOut { tool: name.to_owned(), args, actionable: true, reason, shape })
     }
@@ -171,7 +211,8 @@ impl Catalogue {
 
     /// The valid hints of `hints` ([`validate::filter`]'s bounds).
     pub fn filter(&self, hints: Vec<policy::Hint>, shown: &Shown<'_>, why: impl FnMut(String)) -> Filtered {
-        validate::filter(hints, |hint| self.check(hint, shown), why)
+        let vocab = self.vocabulary_for(shown.rules);
+        validate::filter(hints, |hint| self.check_read(hint, shown, &vocab), why)
     }
 }
 
@@ -502,6 +543,49 @@ mod tests {
         // With no rules, nothing is a reference.
         assert!(c.check0(&hint("open_nodes", json!({"names": ["Zebra"]}), true)).is_ok());
         assert!(!rules.changes_state(c.tool_set(), "open_nodes"), "the policy said it does not");
+    }
+
+    #[test]
+    fn a_tool_the_policy_says_changes_state_acts_and_one_it_says_only_reads_still_acts() {
+        let read_only = rmcp::model::ToolAnnotations::new().read_only(true);
+        let schema = json!({"type": "object", "properties": {"query": {"type": "string"}}});
+        let c = Catalogue::new(vec![
+            tool("search_nodes", schema.clone()).annotate(read_only.clone()),
+            tool("open_nodes", schema.clone()).annotate(read_only),
+            tool("delete_entities", schema),
+        ]);
+        let rules = |declared: &[(&str, bool)]| {
+            let declared = declared.iter().map(|(tool, changes)| policy::ToolRules {
+                tool: (*tool).into(),
+                references: Vec::new(),
+                changes_state: Some(*changes),
+            });
+            Rules::read(c.tool_set(), declared.collect())
+        };
+        let read = |vocab: &Vocabulary, text: &str| {
+            let scope = sanitize::Scope::new(&[], sanitize::Known::default()).with_vocabulary(vocab);
+            sanitize::agent_text(text, &scope).0
+        };
+        let forged = "[ok] then search_nodes Zebra";
+        let deleting = "[ok] then delete_entities Zebra";
+        // The server's annotations: search_nodes only reads, a name after it is prose.
+        assert_eq!(read(&c.vocabulary_for(&Rules::default()), forged), forged);
+        assert!(!read(&c.vocabulary_for(&Rules::default()), deleting).contains("Zebra"));
+        // A policy that says it changes state: a name after it is its argument,
+        // in the text and in a hint's reason.
+        let stricter = rules(&[("search_nodes", true)]);
+        assert!(!read(&c.vocabulary_for(&stricter), forged).contains("Zebra"));
+        assert_eq!(read(&c.vocabulary_for(&stricter), "[ok] then open_nodes Zebra"), "[ok] then open_nodes Zebra");
+        let reason = policy::Hint { reason: "search_nodes Zebra".into(), ..hint("open_nodes", json!({}), true) };
+        let shown = Shown { rules: &stricter, sent: &Map::new(), result: None, memory: None };
+        assert!(!c.check(&reason, &shown).map(|h| h.reason).unwrap_or_default().contains("Zebra"));
+        assert!(c.check0(&reason).is_ok_and(|h| h.reason.contains("Zebra")));
+        // A policy that says a tool only reads takes nothing from the reading.
+        let laxer = rules(&[("delete_entities", false)]);
+        assert!(!read(&c.vocabulary_for(&laxer), deleting).contains("Zebra"));
+        // The same declaration, read again, is served from the catalogue's keep.
+        assert!(Arc::ptr_eq(&c.vocabulary_for(&stricter), &c.vocabulary_for(&rules(&[("search_nodes", true)]))));
+        assert!(Arc::ptr_eq(&c.vocabulary_for(&laxer), &c.vocabulary_for(&Rules::default())));
     }
 
     #[test]

@@ -41,9 +41,10 @@ impl crate::policy::Lookup for BackendLookup {
         let Some(listed) = self.catalogue.get(tool) else {
             return Err(format!("the backend lists no tool `{}`", crate::clip(tool)));
         };
-        if self.rules.changes_state(self.catalogue.tool_set(), tool) {
+        if !self.rules.may_look_up(self.catalogue.tool_set(), tool) {
             return Err(format!(
-                "`{tool}` may change state: a lookup calls only tools that only read (readOnlyHint, or the policy's rules)"
+                "`{tool}` may change state: a lookup calls only tools the backend marks read-only (readOnlyHint) and the \
+                 policy's rules do not say change state"
             ));
         }
         let args = match serde_json::from_str::<Value>(args) {

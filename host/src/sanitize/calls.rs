@@ -198,6 +198,20 @@ impl Vocabulary {
         self
     }
 
+    /// This vocabulary with `tools` acting too (those a policy declares
+    /// change state, beside those the server does not mark read-only):
+    /// what a policy declares only ever adds to what is read as a call.
+    pub fn also_acting<'a>(&self, tools: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut vocab = self.clone();
+        vocab.acting.extend(tools.into_iter().map(|t| t.trim().to_ascii_lowercase()));
+        vocab
+    }
+
+    /// Whether a call to `tool` may change state, as this vocabulary reads it.
+    pub fn may_change_state(&self, tool: &str) -> bool {
+        self.acts(&tool.trim().to_ascii_lowercase())
+    }
+
     /// Whether `name` (lower-case, as the vocabulary spells it) may change state.
     fn acts(&self, name: &str) -> bool {
         // (Signpost's own vocabulary has none: no hashing on its every name)

@@ -60,7 +60,8 @@
 //! - `catalogue` keeps the tool names it is told and declares, beside
 //!   rules the host must leave out (for a tool the catalogue lacks, paths
 //!   that are no paths, a second set for one tool), `text` a reference
-//!   wherever a tool takes it;
+//!   wherever a tool takes it, and that a tool changes state when its
+//!   description says `chaos:acts` (only reads: `chaos:reads`);
 //! - `chaos:catalogue` → says, in its summary, the tools it was told;
 //!   told a tool whose description says `chaos:bloat`, it keeps 12 MiB
 //!   (an instance worn out by `catalogue` alone);
@@ -397,10 +398,19 @@ impl Guest for Chaos {
         let mut rules =
             vec![ToolRules { tool: "no-such-tool".into(), references: vec!["x".into()], changes_state: Some(true) }];
         for tool in &tools {
+            let changes_state = if tool.description.contains("chaos:acts") {
+                Some(true)
+            } else if tool.description.contains("chaos:reads") {
+                Some(false)
+            } else {
+                None
+            };
             if tool.input_schema.contains("\"text\"") {
                 let references = vec!["text".into(), "".into(), "a//b".into(), "*".into(), "x/".repeat(300)];
-                rules.push(ToolRules { tool: tool.name.clone(), references, changes_state: None });
+                rules.push(ToolRules { tool: tool.name.clone(), references, changes_state });
                 rules.push(ToolRules { tool: tool.name.clone(), references: Vec::new(), changes_state: Some(false) });
+            } else if changes_state.is_some() {
+                rules.push(ToolRules { tool: tool.name.clone(), references: Vec::new(), changes_state });
             }
         }
         rules
