@@ -166,6 +166,31 @@ pub struct Command {
     pub backend: Backend,
     /// Each call's deadline.
     pub timeout: Duration,
+    /// Tools the operator vouches only read, whatever the backend's
+    /// annotations say: served marked `readOnlyHint: true` (to agents and
+    /// policies alike), so a policy may look them up and the sanitiser
+    /// reads a name after them as prose. Only the backend or the operator
+    /// can say a tool only reads, never a policy.
+    pub read_only: Vec<String>,
+}
+
+/// `tools`, those named in `read_only` marked read-only (the operator's
+/// word over the backend's annotations); a name the backend does not list
+/// is warned about, every listing (a typo, or a tool the backend dropped).
+fn vouch_read_only(mut tools: Vec<rmcp::model::Tool>, read_only: &[String]) -> Vec<rmcp::model::Tool> {
+    for name in read_only {
+        match tools.iter_mut().find(|t| t.name == name.as_str()) {
+            Some(tool) => {
+                let annotations = tool.annotations.take().unwrap_or_default();
+                tool.annotations = Some(annotations.read_only(true));
+            }
+            None => tracing::warn!(
+                tool = %sanitize::escape(name, 64),
+                "--read-only names a tool the backend does not list: nothing is marked"
+            ),
+        }
+    }
+    tools
 }
 
 /// Hears the backend's notifications.
@@ -711,6 +736,7 @@ impl Upstream {
                 "the backend lists more than {MAX_TOOLS} tools or input schemas over {MAX_SCHEMA_BYTES} bytes: those are not served"
             );
         }
+        let tools = vouch_read_only(tools, &self.command.read_only);
         let names: Vec<String> = tools.iter().map(|t| sanitize::escape(&t.name, 64)).collect();
         tracing::info!(tools = ?names, "the backend's tools");
         // Compiling the schemas is CPU work: off the async workers.

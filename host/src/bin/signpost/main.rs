@@ -279,6 +279,13 @@ struct BackendArgs {
     /// Another header for the backend URL, as `Name: value` (repeatable).
     #[arg(long, value_name = "HEADER", requires = "backend_url")]
     backend_header: Vec<String>,
+    /// A backend tool you vouch only reads, though its server does not
+    /// mark it so (repeatable): served with `readOnlyHint: true`, so a
+    /// policy may look it up (`host.lookup`) and a name after it in a
+    /// policy's text reads as prose. A policy cannot say this; only the
+    /// backend or you can.
+    #[arg(long = "read-only", value_name = "TOOL")]
+    read_only: Vec<String>,
     /// The backend: a command and its arguments, after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     backend: Vec<std::ffi::OsString>,
@@ -316,7 +323,7 @@ impl BackendArgs {
             }
         };
         let timeout = std::time::Duration::from_secs(self.backend_timeout_secs);
-        Ok(Some(signpost::proxy::Command { backend, timeout }))
+        Ok(Some(signpost::proxy::Command { backend, timeout, read_only: self.read_only.clone() }))
     }
 
     /// [`BackendArgs::command`], which a proxy needs.
