@@ -317,6 +317,9 @@ impl LivePolicy {
                 "source": id.source,
                 "loaded_at_unix_ms": unix_ms(id.loaded_at),
                 "from_cache": id.from_cache,
+                // Whether its calls run on the worker that took them, with no
+                // thread hand-off (until one runs long: `Policy::run`).
+                "runs_in_place": current.runs_in_place(),
                 "on_probation": (state.previous.is_some() && state.health.calls < PROBATION_CALLS)
                     .then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
                 "health": {

@@ -356,8 +356,9 @@ fn finish(
 /// to do first, and that the same call sent again proceeds, which it does
 /// ([`held`]).
 ///
-/// The call is awaited on the runtime; the policy's steps around it run in
-/// place ([`in_place`]).
+/// The call is awaited on the runtime; the policy's steps around it run
+/// where the policy can ([`policy::Policy::run`]: in place, unless it
+/// imports what can wait on the runtime).
 #[allow(clippy::too_many_arguments)]
 pub async fn forward(
     upstream: &Arc<Upstream>,
@@ -371,7 +372,8 @@ pub async fn forward(
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
     lease.tell(catalogue.tool_set());
-    let before = in_place(|| {
+    let policy = lease.policy();
+    let before = policy.run(|| {
         let rules = lease.rules();
         let lookup = Arc::new(BackendLookup::new(upstream.clone(), catalogue.clone(), rules.clone()));
         lease.set_lookup(lookup.clone());
@@ -386,11 +388,11 @@ pub async fn forward(
             // Held once already: it goes through, whatever the policy asks.
         } else {
             let hold = Hold { reason, digest, hints };
-            return in_place(|| held(catalogue, lease, &call, args, hold, &rules, asker, findings));
+            return policy.run(|| held(catalogue, lease, &call, args, hold, &rules, asker, findings));
         }
     }
     let shown = Shown { rules: &rules, sent: args, result: None, memory: asker.memory };
-    let coerced = in_place(|| coerce_references(lease, &call, args, &shown, &lookup, findings));
+    let coerced = policy.run(|| coerce_references(lease, &call, args, &shown, &lookup, findings));
     let (coerced, read) = match coerced {
         Some(Coerced { args, read }) => (Some(args), read),
         None => (None, Vec::new()),
@@ -410,7 +412,7 @@ pub async fn forward(
         )),
         Err(e) => Err(e),
     };
-    let mut response = in_place(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings));
+    let mut response = policy.run(|| answer(catalogue, lease, &call, args, hints, &rules, sent, asker, findings));
     if !read.is_empty() {
         // Told in the text too, unless what it shows reads as a call.
         for read in &read {
@@ -584,16 +586,6 @@ fn held(
     response.held = Some(digest);
     response.shape = Some(shape_of(&call.tool, args, rules));
     response
-}
-
-/// Blocking work (policy calls: synchronous, bounded by their deadline,
-/// with WASI host functions that block) inside an async task: in place on
-/// a multi-threaded runtime, this worker's other tasks handed to another
-/// thread; simply run anywhere else.
-fn in_place<T>(work: impl FnOnce() -> T) -> T {
-    let multi_thread = tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-    if multi_thread { tokio::task::block_in_place(work) } else { work() }
 }
 
 /// [`forward`] once the backend answered (or did not).

@@ -523,20 +523,21 @@ impl ServerHandler for Handler {
         // The trail is the host's: neither the tool nor the policy sees it.
         let opened = self.open_trail(args.remove(TRAIL_ARG), &context).await;
         let trails = self.signpost.trails();
-        // The call blocks (policy calls are synchronous, bounded by their
-        // deadline, and WASI host functions block on the runtime): run it in
-        // place, handing this worker's other tasks to another thread, rather
-        // than bouncing it to the blocking pool and back (two thread wake-ups
-        // a call, which cost more CPU than the pipeline itself).
-        // (`block_in_place` needs a multi-threaded runtime; on any other, the
-        // blocking pool.)
+        // The call is synchronous (the graph's work and the policy's, each
+        // bounded): it runs on this worker, in place when its policy can
+        // (`Policy::run`), else with this worker's other tasks handed to
+        // another thread, rather than bounced to the blocking pool and back
+        // (two thread wake-ups a call, which cost more CPU than the pipeline
+        // itself). (`block_in_place` needs a multi-threaded runtime; on any
+        // other, the blocking pool.)
         let multi_thread =
             tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
         let signpost = &self.signpost;
         let response = trails
             .run(&opened, tool.name(), async |session| {
                 if multi_thread {
-                    Ok(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| signpost.call(tool, args, &session)))
+                        .map_err(|_| panicked(tool.name()))
                 } else {
                     let signpost = signpost.clone();
                     tokio::task::spawn_blocking(move || signpost.call(tool, args, &session))
@@ -551,6 +552,16 @@ impl ServerHandler for Handler {
         result.structured_content = Some(response.structured);
         Ok(result.into())
     }
+}
+
+/// What an agent gets for a call that panicked (a bug in Signpost; the
+/// panic is on the server's stderr): an error now, rather than no answer
+/// ever, and the server goes on serving.
+fn panicked(tool: &str) -> McpError {
+    McpError::internal_error(
+        format!("the call to `{}` failed inside Signpost (a bug: the server's log says where)", crate::clip(tool)),
+        None,
+    )
 }
 
 impl Handler {
@@ -601,7 +612,9 @@ impl Handler {
         let cancelled = &context.ct;
         let response = trails
             .run(&opened, &tool, async |session| {
-                Ok::<_, McpError>(signpost.forward(&upstream, request, &session, relay, cancelled).await)
+                use futures_util::FutureExt as _;
+                let forwarded = signpost.forward(&upstream, request, &session, relay, cancelled);
+                std::panic::AssertUnwindSafe(forwarded).catch_unwind().await.map_err(|_| panicked(&tool))
             })
             .await?;
         match proxied(response) {

@@ -274,6 +274,20 @@ impl Signpost {
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
         let (arm, policy) = self.serving(session);
+        // In place on a runtime's worker if the policy can be, else handed off.
+        policy.run(|| self.call_on(tool, args, session, (arm, &policy), (started, seq)))
+    }
+
+    /// [`Signpost::call`], once the policy serving it is chosen (`served`),
+    /// where that policy runs.
+    fn call_on(
+        &self,
+        tool: Tool,
+        args: Map<String, Value>,
+        session: &SessionContext,
+        (arm, policy): (Arm, &Arc<Policy>),
+        (started, seq): (Instant, u64),
+    ) -> Response {
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
@@ -289,7 +303,7 @@ impl Signpost {
         // Kept for the shadow; else let go, so that recording the call
         // changes the history in place rather than copying it.
         let seen_before = self.trials.has_shadow().then_some(snapshot);
-        let served = Served { arm, policy: &policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
+        let served = Served { arm, policy, graph: graph.name(), faulted, seq, latency: started.elapsed() };
         self.account(tool.name(), &args, session, &response, || pipeline::offered(&response, Some(&graph)), served);
         if let Some(history) = seen_before {
             self.shadow(ShadowOn::Graph { tool, graph }, args, history, &response, session, seq);

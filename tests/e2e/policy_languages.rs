@@ -208,6 +208,9 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     assert!(r.is_error && r.text.contains("trail: `ids` of neighbors must hold"), "a teaching error: {}", r.text);
 
     survives_hostile_input(&client, "trail").await;
+    // componentize-py's runtime imports sockets, whose waits block on the
+    // runtime: its calls are handed off to other threads.
+    assert_eq!(client.status().await["active"]["runs_in_place"], false);
 
     // The JavaScript policy: one hint at most, its own text and errors.
     s.install(&read(&compass));

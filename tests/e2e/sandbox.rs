@@ -197,10 +197,17 @@ fn lease_faults_are_reported_precisely() {
 #[tokio::test]
 async fn a_faulting_policy_over_stdio_still_answers() {
     let client = Client::spawn(&["--policy", CHAOS_POLICY, "--policy-timeout-ms", "50"]).await;
-    for query in ["chaos:loop", "chaos:panic", "chaos:print", "order"] {
+    let mut looped = false;
+    for query in ["chaos:print", "order", "chaos:loop", "chaos:panic", "chaos:print", "order"] {
         let r = client.call("search", json!({"query": query})).await;
         assert!(!r.is_error, "{query}: {}", r.text);
         assert!(r.structured["results"].is_array(), "{query}");
+        // Its calls run on the worker that took them (its writes hand the
+        // worker off when made), until one spins to its deadline there:
+        // from then on they are handed off.
+        looped |= query == "chaos:loop";
+        let status = client.status().await;
+        assert_eq!(status["active"]["runs_in_place"], json!(!looped), "after {query}: {status:#}");
     }
 }
 

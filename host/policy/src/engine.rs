@@ -240,6 +240,7 @@ impl PolicyEngine {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         bound_waits(&mut linker)?;
+        crate::in_place::hand_off_waits(&mut linker)?;
         // The `host` interfaces of 0.3.0 and 0.2.0 (0.1.0 imports nothing
         // of the host's).
         v0_3::Hints::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)?;
@@ -323,12 +324,12 @@ impl PolicyEngine {
     }
 
     /// Compiles (or reads from the cache) and links a policy component for
-    /// the newest interface version it exports: whether it came from the
-    /// cache, and the component ready to instantiate. `sha256` names it in
-    /// the cache.
-    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<(Pre<HostState>, bool), LoadError> {
+    /// the newest interface version it exports. `sha256` names it in the
+    /// cache.
+    pub(crate) fn link(&self, bytes: &[u8], sha256: &str) -> Result<Linked, LoadError> {
         let (component, from_cache) = self.compile(bytes, sha256)?;
         prepare_memory_images(&component)?;
+        let in_place = crate::in_place::runs_in_place(&component, &self.engine);
         let pre = self.linker.instantiate_pre(&component).map_err(|e| LoadError::Link(describe_load_error(&e)))?;
         let mut tried = Vec::new();
         for interface in Interface::ALL {
@@ -338,7 +339,7 @@ impl PolicyEngine {
                 Interface::V0_1 => v0_1::HintsPre::new(pre.clone()).map(Pre::V0_1),
             };
             match linked {
-                Ok(linked) => return Ok((linked, from_cache)),
+                Ok(pre) => return Ok(Linked { pre, from_cache, in_place }),
                 Err(e) => tried.push(format!("{interface}: {}", describe_load_error(&e))),
             }
         }
@@ -359,13 +360,28 @@ impl PolicyEngine {
     }
 }
 
+/// A policy component, compiled and linked.
+pub(crate) struct Linked {
+    /// Ready to instantiate, for the newest interface it exports.
+    pub(crate) pre: Pre<HostState>,
+    /// Whether the compiled code came from the cache.
+    pub(crate) from_cache: bool,
+    /// Whether its calls may run in place on a runtime's worker
+    /// ([`crate::in_place::runs_in_place`]).
+    pub(crate) in_place: bool,
+}
+
 /// The WASI interface whose host calls can wait.
 pub const WASI_POLL: &str = "wasi:io/poll@0.2.12";
+/// The WASI interface of streams, whose blocking calls block on the runtime.
+pub(crate) const WASI_STREAMS: &str = "wasi:io/streams@0.2.12";
 
 /// Replaces the two host calls that can wait — `poll` and `pollable.block`,
 /// through which every sleep, clock wait and stream wait arrives — with ones
 /// that give up at the policy call's deadline (the epoch deadline cannot
-/// interrupt a guest that is blocked in the host).
+/// interrupt a guest that is blocked in the host), and, like `pollable.ready`,
+/// hand a runtime's worker off before they wait
+/// ([`crate::in_place::off_the_runtime`]).
 pub(crate) fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     use wasmtime::component::Resource;
     use wasmtime_wasi::p2::DynPollable;
@@ -373,8 +389,10 @@ pub(crate) fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> 
 
     fn until<F: std::future::Future>(deadline: Instant, wait: F) -> wasmtime::Result<F::Output> {
         let deadline = tokio::time::Instant::from_std(deadline);
-        wasmtime_wasi::runtime::in_tokio(async move { tokio::time::timeout_at(deadline, wait).await })
-            .map_err(|_| wasmtime::Error::new(HostDeadline))
+        crate::in_place::off_the_runtime(|| {
+            wasmtime_wasi::runtime::in_tokio(async move { tokio::time::timeout_at(deadline, wait).await })
+        })
+        .map_err(|_| wasmtime::Error::new(HostDeadline))
     }
 
     linker.allow_shadowing(true);
@@ -393,6 +411,14 @@ pub(crate) fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> 
             let state = store.data_mut();
             until(state.deadline, HostPollable::block(&mut state.table, pollable))??;
             Ok(())
+        },
+    )?;
+    poll.func_wrap(
+        "[method]pollable.ready",
+        |mut store: wasmtime::StoreContextMut<'_, HostState>, (pollable,): (Resource<DynPollable>,)| {
+            let state = store.data_mut();
+            let ready = until(state.deadline, HostPollable::ready(&mut state.table, pollable))??;
+            Ok((ready,))
         },
     )?;
     linker.allow_shadowing(false);

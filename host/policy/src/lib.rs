@@ -13,7 +13,8 @@
 //!   on every host call that can wait (`wasi:io/poll`'s `poll` and
 //!   `pollable.block`, which is how sleeps and clock waits arrive); sockets
 //!   are off, and the only streams (stdin closed, stdout/stderr in memory)
-//!   never block;
+//!   never block (those that can wait on the ambient tokio runtime hand a
+//!   runtime's worker off first, so calls can run in place: `in_place`);
 //! - space: one budget for the instance's whole footprint, all its linear
 //!   memories plus its tables, and a bound on the host resources it holds;
 //!   an instance near its budget is retired.
@@ -27,6 +28,7 @@
 mod bindings;
 mod cache;
 mod engine;
+mod in_place;
 mod pool;
 pub mod rules;
 pub mod text;
@@ -44,6 +46,7 @@ pub use bindings::types::{
 };
 pub use bindings::{Interface, POLICY_INTERFACE, WIT_VERSION};
 pub use engine::{HostState, PolicyEngine, WASI_POLL};
+pub use in_place::off_the_runtime;
 pub use pool::{Lease, Policy};
 pub use rules::{Rules, ToolSet};
 

@@ -26,6 +26,9 @@ pub struct Policy {
     pub(crate) pool: Mutex<Pool>,
     pub(crate) stats: Stats,
     pub(crate) info: Identity,
+    /// Whether its calls run in place on a runtime's worker (until one
+    /// runs long).
+    pub(crate) in_place: std::sync::atomic::AtomicBool,
 }
 
 /// One escaped line describing a wasmtime error: its own message (a trap
@@ -55,9 +58,10 @@ impl PolicyEngine {
     pub fn load(&self, bytes: &[u8], source: &str) -> Result<Policy, LoadError> {
         let started = Instant::now();
         let sha256 = sha256_hex(bytes);
-        let (pre, from_cache) = self.link(bytes, &sha256)?;
+        let crate::engine::Linked { pre, from_cache, in_place } = self.link(bytes, &sha256)?;
         let mut policy = Policy {
             pre,
+            in_place: in_place.into(),
             engine: self.clone(),
             pool: Mutex::new(Pool::default()),
             stats: Stats::default(),
@@ -75,7 +79,7 @@ impl PolicyEngine {
         policy.info.version = text::line(&info.version, 80);
         tracing::info!(
             policy = %policy.info.name, version = %policy.info.version, sha256 = %policy.info.sha256, source,
-            from_cache, ms = started.elapsed().as_millis() as u64, "policy loaded"
+            from_cache, in_place, ms = started.elapsed().as_millis() as u64, "policy loaded"
         );
         Ok(policy)
     }
@@ -140,6 +144,37 @@ impl Policy {
     /// The policy's counters.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Whether its calls run in place on a tokio runtime's worker: it
+    /// imports nothing that can wait on the runtime but through the
+    /// sandbox's own versions of WASI's waits, which hand the worker off
+    /// only when called ([`crate::in_place`]), and none of its calls has
+    /// run long yet.
+    pub fn runs_in_place(&self) -> bool {
+        self.in_place.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs `work`, which calls this policy (and may do other blocking work
+    /// bounded like it): in place when the policy [`runs_in_place`](Policy::runs_in_place),
+    /// else off the runtime ([`off_the_runtime`](crate::off_the_runtime)).
+    /// Work in place that holds the worker longer than [`LONG_IN_PLACE`](crate::in_place::LONG_IN_PLACE)
+    /// (a policy that spins to its deadline, a slow graph query; not the
+    /// waits it hands off, such as a lookup's) has every later call of this
+    /// policy handed off: a worker held that long holds up the other
+    /// requests it would serve.
+    pub fn run<T>(&self, work: impl FnOnce() -> T) -> T {
+        if !self.runs_in_place() {
+            return crate::in_place::off_the_runtime(work);
+        }
+        let (done, took) = crate::in_place::timed(work);
+        if took > crate::in_place::LONG_IN_PLACE && self.in_place.swap(false, std::sync::atomic::Ordering::Relaxed) {
+            tracing::warn!(
+                policy = %self.info.name, ms = took.as_millis() as u64,
+                "a call ran long on the server's worker: this policy's calls are handed off to other threads from now on"
+            );
+        }
+        done
     }
 
     /// The interface version the component exports (the newest this host

@@ -52,15 +52,18 @@ impl crate::policy::Lookup for BackendLookup {
             _ => return Err(format!("{tool} takes a JSON object of arguments")),
         };
         self.catalogue.validate(tool, &Value::Object(args.clone()))?;
-        // Policy calls run on a worker the runtime let block
-        // (`block_in_place`); anywhere else a lookup cannot wait.
+        // Policy calls run on a worker of the server's runtime (in place, or
+        // handed off); the wait hands it off, if it was not. Anywhere else a
+        // lookup cannot wait.
         let handle = tokio::runtime::Handle::try_current()
             .ok()
             .filter(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
             .ok_or("lookups on a backend need the server's runtime")?;
         let params = CallToolRequestParams::new(listed.name.clone()).with_arguments(args);
         let deadline = tokio::time::Instant::from_std(deadline);
-        let answer = handle.block_on(tokio::time::timeout_at(deadline, self.upstream.call(params, None)));
+        let answer = crate::policy::off_the_runtime(|| {
+            handle.block_on(tokio::time::timeout_at(deadline, self.upstream.call(params, None)))
+        });
         match answer {
             Err(_) => Err("the backend did not answer before the policy call's deadline".into()),
             Ok(Err(e)) => Err(e.to_string()),
