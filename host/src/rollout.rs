@@ -375,9 +375,6 @@ struct Worker {
 impl Worker {
     fn run(self, rx: Receiver<ShadowCall>) {
         let revision = Revision::of(self.policy.identity());
-        // A backend's call runs its pipeline on a runtime of this thread's
-        // own, which the backend's lookups refuse: a shadow never calls it.
-        let mut runtime = None;
         while let Ok(job) = rx.recv() {
             let started = Instant::now();
             let mut lease = self.policy.lease(job.session);
@@ -390,16 +387,6 @@ impl Worker {
                     (response, tool.name().to_owned(), Some(graph))
                 }
                 ShadowOn::Backend { tool, upstream, catalogue, answer, memory } => {
-                    let runtime = match &runtime {
-                        Some(runtime) => runtime,
-                        None => match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-                            Ok(built) => runtime.insert(built),
-                            Err(e) => {
-                                tracing::warn!(error = %e, "the shadow cannot answer a backend's call");
-                                continue;
-                            }
-                        },
-                    };
                     let asker = Asker { session: &job.history, trail: None, memory: memory.as_ref() };
                     let answered = async |_| answer.map(CallToolResponse::Complete);
                     let forward = pipeline::forward(
@@ -412,7 +399,16 @@ impl Worker {
                         answered,
                         &mut findings,
                     );
-                    (runtime.block_on(forward), tool, None)
+                    // The backend's answer is given, so the pipeline never
+                    // waits: it runs to its end on this thread, outside any
+                    // runtime (where WASI's waits have their own, and a
+                    // lookup, which would call the backend, is refused).
+                    use futures_util::FutureExt as _;
+                    let Some(response) = forward.now_or_never() else {
+                        tracing::warn!(tool = %crate::clip(&tool), "the shadow's pipeline waited, with the answer given");
+                        continue;
+                    };
+                    (response, tool, None)
                 }
             };
             let faulted = lease.faults() > 0;

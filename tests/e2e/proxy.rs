@@ -762,6 +762,32 @@ async fn a_shadow_in_front_of_a_backend_is_judged_by_what_the_agent_did_next() {
     client.close().await;
 }
 
+/// A shadow that writes to its stdout in front of a backend keeps
+/// answering: its pipeline runs on the shadow's own thread with the live
+/// call's answer, outside any runtime (where WASI's blocking writes once
+/// met a runtime they could not block on, and the shadow's thread died).
+#[tokio::test]
+async fn a_shadow_that_prints_in_front_of_a_backend_goes_on_shadowing() {
+    let script = repo().join("tests/backends/rogue.py");
+    let shadow = crate::common::CHAOS_V3_POLICY;
+    let args = ["proxy", "--shadow", shadow, "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let client = Client::spawn_with(&args, &[], Stdio::null()).await;
+    let done = |s: &Value| {
+        let n = |k: &str| s["shadow"][k].as_u64().unwrap_or(0);
+        n("computed") + n("dropped")
+    };
+    // One call at a time, each shadowed before the next is sent.
+    for (i, text) in ["chaos:print", "hello", "chaos:print again", "bye"].into_iter().enumerate() {
+        let answered = call(&client, "echo", json!({"text": text})).await;
+        assert_eq!(texts(&answered).first().map(String::as_str), Some(text), "{answered:?}");
+        let status = client.wait_status(Duration::from_secs(20), |s| done(s) > i as u64).await;
+        assert!(done(&status) > i as u64, "{status:#}");
+    }
+    let status = client.status().await;
+    assert!(status["shadow"]["computed"].as_u64() >= Some(3), "the shadow's thread went on: {status:#}");
+    client.close().await;
+}
+
 /// `signpost policy test` against the real memory server: the memory
 /// policy's golden cases (a held create, one that goes through, what
 /// exists, a search, refused arguments) pass in file order on one backend;

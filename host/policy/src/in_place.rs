@@ -35,10 +35,24 @@ pub const LONG_IN_PLACE: std::time::Duration = std::time::Duration::from_millis(
 /// already); anywhere else (a plain thread, the blocking pool, already
 /// handed off), simply.
 pub fn off_the_runtime<T>(work: impl FnOnce() -> T) -> T {
+    if HANDING_OFF.get() {
+        return work();
+    }
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            /// Clears [`HANDING_OFF`] however the work ends.
+            struct Done;
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    HANDING_OFF.set(false);
+                }
+            }
             let started = std::time::Instant::now();
-            let done = tokio::task::block_in_place(work);
+            HANDING_OFF.set(true);
+            let done = {
+                let _done = Done;
+                tokio::task::block_in_place(work)
+            };
             HANDED_OFF.set(HANDED_OFF.get() + started.elapsed());
             done
         }
@@ -50,14 +64,33 @@ thread_local! {
     /// How long this thread has run work handed off ([`off_the_runtime`]):
     /// time in place that held no worker.
     static HANDED_OFF: std::cell::Cell<std::time::Duration> = const { std::cell::Cell::new(std::time::Duration::ZERO) };
+    /// Whether this thread runs work handed off now (work handed off
+    /// within it is simply run, and not counted twice).
+    static HANDING_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether this thread runs a request's work in place ([`timed`]).
+    static IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread runs a request's work in place now, on the worker
+/// that took it ([`crate::Policy::run`]), not handed off.
+pub(crate) fn in_place_now() -> bool {
+    IN_PLACE.get() && !HANDING_OFF.get()
 }
 
 /// Runs `work` in place, and says for how long it held the worker: its
 /// time, less what it ran handed off (a policy's wait for a lookup's
 /// answer, a sleep).
 pub(crate) fn timed<T>(work: impl FnOnce() -> T) -> (T, std::time::Duration) {
+    /// Puts [`IN_PLACE`] back however the work ends.
+    struct Was(bool);
+    impl Drop for Was {
+        fn drop(&mut self) {
+            IN_PLACE.set(self.0);
+        }
+    }
     let started = std::time::Instant::now();
     let before = HANDED_OFF.get();
+    let _was = Was(IN_PLACE.replace(true));
     let done = work();
     let handed_off = HANDED_OFF.get().saturating_sub(before);
     (done, started.elapsed().saturating_sub(handed_off))

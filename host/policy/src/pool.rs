@@ -161,20 +161,29 @@ impl Policy {
     /// Work in place that holds the worker longer than [`LONG_IN_PLACE`](crate::in_place::LONG_IN_PLACE)
     /// (a policy that spins to its deadline, a slow graph query; not the
     /// waits it hands off, such as a lookup's) has every later call of this
-    /// policy handed off: a worker held that long holds up the other
-    /// requests it would serve.
+    /// policy handed off, and so does one function of the policy that runs
+    /// that long (the rest of the same call is handed off too): a worker
+    /// held that long holds up the other requests it would serve. At worst,
+    /// each worker is held once for one function's deadline.
     pub fn run<T>(&self, work: impl FnOnce() -> T) -> T {
         if !self.runs_in_place() {
             return crate::in_place::off_the_runtime(work);
         }
         let (done, took) = crate::in_place::timed(work);
+        self.held_for(took, "a tool call");
+        done
+    }
+
+    /// Hands this policy's calls off from now on if `what` held a worker
+    /// longer than [`LONG_IN_PLACE`](crate::in_place::LONG_IN_PLACE).
+    fn held_for(&self, took: std::time::Duration, what: &str) {
         if took > crate::in_place::LONG_IN_PLACE && self.in_place.swap(false, std::sync::atomic::Ordering::Relaxed) {
             tracing::warn!(
                 policy = %self.info.name, ms = took.as_millis() as u64,
-                "a call ran long on the server's worker: this policy's calls are handed off to other threads from now on"
+                "{what} held a worker of the server's runtime that long: this policy's calls are handed off to other \
+                 threads from now on"
             );
         }
-        done
     }
 
     /// The interface version the component exports (the newest this host
@@ -187,7 +196,7 @@ impl Policy {
     /// for the calls of one tool call; it goes back to the pool, for that
     /// session only, when the lease is dropped, unless it faulted.
     pub fn lease(&self, session: SessionKey) -> Lease<'_> {
-        let slot = self.pool.lock().ok().and_then(|mut pool| pool.take(session));
+        let slot = self.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take(session);
         Lease::new(self, slot, Some(session))
     }
 
@@ -199,7 +208,7 @@ impl Policy {
 
     /// Idle instances kept now (one per recently active session at most).
     pub fn idle_instances(&self) -> usize {
-        self.pool.lock().map_or(0, |pool| pool.idle.len())
+        self.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner).idle.len()
     }
 
     pub(crate) fn instantiate(&self) -> Result<Slot, PolicyFault> {
@@ -392,7 +401,19 @@ impl<'p> Lease<'p> {
         state.lookup = self.lookup.clone();
         state.lookups_left = MAX_LOOKUPS;
         state.history = history.cloned();
-        let result = f(&slot.instance, &mut slot.store);
+        // On a worker, in place ([`Policy::run`]): so while the policy runs
+        // so; a function that holds the worker long hands the rest of the
+        // call off. Anywhere else (handed off, the blocking pool, a thread
+        // of its own), simply.
+        let result = if !crate::in_place::in_place_now() {
+            f(&slot.instance, &mut slot.store)
+        } else if policy.runs_in_place() {
+            let (result, took) = crate::in_place::timed(|| f(&slot.instance, &mut slot.store));
+            policy.held_for(took, what);
+            result
+        } else {
+            crate::in_place::off_the_runtime(|| f(&slot.instance, &mut slot.store))
+        };
         // A pooled instance keeps no graph, backend or history alive.
         let state = slot.store.data_mut();
         state.lookup = None;
@@ -500,9 +521,7 @@ impl Drop for Lease<'_> {
         if slot.uses >= MAX_USES || spent > limits.output_bytes / 2 {
             return;
         }
-        if let Ok(mut pool) = self.policy.pool.lock() {
-            pool.put(session, slot);
-        }
+        self.policy.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner).put(session, slot);
     }
 }
 

@@ -722,7 +722,7 @@ impl Upstream {
 
     /// Reads the backend's tools/list into the catalogue and tells sessions.
     async fn refresh(&self, peer: &Peer<RoleClient>) -> Result<(), UpstreamError> {
-        let tools = self.within(peer.list_all_tools()).await?;
+        let tools = vouch_read_only(self.within(peer.list_all_tools()).await?, &self.command.read_only);
         let listed = tools.len();
         let tools: Vec<rmcp::model::Tool> = tools
             .into_iter()
@@ -736,7 +736,6 @@ impl Upstream {
                 "the backend lists more than {MAX_TOOLS} tools or input schemas over {MAX_SCHEMA_BYTES} bytes: those are not served"
             );
         }
-        let tools = vouch_read_only(tools, &self.command.read_only);
         let names: Vec<String> = tools.iter().map(|t| sanitize::escape(&t.name, 64)).collect();
         tracing::info!(tools = ?names, "the backend's tools");
         // Compiling the schemas is CPU work: off the async workers.
