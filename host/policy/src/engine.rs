@@ -371,11 +371,6 @@ pub(crate) struct Linked {
     pub(crate) in_place: bool,
 }
 
-/// The WASI interface whose host calls can wait.
-pub const WASI_POLL: &str = "wasi:io/poll@0.2.12";
-/// The WASI interface of streams, whose blocking calls block on the runtime.
-pub(crate) const WASI_STREAMS: &str = "wasi:io/streams@0.2.12";
-
 /// Replaces the two host calls that can wait — `poll` and `pollable.block`,
 /// through which every sleep, clock wait and stream wait arrives — with ones
 /// that give up at the policy call's deadline (the epoch deadline cannot
@@ -396,7 +391,7 @@ pub(crate) fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> 
     }
 
     linker.allow_shadowing(true);
-    let mut poll = linker.instance(WASI_POLL)?;
+    let mut poll = linker.instance(crate::in_place::WASI_POLL)?;
     poll.func_wrap(
         "poll",
         |mut store: wasmtime::StoreContextMut<'_, HostState>, (list,): (Vec<Resource<DynPollable>>,)| {

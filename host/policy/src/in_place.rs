@@ -19,10 +19,14 @@
 use wasmtime::StoreContextMut;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker, Resource, ResourceType};
+use wasmtime_wasi::WasiView;
 use wasmtime_wasi::p2::bindings::sync::io::streams::{self, HostInputStream, HostOutputStream};
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, StreamResult};
 
-use crate::engine::{HostState, WASI_STREAMS};
+/// The WASI interface whose host calls can wait (`engine::bound_waits`).
+pub const WASI_POLL: &str = "wasi:io/poll@0.2.12";
+/// The WASI interface of streams, whose blocking calls block on the runtime.
+pub(crate) const WASI_STREAMS: &str = "wasi:io/streams@0.2.12";
 
 /// How long work may run in place on a worker before its policy's calls
 /// are handed off ([`crate::Policy::run`]): a warm call takes well under a
@@ -137,20 +141,19 @@ pub(crate) fn runs_in_place(component: &Component, engine: &wasmtime::Engine) ->
 /// policy's streams are all in memory (stdin closed, stdout and stderr
 /// captured), so none of them waits for long; they still block on the
 /// runtime, which a worker cannot do.
-pub(crate) fn hand_off_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
-    type Store<'a> = StoreContextMut<'a, HostState>;
+pub(crate) fn hand_off_waits<S: WasiView + 'static>(linker: &mut Linker<S>) -> anyhow::Result<()> {
     type Out = Resource<DynOutputStream>;
     type In = Resource<DynInputStream>;
 
     /// A stream function's result as the guest gets it: its stream error
     /// in WIT's terms, or a trap.
-    fn lowered<T>(
-        store: &mut Store<'_>,
+    fn lowered<S: WasiView, T>(
+        store: &mut StoreContextMut<'_, S>,
         result: StreamResult<T>,
     ) -> wasmtime::Result<(Result<T, streams::StreamError>,)> {
         match result {
             Ok(value) => Ok((Ok(value),)),
-            Err(e) => Ok((Err(streams::Host::convert_stream_error(&mut store.data_mut().table, e)?),)),
+            Err(e) => Ok((Err(streams::Host::convert_stream_error(store.data_mut().ctx().table, e)?),)),
         }
     }
 
@@ -158,49 +161,49 @@ pub(crate) fn hand_off_waits(linker: &mut Linker<HostState>) -> anyhow::Result<(
     let mut io = linker.instance(WASI_STREAMS)?;
     io.func_wrap(
         "[method]output-stream.blocking-write-and-flush",
-        |mut store: Store<'_>, (this, bytes): (Out, Vec<u8>)| {
-            let table = &mut store.data_mut().table;
+        |mut store: StoreContextMut<'_, S>, (this, bytes): (Out, Vec<u8>)| {
+            let table = store.data_mut().ctx().table;
             let written = off_the_runtime(|| HostOutputStream::blocking_write_and_flush(table, this, bytes));
             lowered(&mut store, written)
         },
     )?;
     io.func_wrap(
         "[method]output-stream.blocking-write-zeroes-and-flush",
-        |mut store: Store<'_>, (this, len): (Out, u64)| {
-            let table = &mut store.data_mut().table;
+        |mut store: StoreContextMut<'_, S>, (this, len): (Out, u64)| {
+            let table = store.data_mut().ctx().table;
             let written = off_the_runtime(|| HostOutputStream::blocking_write_zeroes_and_flush(table, this, len));
             lowered(&mut store, written)
         },
     )?;
-    io.func_wrap("[method]output-stream.blocking-flush", |mut store: Store<'_>, (this,): (Out,)| {
-        let table = &mut store.data_mut().table;
+    io.func_wrap("[method]output-stream.blocking-flush", |mut store: StoreContextMut<'_, S>, (this,): (Out,)| {
+        let table = store.data_mut().ctx().table;
         let flushed = off_the_runtime(|| HostOutputStream::blocking_flush(table, this));
         lowered(&mut store, flushed)
     })?;
     io.func_wrap(
         "[method]output-stream.blocking-splice",
-        |mut store: Store<'_>, (this, from, len): (Out, In, u64)| {
-            let table = &mut store.data_mut().table;
+        |mut store: StoreContextMut<'_, S>, (this, from, len): (Out, In, u64)| {
+            let table = store.data_mut().ctx().table;
             let spliced = off_the_runtime(|| HostOutputStream::blocking_splice(table, this, from, len));
             lowered(&mut store, spliced)
         },
     )?;
-    io.func_wrap("[method]input-stream.blocking-read", |mut store: Store<'_>, (this, len): (In, u64)| {
-        let table = &mut store.data_mut().table;
+    io.func_wrap("[method]input-stream.blocking-read", |mut store: StoreContextMut<'_, S>, (this, len): (In, u64)| {
+        let table = store.data_mut().ctx().table;
         let read = off_the_runtime(|| HostInputStream::blocking_read(table, this, len));
         lowered(&mut store, read)
     })?;
-    io.func_wrap("[method]input-stream.blocking-skip", |mut store: Store<'_>, (this, len): (In, u64)| {
-        let table = &mut store.data_mut().table;
+    io.func_wrap("[method]input-stream.blocking-skip", |mut store: StoreContextMut<'_, S>, (this, len): (In, u64)| {
+        let table = store.data_mut().ctx().table;
         let skipped = off_the_runtime(|| HostInputStream::blocking_skip(table, this, len));
         lowered(&mut store, skipped)
     })?;
-    io.resource("output-stream", ResourceType::host::<DynOutputStream>(), |mut store: Store<'_>, rep| {
-        let table = &mut store.data_mut().table;
+    io.resource("output-stream", ResourceType::host::<DynOutputStream>(), |mut store: StoreContextMut<'_, S>, rep| {
+        let table = store.data_mut().ctx().table;
         off_the_runtime(|| HostOutputStream::drop(table, Resource::new_own(rep)))
     })?;
-    io.resource("input-stream", ResourceType::host::<DynInputStream>(), |mut store: Store<'_>, rep| {
-        let table = &mut store.data_mut().table;
+    io.resource("input-stream", ResourceType::host::<DynInputStream>(), |mut store: StoreContextMut<'_, S>, rep| {
+        let table = store.data_mut().ctx().table;
         off_the_runtime(|| HostInputStream::drop(table, Resource::new_own(rep)))
     })?;
     linker.allow_shadowing(false);

@@ -45,8 +45,8 @@ pub use bindings::types::{
     Tool as WitTool, ToolError as WitToolError, ToolRules,
 };
 pub use bindings::{Interface, POLICY_INTERFACE, WIT_VERSION};
-pub use engine::{HostState, PolicyEngine, WASI_POLL};
-pub use in_place::off_the_runtime;
+pub use engine::{HostState, PolicyEngine};
+pub use in_place::{WASI_POLL, off_the_runtime};
 pub use pool::{Lease, Policy};
 pub use rules::{Rules, ToolSet};
 
