@@ -566,6 +566,9 @@ fn a_proxy_needs_a_backend_and_no_graph() {
     assert!(!ok && out.contains("drop --graph"), "{out}");
     let (ok, out) = crate::common::run_cli(&["proxy", "--", "/nonexistent/backend"]);
     assert!(!ok && out.contains("cannot start"), "{out}");
+    // A tool vouched read-only, and no backend to hold it.
+    let (ok, out) = crate::common::run_cli(&["policy", "check", crate::common::CHAOS_V3_POLICY, "--read-only", "x"]);
+    assert!(!ok && out.contains("--read-only names a backend's tool, and there is no backend"), "{out}");
 }
 
 /// Signpost over HTTP (with a bearer token) as the backend: the proxy

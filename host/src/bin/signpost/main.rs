@@ -296,7 +296,14 @@ impl BackendArgs {
     /// a command nor a URL was given.
     fn command(&self) -> anyhow::Result<Option<signpost::proxy::Command>> {
         let backend = match &self.backend_url {
-            None if self.backend.is_empty() => return Ok(None),
+            None if self.backend.is_empty() => {
+                anyhow::ensure!(
+                    self.read_only.is_empty(),
+                    "--read-only names a backend's tool, and there is no backend: give its COMMAND after `--`, or \
+                     --backend-url URL"
+                );
+                return Ok(None);
+            }
             None => signpost::proxy::Backend::Command(self.backend.clone()),
             Some(url) => {
                 let token = match (&self.backend_token_file, std::env::var("SIGNPOST_BACKEND_TOKEN")) {
