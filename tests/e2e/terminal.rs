@@ -279,6 +279,17 @@ fn a_hostile_policy_cannot_reach_the_terminal() {
     assert!(run.code == 0 || run.code == 1, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with('['), "{}", run.stdout);
     assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    // A policy that prints, or waits in the host (a sleep, `poll`): the
+    // command answers, the policy's output only in the log, and the wait
+    // cut off at the deadline.
+    for marker in ["chaos:print", "chaos:sleep", "chaos:poll"] {
+        let started = Instant::now();
+        let run = signpost(&["resolve", marker, "--policy", CHAOS_POLICY]);
+        assert!(run.code == 0 || run.code == 1, "{marker}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.starts_with('['), "{marker}: {}{}", run.stdout, run.stderr);
+        assert!(!run.stdout.contains("chaos says"), "{marker}: the policy wrote to stdout:\n{}", run.stdout);
+        assert!(started.elapsed() < Duration::from_secs(20), "{marker}: {:?}", started.elapsed());
+    }
 }
 
 /// Only our own colour codes: every ESC starts an SGR sequence (`ESC [ digits ; m`).

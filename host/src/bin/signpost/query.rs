@@ -100,10 +100,11 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     // Without a store, the command's calls share a history of their own.
     let own = state.is_none().then(|| Arc::new(SessionContext::new()));
     let opened = runtime.block_on(signpost.trails().open(sent_trail, owner, own.clone()));
-    // Every call of the command runs on that trail, as an MCP call does.
+    // Every call of the command runs on that trail, as an MCP call does
+    // (and where its policy can run, as a server's: `Signpost::call`).
     let call = |tool: Tool, args: serde_json::Map<String, serde_json::Value>| {
         let on_trail = signpost.trails().run(&opened, tool.name(), async |session| {
-            Ok::<_, std::convert::Infallible>(tokio::task::block_in_place(|| signpost.call(tool, args, &session)))
+            Ok::<_, std::convert::Infallible>(signpost.call(tool, args, &session))
         });
         let Ok(response) = runtime.block_on(on_trail);
         response
