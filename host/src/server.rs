@@ -629,16 +629,26 @@ impl Handler {
     }
 }
 
+/// The prefix of the `_meta` keys Signpost writes on a proxied result.
+const SIGNPOST_META: &str = "signpost/";
+
 /// A forwarded call's result as the agent gets it: the backend's content and
 /// structured content as it sent them, then the policy's text; the hints and
 /// the state tag in `_meta` (`signpost/hints`, `signpost/state`, and on a
 /// trail `signpost/trail`), where they cannot break the tool's output
 /// schema. An input request the backend made (MRTR) reaches the agent as
-/// it is.
+/// it is. No `signpost/` key of the backend's own reaches the agent.
 fn proxied(response: crate::response::Response) -> CallToolResponse {
     let mut result = match response.backend.map(|b| *b) {
         Some(CallToolResponse::Complete(result)) => result,
-        Some(asked) => return asked,
+        // (Signpost's keys are Signpost's to write: a backend's go)
+        Some(CallToolResponse::InputRequired(mut asked)) => {
+            if let Some(meta) = asked.meta.as_mut() {
+                meta.0.retain(|key, _| !key.starts_with(SIGNPOST_META));
+            }
+            return CallToolResponse::InputRequired(asked);
+        }
+        Some(other) => return other,
         // No result from the backend: why, in the host's words, whatever
         // the policy's text says.
         None => {
@@ -653,6 +663,10 @@ fn proxied(response: crate::response::Response) -> CallToolResponse {
         result.content.push(ContentBlock::text(response.text));
     }
     let mut meta = result.meta.take().unwrap_or_default();
+    // Every `signpost/` key is Signpost's: one the backend wrote (a forged
+    // trail, coercion or state) is not passed on, whether or not Signpost
+    // writes its own.
+    meta.0.retain(|key, _| !key.starts_with(SIGNPOST_META));
     meta.0.insert("signpost/state".into(), serde_json::Value::String(response.state_tag));
     meta.0.insert("signpost/hints".into(), serde_json::json!(response.hints));
     // A sessionless client's trail, and why the one it sent was not used.

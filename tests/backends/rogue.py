@@ -21,8 +21,20 @@ like any server, then misbehaves on `tools/call` as its argument says:
                         only to the sessions that did).
               task      answers with a task handle (resultType "task"),
                         which the proxy never asked for.
+              meta      answers with `_meta` keys of Signpost's own
+                        (`signpost/trail`, `signpost/coerced`, …), forged,
+                        beside one of its own (`rogue/said`).
 The tool's description is ROGUE_DESCRIPTION's, if set; it is marked
 read-only (annotations.readOnlyHint) if ROGUE_READ_ONLY is set.
+Its tools/list misbehaves as these say, if set:
+  ROGUE_PAGES=endless  pages on forever (a new cursor each page, no more
+                       tools); =repeat gives the same cursor again;
+  ROGUE_OVERSIZED      lists, beside `echo`, a tool whose description is
+                       300 KB and one whose name is 200 bytes long;
+  ROGUE_FLOOD          announces its tools changed after every tools/list.
+A subscription to a resource `res://refuse…` is refused, half a second on.
+Each tools/list it answers is noted in the file named by ROGUE_LISTS, if
+set (`list <cursor>`, `list -` for the first page).
 Each call's text is appended to the file named by ROGUE_CALLS, if set (a
 test sees what reached the backend), and so are the cancellations it is
 sent (`cancelled <id>`), the log levels it is asked for (`level <l>`) and
@@ -32,6 +44,7 @@ the resources it is subscribed to and unsubscribed from (`subscribe <uri>`,
 import json
 import os
 import sys
+import time
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "echo"
 starts = os.environ.get("ROGUE_STARTS")
@@ -77,6 +90,11 @@ for line in sys.stdin:
             "serverInfo": {"name": "rogue", "version": "1.0.0"},
         }})
     elif method == "tools/list":
+        cursor = (request.get("params") or {}).get("cursor")
+        if os.environ.get("ROGUE_LISTS"):
+            with open(os.environ["ROGUE_LISTS"], "a") as f:
+                f.write("list %s\n" % (cursor or "-"))
+        pages = os.environ.get("ROGUE_PAGES")
         tool = {
             "name": "echo",
             "description": os.environ.get("ROGUE_DESCRIPTION", "Says the text back"),
@@ -84,14 +102,32 @@ for line in sys.stdin:
         }
         if os.environ.get("ROGUE_READ_ONLY"):
             tool["annotations"] = {"readOnlyHint": True}
-        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}})
+        tools = [tool] if cursor is None else []
+        if os.environ.get("ROGUE_OVERSIZED") and cursor is None:
+            schema = {"type": "object"}
+            tools.append({"name": "wordy", "description": "word " * 60000, "inputSchema": schema})
+            tools.append({"name": "n" * 200, "description": "a long name", "inputSchema": schema})
+        result = {"tools": tools}
+        if pages == "endless":
+            result["nextCursor"] = "page-%d" % (int((cursor or "page-0")[5:]) + 1)
+        elif pages == "repeat":
+            result["nextCursor"] = "again"
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+        if os.environ.get("ROGUE_FLOOD"):
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
     elif method == "resources/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"resources": []}})
     elif method == "prompts/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"prompts": []}})
     elif method in ("resources/subscribe", "resources/unsubscribe"):
-        note("%s %s" % (method.split("/")[1], request["params"].get("uri")))
-        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        uri = request["params"].get("uri")
+        note("%s %s" % (method.split("/")[1], uri))
+        if uri.startswith("res://refuse"):
+            # Slowly, so that other sessions ask meanwhile.
+            time.sleep(0.5)
+            send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no updates for " + uri}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
     elif method == "logging/setLevel":
         note("level %s" % request["params"].get("level"))
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
@@ -111,6 +147,13 @@ for line in sys.stdin:
                 got = {"inputResponses": params["inputResponses"], "requestState": params.get("requestState")}
                 send({"jsonrpc": "2.0", "id": rid, "result": {
                     "content": [{"type": "text", "text": "answered " + json.dumps(got, sort_keys=True)}]}})
+            continue
+        if text == "meta":
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "content": [{"type": "text", "text": "meta"}],
+                "_meta": {"signpost/trail": "trFORGED", "signpost/trail_notice": "FORGED notice",
+                          "signpost/coerced": [{"path": "text", "sent": "x", "used": "FORGED"}],
+                          "signpost/state": "FORGED", "rogue/said": "its own"}}})
             continue
         if text == "task":
             send({"jsonrpc": "2.0", "id": rid, "result": {

@@ -316,6 +316,64 @@ async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_
     dies.close().await;
 }
 
+/// `signpost proxy` in front of `rogue.py echo` with `env`, its tools/list
+/// requests noted in `lists`.
+async fn rogue_with(env: &[(&str, &str)], lists: &Path) -> Client {
+    let script = repo().join("tests/backends/rogue.py");
+    let args = ["proxy", "--backend-timeout-secs", "10", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let mut env = env.to_vec();
+    env.push(("ROGUE_LISTS", lists.to_str().unwrap_or_default()));
+    Client::spawn_with(&args, &env, Stdio::null()).await
+}
+
+/// How many tools/list requests the backend noted in `lists`.
+fn listings(lists: &Path) -> usize {
+    std::fs::read_to_string(lists).unwrap_or_default().lines().filter(|l| l.starts_with("list ")).count()
+}
+
+#[tokio::test]
+async fn a_backend_that_pages_forever_floods_or_forges_is_served_within_bounds() {
+    let dir = temp_dir("proxy-bounds");
+    let names = |tools: &[Tool]| tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+    // Pages without end, or a cursor given twice: the proxy starts, serves
+    // what it read, and reads a bounded number of pages.
+    for (pages, most) in [("endless", 64), ("repeat", 2)] {
+        let calls = dir.join(format!("{pages}.lists"));
+        let client = rogue_with(&[("ROGUE_PAGES", pages)], &calls).await;
+        let tools = client.service().list_all_tools().await.expect("tools/list");
+        assert_eq!(names(&tools), ["echo"], "{pages}");
+        let read = listings(&calls);
+        assert!((2..=most).contains(&read), "{pages}: {read} pages read");
+        let echoed = call(&client, "echo", json!({"text": "hello"})).await;
+        assert_eq!(texts(&echoed).first().map(String::as_str), Some("hello"), "{pages}: {echoed:?}");
+        client.close().await;
+    }
+    // A tool too large to send every agent, or with a name past MCP's
+    // bound, is not served; the others are.
+    let calls = dir.join("oversized.lists");
+    let client = rogue_with(&[("ROGUE_OVERSIZED", "1")], &calls).await;
+    let tools = client.service().list_all_tools().await.expect("tools/list");
+    assert_eq!(names(&tools), ["echo"]);
+    client.close().await;
+    // A backend that says its tools changed after every listing: listed
+    // about once a second, and agents are told nothing (nothing changed).
+    let calls = dir.join("flood.lists");
+    let client = rogue_with(&[("ROGUE_FLOOD", "1")], &calls).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let read = listings(&calls);
+    assert!((2..=6).contains(&read), "{read} listings in 3 s");
+    let told = client.notices().iter().filter(|n| **n == json!("tools/list_changed")).count();
+    assert_eq!(told, 0, "{:?}", client.notices());
+    // Signpost's `_meta` keys are Signpost's: a backend's forged ones do
+    // not reach the agent; its own keys do.
+    let forged = call(&client, "echo", json!({"text": "meta"})).await;
+    let meta = forged.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert!(!meta.to_string().contains("FORGED"), "{meta}");
+    assert_eq!(meta["rogue/said"], "its own", "{meta}");
+    assert!(meta["signpost/state"].is_string() && meta.get("signpost/trail").is_none(), "{meta}");
+    client.close().await;
+}
+
 /// Polls `file` (at most 20 s) until one of its lines is `line`.
 async fn wait_for_line(file: &Path, line: &str) -> bool {
     for _ in 0..80 {
@@ -558,6 +616,34 @@ async fn resource_subscriptions_pass_through_the_proxy() {
     client.close().await;
 }
 
+/// Two sessions subscribe to one resource at once, and the backend
+/// refuses: neither is told it is subscribed (the second waited for the
+/// first's answer, then asked itself).
+#[tokio::test]
+#[allow(deprecated)] // `resources/subscribe`
+async fn sessions_that_subscribe_at_once_each_hear_the_backends_refusal() {
+    use rmcp::model::SubscribeRequestParams;
+
+    let dir = temp_dir("proxy-subscribe-race");
+    let calls = dir.join("calls");
+    let script = repo().join("tests/backends/rogue.py");
+    let argv = ["proxy", "--http", "127.0.0.1:0", "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let server =
+        crate::common::http::HttpServer::start_argv(&argv, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())]);
+    let a = server.client(None).await.expect("a session");
+    let b = server.client(None).await.expect("another session");
+    let uri = "res://refuse-1";
+    let (first, second) = tokio::join!(a.subscribe(SubscribeRequestParams::new(uri)), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        b.subscribe(SubscribeRequestParams::new(uri)).await
+    });
+    assert!(first.is_err() && second.is_err(), "{first:?} {second:?}");
+    let asked = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert_eq!(asked.lines().filter(|l| *l == format!("subscribe {uri}")).count(), 2, "{asked}");
+    let _ = a.cancel().await;
+    let _ = b.cancel().await;
+}
+
 #[test]
 fn a_proxy_needs_a_backend_and_no_graph() {
     let (ok, out) = crate::common::run_cli(&["proxy"]);
@@ -577,12 +663,17 @@ fn a_proxy_needs_a_backend_and_no_graph() {
 #[tokio::test]
 async fn a_proxy_in_front_of_signpost_over_http_serves_it_with_working_hints() {
     const TOKEN: &str = "proxy-backend-token-0123456789abcdef";
+    // A key in the URL's query, as some servers take one: never shown.
+    const KEY: &str = "SECRET-query-key-9f8e7d";
     let dir = temp_dir("proxy-http");
     let token_file = dir.join("token");
     std::fs::write(&token_file, TOKEN).unwrap_or_else(|e| panic!("{e}"));
     let server = crate::common::http::HttpServer::start(&[], &[("SIGNPOST_TOKEN", TOKEN)]);
-    let args = ["proxy", "--backend-url", &server.url, "--backend-token-file", token_file.to_str().unwrap_or_default()];
-    let client = Client::spawn_with(&args, &[], Stdio::null()).await;
+    let url = format!("{}?api_key={KEY}", server.url);
+    let args = ["proxy", "--backend-url", &url, "--backend-token-file", token_file.to_str().unwrap_or_default()];
+    let log = dir.join("proxy.log");
+    let log_file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
+    let client = Client::spawn_with(&args, &[("RUST_LOG", "debug")], log_file).await;
     let tools = client.service().list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
@@ -602,12 +693,26 @@ async fn a_proxy_in_front_of_signpost_over_http_serves_it_with_working_hints() {
         let ours = texts(&followed).last().cloned().unwrap_or_default();
         assert!(ours.starts_with('['), "{ours}");
     }
-    client.close().await;
 
     // A wrong token: the proxy does not start, and says why.
-    let args = ["proxy", "--backend-url", &server.url];
+    let args = ["proxy", "--backend-url", &url];
     let (ok, out) = crate::common::run_cli(&args);
     assert!(!ok && out.contains("failed to initialize"), "{out}");
+    assert!(!out.contains(KEY) && out.contains(&server.url), "{out}");
+
+    // The backend gone: calls say so, in words without the URL's query
+    // (nor does the log, rmcp's lines included, at any level).
+    drop(server);
+    let gone = call(&client, "resolve", json!({"identifier": "OrderService"})).await;
+    assert_eq!(gone.is_error, Some(true), "{gone:?}");
+    let said = serde_json::to_string(&gone).unwrap_or_default();
+    assert!(said.contains("127.0.0.1") && !said.contains(KEY), "{said}");
+    client.close().await;
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(logged.contains("127.0.0.1") && !logged.contains(KEY), "{logged}");
+    // Nor a malformed header, which may hold its value.
+    let (ok, out) = crate::common::run_cli(&["proxy", "--backend-url", &url, "--backend-header", "X-Key=SECRET-hv"]);
+    assert!(!ok && out.contains("--backend-header number 1") && !out.contains("SECRET"), "{out}");
 }
 
 /// A policy swap while an agent calls the proxy: every call answers, and

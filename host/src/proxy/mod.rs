@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 
 pub use catalogue::{Catalogue, Shown, referenced, replace_referenced, shape_of};
 pub use lookup::BackendLookup;
-pub use upstream::{Backend, Command, Notice, Relay, Upstream, UpstreamError, severity};
+pub use upstream::{
+    Backend, CLIENT_TRANSPORT_LOGS, Command, Notice, Relay, Upstream, UpstreamError, severity, url_holds_secrets,
+};
 
 /// A backend's result as a policy reads it (`outcome.success`, a lookup's
 /// answer): `content` and `structuredContent` as the backend sent them.

@@ -103,6 +103,16 @@ type Relays = Arc<Mutex<Relaying>>;
 /// registered yet (the oldest go first).
 const MAX_EARLY_PROGRESS: usize = 64;
 
+/// How many sessions want a resource's updates, and whether the backend
+/// took the subscription.
+#[derive(Default)]
+struct Subscribed {
+    sessions: usize,
+    /// Set once the backend took it: sessions that come while it is asked
+    /// wait for its answer.
+    taken: Arc<tokio::sync::OnceCell<()>>,
+}
+
 #[derive(Default)]
 struct Relaying {
     relays: HashMap<ProgressToken, (Relay, Option<f64>)>,
@@ -115,9 +125,20 @@ struct Relaying {
 /// Most tools read from a backend's tools/list; the rest are left out
 /// (and the log says so).
 pub const MAX_TOOLS: usize = 1024;
-/// Largest input schema of a tool kept, in bytes of JSON; a tool with a
-/// larger one is left out.
-pub const MAX_SCHEMA_BYTES: usize = 256 << 10;
+/// Largest tool kept (its name, description, schemas and annotations), in
+/// bytes of JSON; a larger one is left out.
+pub const MAX_TOOL_BYTES: usize = 256 << 10;
+/// Most bytes of JSON a backend's tools take together: the tools past it
+/// are left out (every agent is sent the whole list).
+pub const MAX_CATALOGUE_BYTES: usize = 8 << 20;
+/// Longest tool name kept, in bytes (MCP's names are 1 to 128 characters).
+pub const MAX_NAME_BYTES: usize = 128;
+/// Most pages of a paginated tools/list read in one listing: a backend
+/// that pages on past it, or gives a cursor twice, is served what was read.
+pub const MAX_PAGES: usize = 64;
+/// Least time between two listings of a backend's tools after it says
+/// they changed: announcements in between are answered by one listing.
+const MIN_REFRESH_GAP: Duration = Duration::from_secs(1);
 
 /// Where the backend is. Its `Debug` shows no token or header value.
 #[derive(Clone)]
@@ -146,6 +167,46 @@ impl std::fmt::Debug for Backend {
         }
     }
 }
+
+impl Backend {
+    /// `text` (an error's message: reqwest's and rmcp's name the URL they
+    /// failed on) without this backend's secrets: its URL, as written or
+    /// as parsed, shown as [`shown_url`] shows it; its query, password and
+    /// fragment nowhere.
+    pub fn hide(&self, text: &str) -> String {
+        let Backend::Url { url, .. } = self else { return text.to_owned() };
+        let shown = shown_url(url);
+        let mut out = text.replace(url.as_str(), &shown);
+        let parsed = reqwest::Url::parse(url).ok();
+        if let Some(u) = &parsed {
+            out = out.replace(u.as_str(), &shown);
+        }
+        let written = url.split_once('?').map(|(_, q)| q.split('#').next().unwrap_or(q));
+        let parts = parsed.iter().flat_map(|u| [u.query(), u.password(), u.fragment()]).flatten();
+        // (a part of a few characters is no secret, and is too common a
+        // string to cut out of a message)
+        for secret in parts.chain(written).filter(|s| s.len() >= 4) {
+            out = out.replace(secret, "…");
+        }
+        out
+    }
+}
+
+/// Whether `url` holds what may be a secret (a query, a password), which
+/// the log lines of rmcp's HTTP client ([`CLIENT_TRANSPORT_LOGS`]) would
+/// show: an unreadable URL may too.
+pub fn url_holds_secrets(url: &str) -> bool {
+    reqwest::Url::parse(url).is_err_and(|_| url.contains(['?', '@', '#']))
+        || reqwest::Url::parse(url)
+            .is_ok_and(|u| u.query().is_some() || u.password().is_some() || u.fragment().is_some())
+}
+
+/// The log targets of rmcp's HTTP client whose lines show the URL a
+/// request failed on, query included: silenced for a backend URL that
+/// holds secrets ([`url_holds_secrets`]); Signpost's own lines say what
+/// failed, without them ([`Backend::hide`]).
+pub const CLIENT_TRANSPORT_LOGS: [&str; 3] =
+    ["rmcp::transport::worker", "rmcp::transport::streamable_http_client", "rmcp::transport::common::client_side_sse"];
 
 /// A URL as it may be shown: scheme, host, port and path, never the user
 /// information or the query (either may hold a secret).
@@ -418,9 +479,12 @@ pub struct Upstream {
     /// The resources sessions subscribed to, each with how many sessions
     /// did: the backend is subscribed to each once, and again after a
     /// restart.
-    subscriptions: Mutex<HashMap<String, usize>>,
+    subscriptions: Mutex<HashMap<String, Subscribed>>,
     /// A 2026-07-28 backend's stream of each subscribed resource's updates.
     streams: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// A digest of the tools the catalogue was last made of: a listing
+    /// that finds the same tools changes nothing and tells no one.
+    listed: Mutex<Option<u64>>,
 }
 
 impl Upstream {
@@ -445,11 +509,20 @@ impl Upstream {
             log_level: Mutex::new(None),
             subscriptions: Mutex::default(),
             streams: Mutex::default(),
+            listed: Mutex::default(),
         });
         upstream.peer().await.map_err(|e| anyhow::anyhow!("{}: {e}", upstream.describe()))?;
         let weak = Arc::downgrade(&upstream);
         tokio::spawn(async move {
+            let mut last: Option<tokio::time::Instant> = None;
             while refresh.recv().await.is_some() {
+                // A backend that announces changes on and on is listed at
+                // most once a gap (what it announces meanwhile is one
+                // more listing, the channel holding one).
+                if let Some(last) = last {
+                    tokio::time::sleep_until(last + MIN_REFRESH_GAP).await;
+                }
+                last = Some(tokio::time::Instant::now());
                 let Some(upstream) = weak.upgrade() else { break };
                 match upstream.peer().await {
                     Ok((peer, generation)) => {
@@ -516,20 +589,21 @@ impl Upstream {
     }
 
     /// A session wants `uri`'s updates: the first one subscribes the
-    /// backend (an error, and nothing kept, when it refuses).
+    /// backend (an error, and nothing kept, when it refuses). A session
+    /// that comes while the backend is being asked waits for its answer,
+    /// and when it refused, asks again itself.
     pub async fn want_updates(&self, uri: &str) -> Result<(), UpstreamError> {
-        {
+        let taken = {
             let mut subscribed = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
-            let n = subscribed.entry(uri.to_owned()).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                return Ok(());
-            }
-        }
-        let asked = match self.peer().await {
-            Ok((peer, _)) => self.ask_updates(&peer, uri).await,
-            Err(e) => Err(e),
+            let s = subscribed.entry(uri.to_owned()).or_default();
+            s.sessions += 1;
+            s.taken.clone()
         };
+        let ask = async || {
+            let (peer, _) = self.peer().await?;
+            self.ask_updates(&peer, uri).await
+        };
+        let asked = taken.get_or_try_init(ask).await.map(|_| ());
         if asked.is_err() {
             self.drop_count(uri);
         }
@@ -557,8 +631,8 @@ impl Upstream {
     fn drop_count(&self, uri: &str) -> bool {
         let mut subscribed = self.subscriptions.lock().unwrap_or_else(PoisonError::into_inner);
         match subscribed.get_mut(uri) {
-            Some(n) if *n > 1 => {
-                *n -= 1;
+            Some(s) if s.sessions > 1 => {
+                s.sessions -= 1;
                 false
             }
             Some(_) => {
@@ -603,7 +677,9 @@ impl Upstream {
         request: impl std::future::Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, UpstreamError> {
         let answered = tokio::time::timeout(self.command.timeout, request).await;
-        answered.map_err(|_| UpstreamError::Timeout(self.command.timeout))?.map_err(classify)
+        answered
+            .map_err(|_| UpstreamError::Timeout(self.command.timeout))?
+            .map_err(|e| classify(e, &self.command.backend))
     }
 
     async fn ask_log_level(&self, peer: &Peer<RoleClient>, level: LoggingLevel) {
@@ -685,7 +761,9 @@ impl Upstream {
             relays: self.relays.clone(),
             notices: self.notices.clone(),
         };
-        let failed = |e: rmcp::service::ClientInitializeError| format!("{} failed to initialize: {e}", self.describe());
+        let failed = |e: rmcp::service::ClientInitializeError| {
+            format!("{} failed to initialize: {}", self.describe(), self.command.backend.hide(&e.to_string()))
+        };
         let service = match &self.command.backend {
             Backend::Command(argv) => {
                 let (program, args) = argv.split_first().ok_or("no command")?;
@@ -720,21 +798,13 @@ impl Upstream {
         Ok(Connection { service, generation })
     }
 
-    /// Reads the backend's tools/list into the catalogue and tells sessions.
+    /// Reads the backend's tools/list into the catalogue and tells sessions
+    /// (unless it lists what it listed before).
     async fn refresh(&self, peer: &Peer<RoleClient>) -> Result<(), UpstreamError> {
-        let tools = vouch_read_only(self.within(peer.list_all_tools()).await?, &self.command.read_only);
-        let listed = tools.len();
-        let tools: Vec<rmcp::model::Tool> = tools
-            .into_iter()
-            .filter(|t| serde_json::to_string(&t.input_schema).map_or(0, |s| s.len()) <= MAX_SCHEMA_BYTES)
-            .take(MAX_TOOLS)
-            .collect();
-        if tools.len() < listed {
-            tracing::warn!(
-                listed,
-                kept = tools.len(),
-                "the backend lists more than {MAX_TOOLS} tools or input schemas over {MAX_SCHEMA_BYTES} bytes: those are not served"
-            );
+        let (tools, digest) = self.list_tools(peer).await?;
+        if *self.listed.lock().unwrap_or_else(PoisonError::into_inner) == Some(digest) {
+            tracing::debug!("the backend lists the tools it listed before");
+            return Ok(());
         }
         let names: Vec<String> = tools.iter().map(|t| sanitize::escape(&t.name, 64)).collect();
         tracing::info!(tools = ?names, "the backend's tools");
@@ -743,8 +813,67 @@ impl Upstream {
             .await
             .map_err(|e| UpstreamError::Garbage(format!("reading its tools failed: {e}")))?;
         self.catalogue.store(Arc::new(catalogue));
+        *self.listed.lock().unwrap_or_else(PoisonError::into_inner) = Some(digest);
         let _ = self.notices.send(Notice::Tools);
         Ok(())
+    }
+
+    /// The backend's tools, page after page, within one deadline and the
+    /// bounds on what is served ([`MAX_TOOLS`], [`MAX_TOOL_BYTES`],
+    /// [`MAX_CATALOGUE_BYTES`], [`MAX_NAME_BYTES`], [`MAX_PAGES`]; the log
+    /// says what was left out), those the operator vouches for marked
+    /// read-only; and a digest of them.
+    async fn list_tools(&self, peer: &Peer<RoleClient>) -> Result<(Vec<rmcp::model::Tool>, u64), UpstreamError> {
+        use std::hash::{Hash, Hasher};
+        let deadline = tokio::time::Instant::now() + self.command.timeout;
+        let mut kept = Vec::new();
+        let (mut listed, mut bytes) = (0usize, 0usize);
+        let mut digest = std::collections::hash_map::DefaultHasher::new();
+        let mut cursors = std::collections::HashSet::new();
+        let mut cursor = None;
+        let mut cut_short = None;
+        for page in 1.. {
+            let params = rmcp::model::PaginatedRequestParams::default().with_cursor(cursor.take());
+            let answer = tokio::time::timeout_at(deadline, peer.list_tools(Some(params))).await;
+            let result = answer
+                .map_err(|_| UpstreamError::Timeout(self.command.timeout))?
+                .map_err(|e| classify(e, &self.command.backend))?;
+            for tool in result.tools {
+                listed += 1;
+                let json = serde_json::to_vec(&tool).unwrap_or_default();
+                let fits = !json.is_empty()
+                    && json.len() <= MAX_TOOL_BYTES
+                    && tool.name.len() <= MAX_NAME_BYTES
+                    && bytes + json.len() <= MAX_CATALOGUE_BYTES;
+                if fits && kept.len() < MAX_TOOLS {
+                    bytes += json.len();
+                    json.hash(&mut digest);
+                    kept.push(tool);
+                }
+            }
+            cut_short = match result.next_cursor {
+                None => None,
+                Some(_) if kept.len() >= MAX_TOOLS => Some("it lists more tools than are served"),
+                Some(_) if page >= MAX_PAGES => Some("it pages on past the most pages read"),
+                Some(c) if !cursors.insert(c.clone()) => Some("it gave a cursor twice"),
+                Some(c) => {
+                    cursor = Some(c);
+                    continue;
+                }
+            };
+            break;
+        }
+        if kept.len() < listed || cut_short.is_some() {
+            tracing::warn!(
+                listed,
+                kept = kept.len(),
+                stopped = cut_short.unwrap_or("at its last page"),
+                "not every tool the backend lists is served: at most {MAX_TOOLS} tools, {MAX_PAGES} pages, \
+                 {MAX_TOOL_BYTES} bytes of JSON a tool and {MAX_CATALOGUE_BYTES} in all, names of at most \
+                 {MAX_NAME_BYTES} bytes"
+            );
+        }
+        Ok((vouch_read_only(kept, &self.command.read_only), digest.finish()))
     }
 
     /// Sends one request of another kind (resources, prompts) to the
@@ -764,7 +893,7 @@ impl Upstream {
             Err(_) => Err(unavailable(UpstreamError::Timeout(self.command.timeout))),
             Ok(Err(ServiceError::McpError(e))) => Err(e),
             Ok(Err(e)) => {
-                let e = classify(e);
+                let e = classify(e, &self.command.backend);
                 if matches!(e, UpstreamError::Down(_)) {
                     self.lost(generation, "its connection failed").await;
                 }
@@ -828,7 +957,7 @@ impl Upstream {
             Err(_) => Err(timeout),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) => {
-                let e = classify(e);
+                let e = classify(e, &self.command.backend);
                 if matches!(e, UpstreamError::Down(_)) {
                     self.lost(generation, "its connection failed").await;
                 }
@@ -852,15 +981,16 @@ impl Upstream {
     }
 }
 
-/// An rmcp client error as the agent should read it.
-fn classify(e: ServiceError) -> UpstreamError {
+/// An rmcp client error as the agent should read it, without the
+/// secrets of `backend`'s URL.
+fn classify(e: ServiceError, backend: &Backend) -> UpstreamError {
     match e {
         ServiceError::McpError(e) => UpstreamError::Refused(sanitize::line(&e.message, 500)),
         ServiceError::TransportClosed | ServiceError::TransportSend(_) | ServiceError::Cancelled { .. } => {
-            UpstreamError::Down(sanitize::line(&e.to_string(), 300))
+            UpstreamError::Down(sanitize::line(&backend.hide(&e.to_string()), 300))
         }
         ServiceError::Timeout { timeout } => UpstreamError::Timeout(timeout),
-        other => UpstreamError::Garbage(sanitize::line(&other.to_string(), 300)),
+        other => UpstreamError::Garbage(sanitize::line(&backend.hide(&other.to_string()), 300)),
     }
 }
 
@@ -875,5 +1005,42 @@ pub fn severity(level: LoggingLevel) -> u8 {
         LoggingLevel::Critical => 5,
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backend_urls_secrets_are_hidden_from_every_message() {
+        let url = |u: &str| Backend::Url { url: u.to_owned(), token: None, headers: Vec::new() };
+        let keyed = url("https://user:pa55word@mcp.example.com/mcp?api_key=K3Y-123#frag-ment");
+        // As written, as reqwest writes it (normalised), and in pieces.
+        for said in [
+            "error sending request for url (https://user:pa55word@mcp.example.com/mcp?api_key=K3Y-123#frag-ment)",
+            "url: \"https://user:pa55word@mcp.example.com/mcp?api_key=K3Y-123#frag-ment\"",
+            "the query api_key=K3Y-123 was refused; password pa55word",
+        ] {
+            let hidden = keyed.hide(said);
+            for secret in ["K3Y-123", "pa55word", "frag-ment"] {
+                assert!(!hidden.contains(secret), "{said} → {hidden}");
+            }
+        }
+        assert!(
+            keyed
+                .hide("for url (https://user:pa55word@mcp.example.com/mcp?api_key=K3Y-123#frag-ment)")
+                .contains("https://mcp.example.com/mcp")
+        );
+        // Nothing to hide: the message as it is.
+        let plain = url("http://127.0.0.1:8080/mcp");
+        assert_eq!(
+            plain.hide("connection refused: http://127.0.0.1:8080/mcp"),
+            "connection refused: http://127.0.0.1:8080/mcp"
+        );
+        assert_eq!(Backend::Command(vec!["x".into()]).hide("a?b"), "a?b");
+        assert!(url_holds_secrets("https://h/mcp?k=v") && url_holds_secrets("https://u:p@h/mcp"));
+        assert!(!url_holds_secrets("https://h/mcp") && !url_holds_secrets("https://user@h/mcp"));
+        assert!(url_holds_secrets("not a url?key=v"));
     }
 }

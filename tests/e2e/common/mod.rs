@@ -81,6 +81,10 @@ impl ClientHandler for Recorder {
         self.notice(json!("prompts/list_changed"));
     }
 
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.notice(json!("tools/list_changed"));
+    }
+
     async fn on_resource_updated(
         &self,
         params: rmcp::model::ResourceUpdatedNotificationParam,

@@ -319,11 +319,16 @@ impl BackendArgs {
                 let headers = self
                     .backend_header
                     .iter()
-                    .map(|h| match h.split_once(':') {
+                    .enumerate()
+                    .map(|(n, h)| match h.split_once(':') {
                         Some((name, value)) if !name.trim().is_empty() => {
                             Ok((name.trim().to_owned(), value.trim().to_owned()))
                         }
-                        _ => Err(anyhow::anyhow!("--backend-header `{h}`: write it as `Name: value`")),
+                        // (not shown: it may hold the value, a secret)
+                        _ => Err(anyhow::anyhow!(
+                            "--backend-header number {}: write it as `Name: value` (a colon after the header's name)",
+                            n + 1
+                        )),
                     })
                     .collect::<anyhow::Result<_>>()?;
                 signpost::proxy::Backend::Url { url: url.clone(), token, headers }
@@ -558,11 +563,22 @@ fn main() -> ExitCode {
         )
     );
     let default_level = if one_shot { "warn" } else { "info" };
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into()))
-        .init();
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into());
+    // A backend URL's query or password shows in the lines rmcp's HTTP
+    // client logs when a request fails: those are not logged.
+    let backend = match &cli.command {
+        Some(Command::Proxy(args)) => Some(&args.backend),
+        Some(Command::Policy(PolicyCommand::Check { backend, .. } | PolicyCommand::Test { backend, .. })) => {
+            Some(backend)
+        }
+        _ => None,
+    };
+    if backend.and_then(|b| b.backend_url.as_deref()).is_some_and(signpost::proxy::url_holds_secrets) {
+        for target in signpost::proxy::CLIENT_TRANSPORT_LOGS {
+            filter = filter.add_directive(format!("{target}=off").parse().expect("a log directive"));
+        }
+    }
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(filter).init();
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file, backend })) => {
             backend.command().and_then(|backend| check(&file, backend))
