@@ -384,10 +384,9 @@ pub(crate) fn bound_waits(linker: &mut Linker<HostState>) -> anyhow::Result<()> 
 
     fn until<F: std::future::Future>(deadline: Instant, wait: F) -> wasmtime::Result<F::Output> {
         let deadline = tokio::time::Instant::from_std(deadline);
-        crate::in_place::off_the_runtime(|| {
-            wasmtime_wasi::runtime::in_tokio(async move { tokio::time::timeout_at(deadline, wait).await })
-        })
-        .map_err(|_| wasmtime::Error::new(HostDeadline))
+        // (what is ready already is answered in place; only a wait hands off)
+        crate::in_place::now_or_handed_off(async move { tokio::time::timeout_at(deadline, wait).await })
+            .map_err(|_| wasmtime::Error::new(HostDeadline))
     }
 
     linker.allow_shadowing(true);

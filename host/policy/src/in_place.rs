@@ -10,8 +10,10 @@
 //! call off costs two thread wake-ups a call, about a third of a warm
 //! call's CPU. So the sandbox links its own versions of each such function
 //! in the interfaces a policy's standard library imports (`wasi:io/poll`,
-//! `wasi:io/streams`): they hand the worker off only when they are called,
-//! which a policy that neither prints nor sleeps never does. A policy that
+//! `wasi:io/streams`): they run in place what ends at once (a print to the
+//! policy's in-memory stdout, `ready` of what is ready) and hand the worker
+//! off only when they must wait (a sleep), which a policy that does not
+//! sleep never does. A policy that
 //! imports anything else that can wait (sockets, HTTP, an interface this
 //! host does not know) runs each call handed off, as before
 //! ([`runs_in_place`]).
@@ -20,7 +22,8 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker, Resource, ResourceType};
 use wasmtime_wasi::WasiView;
-use wasmtime_wasi::p2::bindings::sync::io::streams::{self, HostInputStream, HostOutputStream};
+use wasmtime_wasi::p2::bindings::io::streams::{HostInputStream, HostOutputStream};
+use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, StreamResult};
 
 /// The WASI interface whose host calls can wait (`engine::bound_waits`).
@@ -73,6 +76,23 @@ thread_local! {
     static HANDING_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Whether this thread runs a request's work in place ([`timed`]).
     static IN_PLACE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `work`, a WASI host call that may wait, run to its end: in place, on
+/// the worker, when it ends at once (a policy's streams are in memory, so
+/// a write, a flush or a drop does; so does `ready` of what is ready);
+/// handed off only when it must wait ([`off_the_runtime`]). Off a worker
+/// (handed off already, or no runtime), simply run as wasmtime-wasi's
+/// synchronous bindings run it.
+pub(crate) fn now_or_handed_off<F: std::future::Future>(work: F) -> F::Output {
+    let mut work = std::pin::pin!(work);
+    if in_place_now()
+        && let std::task::Poll::Ready(done) =
+            work.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    {
+        return done;
+    }
+    off_the_runtime(|| wasmtime_wasi::runtime::in_tokio(work))
 }
 
 /// Whether this thread runs a request's work in place now, on the worker
@@ -137,7 +157,7 @@ pub(crate) fn runs_in_place(component: &Component, engine: &wasmtime::Engine) ->
 
 /// Replaces the functions of `wasi:io/streams` that wait (the blocking
 /// reads, writes, flushes and splices, and the streams' drops) with ones
-/// that hand the worker off before they wait ([`off_the_runtime`]). A
+/// that hand the worker off before they wait ([`now_or_handed_off`]). A
 /// policy's streams are all in memory (stdin closed, stdout and stderr
 /// captured), so none of them waits for long; they still block on the
 /// runtime, which a worker cannot do.
@@ -163,7 +183,7 @@ pub(crate) fn hand_off_waits<S: WasiView + 'static>(linker: &mut Linker<S>) -> a
         "[method]output-stream.blocking-write-and-flush",
         |mut store: StoreContextMut<'_, S>, (this, bytes): (Out, Vec<u8>)| {
             let table = store.data_mut().ctx().table;
-            let written = off_the_runtime(|| HostOutputStream::blocking_write_and_flush(table, this, bytes));
+            let written = now_or_handed_off(HostOutputStream::blocking_write_and_flush(table, this, bytes));
             lowered(&mut store, written)
         },
     )?;
@@ -171,40 +191,40 @@ pub(crate) fn hand_off_waits<S: WasiView + 'static>(linker: &mut Linker<S>) -> a
         "[method]output-stream.blocking-write-zeroes-and-flush",
         |mut store: StoreContextMut<'_, S>, (this, len): (Out, u64)| {
             let table = store.data_mut().ctx().table;
-            let written = off_the_runtime(|| HostOutputStream::blocking_write_zeroes_and_flush(table, this, len));
+            let written = now_or_handed_off(HostOutputStream::blocking_write_zeroes_and_flush(table, this, len));
             lowered(&mut store, written)
         },
     )?;
     io.func_wrap("[method]output-stream.blocking-flush", |mut store: StoreContextMut<'_, S>, (this,): (Out,)| {
         let table = store.data_mut().ctx().table;
-        let flushed = off_the_runtime(|| HostOutputStream::blocking_flush(table, this));
+        let flushed = now_or_handed_off(HostOutputStream::blocking_flush(table, this));
         lowered(&mut store, flushed)
     })?;
     io.func_wrap(
         "[method]output-stream.blocking-splice",
         |mut store: StoreContextMut<'_, S>, (this, from, len): (Out, In, u64)| {
             let table = store.data_mut().ctx().table;
-            let spliced = off_the_runtime(|| HostOutputStream::blocking_splice(table, this, from, len));
+            let spliced = now_or_handed_off(HostOutputStream::blocking_splice(table, this, from, len));
             lowered(&mut store, spliced)
         },
     )?;
     io.func_wrap("[method]input-stream.blocking-read", |mut store: StoreContextMut<'_, S>, (this, len): (In, u64)| {
         let table = store.data_mut().ctx().table;
-        let read = off_the_runtime(|| HostInputStream::blocking_read(table, this, len));
+        let read = now_or_handed_off(HostInputStream::blocking_read(table, this, len));
         lowered(&mut store, read)
     })?;
     io.func_wrap("[method]input-stream.blocking-skip", |mut store: StoreContextMut<'_, S>, (this, len): (In, u64)| {
         let table = store.data_mut().ctx().table;
-        let skipped = off_the_runtime(|| HostInputStream::blocking_skip(table, this, len));
+        let skipped = now_or_handed_off(HostInputStream::blocking_skip(table, this, len));
         lowered(&mut store, skipped)
     })?;
     io.resource("output-stream", ResourceType::host::<DynOutputStream>(), |mut store: StoreContextMut<'_, S>, rep| {
         let table = store.data_mut().ctx().table;
-        off_the_runtime(|| HostOutputStream::drop(table, Resource::new_own(rep)))
+        now_or_handed_off(HostOutputStream::drop(table, Resource::new_own(rep)))
     })?;
     io.resource("input-stream", ResourceType::host::<DynInputStream>(), |mut store: StoreContextMut<'_, S>, rep| {
         let table = store.data_mut().ctx().table;
-        off_the_runtime(|| HostInputStream::drop(table, Resource::new_own(rep)))
+        now_or_handed_off(HostInputStream::drop(table, Resource::new_own(rep)))
     })?;
     linker.allow_shadowing(false);
     Ok(())
