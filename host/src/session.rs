@@ -111,20 +111,7 @@ impl SessionContext {
     /// Records a finished call (and, for a proxy's call, the values its
     /// result showed, or that it was held).
     pub fn record(&self, tool: &str, response: &Response) {
-        let call = PastCall::of(tool, response);
-        let result = response.backend.as_deref().and_then(|b| match b {
-            rmcp::model::CallToolResponse::Complete(result) => Some(result),
-            _ => None,
-        });
-        let shown = result.filter(|_| !response.is_error).map(shown_values);
-        let mut h = self.history();
-        h.apply(call);
-        if let Some(digest) = response.held {
-            h.hold(digest);
-        }
-        if let Some(values) = shown {
-            h.shown(values);
-        }
+        self.history().take(Step::of(tool, response));
     }
 
     /// Records ids the agent came by outside this session as seen (a
@@ -183,6 +170,29 @@ impl PastCall {
     pub fn of(tool: &str, response: &Response) -> PastCall {
         let ids = if response.is_error { Vec::new() } else { result_ids(&response.structured) };
         PastCall { tool: tool.to_owned(), ok: !response.is_error, ids }
+    }
+}
+
+/// All a finished call adds to a history: the call ([`PastCall`]), and for
+/// a proxy's call that it was held, or the values its result showed. A
+/// trail in a shared store is given the whole step, as a session's own
+/// history is ([`History::take`]).
+#[derive(Debug, Clone)]
+pub struct Step {
+    call: PastCall,
+    held: Option<u64>,
+    shown: Option<Vec<String>>,
+}
+
+impl Step {
+    /// The step `response`, the answer to a call of `tool`, adds.
+    pub fn of(tool: &str, response: &Response) -> Step {
+        let result = response.backend.as_deref().and_then(|b| match b {
+            rmcp::model::CallToolResponse::Complete(result) => Some(result),
+            _ => None,
+        });
+        let shown = result.filter(|_| !response.is_error).map(shown_values);
+        Step { call: PastCall::of(tool, response), held: response.held, shown }
     }
 }
 
@@ -283,6 +293,19 @@ impl History {
     /// Ids seen, most recent last.
     pub fn seen(&self) -> impl Iterator<Item = &String> {
         self.view.seen_ids.iter()
+    }
+
+    /// Adds a finished call's whole step: the call, and whether it was held
+    /// or what its result showed.
+    pub fn take(&mut self, step: Step) {
+        let Step { call, held, shown } = step;
+        self.apply(call);
+        if let Some(digest) = held {
+            self.hold(digest);
+        }
+        if let Some(values) = shown {
+            self.shown(values);
+        }
     }
 
     /// Records a finished call.

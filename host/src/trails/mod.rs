@@ -40,7 +40,7 @@ use sha2::{Digest, Sha256};
 
 use crate::policy::SessionKey;
 use crate::response::Response;
-use crate::session::{PastCall, SessionContext};
+use crate::session::{SessionContext, Step};
 
 pub mod carry;
 mod redis;
@@ -438,7 +438,7 @@ impl Trails {
         call: impl AsyncFnOnce(Arc<SessionContext>) -> Result<Response, E>,
     ) -> Result<Response, E> {
         let mut response = call(opened.context.clone()).await?;
-        let kept = self.finish(opened, || PastCall::of(tool, &response)).await;
+        let kept = self.finish(opened, || Step::of(tool, &response)).await;
         add_notice(&mut response, opened.notice.clone(), kept);
         Ok(response)
     }
@@ -447,16 +447,18 @@ impl Trails {
     /// to the trail (to what it holds now, when another call wrote since
     /// this one read it). A notice when the step could not be kept. In
     /// this process there is nothing to do: the pipeline recorded it.
-    async fn finish(&self, opened: &Opened, call: impl FnOnce() -> PastCall) -> Option<String> {
+    async fn finish(&self, opened: &Opened, step: impl FnOnce() -> Step) -> Option<String> {
         // Each failed attempt means another call's step was written: with
         // this many calls on one trail at once, some wait long.
         const ATTEMPTS: u32 = 64;
         let (Some(shared), Some(stored)) = (&self.shared, &opened.stored) else { return None };
-        let call = call();
+        // (the whole step: whether the call was held and what its result
+        // showed, not only the call, or a held call would be held again)
+        let step = step();
         let mut base = stored.clone();
         for attempt in 0..ATTEMPTS {
             let mut next = base.state.clone();
-            next.history.apply(call.clone());
+            next.history.take(step.clone());
             next.calls = next.calls.saturating_add(1);
             match shared.save(&base, &next, self.idle, self.max).await {
                 Ok(None) => {
