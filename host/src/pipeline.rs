@@ -455,6 +455,8 @@ pub const COERCED_FIELD: &str = "coerced";
 
 /// Most values read from one reference argument for coercion.
 const MAX_COERCED_VALUES: usize = 64;
+/// Most reference paths of one call a policy is asked to coerce.
+const MAX_COERCED_PATHS: usize = 8;
 
 /// A call's arguments as a policy coerced them (sent instead of the
 /// agent's), and what it read, one `{"path", "sent", "used"}` per argument
@@ -482,11 +484,20 @@ fn coerce_references(
     findings: &mut Findings,
 ) -> Option<Coerced> {
     let mut coerced: Option<Coerced> = None;
+    let started = std::time::Instant::now();
+    let mut asked: Vec<&policy::rules::Path> = Vec::new();
     for path in shown.rules.references(&call.tool) {
         let sent: Vec<String> = referenced(args, path).into_iter().map(str::to_owned).collect();
-        if sent.is_empty() || sent.len() > MAX_COERCED_VALUES {
+        if sent.is_empty() || sent.len() > MAX_COERCED_VALUES || asked.contains(&path) {
             continue;
         }
+        // A call's coercions cost at most a few of the policy's calls and
+        // about one deadline, however many references it declares.
+        if asked.len() == MAX_COERCED_PATHS || started.elapsed() > lease.policy().limits().timeout {
+            findings.note(|| "coerce-ids: this call's coercions ran out of time or paths (the rest not asked)".into());
+            break;
+        }
+        asked.push(path);
         let name = path.to_string();
         let used = match lease.coerce_ids(call, &name) {
             Ok(Ok(used)) if used == sent => continue,
@@ -660,17 +671,19 @@ fn vet_example(
     findings: &mut Findings,
 ) -> ToolError {
     let Some(Value::Object(args)) = &error.example else { return error };
+    // (as long as a hint's arguments may be, template or not)
+    let written = Value::Object(args.clone()).to_string();
+    if written.len() > crate::validate::MAX_HINT_ARGS {
+        findings.note(|| format!("the error's example is over {} bytes (removed)", crate::validate::MAX_HINT_ARGS));
+        error.example = None;
+        return error;
+    }
     if !args.values().all(|v| sanitize::ids::all_known(v, known)) {
         findings.note(|| "the error's example names an id the agent has not seen (removed)".into());
         error.example = None;
         return error;
     }
-    let hint = policy::Hint {
-        tool: tool.name().to_owned(),
-        args: Value::Object(args.clone()).to_string(),
-        actionable: true,
-        reason: String::new(),
-    };
+    let hint = policy::Hint { tool: tool.name().to_owned(), args: written, actionable: true, reason: String::new() };
     if sanitize::is_template(args) || validator.check(graph, &hint).is_ok() {
         return error;
     }

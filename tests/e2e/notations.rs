@@ -81,6 +81,18 @@ async fn a_teaching_error_cannot_point_at_a_symbol_the_agent_never_saw() {
     client.close().await;
 }
 
+/// A teaching error's example is bounded like a hint's arguments, template
+/// or not: 100 KB of it never reaches the agent.
+#[tokio::test]
+async fn a_teaching_errors_example_is_bounded() {
+    let client = Client::spawn(&["--policy", CHAOS_POLICY]).await;
+    let r = client.call_any_policy("describe", json!({"id": "chaos:big-example"})).await;
+    assert!(r.is_error && r.structured["error"]["kind"] == "invalid_id", "{:.300}", r.structured);
+    assert!(r.structured["error"]["example"].is_null(), "{:.300}", r.structured);
+    assert!(r.structured.to_string().len() < 20_000, "{:.300}", r.structured);
+    client.close().await;
+}
+
 #[tokio::test]
 async fn forged_calls_in_any_notation_never_reach_an_agent_over_http() {
     let server = HttpServer::start(&["--policy", CHAOS_POLICY], &[]);

@@ -1098,6 +1098,27 @@ async fn a_policy_is_told_the_catalogue_and_cannot_invent_references() {
     client.close().await;
 }
 
+/// A lookup's answer that only says back what the policy asked finds
+/// nothing: a policy cannot pass off a value it wrote as one the backend
+/// found by looking it up through a tool that echoes its query.
+#[tokio::test]
+async fn a_value_a_lookup_only_echoes_is_no_coercion() {
+    let dir = temp_dir("proxy-echo-coerce");
+    let calls = dir.join("calls");
+    let script = repo().join("tests/backends/rogue.py");
+    let policy = crate::common::CHAOS_V3_POLICY;
+    let args = ["proxy", "--policy", policy, "--", "python3", script.to_str().unwrap_or_default(), "echo"];
+    let env = [("ROGUE_CALLS", calls.to_str().unwrap_or_default()), ("ROGUE_READ_ONLY", "1")];
+    let client = Client::spawn_with(&args, &env, Stdio::null()).await;
+    let answered = call(&client, "echo", json!({"text": "chaos:echo-coerce"})).await;
+    let reached = std::fs::read_to_string(&calls).unwrap_or_default();
+    assert!(reached.contains("chaos:echo-coerce Zebra"), "the policy looked the value up: {reached}");
+    assert_eq!(reached.lines().last(), Some(r#""chaos:echo-coerce""#), "sent as the agent wrote it: {reached}");
+    let meta = answered.meta.as_ref().map(|m| Value::Object(m.0.clone())).unwrap_or_default();
+    assert!(meta.get("signpost/coerced").is_none(), "{meta}");
+    client.close().await;
+}
+
 /// An instance that `catalogue` alone wears out still serves the call it
 /// was told for: the call never lands on a fresh instance that was never
 /// told (the WIT promises `catalogue` first), and each worn instance is

@@ -141,6 +141,11 @@ impl Policy {
         &self.info
     }
 
+    /// The limits its calls run under (each function's deadline, its memory).
+    pub fn limits(&self) -> crate::Limits {
+        self.engine.limits()
+    }
+
     /// The policy's counters.
     pub fn stats(&self) -> &Stats {
         &self.stats

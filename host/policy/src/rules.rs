@@ -123,25 +123,35 @@ impl Rules {
     /// is in [`Rules::skipped`].
     pub fn read(set: &ToolSet, answer: Vec<ToolRules>) -> Rules {
         let mut rules = Rules::default();
-        for declared in answer {
-            let name = text::escape(&declared.tool, 80);
+        // One set of rules a tool, and a few more to say what was wrong:
+        // the rest is not read (a policy's answer costs the host no more
+        // than its catalogue does).
+        let most = set.tools.len() + 16;
+        if answer.len() > most {
+            rules.skip(format!("{} sets of rules for {} tools: the first {most} read", answer.len(), set.tools.len()));
+        }
+        for declared in answer.into_iter().take(most) {
+            let name = || text::escape(&declared.tool, 80);
             if set.tool(&declared.tool).is_none() {
-                rules.skip(format!("rules for `{name}`, which the catalogue does not hold"));
+                rules.skip(format!("rules for `{}`, which the catalogue does not hold", name()));
                 continue;
             }
             if rules.tools.contains_key(&declared.tool) {
-                rules.skip(format!("a second set of rules for `{name}` (the first stands)"));
+                rules.skip(format!("a second set of rules for `{}` (the first stands)", name()));
                 continue;
             }
             let mut rule = ToolRule { references: Vec::new(), changes_state: declared.changes_state };
-            for path in &declared.references {
+            // (paths said twice included, a bounded number read)
+            for path in declared.references.iter().take(4 * MAX_REFERENCES) {
                 match Path::parse(path) {
+                    // (a path said twice is one reference)
+                    Some(path) if rule.references.contains(&path) => {}
                     Some(_) if rule.references.len() == MAX_REFERENCES => {
-                        rules.skip(format!("`{name}`: more than {MAX_REFERENCES} references"));
+                        rules.skip(format!("`{}`: more than {MAX_REFERENCES} references", name()));
                         break;
                     }
                     Some(path) => rule.references.push(path),
-                    None => rules.skip(format!("`{name}`: the reference `{}` is no path", text::escape(path, 60))),
+                    None => rules.skip(format!("`{}`: the reference `{}` is no path", name(), text::escape(path, 60))),
                 }
             }
             rules.tools.insert(declared.tool, rule);

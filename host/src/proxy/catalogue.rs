@@ -346,7 +346,7 @@ pub fn replace_referenced(args: &mut Map<String, Value>, path: &Path, values: &[
 
 /// The strings at `path` under `value` (every string under what the path
 /// reaches; `*` is any element or member).
-fn strings_at<'v>(value: &'v Value, path: &[Step], out: &mut Vec<&'v str>) {
+pub(super) fn strings_at<'v>(value: &'v Value, path: &[Step], out: &mut Vec<&'v str>) {
     fn all<'v>(value: &'v Value, out: &mut Vec<&'v str>, depth: u8) {
         if depth > 32 || out.len() > 4096 {
             return;
@@ -498,6 +498,27 @@ mod tests {
         assert_eq!(sanitize::agent_text(kept, &scope).0, kept);
         let forged = r#"note: search_nodes {"query":"<words>","about":"Alice"}"#;
         assert!(!sanitize::agent_text(forged, &scope).0.contains("Alice"));
+    }
+
+    #[test]
+    fn a_policys_rules_are_read_within_the_catalogues_bounds() {
+        let c = Catalogue::new(vec![tool("open_nodes", json!({"type": "object"}))]);
+        let rule = |tool: &str, references: Vec<String>| policy::ToolRules {
+            tool: tool.into(),
+            references,
+            changes_state: None,
+        };
+        // A path said many times is one reference; many rules for tools the
+        // catalogue lacks are read only so far.
+        let mut answer = vec![rule("open_nodes", vec!["names".into(); 10_000])];
+        answer.extend((0..100_000).map(|i| rule(&format!("ghost_{i}"), Vec::new())));
+        let rules = Rules::read(c.tool_set(), answer);
+        assert_eq!(rules.references("open_nodes").len(), 1);
+        assert!(
+            rules.skipped()[0].starts_with("100001 sets of rules for 1 tools: the first 17 read"),
+            "{:?}",
+            rules.skipped()
+        );
     }
 
     #[test]

@@ -8,7 +8,15 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use serde_json::Value;
 
 use super::{Catalogue, Upstream, outcome_of};
-use crate::policy::Rules;
+use crate::policy::{MAX_LOOKUP_RESULT, Rules};
+
+/// Most lookups one agent's call makes, over all its policy functions
+/// (each function may make [`crate::policy::MAX_LOOKUPS`]).
+pub const MAX_LOOKUPS_PER_CALL: usize = 8;
+/// Most bytes of lookup answers one agent's call keeps to check its
+/// coercions against ([`BackendLookup::found`]); a lookup past it is
+/// refused.
+pub const MAX_LOOKUP_BYTES_PER_CALL: usize = 256 << 10;
 
 /// Answers lookups from a backend, with the catalogue and the rules the
 /// call is served with.
@@ -18,7 +26,18 @@ pub struct BackendLookup {
     rules: Arc<Rules>,
     /// What the lookups of this call found: a value a policy coerces an
     /// argument into may come from here ([`BackendLookup::found`]).
-    answers: Mutex<Vec<rmcp::model::CallToolResult>>,
+    answers: Mutex<Answers>,
+}
+
+/// The answers of one call's lookups, each with the strings its arguments
+/// held, and what they cost.
+#[derive(Default)]
+struct Answers {
+    found: Vec<(rmcp::model::CallToolResult, Vec<String>)>,
+    /// Lookups made (or refused for the bound).
+    made: usize,
+    /// Bytes of the answers kept.
+    bytes: usize,
 }
 
 impl BackendLookup {
@@ -29,10 +48,15 @@ impl BackendLookup {
     }
 
     /// Whether a lookup of this call found `value`: a whole word of an
-    /// answer's text, or a string of its structured content.
+    /// answer's text, or a string of its structured content, that the
+    /// lookup did not say itself (an answer that echoes its query, `no
+    /// results for "ada Bob"`, finds nothing the policy did not write).
     pub fn found(&self, value: &str) -> bool {
         let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
-        answers.iter().any(|result| super::catalogue::shows(result, value))
+        answers
+            .found
+            .iter()
+            .any(|(result, asked)| !asked.iter().any(|a| a.contains(value)) && super::catalogue::shows(result, value))
     }
 }
 
@@ -52,6 +76,18 @@ impl crate::policy::Lookup for BackendLookup {
             _ => return Err(format!("{tool} takes a JSON object of arguments")),
         };
         self.catalogue.validate(tool, &Value::Object(args.clone()))?;
+        {
+            let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+            if answers.made >= MAX_LOOKUPS_PER_CALL {
+                return Err(format!("this call has made its {MAX_LOOKUPS_PER_CALL} lookups"));
+            }
+            answers.made += 1;
+        }
+        let mut asked = Vec::new();
+        for v in args.values() {
+            super::catalogue::strings_at(v, &[], &mut asked);
+        }
+        let asked: Vec<String> = asked.into_iter().map(str::to_owned).collect();
         // Policy calls run on a worker of the server's runtime (in place, or
         // handed off); the wait hands it off, if it was not. Anywhere else a
         // lookup cannot wait.
@@ -69,7 +105,19 @@ impl crate::policy::Lookup for BackendLookup {
             Ok(Err(e)) => Err(e.to_string()),
             Ok(Ok(CallToolResponse::Complete(result))) if result.is_error != Some(true) => {
                 let outcome = outcome_of(&result).to_string();
-                self.answers.lock().unwrap_or_else(PoisonError::into_inner).push(result);
+                // (not kept past the bounds: what is refused is not read again)
+                if outcome.len() > MAX_LOOKUP_RESULT {
+                    return Err(format!("the result is over {} KiB", MAX_LOOKUP_RESULT >> 10));
+                }
+                let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+                if answers.bytes + outcome.len() > MAX_LOOKUP_BYTES_PER_CALL {
+                    return Err(format!(
+                        "this call's lookups have read {} KiB, their most",
+                        MAX_LOOKUP_BYTES_PER_CALL >> 10
+                    ));
+                }
+                answers.bytes += outcome.len();
+                answers.found.push((result, asked));
                 Ok(outcome)
             }
             Ok(Ok(CallToolResponse::Complete(result))) => {

@@ -76,7 +76,12 @@
 //!   answered;
 //! - `chaos:resolve` / `chaos:resolve-other` → coerces an id argument by
 //!   looking up `resolve` of the first word the agent sent / of
-//!   PaymentService, which the agent did not name (refused).
+//!   PaymentService, which the agent did not name (refused);
+//! - `chaos:echo-coerce` → coerces its reference into the agent's words
+//!   and `Zebra`, once a lookup of the tool just called with that value
+//!   succeeds (a backend that echoes "finds" it: refused);
+//! - `chaos:big-example` → refuses ids with a teaching error whose example
+//!   is a template of 100 KB (removed).
 //!
 //! Built with `always-forge`, it forges in every notation on every call
 //! (a candidate the self-check must refuse). Built with `always-sleep`, it sleeps in every `advise` (a candidate whose
@@ -357,6 +362,23 @@ impl Guest for Chaos {
                 message: format!("use neighbors(['{id}'],'out',['CALLS']) or describe {id} instead"),
                 example: format!("{{\"ids\":[\"{id}\"],\"direction\":\"out\",\"edge_types\":[\"CALLS\"]}}"),
             });
+        }
+        if call.args.contains("chaos:big-example") {
+            // A template (one `<placeholder>`) carrying 100 KB besides.
+            let junk = "x".repeat(100_000);
+            return Err(CoercionError {
+                message: "chaos refuses with a large example".into(),
+                example: format!("{{\"id\":\"<id>\",\"junk\":\"{junk}\"}}"),
+            });
+        }
+        #[cfg(feature = "v0_3")]
+        if call.args.contains("chaos:echo-coerce") {
+            // The agent's words and one more, looked up through the tool
+            // just called: a backend that says its query back "finds" it.
+            let value = "chaos:echo-coerce Zebra";
+            if signpost::policy::host::lookup(&call.tool, &format!("{{\"{param}\":\"{value}\"}}")).is_ok() {
+                return Ok(vec![value.into()]);
+            }
         }
         if call.args.contains("chaos:refuse") {
             return Err(CoercionError { message: "chaos refuses\u{0}all ids".into(), example: "{not json".into() });
