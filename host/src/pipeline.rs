@@ -514,7 +514,7 @@ fn coerce_references(
             said.peek().is_some() && said.all(|w| words.contains(&w.to_lowercase()))
         };
         let fits = used.len() == sent.len()
-            && used.iter().zip(&sent).all(|(u, s)| u == s || (names(s, u) && (shown.holds(u) || lookup.found(u))));
+            && used.iter().zip(&sent).all(|(u, s)| u == s || (names(s, u) && (shown.holds(u) || lookup.found(u, s))));
         if !fits {
             let said: Vec<String> = used.iter().take(3).map(|u| sanitize::escape(u, 48)).collect();
             findings.note(|| {

@@ -95,6 +95,19 @@ fn policy_test_runs_golden_cases() {
         .unwrap_or_default();
     let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", &dir.display().to_string()]);
     assert!(!ok && text.contains("FAIL bad.json") && text.contains("not a case"), "{text}");
+    // A policy that prints, sleeps or polls (no runtime runs here): each
+    // case answers, the waits cut off at the policy's deadline.
+    let _ = std::fs::remove_file(dir.join("bad.json"));
+    for marker in ["chaos:print", "chaos:sleep", "chaos:poll"] {
+        let case = serde_json::json!({
+            "description": marker,
+            "call": {"tool": "search", "args": {"query": marker}},
+            "expect": {"state_tag": "chaos"}
+        });
+        std::fs::write(dir.join(format!("{}.json", &marker[6..])), case.to_string()).unwrap_or_default();
+    }
+    let (_, text) = run(&["policy", "test", CHAOS_POLICY, "--cases", &dir.display().to_string()]);
+    assert!(text.contains("of 3 cases passed") && !text.contains("not a case") && !text.contains("panicked"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

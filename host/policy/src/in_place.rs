@@ -86,7 +86,11 @@ thread_local! {
 /// synchronous bindings run it.
 pub(crate) fn now_or_handed_off<F: std::future::Future>(work: F) -> F::Output {
     let mut work = std::pin::pin!(work);
+    // (in place needs a runtime to poll on: a policy's call runs in place
+    // without one too, in `policy test` or a benchmark, where a sleep's
+    // timer must come from wasmtime-wasi's own runtime)
     if in_place_now()
+        && tokio::runtime::Handle::try_current().is_ok()
         && let std::task::Poll::Ready(done) =
             work.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
     {

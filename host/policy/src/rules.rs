@@ -18,6 +18,9 @@ pub const MAX_STEPS: usize = 8;
 pub const MAX_PATH_BYTES: usize = 256;
 /// Longest tool description a policy is told, in bytes.
 pub const MAX_DESCRIPTION_BYTES: usize = 4096;
+/// Most sets of rules read from a policy's `catalogue` answer: one for each
+/// tool a proxy serves (at most 1,024) and some.
+pub const MAX_RULE_SETS: usize = 1024 + 64;
 
 /// The tools a policy is told of, numbered: an instance is told a list
 /// once, and again only when the list changes (a new `ToolSet`).
@@ -123,14 +126,13 @@ impl Rules {
     /// is in [`Rules::skipped`].
     pub fn read(set: &ToolSet, answer: Vec<ToolRules>) -> Rules {
         let mut rules = Rules::default();
-        // One set of rules a tool, and a few more to say what was wrong:
-        // the rest is not read (a policy's answer costs the host no more
-        // than its catalogue does).
-        let most = set.tools.len() + 16;
-        if answer.len() > most {
-            rules.skip(format!("{} sets of rules for {} tools: the first {most} read", answer.len(), set.tools.len()));
+        // A set of rules for each tool a catalogue can hold, and some: the
+        // rest is not read (rules for tools the catalogue lacks are
+        // ignored, but each costs a look).
+        if answer.len() > MAX_RULE_SETS {
+            rules.skip(format!("{} sets of rules: the first {MAX_RULE_SETS} read", answer.len()));
         }
-        for declared in answer.into_iter().take(most) {
+        for declared in answer.into_iter().take(MAX_RULE_SETS) {
             let name = || text::escape(&declared.tool, 80);
             if set.tool(&declared.tool).is_none() {
                 rules.skip(format!("rules for `{}`, which the catalogue does not hold", name()));

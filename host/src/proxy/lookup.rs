@@ -14,9 +14,9 @@ use crate::policy::{MAX_LOOKUP_RESULT, Rules};
 /// (each function may make [`crate::policy::MAX_LOOKUPS`]).
 pub const MAX_LOOKUPS_PER_CALL: usize = 8;
 /// Most bytes of lookup answers one agent's call keeps to check its
-/// coercions against ([`BackendLookup::found`]); a lookup past it is
-/// refused.
-pub const MAX_LOOKUP_BYTES_PER_CALL: usize = 256 << 10;
+/// coercions against ([`BackendLookup::found`]): an answer past it still
+/// reaches the policy, but nothing it holds is found.
+pub const MAX_LOOKUP_BYTES_PER_CALL: usize = 1 << 20;
 
 /// Answers lookups from a backend, with the catalogue and the rules the
 /// call is served with.
@@ -29,11 +29,11 @@ pub struct BackendLookup {
     answers: Mutex<Answers>,
 }
 
-/// The answers of one call's lookups, each with the strings its arguments
-/// held, and what they cost.
+/// The answers of one call's lookups, each with the words its arguments
+/// held (keys and strings, lower-case), and what they cost.
 #[derive(Default)]
 struct Answers {
-    found: Vec<(rmcp::model::CallToolResult, Vec<String>)>,
+    found: Vec<(rmcp::model::CallToolResult, std::collections::HashSet<String>)>,
     /// Lookups made (or refused for the bound).
     made: usize,
     /// Bytes of the answers kept.
@@ -47,16 +47,20 @@ impl BackendLookup {
         BackendLookup { upstream, catalogue, rules, answers: Mutex::default() }
     }
 
-    /// Whether a lookup of this call found `value`: a whole word of an
-    /// answer's text, or a string of its structured content, that the
-    /// lookup did not say itself (an answer that echoes its query, `no
-    /// results for "ada Bob"`, finds nothing the policy did not write).
-    pub fn found(&self, value: &str) -> bool {
+    /// Whether a lookup of this call found `value`, a coercion of what the
+    /// agent `sent`: a whole word of an answer's text, or a string of its
+    /// structured content, whose every word the agent did not send is not
+    /// one the lookup asked with either. An answer that says its query back
+    /// (`no results for "ada Bob"`) finds nothing the policy wrote itself.
+    pub fn found(&self, value: &str, sent: &str) -> bool {
+        let lower = |w: &str| w.to_lowercase();
+        let said: Vec<String> = crate::session::words(sent).map(lower).collect();
+        let added: Vec<String> = crate::session::words(value).map(lower).filter(|w| !said.contains(w)).collect();
         let answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
         answers
             .found
             .iter()
-            .any(|(result, asked)| !asked.iter().any(|a| a.contains(value)) && super::catalogue::shows(result, value))
+            .any(|(result, asked)| !added.iter().any(|w| asked.contains(w)) && super::catalogue::shows(result, value))
     }
 }
 
@@ -83,11 +87,7 @@ impl crate::policy::Lookup for BackendLookup {
             }
             answers.made += 1;
         }
-        let mut asked = Vec::new();
-        for v in args.values() {
-            super::catalogue::strings_at(v, &[], &mut asked);
-        }
-        let asked: Vec<String> = asked.into_iter().map(str::to_owned).collect();
+        let asked = asked_words(&Value::Object(args.clone()));
         // Policy calls run on a worker of the server's runtime (in place, or
         // handed off); the wait hands it off, if it was not. Anywhere else a
         // lookup cannot wait.
@@ -109,15 +109,14 @@ impl crate::policy::Lookup for BackendLookup {
                 if outcome.len() > MAX_LOOKUP_RESULT {
                     return Err(format!("the result is over {} KiB", MAX_LOOKUP_RESULT >> 10));
                 }
+                // (kept to check coercions against within a budget: past it
+                // the policy still reads the answer, but a value it coerces
+                // from it is not found)
                 let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
-                if answers.bytes + outcome.len() > MAX_LOOKUP_BYTES_PER_CALL {
-                    return Err(format!(
-                        "this call's lookups have read {} KiB, their most",
-                        MAX_LOOKUP_BYTES_PER_CALL >> 10
-                    ));
+                if answers.bytes + outcome.len() <= MAX_LOOKUP_BYTES_PER_CALL {
+                    answers.bytes += outcome.len();
+                    answers.found.push((result, asked));
                 }
-                answers.bytes += outcome.len();
-                answers.found.push((result, asked));
                 Ok(outcome)
             }
             Ok(Ok(CallToolResponse::Complete(result))) => {
@@ -128,4 +127,24 @@ impl crate::policy::Lookup for BackendLookup {
             Ok(Ok(_)) => Err(format!("{tool} answered with an input request or a task, which a lookup cannot take")),
         }
     }
+}
+
+/// The words of a lookup's arguments, its keys' and its strings', lower-case.
+fn asked_words(args: &Value) -> std::collections::HashSet<String> {
+    fn walk(v: &Value, out: &mut std::collections::HashSet<String>, depth: u8) {
+        match v {
+            Value::String(s) => out.extend(crate::session::words(s).map(str::to_lowercase)),
+            Value::Array(items) if depth < 32 => items.iter().for_each(|i| walk(i, out, depth + 1)),
+            Value::Object(map) if depth < 32 => {
+                for (k, v) in map {
+                    out.extend(crate::session::words(k).map(str::to_lowercase));
+                    walk(v, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    walk(args, &mut out, 0);
+    out
 }

@@ -201,12 +201,20 @@ pub fn url_holds_secrets(url: &str) -> bool {
             .is_ok_and(|u| u.query().is_some() || u.password().is_some() || u.fragment().is_some())
 }
 
-/// The log targets of rmcp's HTTP client whose lines show the URL a
-/// request failed on, query included: silenced for a backend URL that
-/// holds secrets ([`url_holds_secrets`]); Signpost's own lines say what
-/// failed, without them ([`Backend::hide`]).
-pub const CLIENT_TRANSPORT_LOGS: [&str; 3] =
-    ["rmcp::transport::worker", "rmcp::transport::streamable_http_client", "rmcp::transport::common::client_side_sse"];
+/// The log targets whose lines can show the URL a request failed on,
+/// query included (rmcp's HTTP client and service, reqwest): silenced for
+/// a backend URL that holds secrets ([`url_holds_secrets`]), the agents'
+/// side of rmcp's service with them; Signpost's own lines say what failed,
+/// without them ([`Backend::hide`]).
+pub const CLIENT_TRANSPORT_LOGS: [&str; 5] = [
+    "rmcp::transport::worker",
+    "rmcp::transport::streamable_http_client",
+    "rmcp::transport::common::client_side_sse",
+    // (its own lines about a request it could not send show the error)
+    "rmcp::service",
+    // (`redirecting` shows the URL whole)
+    "reqwest",
+];
 
 /// A URL as it may be shown: scheme, host, port and path, never the user
 /// information or the query (either may hold a secret).
@@ -332,7 +340,7 @@ impl ClientHandler for Listener {
 /// stream asked for them (`subscriptions/listen`): ask for the lists the
 /// backend says change, and hear them as an older backend's unscoped
 /// announcements are heard. The stream ends with its connection.
-fn listen(peer: &Peer<RoleClient>, listener: Listener) {
+fn listen(peer: &Peer<RoleClient>, listener: Listener, backend: Backend) {
     let Some(info) = peer.peer_info() else { return };
     if info.protocol_version < ProtocolVersion::V_2026_07_28 {
         return;
@@ -358,7 +366,7 @@ fn listen(peer: &Peer<RoleClient>, listener: Listener) {
         let mut stream = match peer.listen(filter).await {
             Ok(stream) => stream,
             Err(e) => {
-                tracing::warn!(error = %e, "the backend did not open a stream for its list changes; changes it makes are not seen until it restarts");
+                tracing::warn!(error = %backend.hide(&e.to_string()), "the backend did not open a stream for its list changes; changes it makes are not seen until it restarts");
                 return;
             }
         };
@@ -599,14 +607,28 @@ impl Upstream {
             s.sessions += 1;
             s.taken.clone()
         };
+        /// Takes the session back off the count unless it was subscribed:
+        /// when the backend refused, and when the wait was given up (its
+        /// request cancelled).
+        struct Counted<'u> {
+            upstream: &'u Upstream,
+            uri: &'u str,
+            taken: bool,
+        }
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                if !self.taken {
+                    self.upstream.drop_count(self.uri);
+                }
+            }
+        }
+        let mut counted = Counted { upstream: self, uri, taken: false };
         let ask = async || {
             let (peer, _) = self.peer().await?;
             self.ask_updates(&peer, uri).await
         };
         let asked = taken.get_or_try_init(ask).await.map(|_| ());
-        if asked.is_err() {
-            self.drop_count(uri);
-        }
+        counted.taken = asked.is_ok();
         asked
     }
 
@@ -664,7 +686,10 @@ impl Upstream {
                 }
                 // A backend that says 2026-07-28 but has no stream for it:
                 // `resources/subscribe`, as before.
-                Ok(Err(e)) => tracing::debug!(error = %e, "no stream for a resource's updates; subscribing"),
+                Ok(Err(e)) => {
+                    let e = self.command.backend.hide(&e.to_string());
+                    tracing::debug!(error = %e, "no stream for a resource's updates; subscribing");
+                }
                 Err(_) => return Err(UpstreamError::Timeout(self.command.timeout)),
             }
         }
@@ -793,7 +818,7 @@ impl Upstream {
         };
         self.info.store(Arc::new(service.peer().peer_info().map(|i| (*i).clone())));
         tracing::info!(backend = %self.describe(), "backend started");
-        listen(service.peer(), listener);
+        listen(service.peer(), listener, self.command.backend.clone());
         let generation = self.generations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Connection { service, generation })
     }
