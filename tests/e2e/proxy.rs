@@ -1022,18 +1022,9 @@ async fn a_sessionless_agent_is_held_once_along_its_trail() {
     use crate::common::trails::stateless_call;
     let dir = temp_dir("proxy-hold-trail");
     let calls = dir.join("calls");
-    let script = repo().join("tests/backends/rogue.py");
-    let argv = [
-        "proxy",
-        "--http",
-        "127.0.0.1:0",
-        "--policy",
-        crate::common::CHAOS_V3_POLICY,
-        "--",
-        "python3",
-        script.to_str().unwrap_or_default(),
-        "echo",
-    ];
+    let argv =
+        crate::common::proxy_before_rogue(&["--http", "127.0.0.1:0", "--policy", crate::common::CHAOS_V3_POLICY]);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let server =
         crate::common::http::HttpServer::start_argv(&argv, &[("ROGUE_CALLS", calls.to_str().unwrap_or_default())]);
     let sent = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
@@ -1043,11 +1034,7 @@ async fn a_sessionless_agent_is_held_once_along_its_trail() {
     assert_eq!(sent(), 0);
     let trail = held["_meta"]["signpost/trail"].as_str().unwrap_or_default().to_owned();
     assert!(trail.starts_with("tr_"), "{held}");
-    let again = held["_meta"]["signpost/hints"]
-        .as_array()
-        .and_then(|h| h.iter().find(|h| h["tool"] == "echo" && h["actionable"] == true))
-        .map(|h| h["args"].clone())
-        .unwrap_or_else(|| panic!("no hint to send again: {held}"));
+    let again = crate::common::trails::proxied_hint_args(&held, "echo");
     assert_eq!(again, json!({"text": "chaos:hold", "trail": trail}), "the hint carries the trail");
     let through = stateless_call(&server.url, "echo", again).await;
     assert_ne!(through["isError"], true, "{through}");

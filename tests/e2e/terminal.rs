@@ -201,11 +201,12 @@ fn exit_codes_say_what_failed() {
         assert_eq!(run.code, 2, "{}", run.stderr);
         assert!(run.stderr.contains("printable UTF-8"), "{}", run.stderr);
     }
-    // A closed stderr is no reason to panic (exit 101).
+    // A closed stderr is no reason to panic (exit 101), log lines included.
     for args in [&["describe", "OrderController", "--format", "json"][..], &["search", "x", "--graph", "/nonexistent"]]
     {
         let mut child = Command::new(BIN)
             .args(args)
+            .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -402,20 +402,9 @@ async fn a_call_held_on_one_replica_goes_through_on_another() {
     let dir = crate::common::agents::temp_dir("redis-held");
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
     let calls = dir.join("calls");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/backends/rogue.py");
-    let argv = [
-        "proxy",
-        "--http",
-        "127.0.0.1:0",
-        "--state",
-        &url,
-        "--policy",
-        crate::common::CHAOS_V3_POLICY,
-        "--",
-        "python3",
-        script.to_str().unwrap_or_default(),
-        "echo",
-    ];
+    let flags = ["--http", "127.0.0.1:0", "--state", &url, "--policy", crate::common::CHAOS_V3_POLICY];
+    let argv = crate::common::proxy_before_rogue(&flags);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
     let env = [("ROGUE_CALLS", calls.to_str().unwrap_or_default())];
     let (a, b) = (HttpServer::start_argv(&argv, &env), HttpServer::start_argv(&argv, &env));
     let sent = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
@@ -423,11 +412,7 @@ async fn a_call_held_on_one_replica_goes_through_on_another() {
     let held = stateless_call(&a.url, "echo", json!({"text": "chaos:hold"})).await;
     assert_eq!(held["isError"], true, "{held}");
     assert_eq!(sent(), 0);
-    let again = held["_meta"]["signpost/hints"]
-        .as_array()
-        .and_then(|h| h.iter().find(|h| h["tool"] == "echo" && h["actionable"] == true))
-        .map(|h| h["args"].clone())
-        .unwrap_or_else(|| panic!("no hint to send again: {held}"));
+    let again = crate::common::trails::proxied_hint_args(&held, "echo");
     for (n, server) in [&b, &a, &b].into_iter().enumerate() {
         let through = stateless_call(&server.url, "echo", again.clone()).await;
         assert_ne!(through["isError"], true, "repeat {}: {through}", n + 1);

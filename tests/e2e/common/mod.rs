@@ -329,6 +329,16 @@ impl Reply {
     }
 }
 
+/// `signpost proxy FLAGS -- python3 rogue.py echo`: the arguments, the
+/// misbehaving test backend (`tests/backends/rogue.py`) behind the proxy.
+pub fn proxy_before_rogue(flags: &[&str]) -> Vec<String> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/backends/rogue.py");
+    let mut argv = vec!["proxy".to_owned()];
+    argv.extend(flags.iter().map(|f| (*f).to_owned()));
+    argv.extend(["--".to_owned(), "python3".to_owned(), script.display().to_string(), "echo".to_owned()]);
+    argv
+}
+
 /// Runs `signpost ARGS` to completion: (exit status success, stdout +
 /// stderr). Fails the test if it panicked.
 pub fn run_cli<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> (bool, String) {

@@ -65,6 +65,17 @@ pub fn hint_args(result: &Value, tool: &str) -> Value {
         .unwrap_or_else(|| panic!("no {tool} hint in {result}"))
 }
 
+/// The actionable hint for `tool` in a proxied result (`_meta`'s
+/// `signpost/hints`): its arguments, as sent back.
+pub fn proxied_hint_args(result: &Value, tool: &str) -> Value {
+    let hints = result["_meta"]["signpost/hints"].as_array().cloned().unwrap_or_default();
+    hints
+        .into_iter()
+        .find(|h| h["tool"] == tool && h["actionable"] == true)
+        .map(|h| h["args"].clone())
+        .unwrap_or_else(|| panic!("no {tool} hint in {result}"))
+}
+
 /// A call in an MCP session over HTTP (the 2025 revision): (text, structured).
 pub async fn session_call(
     client: &rmcp::service::RunningService<rmcp::RoleClient, crate::common::Recorder>,

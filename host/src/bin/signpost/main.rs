@@ -578,7 +578,14 @@ fn main() -> ExitCode {
             filter = filter.add_directive(format!("{target}=off").parse().expect("a log directive"));
         }
     }
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_ansi(false).with_env_filter(filter).init();
+    // (a log line stderr cannot take is dropped: tracing-subscriber would
+    // otherwise say so with `eprintln!`, which panics on a closed stderr)
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .log_internal_errors(false)
+        .init();
     let result = match cli.command {
         Some(Command::Policy(PolicyCommand::Check { file, backend })) => {
             backend.command().and_then(|backend| check(&file, backend))
