@@ -15,8 +15,10 @@ use crate::policy::{MAX_LOOKUP_RESULT, Rules};
 pub const MAX_LOOKUPS_PER_CALL: usize = 8;
 /// Most bytes of lookup answers one agent's call keeps to check its
 /// coercions against ([`BackendLookup::found`]): an answer past it still
-/// reaches the policy, but nothing it holds is found.
-pub const MAX_LOOKUP_BYTES_PER_CALL: usize = 1 << 20;
+/// reaches the policy, but nothing it holds is found. No more than one
+/// answer may be ([`MAX_LOOKUP_RESULT`], checked where the policy is
+/// answered): one the policy is refused is never kept.
+pub const MAX_LOOKUP_BYTES_PER_CALL: usize = MAX_LOOKUP_RESULT;
 
 /// Answers lookups from a backend, with the catalogue and the rules the
 /// call is served with.
@@ -34,7 +36,7 @@ pub struct BackendLookup {
 #[derive(Default)]
 struct Answers {
     found: Vec<(rmcp::model::CallToolResult, std::collections::HashSet<String>)>,
-    /// Lookups made (or refused for the bound).
+    /// Lookups sent to the backend (each counted before it is sent).
     made: usize,
     /// Bytes of the answers kept.
     bytes: usize,
@@ -87,7 +89,7 @@ impl crate::policy::Lookup for BackendLookup {
             }
             answers.made += 1;
         }
-        let asked = asked_words(&Value::Object(args.clone()));
+        let asked = asked_words(&args);
         // Policy calls run on a worker of the server's runtime (in place, or
         // handed off); the wait hands it off, if it was not. Anywhere else a
         // lookup cannot wait.
@@ -105,10 +107,6 @@ impl crate::policy::Lookup for BackendLookup {
             Ok(Err(e)) => Err(e.to_string()),
             Ok(Ok(CallToolResponse::Complete(result))) if result.is_error != Some(true) => {
                 let outcome = outcome_of(&result).to_string();
-                // (not kept past the bounds: what is refused is not read again)
-                if outcome.len() > MAX_LOOKUP_RESULT {
-                    return Err(format!("the result is over {} KiB", MAX_LOOKUP_RESULT >> 10));
-                }
                 // (kept to check coercions against within a budget: past it
                 // the policy still reads the answer, but a value it coerces
                 // from it is not found)
@@ -130,7 +128,7 @@ impl crate::policy::Lookup for BackendLookup {
 }
 
 /// The words of a lookup's arguments, its keys' and its strings', lower-case.
-fn asked_words(args: &Value) -> std::collections::HashSet<String> {
+fn asked_words(args: &serde_json::Map<String, Value>) -> std::collections::HashSet<String> {
     fn walk(v: &Value, out: &mut std::collections::HashSet<String>, depth: u8) {
         match v {
             Value::String(s) => out.extend(crate::session::words(s).map(str::to_lowercase)),
@@ -145,6 +143,9 @@ fn asked_words(args: &Value) -> std::collections::HashSet<String> {
         }
     }
     let mut out = std::collections::HashSet::new();
-    walk(args, &mut out, 0);
+    for (k, v) in args {
+        out.extend(crate::session::words(k).map(str::to_lowercase));
+        walk(v, &mut out, 1);
+    }
     out
 }

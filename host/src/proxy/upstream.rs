@@ -196,9 +196,10 @@ impl Backend {
 /// the log lines of rmcp's HTTP client ([`CLIENT_TRANSPORT_LOGS`]) would
 /// show: an unreadable URL may too.
 pub fn url_holds_secrets(url: &str) -> bool {
-    reqwest::Url::parse(url).is_err_and(|_| url.contains(['?', '@', '#']))
-        || reqwest::Url::parse(url)
-            .is_ok_and(|u| u.query().is_some() || u.password().is_some() || u.fragment().is_some())
+    match reqwest::Url::parse(url) {
+        Ok(u) => u.query().is_some() || u.password().is_some() || u.fragment().is_some(),
+        Err(_) => url.contains(['?', '@', '#']),
+    }
 }
 
 /// The log targets whose lines can show the URL a request failed on,

@@ -57,20 +57,22 @@ pub fn trail_of(result: &Value) -> String {
 
 /// The actionable hint for `tool` in a result: its arguments, as sent back.
 pub fn hint_args(result: &Value, tool: &str) -> Value {
-    let hints = result["structuredContent"]["hints"].as_array().cloned().unwrap_or_default();
-    hints
-        .into_iter()
-        .find(|h| h["tool"] == tool && h["actionable"] == true)
-        .map(|h| h["args"].clone())
-        .unwrap_or_else(|| panic!("no {tool} hint in {result}"))
+    actionable_args(&result["structuredContent"]["hints"], tool, result)
 }
 
 /// The actionable hint for `tool` in a proxied result (`_meta`'s
 /// `signpost/hints`): its arguments, as sent back.
 pub fn proxied_hint_args(result: &Value, tool: &str) -> Value {
-    let hints = result["_meta"]["signpost/hints"].as_array().cloned().unwrap_or_default();
+    actionable_args(&result["_meta"]["signpost/hints"], tool, result)
+}
+
+/// The arguments of the actionable hint for `tool` among `hints`, those of
+/// `result`.
+fn actionable_args(hints: &Value, tool: &str, result: &Value) -> Value {
     hints
+        .as_array()
         .into_iter()
+        .flatten()
         .find(|h| h["tool"] == tool && h["actionable"] == true)
         .map(|h| h["args"].clone())
         .unwrap_or_else(|| panic!("no {tool} hint in {result}"))
