@@ -67,13 +67,14 @@ pub fn run(command: &[String], langs: &[&'static Lang], root: &Path, cache: &Pat
     let (program, args) = command.split_first().ok_or_else(|| anyhow::anyhow!("no command"))?;
     let name = langs.first().map_or("precise", |l| l.name);
     // What the indexer writes, apart from each language's file being made.
-    let partial = cache.join(format!("index.{name}.precise-run.scip"));
+    // (its own name per server: two servers of one project share its cache)
+    let partial = cache.join(format!("index.{name}.precise-run.{}.scip", std::process::id()));
     let args = args.iter().map(|a| a.replace("{out}", &partial.to_string_lossy()));
     indexer::run_quiet(std::process::Command::new(program).args(args).current_dir(root), program)?;
     let mut out = Vec::new();
     for lang in langs {
         let file = index_of(cache, lang);
-        let part = file.with_extension("scip.partial");
+        let part = crate::project::partial_of(&file);
         std::fs::copy(&partial, &part)?;
         let ours = |rel: &str| {
             !walk::excluded(root, rel)

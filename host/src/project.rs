@@ -39,6 +39,11 @@ use crate::precise;
 /// save (write, rename, chmod) is one change.
 const QUIET: Duration = Duration::from_millis(80);
 
+/// Longest a batch of changes stays open while changes keep coming (a
+/// code generator, a formatter over the tree): edits are read at least
+/// this often.
+const MAX_BATCH: Duration = Duration::from_secs(1);
+
 /// What the project's thread hears about.
 enum Event {
     /// A path under the root changed (the watcher).
@@ -98,6 +103,45 @@ pub fn scip_roots(projects: &[(indexer::Language, PathBuf)]) -> Vec<(String, Pat
 /// Not in signpost's cache, not in `.git`.
 fn outside(cache: &Path, p: &Path) -> bool {
     !p.starts_with(cache) && !p.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// Whether a change at `p` can change what is served: a file the built-in
+/// indexer reads (or one naming its modules), a directory (created or
+/// moved in: a walk finds its files, some written before its watch was),
+/// or a path gone (a file, or a whole directory deleted or moved out).
+/// Never the cache, `.git`, or anything in a directory the walk skips; a
+/// log or a build output written all the time is no change: it must not
+/// hold a batch open.
+fn worth_reading(root: &Path, cache: &Path, p: &Path) -> bool {
+    let Ok(rel) = p.strip_prefix(root) else { return false };
+    if !outside(cache, p) || walk::in_skipped_dir(&rel.to_string_lossy().replace('\\', "/")) {
+        return false;
+    }
+    signpost_treesitter::languages::of_path(p).is_some()
+        || signpost_treesitter::is_module_marker(p)
+        || p.is_dir()
+        || !p.exists()
+}
+
+/// Watches each of `dirs`, not recursively (the walk chose them: no build
+/// output, dependency, hidden directory or symlink). One that cannot be
+/// watched (unreadable, or past the system's limit of watches) is logged
+/// and left out, and the others are watched: how many were left out.
+fn watch_dirs(watcher: &mut impl notify::Watcher, dirs: &[PathBuf]) -> usize {
+    const LOGGED: usize = 5;
+    let mut failed = 0;
+    for dir in dirs {
+        if let Err(e) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
+            failed += 1;
+            if failed <= LOGGED {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot watch a directory of the project: edits in it are not followed");
+            }
+        }
+    }
+    if failed > LOGGED {
+        tracing::warn!(failed, "directories of the project not watched in all");
+    }
+    failed
 }
 
 /// Extensions of the files SCIP indexers read and the watcher does not
@@ -202,10 +246,19 @@ fn has_index(path: &Path, empty: &[u8]) -> bool {
     }
 }
 
+/// Where a new version of the index file `path` is written before it is
+/// renamed into place: a name of its own per writer, as two servers of
+/// one project (two agents) share its cache.
+pub(crate) fn partial_of(path: &Path) -> PathBuf {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_extension(format!("scip.{}-{n}.partial", std::process::id()))
+}
+
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let partial = path.with_extension("scip.partial");
+    let partial = partial_of(path);
     std::fs::write(&partial, bytes).with_context(|| format!("writing {}", partial.display()))?;
     std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
 }
@@ -276,7 +329,7 @@ impl Project {
             let events = project.events.clone();
             // The precise pass: swapped in whole by the graph's watcher.
             std::thread::spawn(move || {
-                let partial = out.with_extension("scip.partial");
+                let partial = partial_of(&out);
                 let started = Instant::now();
                 let result = index_scip_part(lang, &dir, &root, &partial, &indexer::Options::default())
                     .and_then(|_| Ok(std::fs::rename(&partial, &out)?));
@@ -351,11 +404,11 @@ impl Project {
         }
         self.stopped_seen = graphs.changes_seen();
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
-        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let handler = move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event
                 && !event.kind.is_access()
             {
-                for p in event.paths {
+                for p in event.paths.into_iter().filter(|p| worth_reading(&root, &cache, p)) {
                     // Marked at once, so `describe` says so while the
                     // re-index waits for the writes to settle.
                     if let Some(file) = graph_path(&root, &cache, &p) {
@@ -364,15 +417,34 @@ impl Project {
                     let _ = tx.send(Event::Changed(p));
                 }
             }
-        })?;
-        watcher.watch(&self.root, RecursiveMode::Recursive)?;
-        tracing::info!(root = %self.root.display(), "watching the project's sources");
+        };
+        // Each directory the walk goes into, watched on its own: not the
+        // build outputs and dependencies a recursive watch would take
+        // (thousands of watches under `node_modules`, events all through a
+        // build), nor a tree a symlink leads to; and one unreadable
+        // directory costs its own edits, not the whole watch.
+        let mut watcher =
+            notify::RecommendedWatcher::new(handler, notify::Config::default().with_follow_symlinks(false))?;
+        watcher
+            .watch(&self.root, RecursiveMode::NonRecursive)
+            .with_context(|| format!("watching {}", self.root.display()))?;
+        let dirs = walk::directories(&self.root);
+        let unwatched = watch_dirs(&mut watcher, dirs.get(1..).unwrap_or_default());
+        tracing::info!(root = %self.root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
-            let _watcher = watcher;
+            let mut watcher = watcher;
             while let Ok(first) = rx.recv() {
                 let mut batch = vec![first];
-                while let Ok(e) = rx.recv_timeout(QUIET) {
-                    batch.push(e);
+                let closes = Instant::now() + MAX_BATCH;
+                loop {
+                    let left = closes.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(QUIET.min(left)) {
+                        Ok(e) => batch.push(e),
+                        Err(_) => break,
+                    }
                 }
                 // The batch is closed: a change marked from here on is
                 // not in it, and stays marked until a later batch.
@@ -411,12 +483,17 @@ impl Project {
                         }
                     }
                 }
-                changed.retain(|p| self.is_source_event(p));
+                changed.retain(|p| worth_reading(&self.root, &self.cache, p));
                 if changed.is_empty() && !covered {
                     continue;
                 }
                 changed.sort();
                 changed.dedup();
+                // A directory created or moved in is watched, and what is
+                // in it already is found by the walk `refresh` makes.
+                for dir in changed.iter().filter(|p| p.is_dir()) {
+                    watch_dirs(&mut watcher, &walk::directories(dir));
+                }
                 if let Err(e) = self.refresh(&changed, covered, &graphs, seen) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
                 }
@@ -447,14 +524,6 @@ impl Project {
                 None => self.stopped.push((key, vec![file.to_owned()])),
             }
         }
-    }
-
-    /// Whether a changed path can matter: not the cache, not `.git`, and a
-    /// file of a language the built-in indexer reads (or one naming its
-    /// modules: a go.mod, a package.json, …).
-    fn is_source_event(&self, p: &Path) -> bool {
-        outside(&self.cache, p)
-            && (signpost_treesitter::languages::of_path(p).is_some() || signpost_treesitter::is_module_marker(p))
     }
 
     /// Reads the changed files again and swaps in the parts they belong to;
@@ -588,5 +657,21 @@ impl Project {
         if self.precise[i].again {
             self.when_quiet(i);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn each_write_of_an_index_has_a_partial_file_of_its_own() {
+        // Two servers of one project share its cache: a fixed name made one
+        // rename the other's file away.
+        let path = Path::new("/cache/signpost/projects/shop/index.go.tree-sitter.scip");
+        let (a, b) = (super::partial_of(path), super::partial_of(path));
+        assert_ne!(a, b);
+        assert!(a.to_string_lossy().contains(&format!(".{}-", std::process::id())), "{}", a.display());
+        assert_eq!(a.parent(), path.parent());
     }
 }

@@ -270,6 +270,60 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     client.close().await;
 }
 
+/// A busy tree (a log and a build output written all the time, as while
+/// a build or a dev server runs) in which packages come and go: a
+/// directory created with its file at once, moved out of the tree, moved
+/// back in under another name. Each is followed, while the writes go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_project_follows_directories_in_a_busy_tree() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let scratch = Scratch::new("project-busy");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let cache = scratch.path("cache");
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    let service = resolve_one(&client, "service.Service").await;
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writes = {
+        let (stop, dir) = (stop.clone(), dir.clone());
+        std::thread::spawn(move || {
+            for sub in ["logs", "build"] {
+                std::fs::create_dir_all(dir.join(sub)).unwrap_or_else(|e| panic!("{e}"));
+            }
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                use std::io::Write as _;
+                let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("logs/app.log"));
+                let _ = log.and_then(|mut f| writeln!(f, "request {n}"));
+                let _ = std::fs::write(dir.join("build/out.bin"), n.to_le_bytes());
+                n += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    // A new directory, its file written at once (before any watch of it).
+    std::fs::create_dir_all(dir.join("extra/deep")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("extra/deep/thing.go"),
+        "package deep\n\n// Thing is new.\nfunc Thing() int {\n\treturn 1\n}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "deep.Thing", "one", &service).await;
+    // The directory moved out of the tree: its symbols are gone.
+    std::fs::rename(dir.join("extra"), scratch.path("away")).unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "deep.Thing", "none", &service).await;
+    // Moved back in under another name: found again, where it is now.
+    std::fs::rename(scratch.path("away"), dir.join("more")).unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(&client, "deep.Thing", "one", &service).await;
+    let file = found.structured["candidates"][0]["file"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(file, "more/deep/thing.go", "{}", found.text);
+    assert_eq!(resolve_one(&client, "service.Service").await, service, "an unchanged symbol keeps its id");
+    stop.store(true, Ordering::Relaxed);
+    writes.join().unwrap_or_else(|_| panic!("the writer panicked"));
+    client.close().await;
+}
+
 /// `signpost --project` with a built-in language's SCIP indexer on PATH:
 /// the built-in indexer answers at once, the indexer's index (exact edges)
 /// swaps in when it is done, an edit is read at once by the built-in

@@ -118,10 +118,21 @@ pub fn is_generated(path: &Path) -> bool {
 /// under a build-output, dependency or hidden directory, or generated.
 /// (Applied to what other indexers wrote, where the walk did not choose.)
 pub fn excluded(root: &Path, rel: &str) -> bool {
-    let mut parts: Vec<&str> = rel.split('/').collect();
-    parts.pop();
-    parts.iter().any(|d| SKIPPED_DIRS.contains(d) || (d.starts_with('.') && *d != "." && *d != ".."))
-        || is_generated(&root.join(rel))
+    let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+    in_skipped_dir(dir) || is_generated(&root.join(rel))
+}
+
+/// Whether `rel` (relative to the root, `/`-separated) is, or lies in, a
+/// build-output, dependency or hidden directory.
+pub fn in_skipped_dir(rel: &str) -> bool {
+    rel.split('/').any(|d| SKIPPED_DIRS.contains(&d) || (d.starts_with('.') && d != "." && d != ".."))
+}
+
+/// The directories the walk of `root` goes into, `root` first (what a
+/// watcher of its sources watches): no build-output, dependency, hidden or
+/// ignored directory, and no symlink followed.
+pub fn directories(root: &Path) -> Vec<PathBuf> {
+    walker(root, false).flatten().filter(|e| e.file_type().is_some_and(|t| t.is_dir())).map(|e| e.into_path()).collect()
 }
 
 /// The directories under `root` that hold a file named one of `names`
