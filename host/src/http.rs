@@ -52,6 +52,12 @@ const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=
 const RESPONSE_GRACE: Duration = Duration::from_millis(250);
 /// Longest wait for in-flight tool calls at shutdown.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// How long a request's body may take to arrive: a client that stops half
+/// way holds its connection no longer.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long connections may stay open once the drain is over (a client
+/// that never finished its request) before the server exits anyway.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// How the HTTP server runs.
 #[derive(Debug, Clone)]
@@ -138,7 +144,9 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
         .route(METRICS_PATH, axum::routing::get(metrics))
         .route(CANARY_PROMOTE_PATH, axum::routing::post(promote_canary))
         .route(CANARY_DROP_PATH, axum::routing::post(drop_canary))
-        .nest_service(MCP_PATH, mcp)
+        // The one path: `/mcp/…` is not another door past the checks
+        // below (the session cap, the JSON-RPC parse) onto the same service.
+        .route_service(MCP_PATH, mcp)
         .layer(middleware::from_fn_with_state(guard.clone(), check))
         .with_state(guard)
 }
@@ -296,11 +304,20 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     // Read the body once, bounded, and answer what is not JSON-RPC with the
     // proper JSON-RPC error before it reaches the protocol layer.
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
-        return refuse(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("request body larger than {} bytes", guard.max_body_bytes),
-        );
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, guard.max_body_bytes)).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("request body larger than {} bytes", guard.max_body_bytes),
+            );
+        }
+        Err(_) => {
+            return refuse(
+                StatusCode::REQUEST_TIMEOUT,
+                &format!("request body not received within {} s", BODY_TIMEOUT.as_secs()),
+            );
+        }
     };
     match serde_json::from_slice::<serde_json::Value>(&bytes) {
         Err(e) => return refuse_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("parse error: {e}")),
@@ -341,6 +358,7 @@ pub async fn serve(
     // A line operators and tests can read: where to point clients.
     eprintln!("signpost: listening on http://{addr}{MCP_PATH}");
     tracing::info!(%addr, "serving MCP over streamable HTTP");
+    let (drained, drain_over) = tokio::sync::oneshot::channel::<()>();
     let drain = async move {
         shutdown.await;
         tracing::info!("shutting down: finishing in-flight calls");
@@ -354,6 +372,7 @@ pub async fn serve(
             // once could drop that answer. Give the writes a moment.
             tokio::time::sleep(RESPONSE_GRACE).await;
             cancel.cancel();
+            let _ = drained.send(());
         });
     };
     // Without TCP_NODELAY a response written in several segments waits for
@@ -363,7 +382,24 @@ pub async fn serve(
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
         }
     });
-    axum::serve(listener, app).with_graceful_shutdown(drain).await?;
+    let server = axum::serve(listener, app).with_graceful_shutdown(drain).into_future();
+    // A graceful shutdown waits for every connection to close: one a
+    // client left half-sent (its headers never ended) would hold it for
+    // ever. Past the drain and a short grace, the server exits anyway.
+    let closed = async {
+        if drain_over.await.is_ok() {
+            tokio::time::sleep(CLOSE_GRACE).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served?,
+        () = closed => tracing::warn!(
+            "connections still open {} s after the drain (a client that never finished its request): closed",
+            CLOSE_GRACE.as_secs()
+        ),
+    }
     tracing::info!("HTTP server stopped");
     Ok(())
 }

@@ -119,6 +119,12 @@ async fn hostile_http_is_refused_and_the_server_keeps_serving() {
     let second = server.client(None).await.unwrap_or_else(|e| panic!("{e}"));
     let third = post(&server.url).json(&initialize_body()).send().await.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(third.status(), 503);
+    // `/mcp` is the one path: no other door past the cap and the checks.
+    for path in ["/", "/x", "//"] {
+        let other = post(&format!("{}{path}", server.url)).json(&initialize_body()).send().await;
+        let other = other.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(other.status(), 404, "{path}: {:?}", other.headers().get("mcp-session-id"));
+    }
     // Only `initialize` opens a session: a sessionless (2026-07-28) request
     // is served with the cap reached.
     let stateless = post(&server.url)
@@ -179,6 +185,41 @@ async fn sigterm_lets_in_flight_calls_finish() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.is_some_and(|s| s.success()), "exits cleanly after SIGTERM: {status:?}");
+}
+
+/// A client that stops half way through its request (its headers, or a
+/// body it promised) holds neither the server past SIGTERM nor a
+/// connection for ever.
+#[tokio::test]
+async fn sigterm_exits_past_a_client_that_never_finishes_its_request() {
+    use std::io::Write as _;
+    for partial in [
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, \
+         text/event-stream\r\nContent-Length: 500\r\n\r\n{",
+    ] {
+        let mut server = HttpServer::start(&[], &[]);
+        let addr = server.base.trim_start_matches("http://").to_owned();
+        let mut stuck = std::net::TcpStream::connect(&addr).unwrap_or_else(|e| panic!("{e}"));
+        stuck.write_all(partial.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        // (the server has read what was sent once it answers another request)
+        let health = reqwest::get(format!("{}/healthz", server.base)).await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(health.status().is_success());
+        let ok = Command::new("kill").args(["-TERM", &server.pid().to_string()]).status();
+        assert!(ok.is_ok_and(|s| s.success()));
+        let started = Instant::now();
+        let status = loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                break Some(status);
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.is_some_and(|s| s.success()), "{partial:?}: exits after SIGTERM: {status:?}");
+        drop(stuck);
+    }
 }
 
 /// The official MCP conformance suite against the HTTP server, for the
