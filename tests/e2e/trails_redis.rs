@@ -378,10 +378,13 @@ async fn a_trail_whose_stored_state_cannot_be_read_is_refused_not_stuck() {
     let server = HttpServer::start(&["--state", &redis.url(), "--policy", CHAOS_POLICY], &[]);
     let first = stateless_call(&server.url, "search", json!({"query": "chaos:history"})).await;
     let trail = trail_of(&first);
-    // The trail's key: its id, the handle's first 16 bytes.
+    // A trail's key: its id, the handle's first 16 bytes.
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let bytes = b64.decode(trail.trim_start_matches("tr_")).unwrap_or_else(|e| panic!("{e}"));
-    let key = format!("{{signpost}}:v1:trail:{}", b64.encode(&bytes[..16]));
+    let key_of = |trail: &str| {
+        let bytes = b64.decode(trail.trim_start_matches("tr_")).unwrap_or_else(|e| panic!("{e}"));
+        format!("{{signpost}}:v1:trail:{}", b64.encode(&bytes[..16]))
+    };
+    let key = key_of(&trail);
     let huge = format!("{{\"history\":\"{}\"}}", "x".repeat(300 * 1024));
     for garbage in ["not json", "{\"owner\":[1,2]}", huge.as_str()] {
         assert_eq!(redis_command(&redis, &["HSET", &key, "s", garbage]), ":0", "the trail is stored");
@@ -389,6 +392,30 @@ async fn a_trail_whose_stored_state_cannot_be_read_is_refused_not_stuck() {
         let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
         assert!(notice.contains("stored state") && notice.contains("started a new trail"), "{r}");
         assert!(history_seen(&r).0 == 0 && trail_of(&r) != trail, "{r}");
+    }
+    // A version that is no whole number, or the key of another type (what
+    // another program wrote there): that trail is refused too, and the
+    // store goes on for every other trail (not left alone for a while, as
+    // when it fails).
+    let healthy = trail_of(&stateless_call(&server.url, "search", json!({"query": "chaos:history"})).await);
+    let spoil: [&dyn Fn(&str) -> String; 3] = [
+        &|key| redis_command(&redis, &["HSET", key, "v", "abc"]),
+        &|key| redis_command(&redis, &["HSET", key, "v", "1.5"]),
+        &|key| {
+            redis_command(&redis, &["DEL", key]);
+            redis_command(&redis, &["SET", key, "plain"])
+        },
+    ];
+    for (case, spoil) in (1..).zip(spoil.iter()) {
+        let spoiled = trail_of(&stateless_call(&server.url, "search", json!({"query": "chaos:history"})).await);
+        spoil(&key_of(&spoiled));
+        let r = stateless_call(&server.url, "search", json!({"query": "chaos:history", "trail": spoiled})).await;
+        let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
+        assert!(notice.contains("cannot read") && notice.contains("started a new trail"), "case {case}: {r}");
+        assert!(trail_of(&r) != spoiled, "case {case}: {r}");
+        let r = stateless_call(&server.url, "search", json!({"query": "chaos:history", "trail": healthy})).await;
+        assert!(r["structuredContent"]["trail_notice"].is_null(), "case {case}: another trail goes on: {r}");
+        assert_eq!(history_seen(&r).0, case, "case {case}: its steps are kept: {r}");
     }
 }
 

@@ -252,13 +252,22 @@ impl Shared {
     }
 
     /// A command under the store's deadline; a failure (logged, with its
-    /// details) leaves the store alone for [`BACK_OFF`].
+    /// details) leaves the store alone for [`BACK_OFF`], but for a value
+    /// one key holds that this version cannot read: that key's failure
+    /// ([`Failure::Unreadable`]), not the store's.
     async fn guard<T>(&self, command: impl Future<Output = redis::RedisResult<T>>) -> Result<T, Failure> {
         if self.now_ms() < self.down_until.load(Ordering::Relaxed) {
             return Err(Failure::Unavailable);
         }
         let failure = match tokio::time::timeout(RESPONSE_TIMEOUT, command).await {
             Ok(Ok(done)) => return Ok(done),
+            // What one key holds (another program wrote it, or garbage):
+            // that trail is refused, and the store, and every other
+            // trail, go on.
+            Ok(Err(e)) if e.code() == Some("WRONGTYPE") => {
+                tracing::warn!(store = %self.addr, "the trail store holds a value this version cannot read: {e}");
+                return Err(Failure::Unreadable(format!("has a stored value this version cannot read ({e})")));
+            }
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!("no answer within {} ms", RESPONSE_TIMEOUT.as_millis()),
         };
@@ -277,9 +286,11 @@ impl Shared {
         let mut conn = self.conn.clone();
         let mut hmget = redis::cmd("HMGET");
         hmget.arg(trail_key(id)).arg("v").arg("s");
-        let (version, state): (Option<i64>, Option<String>) = self.guard(hmget.query_async(&mut conn)).await?;
-        let (Some(version), Some(state)) = (version, state) else { return Ok(None) };
-        Ok(Some((version, self.decode(&state)?)))
+        // (read as it is, not converted by the client: a value of the wrong
+        // type is this trail's failure, not the store's)
+        let reply: Vec<redis::Value> = self.guard(hmget.query_async(&mut conn)).await?;
+        let (Some(version), Some(state)) = (text(reply.first())?, text(reply.get(1))?) else { return Ok(None) };
+        Ok(Some((number(&version)?, self.decode(&state)?)))
     }
 
     /// Writes `state` over the version `stored` read: `Ok(None)` when
@@ -305,15 +316,18 @@ impl Shared {
             .arg(max)
             .arg(member(&stored.id))
             .arg(format!("{PREFIX}trail:"));
-        let (version, now, now_state): (i64, i64, String) = self.guard(save.invoke_async(&mut conn)).await?;
-        if version > 0 {
+        let reply: Vec<redis::Value> = self.guard(save.invoke_async(&mut conn)).await?;
+        // (a version Lua cannot read as a number ends its reply early)
+        let at = |i: usize| text(reply.get(i))?.ok_or_else(|| Failure::Unreadable(UNREADABLE_VERSION.into()));
+        if number(&at(0)?)? > 0 {
             return Ok(None);
         }
         self.rewrites.fetch_add(1, Ordering::Relaxed);
+        let now = number(&at(1)?)?;
         if now == 0 {
             return Ok(Some(None));
         }
-        Ok(Some(Some((now, self.decode(&now_state)?))))
+        Ok(Some(Some((now, self.decode(&at(2)?)?))))
     }
 
     fn decode(&self, state: &str) -> Result<State, Failure> {
@@ -324,6 +338,28 @@ impl Shared {
             .map_err(|e| Failure::Unreadable(format!("has a stored state this version cannot read ({e})")))?;
         Ok(State { history: state.history.bounded(), ..state })
     }
+}
+
+/// Why a trail whose stored version is not a whole number is refused.
+const UNREADABLE_VERSION: &str = "has a stored version this version cannot read (not a whole number)";
+
+/// A field of a reply as text (`None`: it is not there), read as the
+/// store sent it.
+fn text(value: Option<&redis::Value>) -> Result<Option<String>, Failure> {
+    match value {
+        None | Some(redis::Value::Nil) => Ok(None),
+        Some(redis::Value::BulkString(bytes)) => String::from_utf8(bytes.clone())
+            .map(Some)
+            .map_err(|_| Failure::Unreadable("has a stored value that is not UTF-8".into())),
+        Some(redis::Value::SimpleString(s)) => Ok(Some(s.clone())),
+        Some(redis::Value::Int(n)) => Ok(Some(n.to_string())),
+        Some(_) => Err(Failure::Unreadable("has a stored value of another type".into())),
+    }
+}
+
+/// A stored version: a whole number.
+fn number(text: &str) -> Result<i64, Failure> {
+    text.parse().map_err(|_| Failure::Unreadable(UNREADABLE_VERSION.into()))
 }
 
 fn hex(bytes: &[u8]) -> String {
