@@ -85,21 +85,36 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
     {
         hits.push(ix);
     }
+    let by_id = !hits.is_empty();
     if hits.is_empty() {
         hits = index.fqn_is(graph, &wanted).iter().copied().filter(keep).collect();
     }
-    if hits.is_empty() {
+    // Spelled as asked: its name, its qualified name, or a qualified suffix
+    // of it, in the identifier's case.
+    let spelled = |ix: &NodeIx| {
+        let n = graph.node(*ix);
+        n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
+    };
+    // A qualified name matched only in another case (the package `alpha`
+    // for `Alpha`) does not hide the symbols the identifier ends in its own
+    // case (the class `alpha.Alpha`): they are read too, and the one
+    // spelled as asked wins below.
+    if !by_id && !hits.iter().any(spelled) {
         // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
         // the symbols whose last segment is the identifier's, then the
         // suffix checked on each.
         let tail = &wanted[tail_start(&wanted)..];
-        hits = index
+        let suffixed = index
             .tail_is(graph, tail)
             .iter()
             .copied()
             .filter(|ix| ends_with_segment(&lower(graph.node(*ix).fqn()), &wanted))
-            .filter(keep)
-            .collect();
+            .filter(keep);
+        for ix in suffixed {
+            if !hits.contains(&ix) {
+                hits.push(ix);
+            }
+        }
     }
     if hits.is_empty() {
         hits = index.name_is(&wanted).iter().copied().filter(keep).collect();
@@ -108,14 +123,7 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
     // Names that differ only in case (`Order.status`, `Order.Status`): the
     // one spelled exactly as asked wins, when there is exactly one.
     if hits.len() > 1 {
-        let exact: Vec<NodeIx> = hits
-            .iter()
-            .copied()
-            .filter(|ix| {
-                let n = graph.node(*ix);
-                n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
-            })
-            .collect();
+        let exact: Vec<NodeIx> = hits.iter().copied().filter(spelled).collect();
         if exact.len() == 1 {
             hits = exact;
         }
@@ -128,4 +136,33 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
     let total = hits.len();
     hits.truncate(max);
     (hits, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Graph;
+
+    fn names(g: &Graph, identifier: &str) -> Vec<(String, String)> {
+        let (hits, _) = super::resolve(g, identifier, None, 10);
+        hits.iter().map(|ix| (g.node(*ix).fqn().to_owned(), g.node(*ix).kind().to_owned())).collect()
+    }
+
+    #[test]
+    fn a_package_named_like_its_class_in_another_case_does_not_hide_it() {
+        // Java's `package order; class Order`: the package's qualified name
+        // is `order`.
+        let id = |n: u8| format!("{n:040x}");
+        let doc = serde_json::json!({"nodes": [
+            {"id": id(1), "kind": "module", "name": "order", "fqn": "order"},
+            {"id": id(2), "kind": "class", "name": "Order", "fqn": "order.Order"},
+            {"id": id(3), "kind": "method", "name": "total", "fqn": "order.Order.total"},
+        ]});
+        let g = Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let class = vec![("order.Order".to_owned(), "class".to_owned())];
+        let package = vec![("order".to_owned(), "module".to_owned())];
+        assert_eq!(names(&g, "Order"), class, "the class, spelled as asked");
+        assert_eq!(names(&g, "order"), package, "the package, spelled as asked");
+        assert_eq!(names(&g, "ORDER").len(), 2, "neither spelled as asked: both");
+        assert_eq!(names(&g, "Order.total"), vec![("order.Order.total".to_owned(), "method".to_owned())]);
+    }
 }
