@@ -74,7 +74,7 @@ pub fn run(command: &[String], langs: &[&'static Lang], root: &Path, cache: &Pat
     let mut out = Vec::new();
     for lang in langs {
         let file = index_of(cache, lang);
-        let part = crate::project::partial_of(&file);
+        let part = indexer::partial_of(&file);
         std::fs::copy(&partial, &part)?;
         let ours = |rel: &str| {
             !walk::excluded(root, rel)

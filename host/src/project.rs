@@ -246,19 +246,10 @@ fn has_index(path: &Path, empty: &[u8]) -> bool {
     }
 }
 
-/// Where a new version of the index file `path` is written before it is
-/// renamed into place: a name of its own per writer, as two servers of
-/// one project (two agents) share its cache.
-pub(crate) fn partial_of(path: &Path) -> PathBuf {
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    path.with_extension(format!("scip.{}-{n}.partial", std::process::id()))
-}
-
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let partial = partial_of(path);
+    let partial = indexer::partial_of(path);
     std::fs::write(&partial, bytes).with_context(|| format!("writing {}", partial.display()))?;
     std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
 }
@@ -329,7 +320,7 @@ impl Project {
             let events = project.events.clone();
             // The precise pass: swapped in whole by the graph's watcher.
             std::thread::spawn(move || {
-                let partial = partial_of(&out);
+                let partial = indexer::partial_of(&out);
                 let started = Instant::now();
                 let result = index_scip_part(lang, &dir, &root, &partial, &indexer::Options::default())
                     .and_then(|_| Ok(std::fs::rename(&partial, &out)?));
@@ -657,21 +648,5 @@ impl Project {
         if self.precise[i].again {
             self.when_quiet(i);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    #[test]
-    fn each_write_of_an_index_has_a_partial_file_of_its_own() {
-        // Two servers of one project share its cache: a fixed name made one
-        // rename the other's file away.
-        let path = Path::new("/cache/signpost/projects/shop/index.go.tree-sitter.scip");
-        let (a, b) = (super::partial_of(path), super::partial_of(path));
-        assert_ne!(a, b);
-        assert!(a.to_string_lossy().contains(&format!(".{}-", std::process::id())), "{}", a.display());
-        assert_eq!(a.parent(), path.parent());
     }
 }

@@ -17,6 +17,20 @@ use crate::common::{CHAOS_POLICY, Recorder};
 
 const TOKEN: &str = "correct-horse-battery-staple-42";
 
+/// How the server exited, if it did within `limit`.
+fn exit_within(server: &mut HttpServer, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Ok(Some(status)) = server.child.try_wait() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 async fn call(client: &RunningService<RoleClient, Recorder>, tool: &str, args: Value) -> Value {
     let params =
         CallToolRequestParams::new(tool.to_owned()).with_arguments(args.as_object().cloned().unwrap_or_default());
@@ -174,16 +188,7 @@ async fn sigterm_lets_in_flight_calls_finish() {
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["is_error"], false, "the in-flight call finished: {r:#}");
     assert!(r["structured"]["results"].is_array());
-    let started = Instant::now();
-    let status = loop {
-        if let Ok(Some(status)) = server.child.try_wait() {
-            break Some(status);
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exit_within(&mut server, Duration::from_secs(20));
     assert!(status.is_some_and(|s| s.success()), "exits cleanly after SIGTERM: {status:?}");
 }
 
@@ -207,16 +212,7 @@ async fn sigterm_exits_past_a_client_that_never_finishes_its_request() {
         assert!(health.status().is_success());
         let ok = Command::new("kill").args(["-TERM", &server.pid().to_string()]).status();
         assert!(ok.is_ok_and(|s| s.success()));
-        let started = Instant::now();
-        let status = loop {
-            if let Ok(Some(status)) = server.child.try_wait() {
-                break Some(status);
-            }
-            if started.elapsed() > Duration::from_secs(20) {
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = exit_within(&mut server, Duration::from_secs(20));
         assert!(status.is_some_and(|s| s.success()), "{partial:?}: exits after SIGTERM: {status:?}");
         drop(stuck);
     }

@@ -221,14 +221,22 @@ async fn until_resolved(client: &Client, identifier: &str, want: &str, steady: &
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_served_project_follows_edits_adds_and_deletes() {
-    let scratch = Scratch::new("project");
+/// `signpost --project` on a copy of the Go fixture in `scratch`: the
+/// client, the project's directory and its cache.
+async fn served_go_project(scratch: &Scratch) -> (Client, PathBuf, PathBuf) {
     let dir = scratch.path("shop");
     copy_dir(&fixture("go"), &dir);
     let cache = scratch.path("cache");
     let (d, c) = (dir.display().to_string(), cache.display().to_string());
     let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    (client, dir, cache)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_project_follows_edits_adds_and_deletes() {
+    let scratch = Scratch::new("project");
+    let (client, dir, cache) = served_go_project(&scratch).await;
+    let c = cache.display().to_string();
     let service = resolve_one(&client, "service.Service").await;
     let place = resolve_one(&client, "Service.Place").await;
     let status = client.resource("signpost://graph").await;
@@ -278,11 +286,7 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
 async fn a_served_project_follows_directories_in_a_busy_tree() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let scratch = Scratch::new("project-busy");
-    let dir = scratch.path("shop");
-    copy_dir(&fixture("go"), &dir);
-    let cache = scratch.path("cache");
-    let (d, c) = (dir.display().to_string(), cache.display().to_string());
-    let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    let (client, dir, _) = served_go_project(&scratch).await;
     let service = resolve_one(&client, "service.Service").await;
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let writes = {

@@ -85,6 +85,15 @@ pub fn projects(marked: &[(String, PathBuf)]) -> Vec<(Language, PathBuf)> {
     out
 }
 
+/// Where a new version of the index file `path` is written before it is
+/// renamed into place: a name of its own per writer, as two servers of
+/// one project (two agents) share its cache.
+pub fn partial_of(path: &Path) -> PathBuf {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_extension(format!("scip.{}-{n}.partial", std::process::id()))
+}
+
 /// Rewrites the SCIP index at `path` for a workspace rooted above the
 /// project that was indexed: each document's path gets `prefix` (the
 /// project's directory under the workspace root, `/`-separated; empty for
@@ -330,4 +339,20 @@ pub fn with_progress<T>(message: &str, work: impl FnOnce() -> T) -> T {
         eprintln!("{message}: {:.1} s", started.elapsed().as_secs_f64());
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn each_write_of_an_index_has_a_partial_file_of_its_own() {
+        // Two servers of one project share its cache: a fixed name made one
+        // rename the other's file away.
+        let path = Path::new("/cache/signpost/projects/shop/index.go.tree-sitter.scip");
+        let (a, b) = (super::partial_of(path), super::partial_of(path));
+        assert_ne!(a, b);
+        assert!(a.to_string_lossy().contains(&format!(".{}-", std::process::id())), "{}", a.display());
+        assert_eq!(a.parent(), path.parent());
+    }
 }
