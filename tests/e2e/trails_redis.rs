@@ -226,6 +226,26 @@ fn a_trail_store_that_cannot_be_used_stops_the_server_with_a_clear_error() {
     assert!(!ok && out.contains("cannot reach the trail store"), "{out}");
 }
 
+/// A store that answers but refuses (another program's value under
+/// Signpost's key, a password not given or wrong) is not called
+/// unreachable: the error says what to look at.
+#[test]
+fn a_trail_store_that_refuses_says_so() {
+    let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
+    let port = redis.port;
+    let refuses = |url: &str| {
+        let (ok, out) = crate::common::run_cli(&["--http", "127.0.0.1:0", "--state", url]);
+        assert!(!ok && out.contains("answers but refuses") && !out.contains("cannot reach"), "{url}: {out}");
+        assert!(!out.contains("hunter2pw"), "{out}");
+    };
+    assert_eq!(redis_command(&redis, &["RPUSH", "{signpost}:v1:key", "x"]), ":1");
+    refuses(&redis.url());
+    assert_eq!(redis_command(&redis, &["DEL", "{signpost}:v1:key"]), ":1");
+    assert_eq!(redis_command(&redis, &["CONFIG", "SET", "requirepass", "correct-horse"]), "+OK");
+    refuses(&format!("redis://127.0.0.1:{port}"));
+    refuses(&format!("redis://:hunter2pw@127.0.0.1:{port}"));
+}
+
 #[tokio::test]
 async fn trails_in_redis_are_bounded_and_expire_as_in_process() {
     let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };

@@ -188,14 +188,26 @@ impl Shared {
                 "cannot reach the trail store at {addr} (--state): start Redis (or Valkey) there, or leave --state out"
             )
         };
-        let mut conn = tokio::time::timeout(CONNECT_TIMEOUT * 3, client.get_connection_manager_with_config(config))
-            .await
-            .map_err(|_| anyhow::anyhow!("timed out"))
-            .and_then(|c| c.map_err(anyhow::Error::from))
-            .with_context(unreachable)?;
+        // (it answers, but not to Signpost: a password, an ACL, a key of
+        // another type under Signpost's name)
+        let refused = || {
+            format!(
+                "the trail store at {addr} (--state) answers but refuses Signpost's commands: give its password in \
+                 the URL (redis://:PASSWORD@host:port), allow the commands in its ACL, or see what `{PREFIX}key` holds"
+            )
+        };
+        let connected = tokio::time::timeout(CONNECT_TIMEOUT * 3, client.get_connection_manager_with_config(config));
+        let mut conn = match connected.await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) if matches!(e.kind(), redis::ErrorKind::AuthenticationFailed) => {
+                return Err(anyhow::Error::from(e).context(refused()));
+            }
+            Ok(Err(e)) => return Err(anyhow::Error::from(e).context(unreachable())),
+            Err(_) => return Err(anyhow::anyhow!("timed out").context(unreachable())),
+        };
         let mut ours = [0u8; 64];
         super::random(&mut ours);
-        let key = Shared::agree_on_key(&mut conn, &ours).await.with_context(unreachable)?;
+        let key = Shared::agree_on_key(&mut conn, &ours).await.with_context(refused)?;
         let key = key.with_context(|| {
             format!("the trail store at {addr} holds a key at `{PREFIX}key` that is not 128 hex digits; delete it")
         })?;
