@@ -474,7 +474,7 @@ impl Project {
                         }
                     }
                 }
-                changed.retain(|p| worth_reading(&self.root, &self.cache, p));
+                // (every change in it is one the watcher found worth reading)
                 if changed.is_empty() && !covered {
                     continue;
                 }

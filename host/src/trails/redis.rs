@@ -301,7 +301,8 @@ impl Shared {
         // (read as it is, not converted by the client: a value of the wrong
         // type is this trail's failure, not the store's)
         let reply: Vec<redis::Value> = self.guard(hmget.query_async(&mut conn)).await?;
-        let (Some(version), Some(state)) = (text(reply.first())?, text(reply.get(1))?) else { return Ok(None) };
+        let mut reply = reply.into_iter();
+        let (Some(version), Some(state)) = (text(reply.next())?, text(reply.next())?) else { return Ok(None) };
         Ok(Some((number(&version)?, self.decode(&state)?)))
     }
 
@@ -329,17 +330,18 @@ impl Shared {
             .arg(member(&stored.id))
             .arg(format!("{PREFIX}trail:"));
         let reply: Vec<redis::Value> = self.guard(save.invoke_async(&mut conn)).await?;
+        let mut reply = reply.into_iter();
         // (a version Lua cannot read as a number ends its reply early)
-        let at = |i: usize| text(reply.get(i))?.ok_or_else(|| Failure::Unreadable(UNREADABLE_VERSION.into()));
-        if number(&at(0)?)? > 0 {
+        let mut next = || text(reply.next())?.ok_or_else(|| Failure::Unreadable(UNREADABLE_VERSION.into()));
+        if number(&next()?)? > 0 {
             return Ok(None);
         }
         self.rewrites.fetch_add(1, Ordering::Relaxed);
-        let now = number(&at(1)?)?;
+        let now = number(&next()?)?;
         if now == 0 {
             return Ok(Some(None));
         }
-        Ok(Some(Some((now, self.decode(&at(2)?)?))))
+        Ok(Some(Some((now, self.decode(&next()?)?))))
     }
 
     fn decode(&self, state: &str) -> Result<State, Failure> {
@@ -356,14 +358,14 @@ impl Shared {
 const UNREADABLE_VERSION: &str = "has a stored version this version cannot read (not a whole number)";
 
 /// A field of a reply as text (`None`: it is not there), read as the
-/// store sent it.
-fn text(value: Option<&redis::Value>) -> Result<Option<String>, Failure> {
+/// store sent it (taken, not copied: a state can be large).
+fn text(value: Option<redis::Value>) -> Result<Option<String>, Failure> {
     match value {
         None | Some(redis::Value::Nil) => Ok(None),
-        Some(redis::Value::BulkString(bytes)) => String::from_utf8(bytes.clone())
+        Some(redis::Value::BulkString(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| Failure::Unreadable("has a stored value that is not UTF-8".into())),
-        Some(redis::Value::SimpleString(s)) => Ok(Some(s.clone())),
+        Some(redis::Value::SimpleString(s)) => Ok(Some(s)),
         Some(redis::Value::Int(n)) => Ok(Some(n.to_string())),
         Some(_) => Err(Failure::Unreadable("has a stored value of another type".into())),
     }
