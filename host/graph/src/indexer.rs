@@ -39,6 +39,34 @@ impl Language {
         }
     }
 
+    /// The program that indexes it.
+    pub fn program(self) -> &'static str {
+        match self {
+            Language::Rust => "rust-analyzer",
+            Language::TypeScript => "scip-typescript",
+            Language::Python => "scip-python",
+        }
+    }
+
+    /// What its indexer runs or reads of the tree it indexes: why it does
+    /// not run on a tree that is not trusted (docs/security.md).
+    pub fn reaches(self) -> &'static str {
+        match self {
+            Language::Rust => {
+                "it runs `cargo metadata` and `cargo check`: build scripts, proc macros, and the `rustc`, wrappers, \
+                 runners and `[env]` a `.cargo/config.toml` names; the rustup launcher honours a \
+                 `rust-toolchain.toml`"
+            }
+            Language::TypeScript => {
+                "it reads whatever a `tsconfig.json` `extends`, `include`s or references, outside the tree too"
+            }
+            Language::Python => {
+                "it runs the interpreter of the virtual environment a `pyrightconfig.json` names, and reads the \
+                 `extraPaths` it lists, outside the tree too"
+            }
+        }
+    }
+
     fn markers(self) -> &'static [&'static str] {
         match self {
             Language::Rust => &["Cargo.toml"],
@@ -98,7 +126,12 @@ pub fn partial_of(path: &Path) -> PathBuf {
 /// project that was indexed: each document's path gets `prefix` (the
 /// project's directory under the workspace root, `/`-separated; empty for
 /// none), the root becomes `root`, and documents `keep` refuses (given the
-/// prefixed path) are dropped. Returns how many were dropped.
+/// prefixed path) are dropped. So are documents outside the root, whatever
+/// the indexer was told by a configuration file in the tree (a
+/// `tsconfig.json` that `extends` or `include`s files elsewhere): an
+/// absolute path, a `..` that climbs out, a symlink on the way
+/// ([`crate::tree::is_inside`]); they are counted and logged. Returns how
+/// many documents were dropped in all.
 pub fn tidy(path: &Path, prefix: &str, root: &Path, keep: &dyn Fn(&str) -> bool) -> anyhow::Result<usize> {
     use protobuf::Message;
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
@@ -112,6 +145,15 @@ pub fn tidy(path: &Path, prefix: &str, root: &Path, keep: &dyn Fn(&str) -> bool)
         if !prefix.is_empty() {
             d.relative_path = format!("{prefix}/{}", d.relative_path);
         }
+    }
+    index.documents.retain(|d| crate::tree::is_inside(root, &d.relative_path));
+    let outside = before - index.documents.len();
+    if outside > 0 {
+        tracing::warn!(
+            documents = outside,
+            root = %root.display(),
+            "the indexer read files outside the project root (a configuration file in the tree named them): left out"
+        );
     }
     index.documents.retain(|d| keep(&d.relative_path));
     let dropped = before - index.documents.len();
@@ -249,13 +291,30 @@ pub struct Options {
     pub all_features: bool,
 }
 
-/// Runs the indexer of `lang` on `dir`, writing `out` (absolute).
+/// Signpost's own directory for what an indexer run writes besides its
+/// index (cargo's build outputs, a configuration file), one per project:
+/// never the project's tree.
+fn scratch_of(dir: &Path) -> PathBuf {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(dir.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+    tools_dir().with_file_name("scratch").join(hash)
+}
+
+/// Runs the indexer of `lang` on `dir`, writing `out` (absolute). Whatever
+/// else it writes (cargo's `target/`) goes into Signpost's cache, not the
+/// project. Only on a trusted tree: it runs the project's code
+/// ([`Language::reaches`]).
 pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::Result<()> {
-    let config = out.with_extension("rust-analyzer.json");
+    let scratch = scratch_of(dir);
+    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let config = scratch.join(format!("rust-analyzer.{}.json", std::process::id()));
     let mut cmd = match lang {
         Language::Rust => {
             let mut c = Command::new(rust_analyzer()?);
             c.arg("scip").arg(dir).arg("--output").arg(out);
+            // `cargo check` writes build outputs: into the cache, not the tree.
+            c.env("CARGO_TARGET_DIR", scratch.join("target"));
             if opts.all_features {
                 std::fs::write(&config, r#"{"cargo":{"features":"all"}}"#)
                     .with_context(|| format!("writing {}", config.display()))?;
@@ -272,7 +331,7 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
             c
         }
         Language::Python => {
-            let name = python_project_name(dir)
+            let name = python_project_name(dir, dir)
                 .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| "project".into());
             let mut c = Command::new(npm_tool("scip-python", SCIP_PYTHON)?);
@@ -293,9 +352,10 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
 /// other projects know the package by, so ids do not depend on the
 /// directory a checkout happens to be in. Signpost gives it to scip-python
 /// as the package name of its symbols (and the built-in indexer spells
-/// Python symbols alike).
-pub fn python_project_name(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("pyproject.toml")).ok()?;
+/// Python symbols alike). Read as a file of the tree at `root`
+/// ([`crate::tree`]).
+pub fn python_project_name(root: &Path, dir: &Path) -> Option<String> {
+    let text = crate::tree::read_text(root, &dir.join("pyproject.toml"))?;
     let mut in_project = false;
     for line in text.lines().map(str::trim) {
         if line.starts_with('[') {

@@ -30,6 +30,7 @@ pub mod scip;
 mod scip_symbol;
 pub mod search;
 pub mod snapshot;
+pub mod tree;
 
 pub use builder::{EXTERNAL, GraphBuilder, NodeSpec};
 pub(crate) use edges::Adjacency;

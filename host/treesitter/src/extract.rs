@@ -285,22 +285,26 @@ pub struct Facts {
     /// Whether the parser met syntax it does not know (it recovers; what
     /// it could read is kept).
     pub syntax_errors: bool,
+    /// The query ran out of time: where it stopped. What it matched before
+    /// is kept; the rest of the file is not read.
+    pub cut: Option<Cut>,
+}
+
+/// Where the query over a file stopped, out of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// The 1-based line it was at.
+    pub line: usize,
+    /// The deadline it ran out of (parse and query together).
+    pub after: Duration,
 }
 
 /// Why a file was not read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Skip {
-    /// Larger than the limit.
-    #[error("{size} bytes, over the {limit}-byte limit for one file (generated code?)")]
-    TooLarge {
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
     /// Parsing took too long.
-    #[error("parsing took over {0:?}; skipped")]
-    Timeout(Duration),
+    #[error("parsing ran out of time ({0:?} for parse and query together); skipped")]
+    ParseTimeout(Duration),
     /// Not text.
     #[error("a NUL byte in the first 8 KiB: not source text")]
     Binary,
@@ -329,11 +333,23 @@ impl Reader {
         Ok(Reader { lang, parser, query, names, timeout })
     }
 
-    /// The facts of one file's text.
+    /// The facts of one file's text. Parsing and the query share one
+    /// deadline: a parse past it skips the file; a query past it stops
+    /// where it is, and what it had matched before is kept ([`Facts::cut`]).
     pub fn read(&mut self, text: &[u8]) -> Result<Facts, Skip> {
         if memchr_nul(&text[..text.len().min(8192)]) {
             return Err(Skip::Binary);
         }
+        // Lines end in LF, CRLF or a lone CR (classic Mac): tree-sitter
+        // counts rows at LF only, so a lone CR becomes one, in a copy of
+        // the same length (byte offsets are unchanged).
+        let normalised;
+        let text = if has_lone_cr(text) {
+            normalised = lone_cr_to_lf(text);
+            &normalised[..]
+        } else {
+            text
+        };
         let started = Instant::now();
         let timeout = self.timeout;
         let mut give_up = |_: &tree_sitter::ParseState| {
@@ -347,7 +363,7 @@ impl Reader {
                 None,
                 Some(ParseOptions::new().progress_callback(&mut give_up)),
             )
-            .ok_or(Skip::Timeout(timeout))?;
+            .ok_or(Skip::ParseTimeout(timeout))?;
         let root = tree.root_node();
         let mut facts = Facts {
             package: None,
@@ -360,19 +376,30 @@ impl Reader {
             lines: text.iter().filter(|&&b| b == b'\n').count()
                 + usize::from(!text.ends_with(b"\n") && !text.is_empty()),
             syntax_errors: root.has_error(),
+            cut: None,
         };
         let mut cursor = QueryCursor::new();
-        // Queries on pathological trees are bounded like the parse.
-        let mut matches = cursor.matches(self.query, root, text);
+        // The query is bounded by the same deadline, checked inside
+        // tree-sitter's matching (one step over a pathological tree can
+        // take minutes, so a check between matches is not enough): past
+        // it, the cursor halts and only finished matches come out.
+        let halted_at = std::cell::Cell::new(None);
+        let mut stop = |state: &tree_sitter::QueryCursorState| {
+            if started.elapsed() > timeout {
+                halted_at.set(Some(state.current_byte_offset()));
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut stop);
+        let mut matches = cursor.matches_with_options(self.query, root, text, options);
         let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         let mut defined: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
         // Each variable's one binding, by its name's place: a written type
         // wins over a value.
         let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
         while let Some(m) = matches.next() {
-            if started.elapsed() > timeout * 2 {
-                return Err(Skip::Timeout(timeout));
-            }
             let get = |name: &str| m.captures().iter().find(|c| self.names[c.index as usize] == name).map(|c| c.node);
             let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
             for c in m.captures() {
@@ -550,9 +577,30 @@ impl Reader {
         // A definition's own name is not a use of it.
         facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
+        drop(matches);
+        facts.cut = halted_at.get().map(|at| Cut {
+            line: text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
+            after: timeout,
+        });
         let _ = self.lang;
         Ok(facts)
     }
+}
+
+/// Whether `text` has a CR that does not start a CRLF.
+fn has_lone_cr(text: &[u8]) -> bool {
+    memchr::memchr_iter(b'\r', text).any(|i| text.get(i + 1) != Some(&b'\n'))
+}
+
+/// `text` with each lone CR made an LF (same length).
+fn lone_cr_to_lf(text: &[u8]) -> Vec<u8> {
+    let mut out = text.to_vec();
+    for i in memchr::memchr_iter(b'\r', text) {
+        if text.get(i + 1) != Some(&b'\n') {
+            out[i] = b'\n';
+        }
+    }
+    out
 }
 
 /// Each language's compiled query, made once per process and shared by

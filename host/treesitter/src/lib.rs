@@ -22,6 +22,7 @@ pub mod accuracy;
 pub mod emit;
 pub mod expr;
 pub mod extract;
+pub mod ignores;
 pub mod languages;
 pub mod resolve;
 pub mod walk;
@@ -33,15 +34,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use extract::{Reader, Skip};
+use extract::Reader;
 use languages::{Lang, Packages};
 use resolve::{Counts, Source};
+use signpost_graph::tree;
 
 pub use emit::TOOL;
 
 /// A file read into its facts (shared, so that indexing a part again
 /// copies no file's facts), or the note saying why it was not.
 type Read = Result<Arc<Source>, String>;
+
+/// A file's reading, with what the file was when read.
+type Stamped = (Read, Option<tree::Stamp>);
 
 /// How to index.
 #[derive(Debug, Clone)]
@@ -112,6 +117,8 @@ pub struct Workspace {
     modules: Vec<(PathBuf, String)>,
     /// Every file, read or with the note saying why not.
     files: std::collections::BTreeMap<PathBuf, Read>,
+    /// What each file read was when it was read.
+    stamps: std::collections::HashMap<PathBuf, tree::Stamp>,
 }
 
 impl Workspace {
@@ -120,9 +127,16 @@ impl Workspace {
         let started = Instant::now();
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let modules = modules(&root, lang, files);
-        let mut ws = Workspace { root, lang, opts: opts.clone(), modules, files: Default::default() };
+        let mut ws = Workspace {
+            root,
+            lang,
+            opts: opts.clone(),
+            modules,
+            files: Default::default(),
+            stamps: Default::default(),
+        };
         let read = ws.read_all(files);
-        ws.files = files.iter().cloned().zip(read).collect();
+        ws.keep(files.iter().cloned().zip(read));
         let indexed = ws.index(started);
         (ws, indexed)
     }
@@ -150,6 +164,7 @@ impl Workspace {
         let now: std::collections::BTreeSet<&PathBuf> = files.iter().collect();
         let before = self.files.len();
         self.files.retain(|p, _| now.contains(p));
+        self.stamps.retain(|p, _| now.contains(p));
         let gone = self.files.len() != before;
         let mut stale: Vec<PathBuf> = files.iter().filter(|f| !self.files.contains_key(*f)).cloned().collect();
         // A changed go.mod or package.json moves packages: read every file
@@ -167,13 +182,30 @@ impl Workspace {
             return None;
         }
         let read = self.read_all(&stale);
-        self.files.extend(stale.into_iter().zip(read));
+        self.keep(stale.into_iter().zip(read));
         Some(self.index(started))
+    }
+
+    fn keep(&mut self, read: impl Iterator<Item = (PathBuf, Stamped)>) {
+        for (path, (read, stamp)) in read {
+            match stamp {
+                Some(s) => self.stamps.insert(path.clone(), s),
+                None => self.stamps.remove(&path),
+            };
+            self.files.insert(path, read);
+        }
+    }
+
+    /// The files it read that are no longer what they were when read
+    /// (changed, replaced or gone): what a change made while they were
+    /// being read, before a watcher was there to see it, left behind.
+    pub fn drifted(&self) -> Vec<PathBuf> {
+        self.stamps.iter().filter(|(p, s)| tree::stamp(p).as_ref() != Some(*s)).map(|(p, _)| p.clone()).collect()
     }
 
     /// Reads `files` in parallel, each thread its own parser; results in
     /// the order given.
-    fn read_all(&self, files: &[PathBuf]) -> Vec<Read> {
+    fn read_all(&self, files: &[PathBuf]) -> Vec<Stamped> {
         // No reader (nor its language's query) for no files.
         if files.is_empty() {
             return Vec::new();
@@ -186,29 +218,35 @@ impl Workspace {
         .clamp(1, 64)
         .min(files.len().max(1));
         let (root, lang, opts, modules) = (&self.root, self.lang, &self.opts, &self.modules[..]);
-        let chunks: Vec<Vec<(usize, Read)>> = std::thread::scope(|scope| {
+        let chunks: Vec<Vec<(usize, Stamped)>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     scope.spawn(move || {
                         let mut reader = match Reader::new(lang, opts.parse_timeout) {
                             Ok(r) => r,
                             Err(e) => {
-                                return (t..files.len()).step_by(threads).map(|i| (i, Err(e.to_string()))).collect();
+                                return (t..files.len())
+                                    .step_by(threads)
+                                    .map(|i| (i, (Err(e.to_string()), None)))
+                                    .collect();
                             }
                         };
                         (t..files.len())
                             .step_by(threads)
-                            .map(|i| (i, read_one(&mut reader, root, lang, &files[i], modules, opts).map(Arc::new)))
+                            .map(|i| {
+                                let (read, stamp) = read_one(&mut reader, root, lang, &files[i], modules, opts);
+                                (i, (read.map(Arc::new), stamp))
+                            })
                             .collect::<Vec<_>>()
                     })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a reader thread panicked".into()))]))
+                .map(|h| h.join().unwrap_or_else(|_| vec![(0, (Err("a reader thread panicked".into()), None))]))
                 .collect()
         });
-        let mut all: Vec<(usize, Read)> = chunks.into_iter().flatten().collect();
+        let mut all: Vec<(usize, Stamped)> = chunks.into_iter().flatten().collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, r)| r).collect()
     }
@@ -218,6 +256,7 @@ impl Workspace {
         let lang = self.lang;
         let mut report = Report::default();
         let mut sources = Vec::with_capacity(self.files.len());
+        let mut unread = Vec::new();
         for r in self.files.values() {
             match r {
                 Ok(s) => {
@@ -226,6 +265,14 @@ impl Workspace {
                     report.definitions += s.facts.defs.len();
                     if s.facts.syntax_errors {
                         report.syntax_errors += 1;
+                        unread.push(s.path.as_str());
+                    }
+                    if let Some(cut) = s.facts.cut {
+                        report.notes.push(format!(
+                            "{}: the query ran out of time ({:?} for parse and query together) at line {}: what \
+                             came before is indexed, the rest of the file is not",
+                            s.path, cut.after, cut.line
+                        ));
                     }
                     sources.push(s.clone());
                 }
@@ -233,9 +280,15 @@ impl Workspace {
             }
         }
         if report.syntax_errors > 0 {
+            const NAMED: usize = 3;
+            let more =
+                if unread.len() > NAMED { format!(", and {} more", unread.len() - NAMED) } else { String::new() };
             report.notes.push(format!(
-                "{} {} file(s) have syntax the {} grammar does not read; what it could read is indexed",
-                report.syntax_errors, lang.name, lang.name
+                "{} {} file(s) have syntax the {} grammar does not read ({}{more}); what it could read is indexed",
+                report.syntax_errors,
+                lang.name,
+                lang.name,
+                unread[..unread.len().min(NAMED)].join(", ")
             ));
         }
         let gathered = started.elapsed();
@@ -255,7 +308,8 @@ impl Workspace {
     }
 }
 
-/// Reads one file into a source, or says in one line why not.
+/// Reads one file into a source, or says in one line why not; with what
+/// the file was when read.
 fn read_one(
     reader: &mut Reader,
     root: &Path,
@@ -263,16 +317,29 @@ fn read_one(
     path: &Path,
     modules: &[(PathBuf, String)],
     opts: &Options,
-) -> Result<Source, String> {
+) -> (Result<Source, String>, Option<tree::Stamp>) {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let shown = rel.to_string_lossy().replace('\\', "/");
-    let why = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
-    let meta = std::fs::metadata(path).map_err(|e| why(&e))?;
-    if meta.len() > opts.max_file_bytes {
-        return Err(why(&Skip::TooLarge { size: meta.len(), limit: opts.max_file_bytes }));
+    // A regular file inside the root, reached without a link, and bounded
+    // in size: never a FIFO that blocks, nor a file a link leads out to.
+    match tree::read_stamped(root, path, opts.max_file_bytes) {
+        Ok((text, stamp)) => (source_of(reader, root, lang, rel, shown, &text, modules), Some(stamp)),
+        Err(e) => (Err(format!("{shown}: {e}")), tree::stamp(path)),
     }
-    let text = std::fs::read(path).map_err(|e| why(&e))?;
-    let mut facts = reader.read(&text).map_err(|e| why(&e))?;
+}
+
+/// The facts of one file's text, with its package.
+fn source_of(
+    reader: &mut Reader,
+    root: &Path,
+    lang: &'static Lang,
+    rel: &Path,
+    shown: String,
+    text: &[u8],
+    modules: &[(PathBuf, String)],
+) -> Result<Source, String> {
+    let why = |e: &dyn std::fmt::Display| format!("{shown}: {e}");
+    let mut facts = reader.read(text).map_err(|e| why(&e))?;
     let (package, module) = match lang.packages {
         Packages::Dotted => (
             facts.package.as_deref().map(|p| p.split('.').map(str::to_owned).collect()).unwrap_or_default(),
@@ -419,13 +486,13 @@ fn modules(root: &Path, lang: &Lang, files: &[PathBuf]) -> Vec<(PathBuf, String)
     let name = |d: &Path| -> Option<String> {
         let dir = root.join(d);
         match lang.packages {
-            Packages::ModulePath => walk::go_module(&dir),
-            Packages::FilePath => walk::npm_package(&dir),
-            Packages::CratePath => walk::cargo_package(&dir),
+            Packages::ModulePath => walk::go_module(root, &dir),
+            Packages::FilePath => walk::npm_package(root, &dir),
+            Packages::CratePath => walk::cargo_package(root, &dir),
             // As `signpost index` names it for scip-python: the
             // distribution's name, else the directory's.
-            _ => markers.iter().any(|m| dir.join(m).is_file()).then(|| {
-                signpost_graph::indexer::python_project_name(&dir)
+            _ => markers.iter().any(|m| tree::is_file(root, &dir.join(m))).then(|| {
+                signpost_graph::indexer::python_project_name(root, &dir)
                     .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
                     .unwrap_or_else(|| "project".into())
             }),
@@ -491,7 +558,7 @@ fn relative_import(root: &Path, rel: &Path, import: &str, modules: &[(PathBuf, S
         .chain(SCRIPT_EXTENSIONS.iter().map(|e| appended(e)))
         .chain(SCRIPT_EXTENSIONS.iter().map(|e| stem.with_extension(e)))
         .chain(SCRIPT_EXTENSIONS.iter().map(|e| joined.join("index").with_extension(e)));
-    let found = candidates.into_iter().find(|c| root.join(c).is_file())?;
+    let found = candidates.into_iter().find(|c| tree::is_file(root, &root.join(c)))?;
     let (package, _) = file_package(modules, &found);
     Some(format!("{}.{name}", package.join(".")))
 }

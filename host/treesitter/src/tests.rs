@@ -877,3 +877,63 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
         &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5"],
     );
 }
+
+/// A class, then a run of unbalanced parentheses: a query over the tree
+/// the grammar makes of it takes minutes without a deadline inside it.
+fn pathological_java(parens: usize) -> Vec<u8> {
+    let mut text = b"package p;\n\nclass Before {\n    void kept() {}\n}\n\nclass Bad { void f() { int x = ".to_vec();
+    text.extend(std::iter::repeat_n(b'(', parens));
+    text
+}
+
+#[test]
+fn one_deadline_bounds_parse_and_query_and_keeps_what_came_before() {
+    let lang = languages::by_name("java").expect("java");
+    let timeout = std::time::Duration::from_millis(300);
+    let mut reader = crate::extract::Reader::new(lang, timeout).expect("a reader");
+    let started = std::time::Instant::now();
+    let facts = reader.read(&pathological_java(150_000));
+    let took = started.elapsed();
+    // The query stops at the deadline (with slack for a loaded machine), not minutes later.
+    assert!(took < timeout * 20, "took {took:?}");
+    let facts = match facts {
+        Ok(f) => f,
+        // The parse itself may use the deadline up: skipped, and said so.
+        Err(e) => {
+            assert!(e.to_string().contains("parsing ran out of time"), "{e}");
+            return;
+        }
+    };
+    let cut = facts.cut.expect("the query was cut at the deadline");
+    assert!(cut.line >= 7, "{cut:?}");
+    let names: Vec<&str> = facts.defs.iter().map(|d| d.name.as_str()).collect();
+    assert!(names.contains(&"Before") && names.contains(&"kept"), "{names:?}");
+}
+
+#[test]
+fn a_cut_file_is_named_in_the_report() {
+    let dir = std::env::temp_dir().join(format!("signpost-cut-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a dir");
+    let dir = std::fs::canonicalize(&dir).expect("canonical");
+    std::fs::write(dir.join("Bad.java"), pathological_java(150_000)).expect("written");
+    let lang = languages::by_name("java").expect("java");
+    let opts = crate::Options { parse_timeout: std::time::Duration::from_millis(300), ..Default::default() };
+    let indexed = crate::index(&dir, lang, &[dir.join("Bad.java")], &opts);
+    let notes = indexed.report.notes.join("\n");
+    assert!(notes.contains("Bad.java: ") && notes.contains("out of time"), "{notes}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn lines_are_counted_alike_for_lf_crlf_and_lone_cr() {
+    let lang = languages::by_name("java").expect("java");
+    let lf = "package p;\n\nclass A {\n    void m() {}\n}\n";
+    for text in [lf.to_owned(), lf.replace('\n', "\r\n"), lf.replace('\n', "\r")] {
+        let mut reader = crate::extract::Reader::new(lang, std::time::Duration::from_secs(5)).expect("a reader");
+        let facts = reader.read(text.as_bytes()).expect("read");
+        let lines: Vec<(String, u32)> = facts.defs.iter().map(|d| (d.name.clone(), d.name_span.start.0)).collect();
+        assert_eq!(lines, [("A".to_owned(), 2), ("m".to_owned(), 3)], "{text:?}");
+        assert_eq!(facts.lines, 5, "{text:?}");
+    }
+}
