@@ -28,6 +28,7 @@ pub mod session;
 pub mod terminal;
 pub mod tools;
 pub mod trails;
+pub mod trust;
 pub mod validate;
 pub mod watch;
 

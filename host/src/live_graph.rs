@@ -107,7 +107,20 @@ pub struct GraphStatus {
     pub refused: u64,
     /// The last reload: what happened.
     pub last_reload: Option<ReloadRecord>,
+    /// While a project's first index is still being built: how far it is.
+    /// The graph answers from what is ready meanwhile.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub building: Option<String>,
+    /// What the project's indexers say, each note naming what it is about:
+    /// whether the tree is trusted, an indexer that did not run and why,
+    /// a file not read (or read in part) and why, an ignore file that
+    /// could not apply. Empty for graph files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
+
+/// Most notes the status shows (the rest are counted).
+const SHOWN_NOTES: usize = 200;
 
 /// One reload attempt.
 #[derive(Debug, Clone, Serialize)]
@@ -153,6 +166,8 @@ pub struct LiveGraph {
     stale: std::sync::RwLock<std::collections::HashMap<String, u64>>,
     /// Changes seen so far.
     changes: AtomicU64,
+    /// Notes by what they are about (a part, the trust decision, the walk).
+    notes: Mutex<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 impl LiveGraph {
@@ -170,6 +185,8 @@ impl LiveGraph {
             swaps: 0,
             refused: 0,
             last_reload: None,
+            building: None,
+            notes: Vec::new(),
         };
         status.loaded(&graph, load);
         LiveGraph {
@@ -179,7 +196,32 @@ impl LiveGraph {
             status: Mutex::new(status),
             stale: Default::default(),
             changes: AtomicU64::new(0),
+            notes: Default::default(),
         }
+    }
+
+    /// Sets the notes about `topic` (a part of the graph, the tree's trust,
+    /// the walk), replacing what was said of it before.
+    pub fn set_notes(&self, topic: &str, notes: Vec<String>) {
+        let mut all = self.notes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if notes.is_empty() {
+            all.remove(topic);
+        } else {
+            all.insert(topic.to_owned(), notes);
+        }
+        let flat: Vec<&String> = all.values().flatten().collect();
+        let mut shown: Vec<String> = flat.iter().take(SHOWN_NOTES).map(|n| (*n).clone()).collect();
+        if flat.len() > SHOWN_NOTES {
+            shown
+                .push(format!("… and {} more notes (the log at RUST_LOG=info has them all)", flat.len() - SHOWN_NOTES));
+        }
+        self.lock_status().notes = shown;
+    }
+
+    /// Says that the first index is still being built (`Some`: how far),
+    /// or that it is done (`None`).
+    pub fn set_building(&self, building: Option<String>) {
+        self.lock_status().building = building;
     }
 
     /// Notes that the source file `file` (a path as the graph writes it)

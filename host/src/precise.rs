@@ -36,8 +36,28 @@ pub struct Pass {
     pub waiting: bool,
 }
 
+/// What a built-in language's SCIP indexer (the program, as
+/// `Lang::scip_command` names it) runs or reads of the tree it indexes:
+/// why it does not run on a tree that is not trusted (docs/security.md).
+pub fn reaches(program: &str) -> &'static str {
+    match program {
+        "scip-java" => "it runs the project's Maven, Gradle or sbt build, with the plugins and scripts the build names",
+        "scip-go" => {
+            "it runs the Go toolchain on the module: a `toolchain` line in `go.mod` can fetch and run another Go, \
+             and cgo runs the compilers and flags `#cgo` directives name"
+        }
+        "scip-dotnet" => "it runs MSBuild: the targets, tasks and `Directory.Build.props` of the project",
+        "scip-clang" => {
+            "it runs the compile commands `compile_commands.json` lists (the compilers and flags the tree names)"
+        }
+        "scip-ruby" => "it reads `sorbet/config` and the files it names, outside the tree too",
+        _ => "it builds or configures itself from the tree",
+    }
+}
+
 /// The passes for the languages of `found` (those with files) whose SCIP
-/// indexer is on PATH.
+/// indexer is on PATH (whether the tree's trust lets them run is the
+/// caller's to decide).
 pub fn passes(found: &[(&'static Lang, Vec<PathBuf>)]) -> Vec<Pass> {
     let mut out: Vec<Pass> = Vec::new();
     for lang in LANGUAGES {

@@ -34,6 +34,32 @@ use signpost_treesitter::{Indexed, Workspace};
 
 use crate::live_graph::LiveGraph;
 use crate::precise;
+use crate::trust::Trust;
+
+/// How long a start waits for the built-in indexer's first index before
+/// it serves what is ready (and the rest swaps in when done).
+pub const FIRST_WAIT: Duration = Duration::from_secs(3);
+
+/// How to serve a project.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Whether the tree's own code may run: its SCIP indexers build it
+    /// ([`crate::trust`]).
+    pub trust: Trust,
+    /// How long the start waits for the first index (none: until it is
+    /// done). Past it, the graph answers from what is ready, says that it
+    /// is still building, and the rest swaps in when done.
+    pub first_wait: Option<Duration>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT) }
+    }
+}
+
+/// The built-in indexer's first index: each language's part.
+type First = Vec<(Workspace, Indexed)>;
 
 /// How long the tree must be quiet before changes are read: an editor's
 /// save (write, rename, chmod) is one change.
@@ -58,6 +84,11 @@ enum Event {
     /// The built-in languages' files have been quiet since their edit
     /// counts were `generations`: a precise pass may run again.
     Quiet { pass: usize, generations: Vec<u64> },
+    /// The first index, built in the background past [`Options::first_wait`].
+    FirstIndex(First),
+    /// The watcher is in place: whatever changed while the first index
+    /// read the tree (before anything watched it) is read again.
+    CatchUp,
 }
 
 /// A project being served.
@@ -86,6 +117,15 @@ pub struct Project {
     /// How many times each built-in language's part was read again after an
     /// edit: a precise index of older files is not swapped in.
     edits: std::collections::HashMap<&'static str, u64>,
+    /// Notes for `signpost://graph`, by topic, until the graph is served.
+    notes: Vec<(String, Vec<String>)>,
+    /// The first index, still being built in the background.
+    first: Option<(mpsc::Receiver<First>, Instant, usize)>,
+    /// Changes heard while the first index was being built: read once it
+    /// lands.
+    deferred: Vec<PathBuf>,
+    /// The first index is being built in the background (watched).
+    first_pending: bool,
 }
 
 /// `files` of `lang` that no SCIP project of the same language covers
@@ -119,8 +159,15 @@ fn worth_reading(root: &Path, cache: &Path, p: &Path) -> bool {
     }
     signpost_treesitter::languages::of_path(p).is_some()
         || signpost_treesitter::is_module_marker(p)
+        || is_ignore_file(p)
         || p.is_dir()
         || !p.exists()
+}
+
+/// An ignore file (`.gitignore`, `.ignore`): a change to one can add
+/// files to what is served, or take some out.
+fn is_ignore_file(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore")
 }
 
 /// Watches each of `dirs`, not recursively (the walk chose them: no build
@@ -150,13 +197,15 @@ const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx",
 
 /// A changed source file as the graph names it (relative to the project
 /// root, `/`-separated), if it is one: what `describe` marks as changed
-/// since indexed.
+/// since indexed. Told by its name alone (no file is opened: the
+/// watcher's thread calls it).
 fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
     let ext = p.extension()?.to_str()?;
     let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
     let rel = p.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
     // Build outputs, dependencies and generated files are not the graph's.
-    (known && outside(cache, p) && !walk::excluded(root, &rel)).then_some(rel)
+    let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+    (known && outside(cache, p) && !walk::in_skipped_dir(dir) && !walk::is_generated_name(root, p)).then_some(rel)
 }
 
 /// For each SCIP project served from the last run's index (`ready`), its
@@ -236,6 +285,32 @@ pub fn index_scip_part(
     indexer::tidy(partial, &prefix, root, &|rel| !walk::excluded(root, rel))
 }
 
+/// The SCIP projects and precise passes that may run on the tree at `root`
+/// (all of them when it is trusted, none otherwise), and a note for each
+/// indexer that may not, saying what it would run and how to opt in.
+fn trusted_indexers(
+    trust: &Trust,
+    root: &Path,
+    detected: Vec<(indexer::Language, PathBuf)>,
+    found: &[(&'static Lang, Vec<PathBuf>)],
+) -> (Vec<(indexer::Language, PathBuf)>, Vec<precise::Pass>, Vec<String>) {
+    let passes = precise::passes(found);
+    if trust.trusted {
+        return (detected, passes, Vec::new());
+    }
+    let mut notes = Vec::new();
+    for lang in indexer::LANGUAGES {
+        if detected.iter().any(|(l, _)| *l == lang) {
+            notes.push(trust.not_run(lang.program(), lang.reaches(), root));
+        }
+    }
+    for pass in &passes {
+        let program = pass.command.first().map_or("", String::as_str);
+        notes.push(trust.not_run(program, precise::reaches(program), root));
+    }
+    (Vec::new(), Vec::new(), notes)
+}
+
 /// Whether `path` holds an index other than `empty` (the placeholder a
 /// SCIP project's part starts from): its indexer's, from an earlier run.
 fn has_index(path: &Path, empty: &[u8]) -> bool {
@@ -256,23 +331,31 @@ fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 impl Project {
     /// Indexes `root` into `cache` and says which index files to serve.
-    pub fn open(root: &Path, cache: &Path) -> anyhow::Result<Project> {
+    pub fn open(root: &Path, cache: &Path, opts: &Options) -> anyhow::Result<Project> {
         let root = std::fs::canonicalize(root).with_context(|| format!("no project directory {}", root.display()))?;
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
         let cache = std::fs::canonicalize(cache)?;
         let started = Instant::now();
-        let (found, notes) = walk::sources(&root, &WalkOptions::default());
-        for note in notes {
-            tracing::info!(note, "project walk");
+        let (found, walk_notes) = walk::sources(&root, &WalkOptions::default());
+        for note in &walk_notes {
+            tracing::info!(note = note.as_str(), "project walk");
         }
-        let scip_parts = scip_projects(&root);
-        if found.is_empty() && scip_parts.is_empty() {
+        let detected = scip_projects(&root);
+        if found.is_empty() && detected.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
                  requirements.txt under it, and no Java, Kotlin, Go, C#, C, C++, Ruby, PHP, Swift, Scala or Python \
                  files",
                 root.display()
             );
+        }
+        // The SCIP indexers build the project (they run its code): only on
+        // a trusted tree. Otherwise the built-in indexer reads their
+        // languages too, and a note says which did not run and why.
+        let (scip_parts, precise, trust_notes) = trusted_indexers(&opts.trust, &root, detected, &found);
+        tracing::info!(root = %root.display(), trust = opts.trust.because.as_str(), "project");
+        for note in &trust_notes {
+            tracing::info!(note = note.as_str(), "project trust");
         }
         let (events, heard) = mpsc::channel();
         let mut project = Project {
@@ -285,8 +368,12 @@ impl Project {
             heard: Some(heard),
             stopped: Vec::new(),
             stopped_seen: 0,
-            precise: precise::passes(&found),
+            precise,
             edits: std::collections::HashMap::new(),
+            notes: vec![("trust".into(), trust_notes), ("walk".into(), walk_notes)],
+            first: None,
+            deferred: Vec::new(),
+            first_pending: false,
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -300,15 +387,55 @@ impl Project {
         project.scip_roots = scip_roots(&ready);
         project.stopped = changed_while_stopped(&project, &ready, &found);
         // Every language of the built-in indexer has its file, empty when the
-        // project has none of it yet: a first file of it shows up live.
-        for lang in LANGUAGES {
-            let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.clone()).unwrap_or_default();
-            let files = uncovered(lang, &files, &project.scip_roots);
-            let (ws, indexed) = Workspace::open(&root, lang, &files, &signpost_treesitter::Options::default());
-            let out = project.built_in_file(lang.name);
-            project.write(&out, &indexed)?;
-            project.sources.push(out);
-            project.parts.push(ws);
+        // project has none of it yet: a first file of it shows up live. The
+        // first index is built in the background and waited for a moment:
+        // past it, the server answers from what is ready.
+        let jobs: Vec<(&'static Lang, Vec<PathBuf>)> = LANGUAGES
+            .iter()
+            .map(|lang| {
+                let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.as_slice());
+                (lang, uncovered(lang, files.unwrap_or_default(), &project.scip_roots))
+            })
+            .collect();
+        let files: usize = jobs.iter().map(|(_, f)| f.len()).sum();
+        let (done, built) = mpsc::channel();
+        let at = root.clone();
+        std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
+            let opts = signpost_treesitter::Options::default();
+            let first: First =
+                jobs.into_iter().map(|(lang, files)| Workspace::open(&at, lang, &files, &opts)).collect();
+            let _ = done.send(first);
+        })?;
+        let waited = match opts.first_wait {
+            Some(wait) => built.recv_timeout(wait),
+            None => built.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match waited {
+            Ok(first) => {
+                for (ws, indexed) in first {
+                    let out = project.built_in_file(indexed.lang.name);
+                    project.write(&out, &indexed)?;
+                    project.notes.push((indexed.lang.name.to_owned(), indexed.report.notes.clone()));
+                    project.sources.push(out);
+                    project.parts.push(ws);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                for lang in LANGUAGES {
+                    let out = project.built_in_file(lang.name);
+                    write_whole(&out, &empty)?;
+                    project.sources.push(out);
+                }
+                tracing::info!(
+                    files,
+                    waited_ms = started.elapsed().as_millis() as u64,
+                    "the first index is still being built: serving what is ready, the rest swaps in when done"
+                );
+                project.first = Some((built, started, files));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("the built-in indexer stopped (a bug in signpost)")
+            }
         }
         for (lang, dir) in scip_parts {
             let out = project.file_of(&part_name(lang.name(), &dir, &root));
@@ -334,12 +461,15 @@ impl Project {
                         );
                         let _ = events.send(Event::Indexed(lang.name().to_owned(), dir));
                     }
-                    Err(e) => tracing::warn!(
-                        language = lang.name(),
-                        dir = %dir.display(),
-                        error = %e,
-                        "the SCIP indexer failed; the project is served from its last index, if any"
-                    ),
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&partial);
+                        tracing::warn!(
+                            language = lang.name(),
+                            dir = %dir.display(),
+                            error = %e,
+                            "the SCIP indexer failed; the project is served from its last index, if any"
+                        )
+                    }
                 }
             });
         }
@@ -351,7 +481,8 @@ impl Project {
             root = %root.display(),
             cache = %cache.display(),
             ms = started.elapsed().as_millis() as u64,
-            "project indexed"
+            "{}",
+            if project.first.is_some() { "project opened (its first index is still being built)" } else { "project indexed" }
         );
         Ok(project)
     }
@@ -381,11 +512,27 @@ impl Project {
         write_whole(out, &indexed.to_bytes()?)
     }
 
+    /// Says in `graphs`' status what the start found: notes by topic, and
+    /// whether the first index is still being built. (`watch` does it too.)
+    pub fn publish(&mut self, graphs: &LiveGraph) {
+        for (topic, notes) in self.notes.drain(..) {
+            graphs.set_notes(&topic, notes);
+        }
+        if let Some((_, started, files)) = &self.first {
+            graphs.set_building(Some(format!(
+                "the built-in indexer is reading {files} file(s) (started {:.0} s ago); answers come from what is \
+                 ready, and the rest swaps in when done",
+                started.elapsed().as_secs_f64()
+            )));
+        }
+    }
+
     /// Watches the tree and re-indexes what changes into `graphs`, on a
     /// thread of its own for the life of the process.
     pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
         use notify::{RecursiveMode, Watcher};
         let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
+        self.publish(&graphs);
         // What changed while Signpost was stopped is stale from the start:
         // files modified since their index was written, and files the
         // served graph holds that are gone.
@@ -395,6 +542,9 @@ impl Project {
         }
         self.stopped_seen = graphs.changes_seen();
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
+        // The watcher's own thread only looks at names and file types: it
+        // opens nothing (a FIFO, or a link to one, would hold it for good);
+        // files are read on the project's thread, through `tree`.
         let handler = move |event: notify::Result<notify::Event>| {
             if let Ok(event) = event
                 && !event.kind.is_access()
@@ -422,6 +572,23 @@ impl Project {
         let dirs = walk::directories(&self.root);
         let unwatched = watch_dirs(&mut watcher, dirs.get(1..).unwrap_or_default());
         tracing::info!(root = %self.root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
+        // Now that everything is watched, what changed while the first
+        // index read the tree (and nothing watched it) is looked for; the
+        // first index itself, when still being built, lands as an event.
+        match self.first.take() {
+            Some((built, _, _)) => {
+                let events = self.events.clone();
+                std::thread::Builder::new().name("signpost-first-index-wait".into()).spawn(move || {
+                    if let Ok(first) = built.recv() {
+                        let _ = events.send(Event::FirstIndex(first));
+                    }
+                })?;
+                self.first_pending = true;
+            }
+            None => {
+                let _ = self.events.send(Event::CatchUp);
+            }
+        }
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
             let mut watcher = watcher;
             while let Ok(first) = rx.recv() {
@@ -472,7 +639,18 @@ impl Project {
                                 covered = true;
                             }
                         }
+                        Event::FirstIndex(first) => {
+                            self.first_landed(first, &graphs);
+                            changed.append(&mut self.deferred);
+                            changed.extend(self.catch_up());
+                        }
+                        Event::CatchUp => changed.extend(self.catch_up()),
                     }
+                }
+                if self.first_pending {
+                    // Read once the first index lands.
+                    self.deferred.append(&mut changed);
+                    continue;
                 }
                 // (every change in it is one the watcher found worth reading)
                 if changed.is_empty() && !covered {
@@ -491,6 +669,39 @@ impl Project {
             }
         })?;
         Ok(())
+    }
+
+    /// What to read again once the watcher is in place: the files the first
+    /// index read that changed since, and the root (a walk finds files
+    /// created meanwhile, and drops those deleted).
+    fn catch_up(&self) -> Vec<PathBuf> {
+        let mut changed: Vec<PathBuf> = self.parts.iter().flat_map(|w| w.drifted()).collect();
+        if !changed.is_empty() {
+            tracing::info!(files = changed.len(), "files changed while the first index read them: reading them again");
+        }
+        changed.push(self.root.clone());
+        changed
+    }
+
+    /// The first index, built in the background, swaps in.
+    fn first_landed(&mut self, first: First, graphs: &LiveGraph) {
+        self.first_pending = false;
+        for (ws, indexed) in first {
+            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+            match signpost_graph::scip::import_index(&indexed.index, &opts) {
+                Ok(graph) => {
+                    let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
+                    tracing::info!(language = indexed.lang.name, result = record.result, "the first index swaps in");
+                }
+                Err(e) => tracing::warn!(language = indexed.lang.name, error = %e, "the first index does not load"),
+            }
+            for note in indexed.report.notes.iter().take(20) {
+                tracing::info!(note = note.as_str(), "indexing");
+            }
+            graphs.set_notes(indexed.lang.name, indexed.report.notes);
+            self.parts.push(ws);
+        }
+        graphs.set_building(None);
     }
 
     /// Adds to `stopped` the files `graph` holds, in a SCIP project served
@@ -524,7 +735,13 @@ impl Project {
         let started = Instant::now();
         // Edits to files it knows need no walk; a new or deleted file does.
         let known = !covered && changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
-        let found = if known { Vec::new() } else { walk::sources(&self.root, &WalkOptions::default()).0 };
+        let found = if known {
+            Vec::new()
+        } else {
+            let (found, notes) = walk::sources(&self.root, &WalkOptions::default());
+            graphs.set_notes("walk", notes);
+            found
+        };
         let mut updates = Vec::new();
         for ws in &mut self.parts {
             let files = if known {
@@ -543,6 +760,7 @@ impl Project {
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
             let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
+            graphs.set_notes(indexed.lang.name, indexed.report.notes.clone());
             if record.result == "swapped" {
                 // Every file the part holds now, and the changed ones that
                 // are gone, is as current as what was read.

@@ -21,6 +21,13 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/treesitter").join(name)
 }
 
+/// Runs `signpost index ARGS`; returns success and stdout + stderr.
+fn index_args(args: &[&std::ffi::OsStr]) -> (bool, String) {
+    let out = std::process::Command::new(crate::common::BIN).arg("index").args(args).output();
+    let out = out.unwrap_or_else(|e| panic!("{e}"));
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
 /// Runs `signpost index DIR`; returns success and stdout + stderr.
 fn index(dir: &Path) -> (bool, String) {
     let out =
@@ -348,7 +355,7 @@ async fn a_project_gets_its_languages_scip_index_in_the_background() {
         ("PATH", path.to_str().unwrap_or_default()),
         ("SIGNPOST_PRECISE_QUIET_MS", "300"),
     ];
-    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
+    let client = Client::spawn_with(&["--project", &d, "--trust"], &env, std::process::Stdio::null()).await;
     let service = resolve_one(&client, "service.Service").await;
     let total = resolve_one(&client, "Order.Total").await;
     // The callers of `Total` become exact when the indexer's index is in.
@@ -433,7 +440,7 @@ fn a_monorepo_is_indexed_as_one_workspace_without_its_build_outputs() {
     let scratch = Scratch::new("monorepo");
     let mono = scratch.path("mono");
     monorepo(&mono);
-    let (ok, out) = index(&mono);
+    let (ok, out) = index_args(&[mono.as_os_str(), "--trust".as_ref()]);
     let Some(()) = crate::common::toolchain::require("the SCIP indexers", if ok { Ok(()) } else { Err(out.clone()) })
     else {
         return;
@@ -538,8 +545,8 @@ fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
     let dir = scratch.path("shop");
     copy_dir(&fixture("go"), &dir);
     let d = dir.display().to_string();
-    // On PATH: it runs, and its (exact) index is the part served.
-    let (ok, out) = index_with(&[&d], &bin);
+    // On PATH and the tree trusted: it runs, and its (exact) index is the part served.
+    let (ok, out) = index_with(&[&d, "--trust"], &bin);
     assert!(ok && out.contains("(go, scip-go)"), "{out}");
     let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
     assert!(g.node_count() > 20 && !g.has_inferred_edges(), "the SCIP indexer's edges are exact");
@@ -576,7 +583,7 @@ fn python_typescript_and_rust_projects_whose_indexer_cannot_run_are_read_built_i
         // No PATH and an empty tools directory: the indexer cannot be found
         // or installed (an offline machine).
         let out = std::process::Command::new(crate::common::BIN)
-            .arg("index")
+            .args(["index", "--trust"])
             .arg(&dir)
             .env("PATH", "")
             .env("SIGNPOST_TOOLS_DIR", scratch.path("no-tools"))
@@ -632,7 +639,7 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     let (d, c) = (dir.display().to_string(), cache.display().to_string());
     let env = [("XDG_CACHE_HOME", c.as_str()), ("SIGNPOST_TOOLS_DIR", tools.as_str())];
     // Its stderr shows why, should scip-python's pass fail.
-    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::inherit()).await;
+    let client = Client::spawn_with(&["--project", &d, "--trust"], &env, std::process::Stdio::inherit()).await;
 
     // The Python project is served at once, read by the built-in indexer
     // (inferred edges), and by scip-python's index (exact ones) when
@@ -709,7 +716,7 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     // symbols are stale from the first call (no change was seen while
     // serving), and current again when scip-python's new index swaps in.
     std::fs::remove_file(dir.join("report/tests/test_geometry.py")).unwrap_or_else(|e| panic!("{e}"));
-    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::inherit()).await;
+    let client = Client::spawn_with(&["--project", &d, "--trust"], &env, std::process::Stdio::inherit()).await;
     let stale = client.call("describe", json!({"id": circle})).await;
     assert_eq!(stale.structured["stale"], true, "changed while stopped: {}", stale.text);
     assert!(stale.text.contains("note: report/shapes/geometry.py changed since it was indexed"), "{}", stale.text);

@@ -28,4 +28,5 @@ mod sandbox;
 mod terminal;
 mod trails;
 mod trails_redis;
+mod untrusted;
 mod wat_policy;

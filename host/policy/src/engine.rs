@@ -224,12 +224,42 @@ impl WasiView for HostState {
     }
 }
 
+/// The process's address-space limit in bytes (`RLIMIT_AS`), if one is set.
+pub fn address_space_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        rustix::process::getrlimit(rustix::process::Resource::As).current
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 impl PolicyEngine {
     /// A new engine with epoch interruption and the sandbox's linker. Starts
     /// the epoch ticker thread, which ends when the engine is dropped.
     pub fn new(limits: Limits) -> anyhow::Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true).epoch_interruption(true).max_wasm_stack(1 << 20);
+        if let Some(limit) = address_space_limit() {
+            // Under an address-space limit (`ulimit -v`, `prlimit --as`, as
+            // sandboxes and agent runners set), the default reservation of
+            // 4 GiB plus guards per linear memory does not fit for long: each
+            // memory is reserved at its size instead (bounds-checked, and
+            // moved when it grows), so what instances reserve is about what
+            // they use, which the footprint limit bounds.
+            config
+                .memory_reservation(0)
+                .memory_reservation_for_growth(4 << 20)
+                .memory_guard_size(64 << 10)
+                .guard_before_linear_memory(false)
+                .memory_may_move(true);
+            tracing::info!(
+                limit_mib = limit >> 20,
+                "an address-space limit is set: policy memories are reserved at their size, not 4 GiB each"
+            );
+        }
         // Profiling a policy: `SIGNPOST_PERFMAP=1` has wasmtime write
         // /tmp/perf-<pid>.map, so `perf report` names the guest's functions
         // (of a component built with its names; BENCHMARKS.md shows how).

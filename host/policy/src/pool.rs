@@ -249,7 +249,7 @@ impl Policy {
         store.set_hostcall_fuel(MAX_HOSTCALL_BYTES);
         store.set_epoch_deadline(self.engine.deadline_ticks());
         Stats::add(&self.stats.instances, 1);
-        let instance = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(describe_error(&e)))?;
+        let instance = self.pre.instantiate(&mut store).map_err(|e| PolicyFault::Instantiate(instantiate_error(&e)))?;
         let limiter = &mut store.data_mut().limits;
         limiter.initial = limiter.footprint;
         Ok(Slot { store, instance, uses: 0, logged: (0, 0), told: None })
@@ -545,5 +545,19 @@ pub(crate) fn drain_output(slot: &mut Slot, policy: &str) {
             }
             *logged = bytes.len();
         }
+    }
+}
+
+/// Why an instance could not be made, naming the address-space limit when
+/// one is set and memory could not be reserved under it.
+fn instantiate_error(e: &wasmtime::Error) -> String {
+    let why = describe_error(e);
+    match crate::engine::address_space_limit() {
+        Some(limit) if why.contains("Cannot allocate memory") || why.contains("out of memory") => format!(
+            "{why} (the process's address-space limit, `ulimit -v` or `prlimit --as`, is {} MiB: raise it, or \
+             lower --policy-memory-mib)",
+            limit >> 20
+        ),
+        _ => why,
     }
 }

@@ -128,8 +128,14 @@ impl Client {
     pub async fn spawn_with(args: &[&str], env: &[(&str, &str)], stderr: impl Into<Stdio>) -> Client {
         let mut cmd = tokio::process::Command::new(BIN);
         cmd.args(args).env("RUST_LOG", "warn").envs(env.iter().copied());
+        Client::spawn_command(cmd, stderr).await
+    }
+
+    /// Initializes a session with the server `cmd` starts (a wrapper that
+    /// execs the binary under limits, say), its stderr sent to `stderr`.
+    pub async fn spawn_command(cmd: tokio::process::Command, stderr: impl Into<Stdio>) -> Client {
         let (transport, _stderr) =
-            TokioChildProcess::builder(cmd).stderr(stderr).spawn().unwrap_or_else(|e| panic!("spawning {BIN}: {e}"));
+            TokioChildProcess::builder(cmd).stderr(stderr).spawn().unwrap_or_else(|e| panic!("spawning: {e}"));
         let pid = transport.id();
         let recorder = Recorder::default();
         let service = recorder.clone().serve(transport).await.unwrap_or_else(|e| panic!("MCP initialize failed: {e}"));

@@ -10,17 +10,19 @@ pub(super) fn index_project(
     output: Option<&Path>,
     all_features: bool,
     indexers: &[String],
+    trust: bool,
 ) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
     use signpost::project::{index_scip_part, part_name, scip_projects, scip_roots, uncovered};
     use signpost_treesitter::walk::{self, WalkOptions};
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
     let given = given_indexers(indexers)?;
+    let trust = signpost::trust::Trust::of(&dir, trust);
     // Every project under DIR with a SCIP indexer here, by its marker files;
     // every other language's files, for the built-in tree-sitter indexer.
-    let projects = scip_projects(&dir);
+    let detected = scip_projects(&dir);
     let (parsed, walk_notes) = walk::sources(&dir, &WalkOptions::default());
-    if projects.is_empty() && parsed.is_empty() {
+    if detected.is_empty() && parsed.is_empty() {
         let extensions: Vec<String> = signpost_treesitter::languages::LANGUAGES
             .iter()
             .flat_map(|l| l.extensions.iter().map(|e| format!(".{e}")))
@@ -34,6 +36,16 @@ pub(super) fn index_project(
             extensions.join(" ")
         );
     }
+    // The SCIP indexers build the project (they run its code): only on a
+    // trusted tree; otherwise the built-in indexer reads their languages.
+    let projects = if trust.trusted {
+        detected
+    } else {
+        for lang in indexer::LANGUAGES.into_iter().filter(|l| detected.iter().any(|(d, _)| d == l)) {
+            eprintln!("note: {}", trust.not_run(lang.program(), lang.reaches(), &dir));
+        }
+        Vec::new()
+    };
     // A built-in language's files inside a SCIP project of the same
     // language (Python) are that indexer's; the built-in indexer reads the
     // rest, and those files too when the SCIP indexer fails.
@@ -47,34 +59,33 @@ pub(super) fn index_project(
         .map(|(l, files)| (*l, uncovered(l, files, &roots)))
         .filter(|(_, files)| !files.is_empty())
         .collect();
-    let parts = projects.len() + leftover.len();
-    let out_for = |name: &str| -> anyhow::Result<PathBuf> {
-        let out = match (output, parts) {
-            (Some(o), 1) => o.to_path_buf(),
-            (Some(o), _) => o.join(format!("index.{name}.scip")),
-            (None, 1) => dir.join("index.scip"),
-            (None, _) => dir.join(format!("index.{name}.scip")),
-        };
-        Ok(std::path::absolute(&out)?)
-    };
+    let names: Vec<String> = projects
+        .iter()
+        .map(|(lang, root)| part_name(lang.name(), root, &dir))
+        .chain(leftover.iter().map(|(l, _)| l.name.to_owned()))
+        .collect();
+    // Where each part goes, decided (and checked) before anything is indexed.
+    let target = Target::of(output, &dir, &names)?;
     let mut written = Vec::new();
     for (lang, root) in &projects {
-        let out = out_for(&part_name(lang.name(), root, &dir))?;
+        let out = target.file(&part_name(lang.name(), root, &dir));
         // Written beside the target and renamed into place, so a server
-        // watching the index only ever sees a whole file.
-        let partial = out.with_extension("scip.partial");
+        // watching the index only ever sees a whole file; removed on failure.
+        let partial = Partial::of(&out);
         let what = match root.strip_prefix(&dir).ok().filter(|r| !r.as_os_str().is_empty()) {
             Some(rel) => format!("{} in {}", lang.name(), rel.display()),
             None => lang.name().to_owned(),
         };
         let ran =
-            index_scip_part(*lang, root, &dir, &partial, &indexer::Options { all_features }).and_then(|dropped| {
-                place(&partial, &out, &format!("the {} indexer", lang.name()), &what).map(|()| dropped)
+            index_scip_part(*lang, root, &dir, &partial.0, &indexer::Options { all_features }).and_then(|dropped| {
+                place(&partial.0, &out, &format!("the {} indexer", lang.name()), &what).map(|()| dropped)
             });
         match ran {
             Ok(dropped) => {
                 if dropped > 0 {
-                    println!("  left out {dropped} generated or build-output files (dist/, .d.ts beside its .ts, …)");
+                    println!(
+                        "  left out {dropped} generated, build-output or outside files (dist/, .d.ts beside its .ts, …)"
+                    );
                 }
             }
             Err(e) => {
@@ -94,22 +105,28 @@ pub(super) fn index_project(
         eprintln!("note: {note}");
     }
     for (lang, files) in &leftover {
-        let out = out_for(lang.name)?;
-        let partial = out.with_extension("scip.partial");
-        // The language's SCIP indexer when given or on PATH; the built-in
-        // indexer when it is missing or fails.
+        let out = target.file(lang.name);
+        let partial = Partial::of(&out);
+        // The language's SCIP indexer when given (the operator's own
+        // command), or on PATH and the tree is trusted; the built-in
+        // indexer when it is missing, not trusted, or fails.
         let command = given.iter().find(|(l, _)| l == lang.name).map(|(_, c)| c.clone()).or_else(|| {
             let words = shlex::split(lang.scip_command).filter(|w| !w.is_empty())?;
-            words.first().and_then(|p| indexer::on_path(p)).map(|_| words)
+            let program = words.first().filter(|p| indexer::on_path(p).is_some())?;
+            if !trust.trusted {
+                eprintln!("note: {}", trust.not_run(program, signpost::precise::reaches(program), &dir));
+                return None;
+            }
+            Some(words)
         });
         if let Some(words) = command {
             let program = words.first().cloned().unwrap_or_default();
             let ran = indexer::with_progress(&format!("indexing {} with {program}", lang.name), || {
-                let args = words[1..].iter().map(|w| w.replace("{out}", &partial.to_string_lossy()));
+                let args = words[1..].iter().map(|w| w.replace("{out}", &partial.0.to_string_lossy()));
                 indexer::run_quiet(std::process::Command::new(&program).args(args).current_dir(&dir), &program)
             })
-            .and_then(|()| indexer::tidy(&partial, "", &dir, &|rel| !walk::excluded(&dir, rel)))
-            .and_then(|_| place(&partial, &out, &program, &format!("{}, {program}", lang.name)));
+            .and_then(|()| indexer::tidy(&partial.0, "", &dir, &|rel| !walk::excluded(&dir, rel)))
+            .and_then(|_| place(&partial.0, &out, &program, &format!("{}, {program}", lang.name)));
             match ran {
                 Ok(()) => {
                     written.push(out);
@@ -131,6 +148,110 @@ pub(super) fn index_project(
     Ok(ExitCode::SUCCESS)
 }
 
+/// Where `signpost index` writes, by one rule: `-o NAME.scip` is the index
+/// file (a project of one part only), any other `-o` a directory (created
+/// when missing) that gets `index.scip` for one part and
+/// `index.<part>.scip` for several; without `-o`, the project directory.
+struct Target {
+    /// The one file, or the directory.
+    path: PathBuf,
+    file: bool,
+    several: bool,
+}
+
+impl Target {
+    fn of(output: Option<&Path>, dir: &Path, parts: &[String]) -> anyhow::Result<Target> {
+        let several = parts.len() > 1;
+        let Some(output) = output else { return Ok(Target { path: dir.to_path_buf(), file: false, several }) };
+        let path = std::path::absolute(output)?;
+        let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+        let ext = path.extension().and_then(|e| e.to_str());
+        if !is_dir && ext == Some("scip") {
+            if several {
+                anyhow::bail!(
+                    "-o {}: this project has {} parts ({}), one index file each: give -o a directory (created when \
+                     missing), e.g. -o {}",
+                    output.display(),
+                    parts.len(),
+                    parts.join(", "),
+                    path.with_extension("").display()
+                );
+            }
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).with_context(|| format!("-o: creating {}", parent.display()))?;
+            }
+            return Ok(Target { path, file: true, several });
+        }
+        if !is_dir && ext.is_some() {
+            anyhow::bail!(
+                "-o {}: give an index file named *.scip, or a directory (created when missing) for \
+                 index.<part>.scip files",
+                output.display()
+            );
+        }
+        std::fs::create_dir_all(&path).with_context(|| format!("-o: creating the directory {}", path.display()))?;
+        Ok(Target { path, file: false, several })
+    }
+
+    /// The index file of the part `name`.
+    fn file(&self, name: &str) -> PathBuf {
+        match (self.file, self.several) {
+            (true, _) => self.path.clone(),
+            (false, false) => self.path.join("index.scip"),
+            (false, true) => self.path.join(format!("index.{name}.scip")),
+        }
+    }
+}
+
+/// An index being written beside its place (a name of its own), removed if
+/// it is not renamed into place.
+struct Partial(PathBuf);
+
+impl Partial {
+    fn of(out: &Path) -> Partial {
+        Partial(signpost::indexer::partial_of(out))
+    }
+}
+
+impl Drop for Partial {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `signpost trust`: lists, adds or removes a trusted tree in the user's
+/// configuration.
+pub(super) fn trust(dir: &Path, remove: bool, list: bool) -> anyhow::Result<ExitCode> {
+    use signpost::trust::{Config, config_path};
+    let path = config_path();
+    let mut config = Config::read(&path)?;
+    if list {
+        if config.all() {
+            println!("every tree (`all = true` in {})", path.display());
+        }
+        for tree in config.trees() {
+            println!("{}", tree.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tree = std::fs::canonicalize(dir).with_context(|| format!("no directory {}", dir.display()))?;
+    let changed = if remove { config.remove(&tree)? } else { config.add(&tree)? };
+    if changed {
+        config.write(&path)?;
+    }
+    let what = match (remove, changed) {
+        (false, true) => "trusted from now on: its SCIP indexers may run (they run its code)",
+        (false, false) => "already trusted",
+        (true, true) => "no longer trusted: the built-in indexer reads it, and nothing of it runs",
+        (true, false) => "was not trusted",
+    };
+    println!("{}: {what} ({})", tree.display(), path.display());
+    if remove && config.all() {
+        println!("note: `all = true` in {} still trusts every tree", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// An error's chain on one line, at most six parts.
 fn one_line(e: &anyhow::Error) -> String {
     format!("{e:#}").replace(":\n", ": ").lines().take(6).collect::<Vec<_>>().join(" / ")
@@ -144,14 +265,14 @@ fn read_built_in(
     files: &[PathBuf],
     out: &Path,
 ) -> anyhow::Result<()> {
-    let partial = out.with_extension("scip.partial");
+    let partial = Partial::of(out);
     let indexed = signpost::indexer::with_progress(
         &format!("indexing {} {} files with tree-sitter", files.len(), lang.name),
         || signpost_treesitter::index(dir, lang, files, &signpost_treesitter::Options::default()),
     );
-    std::fs::write(&partial, indexed.to_bytes()?).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::write(&partial.0, indexed.to_bytes()?).with_context(|| format!("writing {}", partial.0.display()))?;
     let r = &indexed.report;
-    place(&partial, out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
+    place(&partial.0, out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
     const SHOWN: usize = 20;
     for note in r.notes.iter().take(SHOWN) {
         eprintln!("note: {note}");

@@ -8,7 +8,7 @@ mod policy;
 mod query;
 mod serve;
 
-use graph::{graph_import, graph_info, graph_symbols, index_project};
+use graph::{graph_import, graph_info, graph_symbols, index_project, trust};
 use policy::{check, export_default, export_wit, replay, test_cases};
 use query::query;
 use serve::{canary, serve};
@@ -97,8 +97,9 @@ enum Command {
         /// The project directory.
         #[arg(default_value = ".")]
         dir: PathBuf,
-        /// Where to write the index (one language) or the directory for
-        /// `index.<language>.scip` files (several) [default: DIR].
+        /// Where to write: a file named `*.scip` (a project of one part), or
+        /// a directory, created when missing, that gets `index.scip` (one
+        /// part) or `index.<part>.scip` files (several) [default: DIR].
         #[arg(short, long, value_name = "PATH")]
         output: Option<PathBuf>,
         /// Rust: index the code behind every cargo feature, not only the
@@ -112,10 +113,35 @@ enum Command {
         /// or is missing, the built-in indexer reads the language.
         #[arg(long, value_name = "LANG=COMMAND")]
         indexer: Vec<String>,
+        /// Trust the tree: run its SCIP indexers (rust-analyzer,
+        /// scip-typescript, scip-python, and scip-java, scip-go, … when on
+        /// PATH), which run the project's own code. Without it (or
+        /// `signpost trust DIR`), the built-in indexer reads every language.
+        #[arg(long)]
+        trust: bool,
     },
     /// Work with graph files.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Trust a project tree (and every directory under it): its SCIP
+    /// indexers may run, which run the tree's own code (build scripts,
+    /// cargo configuration, the build tool's plugins). Kept in the user's
+    /// configuration (`$XDG_CONFIG_HOME/signpost/config.toml`, `[trust]`
+    /// `trees`; `all = true` trusts every tree); nothing in a tree can
+    /// trust itself.
+    #[command(after_help = "Examples:\n  signpost trust ~/src/shop\n  signpost trust --remove ~/src/shop\n  \
+                            signpost trust --list")]
+    Trust {
+        /// The tree.
+        #[arg(default_value = ".", conflicts_with = "list")]
+        dir: PathBuf,
+        /// Take the tree out of the trusted ones.
+        #[arg(long)]
+        remove: bool,
+        /// List the trusted trees.
+        #[arg(long)]
+        list: bool,
+    },
     /// Promote or drop the canary of a running HTTP server (a stdio server:
     /// `kill -USR1 PID` promotes, `kill -USR2 PID` drops).
     #[command(after_help = "Examples:\n  signpost canary promote --url http://127.0.0.1:8080 --token-file token")]
@@ -362,6 +388,12 @@ struct ServeArgs {
     /// indexes live in $XDG_CACHE_HOME/signpost/projects/.
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// Trust the project's tree: its SCIP indexers may run, which run the
+    /// project's own code (build scripts, cargo configuration, the build
+    /// tool's plugins). Without it (or `signpost trust DIR`), the built-in
+    /// indexer reads every language and nothing of the tree runs.
+    #[arg(long, requires = "project")]
+    trust: bool,
     /// A policy component (default: the embedded default policy). The file is
     /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]
@@ -598,13 +630,14 @@ fn main() -> ExitCode {
         Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
             replay(&logs, &policies, &graph, json, diffs)
         }
-        Some(Command::Index { dir, output, all_features, indexer }) => {
-            index_project(&dir, output.as_deref(), all_features, &indexer)
+        Some(Command::Index { dir, output, all_features, indexer, trust }) => {
+            index_project(&dir, output.as_deref(), all_features, &indexer, trust)
         }
         Some(Command::Graph(GraphCommand::Import { files, output })) => graph_import(&files, &output),
         Some(Command::Graph(GraphCommand::Info { files })) => graph_info(&files),
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
+        Some(Command::Trust { dir, remove, list }) => trust(&dir, remove, list),
         Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
         Some(Command::Serve(args)) => serve(*args, None),
         Some(Command::Proxy(args)) => args.backend.required().and_then(|backend| serve(args.serve, Some(backend))),

@@ -40,13 +40,22 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
     let project = match &args.project {
         Some(dir) => {
             let root = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
-            let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root))?;
+            let opts = signpost::project::Options {
+                trust: signpost::trust::Trust::of(&root, args.trust),
+                // Without a watcher, nothing would swap a late first index in.
+                first_wait: (!args.no_watch).then_some(signpost::project::FIRST_WAIT),
+            };
+            let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
             sources.extend(project.sources().iter().cloned());
             Some(project)
         }
         None => None,
     };
     let graphs = LiveGraph::open(sources).context("loading the graph")?;
+    let mut project = project;
+    if let Some(project) = project.as_mut() {
+        project.publish(&graphs);
+    }
     let graph = graphs.current();
     tracing::info!(
         graph = graph.name(),
