@@ -77,8 +77,10 @@ pub struct GraphBuilder {
     roles: Interner,
     types: Interner,
     role_lists: Vec<u16>,
-    /// Edges: (source, type, destination, inferred).
-    edges: Vec<(NodeIx, TypeIx, NodeIx, bool)>,
+    /// Edges: (source, type, destination, derivation rank).
+    edges: Vec<(NodeIx, TypeIx, NodeIx, u8)>,
+    /// Unbound call sites by called name.
+    unresolved: HashMap<String, u32>,
 }
 
 impl GraphBuilder {
@@ -100,7 +102,15 @@ impl GraphBuilder {
             types: Interner::default(),
             role_lists: Vec::new(),
             edges: Vec::new(),
+            unresolved: HashMap::default(),
         }
+    }
+
+    /// Counts `n` call sites named `name` that name resolution could not
+    /// bind to one definition ([`Graph::unresolved_calls`]).
+    pub fn add_unresolved(&mut self, name: &str, n: u32) {
+        let c = self.unresolved.entry(name.to_owned()).or_default();
+        *c = c.saturating_add(n);
     }
 
     /// Renames the graph.
@@ -208,7 +218,7 @@ impl GraphBuilder {
             return Err(invalid("edge", format!("node index {} out of range", src.max(dst))));
         }
         let t = self.types.get(ty, TypeIx::MAX as usize, "edge types")? as TypeIx;
-        self.edges.push((src, t, dst, how == Derivation::Inferred));
+        self.edges.push((src, t, dst, how.rank()));
         Ok(())
     }
 
@@ -230,40 +240,49 @@ impl GraphBuilder {
             out: Adjacency::default(),
             inn: Adjacency::default(),
             inferred: Vec::new(),
+            ambiguous: Vec::new(),
+            unresolved: {
+                let mut u: Vec<(String, u32)> = self.unresolved.into_iter().collect();
+                u.sort_unstable();
+                u
+            },
             index: Index::default(),
         };
         let (adjacency, index) = rayon::join(|| adjacency(n, edges), || Index::build(&graph));
-        (graph.out, graph.inn, graph.inferred) = adjacency?;
+        (graph.out, graph.inn, graph.inferred, graph.ambiguous) = adjacency?;
         graph.index = index;
         Ok(graph)
     }
 }
 
-/// Edges (source, type, destination, inferred) laid out both ways, and
-/// which of the outgoing ones are inferred (one bit each; none when all
-/// are exact). Repeated edges collapse; exact sorts before inferred, so
-/// the one kept of an edge added both ways is exact.
+/// Edges (source, type, destination, derivation rank) laid out both ways,
+/// and which of the outgoing ones are inferred and which ambiguous (one bit
+/// each; none when all are exact). Repeated edges collapse; the more
+/// certain sorts first, so the one kept of an edge added several ways is
+/// the most certain.
 fn adjacency(
     n: usize,
-    mut edges: Vec<(NodeIx, TypeIx, NodeIx, bool)>,
-) -> Result<(Adjacency, Adjacency, Vec<u64>), GraphError> {
+    mut edges: Vec<(NodeIx, TypeIx, NodeIx, u8)>,
+) -> Result<(Adjacency, Adjacency, Vec<u64>, Vec<u64>), GraphError> {
     edges.sort_unstable();
     edges.dedup_by_key(|e| (e.0, e.1, e.2));
     if edges.len() >= u32::MAX as usize {
         return Err(invalid("edges", "more than 4 billion edges".into()));
     }
     let mut rev: Vec<(NodeIx, TypeIx, NodeIx)> = edges.iter().map(|&(s, t, d, _)| (d, t, s)).collect();
-    let inferred = if edges.iter().any(|e| e.3) {
+    let bits = |at_least: u8| {
+        if !edges.iter().any(|e| e.3 >= at_least) {
+            return Vec::new();
+        }
         let mut bits = vec![0u64; edges.len().div_ceil(64)];
         for (i, e) in edges.iter().enumerate() {
-            if e.3 {
+            if e.3 >= at_least {
                 bits[i / 64] |= 1 << (i % 64);
             }
         }
         bits
-    } else {
-        Vec::new()
     };
+    let (inferred, ambiguous) = (bits(Derivation::Inferred.rank()), bits(Derivation::Ambiguous.rank()));
     let (out, inn) = rayon::join(
         || csr(n, edges.iter().map(|&(s, t, d, _)| (s, t, d))),
         || {
@@ -271,7 +290,7 @@ fn adjacency(
             csr(n, rev.into_iter())
         },
     );
-    Ok((out, inn, inferred))
+    Ok((out, inn, inferred, ambiguous))
 }
 
 /// Compressed adjacency from edges sorted by (node, type, other).

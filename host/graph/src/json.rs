@@ -10,7 +10,8 @@ struct EdgeDoc {
     dst: String,
     #[serde(rename = "type")]
     ty: String,
-    /// `inferred` when the edge was resolved by name; absent when exact.
+    /// `inferred` when the edge was resolved by name, `ambiguous` when it is
+    /// one of several a call could mean; absent when exact.
     #[serde(default, skip_serializing_if = "is_exact")]
     derived: Derivation,
 }
@@ -26,6 +27,9 @@ struct GraphDoc {
     nodes: Vec<Node>,
     #[serde(default)]
     edges: Vec<EdgeDoc>,
+    /// Call sites not bound to one definition, by called name.
+    #[serde(default)]
+    unresolved: std::collections::BTreeMap<String, u32>,
 }
 
 /// Parses and validates a graph document; errors name the place
@@ -66,6 +70,9 @@ pub fn parse(text: &str) -> Result<Graph, GraphError> {
             other => other,
         })?;
     }
+    for (name, n) in &doc.unresolved {
+        b.add_unresolved(name, *n);
+    }
     b.build()
 }
 
@@ -78,6 +85,8 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> Result<(), GraphEr
         name: &'a str,
         nodes: Vec<Node>,
         edges: Vec<EdgeDoc>,
+        #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        unresolved: std::collections::BTreeMap<&'a str, u32>,
     }
     let mut edges = Vec::with_capacity(graph.edge_count());
     for n in graph.iter() {
@@ -96,6 +105,7 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> Result<(), GraphEr
         name: graph.name(),
         nodes: graph.iter().map(|n| n.to_node()).collect(),
         edges,
+        unresolved: graph.unresolved.iter().map(|(n, c)| (n.as_str(), *c)).collect(),
     };
     serde_json::to_writer(out, &doc)?;
     Ok(())

@@ -153,6 +153,15 @@ pub struct Graph {
     /// inferred by name rather than given by a compiler-backed indexer.
     /// Empty when every edge is exact.
     pub(crate) inferred: Vec<u64>,
+    /// One bit per out-edge: set when the edge is one of several a call
+    /// could mean ([`Derivation::Ambiguous`]; its inferred bit is set too).
+    /// Empty when none is.
+    pub(crate) ambiguous: Vec<u64>,
+    /// Call sites that name resolution could not bind to one definition
+    /// of the project (a receiver of unknown type, overloads past telling
+    /// apart), counted by the called name, sorted by name: what makes a
+    /// "nobody calls it" uncertain.
+    pub(crate) unresolved: Vec<(String, u32)>,
     pub(crate) index: Index,
 }
 
@@ -167,6 +176,22 @@ pub enum Derivation {
     /// Inferred by name resolution (the built-in tree-sitter indexer): most
     /// probably right, not checked by a compiler.
     Inferred,
+    /// One of several definitions a call could mean that name resolution
+    /// could not tell apart (overloads of the same arity, say): each of
+    /// them gets such an edge, and at most one of them is the callee.
+    Ambiguous,
+}
+
+impl Derivation {
+    /// The rank of a derivation among edges that say the same: the most
+    /// certain one is kept.
+    fn rank(self) -> u8 {
+        match self {
+            Derivation::Exact => 0,
+            Derivation::Inferred => 1,
+            Derivation::Ambiguous => 2,
+        }
+    }
 }
 
 impl Graph {
@@ -217,6 +242,8 @@ impl Graph {
             + adj(&self.out)
             + adj(&self.inn)
             + v(&self.inferred)
+            + v(&self.ambiguous)
+            + self.unresolved.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>()
             + v(&ix.by_id)
             + ix.lower_names.capacity()
             + v(&ix.name_starts)
@@ -272,9 +299,33 @@ impl Graph {
             return Derivation::Exact;
         }
         match self.out.position(from, ty, to) {
-            Some(i) if self.inferred.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1) => Derivation::Inferred,
-            _ => Derivation::Exact,
+            Some(i) => self.derivation_at(i),
+            None => Derivation::Exact,
         }
+    }
+
+    /// How out-edge number `i` was derived.
+    fn derivation_at(&self, i: usize) -> Derivation {
+        let bit = |bits: &[u64]| bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
+        if bit(&self.ambiguous) {
+            Derivation::Ambiguous
+        } else if bit(&self.inferred) {
+            Derivation::Inferred
+        } else {
+            Derivation::Exact
+        }
+    }
+
+    /// How many call sites named `name` name resolution could not bind to
+    /// one definition of the project (0 for a graph a compiler-backed
+    /// indexer made).
+    pub fn unresolved_calls(&self, name: &str) -> u32 {
+        self.unresolved.binary_search_by(|(n, _)| n.as_str().cmp(name)).map_or(0, |i| self.unresolved[i].1)
+    }
+
+    /// Every name with call sites that were not bound, and how many.
+    pub fn unresolved(&self) -> &[(String, u32)] {
+        &self.unresolved
     }
 
     /// Whether any edge of the graph is inferred.
@@ -285,11 +336,7 @@ impl Graph {
     /// The edges out of node `n`: `(type, other end, derivation)`.
     pub(crate) fn out_edges(&self, n: NodeIx) -> impl Iterator<Item = (TypeIx, NodeIx, Derivation)> + '_ {
         let start = self.out.offsets[n as usize] as usize;
-        self.out.edges(n).enumerate().map(move |(k, (t, m))| {
-            let i = start + k;
-            let inferred = self.inferred.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
-            (t, m, if inferred { Derivation::Inferred } else { Derivation::Exact })
-        })
+        self.out.edges(n).enumerate().map(move |(k, (t, m))| (t, m, self.derivation_at(start + k)))
     }
 
     /// The base edge types present, sorted.

@@ -108,6 +108,9 @@ pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Resu
                 b.add_edge_as(map[n as usize], &g.types[t as usize], map[m as usize], how)?;
             }
         }
+        for (name, count) in g.unresolved() {
+            b.add_unresolved(name, *count);
+        }
     }
     b.build()
 }

@@ -17,8 +17,9 @@ use super::{Adjacency, Graph, GraphError, RawId, Rec};
 
 /// The bytes every snapshot starts with.
 pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
-/// The version this build writes and reads.
-pub const VERSION: u32 = 2;
+/// The version this build writes (it reads version 2 too: no ambiguous
+/// edges, no unbound call sites).
+pub const VERSION: u32 = 3;
 const HEADER: usize = 15 + 4 + 8 + 4;
 
 /// Writes `graph` as a snapshot.
@@ -39,6 +40,10 @@ pub fn write(graph: &Graph) -> Vec<u8> {
         w.u16s(tag, &adj.types);
     }
     w.u64s(*b"INFR", &graph.inferred);
+    w.u64s(*b"AMBG", &graph.ambiguous);
+    let (names, counts): (Vec<String>, Vec<u32>) = graph.unresolved.iter().cloned().unzip();
+    w.strings(*b"UNRN", &names);
+    w.u32s(*b"UNRC", &counts);
     let ix = &graph.index;
     w.u32s(*b"BYID", &ix.by_id);
     w.bytes(*b"LNAM", ix.lower_names.as_bytes());
@@ -93,7 +98,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     }
     let le32 = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let version = le32(15);
-    if version != VERSION {
+    if version != VERSION && version != 2 {
         return Err(SnapshotError::Version { found: version }.into());
     }
     let mut len8 = [0u8; 8];
@@ -132,6 +137,16 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     };
     let (out, inn) = (adj(*b"OUT_")?, adj(*b"IN__")?);
     let inferred = r.u64s(*b"INFR")?;
+    let (ambiguous, unresolved) = if version >= 3 {
+        let ambiguous = r.u64s(*b"AMBG")?;
+        let (names, counts) = (r.strings(*b"UNRN")?, r.u32s(*b"UNRC")?);
+        if names.len() != counts.len() || names.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad("the unbound call sites are not sorted by name, one count each".into()));
+        }
+        (ambiguous, names.into_iter().zip(counts).collect())
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let index = Index {
         by_id: r.u32s(*b"BYID")?,
         lower_names: r.string(*b"LNAM")?,
@@ -152,7 +167,23 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     if !r.rest.is_empty() {
         return Err(bad(format!("{} bytes after the last section", r.rest.len())));
     }
-    let graph = Graph { name, text, ids, recs, kinds, files, roles, types, role_lists, out, inn, inferred, index };
+    let graph = Graph {
+        name,
+        text,
+        ids,
+        recs,
+        kinds,
+        files,
+        roles,
+        types,
+        role_lists,
+        out,
+        inn,
+        inferred,
+        ambiguous,
+        unresolved,
+        index,
+    };
     check(&graph).map_err(bad)?;
     Ok(graph)
 }
@@ -222,6 +253,9 @@ fn check(g: &Graph) -> Result<(), String> {
     }
     if !g.inferred.is_empty() && g.inferred.len() != g.out.targets.len().div_ceil(64) {
         return Err("the inferred-edge bits do not match the edge count".into());
+    }
+    if !g.ambiguous.is_empty() && (g.ambiguous.len() != g.out.targets.len().div_ceil(64) || g.inferred.is_empty()) {
+        return Err("the ambiguous-edge bits do not match the edge count".into());
     }
     if g.out.targets.len() != g.inn.targets.len() {
         return Err("out- and in-edge counts differ".into());

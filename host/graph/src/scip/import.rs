@@ -334,7 +334,14 @@ impl Import {
             .collect();
         scopes.sort_by(|a, b| a.0.start.cmp(&b.0.start).then(b.0.end.cmp(&a.0.end)));
         for o in &d.occurrences {
-            if o.symbol.is_empty() || o.symbol_roles & (DEFINITION | IMPORT) != 0 {
+            if o.symbol.is_empty() {
+                // A call site name resolution could not bind: counted by name.
+                if let Some(d) = o.diagnostics.iter().find(|d| d.code == super::UNRESOLVED) {
+                    self.b.add_unresolved(&d.message, 1);
+                }
+                continue;
+            }
+            if o.symbol_roles & (DEFINITION | IMPORT) != 0 {
                 continue;
             }
             let at = |why: String| ScipError::Range { path: path.to_owned(), why };
@@ -370,11 +377,16 @@ impl Import {
                     t
                 }
             };
-            if from == to {
+            let (a, t) = (self.kinds[from as usize], self.kinds[to as usize]);
+            // A definition's mention of itself is no edge, but a recursive
+            // call is a call.
+            if from == to && !(is_callable(a) && is_callable(t)) {
                 continue;
             }
-            let (a, t) = (self.kinds[from as usize], self.kinds[to as usize]);
-            let ty = if is_callable(a) && is_callable(t) {
+            // A field's, a constant's or a variable's initializer that calls
+            // (`static final String X = lookUp();`) calls.
+            let value = matches!(a, "field" | "constant" | "variable" | "property");
+            let ty = if (is_callable(a) || value) && is_callable(t) {
                 "CALLS"
             } else if self.dialect.python
                 && a == "class"
@@ -388,7 +400,12 @@ impl Import {
             } else {
                 "REFERENCES"
             };
-            self.b.add_edge_as(from, ty, to, self.dialect.derivation)?;
+            let how = if super::has_diagnostic(o, super::AMBIGUOUS) {
+                crate::Derivation::Ambiguous
+            } else {
+                self.dialect.derivation
+            };
+            self.b.add_edge_as(from, ty, to, how)?;
         }
         Ok(())
     }
@@ -418,9 +435,12 @@ impl Import {
                 for &rel in &info.implements {
                     let Some(target) = table.target(rel) else { continue };
                     let (a, t) = (kinds[ix as usize], kinds[target as usize]);
+                    // An interface that names another (Java's `interface A
+                    // extends B`, Go's embedding) extends it; a class
+                    // implements it.
                     let ty = if is_callable(a) && is_callable(t) {
                         "OVERRIDES"
-                    } else if matches!(t, "interface" | "trait") {
+                    } else if matches!(t, "interface" | "trait") && !matches!(a, "interface" | "trait") {
                         "IMPLEMENTS"
                     } else {
                         "EXTENDS"

@@ -60,6 +60,21 @@ fn key_of<'a>(sym: &'a str, doc: &str) -> Key<'a> {
 /// syntax, stays exact.
 pub const INFERRING_TOOL: &str = "signpost-tree-sitter";
 
+/// The code of an occurrence diagnostic that says a reference is one of
+/// several definitions a call could mean (overloads name resolution could
+/// not tell apart): its edge is [`Derivation::Ambiguous`](crate::Derivation).
+pub const AMBIGUOUS: &str = "signpost/ambiguous";
+
+/// The code of an occurrence diagnostic, on an occurrence with no symbol,
+/// that says a call site named the diagnostic's message could not be bound
+/// to one definition ([`crate::Graph::unresolved_calls`]).
+pub const UNRESOLVED: &str = "signpost/unresolved";
+
+/// Whether occurrence `o` carries the diagnostic `code`.
+pub(crate) fn has_diagnostic(o: &scip::types::Occurrence, code: &str) -> bool {
+    o.diagnostics.iter().any(|d| d.code == code)
+}
+
 /// Why a SCIP index cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScipError {
