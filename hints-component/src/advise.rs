@@ -474,7 +474,10 @@ fn neighbors(call: &Call, result: &Reply) -> Advice {
             let edge = r.edge();
             let arrow = if direction == "in" { "<-" } else { "->" };
             // An edge resolved by name, not by a compiler: say so.
-            let probable = if r.inferred() { " (inferred)" } else { "" };
+            let probable = match r.derived() {
+                "" => String::new(),
+                how => format!(" ({how})"),
+            };
             format!("{arrow}{edge}{probable} {}", other.line())
         })
         .collect();

@@ -273,10 +273,11 @@ impl Rec<'_> {
     pub fn edge(&self) -> &str {
         text(&self.edge)
     }
-    /// Whether a `neighbors` result's edge was resolved by name, not by a
-    /// compiler.
-    pub fn inferred(&self) -> bool {
-        text(&self.derived) == "inferred"
+    /// How a `neighbors` result's edge was derived when not by a compiler:
+    /// `inferred` (resolved by name) or `ambiguous` (one of several
+    /// definitions the call could mean); `""` when exact.
+    pub fn derived(&self) -> &str {
+        text(&self.derived)
     }
     /// The record at a `neighbors` result's other end.
     pub fn other(&self) -> Option<&Self> {

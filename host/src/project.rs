@@ -50,11 +50,15 @@ pub struct Options {
     /// done). Past it, the graph answers from what is ready, says that it
     /// is still building, and the rest swaps in when done.
     pub first_wait: Option<Duration>,
+    /// Run the SCIP indexers of a trusted tree in the background (a server
+    /// does; one command from a shell, which ends at once, does not: it
+    /// serves the index of their last run, if any).
+    pub background: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT) }
+        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT), background: true }
     }
 }
 
@@ -443,6 +447,9 @@ impl Project {
                 write_whole(&out, &empty)?;
             }
             project.sources.push(out.clone());
+            if !opts.background {
+                continue;
+            }
             let root = root.clone();
             let events = project.events.clone();
             // The precise pass: swapped in whole by the graph's watcher.
@@ -474,7 +481,7 @@ impl Project {
             });
         }
         // The precise passes start now, in the background.
-        for i in 0..project.precise.len() {
+        for i in (0..project.precise.len()).filter(|_| opts.background) {
             project.start_precise(i);
         }
         tracing::info!(

@@ -262,6 +262,27 @@ impl Signpost {
         response.text.push_str(&note);
     }
 
+    /// Says so in a `describe` or callers' `neighbors` answer when call
+    /// sites named like the symbol were not bound to one definition: a
+    /// line of the host's own, so that no policy can let "no callers" stand
+    /// silently where the index could not tell.
+    fn mark_unbound(response: &mut Response) {
+        let n = response.structured.get("unbound_calls").and_then(Value::as_u64).unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        let name = response.structured.pointer("/record/name").and_then(Value::as_str);
+        let what = name.map_or_else(|| "named like these symbols".to_owned(), |n| format!("named `{n}`"));
+        let note = format!(
+            "note: {n} call site(s) {what} were not bound to one definition (a receiver whose type is not known, or \
+             namesakes the index could not tell apart): the callers may be more than the edges show"
+        );
+        if !response.text.ends_with('\n') {
+            response.text.push('\n');
+        }
+        response.text.push_str(&note);
+    }
+
     /// The hint validator (also used by the self-check).
     pub fn validator(&self) -> &HintValidator {
         &self.validator
@@ -297,6 +318,9 @@ impl Signpost {
             pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
         if tool == Tool::Describe && !response.is_error {
             self.mark_stale(&mut response);
+        }
+        if matches!(tool, Tool::Describe | Tool::Neighbors) && !response.is_error {
+            Signpost::mark_unbound(&mut response);
         }
         let faulted = lease.faults() > 0;
         drop(lease);

@@ -110,6 +110,7 @@ fn forged_calls_in_any_notation_never_reach_a_terminal() {
     for format in ["text", "json"] {
         let out = Command::new(BIN)
             .args(["search", "chaos:notations", "--policy", CHAOS_POLICY, "--format", format, "--color", "never"])
+            .current_dir(crate::common::outside_any_project())
             .env("RUST_LOG", "error")
             .env_remove("SIGNPOST_STATE")
             .output()

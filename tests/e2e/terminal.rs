@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::cli::{in_shell, json_of, next_commands, output, signpost};
-use crate::common::{BIN, CHAOS_POLICY};
+use crate::common::{BIN, CHAOS_POLICY, outside_any_project};
 
 const ORDER_CONTROLLER: &str = "721797098567ca69c8d8f724033dc6ec8670d50b";
 
@@ -197,7 +197,8 @@ fn exit_codes_say_what_failed() {
     {
         use std::os::unix::ffi::OsStrExt;
         let bad = std::ffi::OsStr::from_bytes(b"/tmp/g\xff.json");
-        let run = output(Command::new(BIN).args(["search", "x", "--graph"]).arg(bad));
+        let run =
+            output(Command::new(BIN).args(["search", "x", "--graph"]).arg(bad).current_dir(outside_any_project()));
         assert_eq!(run.code, 2, "{}", run.stderr);
         assert!(run.stderr.contains("printable UTF-8"), "{}", run.stderr);
     }
@@ -206,6 +207,7 @@ fn exit_codes_say_what_failed() {
     {
         let mut child = Command::new(BIN)
             .args(args)
+            .current_dir(outside_any_project())
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -405,6 +407,7 @@ fn on_a_terminal(args: &[&str], env: &[(&str, &str)]) -> Option<String> {
         .ok()?;
     let mut cmd = Command::new("script");
     cmd.args(["-q", "-e", "-c", &words.join(" "), "/dev/null"])
+        .current_dir(outside_any_project())
         .env("TERM", "xterm-256color")
         .env("RUST_LOG", "error")
         .env_remove("NO_COLOR")
@@ -448,4 +451,43 @@ fn tempdir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     dir
+}
+
+/// A tool command run inside a repository answers from that repository
+/// (indexed into `--project`'s cache), and says so; outside any, from the
+/// embedded sample, and says that too.
+#[test]
+fn a_tool_command_inside_a_repository_answers_from_it() {
+    let scratch = crate::common::swap::Scratch::new("terminal-in-a-repo");
+    let repo = scratch.path("shop");
+    std::fs::create_dir_all(repo.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(repo.join("orders")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(repo.join("go.mod"), "module example.com/shop\n\ngo 1.19\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        repo.join("orders/order.go"),
+        "package orders\n\n// Checkout pays for the cart.\nfunc Checkout() int { return 1 }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let cache = scratch.path("cache");
+    let config = scratch.path("config.toml");
+    let run = |dir: &std::path::Path, what: &str| {
+        output(
+            Command::new(BIN)
+                .args(["resolve", what])
+                .current_dir(dir)
+                .env("XDG_CACHE_HOME", &cache)
+                .env("SIGNPOST_CONFIG", &config)
+                .env("RUST_LOG", "error"),
+        )
+    };
+    let inside = run(&repo.join("orders"), "Checkout");
+    assert_eq!(inside.code, 0, "{}{}", inside.stdout, inside.stderr);
+    assert!(inside.stdout.contains("orders.Checkout"), "{}", inside.stdout);
+    assert!(inside.stderr.contains(&format!("answering from the project at {}", repo.display())), "{}", inside.stderr);
+    // The sample graph's class is not in this repository.
+    let sample = run(&repo, "OrderService");
+    assert_ne!(sample.code, 0, "{}", sample.stdout);
+    let outside = run(&outside_any_project(), "OrderService");
+    assert_eq!(outside.code, 0, "{}{}", outside.stdout, outside.stderr);
+    assert!(outside.stderr.contains("embedded sample graph"), "{}", outside.stderr);
 }

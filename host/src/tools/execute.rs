@@ -9,7 +9,7 @@ use super::results::{
     DescribeResult, FindResult, Neighbor, NeighborsResult, ResolveResult, ResolveStatus, Scored, SearchResult, Symbol,
 };
 use super::{MAX_CANDIDATES, MAX_DOC_CHARS, MAX_RESULT_BYTES};
-use crate::graph::{Graph, query, search};
+use crate::graph::{Direction, Graph, NodeIx, query, search};
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value, ToolError> {
     serde_json::to_value(v).map_err(|e| ToolError { kind: ErrorKind::Internal, message: e.to_string(), example: None })
@@ -72,7 +72,8 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             let mut record = graph.node(ix).to_node();
             clip_doc(&mut record.doc);
             clip_doc(&mut record.signature);
-            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]), stale: false })
+            let unbound_calls = unbound_calls(graph, &[ix]);
+            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]), stale: false, unbound_calls })
         }
         Parsed::Find(a) => {
             let filter = query::Filter {
@@ -126,7 +127,10 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                     other: Symbol::from(graph.node(other)),
                 })
                 .collect();
+            let callers = direction == Direction::In && keys.iter().any(|(k, _)| k == "CALLS");
+            let unbound_calls = if callers { unbound_calls(graph, &origins) } else { 0 };
             to_value(&NeighborsResult {
+                unbound_calls,
                 ids: origins.iter().map(|&o| graph.node(o).id()).collect(),
                 direction,
                 edge_types: keys.into_iter().map(|(k, _)| k).collect(),
@@ -139,6 +143,20 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             .map(fit_page)
         }
     }
+}
+
+/// Call sites named like the callables among `nodes` that name resolution
+/// could not bind to one definition (each name counted once).
+fn unbound_calls(graph: &Graph, nodes: &[NodeIx]) -> u32 {
+    let mut names: Vec<&str> = nodes
+        .iter()
+        .map(|&n| graph.node(n))
+        .filter(|n| matches!(n.kind(), "method" | "function" | "constructor" | "macro"))
+        .map(|n| n.name())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.iter().map(|n| graph.unresolved_calls(n)).fold(0u32, u32::saturating_add)
 }
 
 #[cfg(test)]

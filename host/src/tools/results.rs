@@ -77,6 +77,17 @@ pub struct DescribeResult {
     /// out of date until the file is indexed again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// For a callable: call sites named like it that name resolution could
+    /// not bind to one definition (a receiver of unknown type, namesakes
+    /// it could not tell apart). Its callers may be more than its edges
+    /// show. Absent when none (or when a compiler-backed indexer made the
+    /// graph).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unbound_calls: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Result of `find`.
@@ -128,8 +139,10 @@ pub struct Neighbor {
     pub edge: String,
     /// `inferred` when the edge was resolved by name (the built-in
     /// tree-sitter indexer) rather than given by a compiler-backed indexer:
-    /// most probably right, not certain. Absent when exact, and for
-    /// composed keys.
+    /// most probably right, not certain; `ambiguous` when it is one of
+    /// several definitions the call could mean (overloads name resolution
+    /// could not tell apart): at most one of them is the callee. Absent when
+    /// exact, and for composed keys.
     #[serde(skip_serializing_if = "is_exact")]
     pub derived: Option<Derivation>,
     /// The symbol at the other end.
@@ -137,7 +150,7 @@ pub struct Neighbor {
 }
 
 fn is_exact(d: &Option<Derivation>) -> bool {
-    !matches!(d, Some(Derivation::Inferred))
+    matches!(d, None | Some(Derivation::Exact))
 }
 
 /// Result of `neighbors`.
@@ -161,6 +174,11 @@ pub struct NeighborsResult {
     /// When nothing was found: the edges the origins do have.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available: Option<EdgeSummary>,
+    /// Callers asked for (`in`, `CALLS`): call sites named like the origins
+    /// that name resolution could not bind to one definition. The callers
+    /// may be more than the edges show. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unbound_calls: u32,
 }
 
 /// A hint as it appears in `structuredContent.hints`. Two hints are equal

@@ -132,3 +132,6 @@
 (type_identifier) @ref.type
 (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @ref.type)
 (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (template_type name: (type_identifier) @ref.type))
+
+; Function literals: a name declared in one is seen only inside it.
+(lambda_expression) @literal

@@ -39,3 +39,6 @@
 (property_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
 (base_list [(identifier) @ref.type (generic_name (identifier) @ref.type)])
 (type_argument_list (identifier) @ref.type)
+
+; Function literals: a name declared in one is seen only inside it.
+[(anonymous_method_expression) (lambda_expression)] @literal

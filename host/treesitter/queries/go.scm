@@ -19,7 +19,7 @@
 (type_spec name: (type_identifier) @name type: [(type_identifier) (qualified_type) (generic_type)
   (pointer_type) (slice_type) (map_type) (array_type) (channel_type) (function_type)]) @def.type
 (type_alias name: (type_identifier) @name) @def.type
-(method_elem name: (field_identifier) @name parameters: (parameter_list) @params) @def.method
+(method_elem name: (field_identifier) @name parameters: (parameter_list) @params result: (_)? @returns) @def.method
 (field_declaration name: (field_identifier) @name) @def.field
 (source_file (const_declaration (const_spec name: (identifier) @name) @def.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @def.variable))
@@ -56,9 +56,19 @@
   arguments: (argument_list) @call.args)
 (type_identifier) @ref.type
 (qualified_type package: (package_identifier) @ref.qualifier name: (type_identifier) @ref.type)
+; Functions and method values passed as values (`r.Use(middleware.Logger)`,
+; `http.HandlerFunc(mx.routeHTTP)`, `FuncMap{"rpad": rpad}`): read, so they
+; count for their callers; a plain name only when it names a callable.
+(argument_list (identifier) @read)
+(argument_list (selector_expression operand: (_) @call.receiver field: (field_identifier) @read))
+(keyed_element (literal_element (identifier) @read) .)
+(keyed_element (literal_element (selector_expression operand: (_) @call.receiver field: (field_identifier) @read)) .)
 
 ; Values: `s := NewStore()`, `item, err := s.Find(id)` (the first result);
 ; elements: `for _, it := range s.All()`.
 (short_var_declaration left: (expression_list . (identifier) @var.name) right: (expression_list . (_) @var.value))
 (var_spec name: (identifier) @var.name !type value: (expression_list . (_) @var.value))
 (for_statement (range_clause left: (expression_list (_) . (identifier) @var.name .) right: (_) @var.of))
+
+; Function literals: a name declared in one is seen only inside it.
+(func_literal) @literal

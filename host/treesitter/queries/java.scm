@@ -37,6 +37,14 @@
 ((local_variable_declaration type: (type_identifier) @_var
   declarator: (variable_declarator name: (identifier) @var.name value: (_) @var.value))
  (#eq? @_var "var"))
+; Primitives and arrays (`int n`, `boolean[] array`, `String... parts`):
+; what an overload's argument is.
+(field_declaration type: [(integral_type) (floating_point_type) (boolean_type) (array_type)] @var.type
+  declarator: (variable_declarator name: (identifier) @var.name))
+(formal_parameter type: [(integral_type) (floating_point_type) (boolean_type) (array_type)] @var.type
+  name: (identifier) @var.name)
+(local_variable_declaration type: [(integral_type) (floating_point_type) (boolean_type) (array_type)] @var.type
+  declarator: (variable_declarator name: (identifier) @var.name))
 ; Whole written types, for what a collection holds (`List<Item> items`).
 (field_declaration type: (generic_type) @var.written declarator: (variable_declarator name: (identifier) @var.name))
 (formal_parameter type: (generic_type) @var.written name: (identifier) @var.name)
@@ -48,7 +56,12 @@
 
 ; References.
 (method_invocation object: (_)? @call.receiver name: (identifier) @call arguments: (argument_list) @call.args)
+; `this(…)` and `super(…)` in a constructor: another constructor.
+(explicit_constructor_invocation constructor: [(this) (super)] @new arguments: (argument_list) @call.args)
 (object_creation_expression type: [(type_identifier) @new (generic_type (type_identifier) @new)]
   arguments: (argument_list) @call.args)
 (type_identifier) @ref.type
 (method_reference . (identifier) @call.receiver (identifier) @call .)
+
+; Function literals: a name declared in one is seen only inside it.
+(lambda_expression) @literal

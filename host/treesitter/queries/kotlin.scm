@@ -29,3 +29,6 @@
 (call_expression . (identifier) @call (value_arguments) @call.args)
 (call_expression . (navigation_expression . (_) @call.receiver (identifier) @call .) (value_arguments) @call.args)
 (user_type . (identifier) @ref.type)
+
+; Function literals: a name declared in one is seen only inside it.
+[(anonymous_function) (lambda_literal)] @literal

@@ -39,3 +39,6 @@
 (scoped_call_expression scope: (_) @call.scope name: (name) @call arguments: (arguments) @call.args)
 (object_creation_expression [(name) @new (qualified_name (name) @new .)] (arguments)? @call.args)
 (named_type [(name) @ref.type (qualified_name (name) @ref.type .)])
+
+; Function literals: a name declared in one is seen only inside it.
+[(anonymous_function) (arrow_function)] @literal

@@ -46,3 +46,6 @@
 (call function: (attribute object: (_) @call.receiver attribute: (identifier) @call) arguments: (argument_list) @call.args)
 (type (identifier) @ref.type)
 (type (generic_type (identifier) @ref.type))
+
+; Function literals: a name declared in one is seen only inside it.
+(lambda) @literal

@@ -103,3 +103,6 @@
 (token_tree "." @call.receiver . (identifier) @call . (token_tree) @call.args)
 (token_tree (identifier) @call.scope . "::" . (identifier) @call . (token_tree) @call.args)
 (type_identifier) @ref.type
+
+; Function literals: a name declared in one is seen only inside it.
+(closure_expression) @literal

@@ -36,3 +36,6 @@
 (instance_expression [(type_identifier) @new (generic_type type: (type_identifier) @new)] arguments: (arguments)? @call.args)
 (field_expression value: (_) @call.receiver field: (identifier) @read)
 (type_identifier) @ref.type
+
+; Function literals: a name declared in one is seen only inside it.
+(lambda_expression) @literal

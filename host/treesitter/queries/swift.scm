@@ -43,3 +43,6 @@
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
   (call_suffix . (lambda_literal)))
 (user_type (type_identifier) @ref.type)
+
+; Function literals: a name declared in one is seen only inside it.
+(lambda_literal) @literal

@@ -96,3 +96,6 @@
   arguments: (arguments) @call.args)
 (new_expression constructor: (identifier) @new arguments: (arguments)? @call.args)
 (type_identifier) @ref.type
+
+; Function literals: a name declared in one is seen only inside it.
+[(arrow_function) (function_expression)] @literal

@@ -157,10 +157,34 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         }
         doc.symbols.push(info);
     }
+    // A use that is one of several a call could mean says so with a
+    // diagnostic, which the importer reads as an ambiguous edge; a call not
+    // bound at all is an occurrence of no symbol whose diagnostic names it,
+    // which the importer counts by name.
+    let note = |code: &str, message: String| scip::types::Diagnostic {
+        severity: scip::types::Severity::Information.into(),
+        code: code.to_owned(),
+        message,
+        source: TOOL.to_owned(),
+        ..Default::default()
+    };
     for u in &project.uses {
+        let diagnostics = if u.ambiguous {
+            vec![note(signpost_graph::scip::AMBIGUOUS, "one of several definitions this call could mean".into())]
+        } else {
+            Vec::new()
+        };
         docs[u.file].occurrences.push(Occurrence {
             symbol: project.defs[u.target].symbol.clone(),
             range: range(&u.span),
+            diagnostics,
+            ..Default::default()
+        });
+    }
+    for c in &project.unbound {
+        docs[c.file].occurrences.push(Occurrence {
+            range: range(&c.span),
+            diagnostics: vec![note(signpost_graph::scip::UNRESOLVED, c.name.clone())],
             ..Default::default()
         });
     }

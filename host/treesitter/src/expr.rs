@@ -41,6 +41,8 @@ pub enum Step<'a> {
     Index,
     /// `T { … }` right after the first name: Rust's struct literal.
     Literal,
+    /// `.(T)` after a value: Go's type assertion, a value of type `T`.
+    Cast(&'a str),
 }
 
 /// The most steps an expression may have before it is not read.
@@ -115,6 +117,20 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
             return None;
         }
         i = inner_end;
+        // A cast (`(JsonWriter) out`, `(Shape) shapes.get(0)`): a type's
+        // name in parentheses, then the value cast: a value of that type.
+        let mut j = i;
+        skip_ws(&mut j);
+        if let [Step::Name(t)] = out[start_len..]
+            && t.starts_with(|c: char| c.is_ascii_uppercase())
+            && b.get(j).is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'(')
+        {
+            let mut operand = Vec::new();
+            let end = read(b, text, j, &mut operand, nesting.checked_sub(1)?)?;
+            out.truncate(start_len);
+            out.push(Step::New(t));
+            return Some(end);
+        }
     } else {
         let (name, j) = ident(b, text, i)?;
         i = j;
@@ -159,6 +175,18 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
         };
         if let Some(mut j) = member_at {
             skip_ws(&mut j);
+            // Go's type assertion `.(*T)`, `.(pkg.T)`: a value of type T.
+            if c == b'.' && b.get(j) == Some(&b'(') {
+                let end = close(b, j)?.0;
+                let inner = text.get(j + 1..end - 1)?.trim().trim_start_matches('*');
+                let last = inner.rsplit('.').next().unwrap_or(inner);
+                if last.is_empty() || !last.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                    return None;
+                }
+                out.push(Step::Cast(last));
+                i = end;
+                continue;
+            }
             // `.await`.
             if let Some(rest) = keyword(b, j, "await") {
                 out.push(Step::Unwrap);

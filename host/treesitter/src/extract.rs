@@ -167,6 +167,12 @@ pub struct Def {
     pub meta: bool,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
+    /// Each parameter's type as written (`""` where none is written), for
+    /// callables: overloads of one arity are told apart by them.
+    pub params: Vec<String>,
+    /// A C or C++ function-like macro: a call to it calls what its body
+    /// calls, once the preprocessor has expanded it.
+    pub expands: bool,
     /// The type a callable returns, as written (`@returns`: `Self`,
     /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
     pub returns: Option<String>,
@@ -197,6 +203,9 @@ pub struct Call {
     pub receiver: Option<String>,
     /// Arguments given.
     pub args: Option<u32>,
+    /// What each argument is, as far as its syntax tells (a literal, a
+    /// name, a construction): overloads of one arity are told apart by it.
+    pub given: Vec<Arg>,
     /// The called name's place.
     pub span: Span,
     /// `new T(…)`: a construction of type `name`.
@@ -209,6 +218,38 @@ pub struct Call {
     /// decorator (`@crypto_required`). It resolves only to a callable
     /// member of a known receiver or to a name in scope, never by guess.
     pub read: bool,
+}
+
+/// What an argument is, as far as its syntax tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// A literal.
+    Literal(Lit),
+    /// An expression whose value's type is read the way a receiver's is (a
+    /// variable, a field, `Type.CONSTANT`, a call): its text, whitespace
+    /// collapsed.
+    Expr(String),
+    /// A construction (`new T(…)`): a value of type `T` as written.
+    New(String),
+    /// Anything else (an operation, a lambda, a long expression).
+    Other,
+}
+
+/// A literal's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lit {
+    /// `"text"`.
+    Str,
+    /// `'c'`.
+    Char,
+    /// `1`, `0x1F`.
+    Int,
+    /// `1.5`, `2e3`.
+    Float,
+    /// `true`, `false`.
+    Bool,
+    /// `null`, `nil`, `nullptr`, `None`.
+    Null,
 }
 
 /// A name given a type: a field, parameter or local variable.
@@ -225,6 +266,17 @@ pub struct Var {
     /// `Arc<RwLock<State>>`), when the query gives it: what a wrapper
     /// holds, for calls through it.
     pub written: Option<String>,
+    /// The byte range of the innermost function literal (a lambda, a
+    /// closure, Go's `func(…) {…}`) it is declared in, if any: it names
+    /// that value only there (`r *http.Request` in a handler literal is not
+    /// the `r` of the function around it).
+    pub within: Option<(usize, usize)>,
+}
+
+/// The innermost of `ranges` (sorted by start) around byte `at`.
+fn innermost_range(ranges: &[(usize, usize)], at: usize) -> Option<(usize, usize)> {
+    let upto = ranges.partition_point(|r| r.0 <= at);
+    ranges[..upto].iter().rev().find(|r| at < r.1).copied()
 }
 
 /// How a variable's type is known.
@@ -340,16 +392,10 @@ impl Reader {
         if memchr_nul(&text[..text.len().min(8192)]) {
             return Err(Skip::Binary);
         }
-        // Lines end in LF, CRLF or a lone CR (classic Mac): tree-sitter
-        // counts rows at LF only, so a lone CR becomes one, in a copy of
-        // the same length (byte offsets are unchanged).
-        let normalised;
-        let text = if has_lone_cr(text) {
-            normalised = lone_cr_to_lf(text);
-            &normalised[..]
-        } else {
-            text
-        };
+        // Same length, every position kept: lone CRs made LFs, C and C++
+        // export macros made spaces ([`crate::prepass`]).
+        let prepared = crate::prepass::prepare(self.lang, text);
+        let text = &prepared[..];
         let started = Instant::now();
         let timeout = self.timeout;
         let mut give_up = |_: &tree_sitter::ParseState| {
@@ -399,6 +445,8 @@ impl Reader {
         // Each variable's one binding, by its name's place: a written type
         // wins over a value.
         let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
+        // The function literals of the file (`@literal`).
+        let mut literals: Vec<(usize, usize)> = Vec::new();
         while let Some(m) = matches.next() {
             let get = |name: &str| m.captures().iter().find(|c| self.names[c.index as usize] == name).map(|c| c.node);
             let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
@@ -432,6 +480,7 @@ impl Reader {
                         qualifier: get("ref.qualifier").map(txt),
                         span: Span::of(n),
                     }),
+                    "literal" => literals.push((n.start_byte(), n.end_byte())),
                     "var.name" => {
                         let typed = [
                             ("var.type", Typed::Is),
@@ -456,6 +505,8 @@ impl Reader {
                                 },
                                 typed,
                                 written: get("var.written").map(|w| compact(&txt(w))),
+                                // Set once every function literal is known.
+                                within: Some((n.start_byte(), n.start_byte())),
                             };
                             // What a collection holds is said beside its own type.
                             match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {
@@ -478,6 +529,7 @@ impl Reader {
                         name: txt(n),
                         receiver: get("call.receiver").or(get("call.scope")).map(txt),
                         args: get("call.args").map(count_args),
+                        given: get("call.args").map(|a| args_given(a, text)).unwrap_or_default(),
                         span: Span::of(n),
                         construct: false,
                         scoped: get("call.scope").is_some(),
@@ -487,6 +539,7 @@ impl Reader {
                         name: txt(n),
                         receiver: get("call.receiver").map(txt),
                         args: None,
+                        given: Vec::new(),
                         span: Span::of(n),
                         construct: false,
                         scoped: false,
@@ -497,6 +550,7 @@ impl Reader {
                         // `new shapes::Square(…)`: the type's qualifier.
                         receiver: get("ref.qualifier").map(txt),
                         args: get("call.args").map(count_args),
+                        given: get("call.args").map(|a| args_given(a, text)).unwrap_or_default(),
                         span: Span::of(n),
                         construct: true,
                         scoped: false,
@@ -561,12 +615,29 @@ impl Reader {
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),
+                            params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
+                            expands: n.kind() == "preproc_function_def",
                             returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
                         });
                     }
                 }
+            }
+        }
+        // Each name declared in a function literal is seen only inside it.
+        literals.sort_unstable();
+        for v in &mut facts.vars {
+            v.within = v.within.and_then(|(at, _)| innermost_range(&literals, at));
+        }
+        // A function-like macro's body is no syntax tree: the calls in it
+        // are read off its text, where they are written.
+        let macros: Vec<(usize, usize)> = facts.defs.iter().filter(|d| d.expands).map(|d| d.span.bytes).collect();
+        for (start, end) in macros {
+            if let Some(def) = root.descendant_for_byte_range(start, end).filter(|n| n.kind() == "preproc_function_def")
+                && let Some(value) = def.child_by_field_name("value")
+            {
+                facts.calls.extend(calls_in_text(text, value));
             }
         }
         // One call met by two patterns (a plain name, and the same name after
@@ -582,25 +653,8 @@ impl Reader {
             line: text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
             after: timeout,
         });
-        let _ = self.lang;
         Ok(facts)
     }
-}
-
-/// Whether `text` has a CR that does not start a CRLF.
-fn has_lone_cr(text: &[u8]) -> bool {
-    memchr::memchr_iter(b'\r', text).any(|i| text.get(i + 1) != Some(&b'\n'))
-}
-
-/// `text` with each lone CR made an LF (same length).
-fn lone_cr_to_lf(text: &[u8]) -> Vec<u8> {
-    let mut out = text.to_vec();
-    for i in memchr::memchr_iter(b'\r', text) {
-        if text.get(i + 1) != Some(&b'\n') {
-            out[i] = b'\n';
-        }
-    }
-    out
 }
 
 /// Each language's compiled query, made once per process and shared by
@@ -652,6 +706,167 @@ fn is_comment(n: Node<'_>) -> bool {
 fn count_args(list: Node<'_>) -> u32 {
     let mut c = list.walk();
     list.named_children(&mut c).filter(|n| !is_comment(*n)).count() as u32
+}
+
+/// The calls written in a macro's body (`name(`, not after `.`, `->` or
+/// `#`), as plain calls: the body is text to the grammar.
+fn calls_in_text(text: &[u8], value: Node<'_>) -> Vec<Call> {
+    let (start, end) = (value.start_byte(), value.end_byte().min(text.len()));
+    let body = &text[start..end];
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        if !(body[i].is_ascii_alphabetic() || body[i] == b'_') || (i > 0 && ident(body[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i < body.len() && ident(body[i]) {
+            i += 1;
+        }
+        let mut j = i;
+        while j < body.len() && matches!(body[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let before = body[..a].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+        if body.get(j) != Some(&b'(') || matches!(before, Some(b'.' | b'>' | b'#')) {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&body[a..i]).into_owned();
+        if matches!(name.as_str(), "if" | "while" | "for" | "switch" | "return" | "sizeof" | "defined" | "do") {
+            continue;
+        }
+        // The place, counted from the value's start.
+        let line_of = |k: usize| body[..k].iter().filter(|&&c| c == b'\n').count() as u32;
+        let col_of = |k: usize| (k - body[..k].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1)) as u32;
+        let (row0, col0) = (value.start_position().row as u32, value.start_position().column as u32);
+        let at = |k: usize| {
+            let r = line_of(k);
+            (row0 + r, if r == 0 { col0 + col_of(k) } else { col_of(k) })
+        };
+        out.push(Call {
+            name,
+            receiver: None,
+            args: None,
+            given: Vec::new(),
+            span: Span { start: at(a), end: at(i), bytes: (start + a, start + i) },
+            construct: false,
+            scoped: false,
+            read: false,
+        });
+    }
+    out
+}
+
+/// What each argument of an argument list is.
+fn args_given(list: Node<'_>, text: &[u8]) -> Vec<Arg> {
+    let mut c = list.walk();
+    list.named_children(&mut c).filter(|n| !is_comment(*n)).map(|n| arg_of(n, text)).collect()
+}
+
+/// What one argument is: a literal by its node's kind, a plain name, a
+/// construction; an argument node of one child (C#'s `argument`, Kotlin's
+/// `value_argument`) is what that child is.
+fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
+    let mut n = n;
+    while n.named_child_count() == 1
+        && (n.kind().contains("argument") || n.kind() == "parenthesized_expression")
+        && let Some(c) = n.named_child(0)
+    {
+        n = c;
+    }
+    let kind = n.kind();
+    let txt = || n.utf8_text(text).unwrap_or("").trim().to_owned();
+    let lit = |l| Arg::Literal(l);
+    match kind {
+        "true" | "false" | "boolean_literal" | "boolean" => lit(Lit::Bool),
+        "null_literal" | "null" | "nil" | "nullptr" | "none" | "None" => lit(Lit::Null),
+        "identifier"
+        | "simple_identifier"
+        | "field_access"
+        | "member_access_expression"
+        | "selector_expression"
+        | "method_invocation"
+        | "call_expression"
+        | "invocation_expression"
+        | "navigation_expression"
+        | "member_expression"
+        | "attribute"
+        | "call"
+        | "this"
+        | "self" => {
+            let t = compact(&txt());
+            if t.len() <= 160 { Arg::Expr(t) } else { Arg::Other }
+        }
+        "object_creation_expression" | "new_expression" | "instance_creation_expression" => {
+            match n.child_by_field_name("type").or_else(|| n.child_by_field_name("constructor")) {
+                Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),
+                None => Arg::Other,
+            }
+        }
+        k if k.contains("char") && k.contains("literal") => lit(Lit::Char),
+        k if k.contains("string") => lit(Lit::Str),
+        k if k.contains("float") || k.contains("real_literal") || k.contains("double") => lit(Lit::Float),
+        k if k.contains("integer") || k.contains("int_literal") || k.contains("decimal") || k.contains("hex") => {
+            lit(Lit::Int)
+        }
+        "number_literal" | "number" | "integer" => {
+            let t = txt();
+            let float = t.contains('.') || (!t.starts_with("0x") && t.contains(['e', 'E']));
+            lit(if float { Lit::Float } else { Lit::Int })
+        }
+        _ => Arg::Other,
+    }
+}
+
+/// A type as written, reduced to its simple name: qualifiers, generic
+/// arguments, array and pointer marks, `const`, `final` and `?` left out
+/// (`java.util.List<String>` → `List`, `const std::string&` → `string`,
+/// `int[]` → `int[]` stays an array).
+pub fn simple_type(written: &str) -> String {
+    let mut t = written.trim();
+    for prefix in ["const ", "final ", "volatile ", "struct ", "class ", "enum ", "in ", "out ", "ref ", "params "] {
+        t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
+    }
+    let array = t.ends_with("[]") || t.ends_with("...");
+    let head = t.find('<').map_or(t, |i| &t[..i]);
+    let head = head.trim_end_matches(['*', '&', '?', ' ', '.', ']', '[']).trim_end_matches(" const");
+    let last = head.rsplit(['.', ':', '\\']).next().unwrap_or(head).trim();
+    if array { format!("{last}[]") } else { last.to_owned() }
+}
+
+/// Each parameter's type as written (`""` where none is written).
+fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
+    if list.kind() == "identifier" {
+        return vec![String::new()];
+    }
+    let mut c = list.walk();
+    let params: Vec<Node<'_>> = if list.kind().ends_with("_declaration") {
+        list.children(&mut c).filter(|n| n.kind() == "parameter").collect()
+    } else {
+        list.named_children(&mut c).filter(|n| !is_comment(*n)).collect()
+    };
+    let mut out = Vec::new();
+    for p in params {
+        if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") {
+            continue;
+        }
+        let mut pc = p.walk();
+        let ty = p.child_by_field_name("type").or_else(|| {
+            p.named_children(&mut pc).find(|c| c.kind().ends_with("type") || c.kind() == "type_annotation")
+        });
+        let written = ty.map_or(String::new(), |t| {
+            let t = t.utf8_text(text).unwrap_or("").trim_start_matches(':').trim();
+            let spread = p.kind().contains("spread") || p.kind().contains("variadic");
+            if spread { format!("{t}...") } else { t.to_owned() }
+        });
+        // Go's `a, b int` declares two of one type.
+        let mut pc = p.walk();
+        let names = p.children_by_field_name("name", &mut pc).count().max(1);
+        out.extend(std::iter::repeat_n(written, names));
+    }
+    out
 }
 
 /// Parameters in a parameter list: a Go `a, b int` declares two; a

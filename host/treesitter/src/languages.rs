@@ -80,6 +80,14 @@ pub struct Lang {
     /// directory); empty when projects of the language are indexed apart.
     /// `signpost index --indexer LANG=COMMAND` replaces it.
     pub scip_command: &'static str,
+    /// A call on a receiver whose type was not read goes to the one project
+    /// method of its name, when there is one: true where values' types are
+    /// all but always written (a receiver not read is a gap of this
+    /// reading, and such a guess was right 99 % of the time on real code),
+    /// false where they are often not (a parameter without annotation, a
+    /// value of the standard library: the guess was wrong as often as not),
+    /// and the call is counted as unbound instead.
+    pub unknown_receiver_is_ours: bool,
 }
 
 /// Every language, in the order files are matched.
@@ -99,6 +107,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
+        unknown_receiver_is_ours: true,
     },
     Lang {
         name: "go",
@@ -115,6 +124,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: false,
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
+        unknown_receiver_is_ours: true,
     },
     Lang {
         name: "csharp",
@@ -131,6 +141,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
+        unknown_receiver_is_ours: true,
     },
     Lang {
         name: "kotlin",
@@ -147,6 +158,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
+        unknown_receiver_is_ours: true,
     },
     Lang {
         name: "python",
@@ -166,6 +178,7 @@ pub static LANGUAGES: &[Lang] = &[
         // the built-in indexer reads the files outside any, and a project
         // whose indexer failed.
         scip_command: "",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "cpp",
@@ -184,6 +197,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "typescript",
@@ -207,6 +221,7 @@ pub static LANGUAGES: &[Lang] = &[
         // (`signpost_graph::indexer`); the built-in indexer reads the files
         // outside any, and a project whose indexer failed.
         scip_command: "",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "rust",
@@ -226,6 +241,7 @@ pub static LANGUAGES: &[Lang] = &[
         // the built-in indexer reads the files outside any, and a project
         // whose indexer failed.
         scip_command: "",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "ruby",
@@ -243,6 +259,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-ruby (https://github.com/sourcegraph/scip-ruby)",
         scip_command: "scip-ruby --index-file {out}",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "php",
@@ -260,6 +277,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: false,
         better: "scip-php (https://github.com/davidrjenni/scip-php)",
         scip_command: "",
+        unknown_receiver_is_ours: false,
     },
     Lang {
         name: "swift",
@@ -277,6 +295,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "an index from Xcode's or SourceKit-LSP's index store",
         scip_command: "",
+        unknown_receiver_is_ours: true,
     },
     Lang {
         name: "scala",
@@ -293,6 +312,7 @@ pub static LANGUAGES: &[Lang] = &[
         members_in_scope: true,
         better: "scip-java, which reads Scala through SemanticDB (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
+        unknown_receiver_is_ours: true,
     },
 ];
 

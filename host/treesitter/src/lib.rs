@@ -24,7 +24,9 @@ pub mod expr;
 pub mod extract;
 pub mod ignores;
 pub mod languages;
+pub mod prepass;
 pub mod resolve;
+pub mod truth;
 pub mod walk;
 
 #[cfg(test)]

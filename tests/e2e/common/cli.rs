@@ -32,7 +32,7 @@ pub fn output(cmd: &mut Command) -> Run {
 
 /// Runs the `signpost` binary with `args`.
 pub fn signpost(args: &[&str]) -> Run {
-    output(Command::new(BIN).args(args))
+    output(Command::new(BIN).args(args).current_dir(super::outside_any_project()))
 }
 
 /// The command's stdout as JSON.
@@ -48,5 +48,5 @@ pub fn next_commands(text: &str) -> Vec<String> {
 
 /// Runs a printed command in a POSIX shell, as a person or an agent would paste it.
 pub fn in_shell(command: &str) -> Run {
-    output(Command::new("sh").arg("-c").arg(command))
+    output(Command::new("sh").arg("-c").arg(command).current_dir(super::outside_any_project()))
 }

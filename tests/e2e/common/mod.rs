@@ -348,11 +348,24 @@ pub fn proxy_before_rogue(flags: &[&str]) -> Vec<String> {
 /// Runs `signpost ARGS` to completion: (exit status success, stdout +
 /// stderr). Fails the test if it panicked.
 pub fn run_cli<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(args: &[S]) -> (bool, String) {
-    let out =
-        std::process::Command::new(BIN).args(args).env("RUST_LOG", "error").output().unwrap_or_else(|e| panic!("{e}"));
+    let out = std::process::Command::new(BIN)
+        .args(args)
+        .current_dir(outside_any_project())
+        .env("RUST_LOG", "error")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(!text.contains("panicked"), "{args:?} panicked:\n{text}");
     (out.status.success(), text)
+}
+
+/// An empty directory outside any repository, to run tool commands in: run
+/// inside one, they answer from that repository instead of the embedded
+/// sample graph.
+pub fn outside_any_project() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join("signpost-e2e-outside-any-project");
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    dir
 }
 
 /// `json!` as a map.

@@ -82,7 +82,23 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
             }
         }
     };
-    let loaded = signpost::live_graph::load_sources(&options.graph).context("loading the graph").and_then(|graph| {
+    // No --graph: the repository the command runs in, indexed as `--project`
+    // does (the same cache), else the embedded sample; either way, said.
+    let mut sources = options.graph.clone();
+    if sources.is_empty() {
+        match project_sources() {
+            Ok(Some((root, found))) => {
+                say(&format!("signpost: answering from the project at {} (--graph FILE for another)", root.display()));
+                sources = found;
+            }
+            Ok(None) => {
+                say("signpost: no project here (no .git or project file above this directory): answering from the \
+                 embedded sample graph; run inside a repository, or give --graph FILE")
+            }
+            Err(e) => return usage(&format!("{e:#}")),
+        }
+    }
+    let loaded = signpost::live_graph::load_sources(&sources).context("loading the graph").and_then(|graph| {
         let engine = top.engine()?;
         Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
     });
@@ -153,4 +169,61 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     // A closed pipe (`| head`) is not an error worth a message.
     let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
     Ok(if response.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// The repository the working directory is in (the nearest directory above
+/// it with `.git`, else with a project file; never the home directory or
+/// `/`), indexed into `--project`'s cache as `--project` would: its root
+/// and the index files to serve. None outside any.
+fn project_sources() -> anyhow::Result<Option<(std::path::PathBuf, Vec<std::path::PathBuf>)>> {
+    let here = std::env::current_dir().context("reading the working directory")?;
+    let Some(root) = project_root(&here) else { return Ok(None) };
+    let opts = signpost::project::Options {
+        trust: signpost::trust::Trust::of(&root, false),
+        first_wait: None,
+        background: false,
+    };
+    let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
+    Ok(Some((root, project.sources().to_vec())))
+}
+
+/// Files that mark a project's root, of the languages Signpost reads.
+const PROJECT_FILES: &[&str] = &[
+    "go.mod",
+    "Cargo.toml",
+    "package.json",
+    "tsconfig.json",
+    "pyproject.toml",
+    "setup.py",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "build.sbt",
+    "Package.swift",
+    "Gemfile",
+    "composer.json",
+    "CMakeLists.txt",
+    "meson.build",
+];
+
+/// The nearest directory at or above `dir` holding `.git`, else the
+/// nearest holding a project file; not the home directory, nor `/`.
+fn project_root(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let eligible = |d: &std::path::Path| d.parent().is_some() && home.as_deref() != Some(d);
+    let has = |d: &std::path::Path, name: &str| std::fs::symlink_metadata(d.join(name)).is_ok();
+    let git = dir.ancestors().filter(|d| eligible(d)).find(|d| has(d, ".git"));
+    let marked = || {
+        dir.ancestors().filter(|d| eligible(d)).find(|d| {
+            PROJECT_FILES.iter().any(|f| has(d, f))
+                || std::fs::read_dir(d).into_iter().flatten().flatten().any(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.ends_with(".sln") || n.ends_with(".csproj")
+                })
+        })
+    };
+    git.or_else(marked).map(std::path::Path::to_path_buf)
 }

@@ -1,0 +1,596 @@
+//! What a call means: a member of a receiver's type, a constructor, a
+//! name in scope; overloads told apart.
+
+use super::values::{DEPTH, Val};
+use super::*;
+use crate::extract::{Arg, Lit};
+
+/// What a call is bound to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bound {
+    /// One definition of the project.
+    One(DefIx),
+    /// Several definitions it could mean that name resolution cannot tell
+    /// apart (overloads of one owner with the arguments' types unknown):
+    /// each gets an edge marked ambiguous.
+    Several(Vec<DefIx>),
+    /// The project has definitions of that name and the call was not bound
+    /// to one (a receiver of unknown type, namesakes across the project):
+    /// no edge, counted by name, so that "nobody calls it" is never said
+    /// of those definitions without a word.
+    Unbound,
+    /// Nothing of the project (a receiver whose type is defined elsewhere,
+    /// a name the project does not define).
+    Outside,
+}
+
+/// Most definitions one call is marked ambiguous between; past it, the call
+/// is counted as unbound.
+const MOST_AMBIGUOUS: usize = 12;
+
+impl Resolver<'_> {
+    /// The callable members of type `t` (or of the types it extends,
+    /// nearest first, then of its companion: Scala's `object Item` beside
+    /// `class Item`) called `name`: those of the nearest that has any.
+    pub(super) fn member_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
+        let companion = Lookup::get(&self.look.by_name, &self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
+            c != t
+                && self.p.kind(c) == Kind::Module
+                && self.p.fact(c).term
+                && self.p.defs[c].parent == self.p.defs[t].parent
+                && self.p.defs[c].file == self.p.defs[t].file
+        });
+        for t in self.lineage(t).into_iter().chain(companion) {
+            // A namespace's members are looked up by their place, not kept
+            // by owner.
+            let level: Vec<DefIx> = if self.p.kind(t) == Kind::Module {
+                Lookup::get(&self.look.by_name, &name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
+                    .collect()
+            } else {
+                Lookup::get(&self.look.by_owner, &(t, name))
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.kind(d).is_callable())
+                    .collect()
+            };
+            if !level.is_empty() {
+                return level;
+            }
+        }
+        Vec::new()
+    }
+
+    /// The member of type `t` called `name` that takes `args` arguments,
+    /// when one is (what a chain of calls is read through).
+    pub(super) fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
+        match self.member_level(t, name)[..] {
+            [] => None,
+            [one] => Some(one),
+            ref level => self.fitting(level, args),
+        }
+    }
+
+    /// Of the definitions a call may mean (`level`, all of one rung), the
+    /// ones that fit it: by the number of arguments, then by the types of
+    /// the arguments whose type the syntax or a declaration tells (a
+    /// literal, a typed variable, a construction), the most specific
+    /// first. One left is the callee; several are each marked ambiguous.
+    fn choose(&self, fi: usize, scope: Option<DefIx>, level: &[DefIx], c: &crate::extract::Call) -> Bound {
+        if let [one] = level[..] {
+            return Bound::One(one);
+        }
+        let fit: Vec<DefIx> = level
+            .iter()
+            .copied()
+            .filter(|&d| c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
+            .collect();
+        let several = |v: Vec<DefIx>| if v.len() > MOST_AMBIGUOUS { Bound::Unbound } else { Bound::Several(v) };
+        match fit.len() {
+            0 => return several(level.to_vec()),
+            1 => return Bound::One(fit[0]),
+            _ => {}
+        }
+        let given: Vec<Given> = c.given.iter().map(|a| self.given(fi, scope, a)).collect();
+        let scored: Vec<(DefIx, usize)> =
+            fit.iter().filter_map(|&d| self.matches(d, &given).map(|exact| (d, exact))).collect();
+        match scored.len() {
+            0 => several(fit),
+            1 => Bound::One(scored[0].0),
+            _ => {
+                // The most specific: the best score, if one has it.
+                let best = scored.iter().map(|(_, e)| *e).max().unwrap_or(0);
+                let top: Vec<DefIx> = scored.iter().filter(|(_, e)| *e == best).map(|(d, _)| *d).collect();
+                if let [one] = top[..] { Bound::One(one) } else { several(top) }
+            }
+        }
+    }
+
+    /// The definition a call means.
+    pub(super) fn call(&self, fi: usize, scope: Option<DefIx>, c: &crate::extract::Call) -> Bound {
+        let one = |d: Option<DefIx>| d.map_or(Bound::Outside, Bound::One);
+        let callables =
+            |defs: &[DefIx]| -> Vec<DefIx> { defs.iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect() };
+        // `new T(…)`: T's constructor that takes the arguments, or T itself
+        // when it declares none.
+        let construct = || {
+            let t = match c.name.as_str() {
+                // PHP's `new self(…)`, `new static(…)`; Ruby's `new(…)` in
+                // a class method; Java's `this(…)` in a constructor.
+                "self" | "static" | "new" | "this" => self.enclosing_type(scope),
+                // Java's `super(…)`: the class it extends.
+                "super" => self
+                    .enclosing_type(scope)
+                    .and_then(|t| self.supers.get(&t)?.iter().copied().find(|&s| self.p.kind(s) == Kind::Class)),
+                _ => self.ty(
+                    fi,
+                    scope.unwrap_or(usize::MAX),
+                    &Name { name: c.name.clone(), qualifier: c.receiver.clone().filter(|_| c.construct), span: c.span },
+                ),
+            };
+            let Some(t) = t else { return Bound::Outside };
+            let ctors: Vec<DefIx> = self
+                .members
+                .get(&t)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .copied()
+                .filter(|&m| self.p.kind(m) == Kind::Constructor)
+                .collect();
+            if ctors.is_empty() { Bound::One(t) } else { self.choose(fi, scope, &ctors, c) }
+        };
+        if c.construct {
+            return construct();
+        }
+        if c.read {
+            return one(match c.receiver.as_deref().map(|r| self.receiver(fi, scope, r, false)) {
+                // A property or a method read off a value of a known type.
+                Some(Receiver::Type(t)) => self.member_call(t, &c.name, None),
+                // A package's function passed as a value (`middleware.Logger`).
+                Some(Receiver::Package(pkg)) => match callables(&self.exported(&pkg, &c.name, REEXPORTS))[..] {
+                    [one] => Some(one),
+                    _ => None,
+                },
+                // A decorator: a callable or a value in scope.
+                None => self.ladder(fi, scope, &c.name, Want::Value, |_| None),
+                _ => None,
+            });
+        }
+        let name = c.name.as_str();
+        match c.receiver.as_deref().map(|r| (r, self.receiver(fi, scope, r, c.scoped))) {
+            None => match self.rung(fi, scope, name, Want::Callable) {
+                // Namesakes across the whole project are no overloads: the
+                // nearest to the caller (the project's own before a
+                // vendored copy under `deps/`), if one is.
+                Some((level, true)) if level.len() > 1 => match self.choose(fi, scope, &self.nearest(fi, &level), c) {
+                    Bound::One(d) => Bound::One(d),
+                    _ => Bound::Unbound,
+                },
+                Some((level, _)) => self.choose(fi, scope, &level, c),
+                None => {
+                    // `Order(…)` where nothing callable has that name: a
+                    // construction, in languages that need no `new` (Kotlin).
+                    let callable = Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d).is_callable());
+                    if callable { Bound::Outside } else { construct() }
+                }
+            },
+            Some((_, Receiver::Type(t))) => match self.member_level(t, name) {
+                level if level.is_empty() => Bound::Outside,
+                level => self.choose(fi, scope, &level, c),
+            },
+            Some((_, Receiver::Package(pkg))) => match callables(&self.exported(&pkg, name, REEXPORTS)) {
+                level if level.is_empty() => Bound::Outside,
+                level => self.choose(fi, scope, &level, c),
+            },
+            Some((_, Receiver::Namespace(ns))) => match self.in_namespace(&ns, name, Kind::is_callable) {
+                level if level.is_empty() => Bound::Outside,
+                level => self.choose(fi, scope, &level, c),
+            },
+            Some((_, Receiver::External)) => Bound::Outside,
+            // A scope written before the name that is neither a type nor a
+            // namespace of the project (`std::sort`): not the project's.
+            Some((_, Receiver::Unknown)) if c.scoped => Bound::Outside,
+            // A name that is no variable in scope and names a type or a
+            // module the project does not define (`Character.isWhitespace`,
+            // `JSON.parse`, an imported `json.loads`): not the project's.
+            Some((text, Receiver::Unknown)) if self.names_outside(fi, text) => Bound::Outside,
+            // An expression whose type is not known: never bound by the name
+            // alone (the one project method of that name is a guess that is
+            // wrong as often as not), but counted when the project has a
+            // method of that name, so that its callers are not said to be
+            // none without a word. A method of a trait's impl (Rust's `impl
+            // Read for X`) answers to a name every implementor has, the
+            // project's or not; a name every standard collection has says
+            // nothing either: neither is counted.
+            Some((_, Receiver::Unknown)) => {
+                let members: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        self.p.kind(d).is_callable()
+                            && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
+                            && !self.p.fact(d).impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
+                    })
+                    .collect();
+                match members[..] {
+                    _ if EVERYWHERE.contains(&name) => Bound::Outside,
+                    [] => Bound::Outside,
+                    // Where a value's type is all but always written (Java,
+                    // Go, C#, Kotlin, Scala, Swift), a receiver not read is
+                    // a gap of this reading, not a value from elsewhere:
+                    // the one method of that name is most probably it.
+                    [one] if self.p.sources[fi].lang.unknown_receiver_is_ours => Bound::One(one),
+                    _ => Bound::Unbound,
+                }
+            }
+        }
+    }
+
+    /// Of namesakes across the project, those nearest to file `fi`: sharing
+    /// the most directories with it, a vendored one (`deps/`, `external/`,
+    /// a `bundled` directory) only for a caller in the same vendored tree.
+    pub(super) fn nearest(&self, fi: usize, level: &[DefIx]) -> Vec<DefIx> {
+        let caller = self.p.sources[fi].path.as_str();
+        fn dirs(path: &str) -> Vec<&str> {
+            let mut d: Vec<&str> = path.split('/').collect();
+            d.pop();
+            d
+        }
+        let mine = dirs(caller);
+        let shared = |d: DefIx| {
+            let theirs = dirs(&self.p.sources[self.p.defs[d].file].path);
+            let common = mine.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
+            // A vendored copy the caller is not inside of is never nearer.
+            let vendored = theirs.iter().position(|d| is_vendored(d));
+            match vendored {
+                Some(v) if common <= v => None,
+                _ => Some(common),
+            }
+        };
+        let scored: Vec<(DefIx, Option<usize>)> = level.iter().map(|&d| (d, shared(d))).collect();
+        let Some(best) = scored.iter().filter_map(|(_, s)| *s).max() else { return level.to_vec() };
+        scored.into_iter().filter(|(_, s)| *s == Some(best)).map(|(d, _)| d).collect()
+    }
+
+    /// Whether a receiver written as a bare name (or a dotted path of
+    /// names) that is no variable in scope names something of elsewhere: a
+    /// type by its capital (`Character`, `JSON`, `Math`), or a module the
+    /// file imports that is not one of the project's (`json`, `os.path`).
+    fn names_outside(&self, fi: usize, text: &str) -> bool {
+        let head = text.split('.').next().unwrap_or(text);
+        if head.is_empty() || !head.chars().all(|ch| ch.is_alphanumeric() || ch == '_') {
+            return false;
+        }
+        head.starts_with(|ch: char| ch.is_uppercase()) || self.package_alias(fi, head).is_some()
+    }
+
+    /// What an argument's type is, as far as can be told.
+    fn given(&self, fi: usize, scope: Option<DefIx>, a: &Arg) -> Given {
+        match a {
+            Arg::Literal(l) => Given::Literal(*l),
+            Arg::New(t) => self.given_type(fi, scope, t),
+            Arg::Expr(e) => match self.eval(fi, scope, e, false, DEPTH) {
+                Val::Type(t) => Given::Project(t),
+                Val::Written(w) => Given::Named(crate::extract::simple_type(&w.text)),
+                _ => Given::Unknown,
+            },
+            Arg::Other => Given::Unknown,
+        }
+    }
+
+    /// Whether the project defines a type of that name.
+    fn is_project_type(&self, name: &str) -> bool {
+        Lookup::get(&self.look.by_name, &name).iter().any(|&p| self.p.kind(p).is_type())
+    }
+
+    fn given_type(&self, fi: usize, scope: Option<DefIx>, t: &str) -> Given {
+        let name = Name { name: t.to_owned(), qualifier: None, span: Span::default() };
+        match self.ty(fi, scope.unwrap_or(usize::MAX), &name) {
+            Some(d) => Given::Project(d),
+            None => Given::Named(t.to_owned()),
+        }
+    }
+
+    /// Whether definition `d` can take arguments of these types: none when
+    /// one of them cannot be passed to its parameter; else how closely they
+    /// match (the very type, then a supertype of the project, then a type
+    /// not known to fit or not: the most specific overload scores most).
+    fn matches(&self, d: DefIx, given: &[Given]) -> Option<usize> {
+        let params = &self.p.fact(d).params;
+        let mut score = 0;
+        for (i, g) in given.iter().enumerate() {
+            // A variadic last parameter takes the rest.
+            let Some(param) = params.get(i).or_else(|| params.last().filter(|p| p.ends_with("..."))) else { break };
+            let param = crate::extract::simple_type(param);
+            score += match self.fits(&param, g) {
+                Fit::No => return None,
+                Fit::Exact => 3,
+                Fit::Super => 2,
+                Fit::Maybe => 1,
+            };
+        }
+        Some(score)
+    }
+
+    /// Whether a value of what `g` says can be passed as a parameter of the
+    /// type written `param` (its simple name).
+    fn fits(&self, param: &str, g: &Given) -> Fit {
+        if param.is_empty() || is_type_variable(param) {
+            return Fit::Maybe;
+        }
+        let param = param.trim_end_matches("...");
+        match g {
+            Given::Unknown => Fit::Maybe,
+            Given::Literal(l) => literal_fits(*l, param),
+            Given::Named(n) => {
+                let n = n.trim_end_matches("...");
+                let array = |t: &str| t.strip_suffix("[]").map(str::to_owned);
+                if n.eq_ignore_ascii_case(param) || boxed(n) == boxed(param) {
+                    Fit::Exact
+                } else if let (Some(a), Some(b)) = (array(n), array(param)) {
+                    // Arrays convert only to arrays of a supertype of their
+                    // elements: `boolean[]` is no `byte[]`.
+                    let generic = |t: &str| is_type_variable(t) || is_object(t);
+                    if generic(&a) || generic(&b) || (primitive(&a).is_none() && primitive(&b).is_none()) {
+                        Fit::Maybe
+                    } else {
+                        Fit::No
+                    }
+                } else if array(n).is_some() != array(param).is_some() {
+                    // An array is none of a value's types, and no value is an array.
+                    if is_object(param) || matches!(param, "Cloneable" | "Serializable") { Fit::Maybe } else { Fit::No }
+                } else if primitive(n).is_some() && primitive(param).is_none() {
+                    // A primitive goes to its box and what the box is.
+                    if is_object(param) || matches!(param, "Number" | "Comparable" | "Serializable") {
+                        Fit::Maybe
+                    } else {
+                        Fit::No
+                    }
+                } else if primitive(n).is_some() && primitive(param).is_some() {
+                    // Widening (`int` to `long`), never narrowing.
+                    if widens(n, param) { Fit::Maybe } else { Fit::No }
+                } else if primitive(param).is_some() && !is_object(n) {
+                    Fit::No
+                } else if !is_type_variable(n) && !is_object(param) && self.is_project_type(param) {
+                    // A value of a type defined elsewhere is none of the
+                    // project's types (nothing outside extends them).
+                    Fit::No
+                } else {
+                    Fit::Maybe
+                }
+            }
+            Given::Project(t) => {
+                let lineage = self.lineage(*t);
+                let names: Vec<&str> = lineage.iter().map(|&s| self.p.fact(s).name.as_str()).collect();
+                if names.first() == Some(&param) {
+                    Fit::Exact
+                } else if names.contains(&param) {
+                    Fit::Super
+                } else if is_object(param) {
+                    Fit::Maybe
+                } else if primitive(param).is_some() || self.is_project_type(param) {
+                    // A primitive, or another type of the project that is
+                    // none of its supertypes.
+                    Fit::No
+                } else {
+                    Fit::Maybe
+                }
+            }
+        }
+    }
+}
+
+/// A directory of vendored code: copies of other projects, whose
+/// namesakes of the project's own functions are not what its calls mean.
+fn is_vendored(dir: &str) -> bool {
+    matches!(dir, "deps" | "external" | "externals" | "extern" | "bundled" | "3rdparty" | "thirdparty" | "contrib")
+}
+
+/// An argument's type, as far as can be told.
+#[derive(Debug, Clone)]
+enum Given {
+    /// A literal of that kind.
+    Literal(Lit),
+    /// A type of the project.
+    Project(DefIx),
+    /// A type defined elsewhere, by its simple name.
+    Named(String),
+    /// Not known.
+    Unknown,
+}
+
+/// How an argument fits a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// It cannot be passed.
+    No,
+    /// It may be (a type whose supertypes are not known, a conversion).
+    Maybe,
+    /// It is, through a supertype of the project.
+    Super,
+    /// The very type.
+    Exact,
+}
+
+/// A type parameter (`T`, `K`, `TValue`) rather than a type: anything fits.
+fn is_type_variable(t: &str) -> bool {
+    let mut chars = t.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_uppercase())
+        && (t.len() == 1
+            || (t.len() <= 8 && t.starts_with('T') && t[1..].starts_with(|c: char| c.is_ascii_uppercase())))
+}
+
+/// Whether a parameter of this type takes any object.
+fn is_object(t: &str) -> bool {
+    matches!(t, "Object" | "object" | "Any" | "any" | "interface{}" | "dynamic" | "void*" | "NSObject" | "AnyObject")
+}
+
+/// A primitive number, character or boolean type's rank in widening order
+/// (`byte` < `short` < `int` < `long` < `float` < `double`; `char`, `bool`
+/// apart).
+fn primitive(t: &str) -> Option<u8> {
+    Some(match t {
+        "byte" | "sbyte" | "int8" | "int8_t" | "uint8" | "uint8_t" | "u8" | "i8" => 1,
+        "short" | "ushort" | "int16" | "int16_t" | "uint16" | "uint16_t" | "u16" | "i16" => 2,
+        "int" | "uint" | "int32" | "int32_t" | "uint32" | "uint32_t" | "u32" | "i32" | "rune" | "unsigned" => 3,
+        "long" | "ulong" | "int64" | "int64_t" | "uint64" | "uint64_t" | "u64" | "i64" | "size_t" | "usize"
+        | "isize" | "Int" | "Long" => 4,
+        "float" | "float32" | "f32" | "Float" => 5,
+        "double" | "float64" | "f64" | "decimal" | "Double" => 6,
+        "char" | "Char" | "wchar_t" => 7,
+        "boolean" | "bool" | "Boolean" | "Bool" => 8,
+        _ => return None,
+    })
+}
+
+/// Java's and C#'s boxed types as their primitive (`Integer` → `int`).
+fn boxed(t: &str) -> &str {
+    match t {
+        "Integer" | "Int32" => "int",
+        "Long" | "Int64" => "long",
+        "Short" | "Int16" => "short",
+        "Byte" => "byte",
+        "Character" => "char",
+        "Float" | "Single" => "float",
+        "Double" => "double",
+        "Boolean" => "boolean",
+        "String" => "string",
+        other => other,
+    }
+}
+
+/// Whether a value of primitive type `from` widens to `to`.
+fn widens(from: &str, to: &str) -> bool {
+    match (primitive(from), primitive(to)) {
+        (Some(a), Some(b)) if a == b => true,
+        (Some(7), Some(b)) => (3..=6).contains(&b),
+        (Some(a), Some(b)) => a < 7 && b < 7 && a <= b,
+        _ => false,
+    }
+}
+
+/// How a literal fits a parameter type.
+fn literal_fits(l: Lit, param: &str) -> Fit {
+    let p = boxed(param);
+    let text =
+        matches!(p, "string" | "str" | "CharSequence" | "string_view" | "char*" | "wstring" | "NSString" | "Text");
+    match l {
+        Lit::Null => {
+            if primitive(param).is_some() && param.chars().next().is_some_and(|c| c.is_lowercase()) {
+                Fit::No
+            } else {
+                Fit::Maybe
+            }
+        }
+        Lit::Str if text => Fit::Exact,
+        Lit::Str => {
+            if primitive(p).is_some() {
+                Fit::No
+            } else {
+                Fit::Maybe
+            }
+        }
+        _ if text => Fit::No,
+        Lit::Bool => match primitive(p) {
+            Some(8) => Fit::Exact,
+            Some(_) => Fit::No,
+            None => Fit::Maybe,
+        },
+        Lit::Char => match primitive(p) {
+            Some(7) => Fit::Exact,
+            Some(8) => Fit::No,
+            Some(_) => Fit::Maybe,
+            None => Fit::Maybe,
+        },
+        Lit::Int => match primitive(p) {
+            Some(3) => Fit::Exact,
+            Some(8) => Fit::No,
+            Some(_) => Fit::Maybe,
+            None => Fit::Maybe,
+        },
+        Lit::Float => match primitive(p) {
+            Some(6) => Fit::Exact,
+            Some(5) => Fit::Maybe,
+            Some(_) => Fit::No,
+            None => Fit::Maybe,
+        },
+    }
+}
+
+/// Methods the standard libraries' collections, strings and streams have
+/// in every language: called on a value whose type cannot be told, such a
+/// name is not taken to mean the one project method that has it.
+pub(super) const EVERYWHERE: &[&str] = &[
+    "get",
+    "set",
+    "put",
+    "add",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "pop",
+    "push",
+    "clear",
+    "update",
+    "keys",
+    "values",
+    "items",
+    "entries",
+    "contains",
+    "has",
+    "len",
+    "size",
+    "length",
+    "count",
+    "copy",
+    "clone",
+    "map",
+    "filter",
+    "find",
+    "reduce",
+    "join",
+    "split",
+    "replace",
+    "format",
+    "read",
+    "write",
+    "close",
+    "open",
+    "next",
+    "iter",
+    "toString",
+    "to_string",
+    "equals",
+    "hashCode",
+    "sort",
+    "index",
+    "indexOf",
+    "slice",
+    "lower",
+    "upper",
+    "strip",
+    "trim",
+    "startswith",
+    "endswith",
+    "encode",
+    "decode",
+    "then",
+    "catch",
+    "forEach",
+    "includes",
+    "push_str",
+    "as_str",
+    "is_empty",
+    "unwrap",
+    "expect",
+    "sum",
+    "min",
+    "max",
+    "any",
+    "all",
+    "first",
+    "last",
+];

@@ -1,0 +1,114 @@
+//! Supertypes read from what the code does rather than its headers:
+//! overriding methods, and Go's implicit interfaces.
+
+use super::*;
+
+/// Methods that override (or implement) a method of a supertype: the
+/// nearest one of the same name that takes the same number of parameters.
+pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(DefIx, Vec<DefIx>)> {
+    let p = r.p;
+    let mut out = Vec::new();
+    for (&t, ms) in members {
+        if !p.kind(t).is_type() || !r.supers.contains_key(&t) {
+            continue;
+        }
+        let lineage = r.lineage(t);
+        // Callable members but constructors (a Kotlin `fun` in a class is a
+        // function by its syntax, a method by its place).
+        let method = |k: Kind| matches!(k, Kind::Method | Kind::Function);
+        for &m in ms.iter().filter(|&&m| method(p.kind(m))) {
+            let f = p.fact(m);
+            let target = lineage[1..].iter().find_map(|s| {
+                members.get(s)?.iter().copied().find(|&o| {
+                    method(p.kind(o))
+                        && p.fact(o).name == f.name
+                        && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
+                })
+            });
+            if let Some(o) = target {
+                out.push((m, vec![o]));
+            }
+        }
+    }
+    out
+}
+
+/// Go: a type satisfies an interface of the project when its method set
+/// (its own methods and those promoted from the types it embeds) has each
+/// method the interface names (and those of the interfaces it embeds),
+/// with the same number of parameters and, where both write them, the same
+/// parameter types.
+pub(super) fn implicit_interfaces(
+    p: &Project,
+    members: &HashMap<DefIx, Vec<DefIx>>,
+    supers: &mut HashMap<DefIx, Vec<DefIx>>,
+) {
+    let go = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModulePath;
+    // The methods of `t` and of what it embeds (its supertypes from its
+    // header), nearest first: a name met again is shadowed.
+    let method_set = |t: DefIx| -> Vec<DefIx> {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut out = Vec::new();
+        let mut todo = vec![t];
+        let mut visited = vec![t];
+        while let Some(x) = todo.pop() {
+            for &m in members.get(&x).map_or(&[][..], Vec::as_slice) {
+                let name = p.fact(m).name.as_str();
+                if p.kind(m).is_callable() && !seen.contains(&name) {
+                    seen.push(name);
+                    out.push(m);
+                }
+            }
+            for &s in supers.get(&x).map_or(&[][..], Vec::as_slice) {
+                if !visited.contains(&s) && visited.len() < 32 {
+                    visited.push(s);
+                    todo.insert(0, s);
+                }
+            }
+        }
+        out
+    };
+    let interfaces: Vec<(DefIx, Vec<DefIx>)> = (0..p.defs.len())
+        .filter(|&d| go(d) && p.kind(d) == Kind::Interface)
+        .map(|d| (d, method_set(d)))
+        .filter(|(_, m)| !m.is_empty())
+        .collect();
+    if interfaces.is_empty() {
+        return;
+    }
+    let same = |have: DefIx, want: DefIx| {
+        let (h, w) = (p.fact(have), p.fact(want));
+        let arity = h.arity.map(|a| (a.min, a.max)) == w.arity.map(|a| (a.min, a.max));
+        let types = h.params.len() != w.params.len()
+            || h.params.iter().zip(&w.params).all(|(a, b)| {
+                a.is_empty() || b.is_empty() || crate::extract::simple_type(a) == crate::extract::simple_type(b)
+            });
+        // What they return, where both write it (`Flush()` and `Flush()
+        // error` are two methods).
+        // (Go's query reads the result of both, so none is none.)
+        let returns = match (&h.returns, &w.returns) {
+            (Some(a), Some(b)) => crate::extract::simple_type(a) == crate::extract::simple_type(b),
+            (None, None) => true,
+            _ => false,
+        };
+        h.name == w.name && arity && types && returns
+    };
+    let mut found: Vec<(DefIx, DefIx)> = Vec::new();
+    for t in (0..p.defs.len()).filter(|&d| go(d) && matches!(p.kind(d), Kind::Struct | Kind::Type)) {
+        let have = method_set(t);
+        if have.is_empty() {
+            continue;
+        }
+        for (i, want) in &interfaces {
+            if want.iter().all(|&w| have.iter().any(|&h| same(h, w))) {
+                found.push((t, *i));
+            }
+        }
+    }
+    for (t, i) in found {
+        let e = supers.entry(t).or_default();
+        if !e.contains(&i) {
+            e.push(i);
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The resolution ladder: what a name means seen from a scope, nearest
+//! rung first (enclosing definitions and their supertypes, the file, its
+//! imports, its package, the project), and the supertypes a type has.
+
+use super::*;
+
+pub(super) struct Resolver<'a> {
+    pub(super) p: &'a Project,
+    pub(super) look: &'a Lookup<'a>,
+    pub(super) members: &'a HashMap<DefIx, Vec<DefIx>>,
+    pub(super) vars: &'a Vars,
+    pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
+}
+
+impl Resolver<'_> {
+    pub(super) fn innermost(&self, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+        innermost_in(self.p, fi, span, pass)
+    }
+
+    /// The innermost type around `scope` (what `self`, `this` and `Self`
+    /// mean there).
+    pub(super) fn enclosing_type(&self, scope: Option<DefIx>) -> Option<DefIx> {
+        self.chain(scope).find(|&d| self.p.kind(d).is_type())
+    }
+
+    /// The one of `level` that takes `args` arguments (any, when not
+    /// known), if exactly one does.
+    pub(super) fn fitting(&self, level: &[DefIx], args: Option<u32>) -> Option<DefIx> {
+        let mut fit =
+            level.iter().copied().filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))));
+        match (fit.next(), fit.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` names a namespace of the project (C++'s `shapes`).
+    pub(super) fn is_namespace(&self, name: &str) -> bool {
+        Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module)
+    }
+
+    /// The chain of definitions from `d` outwards.
+    pub(super) fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
+        std::iter::successors(d, |&x| self.p.defs[x].parent)
+    }
+
+    /// `t` and its supertypes, nearest first, each once.
+    pub(super) fn lineage(&self, t: DefIx) -> Vec<DefIx> {
+        let mut out = vec![t];
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            for &s in self.supers.get(&out[i]).map_or(&[][..], Vec::as_slice) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The definitions named `name` that file `fi`'s imports bring in: the
+    /// imported type itself (`import a.b.C`), a package's member
+    /// (`import a.b.*`, a Go import path), or a member of an imported type.
+    pub(super) fn imported(&self, fi: usize, name: &str) -> Vec<DefIx> {
+        let s = &self.p.sources[fi];
+        let mut out = Vec::new();
+        for i in &s.facts.imports {
+            // A Go import binds the package's name, not its members: only
+            // a dot import (`import . "pkg"`) brings them into the file.
+            if s.lang.packages == Packages::ModulePath {
+                if i.alias.as_deref() == Some(".") {
+                    out.extend_from_slice(self.look.in_package(&i.path, name));
+                }
+                continue;
+            }
+            if let Some(pkg) = i.path.strip_suffix(".*") {
+                out.extend(self.exported(pkg, name, REEXPORTS));
+                // A namespace of the project (C++'s `using namespace`).
+                out.extend(self.in_namespace(pkg.rsplit('.').next().unwrap_or(pkg), name, |_| true));
+                continue;
+            }
+            let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
+            let types = self.exported(pkg, last, REEXPORTS);
+            if last == name {
+                out.extend_from_slice(&types);
+            } else {
+                for &t in &types {
+                    out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The top-level definitions called `name` of package `pkg`; where it
+    /// defines none, what its files import under that name (Rust's `pub
+    /// use`, a Python package's `__init__`), followed at most `hops` times.
+    pub(super) fn exported(&self, pkg: &str, name: &str, hops: u8) -> Vec<DefIx> {
+        let direct = self.look.in_package(pkg, name);
+        if !direct.is_empty() || hops == 0 {
+            return direct.to_vec();
+        }
+        let Some(n) = self.look.packages.get(pkg) else { return Vec::new() };
+        let mut out = Vec::new();
+        for &f in Lookup::get(&self.look.package_files, n) {
+            for i in &self.p.sources[f].facts.imports {
+                let (from, last) = i.path.rsplit_once('.').unwrap_or(("", &i.path));
+                if from == pkg {
+                    continue;
+                }
+                if last == "*" {
+                    out.extend(self.exported(from, name, hops - 1));
+                } else if i.alias.as_deref().unwrap_or(last) == name {
+                    out.extend(self.exported(from, last, hops - 1));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The package file `fi` imports as `alias` (Go: the alias, else the
+    /// path's last element), dotted as [`Lookup`] keys it.
+    pub(super) fn package_alias(&self, fi: usize, alias: &str) -> Option<String> {
+        let s = &self.p.sources[fi];
+        s.facts.imports.iter().find_map(|i| {
+            let named = match i.alias.as_deref() {
+                Some(a) => a.to_owned(),
+                None => self.package_name(&i.path),
+            };
+            (named == alias).then(|| i.path.clone())
+        })
+    }
+
+    /// The name an import of package `path` binds without an alias: the
+    /// name its files declare, for a package of the project (Go's
+    /// `example.com/chi/v5` is `chi`); else the path's last element, a
+    /// major version left out (`…/chi/v5`, `gopkg.in/yaml.v3`).
+    fn package_name(&self, path: &str) -> String {
+        let declared = self.look.packages.get(path).and_then(|n| {
+            let f = *Lookup::get(&self.look.package_files, n).first()?;
+            self.p.sources[f].facts.package.clone()
+        });
+        if let Some(name) = declared.filter(|n| !n.is_empty() && !n.contains(['.', '/'])) {
+            return name;
+        }
+        let version = |w: &str| w.len() > 1 && w.starts_with('v') && w[1..].bytes().all(|c| c.is_ascii_digit());
+        let mut words = path.rsplit(['/', '.']).filter(|w| !w.is_empty());
+        let last = words.next().unwrap_or("");
+        if version(last) { words.next().unwrap_or(last).to_owned() } else { last.to_owned() }
+    }
+
+    /// What `name` means seen from scope `from` in file `fi`, nearest rung
+    /// first: one definition at the first rung that has any, or none when
+    /// that rung has several and `tie` cannot choose.
+    pub(super) fn ladder(
+        &self,
+        fi: usize,
+        from: Option<DefIx>,
+        name: &str,
+        want: Want,
+        tie: impl Fn(&[DefIx]) -> Option<DefIx>,
+    ) -> Option<DefIx> {
+        let (level, _) = self.rung(fi, from, name, want)?;
+        if let [one] = level[..] { Some(one) } else { tie(&level) }
+    }
+
+    /// The definitions `name` may mean seen from scope `from` in file `fi`:
+    /// those of the first rung that has any (of several, the ones the file
+    /// imports, when it imports some), and whether that rung is the last,
+    /// the whole project (where several are no overloads but namesakes).
+    pub(super) fn rung(&self, fi: usize, from: Option<DefIx>, name: &str, want: Want) -> Option<(Vec<DefIx>, bool)> {
+        let all = Lookup::get(&self.look.by_name, &name);
+        if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
+            return None;
+        }
+        // Where a plain call never means a member (Rust, Python, Go,
+        // TypeScript), members are not candidates.
+        let plain = want == Want::Callable && !self.p.sources[fi].lang.members_in_scope;
+        let admits = |d: DefIx| {
+            want.admits(self.p.kind(d)) && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
+        };
+        let imported = std::cell::OnceCell::new();
+        let pick = |level: &[DefIx]| -> Option<Vec<DefIx>> {
+            let level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
+            match level.len() {
+                0 => None,
+                1 => Some(level),
+                _ => {
+                    // Of several, the one the file imports (C++'s `using
+                    // namespace metric;` between `metric::scale` and
+                    // `imperial::scale`).
+                    let imported: &Vec<DefIx> = imported.get_or_init(|| self.imported(fi, name));
+                    let chosen: Vec<DefIx> = level.iter().copied().filter(|d| imported.contains(d)).collect();
+                    Some(if chosen.is_empty() { level } else { chosen })
+                }
+            }
+        };
+        // Members of the enclosing definitions and their supertypes.
+        for d in self.chain(from).filter(|_| !plain) {
+            for t in self.lineage(d) {
+                if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
+                    return Some((r, false));
+                }
+            }
+        }
+        // Each rung is looked at only when the ones before it had nothing.
+        if let Some(r) = pick(Lookup::get(&self.look.by_file, &(fi, name))) {
+            return Some((r, false));
+        }
+        if let Some(r) = pick(&self.imported(fi, name)) {
+            return Some((r, false));
+        }
+        // C's (and C++'s global namespace's) one package is the whole
+        // project: its namesakes are other files' functions, not overloads.
+        let package = self.look.file_package[fi];
+        let whole = self.p.sources[fi].package.is_empty() && self.p.sources[fi].lang.name == "cpp";
+        if let Some(r) = pick(self.look.in_package_of(package, name)) {
+            return Some((r, whole));
+        }
+        pick(all).map(|r| (r, true))
+    }
+
+    /// The type a name means, from scope `from` (usize::MAX: file level).
+    pub(super) fn ty(&self, fi: usize, from: DefIx, name: &Name) -> Option<DefIx> {
+        let from = (from != usize::MAX).then_some(from);
+        if let Some(q) = &name.qualifier {
+            let Some(pkg) = self.package_alias(fi, q) else {
+                // C++'s `shapes::Shape`: a type in a namespace of the
+                // project called so; `std::vector`: not the project's.
+                let found = self.in_namespace(q, &name.name, |k| k.is_type());
+                return if let [one] = found[..] { Some(one) } else { None };
+            };
+            let found: Vec<DefIx> = self
+                .look
+                .in_package(&pkg, name.name.as_str())
+                .iter()
+                .copied()
+                .filter(|&d| self.p.kind(d).is_type())
+                .collect();
+            return if let [one] = found[..] { Some(one) } else { None };
+        }
+        self.ladder(fi, from, &name.name, Want::Type, |_| None)
+    }
+
+    /// The definitions called `name` (of a kind `pass` admits) declared in
+    /// a namespace (C++) of the project called `ns`.
+    pub(super) fn in_namespace(&self, ns: &str, name: &str, pass: impl Fn(Kind) -> bool) -> Vec<DefIx> {
+        let ns = ns.rsplit("::").next().unwrap_or(ns);
+        Lookup::get(&self.look.by_name, &name)
+            .iter()
+            .copied()
+            .filter(|&d| {
+                pass(self.p.kind(d))
+                    && self.p.defs[d]
+                        .parent
+                        .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
+            })
+            .collect()
+    }
+}

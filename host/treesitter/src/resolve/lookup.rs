@@ -1,0 +1,205 @@
+//! What a name may mean, by where it is defined: the indexes every rung of
+//! the resolution ladder reads, and the typed names of each scope.
+
+use super::*;
+
+/// Definitions by name.
+pub(super) struct Names(HashMap<String, Vec<DefIx>>);
+
+impl Names {
+    pub(super) fn of(p: &Project) -> Names {
+        let mut m: HashMap<String, Vec<DefIx>> = HashMap::default();
+        for ix in 0..p.defs.len() {
+            m.entry(p.fact(ix).name.clone()).or_default().push(ix);
+        }
+        Names(m)
+    }
+
+    pub(super) fn get(&self, name: &str) -> &[DefIx] {
+        self.0.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What a name may mean, by where it is defined: the indexes every rung of
+/// the resolution ladder reads, so a name costs its own definitions, never
+/// every definition of the project.
+pub(super) struct Lookup<'p> {
+    /// Everything by name.
+    pub(super) by_name: HashMap<&'p str, Vec<DefIx>>,
+    /// Members by their owner and name.
+    pub(super) by_owner: HashMap<(DefIx, &'p str), Vec<DefIx>>,
+    /// Top-level definitions by file and name.
+    pub(super) by_file: HashMap<(usize, &'p str), Vec<DefIx>>,
+    /// Top-level definitions by package (dotted) and name.
+    pub(super) by_package: HashMap<(u32, &'p str), Vec<DefIx>>,
+    /// Each package (dotted) met, numbered: lookups by package allocate
+    /// nothing.
+    pub(super) packages: HashMap<String, u32>,
+    /// Each file's package number.
+    pub(super) file_package: Vec<u32>,
+    /// The files of each package number.
+    pub(super) package_files: HashMap<u32, Vec<usize>>,
+}
+
+/// The definitions a use may mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Want {
+    /// Types (header names, written types, receivers).
+    Type,
+    /// Callables.
+    Callable,
+    /// Callables and named values (a decorator: a function, or a variable
+    /// bound to one).
+    Value,
+}
+
+impl Want {
+    pub(super) fn admits(self, k: Kind) -> bool {
+        match self {
+            Want::Type => k.is_type(),
+            Want::Callable => k.is_callable(),
+            Want::Value => k.is_callable() || matches!(k, Kind::Variable | Kind::Constant),
+        }
+    }
+}
+
+impl<'p> Lookup<'p> {
+    pub(super) fn of(p: &'p Project) -> Lookup<'p> {
+        let mut packages: HashMap<String, u32> = HashMap::default();
+        let file_package: Vec<u32> = p
+            .sources
+            .iter()
+            .map(|s| {
+                let n = packages.len() as u32;
+                *packages.entry(s.package.join(".")).or_insert(n)
+            })
+            .collect();
+        let mut package_files: HashMap<u32, Vec<usize>> = HashMap::default();
+        for (f, &n) in file_package.iter().enumerate() {
+            package_files.entry(n).or_default().push(f);
+        }
+        let mut l = Lookup {
+            by_name: HashMap::default(),
+            by_owner: HashMap::default(),
+            by_file: HashMap::default(),
+            by_package: HashMap::default(),
+            packages,
+            file_package,
+            package_files,
+        };
+        for (ix, d) in p.defs.iter().enumerate() {
+            // A member defined apart is found as its declaration; one whose
+            // type is not found (`Outer::Inner::f`, a type not indexed) is
+            // a scope of its own, never what a plain name means.
+            if d.twin_of.is_some() || (p.fact(ix).owner.is_some() && !d.parent.is_some_and(|t| p.kind(t).is_type())) {
+                continue;
+            }
+            let name = p.fact(ix).name.as_str();
+            l.by_name.entry(name).or_default().push(ix);
+            match d.parent {
+                Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, name)).or_default().push(ix),
+                _ => {
+                    l.by_file.entry((d.file, name)).or_default().push(ix);
+                    l.by_package.entry((l.file_package[d.file], name)).or_default().push(ix);
+                }
+            }
+        }
+        l
+    }
+
+    /// The top-level definitions called `name` of the package `pkg`.
+    pub(super) fn in_package<'s>(&'s self, pkg: &str, name: &'s str) -> &'s [DefIx] {
+        match self.packages.get(pkg) {
+            Some(&n) => self.in_package_of(n, name),
+            None => &[],
+        }
+    }
+
+    /// The same, by package number.
+    pub(super) fn in_package_of<'s>(&'s self, pkg: u32, name: &'s str) -> &'s [DefIx] {
+        Lookup::get(&self.by_package, &(pkg, name))
+    }
+
+    pub(super) fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
+        map.get(key).map_or(&[], Vec::as_slice)
+    }
+}
+
+pub(super) fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
+    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
+    for (ix, d) in p.defs.iter().enumerate() {
+        if d.twin_of.is_some() {
+            continue;
+        }
+        if let Some(parent) = d.parent {
+            m.entry(parent).or_default().push(ix);
+        }
+    }
+    m
+}
+
+/// A scope of typed names: the file, and the innermost type or callable
+/// around them (none: the file's top level).
+pub(super) type Scope = (usize, Option<DefIx>);
+
+/// What a typed name is bound to.
+#[derive(Debug, Clone)]
+pub(super) enum Binding {
+    /// A written type: its name, and the whole type as written when the
+    /// query gives it (`Arc<Mutex<State>>`).
+    Type(Name, Option<String>),
+    /// What an expression gives (`let o = Order::new(…)`), read when a call
+    /// needs it.
+    Value(String),
+    /// An element of what an expression gives (`for a in cmd.args()`).
+    Element(String),
+}
+
+/// Typed names (variable, what it is bound to) by their scope.
+/// A typed name: the name, what it is bound to, and the function literal
+/// it is declared in (its bytes), if any.
+pub(super) type TypedName = (String, Binding, Option<(usize, usize)>);
+
+pub(super) struct Vars(pub(super) HashMap<Scope, Vec<TypedName>>);
+
+impl Vars {
+    pub(super) fn of(p: &Project) -> Vars {
+        let mut m: HashMap<Scope, Vec<TypedName>> = HashMap::default();
+        // What collections hold, by scope: an element of one (`for shape in
+        // shapes`) is of that type.
+        let mut holds: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
+        for (fi, s) in p.sources.iter().enumerate() {
+            for v in &s.facts.vars {
+                let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
+                let bound = match v.typed {
+                    Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
+                    Typed::Value => Binding::Value(v.ty.name.clone()),
+                    Typed::Element => Binding::Element(v.ty.name.clone()),
+                    Typed::Holds => {
+                        holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
+                        continue;
+                    }
+                    Typed::Like => {
+                        let held = holds.get(&(fi, scope)).and_then(|h| h.iter().rev().find(|(n, _)| *n == v.ty.name));
+                        let Some((_, ty)) = held else { continue };
+                        Binding::Type(Name { span: v.ty.span, ..ty.clone() }, None)
+                    }
+                };
+                m.entry((fi, scope)).or_default().push((v.name.clone(), bound, v.within));
+            }
+        }
+        Vars(m)
+    }
+}
+
+/// The innermost definition of file `fi` around `span` whose kind passes.
+pub(super) fn innermost_in(p: &Project, fi: usize, span: &Span, pass: impl Fn(Kind) -> bool) -> Option<DefIx> {
+    let defs = &p.sources[fi].facts.defs;
+    // Definitions are sorted by start; the innermost container starts last.
+    let upto = defs.partition_point(|d| d.span.bytes.0 <= span.bytes.0);
+    let base = p.first_def[fi];
+    (0..upto)
+        .rev()
+        .find(|&i| defs[i].span.contains(span) && defs[i].name_span != *span && pass(defs[i].kind))
+        .map(|i| base + i)
+}

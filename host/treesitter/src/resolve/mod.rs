@@ -1,0 +1,351 @@
+//! Every file's facts → symbols, and each use of a name → the definition
+//! it most probably means.
+//!
+//! Names resolve the way a reader of the code would, nearest first: the
+//! enclosing definitions and the types they extend, the file, what the file
+//! imports, its package, and last a name defined once in the whole project.
+//! A call on a receiver whose type is written down (a field, parameter or
+//! local variable, `this`) looks in that type and the types it extends;
+//! overloads are told apart by their number of arguments. A name that
+//! stays ambiguous resolves to nothing: a missing edge costs less than a
+//! wrong one.
+
+/// Hash maps keyed by names and definition numbers: millions of lookups
+/// per resolve, over the project's own names (no adversary to flood them).
+pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
+use crate::expr::{self, Step, TypeText};
+use crate::extract::{Facts, Kind, Name, Span, Typed};
+use crate::languages::{Lang, Packages};
+use rayon::prelude::*;
+
+mod calls;
+mod hierarchy;
+mod ladder;
+mod lookup;
+mod symbols;
+mod values;
+
+pub use calls::Bound;
+use hierarchy::{implicit_interfaces, overrides};
+use ladder::Resolver;
+use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
+pub use symbols::package_symbol;
+use symbols::symbols;
+use values::{REEXPORTS, Receiver};
+
+/// Index of a definition in [`Project::defs`].
+pub type DefIx = usize;
+
+/// A file of the project.
+#[derive(Debug)]
+pub struct Source {
+    /// Path relative to the project root, `/`-separated.
+    pub path: String,
+    /// Its language.
+    pub lang: &'static Lang,
+    /// What it says.
+    pub facts: Facts,
+    /// The package namespace its top-level definitions live in
+    /// (descriptor names, outermost first).
+    pub package: Vec<String>,
+    /// The SCIP package name of its project (Go's module path; empty when
+    /// the build does not say).
+    pub module: String,
+}
+
+/// A definition with its place in the project.
+#[derive(Debug)]
+pub struct Def {
+    /// The file.
+    pub file: usize,
+    /// Index in the file's `facts.defs`.
+    pub at: usize,
+    /// The definition it belongs to (lexically, or by its `@owner`).
+    pub parent: Option<DefIx>,
+    /// Its SCIP symbol.
+    pub symbol: String,
+    /// For a callable defined apart from its type (C++'s `double
+    /// Circle::area() const { … }`): the member declaration in the type it
+    /// defines, whose symbol it shares. The declaration stands for both in
+    /// name lookups; the definition is written where its body is.
+    pub twin_of: Option<DefIx>,
+}
+
+/// A resolved use: from which definition, to which, how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Use {
+    /// File the use is in.
+    pub file: usize,
+    /// The name's place.
+    pub span: Span,
+    /// What it means.
+    pub target: DefIx,
+    /// One of several definitions the call could mean (overloads name
+    /// resolution could not tell apart), each a use of its own.
+    pub ambiguous: bool,
+}
+
+/// A call the project has definitions of that name for, not bound to one
+/// of them (a receiver of unknown type, namesakes across the project).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unbound {
+    /// File the call is in.
+    pub file: usize,
+    /// The called name's place.
+    pub span: Span,
+    /// The called name.
+    pub name: String,
+}
+
+/// The project, resolved.
+#[derive(Debug, Default)]
+pub struct Project {
+    /// Its files.
+    pub sources: Vec<std::sync::Arc<Source>>,
+    /// Every definition.
+    pub defs: Vec<Def>,
+    /// Each definition's supertypes (resolved headers, and Go's implicit
+    /// interface satisfaction).
+    pub supers: HashMap<DefIx, Vec<DefIx>>,
+    /// Uses of names: calls and type references.
+    pub uses: Vec<Use>,
+    /// Calls not bound to one definition of the project that has some of
+    /// that name: counted, so that no "nobody calls it" is silent.
+    pub unbound: Vec<Unbound>,
+    /// Calls found / resolved, type names found / resolved.
+    pub counts: Counts,
+    /// Each file's first definition in `defs` (its definitions follow in
+    /// source order).
+    first_def: Vec<DefIx>,
+}
+
+/// How much resolved.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    /// Calls met.
+    pub calls: usize,
+    /// Calls resolved to a definition in the project.
+    pub calls_resolved: usize,
+    /// Of those, calls resolved to several overloads, each marked ambiguous.
+    pub calls_ambiguous: usize,
+    /// Calls the project has definitions of that name for, not bound.
+    pub calls_unbound: usize,
+    /// Header types met.
+    pub supers: usize,
+    /// Header types resolved.
+    pub supers_resolved: usize,
+}
+
+impl Project {
+    fn fact(&self, d: DefIx) -> &crate::extract::Def {
+        let def = &self.defs[d];
+        &self.sources[def.file].facts.defs[def.at]
+    }
+
+    /// The kind of definition `d`.
+    pub fn kind(&self, d: DefIx) -> Kind {
+        self.fact(d).kind
+    }
+
+    /// The extracted definition `d`.
+    pub fn def(&self, d: DefIx) -> &crate::extract::Def {
+        self.fact(d)
+    }
+}
+
+/// Resolves `sources` (files of one language family, one project root).
+pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
+    let mut step = Steps(std::time::Instant::now());
+    let mut p = Project { sources, ..Project::default() };
+    // Definitions and their lexical parents.
+    let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
+    for (fi, s) in p.sources.iter().enumerate() {
+        starts.push(p.defs.len());
+        let mut stack: Vec<(DefIx, Span)> = Vec::new();
+        for (at, d) in s.facts.defs.iter().enumerate() {
+            while stack.last().is_some_and(|(_, sp)| !sp.contains(&d.span)) {
+                stack.pop();
+            }
+            // A field's declaration holds its initialiser, not members; a
+            // Rust function's body holds no members either.
+            let flat = s.lang.items_in_bodies_are_the_modules;
+            let parent = stack
+                .iter()
+                .rev()
+                .find(|(ix, _)| {
+                    let k = s.facts.defs[*ix - starts[fi]].kind;
+                    k.is_scope() && !(flat && k.is_callable())
+                })
+                .map(|e| e.0);
+            // An object literal's property belongs to its file.
+            let parent = parent.filter(|_| !d.meta);
+            // A field assigned in a method (Python's `self.x = …`) or
+            // declared by a constructor's parameter (TypeScript's
+            // `constructor(private x: number)`) is its type's.
+            let parent = match parent {
+                Some(m)
+                    if matches!(d.kind, Kind::Field | Kind::Property)
+                        && s.facts.defs[m - starts[fi]].kind.is_callable() =>
+                {
+                    p.defs[m].parent.filter(|&t| s.facts.defs[t - starts[fi]].kind.is_type()).or(parent)
+                }
+                _ => parent,
+            };
+            let ix = p.defs.len();
+            p.defs.push(Def { file: fi, at, parent, symbol: String::new(), twin_of: None });
+            stack.push((ix, d.span));
+        }
+    }
+    p.first_def = starts;
+    let names = Names::of(&p);
+    // Owners declared apart (Go's receivers, C++'s `Type::method`): a type
+    // of the same package, at its top level or in a namespace.
+    for ix in 0..p.defs.len() {
+        let Some(owner) = p.fact(ix).owner.clone() else { continue };
+        let file = p.defs[ix].file;
+        let pkg = &p.sources[file].package;
+        let found: Vec<DefIx> = names
+            .get(&owner)
+            .iter()
+            .copied()
+            .filter(|&t| {
+                p.kind(t).is_type()
+                    && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module)
+                    && p.sources[p.defs[t].file].package == *pkg
+            })
+            .collect();
+        if let [t] = found[..] {
+            p.defs[ix].parent = Some(t);
+        }
+    }
+    step.done("definitions and owners");
+    symbols(&mut p);
+    step.done("symbols");
+    let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
+    step.done("lookups");
+    let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::default() };
+    // Headers first: calls look up through them.
+    let mut counts = Counts::default();
+    for (fi, s) in p.sources.iter().enumerate() {
+        for sup in &s.facts.supers {
+            counts.supers += 1;
+            let Some(owner) = r.innermost(fi, &sup.span, |k| k.is_type()) else { continue };
+            // A header is read from around the type it heads: the type's
+            // own members are not in scope there (`class Doc implements
+            // Builder` with a nested `Doc.Builder` means the imported one).
+            let around = p.defs[owner].parent.unwrap_or(usize::MAX);
+            if let Some(t) = r.ty(fi, around, sup) {
+                counts.supers_resolved += 1;
+                if t != owner {
+                    r.supers.entry(owner).or_default().push(t);
+                }
+            }
+        }
+    }
+    step.done("headers");
+    implicit_interfaces(&p, &members, &mut r.supers);
+    step.done("implicit interfaces");
+    let overrides = overrides(&r, &members);
+    step.done("overrides");
+    // Files resolve independently of each other from here on: in
+    // parallel, their uses kept in file order.
+    struct PerFile {
+        uses: Vec<Use>,
+        unbound: Vec<Unbound>,
+        resolved: usize,
+        ambiguous: usize,
+    }
+    let per_file: Vec<PerFile> = (0..p.sources.len())
+        .into_par_iter()
+        .map(|fi| {
+            let facts = &p.sources[fi].facts;
+            let mut out = PerFile { uses: Vec::new(), unbound: Vec::new(), resolved: 0, ambiguous: 0 };
+            for t in &facts.types {
+                values::at(t.span.bytes.0);
+                let scope = r.innermost(fi, &t.span, |_| true);
+                if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
+                    out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
+                }
+            }
+            for c in &facts.calls {
+                values::at(c.span.bytes.0);
+                let scope = r.innermost(fi, &c.span, |k| k.is_scope());
+                match r.call(fi, scope, c) {
+                    Bound::One(target) => {
+                        out.resolved += usize::from(!c.read);
+                        out.uses.push(Use { file: fi, span: c.span, target, ambiguous: false });
+                    }
+                    Bound::Several(targets) => {
+                        out.resolved += usize::from(!c.read);
+                        out.ambiguous += usize::from(!c.read);
+                        for target in targets {
+                            out.uses.push(Use { file: fi, span: c.span, target, ambiguous: true });
+                        }
+                    }
+                    Bound::Unbound if !c.read => {
+                        out.unbound.push(Unbound { file: fi, span: c.span, name: c.name.clone() });
+                    }
+                    Bound::Unbound | Bound::Outside => {}
+                }
+            }
+            out
+        })
+        .collect();
+    counts.calls = p.sources.iter().map(|s| s.facts.calls.iter().filter(|c| !c.read).count()).sum();
+    counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
+    counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
+    counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
+    let mut uses = Vec::with_capacity(per_file.iter().map(|f| f.uses.len()).sum());
+    let mut unbound = Vec::with_capacity(counts.calls_unbound);
+    for f in per_file {
+        uses.extend(f.uses);
+        unbound.extend(f.unbound);
+    }
+    expand_macros(&p, &mut uses);
+    step.done("uses");
+    let mut supers = std::mem::take(&mut r.supers);
+    supers.extend(overrides);
+    p.supers = supers;
+    p.uses = uses;
+    p.unbound = unbound;
+    p.counts = counts;
+    p
+}
+
+/// Time per resolve step, logged at debug level
+/// (`RUST_LOG=signpost_treesitter=debug`).
+struct Steps(std::time::Instant);
+
+impl Steps {
+    fn done(&mut self, step: &str) {
+        tracing::debug!(step, ms = self.0.elapsed().as_millis() as u64, "resolve");
+        self.0 = std::time::Instant::now();
+    }
+}
+
+/// A call to a C or C++ function-like macro calls, once expanded, what the
+/// macro's body calls: each such callee is a use at the macro call's place
+/// too (one level: a macro's macros are expanded by their own uses).
+fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
+    let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
+    for u in uses.iter() {
+        let scope = innermost_in(p, u.file, &u.span, |k| k.is_callable());
+        if let Some(m) = scope.filter(|&m| p.fact(m).expands && u.target != m) {
+            let v = callees.entry(m).or_default();
+            if !v.contains(&u.target) {
+                v.push(u.target);
+            }
+        }
+    }
+    if callees.is_empty() {
+        return;
+    }
+    let expanded: Vec<Use> = uses
+        .iter()
+        .filter_map(|u| Some((u, callees.get(&u.target)?)))
+        .flat_map(|(u, targets)| targets.iter().map(move |&target| Use { target, ..*u }))
+        .collect();
+    uses.extend(expanded);
+}

@@ -1,0 +1,168 @@
+//! SCIP symbols for the project's definitions, spelled as each language's
+//! SCIP indexer spells them.
+
+use super::*;
+
+/// SCIP symbols: `<scheme> <manager> <module> . <descriptors>`, package
+/// namespaces first, then each enclosing definition; overloads of a name
+/// in one owner get `(+1)`, `(+2)`… in source order, as scip-java's do.
+pub(super) fn symbols(p: &mut Project) {
+    // Each definition's own descriptor. A callable defined apart from its
+    // type (C++'s `double Circle::area() const { … }`) is the member its
+    // type declares with that name and parameters, not an overload: those
+    // come after the rest.
+    let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::default();
+    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::default();
+    let mut own: Vec<String> = vec![String::new(); p.defs.len()];
+    // Default values are written in the declaration only: count parameters.
+    let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
+    let apart = |ix: DefIx| {
+        p.fact(ix).kind.is_callable()
+            && p.fact(ix).owner.is_some()
+            && p.defs[ix].parent.is_some_and(|t| p.kind(t).is_type())
+    };
+    let mut twins: Vec<(DefIx, DefIx)> = Vec::new();
+    // Object literals' properties, numbered per name in each file.
+    let mut properties: HashMap<(usize, &str), u32> = HashMap::default();
+    let mut taken: HashSet<DefIx> = HashSet::default();
+    let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
+    for ix in first.into_iter().chain(second) {
+        let def = &p.defs[ix];
+        let s = &p.sources[def.file];
+        let f = p.fact(ix);
+        let name =
+            if f.kind == Kind::Constructor && !s.lang.constructor.is_empty() { s.lang.constructor } else { &f.name };
+        // Paired one to one, and only when one declaration fits, by the
+        // number of parameters, then by their types as written (two
+        // overloads with as many parameters, `set(int)` and `set(double)`);
+        // one that still cannot be told apart keeps a symbol of its own.
+        if apart(ix) {
+            let same_types = |d: DefIx| {
+                let (a, b) = (&p.fact(d).params, &f.params);
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| crate::extract::simple_type(x) == crate::extract::simple_type(y))
+            };
+            let mut fitting: Vec<DefIx> = declared
+                .get(&(def.parent, name))
+                .map(|ds| ds.iter().copied().filter(|d| params(p.fact(*d).arity) == params(f.arity)).collect())
+                .unwrap_or_default();
+            if fitting.len() > 1 {
+                fitting.retain(|&d| same_types(d));
+            }
+            if let [same] = fitting[..]
+                && taken.insert(same)
+            {
+                own[ix] = own[same].clone();
+                twins.push((ix, same));
+                continue;
+            }
+        }
+        let mut d = String::new();
+        if f.meta {
+            let n = properties.entry((def.file, name)).or_insert(0);
+            push_name(&mut d, &format!("{name}{n}"));
+            d.push(':');
+            *n += 1;
+            own[ix] = d;
+            continue;
+        }
+        push_name(&mut d, name);
+        if f.kind == Kind::Macro {
+            d.push('!');
+        } else if f.term {
+            d.push('.');
+        } else if s.lang.impl_blocks && f.impl_of.is_some() && f.kind.is_callable() {
+            // Rust has no overloads; the impl's descriptor (written with
+            // the whole symbol, below) tells two impls' methods apart.
+            d.push_str("().");
+        } else if f.kind.is_callable() {
+            let k = overloads.entry((def.parent, &s.package, name)).or_insert(0);
+            match *k {
+                0 => d.push_str("()."),
+                n => d.push_str(&format!("(+{n}).")),
+            }
+            *k += 1;
+            // Only a declaration in its type is a definition's twin (two
+            // definitions apart, e.g. Go's per-platform files, stay two).
+            if !apart(ix) {
+                declared.entry((def.parent, name)).or_default().push(ix);
+            }
+        } else if f.kind.is_type() {
+            d.push('#');
+        } else if f.kind == Kind::Module {
+            d.push('/');
+        } else {
+            d.push('.');
+        }
+        own[ix] = d;
+    }
+    // Whole symbols, parents first (a Go method's type may come later).
+    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
+    let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
+    for ix in 0..p.defs.len() {
+        let mut path = vec![ix];
+        while let Some(par) = p.defs[*path.last().expect("not empty")].parent {
+            if done[par].is_some() || path.len() > 64 || path.contains(&par) {
+                break;
+            }
+            path.push(par);
+        }
+        for &d in path.iter().rev() {
+            let mut prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
+                Some(parent) => parent,
+                None => package_symbol(&p.sources[p.defs[d].file]),
+            };
+            // A member of a Rust impl block: `…/impl#[Circle][Shape]`
+            // where its type is `…/Circle#` (or, for a type that is not
+            // the project's, in the module the impl is in).
+            if impl_spelled(d) {
+                if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
+                    prefix.truncate(prefix.len().saturating_sub(own[t].len()));
+                }
+                let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
+                prefix.push_str("impl#[");
+                push_name(&mut prefix, of);
+                prefix.push(']');
+                if let Some(tr) = tr {
+                    prefix.push('[');
+                    push_name(&mut prefix, tr);
+                    prefix.push(']');
+                }
+            }
+            done[d] = Some(prefix + &own[d]);
+        }
+    }
+    for (def, sym) in p.defs.iter_mut().zip(done) {
+        def.symbol = sym.unwrap_or_default();
+    }
+    for (body, declaration) in twins {
+        p.defs[body].twin_of = Some(declaration);
+    }
+}
+
+/// The symbol of a file's package namespace (its top-level definitions'
+/// prefix): `<scheme> <manager> <module> . <package descriptors>`.
+pub fn package_symbol(s: &Source) -> String {
+    let mut out = format!("{} {} {} . ", s.lang.scheme, s.lang.manager, escape_field(&s.module));
+    for part in &s.package {
+        push_name(&mut out, part);
+        out.push('/');
+    }
+    out
+}
+
+/// A package field: spaces doubled, empty as `.`.
+pub(super) fn escape_field(s: &str) -> String {
+    if s.is_empty() { ".".into() } else { s.replace(' ', "  ") }
+}
+
+/// A descriptor name: plain when simple, else in backticks.
+pub(super) fn push_name(out: &mut String, name: &str) {
+    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '$')) {
+        out.push_str(name);
+    } else {
+        out.push('`');
+        out.push_str(&name.replace('`', "``"));
+        out.push('`');
+    }
+}

@@ -1,0 +1,575 @@
+//! What an expression gives: a receiver's type read from the bindings,
+//! returns and wrappers it names (`let a = b.c(); a.d()`, `Arc<Mutex<T>>`).
+
+use super::*;
+
+thread_local! {
+    /// Where the use being resolved on this thread is (a byte offset in its
+    /// file): a name declared in a function literal is seen only inside it.
+    static AT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Sets where the use about to be resolved on this thread is.
+pub(super) fn at(offset: usize) {
+    AT.set(offset);
+}
+
+/// Whether a name declared within `within` (a function literal's bytes;
+/// none: the whole scope) is seen where the current use is.
+fn visible(within: Option<(usize, usize)>) -> bool {
+    within.is_none_or(|(a, b)| (a..b).contains(&AT.get()))
+}
+
+impl Resolver<'_> {
+    /// What a typed name is bound to seen from `scope` (the innermost
+    /// scope that declares it, then the members of the enclosing types'
+    /// lineages, then the file), with where it was declared.
+    pub(super) fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
+        for d in self.chain(scope) {
+            for t in self.lineage(d) {
+                if let Some(found) = self.declared_in(t, var) {
+                    return Some(found);
+                }
+            }
+        }
+        let (_, b, _) = self.vars.0.get(&(fi, None))?.iter().rev().find(|(n, _, w)| n == var && visible(*w))?;
+        Some((fi, None, b))
+    }
+
+    /// A name declared in the scope of definition `d` (a field of a type, a
+    /// local of a callable).
+    pub(super) fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
+        let df = self.p.defs[d].file;
+        let (_, b, _) = self.vars.0.get(&(df, Some(d)))?.iter().rev().find(|(n, _, w)| n == var && visible(*w))?;
+        Some((df, Some(d), b))
+    }
+
+    /// The value a binding gives, read where it was declared.
+    pub(super) fn bound(&self, (file, scope, b): (usize, Option<DefIx>, &Binding), depth: u8) -> Val {
+        match b {
+            Binding::Type(name, Some(written)) => {
+                let self_ty = self.enclosing_type(scope);
+                match self.written(file, scope, self_ty, written, depth) {
+                    Val::Unknown => self.named_type(file, scope, name),
+                    v => v,
+                }
+            }
+            Binding::Type(name, None) => self.named_type(file, scope, name),
+            Binding::Value(expr) => self.eval(file, scope, expr, false, depth),
+            Binding::Element(expr) => match self.eval(file, scope, expr, false, depth) {
+                Val::Written(w) => self.element(&w, depth),
+                _ => Val::Unknown,
+            },
+        }
+    }
+
+    /// What one element of a collection or iterator is (`Vec<Arg>`, `impl
+    /// Iterator<Item = &Arg>`, `Shape[]`).
+    pub(super) fn element(&self, w: &Written, depth: u8) -> Val {
+        let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let arg = match wrapper(t.head) {
+            Some(Wrapper::Collection) => t.args.last(),
+            Some(Wrapper::Iterates) => t.args.first(),
+            Some(Wrapper::Deref) => {
+                return match t.args.first().map(|a| self.written(w.file, w.scope, w.self_ty, a, depth)) {
+                    Some(Val::Written(inner)) => self.element(&inner, depth),
+                    _ => Val::Unknown,
+                };
+            }
+            _ => None,
+        };
+        let Some(arg) = arg else { return Val::Unknown };
+        // `Iterator<Item = &Arg>`.
+        let arg = arg.split_once('=').map_or(*arg, |(_, t)| t);
+        self.written(w.file, w.scope, w.self_ty, arg, depth)
+    }
+
+    /// A type name's value: the project's type, or one written but defined
+    /// elsewhere.
+    pub(super) fn named_type(&self, file: usize, scope: Option<DefIx>, name: &Name) -> Val {
+        match self.ty(file, scope.unwrap_or(usize::MAX), name) {
+            Some(t) => Val::Type(t),
+            None => Val::Written(Written { text: name.name.clone(), file, scope, self_ty: None }),
+        }
+    }
+
+    /// The value of a type as written (`Option<&Arg>`, `Self`, `*Order`)
+    /// in file `file` from `scope`, `Self` being `self_ty`.
+    pub(super) fn written(
+        &self,
+        file: usize,
+        scope: Option<DefIx>,
+        self_ty: Option<DefIx>,
+        text: &str,
+        depth: u8,
+    ) -> Val {
+        let Some(t) = TypeText::parse(text) else { return Val::Unknown };
+        if matches!(t.head, "Self" | "this" | "self" | "static") {
+            return self_ty.map_or(Val::Unknown, Val::Type);
+        }
+        let external = || Val::Written(Written { text: text.to_owned(), file, scope, self_ty });
+        // A wrapper of the standard libraries is read as one even where the
+        // project has an alias of its name (`type Result<T> = …`).
+        if depth == 0 || wrapper(t.head).is_some() {
+            return external();
+        }
+        let from = scope.unwrap_or(usize::MAX);
+        let name = |qualifier: Option<&str>| Name {
+            name: t.head.to_owned(),
+            qualifier: qualifier.map(str::to_owned),
+            span: Span::default(),
+        };
+        // A Rust or C++ path's module (`crate::builder::Arg`) is no package
+        // alias: the name alone, then.
+        let found = self.ty(file, from, &name(t.qualifier)).or_else(|| {
+            let module = t.qualifier.is_some_and(|q| self.package_alias(file, q).is_none());
+            if module { self.ty(file, from, &name(None)) } else { None }
+        });
+        found.map_or_else(external, |d| self.unalias(d, depth))
+    }
+
+    /// A type of the project, read through an alias (`type Error =
+    /// error::Error<DefaultFormatter>`) to what it stands for.
+    pub(super) fn unalias(&self, t: DefIx, depth: u8) -> Val {
+        let f = self.p.fact(t);
+        match (f.kind, f.returns.as_deref()) {
+            (Kind::Type, Some(target)) if depth > 0 => {
+                let self_ty = self.enclosing_type(self.p.defs[t].parent);
+                match self.written(self.p.defs[t].file, self.p.defs[t].parent, self_ty, target, depth - 1) {
+                    Val::Unknown => Val::Type(t),
+                    v => v,
+                }
+            }
+            _ => Val::Type(t),
+        }
+    }
+
+    /// The package a Rust path's first segment names (`output` in
+    /// `crate::output::display_width`): a module of the file's own, its
+    /// parent's, or the crate root's.
+    pub(super) fn module_path(&self, fi: usize, name: &str) -> Option<String> {
+        let own = &self.p.sources[fi].package;
+        (0..=own.len()).rev().find_map(|keep| {
+            let mut path = own[..keep].join(".");
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(name);
+            self.look.packages.contains_key(&path).then_some(path)
+        })
+    }
+
+    /// What a callable `m` returns.
+    pub(super) fn returns(&self, m: DefIx, depth: u8) -> Val {
+        let self_ty = self.enclosing_type(Some(m));
+        if self.p.kind(m) == Kind::Constructor {
+            return self_ty.map_or(Val::Unknown, Val::Type);
+        }
+        match self.p.fact(m).returns.as_deref() {
+            Some(text) => self.written(self.p.defs[m].file, Some(m), self_ty, text, depth),
+            None => Val::Unknown,
+        }
+    }
+
+    /// What an expression's value is, read in file `fi` from `scope`:
+    /// `scoped` when the expression is written before `::` (a scope, never
+    /// a value).
+    pub(super) fn eval(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool, depth: u8) -> Val {
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let Some(mut steps) = expr::steps(text) else {
+            // A literal (`{}`, `[]`, `"x"`, `0`) is no value of the project.
+            let literal =
+                text.starts_with(['{', '[', '"', '\'', '`']) || text.starts_with(|c: char| c.is_ascii_digit());
+            return if literal { Val::Foreign } else { Val::Unknown };
+        };
+        // A Rust path from the crate or a module (`super::Arg::new`) names
+        // the same as the path's rest.
+        while let [Step::Name("crate" | "super" | "self"), Step::Member { name, scoped: true }, ..] = steps[..] {
+            steps.remove(0);
+            steps[0] = Step::Name(name);
+        }
+        let head_scoped = match steps.get(1) {
+            Some(Step::Member { scoped, .. } | Step::Call { scoped, .. }) => *scoped,
+            None => scoped,
+            _ => false,
+        };
+        let mut val = self.head(fi, scope, steps[0], head_scoped, depth);
+        for step in &steps[1..] {
+            if matches!(val, Val::Unknown) {
+                break;
+            }
+            val = self.step(fi, scope, val, *step, depth);
+        }
+        val
+    }
+
+    /// The value of an expression's first step.
+    pub(super) fn head(&self, fi: usize, scope: Option<DefIx>, step: Step<'_>, scoped: bool, depth: u8) -> Val {
+        let type_named = |name: &str| {
+            let named = Name { name: name.to_owned(), qualifier: None, span: Span::default() };
+            self.ty(fi, scope.unwrap_or(usize::MAX), &named)
+        };
+        match step {
+            // A Rust impl for a type the project does not define.
+            // PHP's `$this`, `static::`.
+            Step::Name("this" | "self" | "Self" | "$this" | "static") => {
+                self.enclosing_type(scope).map_or(Val::Foreign, Val::Type)
+            }
+            Step::Name("super" | "parent") => {
+                let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
+                sup.map_or(Val::Unknown, Val::Type)
+            }
+            Step::Name(name) => {
+                // A scope written before a name (`ns::f`) is never a value.
+                if !scoped && let Some(b) = self.var(fi, scope, name) {
+                    return self.bound(b, depth);
+                }
+                if let Some(t) = type_named(name) {
+                    return self.unalias(t, depth);
+                }
+                if !scoped && let Some(pkg) = self.package_alias(fi, name) {
+                    return Val::Package(pkg);
+                }
+                // A namespace of the project (`shapes::total`).
+                if self.is_namespace(name) {
+                    return Val::Namespace(name.to_owned());
+                }
+                // A module of a Rust crate (`output::display_width`).
+                if scoped
+                    && self.p.sources[fi].lang.packages == Packages::CratePath
+                    && let Some(pkg) = self.module_path(fi, name)
+                {
+                    return Val::Package(pkg);
+                }
+                // A type or module path the project does not define
+                // (`String::new`).
+                if scoped { Val::Foreign } else { Val::Unknown }
+            }
+            Step::New(name) => type_named(name).map_or(Val::Foreign, Val::Type),
+            Step::Call { name, args, .. } => {
+                match self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))) {
+                    Some(f) => self.returns(f, depth),
+                    // `Order(…)`: a construction, where no `new` is written;
+                    // else a function the project does not define.
+                    None => type_named(name).map_or(Val::Foreign, Val::Type),
+                }
+            }
+            Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal | Step::Cast(_) => Val::Unknown,
+        }
+    }
+
+    /// The value after one more step.
+    pub(super) fn step(&self, fi: usize, scope: Option<DefIx>, val: Val, step: Step<'_>, depth: u8) -> Val {
+        // A type assertion gives a value of that type, whatever was asserted.
+        if let Step::Cast(t) = step {
+            let named = Name { name: t.to_owned(), qualifier: None, span: Span::default() };
+            return self.ty(fi, scope.unwrap_or(usize::MAX), &named).map_or(Val::Foreign, Val::Type);
+        }
+        match (val, step) {
+            (val, Step::Literal) => val,
+            (Val::Type(t), Step::Unwrap) => Val::Type(t),
+            (Val::Type(t), Step::Member { name, scoped: true }) => {
+                let nested = self.lineage(t).into_iter().find_map(|o| {
+                    Lookup::get(&self.look.by_owner, &(o, name)).iter().copied().find(|&d| self.p.kind(d).is_type())
+                });
+                nested.map_or(Val::Unknown, Val::Type)
+            }
+            (Val::Type(t), Step::Member { name, .. }) => {
+                match self.lineage(t).into_iter().find_map(|o| self.declared_in(o, name)) {
+                    Some(b) => self.bound(b, depth),
+                    // A method called without parentheses (Ruby's
+                    // `Cart.new`, Scala's `cart.total`) or a property's
+                    // getter.
+                    None => self.step(fi, scope, Val::Type(t), Step::Call { name, args: 0, scoped: false }, depth),
+                }
+            }
+            (Val::Type(t), Step::Call { name, args, .. }) => match self.member_call(t, name, Some(args)) {
+                Some(m) => self.returns(m, depth),
+                // What the standard traits give of any type (`clone`,
+                // `Default::default`), and what a wrapper already unwrapped
+                // would have given.
+                // Ruby's `Item.new(…)` gives an Item whatever `initialize` is.
+                None if SAME_VALUE.contains(&name) || UNWRAPS.contains(&name) || name == "new" => Val::Type(t),
+                None => Val::Unknown,
+            },
+            (Val::Written(w), step) => self.through(fi, scope, w, step, depth),
+            (Val::Foreign, _) => Val::Foreign,
+            (Val::Package(pkg), Step::Member { name, .. }) => {
+                let nested = format!("{pkg}.{name}");
+                if self.look.packages.contains_key(&nested) {
+                    return Val::Package(nested);
+                }
+                let types: Vec<DefIx> =
+                    self.exported(&pkg, name, REEXPORTS).into_iter().filter(|&d| self.p.kind(d).is_type()).collect();
+                if let [one] = types[..] { self.unalias(one, depth) } else { Val::Unknown }
+            }
+            (Val::Package(pkg), Step::Call { name, args, .. }) => {
+                let level: Vec<DefIx> = self
+                    .exported(&pkg, name, REEXPORTS)
+                    .into_iter()
+                    .filter(|&d| self.p.kind(d).is_callable())
+                    .collect();
+                self.fitting(&level, Some(args)).map_or(Val::Unknown, |one| self.returns(one, depth))
+            }
+            (Val::Namespace(ns), Step::Member { name, .. }) => {
+                let types = self.in_namespace(&ns, name, |k| k.is_type());
+                match types[..] {
+                    [one] => Val::Type(one),
+                    _ if self.is_namespace(name) => Val::Namespace(name.to_owned()),
+                    _ => Val::Unknown,
+                }
+            }
+            (Val::Namespace(ns), Step::Call { name, args, .. }) => {
+                let level = self.in_namespace(&ns, name, Kind::is_callable);
+                self.fitting(&level, Some(args)).map_or(Val::Unknown, |one| self.returns(one, depth))
+            }
+            _ => Val::Unknown,
+        }
+    }
+
+    /// A step on a value of a type the project does not define: through
+    /// what it wraps, where the standard libraries say so.
+    pub(super) fn through(&self, fi: usize, scope: Option<DefIx>, w: Written, step: Step<'_>, depth: u8) -> Val {
+        let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
+        let kind = wrapper(t.head);
+        let inner = |k: usize| match t.args.get(k) {
+            Some(arg) if depth > 0 => self.written(w.file, w.scope, w.self_ty, arg, depth - 1),
+            _ => Val::Unknown,
+        };
+        match (kind, step) {
+            // `Box<T>`, `Arc<T>`, a lock's guard: T's members, as they are.
+            (Some(Wrapper::Deref), Step::Member { .. } | Step::Call { .. }) => {
+                let v = inner(0);
+                if matches!(v, Val::Unknown) || depth == 0 { v } else { self.step(fi, scope, v, step, depth - 1) }
+            }
+            (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) => inner(0),
+            (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
+            (Some(Wrapper::Collection), Step::Index) => self.element(&w, depth),
+            (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
+                self.element(&w, depth)
+            }
+            // `.iter()`, `.filter(…)`: the same elements.
+            (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ADAPTERS.contains(&name) => {
+                Val::Written(w)
+            }
+            (_, Step::Call { name, .. }) if SAME_VALUE.contains(&name) => Val::Written(w),
+            _ => Val::Foreign,
+        }
+    }
+
+    /// What a receiver expression names: a type whose members are called,
+    /// or a package (Go) whose functions are.
+    pub(super) fn receiver(&self, fi: usize, scope: Option<DefIx>, text: &str, scoped: bool) -> Receiver {
+        let mut val = self.eval(fi, scope, text, scoped, DEPTH);
+        // `Box<Shape>`, Python's `Optional[Shape]`: the members are Shape's.
+        for depth in (0..DEPTH).rev() {
+            let Val::Written(w) = &val else { break };
+            match TypeText::parse(&w.text) {
+                Some(t) if wrapper(t.head) == Some(Wrapper::Deref) && !t.args.is_empty() => {
+                    val = self.written(w.file, w.scope, w.self_ty, t.args[0], depth);
+                }
+                _ => break,
+            }
+        }
+        match val {
+            Val::Type(t) => Receiver::Type(t),
+            Val::Package(pkg) => Receiver::Package(pkg),
+            Val::Namespace(ns) => Receiver::Namespace(ns),
+            // A typed name whose type is not the project's (`List<Item>
+            // items`): its methods are not the project's either.
+            Val::Written(_) | Val::Foreign => Receiver::External,
+            Val::Unknown => Receiver::Unknown,
+        }
+    }
+}
+
+/// What a call's receiver turned out to be.
+pub(super) enum Receiver {
+    /// A type of the project.
+    Type(DefIx),
+    /// A package (Go) of the project, dotted as [`Lookup`] keys it.
+    Package(String),
+    /// A namespace of the project (C++), by name.
+    Namespace(String),
+    /// A value of a type written down but defined elsewhere.
+    External,
+    /// An expression whose type is not written down.
+    Unknown,
+}
+
+/// How many re-exports (`pub use a::B;` in a module) a name is followed
+/// through.
+pub(super) const REEXPORTS: u8 = 4;
+
+/// How deep an expression is followed through the bindings and returns it
+/// names (`let a = b.c(); a.d()` is two).
+pub(super) const DEPTH: u8 = 8;
+
+/// What an expression's value is, as far as the resolver can tell.
+#[derive(Debug, Clone)]
+pub(super) enum Val {
+    /// A value of a type of the project (or the type itself, named).
+    Type(DefIx),
+    /// A value of a type written down but not the project's, kept as
+    /// written so that what it wraps can be read.
+    Written(Written),
+    /// A package (Go) of the project.
+    Package(String),
+    /// A namespace (C++) of the project.
+    Namespace(String),
+    /// What a type the project does not define gives (`String::new()`,
+    /// an unknown method of an external value): its members are not the
+    /// project's.
+    Foreign,
+    /// Something not known.
+    Unknown,
+}
+
+/// A type as written, and where: its arguments are read there.
+#[derive(Debug, Clone)]
+pub(super) struct Written {
+    pub(super) text: String,
+    pub(super) file: usize,
+    pub(super) scope: Option<DefIx>,
+    pub(super) self_ty: Option<DefIx>,
+}
+
+/// What a wrapper of the standard libraries does with what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Wrapper {
+    /// Its members are what it points to (`Box<T>`, `Arc<T>`, a guard).
+    Deref,
+    /// It holds one value, given by an unwrap (`Option<T>`, `Promise<T>`,
+    /// `Mutex<T>`).
+    Holds,
+    /// It holds many, given by index or a getter (the last argument: a
+    /// map's value).
+    Collection,
+    /// It gives many, one at a time (the first argument, `Item = T`).
+    Iterates,
+}
+
+/// The wrappers of Rust, TypeScript, Python, Java, Go and C#'s standard
+/// libraries the resolver reads through.
+pub(super) fn wrapper(head: &str) -> Option<Wrapper> {
+    Some(match head {
+        // Python's `Optional[T]` is a T once checked; Java's `Optional<T>`'s
+        // own methods (`get`, `orElseThrow`) are unwraps.
+        "Box" | "Rc" | "Arc" | "MutexGuard" | "RwLockReadGuard" | "RwLockWriteGuard" | "Ref" | "RefMut" | "Cow"
+        | "Pin" | "ManuallyDrop" | "MappedMutexGuard" | "Optional" => Wrapper::Deref,
+        "Option" | "Result" | "LockResult" | "TryLockResult" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell"
+        | "OnceLock" | "Weak" | "Promise" | "PromiseLike" | "Awaitable" | "Future" | "CompletableFuture" | "Task"
+        | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
+        "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
+        | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
+        | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" => Wrapper::Collection,
+        "Iterator"
+        | "IntoIterator"
+        | "DoubleEndedIterator"
+        | "ExactSizeIterator"
+        | "Iter"
+        | "IterMut"
+        | "IntoIter"
+        | "Iterable"
+        | "IterableIterator"
+        | "Generator"
+        | "AsyncIterator"
+        | "AsyncIterable"
+        | "Set"
+        | "HashSet"
+        | "BTreeSet"
+        | "ReadonlySet"
+        | "Collection"
+        | "Stream"
+        | "IEnumerable"
+        | "ICollection"
+        | "set"
+        | "frozenset"
+        | "Values"
+        | "Keys" => Wrapper::Iterates,
+        _ => return None,
+    })
+}
+
+/// Methods that give what a wrapper holds.
+pub(super) const UNWRAPS: &[&str] = &[
+    "unwrap",
+    "expect",
+    "unwrap_or",
+    "unwrap_or_else",
+    "unwrap_or_default",
+    "unwrap_unchecked",
+    "lock",
+    "read",
+    "write",
+    "try_lock",
+    "borrow",
+    "borrow_mut",
+    "get_mut",
+    "get",
+    "upgrade",
+    "as_deref",
+    "as_deref_mut",
+    "into_inner",
+    "orElseThrow",
+];
+
+/// Methods that give one element of a collection.
+pub(super) const ELEMENT: &[&str] = &[
+    "get",
+    "get_mut",
+    "first",
+    "last",
+    "pop",
+    "pop_front",
+    "pop_back",
+    "front",
+    "back",
+    "find",
+    "at",
+    "peek",
+    "next",
+    "next_back",
+    "nth",
+    "min",
+    "max",
+    "min_by_key",
+    "max_by_key",
+    "min_by",
+    "max_by",
+];
+
+/// Methods of collections and iterators that give the same elements.
+pub(super) const ADAPTERS: &[&str] = &[
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "values",
+    "values_mut",
+    "into_values",
+    "filter",
+    "rev",
+    "skip",
+    "take",
+    "skip_while",
+    "take_while",
+    "peekable",
+    "chain",
+    "cloned",
+    "copied",
+    "by_ref",
+    "step_by",
+    "fuse",
+    "inspect",
+    "slice",
+    "concat",
+    "reverse",
+    "sort",
+    "toSorted",
+    "toReversed",
+    "sorted",
+];
+
+/// Methods of every type that give a value of the same type.
+pub(super) const SAME_VALUE: &[&str] = &["clone", "to_owned", "as_ref", "as_mut", "default", "copy", "deepcopy"];
