@@ -20,7 +20,10 @@ use scip::types::{Descriptor, Package, Symbol};
 pub fn parse(s: &str) -> Result<Symbol, String> {
     let mut sym = Symbol::new();
     if let Some(local) = s.strip_prefix("local ") {
-        if local.is_empty() || !local.chars().all(simple) {
+        // Indexers write more than the grammar's simple ids for locals
+        // (scip-python's `local 269(x)`): a local is only ever matched
+        // within its document, so any id but an empty one will do.
+        if local.is_empty() || local.contains(char::is_whitespace) {
             return Err(format!("`{local}` is not a local id"));
         }
         sym.scheme = "local".into();

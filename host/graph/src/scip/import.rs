@@ -69,7 +69,18 @@ impl FirstPass {
             let at = |why: String| ScipError::Range { path: path.to_owned(), why };
             let Some(range) = range_of(o).map_err(at)? else { continue };
             let id = self.table.intern(&key_of(&o.symbol, path))?;
-            parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path))?;
+            if self.table.slot[id as usize] == Slot::Skipped {
+                continue;
+            }
+            match parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path)) {
+                Ok(_) => {}
+                // One symbol that does not parse costs that symbol, not the index.
+                Err(e) if super::table::unparsed(&e) => {
+                    self.table.leave_out(id, path, &o.symbol);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
             if self.table.slot[id as usize] == Slot::Defined {
                 continue;
             }
@@ -89,10 +100,17 @@ impl FirstPass {
                 continue;
             }
             let id = self.table.intern(&key_of(&s.symbol, path))?;
-            if self.table.slot[id as usize] == Slot::Defined {
+            if matches!(self.table.slot[id as usize], Slot::Defined | Slot::Skipped) {
                 continue;
             }
-            parse(&mut self.table.syms, &mut self.table.packages, id, &s.symbol, Some(path))?;
+            match parse(&mut self.table.syms, &mut self.table.packages, id, &s.symbol, Some(path)) {
+                Ok(_) => {}
+                Err(e) if super::table::unparsed(&e) => {
+                    self.table.leave_out(id, path, &s.symbol);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
             self.table.slot[id as usize] = Slot::Defined;
             self.defs.push(Def {
                 sym: id,
@@ -168,6 +186,14 @@ impl Import {
     /// The graph builder, the rest dropped (the symbol table is most of
     /// the import's memory).
     pub(super) fn into_builder(self) -> GraphBuilder {
+        let (n, first) = &self.table.unparsed;
+        if *n > 0 {
+            tracing::warn!(
+                symbols = n,
+                first = first.join("; "),
+                "symbols of the index that do not parse were left out; the rest is served"
+            );
+        }
         self.b
     }
 
@@ -365,7 +391,14 @@ impl Import {
                 Slot::Node(t) | Slot::External(t) => t,
                 Slot::Skipped => continue,
                 Slot::Met | Slot::Defined => {
-                    let sym = parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path))?;
+                    let sym = match parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path)) {
+                        Ok(sym) => sym,
+                        Err(e) if super::table::unparsed(&e) => {
+                            self.table.leave_out(id, path, &o.symbol);
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    };
                     let node = describe(self.table.info[id as usize].as_deref(), &self.dialect, sym);
                     if !keep(node.kind, sym) {
                         self.table.slot[id as usize] = Slot::Skipped;

@@ -161,8 +161,29 @@ pub(super) fn kind_from_signature(sig: &str, member: bool) -> Option<&'static st
         "(method)" | "method" => "method",
         "constructor" | "(constructor)" => "constructor",
         "(property)" | "property" => "property",
+        // A value whose type is a function's (`const f: (a: A) => B`, a
+        // generic one `const f: <T>(a: T) => T`) is a function.
         "let" | "var" | "(variable)" | "const" | "(constant)"
-            if line.split_once(':').is_some_and(|(_, ty)| ty.trim_start().starts_with('(') && ty.contains("=>")) =>
+            if line.split_once(':').is_some_and(|(_, ty)| {
+                let ty = ty.trim_start();
+                let ty = match ty.strip_prefix('<') {
+                    // Past the type parameters (`<T extends Record<K, V>>`).
+                    Some(rest) => {
+                        let mut depth = 1;
+                        let end = rest.char_indices().find(|&(_, c)| {
+                            match c {
+                                '<' => depth += 1,
+                                '>' => depth -= 1,
+                                _ => {}
+                            }
+                            depth == 0
+                        });
+                        end.map_or("", |(i, _)| rest[i + 1..].trim_start())
+                    }
+                    None => ty,
+                };
+                ty.starts_with('(') && ty.contains("=>")
+            }) =>
         {
             "function"
         }

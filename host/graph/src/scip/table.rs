@@ -66,6 +66,9 @@ pub(super) struct Table {
     pub(super) info: Vec<Option<Box<Info>>>,
     /// What became of each symbol.
     pub(super) slot: Vec<Slot>,
+    /// Symbols that do not parse (left out, the rest served): how many, and
+    /// the first few as `document: symbol`.
+    pub(super) unparsed: (usize, Vec<String>),
 }
 
 impl Table {
@@ -114,6 +117,25 @@ impl Table {
         match self.slot[id as usize] {
             Slot::Node(ix) | Slot::External(ix) => Some(ix),
             _ => None,
+        }
+    }
+}
+
+/// Whether `e` is a symbol that does not parse: one occurrence or symbol to
+/// leave out, not a reason to refuse the index.
+pub(super) fn unparsed(e: &crate::GraphError) -> bool {
+    matches!(e, crate::GraphError::Scip(super::ScipError::Symbol { .. }))
+}
+
+impl Table {
+    /// Leaves symbol `id` out (its text `symbol`, met in `doc`): counted,
+    /// and the first few kept to name.
+    pub(super) fn leave_out(&mut self, id: SymId, doc: &str, symbol: &str) {
+        self.slot[id as usize] = Slot::Skipped;
+        self.unparsed.0 += 1;
+        if self.unparsed.1.len() < 3 {
+            let shown: String = symbol.chars().take(120).collect();
+            self.unparsed.1.push(format!("{doc}: `{shown}`"));
         }
     }
 }
