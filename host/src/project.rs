@@ -54,11 +54,14 @@ pub struct Options {
     /// does; one command from a shell, which ends at once, does not: it
     /// serves the index of their last run, if any).
     pub background: bool,
+    /// Languages the built-in indexer reads whatever their SCIP indexer,
+    /// each with why (`--indexer rust=builtin`, the configuration).
+    pub builtin: Vec<(String, String)>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT), background: true }
+        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT), background: true, builtin: Vec::new() }
     }
 }
 
@@ -293,16 +296,38 @@ pub fn index_scip_part(
 /// (all of them when it is trusted, none otherwise), and a note for each
 /// indexer that may not, saying what it would run and how to opt in.
 fn trusted_indexers(
-    trust: &Trust,
+    opts: &Options,
     root: &Path,
     detected: Vec<(indexer::Language, PathBuf)>,
     found: &[(&'static Lang, Vec<PathBuf>)],
 ) -> (Vec<(indexer::Language, PathBuf)>, Vec<precise::Pass>, Vec<String>) {
-    let passes = precise::passes(found);
-    if trust.trusted {
-        return (detected, passes, Vec::new());
-    }
+    let trust = &opts.trust;
+    let chosen = |lang: &str| opts.builtin.iter().find(|(l, _)| l == lang).map(|(_, why)| why.as_str());
     let mut notes = Vec::new();
+    // Languages the operator gives the built-in indexer: their SCIP
+    // indexers never run, trusted or not.
+    for lang in indexer::LANGUAGES {
+        if let Some(why) = chosen(lang.name())
+            && detected.iter().any(|(l, _)| *l == lang)
+        {
+            notes.push(format!("{} is read by the built-in indexer, not {} ({why})", lang.name(), lang.program()));
+        }
+    }
+    let detected: Vec<_> = detected.into_iter().filter(|(l, _)| chosen(l.name()).is_none()).collect();
+    let passes: Vec<precise::Pass> = precise::passes(found)
+        .into_iter()
+        .filter(|p| {
+            let all_chosen = p.langs.iter().all(|l| chosen(l.name).is_some());
+            if all_chosen {
+                let program = p.command.first().map_or("", String::as_str);
+                notes.push(format!("{program} is not run: the built-in indexer reads its languages (chosen)"));
+            }
+            !all_chosen
+        })
+        .collect();
+    if trust.trusted {
+        return (detected, passes, notes);
+    }
     for lang in indexer::LANGUAGES {
         if detected.iter().any(|(l, _)| *l == lang) {
             notes.push(trust.not_run(lang.program(), lang.reaches(), root));
@@ -356,7 +381,7 @@ impl Project {
         // The SCIP indexers build the project (they run its code): only on
         // a trusted tree. Otherwise the built-in indexer reads their
         // languages too, and a note says which did not run and why.
-        let (scip_parts, precise, trust_notes) = trusted_indexers(&opts.trust, &root, detected, &found);
+        let (scip_parts, precise, trust_notes) = trusted_indexers(opts, &root, detected, &found);
         tracing::info!(root = %root.display(), trust = opts.trust.because.as_str(), "project");
         for note in &trust_notes {
             tracing::info!(note = note.as_str(), "project trust");

@@ -131,6 +131,13 @@ impl Config {
         self.doc.get("trust").and_then(|t| t.get("all")).and_then(|v| v.as_bool()).unwrap_or(false)
     }
 
+    /// The languages `[indexer]` says the built-in indexer reads
+    /// (`rust = "builtin"`), whatever the tree's trust.
+    pub fn builtin_languages(&self) -> Vec<String> {
+        let Some(table) = self.doc.get("indexer").and_then(|t| t.as_table_like()) else { return Vec::new() };
+        table.iter().filter(|(_, v)| v.as_str() == Some("builtin")).map(|(k, _)| k.to_owned()).collect()
+    }
+
     /// The trust this configuration (at `path`) gives the tree at `root`.
     pub fn trust(&self, root: &Path, path: &Path) -> Trust {
         if self.all() {
@@ -181,6 +188,27 @@ impl Config {
         std::fs::write(&partial, self.doc.to_string()).with_context(|| format!("writing {}", partial.display()))?;
         std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
     }
+}
+
+/// Which languages the built-in indexer reads whatever their SCIP indexer,
+/// and why: `--indexer LANG=builtin` flags, then the configuration's
+/// `[indexer]` table.
+pub fn builtin_choices(flags: &[String]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = flags
+        .iter()
+        .filter_map(|f| f.strip_suffix("=builtin"))
+        .map(|l| (l.to_owned(), format!("--indexer {l}=builtin")))
+        .collect();
+    let path = config_path();
+    if let Ok(config) = Config::read(&path) {
+        for l in config.builtin_languages() {
+            if !out.iter().any(|(k, _)| *k == l) {
+                let why = format!("`{l} = \"builtin\"` in {}", path.display());
+                out.push((l, why));
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -185,11 +185,24 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
 }
 
-/// Runs `cmd` with no input; its failure carries the last lines it wrote.
+/// Runs `cmd` with no input; its failure carries the last lines it wrote,
+/// on whichever stream it wrote them (scip-typescript prints its errors on
+/// stdout).
 pub fn run_quiet(cmd: &mut Command, what: &str) -> anyhow::Result<()> {
     let out = cmd.stdin(Stdio::null()).output().with_context(|| format!("running {what}"))?;
     if !out.status.success() {
-        bail!("{what} failed ({}):\n{}", out.status, tail(&String::from_utf8_lossy(&out.stderr), 20));
+        let (err, outs) = (String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+        let mut why = tail(err.trim_end(), 20);
+        if !outs.trim().is_empty() {
+            if !why.is_empty() {
+                why.push('\n');
+            }
+            why.push_str(&tail(outs.trim_end(), 20));
+        }
+        if why.trim().is_empty() {
+            why = "(it wrote nothing on stdout or stderr)".into();
+        }
+        bail!("{what} failed ({}):\n{why}", out.status);
     }
     Ok(())
 }
@@ -206,7 +219,6 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
     if let Some(p) = on_path("rust-analyzer").filter(|p| works(p)) {
         return Ok(p);
     }
-    eprintln!("installing rust-analyzer: rustup component add rust-analyzer rust-src");
     let added = run_quiet(
         Command::new("rustup").args(["component", "add", "rust-analyzer", "rust-src"]),
         "rustup component add",
@@ -219,6 +231,9 @@ fn rust_analyzer() -> anyhow::Result<PathBuf> {
         let out = Command::new("rustup").args(["which", "rust-analyzer"]).output()?;
         let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         if out.status.success() && works(&path) {
+            if added.is_ok() {
+                eprintln!("installed rust-analyzer (rustup component add rust-analyzer rust-src)");
+            }
             return Ok(path);
         }
         if added.is_ok() || std::time::Instant::now() > deadline {
@@ -323,12 +338,48 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
             c
         }
         Language::TypeScript => {
-            let mut c = Command::new(npm_tool("scip-typescript", SCIP_TYPESCRIPT)?);
-            c.args(["index", "--no-progress-bar", "--output"]).arg(out);
-            if !dir.join("tsconfig.json").is_file() {
-                c.arg("--infer-tsconfig");
-            }
-            c
+            let program = npm_tool("scip-typescript", SCIP_TYPESCRIPT)?;
+            let typescript = |project: Option<&Path>| {
+                let mut c = Command::new(&program);
+                c.args(["index", "--no-progress-bar", "--cwd"]).arg(dir).arg("--output").arg(out);
+                c.args(project);
+                c.current_dir(dir);
+                c
+            };
+            // Without a tsconfig.json, or with one that cannot be used (it
+            // extends a package that is not installed, say), a standalone
+            // one Signpost writes in its cache: `--infer-tsconfig` would
+            // write one into the project.
+            let standalone = scratch.join("tsconfig.json");
+            let write_standalone = || {
+                std::fs::write(&standalone, standalone_tsconfig(dir))
+                    .with_context(|| format!("writing {}", standalone.display()))
+            };
+            let what = "typescript indexer";
+            let label = format!("indexing {} with the {what}", dir.display());
+            let result = if tree_file(dir, "tsconfig.json") {
+                with_progress(&label, || run_quiet(&mut typescript(None), what)).or_else(|own| {
+                    write_standalone()?;
+                    with_progress(&label, || run_quiet(&mut typescript(Some(&standalone)), what)).map_err(|e| {
+                        e.context(format!(
+                            "retried with a standalone configuration, as the project's tsconfig.json could not be used \
+                             ({})",
+                            first_line(&own)
+                        ))
+                    })?;
+                    tracing::info!(
+                        dir = %dir.display(),
+                        why = first_line(&own),
+                        "the project's tsconfig.json could not be used: indexed with a standalone configuration"
+                    );
+                    Ok(())
+                })
+            } else {
+                write_standalone()?;
+                with_progress(&label, || run_quiet(&mut typescript(Some(&standalone)), what))
+            };
+            let _ = std::fs::remove_file(&standalone);
+            return result;
         }
         Language::Python => {
             let name = python_project_name(dir, dir)
@@ -346,6 +397,30 @@ pub fn index(lang: Language, dir: &Path, out: &Path, opts: &Options) -> anyhow::
     let result = with_progress(&format!("indexing {} with the {what}", dir.display()), || run_quiet(&mut cmd, &what));
     let _ = std::fs::remove_file(&config);
     result
+}
+
+/// Whether `name` is a regular file directly in `dir` (no link followed).
+fn tree_file(dir: &Path, name: &str) -> bool {
+    crate::tree::is_file(dir, &dir.join(name))
+}
+
+/// An error's first line.
+fn first_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").lines().take(2).collect::<Vec<_>>().join(" ")
+}
+
+/// A tsconfig for the project at `dir` that names nothing outside it: its
+/// TypeScript and JavaScript files, with build outputs and dependencies
+/// left out.
+fn standalone_tsconfig(dir: &Path) -> String {
+    let root = dir.to_string_lossy().trim_end_matches('/').to_owned();
+    let at = |p: &str| serde_json::Value::String(format!("{root}/{p}"));
+    let config = serde_json::json!({
+        "compilerOptions": {"allowJs": true, "checkJs": false, "noEmit": true, "skipLibCheck": true, "types": []},
+        "include": [at("**/*")],
+        "exclude": [at("**/node_modules"), at("**/dist"), at("**/build"), at("**/out"), at("**/.*")],
+    });
+    config.to_string()
 }
 
 /// The distribution name from `pyproject.toml`'s `[project]` table: what

@@ -38,6 +38,15 @@ pub(super) fn index_project(
     }
     // The SCIP indexers build the project (they run its code): only on a
     // trusted tree; otherwise the built-in indexer reads their languages.
+    // `--indexer rust=builtin` (or `[indexer] rust = "builtin"`): that
+    // language's SCIP projects are read by the built-in indexer.
+    let builtin = signpost::trust::builtin_choices(indexers);
+    let (detected, chosen): (Vec<_>, Vec<_>) =
+        detected.into_iter().partition(|(l, _)| !builtin.iter().any(|(b, _)| b == l.name()));
+    for lang in indexer::LANGUAGES.into_iter().filter(|l| chosen.iter().any(|(c, _)| c == l)) {
+        let why = builtin.iter().find(|(b, _)| b == lang.name()).map_or("", |(_, w)| w.as_str());
+        eprintln!("note: {} is read by the built-in indexer, not {} ({why})", lang.name(), lang.program());
+    }
     let projects = if trust.trusted {
         detected
     } else {
@@ -110,7 +119,11 @@ pub(super) fn index_project(
         // The language's SCIP indexer when given (the operator's own
         // command), or on PATH and the tree is trusted; the built-in
         // indexer when it is missing, not trusted, or fails.
-        let command = given.iter().find(|(l, _)| l == lang.name).map(|(_, c)| c.clone()).or_else(|| {
+        let chosen = given.iter().find(|(l, _)| l == lang.name).map(|(_, c)| c.clone());
+        let command = chosen.filter(|c| c[..] != ["builtin"]).or_else(|| {
+            if builtin.iter().any(|(b, _)| b == lang.name) {
+                return None;
+            }
             let words = shlex::split(lang.scip_command).filter(|w| !w.is_empty())?;
             let program = words.first().filter(|p| indexer::on_path(p).is_some())?;
             if !trust.trusted {
@@ -305,6 +318,10 @@ fn given_indexers(flags: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>
                 .with_context(|| format!("--indexer {f}: give LANG=COMMAND, e.g. go='scip-go --output {{out}}'"))?;
             if !names.contains(&lang) {
                 anyhow::bail!("--indexer {f}: `{lang}` is not one of {}", names.join(", "));
+            }
+            // `LANG=builtin`: the built-in indexer, whatever the SCIP one.
+            if command == "builtin" {
+                return Ok((lang.to_owned(), vec!["builtin".to_owned()]));
             }
             let words = shlex::split(command)
                 .filter(|w| !w.is_empty())

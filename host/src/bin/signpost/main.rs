@@ -394,6 +394,12 @@ struct ServeArgs {
     /// indexer reads every language and nothing of the tree runs.
     #[arg(long, requires = "project")]
     trust: bool,
+    /// `LANG=builtin`: the built-in indexer reads LANG (rust, typescript,
+    /// python, java, go, …) even where its SCIP indexer could run
+    /// (repeatable; the configuration's `[indexer]` table says it for all
+    /// projects: `rust = "builtin"`).
+    #[arg(long, value_name = "LANG=builtin", requires = "project", value_parser = builtin_choice)]
+    indexer: Vec<String>,
     /// A policy component (default: the embedded default policy). The file is
     /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]
@@ -675,6 +681,16 @@ fn serve_only_flags(matches: &clap::ArgMatches) -> Vec<String> {
         .filter(|(id, _)| matches!(matches.value_source(id), Some(clap::parser::ValueSource::CommandLine)))
         .map(|(_, long)| format!("--{long}"))
         .collect()
+}
+
+/// `--indexer LANG=builtin` for a server: a language of the built-in indexer's.
+fn builtin_choice(flag: &str) -> Result<String, String> {
+    let names: Vec<&str> = signpost_treesitter::languages::LANGUAGES.iter().map(|l| l.name).collect();
+    match flag.split_once('=') {
+        Some((lang, "builtin")) if names.contains(&lang) => Ok(flag.to_owned()),
+        Some((lang, "builtin")) => Err(format!("`{lang}` is not one of {}", names.join(", "))),
+        _ => Err("give LANG=builtin, e.g. rust=builtin (a server's only choice of indexer)".into()),
+    }
 }
 
 #[cfg(test)]

@@ -182,6 +182,7 @@ fn project_sources() -> anyhow::Result<Option<(std::path::PathBuf, Vec<std::path
         trust: signpost::trust::Trust::of(&root, false),
         first_wait: None,
         background: false,
+        builtin: signpost::trust::builtin_choices(&[]),
     };
     let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
     Ok(Some((root, project.sources().to_vec())))

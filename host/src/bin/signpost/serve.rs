@@ -45,6 +45,7 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
                 // Without a watcher, nothing would swap a late first index in.
                 first_wait: (!args.no_watch).then_some(signpost::project::FIRST_WAIT),
                 background: true,
+                builtin: signpost::trust::builtin_choices(&args.indexer),
             };
             let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
             sources.extend(project.sources().iter().cloned());
