@@ -139,6 +139,7 @@ fn resolve(call: &Call, result: &Reply) -> Advice {
             kinds.dedup();
             kinds.sort_unstable();
             kinds.dedup();
+            // A hint narrows only when it leaves fewer candidates.
             if kind.is_none() && kinds.len() > 1 {
                 for k in kinds.iter().take(2) {
                     hints.push(Hint::call(
@@ -152,6 +153,7 @@ fn resolve(call: &Call, result: &Reply) -> Advice {
             for fqn in fqns.iter().take(2) {
                 if let Some(suffix) = unique_suffix(fqn, &fqns)
                     && !suffix.eq_ignore_ascii_case(identifier)
+                    && fqns.iter().filter(|f| f.ends_with(suffix)).count() < fqns.len()
                 {
                     hints.push(Hint::call(
                         "resolve",
@@ -163,11 +165,26 @@ fn resolve(call: &Call, result: &Reply) -> Advice {
             for rec in candidates.iter().take(3) {
                 hints.extend(describe_hint(rec, format!("candidate: {}", rec.fqn())));
             }
-            let names: Vec<&str> = candidates.iter().take(4).map(Rec::fqn).collect();
+            // Candidates told apart: by name, and where names are the same
+            // (overloads, a vendored copy), by kind and place.
+            let told = |rec: &Rec| {
+                let twin = fqns.iter().filter(|f| **f == rec.fqn()).count() > 1;
+                match rec.location() {
+                    Some(at) if twin => format!("the {} {} at {at}", rec.kind(), rec.fqn()),
+                    _ => rec.fqn().to_owned(),
+                }
+            };
+            let names: Vec<String> = candidates.iter().take(4).map(told).collect();
             Advice {
                 state_tag: "ambiguous".into(),
                 summary: format!("{identifier} matches {} symbols", candidates.len()),
-                details: candidates.iter().map(Rec::line).collect(),
+                details: candidates
+                    .iter()
+                    .map(|r| match r.location() {
+                        Some(at) => format!("{} at {at}", r.line()),
+                        None => r.line(),
+                    })
+                    .collect(),
                 hints,
                 ask_user: Some(format!("which {identifier} is meant: {}?", names.join(" or "))),
             }

@@ -727,3 +727,55 @@ async fn describe_marks_a_symbol_whose_file_changed_since_it_was_indexed() {
     until_stale(&client, &circle, false, std::time::Duration::from_secs(600)).await;
     client.close().await;
 }
+
+/// What the index could not tell is said, never a silent "nobody calls
+/// it": a call on a value whose type is not known is counted (and
+/// `describe` and the callers' `neighbors` say how many), and a call
+/// between overloads it cannot tell apart is an edge to each, marked
+/// ambiguous.
+#[tokio::test(flavor = "multi_thread")]
+async fn unbound_calls_are_counted_and_ambiguous_ones_marked() {
+    let scratch = Scratch::new("honest-callers");
+    let dir = scratch.path("repo");
+    let write = |rel: &str, text: &str| {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap_or(&dir)).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(p, text).unwrap_or_else(|e| panic!("{e}"));
+    };
+    write(
+        "shop/orders.py",
+        "class Order:\n    def settle(self):\n        return 1\n\n\ndef close(thing):\n    return thing.settle()\n",
+    );
+    write(
+        "src/main/java/p/Texts.java",
+        "package p;\npublic class Texts {\n    static String render(String s) { return s; }\n    static String render(Object o) { return \"\"; }\n    static String use() { return render(System.getenv(\"X\")); }\n}\n",
+    );
+    let (d, c) = (dir.display().to_string(), scratch.path("cache").display().to_string());
+    let config = scratch.path("config.toml").display().to_string();
+    let env = [("XDG_CACHE_HOME", c.as_str()), ("SIGNPOST_CONFIG", config.as_str())];
+    let client = Client::spawn_with(&["--project", &d], &env, std::process::Stdio::null()).await;
+    let settle = resolve_one(&client, "Order.settle").await;
+    let r = client.call("describe", json!({"id": settle})).await;
+    assert_eq!(r.structured["unbound_calls"], 1, "{}", r.text);
+    assert!(r.text.contains("note: 1 call site(s) named `settle` were not bound"), "{}", r.text);
+    let r = client.call("neighbors", json!({"ids": [settle], "direction": "in", "edge_types": ["CALLS"]})).await;
+    assert_eq!(r.structured["unbound_calls"], 1, "{}", r.text);
+    assert!(r.text.contains("may be more than the edges show"), "{}", r.text);
+    // Both overloads are the call's, each marked.
+    let r = client.call("resolve", json!({"identifier": "Texts.render"})).await;
+    let ids: Vec<String> = r.structured["candidates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["id"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(ids.len(), 2, "{}", r.text);
+    for id in ids {
+        let r = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
+        let results = r.structured["results"].as_array().cloned().unwrap_or_default();
+        assert_eq!(results.len(), 1, "{}", r.text);
+        assert_eq!(results[0]["derived"], "ambiguous", "{}", r.text);
+        assert!(r.text.contains("(ambiguous)"), "{}", r.text);
+    }
+    client.close().await;
+}

@@ -269,11 +269,17 @@ pub fn parse(
             if !unknown.is_empty() {
                 let valid: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
                 let fixed = if valid.is_empty() { vec!["CALLS"] } else { valid };
+                // The chain shown as an example is one this graph has.
+                let types = graph.edge_types();
+                let chain = match types.iter().find(|t| **t != "DECLARES") {
+                    Some(t) if types.contains(&"DECLARES") => format!(", e.g. DECLARES.{t}"),
+                    _ => String::new(),
+                };
                 return Err(ToolError::bad(
                     format!(
-                        "unknown edge type {}; this graph has {} (chain with dots, e.g. DECLARES.EXPOSES)",
+                        "unknown edge type {}; this graph has {} (chain with dots{chain})",
                         unknown.iter().map(|u| format!("`{}`", crate::clip(u))).collect::<Vec<_>>().join(", "),
-                        graph.edge_types().join(", ")
+                        types.join(", ")
                     ),
                     Some(json!({"ids": found, "direction": a.direction, "edge_types": fixed})),
                 ));

@@ -125,6 +125,13 @@
   arguments: (argument_list) @call.args)
 (call_expression function: (qualified_identifier scope: (namespace_identifier) @call.scope name: (identifier) @call)
   arguments: (argument_list) @call.args)
+; A nested scope (`lib::detail::clamp(…)`): the innermost one names it.
+(call_expression function: (qualified_identifier name: (qualified_identifier
+    scope: (namespace_identifier) @call.scope name: (identifier) @call))
+  arguments: (argument_list) @call.args)
+(call_expression function: (qualified_identifier name: (qualified_identifier name: (qualified_identifier
+    scope: (namespace_identifier) @call.scope name: (identifier) @call)))
+  arguments: (argument_list) @call.args)
 (new_expression type: [(type_identifier) @new (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @new)]
   arguments: (argument_list) @call.args)
 (declaration type: [(type_identifier) @new (qualified_identifier scope: (namespace_identifier) @ref.qualifier name: (type_identifier) @new)]

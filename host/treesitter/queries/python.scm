@@ -42,7 +42,18 @@
 ; Code run without a call written: a decorator, a property read (or a
 ; method passed as a value).
 (decorator (identifier) @read)
+; `@cli.command()`: the decorated function is attached to `cli`.
+(decorator (call function: (attribute object: (identifier) @read)))
+(decorator (attribute object: (identifier) @read))
 (attribute object: (_) @call.receiver attribute: (identifier) @read)
+; A function passed, returned or stored as a value (`key=sort_key`,
+; `return decorator`, `handlers = {"a": on_a}`): read, so that it has its
+; users; a name read resolves only to a definition, never to a local.
+(argument_list (identifier) @read)
+(keyword_argument value: (identifier) @read)
+(return_statement (identifier) @read)
+(assignment right: (identifier) @read)
+(pair value: (identifier) @read)
 (call function: (attribute object: (_) @call.receiver attribute: (identifier) @call) arguments: (argument_list) @call.args)
 (type (identifier) @ref.type)
 (type (generic_type (identifier) @ref.type))

@@ -90,10 +90,22 @@
 (public_field_definition name: (property_identifier) @var.name
   type: (type_annotation [(type_identifier) @var.type (generic_type name: (type_identifier) @var.type)]))
 
+; A function passed, returned or stored as a value (`arr.map(toName)`,
+; `return handler`, `{ onClick: handle }`): read, so that it has its users;
+; a name read resolves only to a definition, never to a local.
+(arguments (identifier) @read)
+(return_statement (identifier) @read)
+(variable_declarator value: (identifier) @read)
+(pair value: (identifier) @read)
+(shorthand_property_identifier) @read
+
 ; References.
 (call_expression function: (identifier) @call arguments: (arguments) @call.args)
-(call_expression function: (member_expression object: (_) @call.receiver property: (property_identifier) @call)
+(call_expression function: (member_expression object: (_) @call.receiver
+    property: [(property_identifier) (private_property_identifier)] @call)
   arguments: (arguments) @call.args)
+; A method passed as a value (`list.map(this.toName)`, `this.#onDone`).
+(arguments (member_expression object: (_) @call.receiver property: [(property_identifier) (private_property_identifier)] @read))
 (new_expression constructor: (identifier) @new arguments: (arguments)? @call.args)
 (type_identifier) @ref.type
 

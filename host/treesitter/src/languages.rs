@@ -88,6 +88,14 @@ pub struct Lang {
     /// value of the standard library: the guess was wrong as often as not),
     /// and the call is counted as unbound instead.
     pub unknown_receiver_is_ours: bool,
+    /// A plain call of a name found nowhere in scope may still mean the one
+    /// function of that name in the project (C and C++'s global namespace,
+    /// Ruby's and PHP's autoloading, a Swift module, and where this
+    /// reading of imports falls short: Python, TypeScript, the JVM
+    /// languages, C#). Not in Rust, whose prelude names what is in scope
+    /// nowhere else (`Ok(…)` is the prelude's, whatever function the crate
+    /// calls `Ok`), nor in Go, where another package's name is qualified.
+    pub global_names: bool,
 }
 
 /// Every language, in the order files are matched.
@@ -108,6 +116,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-java (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
+        global_names: true,
     },
     Lang {
         name: "go",
@@ -125,6 +134,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-go (`go install github.com/sourcegraph/scip-go/cmd/scip-go@latest`)",
         scip_command: "scip-go --output {out}",
         unknown_receiver_is_ours: true,
+        global_names: false,
     },
     Lang {
         name: "csharp",
@@ -142,6 +152,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-dotnet (`dotnet tool install --global scip-dotnet`)",
         scip_command: "scip-dotnet index --output {out}",
         unknown_receiver_is_ours: true,
+        global_names: true,
     },
     Lang {
         name: "kotlin",
@@ -159,6 +170,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-java, which reads Kotlin too (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
+        global_names: true,
     },
     Lang {
         name: "python",
@@ -179,6 +191,7 @@ pub static LANGUAGES: &[Lang] = &[
         // whose indexer failed.
         scip_command: "",
         unknown_receiver_is_ours: false,
+        global_names: true,
     },
     Lang {
         name: "cpp",
@@ -198,6 +211,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-clang, with a compile_commands.json (https://github.com/sourcegraph/scip-clang)",
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
         unknown_receiver_is_ours: false,
+        global_names: true,
     },
     Lang {
         name: "typescript",
@@ -222,6 +236,7 @@ pub static LANGUAGES: &[Lang] = &[
         // outside any, and a project whose indexer failed.
         scip_command: "",
         unknown_receiver_is_ours: false,
+        global_names: true,
     },
     Lang {
         name: "rust",
@@ -242,6 +257,7 @@ pub static LANGUAGES: &[Lang] = &[
         // whose indexer failed.
         scip_command: "",
         unknown_receiver_is_ours: false,
+        global_names: false,
     },
     Lang {
         name: "ruby",
@@ -260,6 +276,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-ruby (https://github.com/sourcegraph/scip-ruby)",
         scip_command: "scip-ruby --index-file {out}",
         unknown_receiver_is_ours: false,
+        global_names: true,
     },
     Lang {
         name: "php",
@@ -278,6 +295,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-php (https://github.com/davidrjenni/scip-php)",
         scip_command: "",
         unknown_receiver_is_ours: false,
+        global_names: true,
     },
     Lang {
         name: "swift",
@@ -296,6 +314,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "an index from Xcode's or SourceKit-LSP's index store",
         scip_command: "",
         unknown_receiver_is_ours: true,
+        global_names: true,
     },
     Lang {
         name: "scala",
@@ -313,6 +332,7 @@ pub static LANGUAGES: &[Lang] = &[
         better: "scip-java, which reads Scala through SemanticDB (https://sourcegraph.github.io/scip-java/)",
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
+        global_names: true,
     },
 ];
 

@@ -942,3 +942,100 @@ fn lines_are_counted_alike_for_lf_crlf_and_lone_cr() {
         assert_eq!(facts.lines, 5, "{text:?}");
     }
 }
+
+/// Every edge of `g` as `from -TYPE-> to`, with `(ambiguous)` after the
+/// ones marked so.
+fn edges_marked(g: &Graph) -> Vec<String> {
+    let mut out = Vec::new();
+    for n in g.iter() {
+        for t in g.edge_types() {
+            let key = g.parse_edge_key(t).ok().flatten().expect("a base type");
+            for m in g.walk(n.ix(), Direction::Out, &key) {
+                let how = g.step_derivation(n.ix(), Direction::Out, &key, m);
+                let mark = if how == Some(signpost_graph::Derivation::Ambiguous) { " (ambiguous)" } else { "" };
+                out.push(format!("{} -{t}-> {}{mark}", label(g, n.ix()), label(g, m)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys() {
+    let (g, report) = graph_of(&fixture_dir("rules/java"), "java");
+    let all = edges_marked(&g);
+    assert_edges(
+        &all,
+        &[
+            // Told apart by the argument's type: a typed int, a typed array, a literal.
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:19",
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:23",
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:15",
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:31",
+            // `this(…)` and `super(…)`.
+            "com.example.app.Document.<init>:12 -CALLS-> com.example.app.Document.<init>:16",
+            "com.example.app.Report.<init>:7 -CALLS-> com.example.app.Document.<init>:16",
+            // A field initializer's call.
+            "com.example.app.Document.TITLE -CALLS-> com.example.text.Texts.render:15",
+            // The imported Builder, not the nested one.
+            "com.example.app.Document -IMPLEMENTS-> com.example.build.Builder",
+            "com.example.app.Report.blank:15 -CALLS-> com.example.text.Texts.isWhitespace:7",
+            // Types unknown: each overload of one argument, marked.
+            "com.example.app.Report.unknown:11 -CALLS-> com.example.text.Texts.render:11 (ambiguous)",
+            "com.example.app.Report.unknown:11 -CALLS-> com.example.text.Texts.render:15 (ambiguous)",
+        ],
+        &[
+            // `Character.isWhitespace` is the JDK's.
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.isWhitespace:7",
+            // Arrays of another element type, a two-argument overload.
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:27",
+            "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:11",
+            "com.example.app.Document -IMPLEMENTS-> com.example.app.Document.Builder",
+            "com.example.app.Document -EXTENDS-> com.example.app.Document.Builder",
+        ],
+    );
+    assert!(report.counts.calls_ambiguous >= 1, "{:?}", report.counts);
+}
+
+#[test]
+fn go_imports_method_sets_promotion_assertions_and_recursion_with_decoys() {
+    let (g, _) = graph_of(&fixture_dir("rules/go"), "go");
+    let all = edges_marked(&g);
+    assert_edges(
+        &all,
+        &[
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/store.Open:40",
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/store.Store.Put:6",
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/store.Base.Name:13",
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/store.Walk:45",
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/app.handler:19",
+            "example.com/rules/v2/store.Walk:45 -CALLS-> example.com/rules/v2/store.Walk:45",
+            "example.com/rules/v2/store.Memory -IMPLEMENTS-> example.com/rules/v2/store.Store",
+        ],
+        &[
+            "example.com/rules/v2/app.Run:10 -CALLS-> example.com/rules/v2/files.Open:4",
+            "example.com/rules/v2/store.Cache -IMPLEMENTS-> example.com/rules/v2/store.Store",
+        ],
+    );
+}
+
+#[test]
+fn c_and_cpp_vendored_namesakes_export_macros_macro_bodies_and_nested_namespaces() {
+    let (g, _) = graph_of(&fixture_dir("rules/c"), "cpp");
+    let all = edges_marked(&g);
+    assert_edges(
+        &all,
+        &[
+            "serve:3 -CALLS-> dictFind:4",
+            "miniLookup:6 -CALLS-> dictFind:2",
+            // Through the macro, to what it expands to.
+            "lookupTwice:10 -CALLS-> dictFind:4",
+            // A class declared with an export macro, and its base.
+            "lib.console_sink -EXTENDS-> lib.sink",
+            "lib.console_sink.log:21 -CALLS-> lib.detail.clamp:7",
+        ],
+        &["serve:3 -CALLS-> dictFind:2", "miniLookup:6 -CALLS-> dictFind:4"],
+    );
+    assert_eq!(kind(&g, "lib.sink"), "class");
+}

@@ -115,7 +115,10 @@ impl Truth {
         let mut index: HashMap<u32, usize> = HashMap::new();
         let mut defs = Vec::new();
         for n in g.iter() {
-            if n.file().is_empty() || n.has_role(EXTERNAL) || n.line() == 0 || !n.file().starts_with(under) {
+            // A local (`local 100`: a closure bound inside a function) is
+            // no definition the built-in indexer makes or is asked about.
+            let local = n.name().bytes().all(|b| b.is_ascii_digit());
+            if n.file().is_empty() || n.has_role(EXTERNAL) || n.line() == 0 || !n.file().starts_with(under) || local {
                 continue;
             }
             index.insert(n.ix(), defs.len());

@@ -49,6 +49,7 @@ pub struct WalkOptions {
 fn walker(root: &Path, include_generated: bool) -> (ignore::Walk, Arc<Ignores>) {
     let rules = Arc::new(Ignores::new(root));
     let keep = rules.clone();
+    let root_dir = root.to_path_buf();
     let walk = ignore::WalkBuilder::new(root)
         .hidden(true)
         .parents(false)
@@ -63,7 +64,10 @@ fn walker(root: &Path, include_generated: bool) -> (ignore::Walk, Arc<Ignores>) 
                 return true;
             }
             if !include_generated && is_dir && SKIPPED_DIRS.contains(&e.file_name().to_string_lossy().as_ref()) {
-                return false;
+                let rel = e.path().strip_prefix(&root_dir).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
+                if in_skipped_dir(&rel) {
+                    return false;
+                }
             }
             !keep.ignored(e.path(), is_dir)
         })
@@ -164,7 +168,16 @@ pub fn excluded(root: &Path, rel: &str) -> bool {
 /// Whether `rel` (relative to the root, `/`-separated) is, or lies in, a
 /// build-output, dependency or hidden directory.
 pub fn in_skipped_dir(rel: &str) -> bool {
-    rel.split('/').any(|d| SKIPPED_DIRS.contains(&d) || (d.starts_with('.') && d != "." && d != ".."))
+    // Inside a JVM source tree (`src/main/java/…`), a directory is a
+    // package: `com/example/build` is source, not a build output.
+    let mut package = false;
+    for d in rel.split('/') {
+        if (SKIPPED_DIRS.contains(&d) && !package) || (d.starts_with('.') && d != "." && d != "..") {
+            return true;
+        }
+        package |= matches!(d, "java" | "kotlin" | "scala" | "groovy");
+    }
+    false
 }
 
 /// The directories the walk of `root` goes into, `root` first (what a

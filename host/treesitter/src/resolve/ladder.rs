@@ -222,6 +222,11 @@ impl Resolver<'_> {
         if let Some(r) = pick(self.look.in_package_of(package, name)) {
             return Some((r, whole));
         }
+        // A call of a name in scope nowhere: the project's only where its
+        // language has global names.
+        if want == Want::Callable && !self.p.sources[fi].lang.global_names {
+            return None;
+        }
         pick(all).map(|r| (r, true))
     }
 

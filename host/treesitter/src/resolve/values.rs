@@ -247,6 +247,11 @@ impl Resolver<'_> {
                 if scoped { Val::Foreign } else { Val::Unknown }
             }
             Step::New(name) => type_named(name).map_or(Val::Foreign, Val::Type),
+            // Python's `super()`: the class the enclosing one extends.
+            Step::Call { name: "super", args: 0, .. } => {
+                let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
+                sup.map_or(Val::Unknown, Val::Type)
+            }
             Step::Call { name, args, .. } => {
                 match self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))) {
                     Some(f) => self.returns(f, depth),
