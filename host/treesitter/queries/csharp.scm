@@ -5,39 +5,39 @@
 (using_directive [(identifier) (qualified_name)] @import)
 
 ; Definitions.
-(class_declaration name: (identifier) @name) @def.class
-(record_declaration name: (identifier) @name) @def.class
-(struct_declaration name: (identifier) @name) @def.struct
-(interface_declaration name: (identifier) @name) @def.interface
+(class_declaration name: (identifier) @name (type_parameter_list)? @generics) @def.class
+(record_declaration name: (identifier) @name (type_parameter_list)? @generics) @def.class
+(struct_declaration name: (identifier) @name (type_parameter_list)? @generics) @def.struct
+(interface_declaration name: (identifier) @name type_parameters: (type_parameter_list)? @generics) @def.interface
 (enum_declaration name: (identifier) @name) @def.enum
 (enum_member_declaration name: (identifier) @name) @def.constant
-(delegate_declaration name: (identifier) @name) @def.type
+(delegate_declaration name: (identifier) @name type_parameters: (type_parameter_list)? @generics) @def.type
 (method_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.method
 (constructor_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
 (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @def.field
 
 ; Headers: base classes and interfaces.
-(base_list [(identifier) @extends (generic_name (identifier) @extends) (qualified_name name: (identifier) @extends)])
+(base_list [(identifier) @extends (generic_name (identifier) @extends (type_argument_list) @ref.generics) (qualified_name name: (identifier) @extends)])
 
 ; Typed names: fields, properties, parameters, locals.
-(variable_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type)]
+(variable_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]
   (variable_declarator name: (identifier) @var.name))
-(variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type)]))
-(parameter type: [(identifier) @var.type (generic_name (identifier) @var.type)] name: (identifier) @var.name)
-(property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type)] name: (identifier) @var.name)
+(variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]))
+(parameter type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
+(property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 
 ; References.
-(invocation_expression function: [(identifier) @call (generic_name (identifier) @call)] arguments: (argument_list) @call.args)
+(invocation_expression function: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)] arguments: (argument_list) @call.args)
 (invocation_expression
-  function: (member_access_expression expression: (_) @call.receiver name: [(identifier) @call (generic_name (identifier) @call)])
+  function: (member_access_expression expression: (_) @call.receiver name: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)])
   arguments: (argument_list) @call.args)
-(object_creation_expression type: [(identifier) @new (generic_name (identifier) @new)] arguments: (argument_list) @call.args)
-(parameter type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
-(variable_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
-(method_declaration returns: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
-(property_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type)])
-(base_list [(identifier) @ref.type (generic_name (identifier) @ref.type)])
+(object_creation_expression type: [(identifier) @new (generic_name (identifier) @new (type_argument_list) @ref.generics)] arguments: (argument_list) @call.args)
+(parameter type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
+(variable_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
+(method_declaration returns: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
+(property_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
+(base_list [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
 (type_argument_list (identifier) @ref.type)
 
 ; Function literals: a name declared in one is seen only inside it.

@@ -58,6 +58,9 @@
 (method_invocation object: (_)? @call.receiver name: (identifier) @call arguments: (argument_list) @call.args)
 ; `this(…)` and `super(…)` in a constructor: another constructor.
 (explicit_constructor_invocation constructor: [(this) (super)] @new arguments: (argument_list) @call.args)
+; An anonymous class's body: the members of the type it extends are in scope.
+(object_creation_expression type: [(type_identifier) @anonymous.type (generic_type (type_identifier) @anonymous.type)]
+  (class_body) @anonymous)
 (object_creation_expression type: [(type_identifier) @new (generic_type (type_identifier) @new)]
   arguments: (argument_list) @call.args)
 (type_identifier) @ref.type

@@ -106,3 +106,10 @@
 
 ; Function literals: a name declared in one is seen only inside it.
 (closure_expression) @literal
+
+; Functions used as values: turbofished (`.map(parse::<u8>)`), stored in a
+; struct's field (`ErrorVTable { object_drop: object_drop::<E> }`). A plain
+; name passed as an argument is all but always a local value: not read.
+(arguments (generic_function function: (identifier) @read))
+(field_initializer value: (identifier) @read)
+(field_initializer value: (generic_function function: (identifier) @read))

@@ -167,6 +167,9 @@ pub struct Def {
     pub meta: bool,
     /// Parameters, for callables.
     pub arity: Option<Arity>,
+    /// Type parameters (`@generics`: `IValidator<T>` has 1): C# types of
+    /// one name and another number of them are other types.
+    pub generics: u8,
     /// Each parameter's type as written (`""` where none is written), for
     /// callables: overloads of one arity are told apart by them.
     pub params: Vec<String>,
@@ -192,6 +195,9 @@ pub struct Name {
     pub qualifier: Option<String>,
     /// Where.
     pub span: Span,
+    /// Type arguments written after it (`IValidator<Order>`: 1), by which
+    /// C# tells `IValidator` from `IValidator<T>`.
+    pub generics: u8,
 }
 
 /// A call.
@@ -218,6 +224,9 @@ pub struct Call {
     /// decorator (`@crypto_required`). It resolves only to a callable
     /// member of a known receiver or to a name in scope, never by guess.
     pub read: bool,
+    /// Type arguments written after the name (`new Result<int>(…)`: 1), by
+    /// which C# tells `Result` from `Result<T>`.
+    pub generics: u8,
 }
 
 /// What an argument is, as far as its syntax tells.
@@ -332,6 +341,9 @@ pub struct Facts {
     pub calls: Vec<Call>,
     /// Type names used.
     pub types: Vec<Name>,
+    /// Bodies of anonymous classes (`new ToStringStyle() { … }`, `@anonymous`)
+    /// and the type each extends: in one, that type's members are in scope.
+    pub anonymous: Vec<((usize, usize), Name)>,
     /// Lines.
     pub lines: usize,
     /// Whether the parser met syntax it does not know (it recovers; what
@@ -419,6 +431,7 @@ impl Reader {
             vars: Vec::new(),
             calls: Vec::new(),
             types: Vec::new(),
+            anonymous: Vec::new(),
             lines: text.iter().filter(|&&b| b == b'\n').count()
                 + usize::from(!text.ends_with(b"\n") && !text.is_empty()),
             syntax_errors: root.has_error(),
@@ -479,8 +492,20 @@ impl Reader {
                         name: txt(n),
                         qualifier: get("ref.qualifier").map(txt),
                         span: Span::of(n),
+                        generics: generics(get("ref.generics")),
                     }),
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
+                    "anonymous" => {
+                        if let Some(t) = get("anonymous.type") {
+                            let name = Name {
+                                name: txt(t),
+                                qualifier: get("ref.qualifier").map(txt),
+                                span: Span::of(t),
+                                generics: generics(get("ref.generics")),
+                            };
+                            facts.anonymous.push(((n.start_byte(), n.end_byte()), name));
+                        }
+                    }
                     "var.name" => {
                         let typed = [
                             ("var.type", Typed::Is),
@@ -502,6 +527,7 @@ impl Reader {
                                     },
                                     qualifier: get("var.qualifier").map(txt),
                                     span: Span::of(n),
+                                    generics: generics(get("ref.generics")),
                                 },
                                 typed,
                                 written: get("var.written").map(|w| compact(&txt(w))),
@@ -534,6 +560,7 @@ impl Reader {
                         construct: false,
                         scoped: get("call.scope").is_some(),
                         read: false,
+                        generics: generics(get("ref.generics")),
                     }),
                     "read" => facts.calls.push(Call {
                         name: txt(n),
@@ -544,6 +571,7 @@ impl Reader {
                         construct: false,
                         scoped: false,
                         read: true,
+                        generics: generics(get("ref.generics")),
                     }),
                     "new" => facts.calls.push(Call {
                         name: txt(n),
@@ -555,10 +583,16 @@ impl Reader {
                         construct: true,
                         scoped: false,
                         read: false,
+                        generics: generics(get("ref.generics")),
                     }),
                     "ref.type" => {
                         let key = (n.start_byte(), n.end_byte());
-                        let name = Name { name: txt(n), qualifier: get("ref.qualifier").map(txt), span: Span::of(n) };
+                        let name = Name {
+                            name: txt(n),
+                            qualifier: get("ref.qualifier").map(txt),
+                            span: Span::of(n),
+                            generics: generics(get("ref.generics")),
+                        };
                         // The same name met by a plain and a qualified pattern: keep the qualifier.
                         match typed.get(&key) {
                             Some(&i) => {
@@ -615,6 +649,7 @@ impl Reader {
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: get("params").map(|p| arity(p, text)),
+                            generics: generics(get("generics")),
                             params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
                             expands: n.kind() == "preproc_function_def",
                             returns: get("returns").map(|r| compact(&txt(r))),
@@ -677,6 +712,12 @@ fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'st
         }
     };
     compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
+/// How many type parameters or arguments a list (`<T, U>`) holds: 0 for
+/// none.
+fn generics(list: Option<Node<'_>>) -> u8 {
+    list.map_or(0, |l| u8::try_from(l.named_child_count()).unwrap_or(u8::MAX))
 }
 
 /// A path's last segment, with its generic arguments (`fmt::Display` →
@@ -754,6 +795,7 @@ fn calls_in_text(text: &[u8], value: Node<'_>) -> Vec<Call> {
             construct: false,
             scoped: false,
             read: false,
+            generics: 0,
         });
     }
     out

@@ -144,7 +144,7 @@ pub static LANGUAGES: &[Lang] = &[
         scheme: "scip-dotnet",
         manager: "nuget",
         packages: Packages::Dotted,
-        constructor: "",
+        constructor: ".ctor",
         all_supertypes: false,
         impl_blocks: false,
         items_in_bodies_are_the_modules: false,

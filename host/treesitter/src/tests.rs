@@ -265,7 +265,7 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
         format!("{s}.OrderService.PlaceOrder:42 -CALLS-> {s}.OrderService.Notify:54"),
         format!("{s}.OrderService.Notify:54 -CALLS-> {s}.AuditLog.Save:28"),
         // `var service = new OrderService(…)`: its constructor, then its method.
-        format!("{s}.Program.Main:62 -CALLS-> {s}.OrderService.OrderService:37"),
+        format!("{s}.Program.Main:62 -CALLS-> {s}.OrderService.constructor:37"),
         format!("{s}.Program.Main:62 -CALLS-> {s}.OrderService.PlaceOrder:42"),
     ];
     let never = [
@@ -1038,4 +1038,58 @@ fn c_and_cpp_vendored_namesakes_export_macros_macro_bodies_and_nested_namespaces
         &["serve:3 -CALLS-> dictFind:2", "miniLookup:6 -CALLS-> dictFind:4"],
     );
     assert_eq!(kind(&g, "lib.sink"), "class");
+}
+
+#[test]
+fn csharp_generic_arity_partial_classes_and_constructor_ids() {
+    let (g, _) = graph_of(&fixture_dir("rules/csharp"), "csharp");
+    let all = edges_marked(&g);
+    const NS: &str = "Acme.Validation";
+    let e = |s: &str| s.replace("NS", NS);
+    let want: Vec<String> = [
+        // `IValidator` and `IValidator<T>` are two types, each with its own implementors.
+        "NS.AnyValidator -IMPLEMENTS-> NS.IValidator",
+        "NS.OrderValidator -IMPLEMENTS-> NS.IValidator`1",
+        "NS.IValidator`1 -EXTENDS-> NS.IValidator",
+        "NS.Result`1 -EXTENDS-> NS.Result",
+        "NS.Runner.Run:35 -CALLS-> NS.IValidator.Validate:5",
+        "NS.Runner.Run:35 -CALLS-> NS.Result`1.constructor:30",
+        // A partial class's halves are one type.
+        "NS.Runner.Run:35 -CALLS-> NS.Ledger.Post:6",
+        "NS.Runner.Run:35 -CALLS-> NS.Ledger.Close:5",
+        "NS.Ledger.Close:5 -CALLS-> NS.Ledger.Post:6",
+        "NS.Ledger -IMPLEMENTS-> NS.IValidator",
+    ]
+    .iter()
+    .map(|s| e(s))
+    .collect();
+    let never: Vec<String> = [
+        "NS.OrderValidator -IMPLEMENTS-> NS.IValidator",
+        "NS.AnyValidator -IMPLEMENTS-> NS.IValidator`1",
+        "NS.Result -EXTENDS-> NS.Result",
+    ]
+    .iter()
+    .map(|s| e(s))
+    .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&all, &want, &never);
+    // Spelled as scip-dotnet spells them, where it spells them apart.
+    let dir = fixture_dir("rules/csharp");
+    let lang = languages::by_name("csharp").expect("a language");
+    let (found, _) = sources(&dir, &WalkOptions::default());
+    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    let indexed = crate::index(&dir, lang, &files, &crate::Options::default());
+    let symbols: Vec<&str> =
+        indexed.index.documents.iter().flat_map(|d| d.symbols.iter().map(|s| s.symbol.as_str())).collect();
+    for s in [
+        "scip-dotnet nuget . . Acme/Validation/IValidator#",
+        "scip-dotnet nuget . . Acme/Validation/`IValidator``1`#",
+        "scip-dotnet nuget . . Acme/Validation/`Result``1`#",
+        "scip-dotnet nuget . . Acme/Validation/AnyValidator#",
+        "scip-dotnet nuget . . Acme/Validation/Ledger#Post().",
+    ] {
+        assert!(symbols.contains(&s), "{s} in {symbols:#?}");
+    }
+    assert!(symbols.iter().any(|s| s.ends_with("`Result``1`#`.ctor`().")), "{symbols:#?}");
 }

@@ -481,8 +481,8 @@ pub(super) fn display_name(given: Option<&str>, sym: &Symbol, path: &[Descriptor
         return n.to_owned();
     }
     match path.last().map(|d| d.name.as_str()) {
-        // scip-typescript's constructors.
-        Some("<constructor>") => "constructor".into(),
+        // scip-typescript's and scip-dotnet's constructors.
+        Some("<constructor>" | ".ctor") => "constructor".into(),
         // rust-analyzer's crate root is the crate.
         Some("crate") if tool == "rust-analyzer" && path.len() == 1 => {
             sym.package.as_ref().map(|p| p.name.clone()).unwrap_or_else(|| "crate".into())
@@ -510,7 +510,7 @@ pub(super) fn fqn_of(sym: &Symbol, path: &[Descriptor], sep: &str, rust: bool) -
         {
             continue;
         }
-        parts.push(if d.name == "<constructor>" { "constructor" } else { &d.name });
+        parts.push(if matches!(d.name.as_str(), "<constructor>" | ".ctor") { "constructor" } else { &d.name });
     }
     parts.join(sep)
 }

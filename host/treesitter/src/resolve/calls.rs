@@ -127,7 +127,12 @@ impl Resolver<'_> {
                 _ => self.ty(
                     fi,
                     scope.unwrap_or(usize::MAX),
-                    &Name { name: c.name.clone(), qualifier: c.receiver.clone().filter(|_| c.construct), span: c.span },
+                    &Name {
+                        name: c.name.clone(),
+                        qualifier: c.receiver.clone().filter(|_| c.construct),
+                        span: c.span,
+                        generics: c.generics,
+                    },
                 ),
             };
             let Some(t) = t else { return Bound::Outside };
@@ -153,8 +158,17 @@ impl Resolver<'_> {
                     [one] => Some(one),
                     _ => None,
                 },
-                // A decorator: a callable or a value in scope.
-                None => self.ladder(fi, scope, &c.name, Want::Value, |_| None),
+                // A decorator, a function passed or stored as a value: a
+                // callable or a value in scope, unless a variable of that
+                // name is declared nearer (`f(error)` with a parameter
+                // `error`).
+                None => self.ladder(fi, scope, &c.name, Want::Value, |_| None).filter(|&d| {
+                    let Some((_, declared, _)) = self.var(fi, scope, &c.name) else { return true };
+                    let depth = |s: Option<DefIx>| {
+                        s.map_or(usize::MAX, |s| self.chain(scope).position(|x| x == s).unwrap_or(usize::MAX))
+                    };
+                    depth(self.p.defs[d].parent) <= depth(declared)
+                }),
                 _ => None,
             });
         }
@@ -286,7 +300,7 @@ impl Resolver<'_> {
     }
 
     fn given_type(&self, fi: usize, scope: Option<DefIx>, t: &str) -> Given {
-        let name = Name { name: t.to_owned(), qualifier: None, span: Span::default() };
+        let name = Name { name: t.to_owned(), qualifier: None, span: Span::default(), generics: 0 };
         match self.ty(fi, scope.unwrap_or(usize::MAX), &name) {
             Some(d) => Given::Project(d),
             None => Given::Named(t.to_owned()),

@@ -4,33 +4,100 @@
 use super::*;
 
 /// Methods that override (or implement) a method of a supertype: the
-/// nearest one of the same name that takes the same number of parameters.
+/// nearest one of the same name whose parameters it takes (their number,
+/// then their types where both write them), never from a static method.
+/// The methods of an anonymous class (`new ToStringStyle() { … }`)
+/// override those of the type it extends.
 pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(DefIx, Vec<DefIx>)> {
     let p = r.p;
     let mut out = Vec::new();
+    // Callable members but constructors (a Kotlin `fun` in a class is a
+    // function by its syntax, a method by its place).
+    let method = |k: Kind| matches!(k, Kind::Method | Kind::Function);
+    let overridden = |m: DefIx, supertypes: &[DefIx]| {
+        let f = p.fact(m);
+        if is_static(&f.signature) {
+            return None;
+        }
+        supertypes.iter().find_map(|s| {
+            let same: Vec<DefIx> = members
+                .get(s)?
+                .iter()
+                .copied()
+                .filter(|&o| {
+                    method(p.kind(o))
+                        && p.fact(o).name == f.name
+                        && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
+                        && !is_static(&p.fact(o).signature)
+                })
+                .collect();
+            match same[..] {
+                [] => None,
+                [one] => Some(one),
+                _ => {
+                    let fit: Vec<DefIx> =
+                        same.iter().copied().filter(|&o| same_params(&p.fact(o).params, &f.params)).collect();
+                    if let [one] = fit[..] { Some(one) } else { None }
+                }
+            }
+        })
+    };
     for (&t, ms) in members {
         if !p.kind(t).is_type() || !r.supers.contains_key(&t) {
             continue;
         }
         let lineage = r.lineage(t);
-        // Callable members but constructors (a Kotlin `fun` in a class is a
-        // function by its syntax, a method by its place).
-        let method = |k: Kind| matches!(k, Kind::Method | Kind::Function);
         for &m in ms.iter().filter(|&&m| method(p.kind(m))) {
-            let f = p.fact(m);
-            let target = lineage[1..].iter().find_map(|s| {
-                members.get(s)?.iter().copied().find(|&o| {
-                    method(p.kind(o))
-                        && p.fact(o).name == f.name
-                        && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
-                })
-            });
-            if let Some(o) = target {
+            if let Some(o) = overridden(m, &lineage[1..]) {
                 out.push((m, vec![o]));
             }
         }
     }
+    for (fi, s) in p.sources.iter().enumerate() {
+        if s.facts.anonymous.is_empty() {
+            continue;
+        }
+        for (ix, d) in p.defs.iter().enumerate().filter(|(ix, d)| d.file == fi && method(p.kind(*ix))) {
+            let at = p.fact(ix).span.bytes;
+            // The innermost anonymous body around it, inside its parent.
+            let Some((_, ty)) = s
+                .facts
+                .anonymous
+                .iter()
+                .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
+                .filter(|((a, b), _)| {
+                    d.parent.is_none_or(|par| {
+                        let pb = p.fact(par).span.bytes;
+                        pb.0 <= *a && *b <= pb.1
+                    })
+                })
+                .min_by_key(|((a, b), _)| b - a)
+            else {
+                continue;
+            };
+            let Some(t) = r.ty(fi, d.parent.unwrap_or(usize::MAX), ty) else { continue };
+            if let Some(o) = overridden(ix, &r.lineage(t)) {
+                out.push((ix, vec![o]));
+            }
+        }
+    }
     out
+}
+
+/// Whether a signature as written declares a static member.
+fn is_static(signature: &str) -> bool {
+    signature.split('(').next().unwrap_or("").split_whitespace().any(|w| w == "static")
+}
+
+/// Whether two parameter lists as written take the same types: the same
+/// simple names where both are written, a type parameter fitting any.
+fn same_params(a: &[String], b: &[String]) -> bool {
+    let generic = |t: &str| t.len() == 1 && t.chars().all(|c| c.is_ascii_uppercase());
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            let (x, y) = (crate::extract::simple_type(x), crate::extract::simple_type(y));
+            x.is_empty() || y.is_empty() || x == y || generic(&x) || generic(&y)
+        })
 }
 
 /// Go: a type satisfies an interface of the project when its method set

@@ -60,8 +60,12 @@ impl Resolver<'_> {
     }
 
     /// The definitions named `name` that file `fi`'s imports bring in: the
-    /// imported type itself (`import a.b.C`), a package's member
-    /// (`import a.b.*`, a Go import path), or a member of an imported type.
+    /// imported definition itself (`import a.b.C`), a package's member
+    /// (`import a.b.*`, a Go import path), a member of a type imported by
+    /// name (`import static a.b.C.isEmpty`, `import a.b.Outer.Inner`) or
+    /// all of them (`import static a.b.C.*`). Importing a type brings in
+    /// the type, never its members (`import a.Strings;` does not make its
+    /// nested `Builder` a name of the file).
     pub(super) fn imported(&self, fi: usize, name: &str) -> Vec<DefIx> {
         let s = &self.p.sources[fi];
         let mut out = Vec::new();
@@ -78,14 +82,15 @@ impl Resolver<'_> {
                 out.extend(self.exported(pkg, name, REEXPORTS));
                 // A namespace of the project (C++'s `using namespace`).
                 out.extend(self.in_namespace(pkg.rsplit('.').next().unwrap_or(pkg), name, |_| true));
+                for t in self.type_at(pkg, 4) {
+                    out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                }
                 continue;
             }
             let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
-            let types = self.exported(pkg, last, REEXPORTS);
             if last == name {
-                out.extend_from_slice(&types);
-            } else {
-                for &t in &types {
+                out.extend(self.exported(pkg, last, REEXPORTS));
+                for t in self.type_at(pkg, 4) {
                     out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
                 }
             }
@@ -93,6 +98,21 @@ impl Resolver<'_> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The types of the project a dotted path names (`a.b.C`, a nested
+    /// `a.b.Outer.Inner`), through at most `depth` enclosing types.
+    fn type_at(&self, path: &str, depth: u8) -> Vec<DefIx> {
+        let Some((outer, last)) = path.rsplit_once('.') else { return Vec::new() };
+        let mut found: Vec<DefIx> =
+            self.look.in_package(outer, last).iter().copied().filter(|&t| self.p.kind(t).is_type()).collect();
+        if found.is_empty() && depth > 0 {
+            for t in self.type_at(outer, depth - 1) {
+                found
+                    .extend(Lookup::get(&self.look.by_owner, &(t, last)).iter().filter(|&&d| self.p.kind(d).is_type()));
+            }
+        }
+        found
     }
 
     /// The top-level definitions called `name` of package `pkg`; where it
@@ -200,7 +220,19 @@ impl Resolver<'_> {
                 }
             }
         };
-        // Members of the enclosing definitions and their supertypes.
+        // Members of the types extended by the anonymous classes around the
+        // use (`new ToStringStyle() { { setUseClassName(true); } }`),
+        // innermost first, then of the enclosing definitions and their
+        // supertypes.
+        if !plain && want != Want::Type {
+            for t in self.anonymous_around(fi, from) {
+                for t in self.lineage(t) {
+                    if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
+                        return Some((r, false));
+                    }
+                }
+            }
+        }
         for d in self.chain(from).filter(|_| !plain) {
             for t in self.lineage(d) {
                 if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
@@ -224,10 +256,24 @@ impl Resolver<'_> {
         }
         // A call of a name in scope nowhere: the project's only where its
         // language has global names.
-        if want == Want::Callable && !self.p.sources[fi].lang.global_names {
+        if matches!(want, Want::Callable | Want::Value) && !self.p.sources[fi].lang.global_names {
             return None;
         }
         pick(all).map(|r| (r, true))
+    }
+
+    /// The types the anonymous classes around the current use extend,
+    /// innermost first.
+    fn anonymous_around(&self, fi: usize, from: Option<DefIx>) -> Vec<DefIx> {
+        let anonymous = &self.p.sources[fi].facts.anonymous;
+        if anonymous.is_empty() {
+            return Vec::new();
+        }
+        let at = super::values::here();
+        let mut around: Vec<&((usize, usize), Name)> =
+            anonymous.iter().filter(|((a, b), _)| (*a..*b).contains(&at)).collect();
+        around.sort_by_key(|((a, b), _)| b - a);
+        around.iter().filter_map(|(_, t)| self.ty(fi, from.unwrap_or(usize::MAX), t)).collect()
     }
 
     /// The type a name means, from scope `from` (usize::MAX: file level).
@@ -238,7 +284,7 @@ impl Resolver<'_> {
                 // C++'s `shapes::Shape`: a type in a namespace of the
                 // project called so; `std::vector`: not the project's.
                 let found = self.in_namespace(q, &name.name, |k| k.is_type());
-                return if let [one] = found[..] { Some(one) } else { None };
+                return self.one_type(&found, name);
             };
             let found: Vec<DefIx> = self
                 .look
@@ -247,9 +293,27 @@ impl Resolver<'_> {
                 .copied()
                 .filter(|&d| self.p.kind(d).is_type())
                 .collect();
-            return if let [one] = found[..] { Some(one) } else { None };
+            return self.one_type(&found, name);
         }
-        self.ladder(fi, from, &name.name, Want::Type, |_| None)
+        self.ladder(fi, from, &name.name, Want::Type, |level| self.one_type(level, name))
+    }
+
+    /// The one type of several namesakes that `name` means: the one with
+    /// as many type parameters as it has arguments (C#'s `IValidator`
+    /// against `IValidator<T>`), or one definition of one symbol (a C#
+    /// partial class written in several places).
+    fn one_type(&self, found: &[DefIx], name: &Name) -> Option<DefIx> {
+        let one_symbol = |ds: &[DefIx]| match ds {
+            [first, rest @ ..] if rest.iter().all(|&d| self.p.defs[d].symbol == self.p.defs[*first].symbol) => {
+                Some(*first)
+            }
+            _ => None,
+        };
+        one_symbol(found).or_else(|| {
+            let same: Vec<DefIx> =
+                found.iter().copied().filter(|&d| self.p.fact(d).generics == name.generics).collect();
+            one_symbol(&same)
+        })
     }
 
     /// The definitions called `name` (of a kind `pass` admits) declared in

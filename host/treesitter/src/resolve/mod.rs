@@ -218,10 +218,34 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             .collect();
         if let [t] = found[..] {
             p.defs[ix].parent = Some(t);
+            continue;
+        }
+        // A Rust `impl Error { … }` in a module that imports the type
+        // (`use crate::Error;`): the one top-level type of that name.
+        let s = &p.sources[file];
+        let imports_it = |i: &crate::extract::Import| {
+            i.alias.as_deref() == Some(owner.as_str())
+                || (i.alias.is_none() && i.path.rsplit(['.', ':']).next() == Some(owner.as_str()))
+        };
+        if found.is_empty() && s.lang.impl_blocks && s.facts.imports.iter().any(imports_it) {
+            let found: Vec<DefIx> = names
+                .get(&owner)
+                .iter()
+                .copied()
+                .filter(|&t| {
+                    p.kind(t).is_type()
+                        && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module)
+                        && p.sources[p.defs[t].file].lang.name == s.lang.name
+                })
+                .collect();
+            if let [t] = found[..] {
+                p.defs[ix].parent = Some(t);
+            }
         }
     }
     step.done("definitions and owners");
     symbols(&mut p);
+    let partial = join_partial_types(&mut p);
     step.done("symbols");
     let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
     step.done("lookups");
@@ -236,6 +260,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             // own members are not in scope there (`class Doc implements
             // Builder` with a nested `Doc.Builder` means the imported one).
             let around = p.defs[owner].parent.unwrap_or(usize::MAX);
+            let owner = partial.get(&owner).copied().unwrap_or(owner);
             if let Some(t) = r.ty(fi, around, sup) {
                 counts.supers_resolved += 1;
                 if t != owner {
@@ -312,6 +337,35 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     p.unbound = unbound;
     p.counts = counts;
     p
+}
+
+/// Types written in several places under one symbol (C#'s partial
+/// classes) are one type: the members of each part are the first part's,
+/// and so are its supertypes. Returns each later part's first part.
+fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
+    let mut first: HashMap<&str, DefIx> = HashMap::default();
+    let mut partial: HashMap<DefIx, DefIx> = HashMap::default();
+    for (ix, d) in p.defs.iter().enumerate() {
+        if !p.kind(ix).is_type() || d.symbol.is_empty() {
+            continue;
+        }
+        match first.entry(d.symbol.as_str()) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                partial.insert(ix, *e.get());
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(ix);
+            }
+        }
+    }
+    if !partial.is_empty() {
+        for d in &mut p.defs {
+            if let Some(&one) = d.parent.and_then(|par| partial.get(&par)) {
+                d.parent = Some(one);
+            }
+        }
+    }
+    partial
 }
 
 /// Time per resolve step, logged at debug level

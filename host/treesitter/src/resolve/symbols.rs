@@ -26,6 +26,21 @@ pub(super) fn symbols(p: &mut Project) {
     let mut properties: HashMap<(usize, &str), u32> = HashMap::default();
     let mut taken: HashSet<DefIx> = HashSet::default();
     let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
+    // C#'s types of one name and different numbers of type parameters
+    // (`IValidator`, `IValidator<T>`) are different types. scip-dotnet
+    // spells each by its name alone, the same symbol; here a generic one
+    // with a namesake of another arity in its scope is spelled by its
+    // metadata name (`` `IValidator`1`# ``), every other type as
+    // scip-dotnet does.
+    type Scope<'a> = (Option<DefIx>, &'a [String], &'a str);
+    let mut arities: HashMap<Scope<'_>, HashSet<u8>> = HashMap::default();
+    for ix in 0..p.defs.len() {
+        let f = p.fact(ix);
+        if f.kind.is_type() && p.sources[p.defs[ix].file].lang.name == "csharp" {
+            let pkg = p.sources[p.defs[ix].file].package.as_slice();
+            arities.entry((p.defs[ix].parent, pkg, &f.name)).or_default().insert(f.generics);
+        }
+    }
     for ix in first.into_iter().chain(second) {
         let def = &p.defs[ix];
         let s = &p.sources[def.file];
@@ -66,7 +81,14 @@ pub(super) fn symbols(p: &mut Project) {
             own[ix] = d;
             continue;
         }
-        push_name(&mut d, name);
+        let arity_named = f.kind.is_type()
+            && f.generics > 0
+            && arities.get(&(def.parent, s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
+        if arity_named {
+            push_name(&mut d, &format!("{name}`{}", f.generics));
+        } else {
+            push_name(&mut d, name);
+        }
         if f.kind == Kind::Macro {
             d.push('!');
         } else if f.term {
@@ -117,7 +139,13 @@ pub(super) fn symbols(p: &mut Project) {
             // the project's, in the module the impl is in).
             if impl_spelled(d) {
                 if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
-                    prefix.truncate(prefix.len().saturating_sub(own[t].len()));
+                    if p.defs[t].file == p.defs[d].file {
+                        prefix.truncate(prefix.len().saturating_sub(own[t].len()));
+                    } else {
+                        // A type of another module (`use crate::Error;`):
+                        // the impl is spelled in its own module.
+                        prefix = package_symbol(&p.sources[p.defs[d].file]);
+                    }
                 }
                 let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
                 prefix.push_str("impl#[");

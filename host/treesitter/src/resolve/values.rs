@@ -14,6 +14,11 @@ pub(super) fn at(offset: usize) {
     AT.set(offset);
 }
 
+/// Where the use being resolved on this thread is.
+pub(super) fn here() -> usize {
+    AT.get()
+}
+
 /// Whether a name declared within `within` (a function literal's bytes;
 /// none: the whole scope) is seen where the current use is.
 fn visible(within: Option<(usize, usize)>) -> bool {
@@ -119,6 +124,7 @@ impl Resolver<'_> {
             name: t.head.to_owned(),
             qualifier: qualifier.map(str::to_owned),
             span: Span::default(),
+            generics: 0,
         };
         // A Rust or C++ path's module (`crate::builder::Arg`) is no package
         // alias: the name alone, then.
@@ -207,7 +213,7 @@ impl Resolver<'_> {
     /// The value of an expression's first step.
     pub(super) fn head(&self, fi: usize, scope: Option<DefIx>, step: Step<'_>, scoped: bool, depth: u8) -> Val {
         let type_named = |name: &str| {
-            let named = Name { name: name.to_owned(), qualifier: None, span: Span::default() };
+            let named = Name { name: name.to_owned(), qualifier: None, span: Span::default(), generics: 0 };
             self.ty(fi, scope.unwrap_or(usize::MAX), &named)
         };
         match step {
@@ -268,7 +274,7 @@ impl Resolver<'_> {
     pub(super) fn step(&self, fi: usize, scope: Option<DefIx>, val: Val, step: Step<'_>, depth: u8) -> Val {
         // A type assertion gives a value of that type, whatever was asserted.
         if let Step::Cast(t) = step {
-            let named = Name { name: t.to_owned(), qualifier: None, span: Span::default() };
+            let named = Name { name: t.to_owned(), qualifier: None, span: Span::default(), generics: 0 };
             return self.ty(fi, scope.unwrap_or(usize::MAX), &named).map_or(Val::Foreign, Val::Type);
         }
         match (val, step) {
