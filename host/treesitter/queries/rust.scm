@@ -108,8 +108,10 @@
 (closure_expression) @literal
 
 ; Functions used as values: turbofished (`.map(parse::<u8>)`), stored in a
-; struct's field (`ErrorVTable { object_drop: object_drop::<E> }`). A plain
-; name passed as an argument is all but always a local value: not read.
+; struct's field (`ErrorVTable { object_drop: object_drop::<E>, describe:
+; describe }`, unless a variable of that name is nearer). A plain name
+; passed as an argument or a shorthand field (`Error { code }`) is all but
+; always a local value (a pattern's binding, say): not read.
 (arguments (generic_function function: (identifier) @read))
 (field_initializer value: (identifier) @read)
 (field_initializer value: (generic_function function: (identifier) @read))

@@ -993,7 +993,26 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:11",
             "com.example.app.Document -IMPLEMENTS-> com.example.app.Document.Builder",
             "com.example.app.Document -EXTENDS-> com.example.app.Document.Builder",
+            // A static method hides, it does not override; an override is of
+            // the overload its parameters take.
+            "com.example.style.JsonStyle.of:5 -OVERRIDES-> com.example.style.Style.of:4",
+            "com.example.style.JsonStyle.append:9 -OVERRIDES-> com.example.style.Style.append:6",
+            // Importing Style does not import its nested Builder.
+            "com.example.style.Uses -IMPLEMENTS-> com.example.style.Style.Builder",
         ],
+    );
+    assert_edges(
+        &all,
+        &[
+            "com.example.style.JsonStyle.append:9 -OVERRIDES-> com.example.style.Style.append:8",
+            "com.example.style.Uses -IMPLEMENTS-> com.example.build.Builder",
+            // In an anonymous class's body, the members of the type it extends.
+            "com.example.style.Styles.QUOTED -CALLS-> com.example.style.Style.setUseClassName:10",
+            "com.example.style.Styles.append:15 -OVERRIDES-> com.example.style.Style.append:6",
+            // A member imported by name (`import static`).
+            "com.example.style.Styles.blank:18 -CALLS-> com.example.text.Texts.isWhitespace:7",
+        ],
+        &[],
     );
     assert!(report.counts.calls_ambiguous >= 1, "{:?}", report.counts);
 }
@@ -1092,4 +1111,24 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         assert!(symbols.contains(&s), "{s} in {symbols:#?}");
     }
     assert!(symbols.iter().any(|s| s.ends_with("`Result``1`#`.ctor`().")), "{symbols:#?}");
+}
+
+#[test]
+fn rust_impl_of_an_imported_type_and_functions_as_values_with_decoys() {
+    let (g, _) = graph_of(&fixture_dir("rules/rust"), "rust");
+    let all = edges_marked(&g);
+    assert_edges(
+        &all,
+        &[
+            // `impl Error` in `error.rs` is the crate root's `Error`.
+            "rules::run:7 -CALLS-> rules::error::Error::construct:21",
+            // Stored in a struct's fields: turbofished, and by name.
+            "rules::error::Error::construct:21 -CALLS-> rules::error::object_drop:8",
+            "rules::error::Error::construct:21 -CALLS-> rules::error::describe:10",
+        ],
+        &[
+            "rules::error::report:14 -CALLS-> rules::code:12",
+            "rules::error::Error::construct:21 -CALLS-> rules::code:12",
+        ],
+    );
 }
