@@ -100,6 +100,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shown = std::env::var("SIGNPOST_ACCURACY_EXAMPLES").ok().map_or(0, |n| n.parse().unwrap_or(5));
     let c = truth::compare(&truth, &ours, shown);
     println!("definitions at the truth's places: {} of {}", c.placed.0, c.placed.1);
+    for u in &c.unplaced {
+        println!("  no definition here at the place of {u}");
+    }
     println!("| edge | built-in | truth | both | precision | recall | marked ambiguous (true) | precision unmarked |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for f in &c.edges {

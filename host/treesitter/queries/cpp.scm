@@ -23,6 +23,18 @@
   declarator: (_ declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params))) @def.function
 (function_definition
   declarator: (reference_declarator (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params))) @def.function
+; `char **names(…)`: a pointer to a pointer.
+(function_definition
+  declarator: (_ declarator: (_ declarator: (function_declarator declarator: [(identifier) (field_identifier)] @name parameters: (parameter_list) @params)))) @def.function
+; A block after a macro call in a function (`jv_array_foreach(a, i, x) { … }`,
+; `list_for_each(pos, head) { … }`) parses as a function definition without
+; a type whose parameters are bare names, but no C or C++ function is
+; defined in a block: it is a call of the macro, and what the block calls,
+; the enclosing function calls. (A constructor a misread macro left in a
+; block has typed parameters, or none.)
+(compound_statement (function_definition !type
+  declarator: (function_declarator declarator: (identifier) @call
+    parameters: (parameter_list . (parameter_declaration !declarator)) @call.args)) @macro.block)
 ; Destructors and operators, in a class body.
 (function_definition
   declarator: (function_declarator declarator: [(destructor_name) (operator_name)] @name parameters: (parameter_list) @params)) @def.method

@@ -397,6 +397,22 @@ impl Reader {
         Ok(Reader { lang, parser, query, names, timeout })
     }
 
+    /// `text`'s syntax tree, or a skip once `started` is past the deadline.
+    fn parse(&mut self, text: &[u8], started: Instant) -> Result<tree_sitter::Tree, Skip> {
+        let timeout = self.timeout;
+        let mut give_up = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > timeout { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        };
+        let len = text.len();
+        self.parser
+            .parse_with_options(
+                &mut |at, _| if at < len { &text[at..] } else { &[] },
+                None,
+                Some(ParseOptions::new().progress_callback(&mut give_up)),
+            )
+            .ok_or(Skip::ParseTimeout(timeout))
+    }
+
     /// The facts of one file's text. Parsing and the query share one
     /// deadline: a parse past it skips the file; a query past it stops
     /// where it is, and what it had matched before is kept ([`Facts::cut`]).
@@ -406,22 +422,27 @@ impl Reader {
         }
         // Same length, every position kept: lone CRs made LFs, C and C++
         // export macros made spaces ([`crate::prepass`]).
-        let prepared = crate::prepass::prepare(self.lang, text);
-        let text = &prepared[..];
+        let mut prepared = crate::prepass::prepare(self.lang, text);
         let started = Instant::now();
         let timeout = self.timeout;
-        let mut give_up = |_: &tree_sitter::ParseState| {
-            if started.elapsed() > timeout { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
-        };
-        let len = text.len();
-        let tree = self
-            .parser
-            .parse_with_options(
-                &mut |at, _| if at < len { &text[at..] } else { &[] },
-                None,
-                Some(ParseOptions::new().progress_callback(&mut give_up)),
-            )
-            .ok_or(Skip::ParseTimeout(timeout))?;
+        let mut tree = self.parse(&prepared, started)?;
+        // A C or C++ file the grammar could not read whole, read again
+        // without its conditional directives; the reading with fewer errors
+        // is kept.
+        if self.lang.name == "cpp" && tree.root_node().has_error() {
+            let (before, in_conditional) = errors(tree.root_node());
+            // Only where the errors are in a conditional: a misread macro
+            // elsewhere is no matter of directives.
+            if in_conditional > 0
+                && let Some(one) = crate::prepass::unconditional(&prepared)
+            {
+                let again = self.parse(&one, started)?;
+                if errors(again.root_node()).0 < before {
+                    (tree, prepared) = (again, std::borrow::Cow::Owned(one));
+                }
+            }
+        }
+        let text = &prepared[..];
         let root = tree.root_node();
         let mut facts = Facts {
             package: None,
@@ -460,6 +481,9 @@ impl Reader {
         let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
         // The function literals of the file (`@literal`).
         let mut literals: Vec<(usize, usize)> = Vec::new();
+        // What parses as a definition but is a macro call's block
+        // (`@macro.block`).
+        let mut blocks: Vec<(usize, usize)> = Vec::new();
         while let Some(m) = matches.next() {
             let get = |name: &str| m.captures().iter().find(|c| self.names[c.index as usize] == name).map(|c| c.node);
             let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
@@ -495,6 +519,7 @@ impl Reader {
                         generics: generics(get("ref.generics")),
                     }),
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
+                    "macro.block" => blocks.push((n.start_byte(), n.end_byte())),
                     "anonymous" => {
                         if let Some(t) = get("anonymous.type") {
                             let name = Name {
@@ -660,6 +685,9 @@ impl Reader {
                 }
             }
         }
+        if !blocks.is_empty() {
+            facts.defs.retain(|d| !blocks.contains(&d.span.bytes));
+        }
         // Each name declared in a function literal is seen only inside it.
         literals.sort_unstable();
         for v in &mut facts.vars {
@@ -712,6 +740,34 @@ fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'st
         }
     };
     compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
+/// How many nodes of a tree are errors or missing (how much of it the
+/// grammar could not read), and how many of them are in a conditional
+/// (`#if`, `#ifdef`, an `#else` branch).
+fn errors(root: Node<'_>) -> (usize, usize) {
+    let mut cursor = root.walk();
+    let (mut n, mut in_conditional) = (0, 0);
+    let mut conditionals = 0usize;
+    let conditional = |k: &str| k.starts_with("preproc_if") || k.starts_with("preproc_el");
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            n += 1;
+            in_conditional += usize::from(conditionals > 0);
+        }
+        // Only a subtree with an error has one to count.
+        if node.has_error() && cursor.goto_first_child() {
+            conditionals += usize::from(conditional(node.kind()));
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return (n, in_conditional);
+            }
+            conditionals -= usize::from(conditional(cursor.node().kind()));
+        }
+    }
 }
 
 /// How many type parameters or arguments a list (`<T, U>`) holds: 0 for

@@ -11,6 +11,13 @@
 //!   `SPDLOG_INLINE`; without the macro, both are what the compiler sees
 //!   once the preprocessor has run (the macro expands to an attribute or
 //!   to nothing).
+//!
+//! And, for a C or C++ file the grammar could not read whole, a second
+//! reading without its conditional directives ([`unconditional`]): a
+//! conditional that opens a brace another one closes (`#ifdef USE_DECNUM
+//! … } else { #endif … #ifdef USE_DECNUM } #endif`) is no syntax to a
+//! grammar that parses each conditional as a block of its own, while the
+//! code between them is.
 
 use std::borrow::Cow;
 
@@ -106,6 +113,80 @@ fn decoration_macros(text: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// The text with its conditional directives made spaces, same length, line
+/// ends kept: every branch's code read in sequence, as if each condition
+/// held, but `#if 0`'s (dead code, often not code at all). None when the
+/// text has no conditional.
+pub fn unconditional(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = text.to_vec();
+    // Per open conditional: whether its branch being read is dead (`#if 0`).
+    let mut open: Vec<bool> = Vec::new();
+    let mut any = false;
+    let mut at = 0;
+    while at < text.len() {
+        let end = line_end(text, at);
+        let line = &text[at..end];
+        let directive = directive_of(line);
+        let dead_before = open.iter().any(|&d| d);
+        match directive {
+            Some(d @ (b"if" | b"ifdef" | b"ifndef")) => {
+                let cond = &line.trim_ascii_start()[1..];
+                let cond = &cond.trim_ascii_start()[d.len()..];
+                open.push(d == b"if" && is_zero(cond));
+            }
+            Some(b"elif" | b"elifdef" | b"elifndef" | b"else") => {
+                if let Some(o) = open.last_mut() {
+                    *o = false;
+                }
+            }
+            Some(b"endif") => {
+                open.pop();
+            }
+            _ => {}
+        }
+        let conditional = matches!(
+            directive,
+            Some(b"if" | b"ifdef" | b"ifndef" | b"elif" | b"elifdef" | b"elifndef" | b"else" | b"endif")
+        );
+        any |= conditional;
+        // A directive continues over lines ending in `\`.
+        let mut stop = end;
+        if directive.is_some() {
+            while stop < text.len() && text[..stop].trim_ascii_end().ends_with(b"\\") {
+                stop = line_end(text, stop + 1);
+            }
+        }
+        if conditional || (dead_before && open.iter().any(|&d| d)) {
+            for b in &mut out[at..stop] {
+                if *b != b'\n' && *b != b'\r' {
+                    *b = b' ';
+                }
+            }
+        }
+        at = stop + 1;
+    }
+    any.then_some(out)
+}
+
+/// Where the line starting at `at` ends (its `\n`, or the text's end).
+fn line_end(text: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i)
+}
+
+/// A preprocessor line's directive (`if`, `ifdef`, `endif`…).
+fn directive_of(line: &[u8]) -> Option<&[u8]> {
+    let rest = line.trim_ascii_start().strip_prefix(b"#")?.trim_ascii_start();
+    let n = rest.iter().position(|c| !c.is_ascii_alphabetic()).unwrap_or(rest.len());
+    Some(&rest[..n]).filter(|d| !d.is_empty())
+}
+
+/// Whether an `#if`'s condition is a literal `0` (`#if 0`, `#if (0)`).
+fn is_zero(condition: &[u8]) -> bool {
+    let c: Vec<u8> =
+        condition.iter().copied().filter(|c| !c.is_ascii_whitespace() && !matches!(c, b'(' | b')')).collect();
+    c == b"0"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +207,21 @@ mod tests {
             assert_eq!(cpp(kept), kept);
         }
         assert_eq!(cpp("struct LIB_EXPORT Point { int x; };"), "struct            Point { int x; };");
+    }
+
+    #[test]
+    fn unconditional_text_keeps_every_branch_but_dead_code_and_the_length() {
+        let text = "int f(void) {\n#ifdef DEC\n  if (a) {\n    g();\n  } else {\n#endif\n    h();\n#ifdef DEC\n  }\n#endif\n}\n#if 0\nint dead(void) { return 0; }\n#else\nint live(void) { return 1; }\n#endif\n#if A\nint a;\n#elif B \\\n  && C\nint b;\n#endif\n";
+        let out = String::from_utf8(unconditional(text.as_bytes()).expect("conditionals")).expect("utf-8");
+        assert_eq!(out.len(), text.len());
+        assert_eq!(out.lines().count(), text.lines().count());
+        // Both halves of the brace kept, the directives (and their continued lines) gone.
+        assert!(out.contains("  } else {") && out.contains("    h();") && !out.contains('#'), "{out}");
+        assert!(!out.contains("&& C"), "{out}");
+        // `#if 0`'s branch skipped; every other branch kept.
+        assert!(!out.contains("dead") && out.contains("live"), "{out}");
+        assert!(out.contains("int a;") && out.contains("int b;"), "{out}");
+        assert!(unconditional(b"int x;\n#define Y 1\n").is_none());
     }
 
     #[test]

@@ -1053,10 +1053,21 @@ fn c_and_cpp_vendored_namesakes_export_macros_macro_bodies_and_nested_namespaces
             // A class declared with an export macro, and its base.
             "lib.console_sink -EXTENDS-> lib.sink",
             "lib.console_sink.log:21 -CALLS-> lib.detail.clamp:7",
+            // What a macro's block calls, its function calls.
+            "array_sum:7 -CALLS-> number_of:17",
+            // A function returning a pointer to a pointer.
+            "after_render:51 -CALLS-> names_of:21",
+            // Past a conditional that opens a brace another one closes.
+            "render:25 -CALLS-> number_of:17",
+            "after_render:51 -CALLS-> render:25",
+            // A conditional in an initializer: read as code.
+            "scaled:56 -CALLS-> number_of:17",
+            "use_scaled:68 -CALLS-> scaled:56",
         ],
         &["serve:3 -CALLS-> dictFind:2", "miniLookup:6 -CALLS-> dictFind:4"],
     );
     assert_eq!(kind(&g, "lib.sink"), "class");
+    assert_eq!(kind(&g, "array_sum.array_foreach"), "");
 }
 
 #[test]

@@ -215,6 +215,8 @@ pub struct Comparison {
     pub questions: Vec<Questions>,
     /// Definitions of the truth we have at the same place, of all.
     pub placed: (usize, usize),
+    /// A few of the truth's definitions we have none at the place of.
+    pub unplaced: Vec<String>,
 }
 
 /// Our node → the truth's definition at its place (same file and line; on
@@ -311,7 +313,10 @@ pub fn compare(truth: &Truth, ours: &Graph, examples: usize) -> Comparison {
         format!("{}.{} ({}:{})", d.container, d.name, d.file, d.line)
     };
     let in_files = (0..truth.defs.len()).filter(|&d| read(d)).count();
-    let mut out = Comparison { placed: (map.values().collect::<BTreeSet<_>>().len(), in_files), ..Default::default() };
+    let placed: BTreeSet<usize> = map.values().copied().collect();
+    let unplaced =
+        (0..truth.defs.len()).filter(|&d| read(d) && !placed.contains(&d)).take(examples).map(show).collect();
+    let mut out = Comparison { placed: (placed.len(), in_files), unplaced, ..Default::default() };
     for t in COMPARED {
         let of = |s: &BTreeSet<(String, usize, usize)>| -> BTreeSet<(usize, usize)> {
             s.iter().filter(|e| e.0 == *t).map(|e| (e.1, e.2)).collect()
