@@ -399,6 +399,25 @@ impl Reader {
 
     /// `text`'s syntax tree, or a skip once `started` is past the deadline.
     fn parse(&mut self, text: &[u8], started: Instant) -> Result<tree_sitter::Tree, Skip> {
+        self.parse_from(text, None, started)
+    }
+
+    /// `text`'s syntax tree, reusing what `old` (edited to match) has.
+    fn parse_again(
+        &mut self,
+        text: &[u8],
+        old: &tree_sitter::Tree,
+        started: Instant,
+    ) -> Result<tree_sitter::Tree, Skip> {
+        self.parse_from(text, Some(old), started)
+    }
+
+    fn parse_from(
+        &mut self,
+        text: &[u8],
+        old: Option<&tree_sitter::Tree>,
+        started: Instant,
+    ) -> Result<tree_sitter::Tree, Skip> {
         let timeout = self.timeout;
         let mut give_up = |_: &tree_sitter::ParseState| {
             if started.elapsed() > timeout { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
@@ -407,7 +426,7 @@ impl Reader {
         self.parser
             .parse_with_options(
                 &mut |at, _| if at < len { &text[at..] } else { &[] },
-                None,
+                old,
                 Some(ParseOptions::new().progress_callback(&mut give_up)),
             )
             .ok_or(Skip::ParseTimeout(timeout))
@@ -434,9 +453,24 @@ impl Reader {
             // Only where the errors are in a conditional: a misread macro
             // elsewhere is no matter of directives.
             if in_conditional > 0
-                && let Some(one) = crate::prepass::unconditional(&prepared)
+                && let Some((one, blanked)) = crate::prepass::unconditional(&prepared)
             {
-                let again = self.parse(&one, started)?;
+                // Incrementally: what the directives were not part of is
+                // reused, not parsed again.
+                let mut edited = tree.clone();
+                let mut points = Points::new(&one);
+                for (a, b) in blanked {
+                    let (start, end) = (points.at(a), points.at(b));
+                    edited.edit(&tree_sitter::InputEdit {
+                        start_byte: a,
+                        old_end_byte: b,
+                        new_end_byte: b,
+                        start_position: start,
+                        old_end_position: end,
+                        new_end_position: end,
+                    });
+                }
+                let again = self.parse_again(&one, &edited, started)?;
                 if errors(again.root_node()).0 < before {
                     (tree, prepared) = (again, std::borrow::Cow::Owned(one));
                 }
@@ -740,6 +774,32 @@ fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'st
         }
     };
     compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
+/// Rows and columns of bytes of a text, asked in increasing order.
+struct Points<'t> {
+    text: &'t [u8],
+    /// The last byte asked, its row, and where its line starts.
+    at: usize,
+    row: usize,
+    line: usize,
+}
+
+impl<'t> Points<'t> {
+    fn new(text: &'t [u8]) -> Self {
+        Points { text, at: 0, row: 0, line: 0 }
+    }
+
+    /// The row and column of byte `to` (at or after the last asked).
+    fn at(&mut self, to: usize) -> tree_sitter::Point {
+        let to = to.min(self.text.len()).max(self.at);
+        for i in memchr::memchr_iter(b'\n', &self.text[self.at..to]) {
+            self.row += 1;
+            self.line = self.at + i + 1;
+        }
+        self.at = to;
+        tree_sitter::Point { row: self.row, column: to - self.line }
+    }
 }
 
 /// How many nodes of a tree are errors or missing (how much of it the

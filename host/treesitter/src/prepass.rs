@@ -113,12 +113,17 @@ fn decoration_macros(text: &[u8]) -> Vec<(usize, usize)> {
     out
 }
 
+/// A range of bytes made spaces.
+pub type Blanked = (usize, usize);
+
 /// The text with its conditional directives made spaces, same length, line
 /// ends kept: every branch's code read in sequence, as if each condition
 /// held, but `#if 0`'s (dead code, often not code at all). None when the
-/// text has no conditional.
-pub fn unconditional(text: &[u8]) -> Option<Vec<u8>> {
+/// text has no conditional. With it, the ranges of lines made spaces (for
+/// an incremental parse: every other byte is where it was).
+pub fn unconditional(text: &[u8]) -> Option<(Vec<u8>, Vec<Blanked>)> {
     let mut out = text.to_vec();
+    let mut blanked: Vec<Blanked> = Vec::new();
     // Per open conditional: whether its branch being read is dead (`#if 0`).
     let mut open: Vec<bool> = Vec::new();
     let mut any = false;
@@ -162,10 +167,14 @@ pub fn unconditional(text: &[u8]) -> Option<Vec<u8>> {
                     *b = b' ';
                 }
             }
+            match blanked.last_mut() {
+                Some(last) if last.1 + 1 >= at => last.1 = stop,
+                _ => blanked.push((at, stop)),
+            }
         }
         at = stop + 1;
     }
-    any.then_some(out)
+    any.then_some((out, blanked))
 }
 
 /// Where the line starting at `at` ends (its `\n`, or the text's end).
@@ -212,7 +221,14 @@ mod tests {
     #[test]
     fn unconditional_text_keeps_every_branch_but_dead_code_and_the_length() {
         let text = "int f(void) {\n#ifdef DEC\n  if (a) {\n    g();\n  } else {\n#endif\n    h();\n#ifdef DEC\n  }\n#endif\n}\n#if 0\nint dead(void) { return 0; }\n#else\nint live(void) { return 1; }\n#endif\n#if A\nint a;\n#elif B \\\n  && C\nint b;\n#endif\n";
-        let out = String::from_utf8(unconditional(text.as_bytes()).expect("conditionals")).expect("utf-8");
+        let (out, blanked) = unconditional(text.as_bytes()).expect("conditionals");
+        // Outside the ranges it gives, the text is what it was.
+        let mut outside = text.as_bytes().to_vec();
+        for &(a, b) in &blanked {
+            outside[a..b].copy_from_slice(&out[a..b]);
+        }
+        assert_eq!(outside, out);
+        let out = String::from_utf8(out).expect("utf-8");
         assert_eq!(out.len(), text.len());
         assert_eq!(out.lines().count(), text.lines().count());
         // Both halves of the brace kept, the directives (and their continued lines) gone.
