@@ -50,10 +50,28 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
 
 /// The SCIP index of `project`, rooted at `root` (an absolute path).
 pub fn emit(project: &Project, root: &std::path::Path) -> Index {
+    // Each file's occurrences counted first: the vectors are the size they
+    // end, not twice as large (a large project's uses are millions).
+    let mut sizes = vec![0usize; project.sources.len()];
+    for d in &project.defs {
+        sizes[d.file] += 1;
+    }
+    for u in &project.uses {
+        sizes[u.file] += 1;
+    }
+    for c in &project.unbound {
+        sizes[c.file] += 1;
+    }
     let mut docs: Vec<Document> = project
         .sources
         .iter()
-        .map(|s| Document { language: s.lang.name.to_owned(), relative_path: s.path.clone(), ..Default::default() })
+        .zip(&sizes)
+        .map(|(s, &n)| Document {
+            language: s.lang.name.to_owned(),
+            relative_path: s.path.clone(),
+            occurrences: Vec::with_capacity(n + 1),
+            ..Default::default()
+        })
         .collect();
     // A file that is its module (Python) defines it: the module node has a
     // place, and what the file's top level does is the module's.
@@ -170,7 +188,8 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     };
     for u in &project.uses {
         let diagnostics = if u.ambiguous {
-            vec![note(signpost_graph::scip::AMBIGUOUS, "one of several definitions this call could mean".into())]
+            // Its code says it; a call that fits nine overloads has nine.
+            vec![note(signpost_graph::scip::AMBIGUOUS, String::new())]
         } else {
             Vec::new()
         };

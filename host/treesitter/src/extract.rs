@@ -750,6 +750,13 @@ impl Reader {
             line: text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
             after: timeout,
         });
+        // Facts are held until the whole project is resolved: without the
+        // room their vectors grew into.
+        facts.calls.shrink_to_fit();
+        facts.defs.shrink_to_fit();
+        facts.vars.shrink_to_fit();
+        facts.types.shrink_to_fit();
+        facts.supers.shrink_to_fit();
         Ok(facts)
     }
 }
