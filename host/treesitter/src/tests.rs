@@ -993,6 +993,8 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.render:11",
             "com.example.app.Document -IMPLEMENTS-> com.example.app.Document.Builder",
             "com.example.app.Document -EXTENDS-> com.example.app.Document.Builder",
+            "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:36",
+            "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:36 (ambiguous)",
             // A static method hides, it does not override; an override is of
             // the overload its parameters take.
             "com.example.style.JsonStyle.of:5 -OVERRIDES-> com.example.style.Style.of:4",
@@ -1009,6 +1011,8 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             // In an anonymous class's body, the members of the type it extends.
             "com.example.style.Styles.QUOTED -CALLS-> com.example.style.Style.setUseClassName:10",
             "com.example.style.Styles.append:15 -OVERRIDES-> com.example.style.Style.append:6",
+            // A variadic parameter takes one element too.
+            "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:40",
             // A member imported by name (`import static`).
             "com.example.style.Styles.blank:18 -CALLS-> com.example.text.Texts.isWhitespace:7",
         ],

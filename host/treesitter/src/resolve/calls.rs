@@ -315,10 +315,18 @@ impl Resolver<'_> {
         let params = &self.p.fact(d).params;
         let mut score = 0;
         for (i, g) in given.iter().enumerate() {
-            // A variadic last parameter takes the rest.
-            let Some(param) = params.get(i).or_else(|| params.last().filter(|p| p.ends_with("..."))) else { break };
-            let param = crate::extract::simple_type(param);
-            score += match self.fits(&param, g) {
+            // A variadic last parameter takes the rest: an array of its
+            // elements, or elements.
+            let Some(written) = params.get(i).or_else(|| params.last().filter(|p| p.ends_with("..."))) else { break };
+            let param = crate::extract::simple_type(written);
+            let fit = match param.strip_suffix("[]").filter(|_| written.ends_with("...")) {
+                Some(element) => match self.fits(&param, g) {
+                    Fit::No => self.fits(element, g),
+                    fit => fit,
+                },
+                None => self.fits(&param, g),
+            };
+            score += match fit {
                 Fit::No => return None,
                 Fit::Exact => 3,
                 Fit::Super => 2,
