@@ -553,6 +553,10 @@ fn a_scip_indexer_on_path_is_preferred_and_the_built_in_one_is_the_fallback() {
     // One that fails: a note, and the built-in indexer reads the language.
     let (ok, out) = index_with(&[&d, "--indexer", "go=sh -c 'echo broken >&2; exit 3' {out}"], &bin);
     assert!(ok && out.contains("failed") && out.contains("broken") && out.contains("(go, tree-sitter)"), "{out}");
+    // Its reason is read from whichever stream it wrote (scip-typescript
+    // prints its errors on stdout).
+    let (ok, out) = index_with(&[&d, "--indexer", "go=sh -c 'echo cannot-resolve-tsconfig; exit 3' {out}"], &bin);
+    assert!(ok && out.contains("failed") && out.contains("cannot-resolve-tsconfig"), "{out}");
     let g = signpost::graph::load(&dir.join("index.scip")).unwrap_or_else(|e| panic!("{e}"));
     assert!(g.has_inferred_edges(), "the built-in indexer's edges are inferred");
     // Flags that cannot work are refused before anything runs.
@@ -778,4 +782,41 @@ async fn unbound_calls_are_counted_and_ambiguous_ones_marked() {
         assert!(r.text.contains("(ambiguous)"), "{}", r.text);
     }
     client.close().await;
+}
+
+/// A SCIP index with a symbol that does not parse is served without that
+/// symbol, not refused whole, and the log names what was left out.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scip_index_with_a_malformed_symbol_is_served_without_it() {
+    use protobuf::Message;
+    let scratch = Scratch::new("languages-malformed-symbol");
+    let made = scratch.path("made");
+    copy_dir(&fixture("go"), &made);
+    let (ok, out) = index(&made);
+    assert!(ok, "{out}");
+    let mut idx = scip::types::Index::parse_from_bytes(&std::fs::read(made.join("index.scip")).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let doc = idx.documents.first_mut().unwrap_or_else(|| panic!("a document"));
+    let path = doc.relative_path.clone();
+    let bad = "scip-go gomod example.com/shop . `unterminated";
+    doc.occurrences.push(scip::types::Occurrence {
+        symbol: bad.into(),
+        symbol_roles: scip::types::SymbolRole::Definition as i32,
+        range: vec![0, 0, 1],
+        ..Default::default()
+    });
+    doc.symbols.push(scip::types::SymbolInformation { symbol: bad.into(), ..Default::default() });
+    let file = scratch.path("malformed.scip");
+    std::fs::write(&file, idx.write_to_bytes().unwrap_or_default()).unwrap_or_else(|e| panic!("{e}"));
+    let log = scratch.path("server.log");
+    let stderr = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
+    let f = file.display().to_string();
+    let client = Client::spawn_with(&["--graph", &f], &[("RUST_LOG", "warn")], stderr).await;
+    let r = client.call("resolve", json!({"identifier": "NewMemoryStore"})).await;
+    assert_eq!(r.structured["status"], "one", "the rest of the index is served: {}", r.text);
+    let r = client.call("find", json!({"name": "unterminated"})).await;
+    assert_eq!(r.structured["total"], 0, "{}", r.text);
+    client.close().await;
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(logged.contains("do not parse were left out") && logged.contains(&path), "{logged}");
 }

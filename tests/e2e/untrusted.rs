@@ -240,6 +240,49 @@ fn a_trusted_tree_runs_its_indexer_and_is_still_not_written_to() {
     assert!(ok && !text.contains(&t), "{text}");
 }
 
+/// `--indexer rust=builtin` (or `[indexer] rust = "builtin"` in the
+/// configuration) chooses the built-in indexer even on a trusted tree: the
+/// tree's build script never runs, and the choice and its reason are said.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_built_in_indexer_chosen_on_a_trusted_tree_runs_nothing_and_says_so() {
+    let scratch = Scratch::new("trusted-builtin");
+    let (tree, m) = (scratch.path("tree"), scratch.path("marks"));
+    std::fs::create_dir_all(&m).unwrap_or_else(|e| panic!("{e}"));
+    write(&tree.join("Cargo.toml"), "[package]\nname = \"chosen\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
+    let mark = m.join("build-script").display().to_string();
+    write(&tree.join("build.rs"), &format!("fn main() {{ std::fs::write(\"{mark}\", \"ran\").unwrap(); }}\n"));
+    write(&tree.join("src/lib.rs"), "pub fn chosen_fn() -> u32 {\n    helper()\n}\n\nfn helper() -> u32 {\n    1\n}\n");
+    let env = isolated(&scratch);
+    let t = tree.display().to_string();
+    let out = scratch.path("chosen.scip").display().to_string();
+    let (ok, text) = run_bounded(
+        &["index", &t, "--trust", "--indexer", "rust=builtin", "-o", &out],
+        &pairs(&env),
+        Duration::from_secs(120),
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("rust is read by the built-in indexer, not rust-analyzer (--indexer rust=builtin)"),
+        "{text}"
+    );
+    assert!(text.contains("(rust, tree-sitter)") && !text.contains("rust indexer failed"), "{text}");
+    let g = signpost::graph::load(Path::new(&out)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(g.iter().any(|n| n.name() == "chosen_fn"), "the crate is read");
+    // A server on the same tree, trusted, with the choice in the configuration.
+    write(&scratch.path("config.toml"), "[indexer]\nrust = \"builtin\"\n");
+    let client = Client::spawn_with(&["--project", &t, "--trust"], &pairs(&env), Stdio::null()).await;
+    let r = client.call("resolve", json!({"identifier": "chosen_fn"})).await;
+    assert_eq!(r.structured["status"], "one", "{}", r.text);
+    let graph = client.resource("signpost://graph").await;
+    let notes = graph["notes"].to_string();
+    assert!(notes.contains("rust is read by the built-in indexer, not rust-analyzer"), "{graph:#}");
+    assert!(notes.contains("config.toml"), "the reason names where the choice was made: {graph:#}");
+    // Long enough for an indexer started at open to have run the build script.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    client.close().await;
+    assert_eq!(marks(&m), Vec::<String>::new(), "the build script ran although the built-in indexer was chosen");
+}
+
 #[test]
 fn nothing_outside_the_tree_enters_the_graph() {
     let scratch = Scratch::new("untrusted-outside");
