@@ -960,10 +960,19 @@ fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
         | "attribute"
         | "call"
         | "this"
-        | "self" => {
+        | "self"
+        | "array_access"
+        | "element_access_expression"
+        | "subscript_expression"
+        | "index_expression" => {
             let t = compact(&txt());
             if t.len() <= 160 { Arg::Expr(t) } else { Arg::Other }
         }
+        // `(long[]) lhs`: a value of the type it is cast to.
+        "cast_expression" => match n.child_by_field_name("type") {
+            Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),
+            None => Arg::Other,
+        },
         "object_creation_expression" | "new_expression" | "instance_creation_expression" => {
             match n.child_by_field_name("type").or_else(|| n.child_by_field_name("constructor")) {
                 Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),

@@ -995,6 +995,10 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             "com.example.app.Document -EXTENDS-> com.example.app.Document.Builder",
             "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:36",
             "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:36 (ambiguous)",
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:51",
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:53",
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:51 (ambiguous)",
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:53 (ambiguous)",
             // A static method hides, it does not override; an override is of
             // the overload its parameters take.
             "com.example.style.JsonStyle.of:5 -OVERRIDES-> com.example.style.Style.of:4",
@@ -1013,6 +1017,9 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             "com.example.style.Styles.append:15 -OVERRIDES-> com.example.style.Style.append:6",
             // A variadic parameter takes one element too.
             "com.example.text.Texts.joinOne:44 -CALLS-> com.example.text.Texts.join:40",
+            // A cast, an array's element.
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:49",
+            "com.example.text.Texts.pickAll:57 -CALLS-> com.example.text.Texts.pick:55",
             // A member imported by name (`import static`).
             "com.example.style.Styles.blank:18 -CALLS-> com.example.text.Texts.isWhitespace:7",
         ],
