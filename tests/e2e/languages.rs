@@ -491,18 +491,25 @@ fn index_with(args: &[&str], path: &Path) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
 }
 
+/// The go fixture's index as the built-in indexer writes it (indexed in a
+/// copy under `scratch`).
+fn go_fixture_index(scratch: &Scratch) -> scip::types::Index {
+    use protobuf::Message;
+    let made = scratch.path("made");
+    copy_dir(&fixture("go"), &made);
+    let (ok, out) = index(&made);
+    assert!(ok, "{out}");
+    scip::types::Index::parse_from_bytes(&std::fs::read(made.join("index.scip")).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// A stand-in `scip-go` in a directory of its own (returned): `scip-go
 /// --output OUT` writes the go fixture's index as scip-go names itself (so
 /// its edges count as exact) for its first `runs` runs, then fails; each
 /// run is a line of `runs` in that directory.
 fn standin_scip_go(scratch: &Scratch, runs: usize) -> PathBuf {
     use protobuf::Message;
-    let made = scratch.path("made");
-    copy_dir(&fixture("go"), &made);
-    let (ok, out) = index(&made);
-    assert!(ok, "{out}");
-    let mut idx = scip::types::Index::parse_from_bytes(&std::fs::read(made.join("index.scip")).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut idx = go_fixture_index(scratch);
     if let Some(m) = idx.metadata.as_mut()
         && let Some(t) = m.tool_info.as_mut()
     {
@@ -790,12 +797,7 @@ async fn unbound_calls_are_counted_and_ambiguous_ones_marked() {
 async fn a_scip_index_with_a_malformed_symbol_is_served_without_it() {
     use protobuf::Message;
     let scratch = Scratch::new("languages-malformed-symbol");
-    let made = scratch.path("made");
-    copy_dir(&fixture("go"), &made);
-    let (ok, out) = index(&made);
-    assert!(ok, "{out}");
-    let mut idx = scip::types::Index::parse_from_bytes(&std::fs::read(made.join("index.scip")).unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut idx = go_fixture_index(&scratch);
     let doc = idx.documents.first_mut().unwrap_or_else(|| panic!("a document"));
     let path = doc.relative_path.clone();
     let bad = "scip-go gomod example.com/shop . `unterminated";

@@ -206,16 +206,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
         let Some(owner) = p.fact(ix).owner.clone() else { continue };
         let file = p.defs[ix].file;
         let pkg = &p.sources[file].package;
-        let found: Vec<DefIx> = names
-            .get(&owner)
-            .iter()
-            .copied()
-            .filter(|&t| {
-                p.kind(t).is_type()
-                    && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module)
-                    && p.sources[p.defs[t].file].package == *pkg
-            })
-            .collect();
+        let found = top_level_types(&p, &names, &owner, |t| p.sources[p.defs[t].file].package == *pkg);
         if let [t] = found[..] {
             p.defs[ix].parent = Some(t);
             continue;
@@ -228,16 +219,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
                 || (i.alias.is_none() && i.path.rsplit(['.', ':']).next() == Some(owner.as_str()))
         };
         if found.is_empty() && s.lang.impl_blocks && s.facts.imports.iter().any(imports_it) {
-            let found: Vec<DefIx> = names
-                .get(&owner)
-                .iter()
-                .copied()
-                .filter(|&t| {
-                    p.kind(t).is_type()
-                        && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module)
-                        && p.sources[p.defs[t].file].lang.name == s.lang.name
-                })
-                .collect();
+            let found = top_level_types(&p, &names, &owner, |t| p.sources[p.defs[t].file].lang.name == s.lang.name);
             if let [t] = found[..] {
                 p.defs[ix].parent = Some(t);
             }
@@ -337,6 +319,17 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     p.unbound = unbound;
     p.counts = counts;
     p
+}
+
+/// The types called `name` at the top level of a file or in a namespace
+/// that `also` admits.
+fn top_level_types(p: &Project, names: &Names, name: &str, also: impl Fn(DefIx) -> bool) -> Vec<DefIx> {
+    names
+        .get(name)
+        .iter()
+        .copied()
+        .filter(|&t| p.kind(t).is_type() && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module) && also(t))
+        .collect()
 }
 
 /// Types written in several places under one symbol (C#'s partial
