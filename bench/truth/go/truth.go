@@ -332,23 +332,12 @@ func (x *extractor) addEdge(e Edge) {
 	x.eorder = append(x.eorder, k)
 }
 
+// recvTypeName returns the name of a method receiver's type (`*Store[T]` → Store).
 func recvTypeName(e ast.Expr) string {
-	for {
-		switch t := e.(type) {
-		case *ast.StarExpr:
-			e = t.X
-		case *ast.ParenExpr:
-			e = t.X
-		case *ast.IndexExpr:
-			e = t.X
-		case *ast.IndexListExpr:
-			e = t.X
-		case *ast.Ident:
-			return t.Name
-		default:
-			return "?"
-		}
+	if id := embeddedIdent(e); id != nil {
+		return id.Name
 	}
+	return "?"
 }
 
 // embeddedIdent returns the identifier naming an embedded field's type.
