@@ -1,0 +1,381 @@
+//! One file → its facts: what the language's query captures, read into
+//! plain data (owned strings, byte and line positions). No name is
+//! resolved here; files are read in parallel and [`crate::resolve`] joins
+//! them.
+
+use std::time::Duration;
+
+use tree_sitter::Node;
+
+mod read;
+mod syntax;
+
+pub use read::Reader;
+pub use syntax::simple_type;
+
+/// A source position: 0-based line and byte column.
+pub type Point = (u32, u32);
+
+/// A source range, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Span {
+    /// Start (line, column).
+    pub start: Point,
+    /// End (line, column).
+    pub end: Point,
+    /// Byte offsets, for containment.
+    pub bytes: (usize, usize),
+}
+
+impl Span {
+    fn of(n: Node<'_>) -> Span {
+        let (s, e) = (n.start_position(), n.end_position());
+        Span {
+            start: (s.row as u32, s.column as u32),
+            end: (e.row as u32, e.column as u32),
+            bytes: (n.start_byte(), n.end_byte()),
+        }
+    }
+
+    /// Whether `other` lies inside this span.
+    pub fn contains(&self, other: &Span) -> bool {
+        self.bytes.0 <= other.bytes.0 && other.bytes.1 <= self.bytes.1
+    }
+}
+
+/// What a definition is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `@def.class`
+    Class,
+    /// `@def.interface`
+    Interface,
+    /// `@def.enum`
+    Enum,
+    /// `@def.struct`
+    Struct,
+    /// `@def.trait`
+    Trait,
+    /// `@def.type` (an alias or a defined type).
+    Type,
+    /// `@def.module` (a namespace block).
+    Module,
+    /// `@def.method`
+    Method,
+    /// `@def.function`
+    Function,
+    /// `@def.constructor`
+    Constructor,
+    /// `@def.field`
+    Field,
+    /// `@def.property`
+    Property,
+    /// `@def.constant`
+    Constant,
+    /// `@def.variable`
+    Variable,
+    /// `@def.macro` (Rust's `macro_rules!`).
+    Macro,
+}
+
+impl Kind {
+    fn of_capture(name: &str) -> Option<Kind> {
+        Some(match name.strip_prefix("def.")? {
+            "class" => Kind::Class,
+            "interface" => Kind::Interface,
+            "enum" => Kind::Enum,
+            "struct" => Kind::Struct,
+            "trait" => Kind::Trait,
+            "type" => Kind::Type,
+            "module" => Kind::Module,
+            "method" => Kind::Method,
+            "function" => Kind::Function,
+            "constructor" => Kind::Constructor,
+            "field" => Kind::Field,
+            "property" => Kind::Property,
+            "constant" => Kind::Constant,
+            "variable" => Kind::Variable,
+            "macro" => Kind::Macro,
+            _ => return None,
+        })
+    }
+
+    /// A type: something with members, a receiver's type, a header's target.
+    pub fn is_type(self) -> bool {
+        matches!(self, Kind::Class | Kind::Interface | Kind::Enum | Kind::Struct | Kind::Trait | Kind::Type)
+    }
+
+    /// Something called (a macro is invoked like a function).
+    pub fn is_callable(self) -> bool {
+        matches!(self, Kind::Method | Kind::Function | Kind::Constructor | Kind::Macro)
+    }
+
+    /// How precisely the kind names what a definition is, when two
+    /// patterns of a query match one: a constructor or method is a more
+    /// precise function, and a function a more precise variable
+    /// (TypeScript's `const f = () => …`).
+    fn precision(self) -> u8 {
+        match self {
+            Kind::Constructor => 3,
+            Kind::Method => 2,
+            Kind::Function => 1,
+            _ => 0,
+        }
+    }
+
+    /// Something that holds a scope of typed names (a type or a callable).
+    pub fn is_scope(self) -> bool {
+        self.is_type() || self.is_callable() || self == Kind::Module
+    }
+}
+
+/// How many arguments a callable takes: `min..=max` (`max` none: variadic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arity {
+    /// Fewest.
+    pub min: u32,
+    /// Most, none when variadic.
+    pub max: Option<u32>,
+}
+
+impl Arity {
+    /// Whether a call with `n` arguments fits.
+    pub fn fits(self, n: u32) -> bool {
+        n >= self.min && self.max.is_none_or(|m| n <= m)
+    }
+}
+
+/// A definition.
+#[derive(Debug, Clone)]
+pub struct Def {
+    /// What it is.
+    pub kind: Kind,
+    /// Its name as written.
+    pub name: String,
+    /// The whole definition.
+    pub span: Span,
+    /// Its name.
+    pub name_span: Span,
+    /// The type it belongs to when declared outside it (Go's receivers).
+    pub owner: Option<String>,
+    /// For a function in a Rust `impl` block: the impl's type and trait as
+    /// written (`Circle`, `Shape`), which its symbol spells.
+    pub impl_of: Option<(String, Option<String>)>,
+    /// A function that is a value bound to a name (`@term`: TypeScript's
+    /// `const f = () => …`), spelled as a term (`f.`) as its indexer does.
+    pub term: bool,
+    /// An object literal's property (`@meta`: `module.exports = { parse
+    /// }`): a definition of its file whatever encloses it, spelled as
+    /// scip-typescript spells it, `parse0:`, counted per name in the file.
+    pub meta: bool,
+    /// Parameters, for callables.
+    pub arity: Option<Arity>,
+    /// Type parameters (`@generics`: `IValidator<T>` has 1): C# types of
+    /// one name and another number of them are other types.
+    pub generics: u8,
+    /// Each parameter's type as written (`""` where none is written), for
+    /// callables: overloads of one arity are told apart by them.
+    pub params: Vec<String>,
+    /// A C or C++ function-like macro: a call to it calls what its body
+    /// calls, once the preprocessor has expanded it.
+    pub expands: bool,
+    /// The type a callable returns, as written (`@returns`: `Self`,
+    /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
+    pub returns: Option<String>,
+    /// The header, whitespace collapsed.
+    pub signature: String,
+    /// The comment right above it.
+    pub doc: String,
+}
+
+/// A name used somewhere: a type in a header or an annotation, a called
+/// name, a typed variable's type.
+#[derive(Debug, Clone)]
+pub struct Name {
+    /// The name.
+    pub name: String,
+    /// A package qualifier written before it (`orders.Order`).
+    pub qualifier: Option<String>,
+    /// Where.
+    pub span: Span,
+    /// Type arguments written after it (`IValidator<Order>`: 1), by which
+    /// C# tells `IValidator` from `IValidator<T>`.
+    pub generics: u8,
+}
+
+/// A call.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The called name.
+    pub name: String,
+    /// The receiver expression's text (`this.repo`, `s.store`, `Orders`).
+    pub receiver: Option<String>,
+    /// Arguments given.
+    pub args: Option<u32>,
+    /// What each argument is, as far as its syntax tells (a literal, a
+    /// name, a construction): overloads of one arity are told apart by it.
+    pub given: Vec<Arg>,
+    /// The called name's place.
+    pub span: Span,
+    /// `new T(…)`: a construction of type `name`.
+    pub construct: bool,
+    /// The receiver is a scope written before the name (`shapes::total`,
+    /// `Shape::make`): a namespace or a type, never a value.
+    pub scoped: bool,
+    /// `@read`: a name used without a call that runs code all the same: a
+    /// property read (`jwk.key_type`), a method passed as a value, a
+    /// decorator (`@crypto_required`). It resolves only to a callable
+    /// member of a known receiver or to a name in scope, never by guess.
+    pub read: bool,
+    /// Type arguments written after the name (`new Result<int>(…)`: 1), by
+    /// which C# tells `Result` from `Result<T>`.
+    pub generics: u8,
+}
+
+/// What an argument is, as far as its syntax tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// A literal.
+    Literal(Lit),
+    /// An expression whose value's type is read the way a receiver's is (a
+    /// variable, a field, `Type.CONSTANT`, a call): its text, whitespace
+    /// collapsed.
+    Expr(String),
+    /// A construction (`new T(…)`): a value of type `T` as written.
+    New(String),
+    /// Anything else (an operation, a lambda, a long expression).
+    Other,
+}
+
+/// A literal's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lit {
+    /// `"text"`.
+    Str,
+    /// `'c'`.
+    Char,
+    /// `1`, `0x1F`.
+    Int,
+    /// `1.5`, `2e3`.
+    Float,
+    /// `true`, `false`.
+    Bool,
+    /// `null`, `nil`, `nullptr`, `None`.
+    Null,
+}
+
+/// A name given a type: a field, parameter or local variable.
+#[derive(Debug, Clone)]
+pub struct Var {
+    /// The variable's name.
+    pub name: String,
+    /// Its type's name (for [`Typed::Like`], the other variable's name; for
+    /// [`Typed::Value`], the expression, whitespace collapsed).
+    pub ty: Name,
+    /// What `ty` says of it.
+    pub typed: Typed,
+    /// The whole type as written, whitespace collapsed (`@var.written`:
+    /// `Arc<RwLock<State>>`), when the query gives it: what a wrapper
+    /// holds, for calls through it.
+    pub written: Option<String>,
+    /// The byte range of the innermost function literal (a lambda, a
+    /// closure, Go's `func(…) {…}`) it is declared in, if any: it names
+    /// that value only there (`r *http.Request` in a handler literal is not
+    /// the `r` of the function around it).
+    pub within: Option<(usize, usize)>,
+}
+
+/// The innermost of `ranges` (sorted by start) around byte `at`.
+fn innermost_range(ranges: &[(usize, usize)], at: usize) -> Option<(usize, usize)> {
+    let upto = ranges.partition_point(|r| r.0 <= at);
+    ranges[..upto].iter().rev().find(|r| at < r.1).copied()
+}
+
+/// How a variable's type is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typed {
+    /// `@var.type`: it is of that type.
+    Is,
+    /// `@var.elem`: it holds elements of that type (`shapes: &[Box<dyn
+    /// Shape>]`, `Shape[]`, `List[Shape]`).
+    Holds,
+    /// `@var.like`: it is an element of the variable named (`for shape in
+    /// shapes`, `shapes.map((s) => …)`).
+    Like,
+    /// `@var.value`: it is bound to what an expression gives (`let o =
+    /// Order::new(…)`, `x := repo.Find(id)`), read when a call needs it.
+    Value,
+    /// `@var.of`: it is an element of what an expression gives (`for a in
+    /// self.args()`, `.map(|a| …)` on an iterator of `&Arg`).
+    Element,
+}
+
+impl Typed {
+    /// Read from an expression, so a written type says more.
+    fn inferred(self) -> bool {
+        matches!(self, Typed::Value | Typed::Element)
+    }
+}
+
+/// An import.
+#[derive(Debug, Clone)]
+pub struct Import {
+    /// The imported path as written, quotes removed (`com.example.Order`,
+    /// `example.com/shop/orders`).
+    pub path: String,
+    /// The name it is imported as, when given.
+    pub alias: Option<String>,
+}
+
+/// Everything one file says.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Its package declaration.
+    pub package: Option<String>,
+    /// Its imports.
+    pub imports: Vec<Import>,
+    /// Definitions, in source order.
+    pub defs: Vec<Def>,
+    /// Header types (`extends`, `implements`, embedded types).
+    pub supers: Vec<Name>,
+    /// Typed names.
+    pub vars: Vec<Var>,
+    /// Calls.
+    pub calls: Vec<Call>,
+    /// Type names used.
+    pub types: Vec<Name>,
+    /// Bodies of anonymous classes (`new ToStringStyle() { … }`, `@anonymous`)
+    /// and the type each extends: in one, that type's members are in scope.
+    pub anonymous: Vec<((usize, usize), Name)>,
+    /// Lines.
+    pub lines: usize,
+    /// Whether the parser met syntax it does not know (it recovers; what
+    /// it could read is kept).
+    pub syntax_errors: bool,
+    /// The query ran out of time: where it stopped. What it matched before
+    /// is kept; the rest of the file is not read.
+    pub cut: Option<Cut>,
+}
+
+/// Where the query over a file stopped, out of time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// The 1-based line it was at.
+    pub line: usize,
+    /// The deadline it ran out of (parse and query together).
+    pub after: Duration,
+}
+
+/// Why a file was not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Skip {
+    /// Parsing took too long.
+    #[error("parsing ran out of time ({0:?} for parse and query together); skipped")]
+    ParseTimeout(Duration),
+    /// Not text.
+    #[error("a NUL byte in the first 8 KiB: not source text")]
+    Binary,
+    /// The query does not compile against the grammar (a bug in signpost).
+    #[error("the {0} query does not compile: {1}")]
+    Query(&'static str, String),
+}

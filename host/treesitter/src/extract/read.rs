@@ -1,0 +1,475 @@
+//! Reading one file: parse under a deadline (again, without conditional
+//! directives, where a C or C++ file's errors sit in a conditional), run
+//! the language's query, and gather what it captures into [`Facts`].
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, Parser, Query, QueryCursor, StreamingIterator};
+
+use super::syntax::{
+    args_given, arity, calls_in_text, compact, count_args, doc_above, generics, memchr_nul, param_types, signature,
+    unqualified,
+};
+use super::*;
+use crate::languages::Lang;
+
+/// A language's parser and compiled query, made once per thread.
+pub struct Reader {
+    lang: &'static Lang,
+    parser: Parser,
+    query: &'static Query,
+    names: Vec<String>,
+    timeout: Duration,
+}
+
+impl Reader {
+    /// A reader of `lang`'s files that gives up on one after `timeout`.
+    pub fn new(lang: &'static Lang, timeout: Duration) -> Result<Reader, Skip> {
+        let grammar = (lang.grammar)();
+        let mut parser = Parser::new();
+        parser.set_language(&grammar).map_err(|e| Skip::Query(lang.name, e.to_string()))?;
+        let query = query_of(lang, &grammar)?;
+        let names = query.capture_names().iter().map(|s| (*s).to_owned()).collect();
+        Ok(Reader { lang, parser, query, names, timeout })
+    }
+
+    /// `text`'s syntax tree, or a skip once `started` is past the deadline.
+    fn parse(&mut self, text: &[u8], started: Instant) -> Result<tree_sitter::Tree, Skip> {
+        self.parse_from(text, None, started)
+    }
+
+    /// `text`'s syntax tree, reusing what `old` (edited to match) has.
+    fn parse_again(
+        &mut self,
+        text: &[u8],
+        old: &tree_sitter::Tree,
+        started: Instant,
+    ) -> Result<tree_sitter::Tree, Skip> {
+        self.parse_from(text, Some(old), started)
+    }
+
+    fn parse_from(
+        &mut self,
+        text: &[u8],
+        old: Option<&tree_sitter::Tree>,
+        started: Instant,
+    ) -> Result<tree_sitter::Tree, Skip> {
+        let timeout = self.timeout;
+        let mut give_up = |_: &tree_sitter::ParseState| {
+            if started.elapsed() > timeout { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        };
+        let len = text.len();
+        self.parser
+            .parse_with_options(
+                &mut |at, _| if at < len { &text[at..] } else { &[] },
+                old,
+                Some(ParseOptions::new().progress_callback(&mut give_up)),
+            )
+            .ok_or(Skip::ParseTimeout(timeout))
+    }
+
+    /// The facts of one file's text. Parsing and the query share one
+    /// deadline: a parse past it skips the file; a query past it stops
+    /// where it is, and what it had matched before is kept ([`Facts::cut`]).
+    pub fn read(&mut self, text: &[u8]) -> Result<Facts, Skip> {
+        if memchr_nul(&text[..text.len().min(8192)]) {
+            return Err(Skip::Binary);
+        }
+        // Same length, every position kept: lone CRs made LFs, C and C++
+        // export macros made spaces ([`crate::prepass`]).
+        let mut prepared = crate::prepass::prepare(self.lang, text);
+        let started = Instant::now();
+        let timeout = self.timeout;
+        let mut tree = self.parse(&prepared, started)?;
+        // A C or C++ file the grammar could not read whole, read again
+        // without its conditional directives; the reading with fewer errors
+        // is kept.
+        if self.lang.name == "cpp" && tree.root_node().has_error() {
+            let (before, in_conditional) = errors(tree.root_node());
+            // Only where the errors are in a conditional: a misread macro
+            // elsewhere is no matter of directives.
+            if in_conditional > 0
+                && let Some((one, blanked)) = crate::prepass::unconditional(&prepared)
+            {
+                // Incrementally: what the directives were not part of is
+                // reused, not parsed again.
+                let mut edited = tree.clone();
+                let mut points = Points::new(&one);
+                for (a, b) in blanked {
+                    let (start, end) = (points.at(a), points.at(b));
+                    edited.edit(&tree_sitter::InputEdit {
+                        start_byte: a,
+                        old_end_byte: b,
+                        new_end_byte: b,
+                        start_position: start,
+                        old_end_position: end,
+                        new_end_position: end,
+                    });
+                }
+                let again = self.parse_again(&one, &edited, started)?;
+                if errors(again.root_node()).0 < before {
+                    (tree, prepared) = (again, std::borrow::Cow::Owned(one));
+                }
+            }
+        }
+        let text = &prepared[..];
+        let root = tree.root_node();
+        let mut facts = Facts {
+            package: None,
+            imports: Vec::new(),
+            defs: Vec::new(),
+            supers: Vec::new(),
+            vars: Vec::new(),
+            calls: Vec::new(),
+            types: Vec::new(),
+            anonymous: Vec::new(),
+            lines: text.iter().filter(|&&b| b == b'\n').count()
+                + usize::from(!text.ends_with(b"\n") && !text.is_empty()),
+            syntax_errors: root.has_error(),
+            cut: None,
+        };
+        let mut cursor = QueryCursor::new();
+        // The query is bounded by the same deadline, checked inside
+        // tree-sitter's matching (one step over a pathological tree can
+        // take minutes, so a check between matches is not enough): past
+        // it, the cursor halts and only finished matches come out.
+        let halted_at = std::cell::Cell::new(None);
+        let mut stop = |state: &tree_sitter::QueryCursorState| {
+            if started.elapsed() > timeout {
+                halted_at.set(Some(state.current_byte_offset()));
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let options = tree_sitter::QueryCursorOptions::new().progress_callback(&mut stop);
+        let mut matches = cursor.matches_with_options(self.query, root, text, options);
+        let mut typed: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        let mut defined: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
+        // Each variable's one binding, by its name's place: a written type
+        // wins over a value.
+        let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
+        // The function literals of the file (`@literal`).
+        let mut literals: Vec<(usize, usize)> = Vec::new();
+        // What parses as a definition but is a macro call's block
+        // (`@macro.block`).
+        let mut blocks: Vec<(usize, usize)> = Vec::new();
+        while let Some(m) = matches.next() {
+            let get = |name: &str| m.captures().iter().find(|c| self.names[c.index as usize] == name).map(|c| c.node);
+            let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+            for c in m.captures() {
+                let cap = self.names[c.index as usize].as_str();
+                let n = c.node;
+                match cap {
+                    // PHP's `Acme\Shop` is dotted like the others.
+                    "package" => facts.package = Some(txt(n).split_whitespace().collect::<String>().replace('\\', ".")),
+                    "import" => {
+                        let mut path: String =
+                            txt(n).trim_matches(['"', '`']).split_whitespace().collect::<String>().replace('\\', ".");
+                        // `from a.b import C`: the module, then the name.
+                        if let Some(from) = get("import.from") {
+                            path = format!("{}.{path}", txt(from).trim());
+                        }
+                        // A grammar that leaves a wildcard out of the name
+                        // (Kotlin's `import a.b.*`): the import says it.
+                        // C++'s `using namespace a::b;`: every name of `a.b`.
+                        if get("import.namespace").is_some() {
+                            path = path.replace("::", ".") + ".*";
+                        }
+                        let wild = n.parent().is_some_and(|p| txt(p).trim_end().trim_end_matches(';').ends_with('*'));
+                        if wild && !path.ends_with('*') {
+                            path.push_str(".*");
+                        }
+                        facts.imports.push(Import { path, alias: get("import.alias").map(txt) });
+                    }
+                    "extends" => facts.supers.push(Name {
+                        name: txt(n),
+                        qualifier: get("ref.qualifier").map(txt),
+                        span: Span::of(n),
+                        generics: generics(get("ref.generics")),
+                    }),
+                    "literal" => literals.push((n.start_byte(), n.end_byte())),
+                    "macro.block" => blocks.push((n.start_byte(), n.end_byte())),
+                    "anonymous" => {
+                        if let Some(t) = get("anonymous.type") {
+                            let name = Name {
+                                name: txt(t),
+                                qualifier: get("ref.qualifier").map(txt),
+                                span: Span::of(t),
+                                generics: generics(get("ref.generics")),
+                            };
+                            facts.anonymous.push(((n.start_byte(), n.end_byte()), name));
+                        }
+                    }
+                    "var.name" => {
+                        let typed = [
+                            ("var.type", Typed::Is),
+                            ("var.elem", Typed::Holds),
+                            ("var.like", Typed::Like),
+                            ("var.value", Typed::Value),
+                            ("var.of", Typed::Element),
+                            ("var.written", Typed::Is),
+                        ];
+                        if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
+                            let var = Var {
+                                name: txt(n),
+                                ty: Name {
+                                    name: match typed {
+                                        // `if let Some(x) = v`: what `v` holds.
+                                        Typed::Value if get("var.unwrap").is_some() => compact(&txt(ty)) + "?",
+                                        Typed::Value | Typed::Element => compact(&txt(ty)),
+                                        _ => txt(ty),
+                                    },
+                                    qualifier: get("var.qualifier").map(txt),
+                                    span: Span::of(n),
+                                    generics: generics(get("ref.generics")),
+                                },
+                                typed,
+                                written: get("var.written").map(|w| compact(&txt(w))),
+                                // Set once every function literal is known.
+                                within: Some((n.start_byte(), n.start_byte())),
+                            };
+                            // What a collection holds is said beside its own type.
+                            match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {
+                                std::collections::hash_map::Entry::Occupied(e) => {
+                                    let had = &mut facts.vars[*e.get()];
+                                    if had.typed.inferred() && !typed.inferred() {
+                                        *had = var;
+                                    } else if had.written.is_none() && had.typed == typed {
+                                        had.written = var.written;
+                                    }
+                                }
+                                std::collections::hash_map::Entry::Vacant(e) => {
+                                    e.insert(facts.vars.len());
+                                    facts.vars.push(var);
+                                }
+                            }
+                        }
+                    }
+                    "call" => facts.calls.push(Call {
+                        name: txt(n),
+                        receiver: get("call.receiver").or(get("call.scope")).map(txt),
+                        args: get("call.args").map(count_args),
+                        given: get("call.args").map(|a| args_given(a, text)).unwrap_or_default(),
+                        span: Span::of(n),
+                        construct: false,
+                        scoped: get("call.scope").is_some(),
+                        read: false,
+                        generics: generics(get("ref.generics")),
+                    }),
+                    "read" => facts.calls.push(Call {
+                        name: txt(n),
+                        receiver: get("call.receiver").map(txt),
+                        args: None,
+                        given: Vec::new(),
+                        span: Span::of(n),
+                        construct: false,
+                        scoped: false,
+                        read: true,
+                        generics: generics(get("ref.generics")),
+                    }),
+                    "new" => facts.calls.push(Call {
+                        name: txt(n),
+                        // `new shapes::Square(…)`: the type's qualifier.
+                        receiver: get("ref.qualifier").map(txt),
+                        args: get("call.args").map(count_args),
+                        given: get("call.args").map(|a| args_given(a, text)).unwrap_or_default(),
+                        span: Span::of(n),
+                        construct: true,
+                        scoped: false,
+                        read: false,
+                        generics: generics(get("ref.generics")),
+                    }),
+                    "ref.type" => {
+                        let key = (n.start_byte(), n.end_byte());
+                        let name = Name {
+                            name: txt(n),
+                            qualifier: get("ref.qualifier").map(txt),
+                            span: Span::of(n),
+                            generics: generics(get("ref.generics")),
+                        };
+                        // The same name met by a plain and a qualified pattern: keep the qualifier.
+                        match typed.get(&key) {
+                            Some(&i) => {
+                                if name.qualifier.is_some() {
+                                    facts.types[i] = name;
+                                }
+                            }
+                            None => {
+                                typed.insert(key, facts.types.len());
+                                facts.types.push(name);
+                            }
+                        }
+                    }
+                    _ => {
+                        let Some(kind) = Kind::of_capture(cap) else { continue };
+                        let Some(name) = get("name") else { continue };
+                        // Two patterns naming one definition: the more
+                        // precise kind wins (a constructor over a function).
+                        match defined.entry((name.start_byte(), name.end_byte())) {
+                            std::collections::hash_map::Entry::Occupied(e) => {
+                                let d: &mut Def = &mut facts.defs[*e.get()];
+                                if kind.precision() > d.kind.precision() {
+                                    d.kind = kind;
+                                }
+                                // What only one of them says (a Rust impl's
+                                // type) is kept.
+                                if d.owner.is_none() {
+                                    d.owner = get("owner").map(txt);
+                                }
+                                d.term |= get("term").is_some();
+                                d.meta |= get("meta").is_some();
+                                if d.returns.is_none() {
+                                    d.returns = get("returns").map(|r| compact(&txt(r)));
+                                }
+                                if d.impl_of.is_none() {
+                                    d.impl_of = get("impl.type").map(|t| {
+                                        (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))
+                                    });
+                                }
+                                continue;
+                            }
+                            std::collections::hash_map::Entry::Vacant(e) => {
+                                e.insert(facts.defs.len());
+                            }
+                        }
+                        facts.defs.push(Def {
+                            kind,
+                            name: txt(name),
+                            span: Span::of(n),
+                            name_span: Span::of(name),
+                            owner: get("owner").map(txt),
+                            term: get("term").is_some(),
+                            meta: get("meta").is_some(),
+                            impl_of: get("impl.type")
+                                .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
+                            arity: get("params").map(|p| arity(p, text)),
+                            generics: generics(get("generics")),
+                            params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
+                            expands: n.kind() == "preproc_function_def",
+                            returns: get("returns").map(|r| compact(&txt(r))),
+                            signature: signature(n, text),
+                            doc: doc_above(n, text),
+                        });
+                    }
+                }
+            }
+        }
+        if !blocks.is_empty() {
+            facts.defs.retain(|d| !blocks.contains(&d.span.bytes));
+        }
+        // Each name declared in a function literal is seen only inside it.
+        literals.sort_unstable();
+        for v in &mut facts.vars {
+            v.within = v.within.and_then(|(at, _)| innermost_range(&literals, at));
+        }
+        // A function-like macro's body is no syntax tree: the calls in it
+        // are read off its text, where they are written.
+        let macros: Vec<(usize, usize)> = facts.defs.iter().filter(|d| d.expands).map(|d| d.span.bytes).collect();
+        for (start, end) in macros {
+            if let Some(def) = root.descendant_for_byte_range(start, end).filter(|n| n.kind() == "preproc_function_def")
+                && let Some(value) = def.child_by_field_name("value")
+            {
+                facts.calls.extend(calls_in_text(text, value));
+            }
+        }
+        // One call met by two patterns (a plain name, and the same name after
+        // a receiver or scope; a call's name, and the attribute it reads):
+        // the one that knows more is kept.
+        facts.calls.sort_by_key(|c| (c.span.bytes, c.read, c.receiver.is_none()));
+        facts.calls.dedup_by_key(|c| c.span.bytes);
+        // A definition's own name is not a use of it.
+        facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
+        facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
+        drop(matches);
+        facts.cut = halted_at.get().map(|at| Cut {
+            line: text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
+            after: timeout,
+        });
+        // Facts are held until the whole project is resolved: without the
+        // room their vectors grew into.
+        facts.calls.shrink_to_fit();
+        facts.defs.shrink_to_fit();
+        facts.vars.shrink_to_fit();
+        facts.types.shrink_to_fit();
+        facts.supers.shrink_to_fit();
+        Ok(facts)
+    }
+}
+
+/// Each language's compiled query, made once per process and shared by
+/// every reader: a large grammar's query takes half a second to compile
+/// (Swift's), which no edit should wait for again.
+fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'static Query, Skip> {
+    use std::sync::{Mutex, OnceLock};
+    type Compiled = Result<&'static Query, String>;
+    static QUERIES: OnceLock<Mutex<Vec<(usize, Compiled)>>> = OnceLock::new();
+    let key = std::ptr::from_ref(lang) as usize;
+    let mut all = QUERIES.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let compiled = match all.iter().find(|(k, _)| *k == key) {
+        Some((_, c)) => c.clone(),
+        None => {
+            // Compiled once per language for the process's life.
+            let c: Compiled =
+                Query::new(grammar, lang.query).map(|q| &*Box::leak(Box::new(q))).map_err(|e| e.to_string());
+            all.push((key, c.clone()));
+            c
+        }
+    };
+    compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
+/// Rows and columns of bytes of a text, asked in increasing order.
+struct Points<'t> {
+    text: &'t [u8],
+    /// The last byte asked, its row, and where its line starts.
+    at: usize,
+    row: usize,
+    line: usize,
+}
+
+impl<'t> Points<'t> {
+    fn new(text: &'t [u8]) -> Self {
+        Points { text, at: 0, row: 0, line: 0 }
+    }
+
+    /// The row and column of byte `to` (at or after the last asked).
+    fn at(&mut self, to: usize) -> tree_sitter::Point {
+        let to = to.min(self.text.len()).max(self.at);
+        for i in memchr::memchr_iter(b'\n', &self.text[self.at..to]) {
+            self.row += 1;
+            self.line = self.at + i + 1;
+        }
+        self.at = to;
+        tree_sitter::Point { row: self.row, column: to - self.line }
+    }
+}
+
+/// How many nodes of a tree are errors or missing (how much of it the
+/// grammar could not read), and how many of them are in a conditional
+/// (`#if`, `#ifdef`, an `#else` branch).
+fn errors(root: Node<'_>) -> (usize, usize) {
+    let mut cursor = root.walk();
+    let (mut n, mut in_conditional) = (0, 0);
+    let mut conditionals = 0usize;
+    let conditional = |k: &str| k.starts_with("preproc_if") || k.starts_with("preproc_el");
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            n += 1;
+            in_conditional += usize::from(conditionals > 0);
+        }
+        // Only a subtree with an error has one to count.
+        if node.has_error() && cursor.goto_first_child() {
+            conditionals += usize::from(conditional(node.kind()));
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return (n, in_conditional);
+            }
+            conditionals -= usize::from(conditional(cursor.node().kind()));
+        }
+    }
+}

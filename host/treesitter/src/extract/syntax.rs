@@ -1,0 +1,344 @@
+//! What a syntax node says, read as text: argument kinds and types,
+//! parameter lists, arity, signatures, doc comments, written types reduced
+//! to their simple names.
+
+use tree_sitter::Node;
+
+use super::{Arg, Arity, Call, Lit, Span};
+
+/// How many type parameters or arguments a list (`<T, U>`) holds: 0 for
+/// none.
+pub(super) fn generics(list: Option<Node<'_>>) -> u8 {
+    list.map_or(0, |l| u8::try_from(l.named_child_count()).unwrap_or(u8::MAX))
+}
+
+/// A path's last segment, with its generic arguments (`fmt::Display` →
+/// `Display`, `convert::From<&str>` → `From<&str>`): how rust-analyzer
+/// names an impl's type and trait.
+pub(super) fn unqualified(path: &str) -> String {
+    let head = path.find('<').unwrap_or(path.len());
+    let start = path[..head].rfind("::").map_or(0, |i| i + 2);
+    compact(&path[start..])
+}
+
+/// Source text with each run of whitespace one space (a type or an
+/// expression, read as steps by [`crate::resolve`]).
+pub(super) fn compact(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub(super) fn memchr_nul(b: &[u8]) -> bool {
+    b.contains(&0)
+}
+
+fn is_comment(n: Node<'_>) -> bool {
+    n.kind().contains("comment")
+}
+
+/// Arguments in an argument list.
+pub(super) fn count_args(list: Node<'_>) -> u32 {
+    let mut c = list.walk();
+    list.named_children(&mut c).filter(|n| !is_comment(*n)).count() as u32
+}
+
+/// The calls written in a macro's body (`name(`, not after `.`, `->` or
+/// `#`), as plain calls: the body is text to the grammar.
+pub(super) fn calls_in_text(text: &[u8], value: Node<'_>) -> Vec<Call> {
+    let (start, end) = (value.start_byte(), value.end_byte().min(text.len()));
+    let body = &text[start..end];
+    let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        if !(body[i].is_ascii_alphabetic() || body[i] == b'_') || (i > 0 && ident(body[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let a = i;
+        while i < body.len() && ident(body[i]) {
+            i += 1;
+        }
+        let mut j = i;
+        while j < body.len() && matches!(body[j], b' ' | b'\t') {
+            j += 1;
+        }
+        let before = body[..a].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+        if body.get(j) != Some(&b'(') || matches!(before, Some(b'.' | b'>' | b'#')) {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&body[a..i]).into_owned();
+        if matches!(name.as_str(), "if" | "while" | "for" | "switch" | "return" | "sizeof" | "defined" | "do") {
+            continue;
+        }
+        // The place, counted from the value's start.
+        let line_of = |k: usize| body[..k].iter().filter(|&&c| c == b'\n').count() as u32;
+        let col_of = |k: usize| (k - body[..k].iter().rposition(|&c| c == b'\n').map_or(0, |p| p + 1)) as u32;
+        let (row0, col0) = (value.start_position().row as u32, value.start_position().column as u32);
+        let at = |k: usize| {
+            let r = line_of(k);
+            (row0 + r, if r == 0 { col0 + col_of(k) } else { col_of(k) })
+        };
+        out.push(Call {
+            name,
+            receiver: None,
+            args: None,
+            given: Vec::new(),
+            span: Span { start: at(a), end: at(i), bytes: (start + a, start + i) },
+            construct: false,
+            scoped: false,
+            read: false,
+            generics: 0,
+        });
+    }
+    out
+}
+
+/// What each argument of an argument list is.
+pub(super) fn args_given(list: Node<'_>, text: &[u8]) -> Vec<Arg> {
+    let mut c = list.walk();
+    list.named_children(&mut c).filter(|n| !is_comment(*n)).map(|n| arg_of(n, text)).collect()
+}
+
+/// What one argument is: a literal by its node's kind, a plain name, a
+/// construction; an argument node of one child (C#'s `argument`, Kotlin's
+/// `value_argument`) is what that child is.
+fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
+    let mut n = n;
+    while n.named_child_count() == 1
+        && (n.kind().contains("argument") || n.kind() == "parenthesized_expression")
+        && let Some(c) = n.named_child(0)
+    {
+        n = c;
+    }
+    let kind = n.kind();
+    let txt = || n.utf8_text(text).unwrap_or("").trim().to_owned();
+    let lit = |l| Arg::Literal(l);
+    match kind {
+        "true" | "false" | "boolean_literal" | "boolean" => lit(Lit::Bool),
+        "null_literal" | "null" | "nil" | "nullptr" | "none" | "None" => lit(Lit::Null),
+        "identifier"
+        | "simple_identifier"
+        | "field_access"
+        | "member_access_expression"
+        | "selector_expression"
+        | "method_invocation"
+        | "call_expression"
+        | "invocation_expression"
+        | "navigation_expression"
+        | "member_expression"
+        | "attribute"
+        | "call"
+        | "this"
+        | "self"
+        | "array_access"
+        | "element_access_expression"
+        | "subscript_expression"
+        | "index_expression" => {
+            let t = compact(&txt());
+            if t.len() <= 160 { Arg::Expr(t) } else { Arg::Other }
+        }
+        // `(long[]) lhs`: a value of the type it is cast to.
+        "cast_expression" => match n.child_by_field_name("type") {
+            Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),
+            None => Arg::Other,
+        },
+        "object_creation_expression" | "new_expression" | "instance_creation_expression" => {
+            match n.child_by_field_name("type").or_else(|| n.child_by_field_name("constructor")) {
+                Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),
+                None => Arg::Other,
+            }
+        }
+        k if k.contains("char") && k.contains("literal") => lit(Lit::Char),
+        k if k.contains("string") => lit(Lit::Str),
+        k if k.contains("float") || k.contains("real_literal") || k.contains("double") => lit(Lit::Float),
+        k if k.contains("integer") || k.contains("int_literal") || k.contains("decimal") || k.contains("hex") => {
+            lit(Lit::Int)
+        }
+        "number_literal" | "number" | "integer" => {
+            let t = txt();
+            let float = t.contains('.') || (!t.starts_with("0x") && t.contains(['e', 'E']));
+            lit(if float { Lit::Float } else { Lit::Int })
+        }
+        _ => Arg::Other,
+    }
+}
+
+/// A type as written, reduced to its simple name: qualifiers, generic
+/// arguments, array and pointer marks, `const`, `final` and `?` left out
+/// (`java.util.List<String>` → `List`, `const std::string&` → `string`,
+/// `int[]` → `int[]` stays an array).
+pub fn simple_type(written: &str) -> String {
+    let mut t = written.trim();
+    for prefix in ["const ", "final ", "volatile ", "struct ", "class ", "enum ", "in ", "out ", "ref ", "params "] {
+        t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
+    }
+    let array = t.ends_with("[]") || t.ends_with("...");
+    let head = t.find('<').map_or(t, |i| &t[..i]);
+    let head = head.trim_end_matches(['*', '&', '?', ' ', '.', ']', '[']).trim_end_matches(" const");
+    let last = head.rsplit(['.', ':', '\\']).next().unwrap_or(head).trim();
+    if array { format!("{last}[]") } else { last.to_owned() }
+}
+
+/// Each parameter's type as written (`""` where none is written).
+pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
+    if list.kind() == "identifier" {
+        return vec![String::new()];
+    }
+    let mut c = list.walk();
+    let params: Vec<Node<'_>> = if list.kind().ends_with("_declaration") {
+        list.children(&mut c).filter(|n| n.kind() == "parameter").collect()
+    } else {
+        list.named_children(&mut c).filter(|n| !is_comment(*n)).collect()
+    };
+    let mut out = Vec::new();
+    for p in params {
+        if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") {
+            continue;
+        }
+        let mut pc = p.walk();
+        let ty = p.child_by_field_name("type").or_else(|| {
+            p.named_children(&mut pc).find(|c| c.kind().ends_with("type") || c.kind() == "type_annotation")
+        });
+        let written = ty.map_or(String::new(), |t| {
+            let t = t.utf8_text(text).unwrap_or("").trim_start_matches(':').trim();
+            let spread = p.kind().contains("spread") || p.kind().contains("variadic");
+            if spread { format!("{t}...") } else { t.to_owned() }
+        });
+        // Go's `a, b int` declares two of one type.
+        let mut pc = p.walk();
+        let names = p.children_by_field_name("name", &mut pc).count().max(1);
+        out.extend(std::iter::repeat_n(written, names));
+    }
+    out
+}
+
+/// Parameters in a parameter list: a Go `a, b int` declares two; a
+/// variadic last parameter (`String... xs`, `xs ...int`) opens the top; one
+/// with a default value (`x=1`, `int x = 1`) may be left out; C's `(void)`
+/// takes none.
+pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
+    // A lone parameter written without parentheses (`x => …`).
+    if list.kind() == "identifier" {
+        return Arity { min: 1, max: Some(1) };
+    }
+    // Swift's parameters are the declaration's own children, each default
+    // value a field of the declaration after its parameter.
+    if list.kind().ends_with("_declaration") {
+        let mut c = list.walk();
+        let params = list.children(&mut c).filter(|n| n.kind() == "parameter").count() as u32;
+        let mut c = list.walk();
+        let defaults = list.children_by_field_name("default_value", &mut c).count() as u32;
+        return Arity { min: params.saturating_sub(defaults), max: Some(params) };
+    }
+    let mut c = list.walk();
+    let mut min = 0u32;
+    let mut optional = 0u32;
+    let mut variadic = false;
+    let params: Vec<Node<'_>> = list.named_children(&mut c).filter(|n| !is_comment(*n)).collect();
+    if let [only] = params[..]
+        && only.named_child_count() == 1
+        && only.utf8_text(text).is_ok_and(|t| t.trim() == "void")
+    {
+        return Arity { min: 0, max: Some(0) };
+    }
+    // C's `...` is a token of the list, not a named parameter.
+    let mut all = list.walk();
+    if list.children(&mut all).any(|n| !n.is_named() && n.kind() == "...") {
+        variadic = true;
+    }
+    for p in params {
+        // Ruby's `&block` is no argument.
+        if p.kind() == "block_parameter" {
+            continue;
+        }
+        if p.kind().contains("spread") || p.kind().contains("variadic") || p.kind().contains("splat") {
+            variadic = true;
+            continue;
+        }
+        // TypeScript's `...rest: T[]`.
+        let mut rc = p.walk();
+        if p.named_children(&mut rc).any(|c| c.kind().contains("rest")) {
+            variadic = true;
+            continue;
+        }
+        // `x = 1` in TypeScript's parameters is a field of the parameter.
+        if p.kind().contains("optional") || p.kind().contains("default") || p.child_by_field_name("value").is_some() {
+            optional += 1;
+            continue;
+        }
+        // Java's receiver parameter and Rust's `self` are not arguments.
+        if p.kind() == "receiver_parameter" || p.kind() == "self_parameter" {
+            continue;
+        }
+        let mut pc = p.walk();
+        let names = p.children_by_field_name("name", &mut pc).count() as u32;
+        min += names.max(1);
+    }
+    Arity { min, max: (!variadic).then_some(min + optional) }
+}
+
+/// The declaration up to its body (or its first line), whitespace
+/// collapsed, at most 300 characters.
+pub(super) fn signature(def: Node<'_>, text: &[u8]) -> String {
+    let end = def.child_by_field_name("body").map_or(def.end_byte(), |b| b.start_byte());
+    // A declaration the grammar nests alone in a keyword's list (Go's
+    // `type Order struct`) starts at the keyword.
+    let start = match def.parent() {
+        Some(p) if p.named_child_count() == 1 && p.start_position().row == def.start_position().row => p.start_byte(),
+        _ => def.start_byte(),
+    };
+    let raw = String::from_utf8_lossy(&text[start..end]);
+    let head = if def.child_by_field_name("body").is_some() { &raw[..] } else { raw.lines().next().unwrap_or("") };
+    let mut out = String::new();
+    for w in head.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+        if out.len() > 300 {
+            let cut = (0..=300).rev().find(|&i| out.is_char_boundary(i)).unwrap_or(0);
+            out.truncate(cut);
+            out.push('…');
+            break;
+        }
+    }
+    out.trim_end_matches(['{', ' ', ';', '=']).to_owned()
+}
+
+/// The comments right above a definition (or above its container when the
+/// grammar nests the name in a declaration list), markers stripped.
+pub(super) fn doc_above(def: Node<'_>, text: &[u8]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut at = def;
+    // Go's type_spec sits in a type_declaration; Java's field in a declaration.
+    if at.prev_sibling().is_none_or(|p| !is_comment(p))
+        && let Some(parent) = at.parent()
+        && parent.named_child_count() == 1
+    {
+        at = parent;
+    }
+    let mut next_row = at.start_position().row;
+    while let Some(p) = at.prev_sibling().filter(|p| is_comment(*p) && p.end_position().row + 1 >= next_row) {
+        let body = String::from_utf8_lossy(&text[p.byte_range()]).into_owned();
+        let mut chunk: Vec<String> = body
+            .lines()
+            .map(|l| {
+                l.trim()
+                    .trim_start_matches("/**")
+                    .trim_start_matches("/*")
+                    .trim_end_matches("*/")
+                    .trim_start_matches("///")
+                    .trim_start_matches("//")
+                    .trim_start_matches('*')
+                    .trim()
+                    .to_owned()
+            })
+            .filter(|l| !l.is_empty())
+            .collect();
+        chunk.append(&mut lines);
+        lines = chunk;
+        next_row = p.start_position().row;
+        at = p;
+    }
+    lines.join("\n")
+}
