@@ -876,7 +876,7 @@ def prerequisites(tool: str, args: dict, history: History) -> list[dict]:
         hint(
             "resolve",
             {},
-            f"{what} not seen in this session; ids come from resolve/search/find — proceeding anyway",
+            f"{what} not seen in this session; ids come from resolve/search/find",
             actionable=False,
         )
     ]

@@ -36,7 +36,7 @@ pub fn prerequisites(call: &Call, session: &dyn History) -> Vec<Hint> {
     vec![Hint::advice(
         "resolve",
         json!({}),
-        format!("{what} not seen in this session; ids come from resolve/search/find — proceeding anyway"),
+        format!("{what} not seen in this session; ids come from resolve/search/find"),
     )]
 }
 
@@ -116,6 +116,29 @@ fn next_page(call: &Call, result: &Reply) -> Option<Hint> {
 
 // ---- resolve ---------------------------------------------------------------
 
+/// A signature's parameter list (`(_ cents: Int, for reason: String)` of
+/// `func load(_ cents: Int, for reason: String) -> Int`): from its first
+/// `(` to the `)` that closes it; empty when it has none.
+fn params(signature: &str) -> &str {
+    let Some(open) = signature.find('(') else {
+        return "";
+    };
+    let mut depth = 0usize;
+    for (i, c) in signature[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &signature[open..=open + i];
+                }
+            }
+            _ => {}
+        }
+    }
+    ""
+}
+
 fn resolve(call: &Call, result: &Reply) -> Advice {
     let identifier = call.str_arg("identifier").unwrap_or("");
     let kind = call.str_arg("kind").filter(|k| !k.is_empty());
@@ -162,17 +185,16 @@ fn resolve(call: &Call, result: &Reply) -> Advice {
                     ));
                 }
             }
-            for rec in candidates.iter().take(3) {
-                hints.extend(describe_hint(rec, format!("candidate: {}", rec.fqn())));
-            }
             // Candidates told apart: by name, and where names are the same
-            // (overloads, a vendored copy), by kind and place.
-            let told = |rec: &Rec| {
-                let twin = fqns.iter().filter(|f| **f == rec.fqn()).count() > 1;
-                match rec.location() {
-                    Some(at) if twin => format!("the {} {} at {at}", rec.kind(), rec.fqn()),
-                    _ => rec.fqn().to_owned(),
-                }
+            // (overloads, a vendored copy), by parameters, kind and place.
+            let twin = |rec: &Rec| fqns.iter().filter(|f| **f == rec.fqn()).count() > 1;
+            for rec in candidates.iter().take(3) {
+                let params = if twin(rec) { params(rec.signature()) } else { "" };
+                hints.extend(describe_hint(rec, format!("candidate: {}{params}", rec.fqn())));
+            }
+            let told = |rec: &Rec| match rec.location() {
+                Some(at) if twin(rec) => format!("the {} {}{} at {at}", rec.kind(), rec.fqn(), params(rec.signature())),
+                _ => rec.fqn().to_owned(),
             };
             let names: Vec<String> = candidates.iter().take(4).map(told).collect();
             Advice {
@@ -180,9 +202,12 @@ fn resolve(call: &Call, result: &Reply) -> Advice {
                 summary: format!("{identifier} matches {} symbols", candidates.len()),
                 details: candidates
                     .iter()
-                    .map(|r| match r.location() {
-                        Some(at) => format!("{} at {at}", r.line()),
-                        None => r.line(),
+                    .map(|r| {
+                        let params = params(r.signature());
+                        match r.location() {
+                            Some(at) => format!("{}{params} at {at}", r.line()),
+                            None => format!("{}{params}", r.line()),
+                        }
                     })
                     .collect(),
                 hints,
@@ -448,10 +473,18 @@ fn neighbors(call: &Call, result: &Reply) -> Advice {
         if let Some(first) = ids.first() {
             hints.push(Hint::call("describe", json!({"id": first}), "see which edges it has"));
         }
+        // Types the whole graph has none of: say so, the answer is not
+        // about these ids.
+        let absent = result.absent_edge_types();
+        let details = if absent.is_empty() {
+            Vec::new()
+        } else {
+            vec![format!("this graph has no {} edges at all", absent.join(", "))]
+        };
         return Advice {
             state_tag: "empty".into(),
             summary: format!("no {direction} {edge_text} edges"),
-            details: Vec::new(),
+            details,
             hints,
             ask_user: None,
         };

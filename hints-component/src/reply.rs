@@ -146,6 +146,9 @@ pub struct Reply<'a> {
     /// `neighbors`: the ids it read, canonical.
     #[serde(borrow)]
     pub ids: Option<Vec<Text<'a>>>,
+    /// `neighbors`: the edge types asked for that the graph has none of.
+    #[serde(borrow)]
+    pub absent_edge_types: Option<Vec<Text<'a>>>,
 }
 
 impl<'a> Reply<'a> {
@@ -163,6 +166,11 @@ impl<'a> Reply<'a> {
     /// `neighbors`' canonical ids.
     pub fn ids(&self) -> Vec<&str> {
         self.ids.iter().flatten().filter_map(Scalar::as_deref).collect()
+    }
+
+    /// `neighbors`' edge types the graph has none of.
+    pub fn absent_edge_types(&self) -> Vec<&str> {
+        self.absent_edge_types.iter().flatten().filter_map(Scalar::as_deref).collect()
     }
 }
 

@@ -149,9 +149,11 @@ async fn every_catalogue_entry_fires_and_its_hint_works() {
             check: exact(nb(&topic, "in", "PUBLISHES")),
         },
         Row {
+            // Spelled as no symbol is: the fields `status` and the enum
+            // `Status` are all candidates.
             name: "resolve many: narrow by kind",
             tool: "resolve",
-            args: json!({"identifier": "status"}),
+            args: json!({"identifier": "STATUS"}),
             tag: "ambiguous",
             hint: "resolve",
             check: Box::new(|a| a["kind"] == "enum"),
@@ -395,7 +397,7 @@ async fn every_catalogue_entry_fires_and_its_hint_works() {
         Row {
             name: "find empty, one filter → browse",
             tool: "find",
-            args: json!({"role": "nope"}),
+            args: json!({"path": "no/such/dir"}),
             tag: "empty",
             hint: "find",
             check: exact(json!({})),

@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::common::projects::{copy_dir, walk_hints};
 use crate::common::swap::Scratch;
-use crate::common::{Client, Reply};
+use crate::common::{BIN, Client, Reply};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/treesitter").join(name)
@@ -141,6 +141,45 @@ async fn every_built_in_language_is_indexed_and_served() {
         assert!(exact, "{lang}: {}", members.structured);
         let described = client.call("describe", json!({"id": id})).await;
         assert!(!described.is_error, "{}", described.text);
+        // A qualified name as the language's users write it: to `resolve`,
+        // to `search`, and to the terminal.
+        let native = match lang {
+            "ruby" => Some(("Shop::Cart", "Shop.Cart")),
+            "php" => Some(("\\Acme\\Shop\\Cart", "Acme.Shop.Cart")),
+            "cpp" => Some(("shapes::Circle", "shapes.Circle")),
+            _ => None,
+        };
+        // Go has no inheritance: EXTENDS is a question with an empty
+        // answer that says why, not an error.
+        if lang == "go" {
+            let r = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["EXTENDS"]})).await;
+            assert!(!r.is_error, "{}", r.text);
+            assert_eq!(r.structured["absent_edge_types"], json!(["EXTENDS"]), "{}", r.text);
+            assert!(r.text.contains("this graph has no EXTENDS edges at all"), "{}", r.text);
+        }
+        // Two methods of one name (Swift's labels differ): each candidate
+        // says its parameters, in the text and in the result.
+        if lang == "swift" {
+            let r = client.call("resolve", json!({"identifier": "Item.load"})).await;
+            assert_eq!(r.structured["status"], "many", "{}", r.text);
+            for labels in ["(_ cents: Int, for reason: String)", "(_ cents: Int, using rate: Int)"] {
+                assert!(r.text.contains(&format!("Item.load{labels} at Sources/Shop/")), "{}", r.text);
+            }
+            assert!(r.structured["candidates"][0]["signature"].as_str().is_some_and(|s| s.contains("func load")));
+        }
+        if let Some((spelled, stored)) = native {
+            let r = client.call("resolve", json!({"identifier": spelled})).await;
+            assert_eq!(r.structured["candidates"][0]["fqn"], stored, "{lang}: {}", r.text);
+            let r = client.call("search", json!({"query": spelled})).await;
+            assert_eq!(r.structured["results"][0]["fqn"], stored, "{lang}: {}", r.text);
+            let run = std::process::Command::new(BIN)
+                .args(["resolve", spelled, "--graph"])
+                .arg(&graph)
+                .output()
+                .expect("signpost runs");
+            let out = String::from_utf8_lossy(&run.stdout);
+            assert!(run.status.success() && out.contains(stored), "{lang}: {out}");
+        }
         // An agent that follows every hint from a few names never hits an error.
         let mut first: Vec<(String, serde_json::Value)> =
             starts.iter().map(|s| ("resolve".to_owned(), json!({"identifier": s}))).collect();

@@ -127,6 +127,23 @@ pub fn format_id(raw: &RawId) -> String {
     s
 }
 
+/// The edge types Signpost's indexers and importers make
+/// (`docs/graph-format.md`). A graph may have others (a JSON graph's own);
+/// one of these that a graph lacks is a question with an empty answer,
+/// not a mistake.
+pub const EDGE_TYPES: &[&str] = &[
+    "CALLS",
+    "DECLARES",
+    "REFERENCES",
+    "IMPLEMENTS",
+    "EXTENDS",
+    "OVERRIDES",
+    "EXPOSES",
+    "TARGETS",
+    "PUBLISHES",
+    "SUBSCRIBES",
+];
+
 /// Whether `s` is an edge type: an upper-case word, no dots.
 pub fn is_edge_type(s: &str) -> bool {
     !s.is_empty()
@@ -342,6 +359,20 @@ impl Graph {
     /// The base edge types present, sorted.
     pub fn edge_types(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self.types.iter().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The symbol kinds present, sorted.
+    pub fn kinds(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.kinds.iter().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The roles present, sorted.
+    pub fn roles(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.roles.iter().map(String::as_str).collect();
         v.sort_unstable();
         v
     }

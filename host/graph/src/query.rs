@@ -73,59 +73,17 @@ fn kind_rank(kind: &str) -> u8 {
 /// suffix such as `OrderService.placeOrder`, or a simple name), of `kind`
 /// when given: defined symbols before external ones, types before members,
 /// shorter names first. At most `max` of them, and how many there were.
+///
+/// A qualified name is taken in the spellings of the languages' users
+/// ([`spellings`]): `Shop::Base`, `Vendor\Package\Client` and
+/// `geometry.Circle` find what is stored as `Shop.Base`,
+/// `Vendor.Package.Client` and `geometry::Circle`.
 pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) -> (Vec<NodeIx>, usize) {
-    let ident = identifier.trim();
-    let kind = kind.map(str::trim).filter(|k| !k.is_empty());
-    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind().eq_ignore_ascii_case(k));
-    let index = graph.index();
-    let mut hits: Vec<NodeIx> = Vec::new();
-    let wanted = lower(ident);
-    if is_id(&wanted)
-        && let Some(ix) = graph.lookup(&wanted)
-    {
-        hits.push(ix);
-    }
-    let by_id = !hits.is_empty();
-    if hits.is_empty() {
-        hits = index.fqn_is(graph, &wanted).iter().copied().filter(keep).collect();
-    }
-    // Spelled as asked: its name, its qualified name, or a qualified suffix
-    // of it, in the identifier's case.
-    let spelled = |ix: &NodeIx| {
-        let n = graph.node(*ix);
-        n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
-    };
-    // A qualified name matched only in another case (the package `alpha`
-    // for `Alpha`) does not hide the symbols the identifier ends in its own
-    // case (the class `alpha.Alpha`): they are read too, and the one
-    // spelled as asked wins below.
-    if !by_id && !hits.iter().any(spelled) {
-        // A qualified suffix (`OrderService.placeOrder`, `geometry::Circle`):
-        // the symbols whose last segment is the identifier's, then the
-        // suffix checked on each.
-        let tail = &wanted[tail_start(&wanted)..];
-        let suffixed = index
-            .tail_is(graph, tail)
-            .iter()
-            .copied()
-            .filter(|ix| ends_with_segment(&lower(graph.node(*ix).fqn()), &wanted))
-            .filter(keep);
-        for ix in suffixed {
-            if !hits.contains(&ix) {
-                hits.push(ix);
-            }
-        }
-    }
-    if hits.is_empty() {
-        hits = index.name_is(&wanted).iter().copied().filter(keep).collect();
-    }
-    hits.retain(keep);
-    // Names that differ only in case (`Order.status`, `Order.Status`): the
-    // one spelled exactly as asked wins, when there is exactly one.
-    if hits.len() > 1 {
-        let exact: Vec<NodeIx> = hits.iter().copied().filter(spelled).collect();
-        if exact.len() == 1 {
-            hits = exact;
+    let mut hits = Vec::new();
+    for spelling in spellings(identifier.trim()) {
+        hits = resolve_as(graph, &spelling, kind);
+        if !hits.is_empty() {
+            break;
         }
     }
     // Defined symbols before external placeholders, types before members.
@@ -136,6 +94,73 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
     let total = hits.len();
     hits.truncate(max);
     (hits, total)
+}
+
+/// An identifier as written, then in the other spellings of a qualified
+/// name: with `::` or `\` between segments (Ruby, PHP, C++, Rust) read as
+/// dots, a leading `::` or `\` (PHP's and C++'s global scope) dropped, and
+/// dots read as `::` (Rust's stored form).
+pub fn spellings(ident: &str) -> Vec<String> {
+    let mut out = vec![ident.to_owned()];
+    let mut push = |s: String| {
+        if !s.is_empty() && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    let bare = ident.trim_start_matches("::").trim_start_matches('\\');
+    push(bare.to_owned());
+    if bare.contains("::") || bare.contains('\\') {
+        push(bare.replace("::", ".").replace('\\', "."));
+    }
+    if bare.contains('.') && !bare.contains("::") {
+        push(bare.replace('.', "::"));
+    }
+    out
+}
+
+/// [`resolve`] for one spelling, unsorted.
+fn resolve_as(graph: &Graph, ident: &str, kind: Option<&str>) -> Vec<NodeIx> {
+    let kind = kind.map(str::trim).filter(|k| !k.is_empty());
+    let keep = |ix: &NodeIx| kind.is_none_or(|k| graph.node(*ix).kind().eq_ignore_ascii_case(k));
+    let index = graph.index();
+    let wanted = lower(ident);
+    if is_id(&wanted)
+        && let Some(ix) = graph.lookup(&wanted)
+    {
+        return vec![ix];
+    }
+    // Every symbol the identifier names: its qualified name, or a qualified
+    // suffix of it (`OrderService.placeOrder`, `geometry::Circle`, a simple
+    // name). A top-level symbol named exactly so does not hide the others
+    // of that name: a namespace-less `Order` and `shop.Order` are both
+    // candidates.
+    let mut hits: Vec<NodeIx> = index.fqn_is(graph, &wanted).iter().copied().filter(keep).collect();
+    let tail = &wanted[tail_start(&wanted)..];
+    let suffixed = index
+        .tail_is(graph, tail)
+        .iter()
+        .copied()
+        .filter(|ix| ends_with_segment(&lower(graph.node(*ix).fqn()), &wanted))
+        .filter(keep);
+    for ix in suffixed {
+        if !hits.contains(&ix) {
+            hits.push(ix);
+        }
+    }
+    if hits.is_empty() {
+        hits = index.name_is(&wanted).iter().copied().filter(keep).collect();
+    }
+    // Case decides where some symbol is spelled as asked (`Monoid` the type,
+    // not the methods `monoid`; `Order.Status`, not `Order.status`): the
+    // symbols spelled otherwise are candidates only when none is.
+    let spelled = |ix: &NodeIx| {
+        let n = graph.node(*ix);
+        n.name() == ident || n.fqn() == ident || ends_with_segment(n.fqn(), ident)
+    };
+    if hits.iter().any(spelled) {
+        hits.retain(spelled);
+    }
+    hits
 }
 
 #[cfg(test)]
@@ -164,5 +189,48 @@ mod tests {
         assert_eq!(names(&g, "order"), package, "the package, spelled as asked");
         assert_eq!(names(&g, "ORDER").len(), 2, "neither spelled as asked: both");
         assert_eq!(names(&g, "Order.total"), vec![("order.Order.total".to_owned(), "method".to_owned())]);
+    }
+
+    #[test]
+    fn a_top_level_namesake_does_not_hide_the_others_and_case_decides() {
+        // A namespace-less template class `Order`, the app's `shop.Order`,
+        // the type `Monoid` and methods `monoid`.
+        let id = |n: u8| format!("{n:040x}");
+        let doc = serde_json::json!({"nodes": [
+            {"id": id(1), "kind": "class", "name": "Order", "fqn": "Order"},
+            {"id": id(2), "kind": "class", "name": "Order", "fqn": "shop.Order"},
+            {"id": id(3), "kind": "interface", "name": "Monoid", "fqn": "cats.Monoid"},
+            {"id": id(4), "kind": "method", "name": "monoid", "fqn": "cats.Instances.monoid"},
+            {"id": id(5), "kind": "method", "name": "monoid", "fqn": "cats.Other.monoid"},
+            {"id": id(6), "kind": "class", "name": "Monoid", "fqn": "cats.std.Monoid"},
+        ]});
+        let g = Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let fqns = |ident: &str| names(&g, ident).into_iter().map(|(f, _)| f).collect::<Vec<_>>();
+        assert_eq!(fqns("Order"), ["Order", "shop.Order"], "both, the shorter first");
+        assert_eq!(fqns("Monoid"), ["cats.Monoid", "cats.std.Monoid"], "the types, not the methods");
+        assert_eq!(fqns("monoid"), ["cats.Other.monoid", "cats.Instances.monoid"]);
+        assert_eq!(fqns("MONOID").len(), 4, "spelled as none is: all of them");
+    }
+
+    #[test]
+    fn qualified_names_in_each_languages_spelling() {
+        let id = |n: u8| format!("{n:040x}");
+        let doc = serde_json::json!({"nodes": [
+            {"id": id(1), "kind": "class", "name": "Base", "fqn": "Shop.Base"},
+            {"id": id(2), "kind": "class", "name": "Client", "fqn": "Vendor.Package.Client"},
+            {"id": id(3), "kind": "method", "name": "format", "fqn": "Utils.format"},
+            {"id": id(4), "kind": "struct", "name": "Circle", "fqn": "shapes::geometry::Circle"},
+        ]});
+        let g = Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let fqns = |ident: &str| names(&g, ident).into_iter().map(|(f, _)| f).collect::<Vec<_>>();
+        assert_eq!(fqns("Shop::Base"), ["Shop.Base"], "Ruby");
+        assert_eq!(fqns("::Shop::Base"), ["Shop.Base"], "Ruby, from the top");
+        assert_eq!(fqns("Vendor\\Package\\Client"), ["Vendor.Package.Client"], "PHP");
+        assert_eq!(fqns("\\Vendor\\Package\\Client"), ["Vendor.Package.Client"], "PHP, fully qualified");
+        assert_eq!(fqns("Package\\Client"), ["Vendor.Package.Client"], "PHP, a suffix");
+        assert_eq!(fqns("Utils::format"), ["Utils.format"]);
+        assert_eq!(fqns("geometry.Circle"), ["shapes::geometry::Circle"], "Rust, dotted");
+        assert_eq!(fqns("geometry::Circle"), ["shapes::geometry::Circle"]);
+        assert!(fqns("Shop::Nothing").is_empty());
     }
 }

@@ -29,7 +29,9 @@ pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)
     let terms: Vec<&str> = q.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).collect();
     let mut hits = match terms[..] {
         [] => Vec::new(),
-        [one] => single(graph, one),
+        // A qualified name in its language's spelling (`shop::base`,
+        // `vendor\\client`) is also read as stored.
+        [one] => best(crate::query::spellings(one).iter().map(|s| single(graph, s)).collect()),
         _ => several(graph, &terms),
     };
     hits.retain(|h| h.1 >= MIN_SCORE);
@@ -184,6 +186,11 @@ mod tests {
         let spanning = rank(&g, "OrderService.place");
         assert!(spanning.iter().any(|(ix, _)| g.node(*ix).fqn().ends_with("OrderService.placeOrder")), "{spanning:?}");
         assert!(rank(&g, " \0 ").is_empty());
+        // The same, in Ruby's, PHP's and C++'s spellings.
+        for q in ["OrderService::placeOrder", "OrderService\\placeOrder", "::OrderService::placeOrder"] {
+            let (name, score) = top(q).unwrap_or_default();
+            assert_eq!((name.as_str(), score), ("placeOrder", 0.95), "{q}");
+        }
     }
 
     #[test]

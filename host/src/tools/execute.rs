@@ -65,7 +65,17 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                 status,
                 identifier: a.identifier.trim().to_owned(),
                 kind: a.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()).map(str::to_owned),
-                candidates: hits.iter().map(|ix| Symbol::from(graph.node(*ix))).collect(),
+                candidates: hits
+                    .iter()
+                    .map(|&ix| {
+                        let n = graph.node(ix);
+                        let mut symbol = Symbol::from(n);
+                        if hits.iter().any(|&o| o != ix && graph.node(o).fqn() == n.fqn()) {
+                            symbol.signature = crate::clip(n.signature());
+                        }
+                        symbol
+                    })
+                    .collect(),
             })
         }
         Parsed::Describe(ix) => {
@@ -96,7 +106,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                 .collect();
             to_value(&SearchResult { query: a.query, results, total, limit: a.limit, offset: a.offset }).map(fit_page)
         }
-        Parsed::Neighbors { origins, direction, keys, limit, offset } => {
+        Parsed::Neighbors { origins, direction, keys, absent, limit, offset } => {
             // Count every (origin, key) group; materialise only the groups
             // the page reaches, so a hub with 100,000 callers costs a page.
             let (start, end) = (offset as usize, offset as usize + limit as usize);
@@ -139,6 +149,7 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
                 limit,
                 offset,
                 available,
+                absent_edge_types: absent,
             })
             .map(fit_page)
         }
@@ -218,5 +229,46 @@ mod tests {
         assert_eq!(e.kind, ErrorKind::UnknownId);
         let e = run(&g, Tool::Find, json!({"nme": "x"})).unwrap_err();
         assert!(e.message.contains("unknown field `nme`"), "{}", e.message);
+        // A misspelt type is corrected to its nearest, never to an unrelated one.
+        let e = run(&g, Tool::Neighbors, json!({"ids": [id], "direction": "in", "edge_types": ["OVERIDES", "FOOBAR"]}))
+            .unwrap_err();
+        assert_eq!(e.example, Some(json!({"ids": [id], "direction": "in", "edge_types": ["OVERRIDES"]})));
+        let e =
+            run(&g, Tool::Neighbors, json!({"ids": [id], "direction": "in", "edge_types": ["FOOBAR"]})).unwrap_err();
+        assert_eq!(e.example, None, "{e:?}");
+        // A kind or role the graph lacks lists those it has.
+        let e = run(&g, Tool::Find, json!({"kind": "clas"})).unwrap_err();
+        assert!(e.message.contains("no symbol of kind `clas`") && e.message.contains("interface"), "{}", e.message);
+        assert_eq!(e.example, Some(json!({"kind": "class"})));
+        let e = run(&g, Tool::Find, json!({"kind": "trait", "name": "order"})).unwrap_err();
+        assert!(e.message.contains("its kinds: class,"), "{}", e.message);
+        let e = run(&g, Tool::Find, json!({"role": "wizard"})).unwrap_err();
+        assert!(e.message.contains("its roles:") && e.message.contains("controller"), "{}", e.message);
+        assert!(run(&g, Tool::Find, json!({"kind": "CLASS"})).is_ok());
+    }
+
+    #[test]
+    fn an_edge_type_the_graph_lacks_is_an_empty_answer() {
+        // A graph whose indexer found no override: OVERRIDES is a question
+        // with an empty answer, OVERRIDEZ a mistake.
+        let id = |n: u8| format!("{n:040x}");
+        let doc = json!({"nodes": [
+            {"id": id(1), "kind": "method", "name": "a", "fqn": "x.a"},
+            {"id": id(2), "kind": "method", "name": "b", "fqn": "x.b"},
+        ], "edges": [{"src": id(1), "dst": id(2), "type": "CALLS"}]});
+        let g = Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let r =
+            run(&g, Tool::Neighbors, json!({"ids": [id(1)], "direction": "out", "edge_types": ["overrides", "CALLS"]}))
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(r["total"], 1, "{r}");
+        assert_eq!(r["absent_edge_types"], json!(["OVERRIDES"]), "{r}");
+        assert_eq!(r["edge_types"], json!(["CALLS"]), "{r}");
+        let r =
+            run(&g, Tool::Neighbors, json!({"ids": [id(1)], "direction": "in", "edge_types": ["EXTENDS.OVERRIDES"]}))
+                .unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!((r["total"].as_u64(), r["absent_edge_types"].clone()), (Some(0), json!(["EXTENDS.OVERRIDES"])));
+        let e = run(&g, Tool::Neighbors, json!({"ids": [id(1)], "direction": "in", "edge_types": ["OVERRIDEZ"]}))
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadArgument);
     }
 }

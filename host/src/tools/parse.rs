@@ -103,6 +103,9 @@ pub enum Parsed {
         direction: Direction,
         /// (canonical key, parsed key).
         keys: Vec<(String, EdgeKey)>,
+        /// Keys asked for, of edge types Signpost knows, that this graph
+        /// has none of: their answer is empty (canonical).
+        absent: Vec<String>,
         /// Page size.
         limit: u32,
         /// Offset.
@@ -231,6 +234,26 @@ pub fn parse(
                 }
             }
             check_page(tool, a.limit, a.offset, || Value::Object(args.clone()))?;
+            // A kind or role this graph has none of is a question about
+            // another graph, or a misspelling: say which there are.
+            for (what, given, present) in [("kind", &a.kind, graph.kinds()), ("role", &a.role, graph.roles())] {
+                let Some(given) = given.as_deref().map(str::trim).filter(|g| !g.is_empty()) else {
+                    continue;
+                };
+                if present.iter().any(|p| p.eq_ignore_ascii_case(given)) {
+                    continue;
+                }
+                let listed = if present.is_empty() { "none".to_owned() } else { present.join(", ") };
+                let example = nearest(&given.to_ascii_lowercase(), &present).map(|near| {
+                    let mut fixed = args.clone();
+                    fixed.insert(what.into(), json!(near));
+                    Value::Object(fixed)
+                });
+                return Err(ToolError::bad(
+                    format!("this graph has no symbol of {what} `{}`; its {what}s: {listed}", crate::clip(given)),
+                    example,
+                ));
+            }
             Ok(Parsed::Find(a))
         }
         Tool::Search => {
@@ -247,6 +270,7 @@ pub fn parse(
             let found = ids.coerce(tool, args, IdParam::Ids)?;
             let origins = lookup_all(graph, tool, &found)?;
             let mut keys: Vec<(String, EdgeKey)> = Vec::with_capacity(a.edge_types.len());
+            let mut absent: Vec<String> = Vec::new();
             let mut unknown = Vec::new();
             if a.edge_types.is_empty() || a.edge_types.len() > 16 {
                 return Err(ToolError::bad(
@@ -254,6 +278,8 @@ pub fn parse(
                     Some(json!({"ids": found, "direction": a.direction, "edge_types": ["CALLS"]})),
                 ));
             }
+            let types = graph.edge_types();
+            let known = |t: &str| types.contains(&t) || crate::graph::EDGE_TYPES.contains(&t);
             for raw in &a.edge_types {
                 check_text("edge_types", raw)?;
                 let key = raw.trim().to_ascii_uppercase();
@@ -263,14 +289,34 @@ pub fn parse(
                             keys.push((key, parsed));
                         }
                     }
+                    // A type Signpost makes, that this graph has none of
+                    // (no `OVERRIDES` in a Go project): an empty answer.
+                    Ok(None) if key.split('.').all(known) => {
+                        if !absent.contains(&key) {
+                            absent.push(key);
+                        }
+                    }
                     Ok(None) | Err(_) => unknown.push(raw.clone()),
                 }
             }
             if !unknown.is_empty() {
-                let valid: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
-                let fixed = if valid.is_empty() { vec!["CALLS"] } else { valid };
-                // The chain shown as an example is one this graph has.
-                let types = graph.edge_types();
+                // The call shown keeps the keys that read, with each
+                // misspelt type replaced by the one of this graph it is
+                // nearest to (`CALLZ` → `CALLS`); a key with a type near
+                // none is left out, never replaced by an unrelated one.
+                let mut fixed: Vec<String> =
+                    keys.iter().map(|(k, _)| k.clone()).chain(absent.iter().cloned()).collect();
+                for raw in &unknown {
+                    let key = raw.trim().to_ascii_uppercase();
+                    let parts: Option<Vec<&str>> =
+                        key.split('.').map(|t| if known(t) { Some(t) } else { nearest(t, &types) }).collect();
+                    if let Some(parts) = parts.filter(|p| !p.is_empty() && p.len() <= 3) {
+                        let key = parts.join(".");
+                        if !fixed.contains(&key) {
+                            fixed.push(key);
+                        }
+                    }
+                }
                 let chain = match types.iter().find(|t| **t != "DECLARES") {
                     Some(t) if types.contains(&"DECLARES") => format!(", e.g. DECLARES.{t}"),
                     _ => String::new(),
@@ -281,12 +327,24 @@ pub fn parse(
                         unknown.iter().map(|u| format!("`{}`", crate::clip(u))).collect::<Vec<_>>().join(", "),
                         types.join(", ")
                     ),
-                    Some(json!({"ids": found, "direction": a.direction, "edge_types": fixed})),
+                    (!fixed.is_empty()).then(|| json!({"ids": found, "direction": a.direction, "edge_types": fixed})),
                 ));
             }
             let example = || json!({"ids": found, "direction": a.direction, "edge_types": a.edge_types});
             check_page(tool, a.limit, a.offset, example)?;
-            Ok(Parsed::Neighbors { origins, direction: a.direction, keys, limit: a.limit, offset: a.offset })
+            Ok(Parsed::Neighbors { origins, direction: a.direction, keys, absent, limit: a.limit, offset: a.offset })
         }
+    }
+}
+
+/// The edge type of `types` that `typed` is a misspelling of: at most two
+/// edits away, and nearer than to any other.
+fn nearest<'t>(typed: &str, types: &[&'t str]) -> Option<&'t str> {
+    let mut by: Vec<(usize, &str)> = types.iter().map(|t| (strsim::damerau_levenshtein(typed, t), *t)).collect();
+    by.sort_unstable();
+    match by[..] {
+        [(d, t), (e, _), ..] if d <= 2 && d < e => Some(t),
+        [(d, t)] if d <= 2 => Some(t),
+        _ => None,
     }
 }

@@ -24,6 +24,11 @@ pub struct Symbol {
     pub line: u32,
     /// Roles.
     pub roles: Vec<String>,
+    /// `resolve`'s candidates that share their qualified name with another
+    /// (overloads, a type's namesakes): the signature that tells them
+    /// apart. Absent otherwise.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
 }
 
 impl From<NodeRef<'_>> for Symbol {
@@ -36,6 +41,7 @@ impl From<NodeRef<'_>> for Symbol {
             file: n.file().to_owned(),
             line: n.line(),
             roles: n.roles().map(str::to_owned).collect(),
+            signature: String::new(),
         }
     }
 }
@@ -174,6 +180,11 @@ pub struct NeighborsResult {
     /// When nothing was found: the edges the origins do have.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available: Option<EdgeSummary>,
+    /// Edge types asked for that this graph has none of at all (no
+    /// `OVERRIDES` where the indexer found no override): their answer is
+    /// empty, which is not an error. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent_edge_types: Vec<String>,
     /// Callers asked for (`in`, `CALLS`): call sites named like the origins
     /// that name resolution could not bind to one definition. The callers
     /// may be more than the edges show. Absent when none.

@@ -32,8 +32,9 @@ impl CallShape {
                 (format!("{:?}|{:?}|{:?}|{:?}|{}|{}", a.kind, a.role, a.name, a.path, a.limit, a.offset), Vec::new())
             }
             Parsed::Search(a) => (format!("{:?}|{}|{}", a.query, a.limit, a.offset), Vec::new()),
-            Parsed::Neighbors { origins, direction, keys, limit, offset } => {
-                let mut types: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+            Parsed::Neighbors { origins, direction, keys, absent, limit, offset } => {
+                let mut types: Vec<&str> =
+                    keys.iter().map(|(k, _)| k.as_str()).chain(absent.iter().map(String::as_str)).collect();
                 types.sort_unstable();
                 types.dedup();
                 (

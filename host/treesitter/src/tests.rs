@@ -281,8 +281,16 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The two sources and build.gradle.kts (a Kotlin script).
-    assert_eq!((report.files, report.syntax_errors), (3, 0), "{report:?}");
+    // The four sources and build.gradle.kts (a Kotlin script).
+    assert_eq!((report.files, report.syntax_errors), (5, 0), "{report:?}");
+    // `expect class Source` and its `actual` class, their members in
+    // another order: each `read` is one symbol, in both files.
+    let reads: Vec<(String, String)> = g
+        .iter()
+        .filter(|n| n.fqn() == "com.example.shop.io.Source.read")
+        .map(|n| (n.id(), n.signature().to_owned()))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
     let (m, s) = ("com.example.shop.model", "com.example.shop.service");
     assert_eq!(kind(&g, &format!("{m}.Priced")), "interface");
     assert_eq!(kind(&g, &format!("{m}.Order")), "class");
@@ -852,6 +860,13 @@ fn swift_types_protocols_initializers_and_implicit_self() {
         ],
         &["checkout:21 -CALLS-> Book.price:33"],
     );
+    // Two methods of one name in two extensions of one type, in two files
+    // (`load(_:for:)`, `load(_:using:)`): two symbols, both in the graph.
+    let (g, _) = graph_of(&fixture_dir("swift"), "swift");
+    let mut loads: Vec<String> =
+        g.iter().filter(|n| n.fqn() == "Item.load").map(|n| format!("{}:{}", n.file(), n.line())).collect();
+    loads.sort();
+    assert_eq!(loads, ["Sources/Shop/ItemLoading.swift:3", "Sources/Shop/ItemRates.swift:4"]);
 }
 
 #[test]
@@ -859,7 +874,14 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
     assert_fixture(
         "scala",
         "scala",
-        &[("shop.Priced", "trait"), ("shop.Item.<init>", "constructor"), ("app.Main", "module")],
+        &[
+            ("shop.Priced", "trait"),
+            ("shop.Item.<init>", "constructor"),
+            ("app.Main", "module"),
+            // `package shop` then `package data`: `shop.data`.
+            ("shop.data.Chain", "class"),
+            ("data.Chain", ""),
+        ],
         &[
             "shop.Item -IMPLEMENTS-> shop.Priced",
             "shop.Book -EXTENDS-> shop.Item",
@@ -878,6 +900,8 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             // `item.price`: a method without parentheses runs when read.
             "shop.Cart.add:10 -CALLS-> shop.Item.price:11",
             "shop.Cart.add:10 -CALLS-> shop.Ledger.record:20",
+            // The outer clause's names are in scope in the inner one.
+            "shop.data.Chain.link:6 -CALLS-> shop.Item.price:11",
         ],
         &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5"],
     );
@@ -1100,6 +1124,8 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Runner.Run:35 -CALLS-> NS.Ledger.Close:5",
         "NS.Ledger.Close:5 -CALLS-> NS.Ledger.Post:6",
         "NS.Ledger -IMPLEMENTS-> NS.IValidator",
+        // An overload in the other part, told apart by its argument count.
+        "NS.Ledger.Settle:8 -CALLS-> NS.Ledger.Post:7",
     ]
     .iter()
     .map(|s| e(s))
@@ -1108,6 +1134,8 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.OrderValidator -IMPLEMENTS-> NS.IValidator",
         "NS.AnyValidator -IMPLEMENTS-> NS.IValidator`1",
         "NS.Result -EXTENDS-> NS.Result",
+        "NS.Ledger.Settle:8 -CALLS-> NS.Ledger.Post:6",
+        "NS.Ledger.Close:5 -CALLS-> NS.Ledger.Post:7",
     ]
     .iter()
     .map(|s| e(s))
@@ -1153,4 +1181,51 @@ fn rust_impl_of_an_imported_type_and_functions_as_values_with_decoys() {
             "rules::error::Error::construct:21 -CALLS-> rules::code:12",
         ],
     );
+}
+
+/// Every fixture, every language in it: no two different callables share
+/// a symbol (one id, one definition). A callable defined twice under one
+/// symbol is one entity by its language's rules, with the same parameters
+/// (Kotlin's `expect` and `actual`); C's and C++'s declaration and
+/// definition apart are paired by the resolver and not checked here.
+#[test]
+fn no_two_definitions_share_an_id_in_any_fixture() {
+    let root = fixture_dir("");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for group in std::fs::read_dir(&root).expect("fixtures") {
+        let group = group.expect("an entry").path();
+        if group.file_name().is_some_and(|n| n == "inference" || n == "rules") {
+            dirs.extend(std::fs::read_dir(&group).expect("a group").map(|e| e.expect("an entry").path()));
+        } else {
+            dirs.push(group);
+        }
+    }
+    dirs.retain(|d| d.is_dir());
+    assert!(dirs.len() >= 20, "{dirs:?}");
+    // A signature's parameters: from its first `(` to its last `)`.
+    let params = |sig: &str| match (sig.find('('), sig.rfind(')')) {
+        (Some(a), Some(b)) if a < b => sig[a..=b].split_whitespace().collect::<Vec<_>>().join(" "),
+        _ => String::new(),
+    };
+    let mut checked = 0;
+    for dir in dirs {
+        let (found, _) = sources(&dir, &WalkOptions::default());
+        for (lang, files) in found {
+            if matches!(lang.name, "c" | "cpp") {
+                continue;
+            }
+            let index = crate::index(&dir, lang, &files, &crate::Options::default()).index;
+            let mut defined: std::collections::BTreeMap<&str, Vec<(String, String)>> = Default::default();
+            for doc in &index.documents {
+                for info in doc.symbols.iter().filter(|i| i.symbol.ends_with(").")) {
+                    let sig = info.signature_documentation.as_ref().map_or("", |s| s.text.as_str());
+                    defined.entry(&info.symbol).or_default().push((doc.relative_path.clone(), params(sig)));
+                }
+            }
+            checked += defined.len();
+            let clash: Vec<_> = defined.iter().filter(|(_, at)| at.iter().any(|(_, p)| *p != at[0].1)).collect();
+            assert!(clash.is_empty(), "{} ({}): one id, different definitions: {clash:#?}", dir.display(), lang.name);
+        }
+    }
+    assert!(checked > 200, "{checked} callables");
 }

@@ -163,7 +163,15 @@ impl Reader {
                 let n = c.node;
                 match cap {
                     // PHP's `Acme\Shop` is dotted like the others.
-                    "package" => facts.package = Some(txt(n).split_whitespace().collect::<String>().replace('\\', ".")),
+                    "package" => {
+                        let name = txt(n).split_whitespace().collect::<String>().replace('\\', ".");
+                        facts.package = match facts.package.take() {
+                            // Scala's clauses chain: `package a` then
+                            // `package b` (or `b` inside `a`'s block) is `a.b`.
+                            Some(outer) if self.lang.name == "scala" => Some(format!("{outer}.{name}")),
+                            _ => Some(name),
+                        };
+                    }
                     "import" => {
                         let mut path: String =
                             txt(n).trim_matches(['"', '`']).split_whitespace().collect::<String>().replace('\\', ".");

@@ -1,6 +1,8 @@
 //! SCIP symbols for the project's definitions, spelled as each language's
 //! SCIP indexer spells them.
 
+use std::collections::hash_map;
+
 use super::*;
 
 /// SCIP symbols: `<scheme> <manager> <module> . <descriptors>`, package
@@ -11,7 +13,28 @@ pub(super) fn symbols(p: &mut Project) {
     // type (C++'s `double Circle::area() const { … }`) is the member its
     // type declares with that name and parameters, not an overload: those
     // come after the rest.
-    let mut overloads: HashMap<(Option<DefIx>, &[String], &str), u32> = HashMap::default();
+    // Overloads are numbered per declaring type, not per definition of it:
+    // a type declared in parts (a Swift extension, a C# partial class, a
+    // Ruby class reopened, Kotlin's `expect` and `actual`) numbers its
+    // members across all of them, so that two of them never share a
+    // symbol. The type is named by its enclosing names.
+    let owner_names = |ix: DefIx| {
+        let mut names: Vec<&str> = Vec::new();
+        let mut at = p.defs[ix].parent;
+        while let Some(par) = at
+            && names.len() < 64
+        {
+            names.push(&p.fact(par).name);
+            at = p.defs[par].parent;
+        }
+        names
+    };
+    // (enclosing names, package, name): a callable's place.
+    type Place<'a> = (Vec<&'a str>, &'a [String], &'a str);
+    let mut overloads: HashMap<Place<'_>, u32> = HashMap::default();
+    // Kotlin's `actual` member is its `expect` member, declared in another
+    // file with the same parameter types: one symbol.
+    let mut expected: HashMap<(Place<'_>, Vec<String>), (usize, DefIx)> = HashMap::default();
     let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::default();
     let mut own: Vec<String> = vec![String::new(); p.defs.len()];
     // Default values are written in the declaration only: count parameters.
@@ -98,7 +121,21 @@ pub(super) fn symbols(p: &mut Project) {
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
         } else if f.kind.is_callable() {
-            let k = overloads.entry((def.parent, &s.package, name)).or_insert(0);
+            let owner = owner_names(ix);
+            if s.lang.name == "kotlin" && def.parent.is_some() {
+                let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
+                match expected.entry(((owner.clone(), &s.package, name), types)) {
+                    hash_map::Entry::Occupied(e) if e.get().0 != def.file => {
+                        own[ix] = own[e.get().1].clone();
+                        continue;
+                    }
+                    hash_map::Entry::Occupied(_) => {}
+                    hash_map::Entry::Vacant(e) => {
+                        e.insert((def.file, ix));
+                    }
+                }
+            }
+            let k = overloads.entry((owner, &s.package, name)).or_insert(0);
             match *k {
                 0 => d.push_str("()."),
                 n => d.push_str(&format!("(+{n}).")),

@@ -988,7 +988,7 @@ class KitTest(unittest.TestCase):
             call = Call("describe", json.dumps({"id": ORDER_CONTROLLER}))
             unseen = s.prerequisites(call, Session())
             self.assertEqual([h.reason for h in unseen],
-                             ["this id not seen in this session; ids come from resolve/search/find — proceeding anyway"])
+                             ["this id not seen in this session; ids come from resolve/search/find"])
             self.assertEqual(s.prerequisites(call, Session(call_count=1, seen_ids=(ORDER_CONTROLLER,))), [])
         finally:
             default.close()
