@@ -2,7 +2,10 @@
 
 (namespace_declaration name: (_) @package)
 (file_scoped_namespace_declaration name: (_) @package)
-(using_directive [(identifier) (qualified_name)] @import)
+; `using Ns;` brings every name of the namespace, `using static T;` every
+; static member of T: both read as `Ns.*`. `using A = X.Y;` is an alias.
+(using_directive !name [(identifier) (qualified_name)] @import @import.namespace)
+(using_directive name: (identifier) @import.alias . [(identifier) (qualified_name)] @import)
 
 ; Definitions.
 (class_declaration name: (identifier) @name (type_parameter_list)? @generics) @def.class
@@ -26,6 +29,11 @@
 (variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]))
 (parameter type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 (property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
+; The same, nullable (`IStore? store`).
+(variable_declaration type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)])
+  (variable_declarator name: (identifier) @var.name))
+(parameter type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]) name: (identifier) @var.name)
+(property_declaration type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]) name: (identifier) @var.name)
 
 ; References.
 (invocation_expression function: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)] arguments: (argument_list) @call.args)
@@ -39,6 +47,7 @@
 (property_declaration type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
 (base_list [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
 (type_argument_list (identifier) @ref.type)
+(nullable_type type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
 
 ; Function literals: a name declared in one is seen only inside it.
 [(anonymous_method_expression) (lambda_expression)] @literal

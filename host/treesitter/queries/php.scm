@@ -24,6 +24,8 @@
 ; Headers: `extends`, `implements`.
 (base_clause [(name) @extends (qualified_name (name) @extends .)])
 (class_interface_clause [(name) @extends (qualified_name (name) @extends .)])
+; A trait used in a class (`use Loggable;`): its members are the class's.
+(use_declaration [(name) @extends (qualified_name (name) @extends .)])
 
 ; Typed names: fields, promoted and plain parameters; values of variables.
 (property_declaration type: (_) @var.written (property_element name: (variable_name (name) @var.name)))

@@ -1183,6 +1183,68 @@ fn rust_impl_of_an_imported_type_and_functions_as_values_with_decoys() {
     );
 }
 
+#[test]
+fn csharp_usings_aliases_static_imports_and_nullable_types() {
+    let (g, _) = graph_of(&fixture_dir("rules/csusing"), "csharp");
+    let all = edges_marked(&g);
+    assert_edges(
+        &all,
+        &[
+            // `using Toolkit.Core;` wins over a top-level namesake.
+            "App.Ui.Button -EXTENDS-> Toolkit.Core.Widget",
+            "App.Ui.Button.Draw:9 -OVERRIDES-> Toolkit.Core.Widget.Draw:5",
+            // `using W = Toolkit.Core.Widget;`.
+            "App.Ui.Panel -EXTENDS-> Toolkit.Core.Widget",
+            // `IStore? store`: the overloads told apart by their arguments.
+            "App.Ui.Button.Save:11 -CALLS-> Toolkit.Core.IStore.Put:10",
+            "App.Ui.Button.Save:11 -CALLS-> Toolkit.Core.IStore.Put:11",
+            // `using static Toolkit.Core.Helpers;`.
+            "App.Ui.Button.Save:11 -CALLS-> Toolkit.Core.Helpers.Twice:16",
+        ],
+        &["App.Ui.Button -EXTENDS-> Widget", "App.Ui.Button.Draw:9 -OVERRIDES-> Widget.Draw:5"],
+    );
+}
+
+#[test]
+fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
+    let (g, _) = graph_of(&fixture_dir("rules/ruby"), "ruby");
+    assert_eq!(kind(&g, "Shop.Gift"), "class", "`class Shop::Gift` is Shop's");
+    assert_eq!(kind(&g, "Gift"), "");
+    assert_edges(
+        &edges_marked(&g),
+        &[
+            // `class Item < Base` in `Shop::Admin`: Shop::Base, by nesting.
+            "Shop.Admin.Item -EXTENDS-> Shop.Base",
+            "Shop.Admin.Item.store:20 -CALLS-> Shop.Base.save:4",
+            // `include Sortable`: a mixin, read as a supertype (EXTENDS).
+            "Shop.Admin.Item -EXTENDS-> Shop.Sortable",
+            "Shop.Gift -EXTENDS-> Shop.Base",
+            "Shop.Gift.wrap:12 -CALLS-> Shop.Base.save:4",
+        ],
+        &[
+            "Shop.Admin.Item -EXTENDS-> Other.Base",
+            "Shop.Gift.wrap:12 -CALLS-> Other.Base.save:4",
+            "Shop.Admin.Item.store:20 -CALLS-> Other.Base.save:4",
+            "Shop.Admin.Item.rename:25 -CALLS-> Shop.Base.save:4",
+            "Shop.Admin.Item.keep:29 -CALLS-> Shop.Base.save:4",
+        ],
+    );
+}
+
+#[test]
+fn php_traits_used_in_a_class() {
+    // A class related to a trait IMPLEMENTS it, as Rust's types do.
+    let (g, _) = graph_of(&fixture_dir("rules/php"), "php");
+    assert_edges(
+        &edges_marked(&g),
+        &[
+            "Acme.Http.Client -IMPLEMENTS-> Acme.Log.Loggable",
+            "Acme.Http.Client.send:11 -CALLS-> Acme.Log.Loggable.log:7",
+        ],
+        &[],
+    );
+}
+
 /// Every fixture, every language in it: no two different callables share
 /// a symbol (one id, one definition). A callable defined twice under one
 /// symbol is one entity by its language's rules, with the same parameters

@@ -218,6 +218,9 @@ impl Reader {
                             ("var.value", Typed::Value),
                             ("var.of", Typed::Element),
                             ("var.written", Typed::Is),
+                            // A parameter of no written type: a name that
+                            // shadows others, bound to nothing known.
+                            ("var.unknown", Typed::Value),
                         ];
                         if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
                             let var = Var {
@@ -226,6 +229,7 @@ impl Reader {
                                     name: match typed {
                                         // `if let Some(x) = v`: what `v` holds.
                                         Typed::Value if get("var.unwrap").is_some() => compact(&txt(ty)) + "?",
+                                        Typed::Value if get("var.unknown").is_some() => String::new(),
                                         Typed::Value | Typed::Element => compact(&txt(ty)),
                                         _ => txt(ty),
                                     },

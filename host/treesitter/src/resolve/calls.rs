@@ -162,13 +162,25 @@ impl Resolver<'_> {
                 // callable or a value in scope, unless a variable of that
                 // name is declared nearer (`f(error)` with a parameter
                 // `error`).
-                None => self.ladder(fi, scope, &c.name, Want::Value, |_| None).filter(|&d| {
-                    let Some((_, declared, _)) = self.var(fi, scope, &c.name) else { return true };
-                    let depth = |s: Option<DefIx>| {
-                        s.map_or(usize::MAX, |s| self.chain(scope).position(|x| x == s).unwrap_or(usize::MAX))
-                    };
-                    depth(self.p.defs[d].parent) <= depth(declared)
-                }),
+                // Across the whole project, a bare name is never another
+                // type's member (a Ruby `items` is no other class's
+                // `items`).
+                None => self
+                    .rung(fi, scope, &c.name, Want::Value)
+                    .and_then(|(level, whole)| {
+                        let member = |d: &DefIx| self.p.defs[*d].parent.is_some_and(|t| self.p.kind(t).is_type());
+                        match level.iter().filter(|d| !(whole && member(d))).collect::<Vec<_>>()[..] {
+                            [&one] => Some(one),
+                            _ => None,
+                        }
+                    })
+                    .filter(|&d| {
+                        let Some((_, declared, _)) = self.var(fi, scope, &c.name) else { return true };
+                        let depth = |s: Option<DefIx>| {
+                            s.map_or(usize::MAX, |s| self.chain(scope).position(|x| x == s).unwrap_or(usize::MAX))
+                        };
+                        depth(self.p.defs[d].parent) <= depth(declared)
+                    }),
                 _ => None,
             });
         }

@@ -88,6 +88,16 @@ impl Resolver<'_> {
                 continue;
             }
             let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
+            // `using W = Toolkit.Core.Widget;`, `from a import B as C`.
+            if let Some(alias) = i.alias.as_deref().filter(|a| *a != ".") {
+                if alias == name {
+                    out.extend(self.exported(pkg, last, REEXPORTS));
+                    for t in self.type_at(pkg, 4) {
+                        out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, last)));
+                    }
+                }
+                continue;
+            }
             if last == name {
                 out.extend(self.exported(pkg, last, REEXPORTS));
                 for t in self.type_at(pkg, 4) {
@@ -196,7 +206,14 @@ impl Resolver<'_> {
     pub(super) fn rung(&self, fi: usize, from: Option<DefIx>, name: &str, want: Want) -> Option<(Vec<DefIx>, bool)> {
         let all = Lookup::get(&self.look.by_name, &name);
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
-            return None;
+            // No definition is called so; an import may name one so
+            // (`using W = Toolkit.Core.Widget;`).
+            if !self.p.sources[fi].facts.imports.iter().any(|i| i.alias.as_deref() == Some(name)) {
+                return None;
+            }
+            let aliased: Vec<DefIx> =
+                self.imported(fi, name).into_iter().filter(|&d| want.admits(self.p.kind(d))).collect();
+            return (!aliased.is_empty()).then_some((aliased, false));
         }
         // Where a plain call never means a member (Rust, Python, Go,
         // TypeScript), members are not candidates.
@@ -224,7 +241,7 @@ impl Resolver<'_> {
         // use (`new ToStringStyle() { { setUseClassName(true); } }`),
         // innermost first, then of the enclosing definitions and their
         // supertypes.
-        if !plain && want != Want::Type {
+        if !plain && !matches!(want, Want::Type | Want::Mixin) {
             for t in self.anonymous_around(fi, from) {
                 for t in self.lineage(t) {
                     if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
@@ -278,12 +295,18 @@ impl Resolver<'_> {
 
     /// The type a name means, from scope `from` (usize::MAX: file level).
     pub(super) fn ty(&self, fi: usize, from: DefIx, name: &Name) -> Option<DefIx> {
+        self.ty_as(fi, from, name, Want::Type)
+    }
+
+    /// [`Self::ty`], of the kinds `want` admits (a Ruby header's module).
+    pub(super) fn ty_as(&self, fi: usize, from: DefIx, name: &Name, want: Want) -> Option<DefIx> {
         let from = (from != usize::MAX).then_some(from);
         if let Some(q) = &name.qualifier {
             let Some(pkg) = self.package_alias(fi, q) else {
-                // C++'s `shapes::Shape`: a type in a namespace of the
-                // project called so; `std::vector`: not the project's.
-                let found = self.in_namespace(q, &name.name, |k| k.is_type());
+                // C++'s `shapes::Shape`, Ruby's `Shop::Base`: a type in a
+                // namespace of the project called so; `std::vector`: not
+                // the project's.
+                let found = self.in_namespace(q, &name.name, |k| want.admits(k));
                 return self.one_type(&found, name);
             };
             let found: Vec<DefIx> = self
@@ -291,11 +314,11 @@ impl Resolver<'_> {
                 .in_package(&pkg, name.name.as_str())
                 .iter()
                 .copied()
-                .filter(|&d| self.p.kind(d).is_type())
+                .filter(|&d| want.admits(self.p.kind(d)))
                 .collect();
             return self.one_type(&found, name);
         }
-        self.ladder(fi, from, &name.name, Want::Type, |level| self.one_type(level, name))
+        self.ladder(fi, from, &name.name, want, |level| self.one_type(level, name))
     }
 
     /// The one type of several namesakes that `name` means: the one with

@@ -51,6 +51,9 @@ pub(super) enum Want {
     /// Callables and named values (a decorator: a function, or a variable
     /// bound to one).
     Value,
+    /// A Ruby header's name: a superclass, or a module mixed in
+    /// (`include Sortable`).
+    Mixin,
 }
 
 impl Want {
@@ -59,6 +62,7 @@ impl Want {
             Want::Type => k.is_type(),
             Want::Callable => k.is_callable(),
             Want::Value => k.is_callable() || matches!(k, Kind::Variable | Kind::Constant),
+            Want::Mixin => k.is_type() || k == Kind::Module,
         }
     }
 }

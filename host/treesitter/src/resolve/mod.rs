@@ -211,6 +211,27 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             p.defs[ix].parent = Some(t);
             continue;
         }
+        // Ruby's `class Shop::Gift` (or `Shop::Admin::Gift`): the module
+        // its path names, written in one place or reopened in several
+        // (one symbol).
+        if found.is_empty() {
+            let last = owner.rsplit("::").next().unwrap_or(&owner);
+            let modules: Vec<DefIx> = names
+                .get(last)
+                .iter()
+                .copied()
+                .filter(|&m| p.kind(m) == Kind::Module && p.sources[p.defs[m].file].package == *pkg)
+                .collect();
+            if let [first, rest @ ..] = &modules[..]
+                && rest.iter().all(|&m| {
+                    p.defs[m].parent.map(|x| p.fact(x).name.as_str())
+                        == p.defs[*first].parent.map(|x| p.fact(x).name.as_str())
+                })
+            {
+                p.defs[ix].parent = Some(*first);
+                continue;
+            }
+        }
         // A Rust `impl Error { … }` in a module that imports the type
         // (`use crate::Error;`): the one top-level type of that name.
         let s = &p.sources[file];
@@ -243,7 +264,9 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             // Builder` with a nested `Doc.Builder` means the imported one).
             let around = p.defs[owner].parent.unwrap_or(usize::MAX);
             let owner = partial.get(&owner).copied().unwrap_or(owner);
-            if let Some(t) = r.ty(fi, around, sup) {
+            // A Ruby class's header names modules too (`include Sortable`).
+            let want = if s.lang.name == "ruby" { Want::Mixin } else { Want::Type };
+            if let Some(t) = r.ty_as(fi, around, sup, want) {
                 counts.supers_resolved += 1;
                 if t != owner {
                     r.supers.entry(owner).or_default().push(t);
