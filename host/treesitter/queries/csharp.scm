@@ -16,6 +16,11 @@
 (enum_member_declaration name: (identifier) @name) @def.constant
 (delegate_declaration name: (identifier) @name type_parameters: (type_parameter_list)? @generics) @def.type
 (method_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.method
+; An extension method (`static string Decode(this Reader r)`): the type it extends.
+((method_declaration name: (identifier) @name
+   parameters: (parameter_list . (parameter (modifier) @extension.this
+     type: [(identifier) @extension (generic_name (identifier) @extension) (nullable_type type: (identifier) @extension)])) @params) @def.method
+ (#eq? @extension.this "this"))
 (constructor_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
 (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @def.field

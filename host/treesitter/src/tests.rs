@@ -281,8 +281,10 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The four sources and build.gradle.kts (a Kotlin script).
-    assert_eq!((report.files, report.syntax_errors), (5, 0), "{report:?}");
+    // The five sources and build.gradle.kts (a Kotlin script).
+    assert_eq!((report.files, report.syntax_errors), (6, 0), "{report:?}");
+    // An extension function's callers, through the type it extends.
+    assert_edges(&edges(&g), &["com.example.shop.io.Drain.drain:7 -CALLS-> com.example.shop.io.remaining:4"], &[]);
     // `expect class Source` and its `actual` class, their members in
     // another order: each `read` is one symbol, in both files.
     let reads: Vec<(String, String)> = g
@@ -1200,6 +1202,8 @@ fn csharp_usings_aliases_static_imports_and_nullable_types() {
             "App.Ui.Button.Save:11 -CALLS-> Toolkit.Core.IStore.Put:11",
             // `using static Toolkit.Core.Helpers;`.
             "App.Ui.Button.Save:11 -CALLS-> Toolkit.Core.Helpers.Twice:16",
+            // An extension method, called on a value of the type it extends.
+            "App.Ui.Saver.Keep:25 -CALLS-> Toolkit.Core.StoreExtensions.PutAll:22",
         ],
         &["App.Ui.Button -EXTENDS-> Widget", "App.Ui.Button.Draw:9 -OVERRIDES-> Widget.Draw:5"],
     );

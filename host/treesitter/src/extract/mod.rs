@@ -158,6 +158,12 @@ pub struct Def {
     pub name_span: Span,
     /// The type it belongs to when declared outside it (Go's receivers).
     pub owner: Option<String>,
+    /// For an extension function (Kotlin's `fun Reader.decode()`, C#'s
+    /// `static string Decode(this Reader r)`): the simple name of the type
+    /// it extends. Its symbol stays where it is declared; calls on a value
+    /// of that type find it. A C# extension's `this` parameter is left out
+    /// of its arity and parameter types: calls do not pass it.
+    pub extension: Option<String>,
     /// For a function in a Rust `impl` block: the impl's type and trait as
     /// written (`Circle`, `Shape`), which its symbol spells.
     pub impl_of: Option<(String, Option<String>)>,

@@ -332,6 +332,9 @@ impl Reader {
                                 }
                                 d.term |= get("term").is_some();
                                 d.meta |= get("meta").is_some();
+                                if d.extension.is_none() {
+                                    extend(d, get("extension").map(txt), get("extension.this").is_some());
+                                }
                                 if d.returns.is_none() {
                                     d.returns = get("returns").map(|r| compact(&txt(r)));
                                 }
@@ -346,12 +349,13 @@ impl Reader {
                                 e.insert(facts.defs.len());
                             }
                         }
-                        facts.defs.push(Def {
+                        let mut def = Def {
                             kind,
                             name: txt(name),
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
+                            extension: None,
                             term: get("term").is_some(),
                             meta: get("meta").is_some(),
                             impl_of: get("impl.type")
@@ -363,7 +367,9 @@ impl Reader {
                             returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
-                        });
+                        };
+                        extend(&mut def, get("extension").map(txt), get("extension.this").is_some());
+                        facts.defs.push(def);
                     }
                 }
             }
@@ -482,6 +488,23 @@ fn errors(root: Node<'_>) -> (usize, usize) {
                 return (n, in_conditional);
             }
             conditionals -= usize::from(conditional(cursor.node().kind()));
+        }
+    }
+}
+
+/// Marks `def` an extension of type `of` (`@extension`); `this_param`
+/// (`@extension.this`, C#'s `this Reader r`): its first parameter is the
+/// receiver, which calls do not pass.
+fn extend(def: &mut Def, of: Option<String>, this_param: bool) {
+    let Some(of) = of else { return };
+    def.extension = Some(of);
+    if this_param {
+        if !def.params.is_empty() {
+            def.params.remove(0);
+        }
+        if let Some(a) = &mut def.arity {
+            a.min = a.min.saturating_sub(1);
+            a.max = a.max.map(|m| m.saturating_sub(1));
         }
     }
 }

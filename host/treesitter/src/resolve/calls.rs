@@ -60,6 +60,20 @@ impl Resolver<'_> {
                 return level;
             }
         }
+        // Extension functions of the type or of a supertype, nearest first.
+        for t in self.lineage(t) {
+            let level: Vec<DefIx> = self
+                .extensions
+                .get(&t)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .copied()
+                .filter(|&d| self.p.fact(d).name == name)
+                .collect();
+            if !level.is_empty() {
+                return level;
+            }
+        }
         Vec::new()
     }
 

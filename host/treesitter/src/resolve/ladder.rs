@@ -10,6 +10,10 @@ pub(super) struct Resolver<'a> {
     pub(super) members: &'a HashMap<DefIx, Vec<DefIx>>,
     pub(super) vars: &'a Vars,
     pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
+    /// The extension functions of each type (Kotlin's `fun Reader.decode()`,
+    /// C#'s `this Reader r`), found by calls on its values when the type
+    /// and its supertypes have no member of that name.
+    pub(super) extensions: HashMap<DefIx, Vec<DefIx>>,
 }
 
 impl Resolver<'_> {

@@ -252,7 +252,14 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     step.done("symbols");
     let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
     step.done("lookups");
-    let mut r = Resolver { p: &p, look: &look, members: &members, vars: &vars, supers: HashMap::default() };
+    let mut r = Resolver {
+        p: &p,
+        look: &look,
+        members: &members,
+        vars: &vars,
+        supers: HashMap::default(),
+        extensions: HashMap::default(),
+    };
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
     for (fi, s) in p.sources.iter().enumerate() {
@@ -275,6 +282,17 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
         }
     }
     step.done("headers");
+    // Extension functions, by the type they extend, read from where they
+    // are declared.
+    let mut extensions: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
+    for (ix, def) in p.defs.iter().enumerate() {
+        let Some(of) = &p.fact(ix).extension else { continue };
+        let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
+        if let Some(t) = r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
+            extensions.entry(t).or_default().push(ix);
+        }
+    }
+    r.extensions = extensions;
     implicit_interfaces(&p, &members, &mut r.supers);
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
