@@ -17,9 +17,32 @@
 (source_file (property_declaration (variable_declaration . (identifier) @name)) @def.variable)
 (class_parameter ["val" "var"] (identifier) @name) @def.property
 
-; Headers: superclass and interfaces.
-(delegation_specifier (constructor_invocation (user_type . (identifier) @extends)))
-(delegation_specifier (user_type . (identifier) @extends))
+; Headers: superclass and interfaces of a class or an object declaration,
+; each by its last name (`Outer.Nested` is `Nested`), delegated ones too
+; (`Runnable by r`). An object literal's (`object : T { … }`) are its own,
+; not the enclosing class's: its body sees T's members (below).
+(class_declaration (delegation_specifiers (delegation_specifier [
+  (constructor_invocation (user_type (identifier) @extends .))
+  (constructor_invocation (user_type (identifier) @extends . (type_arguments) .))
+  (user_type (identifier) @extends .)
+  (user_type (identifier) @extends . (type_arguments) .)
+  (explicit_delegation (user_type (identifier) @extends .))
+  (explicit_delegation (user_type (identifier) @extends . (type_arguments) .))
+])))
+(object_declaration (delegation_specifiers (delegation_specifier [
+  (constructor_invocation (user_type (identifier) @extends .))
+  (constructor_invocation (user_type (identifier) @extends . (type_arguments) .))
+  (user_type (identifier) @extends .)
+  (user_type (identifier) @extends . (type_arguments) .)
+  (explicit_delegation (user_type (identifier) @extends .))
+  (explicit_delegation (user_type (identifier) @extends . (type_arguments) .))
+])))
+(object_literal
+  (delegation_specifiers (delegation_specifier [
+    (constructor_invocation (user_type (identifier) @anonymous.type .))
+    (user_type (identifier) @anonymous.type .)
+    (user_type (identifier) @anonymous.type . (type_arguments) .)]))
+  (class_body) @anonymous)
 
 ; Typed names: parameters, constructor properties, properties, locals.
 (parameter . (identifier) @var.name (user_type . (identifier) @var.type))

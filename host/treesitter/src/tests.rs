@@ -281,10 +281,28 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The five sources and build.gradle.kts (a Kotlin script).
-    assert_eq!((report.files, report.syntax_errors), (6, 0), "{report:?}");
-    // An extension function's callers, through the type it extends.
-    assert_edges(&edges(&g), &["com.example.shop.io.Drain.drain:7 -CALLS-> com.example.shop.io.remaining:4"], &[]);
+    // The six sources and build.gradle.kts (a Kotlin script).
+    assert_eq!((report.files, report.syntax_errors), (7, 0), "{report:?}");
+    let io = |s: &&str| s.replace("IO", "com.example.shop.io");
+    let want: Vec<String> = [
+        // An extension function's callers, through the type it extends.
+        "IO.Drain.drain:7 -CALLS-> IO.remaining:4",
+        // A qualified supertype is the nested class it names; a delegated
+        // one (`Closer by c`) is a supertype too.
+        "IO.Special -EXTENDS-> IO.Base.Nested",
+        "IO.Delegating -IMPLEMENTS-> IO.Closer",
+    ]
+    .iter()
+    .map(io)
+    .collect();
+    // An anonymous object's supertype is not its enclosing class's.
+    let never: Vec<String> =
+        ["IO.Factory -IMPLEMENTS-> IO.Closer", "IO.Special -EXTENDS-> IO.Base"].iter().map(io).collect();
+    assert_edges(
+        &edges(&g),
+        &want.iter().map(String::as_str).collect::<Vec<_>>(),
+        &never.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     // `expect class Source` and its `actual` class, their members in
     // another order: each `read` is one symbol, in both files.
     let reads: Vec<(String, String)> = g
