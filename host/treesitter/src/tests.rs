@@ -887,6 +887,10 @@ fn swift_types_protocols_initializers_and_implicit_self() {
         g.iter().filter(|n| n.fqn() == "Item.load").map(|n| format!("{}:{}", n.file(), n.line())).collect();
     loads.sort();
     assert_eq!(loads, ["Sources/Shop/ItemLoading.swift:3", "Sources/Shop/ItemRates.swift:4"]);
+    // A method of an extension of a type the project does not define is
+    // that type's, not a top-level function.
+    assert_eq!(kind(&g, "String.slug"), "method");
+    assert_eq!(kind(&g, "slug"), "");
 }
 
 #[test]
@@ -922,8 +926,10 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             "shop.Cart.add:10 -CALLS-> shop.Ledger.record:20",
             // The outer clause's names are in scope in the inner one.
             "shop.data.Chain.link:6 -CALLS-> shop.Item.price:11",
+            // `Coupon.take(…)` on the class's name: the companion's.
+            "shop.Till.ring:12 -CALLS-> shop.Coupon.take:8",
         ],
-        &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5"],
+        &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5", "shop.Till.ring:12 -CALLS-> shop.Coupon.take:4"],
     );
 }
 
@@ -1223,7 +1229,13 @@ fn csharp_usings_aliases_static_imports_and_nullable_types() {
             // An extension method, called on a value of the type it extends.
             "App.Ui.Saver.Keep:25 -CALLS-> Toolkit.Core.StoreExtensions.PutAll:22",
         ],
-        &["App.Ui.Button -EXTENDS-> Widget", "App.Ui.Button.Draw:9 -OVERRIDES-> Widget.Draw:5"],
+        &[
+            "App.Ui.Button -EXTENDS-> Widget",
+            "App.Ui.Button.Draw:9 -OVERRIDES-> Widget.Draw:5",
+            // A receiver of unknown type: the one method of that name only
+            // if it takes as many arguments.
+            "App.Ui.Saver.Drop:27 -CALLS-> App.Ui.Saver.Flush:26",
+        ],
     );
 }
 

@@ -33,14 +33,7 @@ impl Resolver<'_> {
     /// nearest first, then of its companion: Scala's `object Item` beside
     /// `class Item`) called `name`: those of the nearest that has any.
     pub(super) fn member_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
-        let companion = Lookup::get(&self.look.by_name, &self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
-            c != t
-                && self.p.kind(c) == Kind::Module
-                && self.p.fact(c).term
-                && self.p.defs[c].parent == self.p.defs[t].parent
-                && self.p.defs[c].file == self.p.defs[t].file
-        });
-        for t in self.lineage(t).into_iter().chain(companion) {
+        for t in self.lineage(t).into_iter().chain(self.companion(t)) {
             // A namespace's members are looked up by their place, not kept
             // by owner.
             let level: Vec<DefIx> = if self.p.kind(t) == Kind::Module {
@@ -79,6 +72,35 @@ impl Resolver<'_> {
 
     /// The member of type `t` called `name` that takes `args` arguments,
     /// when one is (what a chain of calls is read through).
+    /// Scala's companion object of class `t` (`object Item` beside `class
+    /// Item`, in its file).
+    fn companion(&self, t: DefIx) -> Option<DefIx> {
+        Lookup::get(&self.look.by_name, &self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
+            c != t
+                && self.p.kind(c) == Kind::Module
+                && self.p.fact(c).term
+                && self.p.defs[c].parent == self.p.defs[t].parent
+                && self.p.defs[c].file == self.p.defs[t].file
+        })
+    }
+
+    /// The callables named `name` of a call on the class's own name
+    /// (`Coupon.take(…)`): its companion's, which such a call means, else
+    /// the class's own.
+    fn static_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
+        let own = |c: DefIx| -> Vec<DefIx> {
+            Lookup::get(&self.look.by_name, &name)
+                .iter()
+                .copied()
+                .filter(|&d| self.p.defs[d].parent == Some(c) && self.p.kind(d).is_callable())
+                .collect()
+        };
+        match self.companion(t).map(own) {
+            Some(level) if !level.is_empty() => level,
+            _ => self.member_level(t, name),
+        }
+    }
+
     pub(super) fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
         match self.member_level(t, name)[..] {
             [] => None,
@@ -216,10 +238,16 @@ impl Resolver<'_> {
                     if callable { Bound::Outside } else { construct() }
                 }
             },
-            Some((_, Receiver::Type(t))) => match self.member_level(t, name) {
-                level if level.is_empty() => Bound::Outside,
-                level => self.choose(fi, scope, &level, c),
-            },
+            Some((r, Receiver::Type(t))) => {
+                // Scala's `Coupon.take(…)` on the class's name is the
+                // companion object's `take`.
+                let level = if self.p.sources[fi].lang.name == "scala" && r == self.p.fact(t).name {
+                    self.static_level(t, name)
+                } else {
+                    self.member_level(t, name)
+                };
+                if level.is_empty() { Bound::Outside } else { self.choose(fi, scope, &level, c) }
+            }
             Some((_, Receiver::Package(pkg))) => match callables(&self.exported(&pkg, name, REEXPORTS)) {
                 level if level.is_empty() => Bound::Outside,
                 level => self.choose(fi, scope, &level, c),
@@ -260,8 +288,14 @@ impl Resolver<'_> {
                     // Where a value's type is all but always written (Java,
                     // Go, C#, Kotlin, Scala, Swift), a receiver not read is
                     // a gap of this reading, not a value from elsewhere:
-                    // the one method of that name is most probably it.
-                    [one] if self.p.sources[fi].lang.unknown_receiver_is_ours => Bound::One(one),
+                    // the one method of that name is most probably it, if
+                    // it takes as many arguments as the call gives.
+                    [one]
+                        if self.p.sources[fi].lang.unknown_receiver_is_ours
+                            && c.args.is_none_or(|n| self.p.fact(one).arity.is_none_or(|a| a.fits(n))) =>
+                    {
+                        Bound::One(one)
+                    }
                     _ => Bound::Unbound,
                 }
             }

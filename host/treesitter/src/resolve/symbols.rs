@@ -171,6 +171,16 @@ pub(super) fn symbols(p: &mut Project) {
                 Some(parent) => parent,
                 None => package_symbol(&p.sources[p.defs[d].file]),
             };
+            // A method of a Swift extension of a type the project does not
+            // define (`extension String { func slug() }`): still the
+            // type's, `String#slug().`, not a top-level function.
+            if p.defs[d].parent.is_none()
+                && p.sources[p.defs[d].file].lang.name == "swift"
+                && let Some(owner) = &p.fact(d).owner
+            {
+                push_name(&mut prefix, owner);
+                prefix.push('#');
+            }
             // A member of a Rust impl block: `…/impl#[Circle][Shape]`
             // where its type is `…/Circle#` (or, for a type that is not
             // the project's, in the module the impl is in).
