@@ -31,6 +31,7 @@ fn main() -> anyhow::Result<()> {
         ("tests/policies/chaos", "always-garbage", "signpost_chaos_policy.wasm", "SIGNPOST_GARBAGE_POLICY"),
         ("tests/policies/chaos", "always-sleep", "signpost_chaos_policy.wasm", "SIGNPOST_SLEEPY_POLICY"),
         ("tests/policies/chaos", "always-forge", "signpost_chaos_policy.wasm", "SIGNPOST_FORGER_POLICY"),
+        ("tests/policies/chaos", "outcome-bugs", "signpost_chaos_policy.wasm", "SIGNPOST_OUTCOME_BUGS_POLICY"),
         ("tests/policies/chaos", "v0_3", "signpost_chaos_policy.wasm", "SIGNPOST_CHAOS_V3_POLICY"),
         ("tests/policies/strict", "", "signpost_strict_policy.wasm", "SIGNPOST_STRICT_POLICY"),
         ("tests/policies/memory", "", "signpost_memory_policy.wasm", "SIGNPOST_MEMORY_POLICY"),

@@ -149,22 +149,54 @@ fn sessions(seen: &str) -> [Arc<policy::Session>; 2] {
     ]
 }
 
-/// The probe calls: (tool, args, in both sessions?).
+/// The probe calls: (tool, args, in both sessions?). Every outcome a
+/// tool's contract can present, for each tool: results, nothing, a page
+/// with more after it and the last page, and each error kind it can end in
+/// (a unit test checks the set covers them); then sloppy id shapes.
 fn probes(graph: &Graph) -> Vec<(Tool, Value, bool)> {
     let id_of = |name: &str| graph.find_named(name).map(|n| n.id()).unwrap_or_default();
     let (ctrl, svc) = (id_of("OrderController"), id_of("OrderService"));
+    let unknown = "0".repeat(40);
+    // A last page of a search: its final match alone.
+    let last_of_order = crate::graph::search::top(graph, "order", 0).0.saturating_sub(1);
     let neighbors = |ids: Value| json!({"ids": ids, "direction": "out", "edge_types": ["CALLS"]});
     let mut probes = vec![
+        // resolve: one, many, none, none of a kind, a bad argument.
         (Tool::Resolve, json!({"identifier": "OrderController"}), true),
         (Tool::Resolve, json!({"identifier": "placeOrder"}), true),
         (Tool::Resolve, json!({"identifier": "NoSuchSymbol"}), true),
+        (Tool::Resolve, json!({"identifier": "OrderController", "kind": "route"}), false),
+        (Tool::Resolve, json!({"identifier": " "}), false),
+        // describe: a record, an unknown id, a bad argument.
         (Tool::Describe, json!({"id": ctrl}), true),
-        (Tool::Describe, json!({"id": "0".repeat(40)}), true),
+        (Tool::Describe, json!({"id": unknown}), true),
+        (Tool::Describe, json!({"id": ctrl, "depth": 2}), false),
+        // find: a first page, a middle one, the last, nothing, a kind the
+        // graph lacks, a bad page.
         (Tool::Find, json!({"role": "controller", "limit": 2}), true),
+        (Tool::Find, json!({"role": "controller", "limit": 2, "offset": 2}), false),
+        (Tool::Find, json!({"role": "controller", "limit": 5, "offset": 5}), false),
+        (Tool::Find, json!({"name": "NoSuchSymbol"}), true),
+        (Tool::Find, json!({"kind": "wizard"}), false),
+        (Tool::Find, json!({"limit": 0}), false),
+        // search: strong results, weak ones, a later page, nothing, a bad
+        // argument.
         (Tool::Search, json!({"query": "payment"}), true),
+        (Tool::Search, json!({"query": "ordctl"}), false),
+        (Tool::Search, json!({"query": "order", "limit": 3, "offset": 3}), false),
+        (Tool::Search, json!({"query": "order", "limit": 3, "offset": last_of_order}), false),
+        (Tool::Search, json!({"query": "zzqxwvk"}), true),
+        (Tool::Search, json!({"query": ""}), false),
+        // neighbors: results, a page with more, nothing (and the edges
+        // there are), a name for an id, an unknown id, a misspelt edge
+        // type, a bad direction.
         (Tool::Neighbors, json!({"ids": [ctrl], "direction": "out", "edge_types": ["DECLARES.EXPOSES"]}), true),
+        (Tool::Neighbors, json!({"ids": [svc], "direction": "out", "edge_types": ["DECLARES"], "limit": 1}), false),
         (Tool::Neighbors, json!({"ids": [ctrl], "direction": "in", "edge_types": ["EXPOSES"]}), true),
         (Tool::Neighbors, neighbors(json!("OrderService")), true),
+        (Tool::Neighbors, neighbors(json!([unknown])), false),
+        (Tool::Neighbors, json!({"ids": [ctrl], "direction": "out", "edge_types": ["CALZ"]}), false),
+        (Tool::Neighbors, json!({"ids": [ctrl], "direction": "sideways", "edge_types": ["CALLS"]}), false),
     ];
     // Sloppy id shapes reach the policy's coercion; whatever it answers must
     // be ids the agent sent.
@@ -242,4 +274,64 @@ pub fn run(
         problems.add(why.clone(), "-");
     }
     Err(CheckError::Failed { problems, stopped })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::tools::{ErrorKind, StrictIds, execute, parse};
+
+    /// What a probe's call ends in, as the contract names outcomes.
+    fn outcome(graph: &Graph, tool: Tool, args: &Value) -> String {
+        let map = args.as_object().cloned().unwrap_or_default();
+        let result = parse(graph, tool, &map, &mut StrictIds).and_then(|p| execute(graph, p));
+        match result {
+            Err(e) => format!("{tool} error {:?}", e.kind),
+            Ok(r) => {
+                let shown = r["results"].as_array().map_or(0, Vec::len) as u64;
+                let (total, offset) = (r["total"].as_u64().unwrap_or(0), r["offset"].as_u64().unwrap_or(0));
+                match r["status"].as_str() {
+                    Some(status) => format!("{tool} {status}"),
+                    None if tool == Tool::Describe => format!("{tool} record"),
+                    None if total == 0 => format!("{tool} nothing"),
+                    None if offset + shown < total => format!("{tool} page with more"),
+                    None if offset > 0 => format!("{tool} last page"),
+                    None => format!("{tool} results"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_probes_cover_every_outcome_of_every_tool() {
+        let graph = Graph::sample();
+        let seen: BTreeSet<String> = probes(&graph).iter().map(|(t, a, _)| outcome(&graph, *t, a)).collect();
+        let mut want: Vec<String> = ["one", "many", "none"].iter().map(|s| format!("resolve {s}")).collect();
+        want.push("describe record".into());
+        for tool in [Tool::Find, Tool::Search, Tool::Neighbors] {
+            for o in ["nothing", "page with more"] {
+                want.push(format!("{tool} {o}"));
+            }
+        }
+        for tool in [Tool::Find, Tool::Search] {
+            want.push(format!("{tool} last page"));
+        }
+        // Each error kind a tool's arguments can end in (strict ids here:
+        // the policy's coercion is probed by the sloppy shapes).
+        for (tool, kinds) in [
+            (Tool::Resolve, &[ErrorKind::BadArgument][..]),
+            (Tool::Describe, &[ErrorKind::UnknownId, ErrorKind::BadArgument, ErrorKind::InvalidId]),
+            (Tool::Find, &[ErrorKind::BadArgument]),
+            (Tool::Search, &[ErrorKind::BadArgument]),
+            (Tool::Neighbors, &[ErrorKind::UnknownId, ErrorKind::BadArgument, ErrorKind::InvalidId]),
+        ] {
+            for k in kinds {
+                want.push(format!("{tool} error {k:?}"));
+            }
+        }
+        let missing: Vec<&String> = want.iter().filter(|w| !seen.contains(*w)).collect();
+        assert!(missing.is_empty(), "outcomes no probe reaches: {missing:#?}\nreached: {seen:#?}");
+    }
 }

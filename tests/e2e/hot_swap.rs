@@ -10,7 +10,7 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 use crate::common::swap::{Scratch, WAIT, active, last, read};
-use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY};
+use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, OUTCOME_BUGS_POLICY, STRICT_POLICY};
 
 #[tokio::test]
 #[allow(deprecated)] // `resources/subscribe`: the legacy protocol's, which agents still speak
@@ -81,6 +81,9 @@ async fn bad_candidates_leave_the_previous_policy_serving() {
         ("corrupt", b"\x00asm\x0d\x00\x01\x00 truncated".to_vec(), "not a valid WebAssembly component"),
         ("incompatible", empty_component, "implements no policy interface this host serves"),
         ("fails self-check", read(GARBAGE_POLICY), "self-check failed"),
+        // Fine on every path but two: search finding nothing, neighbors
+        // finding nothing.
+        ("a bug on one outcome path", read(OUTCOME_BUGS_POLICY), "search finds nothing"),
     ];
     for (label, bytes, needle) in cases {
         s.install(&bytes);
@@ -96,7 +99,7 @@ async fn bad_candidates_leave_the_previous_policy_serving() {
         assert_eq!(r.tag(), "resolved", "{label}: still answering with the default policy");
     }
     let rejected = client.status().await["swaps"]["rejected"].as_u64().unwrap_or(0);
-    assert!(rejected >= 3, "rejections are counted");
+    assert!(rejected >= 4, "rejections are counted");
     let logs = client.logs();
     assert!(logs.iter().any(|l| l["level"] == "warning" && l["data"]["result"] == "rejected"), "{logs:#?}");
 }

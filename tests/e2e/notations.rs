@@ -137,6 +137,17 @@ fn forged_calls_in_any_notation_never_reach_a_terminal() {
 }
 
 #[test]
+fn a_bug_on_one_outcome_path_is_refused_by_the_self_check() {
+    let (ok, report) = run_cli(&["policy", "check", crate::common::OUTCOME_BUGS_POLICY]);
+    assert!(!ok, "the self-check refuses it:\n{report}");
+    // The panic's own message, and the probe it happened on.
+    assert!(report.contains("search finds nothing"), "the trap's message:\n{report}");
+    assert!(report.contains("zzqxwvk"), "the probe that found it:\n{report}");
+    // The invalid hint on an empty `neighbors`.
+    assert!(report.contains("no_such_tool"), "the invalid hint:\n{report}");
+}
+
+#[test]
 fn a_policy_that_forges_in_any_notation_is_refused_before_it_serves() {
     let (ok, report) = run_cli(&["policy", "check", FORGER_POLICY]);
     assert!(!ok, "the self-check refuses it:\n{report}");

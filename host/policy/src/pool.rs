@@ -424,6 +424,13 @@ impl<'p> Lease<'p> {
         state.lookup = None;
         state.history = None;
         slot.uses += 1;
+        // What the guest wrote to stderr in this call: a trap's cause (a
+        // Rust panic's message, a Python traceback, a JS exception).
+        let said = result.is_err().then(|| {
+            let state = slot.store.data();
+            let bytes = state.stderr.contents();
+            String::from_utf8_lossy(&bytes[slot.logged.1.min(bytes.len())..]).into_owned()
+        });
         drain_output(&mut slot, &policy.info.name);
         match result {
             Ok(value) => {
@@ -458,7 +465,7 @@ impl<'p> Lease<'p> {
                     }
                     None => {
                         Stats::add(&policy.stats.traps, 1);
-                        PolicyFault::Trap(describe_error(&e))
+                        PolicyFault::Trap(with_cause(describe_error(&e), said.as_deref().unwrap_or("")))
                     }
                 };
                 tracing::warn!(policy = %policy.info.name, function = what, %fault, "policy call failed; instance discarded");
@@ -528,6 +535,27 @@ impl Drop for Lease<'_> {
         }
         self.policy.pool.lock().unwrap_or_else(std::sync::PoisonError::into_inner).put(session, slot);
     }
+}
+
+/// Most characters of a guest's stderr a fault carries.
+const CAUSE_CHARS: usize = 600;
+
+/// A trap's description, with what the guest said on stderr as it
+/// trapped (its last [`CAUSE_CHARS`] characters, one line, Rust's
+/// backtrace advice left out).
+fn with_cause(trap: String, stderr: &str) -> String {
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .collect();
+    if said.is_empty() {
+        return trap;
+    }
+    let said = said.join(" | ");
+    let start = said.char_indices().rev().nth(CAUSE_CHARS - 1).map_or(0, |(i, _)| i);
+    let cut = if start > 0 { "…" } else { "" };
+    format!("{trap}; the policy said: {cut}{}", text::escape(&said[start..], CAUSE_CHARS + 1))
 }
 
 /// Forwards what the guest wrote since the last call to the host log.

@@ -38,6 +38,9 @@ pub const GARBAGE_POLICY: &str = env!("SIGNPOST_GARBAGE_POLICY");
 pub const SLEEPY_POLICY: &str = env!("SIGNPOST_SLEEPY_POLICY");
 /// The chaos policy built to forge calls in every notation on every call.
 pub const FORGER_POLICY: &str = env!("SIGNPOST_FORGER_POLICY");
+/// The chaos policy built with bugs on one outcome path each (a panic
+/// when `search` finds nothing, a hint to no tool when `neighbors` does).
+pub const OUTCOME_BUGS_POLICY: &str = env!("SIGNPOST_OUTCOME_BUGS_POLICY");
 /// The alternative `strict` policy, built from `tests/policies/strict/`.
 pub const STRICT_POLICY: &str = env!("SIGNPOST_STRICT_POLICY");
 /// The policy for the MCP memory server, built from `tests/policies/memory/`.

@@ -600,7 +600,13 @@ fn main() -> ExitCode {
             Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. } | Command::Query(_)
         )
     );
-    let default_level = if one_shot { "warn" } else { "info" };
+    let default_level = match &cli.command {
+        // A policy command's report names every fault its calls met, and
+        // what the policy said as it trapped: no log lines beside it.
+        Some(Command::Policy(_)) => "error",
+        _ if one_shot => "warn",
+        _ => "info",
+    };
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into());
     // A backend URL's query or password shows in the lines rmcp's HTTP
     // client logs when a request fails: those are not logged.

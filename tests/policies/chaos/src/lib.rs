@@ -473,8 +473,33 @@ impl Guest for Chaos {
     }
 }
 
-fn advise_in(call: Call, _outcome: Outcome, session: Session) -> Advice {
+fn advise_in(call: Call, outcome: Outcome, session: Session) -> Advice {
     act(&call.args);
+    if cfg!(feature = "outcome-bugs")
+        && let Outcome::Success(json) = &outcome
+        && json.contains("\"total\":0")
+    {
+        // Bugs on one outcome path only, as an author's slip would put
+        // them: a panic when `search` finds nothing, a hint to a tool that
+        // does not exist when `neighbors` finds nothing.
+        if call.tool == "search" {
+            panic!("chaos: a bug on the path where search finds nothing");
+        }
+        if call.tool == "neighbors" {
+            return Advice {
+                state_tag: "empty".into(),
+                summary: "nothing".into(),
+                details: Vec::new(),
+                hints: vec![Hint {
+                    tool: "no_such_tool".into(),
+                    args: "{}".into(),
+                    actionable: true,
+                    reason: "a tool that does not exist".into(),
+                }],
+                ask_user: None,
+            };
+        }
+    }
     #[cfg(feature = "v0_3")]
     if call.args.contains("chaos:lookup") {
         // One lookup of a read-only tool (the graph's `resolve`), one of
