@@ -142,6 +142,16 @@ fn a_bug_on_one_outcome_path_is_refused_by_the_self_check() {
     assert!(!ok, "the self-check refuses it:\n{report}");
     // The panic's own message, and the probe it happened on.
     assert!(report.contains("search finds nothing"), "the trap's message:\n{report}");
+    assert!(report.contains("the policy said: panic at src/lib.rs:"), "where it panicked:\n{report}");
+    // Only the report, with no RUST_LOG set: no log lines beside it.
+    let out = std::process::Command::new(BIN)
+        .args(["policy", "check", crate::common::OUTCOME_BUGS_POLICY])
+        .env_remove("RUST_LOG")
+        .current_dir(crate::common::outside_any_project())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && !stderr.contains("WARN"), "{stderr}");
     assert!(report.contains("zzqxwvk"), "the probe that found it:\n{report}");
     // The invalid hint on an empty `neighbors`.
     assert!(report.contains("no_such_tool"), "the invalid hint:\n{report}");

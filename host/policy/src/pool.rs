@@ -544,10 +544,16 @@ const CAUSE_CHARS: usize = 600;
 /// trapped (its last [`CAUSE_CHARS`] characters, one line, Rust's
 /// backtrace advice left out).
 fn with_cause(trap: String, stderr: &str) -> String {
-    let said: Vec<&str> = stderr
+    // Rust's `thread '<unnamed>' (1) panicked at src/lib.rs:9:5:` is the
+    // guest's panic, not the host's: `panic at src/lib.rs:9:5:`.
+    let said: Vec<String> = stderr
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .map(|l| match l.split_once(" panicked at ") {
+            Some((thread, at)) if thread.starts_with("thread '") => format!("panic at {at}"),
+            _ => l.to_owned(),
+        })
         .collect();
     if said.is_empty() {
         return trap;
