@@ -30,8 +30,11 @@ pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)
     let mut hits = match terms[..] {
         [] => Vec::new(),
         // A qualified name in its language's spelling (`shop::base`,
-        // `vendor\\client`) is also read as stored.
-        [one] => best(crate::query::spellings(one).iter().map(|s| single(graph, s)).collect()),
+        // `vendor\client`) is also read as stored.
+        [one] => match &crate::query::spellings(one)[..] {
+            [only] => single(graph, only),
+            several => best(several.iter().map(|s| single(graph, s)).collect()),
+        },
         _ => several(graph, &terms),
     };
     hits.retain(|h| h.1 >= MIN_SCORE);

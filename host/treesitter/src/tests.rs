@@ -1254,6 +1254,9 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
             "Shop.Admin.Item -EXTENDS-> Shop.Sortable",
             "Shop.Gift -EXTENDS-> Shop.Base",
             "Shop.Gift.wrap:12 -CALLS-> Shop.Base.save:4",
+            // `module Shop` reopened in another file: one namespace.
+            "Shop.Report -EXTENDS-> Shop.Base",
+            "Shop.Report.print:4 -CALLS-> Shop.Base.save:4",
         ],
         &[
             "Shop.Admin.Item -EXTENDS-> Other.Base",
@@ -1261,6 +1264,7 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
             "Shop.Admin.Item.store:20 -CALLS-> Other.Base.save:4",
             "Shop.Admin.Item.rename:25 -CALLS-> Shop.Base.save:4",
             "Shop.Admin.Item.keep:29 -CALLS-> Shop.Base.save:4",
+            "Shop.Report -EXTENDS-> Other.Base",
         ],
     );
 }

@@ -34,21 +34,7 @@ impl Resolver<'_> {
     /// `class Item`) called `name`: those of the nearest that has any.
     pub(super) fn member_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
         for t in self.lineage(t).into_iter().chain(self.companion(t)) {
-            // A namespace's members are looked up by their place, not kept
-            // by owner.
-            let level: Vec<DefIx> = if self.p.kind(t) == Kind::Module {
-                Lookup::get(&self.look.by_name, &name)
-                    .iter()
-                    .copied()
-                    .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
-                    .collect()
-            } else {
-                Lookup::get(&self.look.by_owner, &(t, name))
-                    .iter()
-                    .copied()
-                    .filter(|&d| self.p.kind(d).is_callable())
-                    .collect()
-            };
+            let level = self.own_callables(t, name);
             if !level.is_empty() {
                 return level;
             }
@@ -70,8 +56,25 @@ impl Resolver<'_> {
         Vec::new()
     }
 
-    /// The member of type `t` called `name` that takes `args` arguments,
-    /// when one is (what a chain of calls is read through).
+    /// The callables called `name` that `t` itself declares. A namespace's
+    /// (or an object's) members are looked up by their place, not kept by
+    /// owner.
+    fn own_callables(&self, t: DefIx, name: &str) -> Vec<DefIx> {
+        if self.p.kind(t) == Kind::Module {
+            Lookup::get(&self.look.by_name, &name)
+                .iter()
+                .copied()
+                .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
+                .collect()
+        } else {
+            Lookup::get(&self.look.by_owner, &(t, name))
+                .iter()
+                .copied()
+                .filter(|&d| self.p.kind(d).is_callable())
+                .collect()
+        }
+    }
+
     /// Scala's companion object of class `t` (`object Item` beside `class
     /// Item`, in its file).
     fn companion(&self, t: DefIx) -> Option<DefIx> {
@@ -88,19 +91,14 @@ impl Resolver<'_> {
     /// (`Coupon.take(…)`): its companion's, which such a call means, else
     /// the class's own.
     fn static_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
-        let own = |c: DefIx| -> Vec<DefIx> {
-            Lookup::get(&self.look.by_name, &name)
-                .iter()
-                .copied()
-                .filter(|&d| self.p.defs[d].parent == Some(c) && self.p.kind(d).is_callable())
-                .collect()
-        };
-        match self.companion(t).map(own) {
+        match self.companion(t).map(|c| self.own_callables(c, name)) {
             Some(level) if !level.is_empty() => level,
             _ => self.member_level(t, name),
         }
     }
 
+    /// The member of type `t` called `name` that takes `args` arguments,
+    /// when one is (what a chain of calls is read through).
     pub(super) fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
         match self.member_level(t, name)[..] {
             [] => None,

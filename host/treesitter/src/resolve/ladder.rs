@@ -254,7 +254,18 @@ impl Resolver<'_> {
                 }
             }
         }
+        // Ruby's modules around the use, nearest first (`Module.nesting`):
+        // a module reopened in several files is one, its names seen from
+        // each.
+        let nesting = self.p.sources[fi].lang.name == "ruby";
         for d in self.chain(from).filter(|_| !plain) {
+            if nesting && self.p.kind(d) == Kind::Module {
+                let placed: Vec<DefIx> = all.iter().copied().filter(|&x| self.p.defs[x].parent == Some(d)).collect();
+                if let Some(r) = pick(&placed) {
+                    return Some((r, false));
+                }
+                continue;
+            }
             for t in self.lineage(d) {
                 if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
                     return Some((r, false));

@@ -93,9 +93,10 @@ impl<'p> Lookup<'p> {
         };
         for (ix, d) in p.defs.iter().enumerate() {
             // A member defined apart is found as its declaration; one whose
-            // type is not found (`Outer::Inner::f`, a type not indexed) is
+            // type (or module: Ruby's `class Shop::Gift`) is not found (`Outer::Inner::f`, a type not indexed) is
             // a scope of its own, never what a plain name means.
-            if d.twin_of.is_some() || (p.fact(ix).owner.is_some() && !d.parent.is_some_and(|t| p.kind(t).is_type())) {
+            let placed = |t: DefIx| p.kind(t).is_type() || p.kind(t) == Kind::Module;
+            if d.twin_of.is_some() || (p.fact(ix).owner.is_some() && !d.parent.is_some_and(placed)) {
                 continue;
             }
             let name = p.fact(ix).name.as_str();

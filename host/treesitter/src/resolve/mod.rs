@@ -379,8 +379,11 @@ fn top_level_types(p: &Project, names: &Names, name: &str, also: impl Fn(DefIx) 
 fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     let mut first: HashMap<&str, DefIx> = HashMap::default();
     let mut partial: HashMap<DefIx, DefIx> = HashMap::default();
+    // Ruby's modules too: `module Shop` reopened in every file of a gem is
+    // one namespace, whose names (`class Item < Base`) are seen from each.
+    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file].lang.name == "ruby";
     for (ix, d) in p.defs.iter().enumerate() {
-        if !p.kind(ix).is_type() || d.symbol.is_empty() {
+        if !(p.kind(ix).is_type() || reopened(ix)) || d.symbol.is_empty() {
             continue;
         }
         match first.entry(d.symbol.as_str()) {
