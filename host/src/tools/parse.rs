@@ -278,8 +278,8 @@ pub fn parse(
                     Some(json!({"ids": found, "direction": a.direction, "edge_types": ["CALLS"]})),
                 ));
             }
-            let types = graph.edge_types();
-            let known = |t: &str| types.contains(&t) || crate::graph::EDGE_TYPES.contains(&t);
+            let known =
+                |t: &str| crate::graph::EDGE_TYPES.contains(&t) || graph.parse_edge_key(t).is_ok_and(|k| k.is_some());
             for raw in &a.edge_types {
                 check_text("edge_types", raw)?;
                 let key = raw.trim().to_ascii_uppercase();
@@ -300,6 +300,7 @@ pub fn parse(
                 }
             }
             if !unknown.is_empty() {
+                let types = graph.edge_types();
                 // The call shown keeps the keys that read, with each
                 // misspelt type replaced by the one of this graph it is
                 // nearest to (`CALLZ` → `CALLS`); a key with a type near
