@@ -96,6 +96,42 @@ pub struct Lang {
     /// nowhere else (`Ok(…)` is the prelude's, whatever function the crate
     /// calls `Ok`), nor in Go, where another package's name is qualified.
     pub global_names: bool,
+    /// The language's own ways of naming and relating things.
+    pub rules: Rules,
+}
+
+/// Rules a few languages have, each read where the resolver or the symbol
+/// spelling needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// Modules are lexical namespaces reopened anywhere (Ruby): a module
+    /// written in several files is one, names are looked up through the
+    /// modules around their use (`Module.nesting`), and a class header
+    /// names modules too (`include Sortable`).
+    pub nested_modules: bool,
+    /// Package clauses chain (Scala: `package a` then `package b` is
+    /// `a.b`).
+    pub chained_packages: bool,
+    /// A class has a companion object (Scala): a call on the class's own
+    /// name (`Coupon.take(…)`) is the companion's.
+    pub companion_objects: bool,
+    /// A member declared `expect` in one file and `actual` in another
+    /// (Kotlin) is one symbol.
+    pub expect_actual: bool,
+    /// An extension of a type the project does not define keeps its
+    /// methods that type's (Swift's `extension String`).
+    pub foreign_extensions: bool,
+}
+
+impl Rules {
+    /// None of them.
+    pub const NONE: Rules = Rules {
+        nested_modules: false,
+        chained_packages: false,
+        companion_objects: false,
+        expect_actual: false,
+        foreign_extensions: false,
+    };
 }
 
 /// Every language, in the order files are matched.
@@ -117,6 +153,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "go",
@@ -135,6 +172,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-go --output {out}",
         unknown_receiver_is_ours: true,
         global_names: false,
+        rules: Rules::NONE,
     },
     Lang {
         name: "csharp",
@@ -153,6 +191,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-dotnet index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "kotlin",
@@ -171,6 +210,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        rules: Rules { expect_actual: true, ..Rules::NONE },
     },
     Lang {
         name: "python",
@@ -192,6 +232,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "cpp",
@@ -212,6 +253,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
         unknown_receiver_is_ours: false,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "typescript",
@@ -237,6 +279,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "rust",
@@ -258,6 +301,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
+        rules: Rules::NONE,
     },
     Lang {
         name: "ruby",
@@ -277,6 +321,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-ruby --index-file {out}",
         unknown_receiver_is_ours: false,
         global_names: true,
+        rules: Rules { nested_modules: true, ..Rules::NONE },
     },
     Lang {
         name: "php",
@@ -296,6 +341,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        rules: Rules::NONE,
     },
     Lang {
         name: "swift",
@@ -315,6 +361,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: true,
         global_names: true,
+        rules: Rules { foreign_extensions: true, ..Rules::NONE },
     },
     Lang {
         name: "scala",
@@ -333,6 +380,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        rules: Rules { chained_packages: true, companion_objects: true, ..Rules::NONE },
     },
 ];
 

@@ -168,7 +168,7 @@ impl Reader {
                         facts.package = match facts.package.take() {
                             // Scala's clauses chain: `package a` then
                             // `package b` (or `b` inside `a`'s block) is `a.b`.
-                            Some(outer) if self.lang.name == "scala" => Some(format!("{outer}.{name}")),
+                            Some(outer) if self.lang.rules.chained_packages => Some(format!("{outer}.{name}")),
                             _ => Some(name),
                         };
                     }

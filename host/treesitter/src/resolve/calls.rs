@@ -239,7 +239,7 @@ impl Resolver<'_> {
             Some((r, Receiver::Type(t))) => {
                 // Scala's `Coupon.take(…)` on the class's name is the
                 // companion object's `take`.
-                let level = if self.p.sources[fi].lang.name == "scala" && r == self.p.fact(t).name {
+                let level = if self.p.sources[fi].lang.rules.companion_objects && r == self.p.fact(t).name {
                     self.static_level(t, name)
                 } else {
                     self.member_level(t, name)

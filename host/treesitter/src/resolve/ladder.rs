@@ -257,7 +257,7 @@ impl Resolver<'_> {
         // Ruby's modules around the use, nearest first (`Module.nesting`):
         // a module reopened in several files is one, its names seen from
         // each.
-        let nesting = self.p.sources[fi].lang.name == "ruby";
+        let nesting = self.p.sources[fi].lang.rules.nested_modules;
         for d in self.chain(from).filter(|_| !plain) {
             if nesting && self.p.kind(d) == Kind::Module {
                 let placed: Vec<DefIx> = all.iter().copied().filter(|&x| self.p.defs[x].parent == Some(d)).collect();

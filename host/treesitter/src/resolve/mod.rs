@@ -272,7 +272,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
             let around = p.defs[owner].parent.unwrap_or(usize::MAX);
             let owner = partial.get(&owner).copied().unwrap_or(owner);
             // A Ruby class's header names modules too (`include Sortable`).
-            let want = if s.lang.name == "ruby" { Want::Mixin } else { Want::Type };
+            let want = if s.lang.rules.nested_modules { Want::Mixin } else { Want::Type };
             if let Some(t) = r.ty_as(fi, around, sup, want) {
                 counts.supers_resolved += 1;
                 if t != owner {
@@ -381,7 +381,7 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     let mut partial: HashMap<DefIx, DefIx> = HashMap::default();
     // Ruby's modules too: `module Shop` reopened in every file of a gem is
     // one namespace, whose names (`class Item < Base`) are seen from each.
-    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file].lang.name == "ruby";
+    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file].lang.rules.nested_modules;
     for (ix, d) in p.defs.iter().enumerate() {
         if !(p.kind(ix).is_type() || reopened(ix)) || d.symbol.is_empty() {
             continue;

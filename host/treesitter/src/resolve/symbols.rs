@@ -122,7 +122,7 @@ pub(super) fn symbols(p: &mut Project) {
             d.push_str("().");
         } else if f.kind.is_callable() {
             let owner = owner_names(ix);
-            if s.lang.name == "kotlin" && def.parent.is_some() {
+            if s.lang.rules.expect_actual && def.parent.is_some() {
                 let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
                 match expected.entry(((owner.clone(), &s.package, name), types)) {
                     hash_map::Entry::Occupied(e) if e.get().0 != def.file => {
@@ -175,7 +175,7 @@ pub(super) fn symbols(p: &mut Project) {
             // define (`extension String { func slug() }`): still the
             // type's, `String#slug().`, not a top-level function.
             if p.defs[d].parent.is_none()
-                && p.sources[p.defs[d].file].lang.name == "swift"
+                && p.sources[p.defs[d].file].lang.rules.foreign_extensions
                 && let Some(owner) = &p.fact(d).owner
             {
                 push_name(&mut prefix, owner);
