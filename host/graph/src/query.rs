@@ -142,8 +142,12 @@ fn resolve_as(graph: &Graph, ident: &str, kind: Option<&str>) -> Vec<NodeIx> {
         .copied()
         .filter(|ix| ends_with_segment(&lower(graph.node(*ix).fqn()), &wanted))
         .filter(keep);
+    // The index gives each suffixed symbol once: only the exact matches
+    // before them can repeat one (a name with 10,000 namesakes costs a
+    // pass, not a square).
+    let exact = hits.len();
     for ix in suffixed {
-        if !hits.contains(&ix) {
+        if !hits[..exact].contains(&ix) {
             hits.push(ix);
         }
     }
