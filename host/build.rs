@@ -51,6 +51,30 @@ fn main() -> anyhow::Result<()> {
         let wasm = build_guest(&guest, &target, features, file)?;
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
+    default_cases(root, &out_dir)
+}
+
+/// `default_cases.rs` in `OUT_DIR`: the default policy's golden cases
+/// (`hints-component/cases/*.json`), embedded for `signpost policy
+/// export-default --cases DIR`, as `(file name, text)` in name order.
+fn default_cases(root: &Path, out_dir: &Path) -> anyhow::Result<()> {
+    let dir = root.join("hints-component/cases");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut code = String::from(
+        "/// The default policy's golden cases: (file name, text).\npub const DEFAULT_CASES: &[(&str, &str)] = &[\n",
+    );
+    for file in &files {
+        let name = file.file_name().context("a case file has a name")?.to_string_lossy();
+        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", file.display().to_string()));
+    }
+    code.push_str("];\n");
+    std::fs::write(out_dir.join("default_cases.rs"), code)?;
     Ok(())
 }
 

@@ -134,6 +134,16 @@ pub struct CaseResult {
     pub description: String,
     /// Every expectation that did not hold (empty: passed).
     pub failures: Vec<String>,
+    /// What the host corrected in the policy's answers (a failure when
+    /// strict; shown beside a pass when lenient).
+    pub corrections: Corrections,
+}
+
+impl CaseResult {
+    /// A case that failed before its calls were judged.
+    fn unrun(path: PathBuf, description: String, why: String) -> Self {
+        CaseResult { path, description, failures: vec![why], corrections: Corrections::new() }
+    }
 }
 
 /// A case file and its parsed case (or why it could not be read).
@@ -206,7 +216,53 @@ fn describe_pattern(p: &HintPattern) -> String {
     format!("{}{args}{act}", p.tool)
 }
 
-/// Checks `response` against `expect`: the expectations that failed.
+/// Whether a case fails when the host had to correct the policy's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    /// A case fails on any correction: a fault (trap, timeout), a hint
+    /// dropped as invalid, a coercion refused, a text line removed, a
+    /// host-rendered fallback, a call held for a tool that changes nothing.
+    Strict,
+    /// Only the expectations count (`--lenient`).
+    Lenient,
+}
+
+/// What the host corrected on the calls of one case: (call number from 1,
+/// tool, what was corrected).
+pub type Corrections = Vec<(usize, String, String)>;
+
+/// Checks `response` against `expect`, and (strictly) that the host
+/// corrected nothing in any call of the case: the failures.
+pub fn judge(expect: &Expect, response: &Response, corrections: &Corrections, strictness: Strictness) -> Vec<String> {
+    let mut failures = Vec::new();
+    if strictness == Strictness::Strict && !corrections.is_empty() {
+        let mut failure = "the host corrected the policy's answers (--lenient lets this pass):".to_owned();
+        for (n, tool, what) in corrections {
+            failure.push_str(&format!("\ncall {n} ({tool}): {what}"));
+        }
+        failures.push(failure);
+    }
+    failures.extend(check(expect, response));
+    if failures.len() == 1 {
+        // Corrections alone: show what the agent got too.
+        failures.extend(shown(response));
+    }
+    failures
+}
+
+/// The hints and the text of `response`, as failures show them.
+fn shown(response: &Response) -> [String; 2] {
+    let hints = response.structured["hints"].as_array().cloned().unwrap_or_default();
+    let listed: Vec<String> = hints
+        .iter()
+        .map(|h| format!("{} {} (actionable: {})", h["tool"].as_str().unwrap_or("?"), h["args"], h["actionable"]))
+        .collect();
+    let listed = if listed.is_empty() { "(none)".to_owned() } else { listed.join("\n") };
+    [format!("hints were:\n{listed}"), format!("text was:\n{}", response.text)]
+}
+
+/// Checks `response` against `expect`: the expectations that failed (then
+/// what the response showed).
 pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
     let mut failures = Vec::new();
     let s = &response.structured;
@@ -253,19 +309,13 @@ pub fn check(expect: &Expect, response: &Response) -> Vec<String> {
         }
     }
     if !failures.is_empty() {
-        let shown: Vec<String> = hints
-            .iter()
-            .map(|h| format!("{} {} (actionable: {})", h["tool"].as_str().unwrap_or("?"), h["args"], h["actionable"]))
-            .collect();
-        let shown = if shown.is_empty() { "(none)".to_owned() } else { shown.join("\n") };
-        failures.push(format!("hints were:\n{shown}"));
-        failures.push(format!("text was:\n{}", response.text));
+        failures.extend(shown(response));
     }
     failures
 }
 
 /// Runs every case in `dir` against `policy`, each on its graph.
-pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
+pub fn run(policy: Arc<Policy>, dir: &Path, strictness: Strictness) -> Result<Vec<CaseResult>, String> {
     let cases = load_dir(dir)?;
     let sample = Arc::new(Graph::sample());
     let signpost = Signpost::new(Graph::sample(), policy).map_err(|e| e.to_string())?;
@@ -276,7 +326,7 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
         let case = match case {
             Ok(case) => case,
             Err(e) => {
-                results.push(CaseResult { path, description: name, failures: vec![e] });
+                results.push(CaseResult::unrun(path, name, e));
                 continue;
             }
         };
@@ -290,7 +340,7 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
                         Ok(g) => graphs.entry(file).or_insert(Arc::new(g)).clone(),
                         Err(e) => {
                             let failure = format!("graph {}: {e}", file.display());
-                            results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+                            results.push(CaseResult::unrun(path, case.description, failure));
                             continue;
                         }
                     },
@@ -314,18 +364,21 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
         let calls = match calls {
             Ok(calls) => calls,
             Err(e) => {
-                results.push(CaseResult { path, description: case.description, failures: vec![e] });
+                results.push(CaseResult::unrun(path, case.description, e));
                 continue;
             }
         };
         signpost.graphs().set(graph);
         let session = SessionContext::new();
         let mut last = None;
-        for (tool, call) in calls {
-            last = Some(signpost.call(tool, call.args.clone(), &session));
+        let mut corrections = Corrections::new();
+        for (n, (tool, call)) in calls.into_iter().enumerate() {
+            let (response, notes) = signpost.call_checked(tool, call.args.clone(), &session);
+            corrections.extend(notes.into_iter().map(|note| (n + 1, call.tool.clone(), note)));
+            last = Some(response);
         }
-        let failures = last.map_or_else(Vec::new, |response| check(&case.expect, &response));
-        results.push(CaseResult { path, description: case.description, failures });
+        let failures = last.map_or_else(Vec::new, |r| judge(&case.expect, &r, &corrections, strictness));
+        results.push(CaseResult { path, description: case.description, failures, corrections });
     }
     Ok(results)
 }
@@ -333,7 +386,12 @@ pub fn run(policy: Policy, dir: &Path) -> Result<Vec<CaseResult>, String> {
 /// Runs every case in `dir` against `policy` in front of the backend
 /// `command` (started once), in file order: each case is a session of its
 /// own on the one backend.
-pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result<Vec<CaseResult>, String> {
+pub async fn run_backend(
+    policy: Arc<Policy>,
+    dir: &Path,
+    command: Command,
+    strictness: Strictness,
+) -> Result<Vec<CaseResult>, String> {
     let cases = load_dir(dir)?;
     let upstream = Upstream::start(command).await.map_err(|e| format!("{e:#}"))?;
     let signpost = Signpost::new(Graph::sample(), policy).map_err(|e| e.to_string())?.with_upstream(upstream.clone());
@@ -343,12 +401,12 @@ pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result
         let case = match case {
             Ok(case) if case.graph.is_some() => {
                 let failure = "a case against a backend has no `graph`: drop it, or run without a backend".to_owned();
-                results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+                results.push(CaseResult::unrun(path, case.description, failure));
                 continue;
             }
             Ok(case) => case,
             Err(e) => {
-                results.push(CaseResult { path, description: name, failures: vec![e] });
+                results.push(CaseResult::unrun(path, name, e));
                 continue;
             }
         };
@@ -356,17 +414,20 @@ pub async fn run_backend(policy: Policy, dir: &Path, command: Command) -> Result
         if let Some(unknown) = case.before.iter().chain([&case.call]).find(|c| catalogue.get(&c.tool).is_none()) {
             let names: Vec<&str> = catalogue.tools().iter().map(|t| t.name.as_ref()).collect();
             let failure = format!("the backend lists no tool `{}` (it lists: {})", unknown.tool, names.join(", "));
-            results.push(CaseResult { path, description: case.description, failures: vec![failure] });
+            results.push(CaseResult::unrun(path, case.description, failure));
             continue;
         }
         let session = SessionContext::new();
         let mut last = None;
-        for call in case.before.iter().chain([&case.call]) {
+        let mut corrections = Corrections::new();
+        for (n, call) in case.before.iter().chain([&case.call]).enumerate() {
             let request = CallToolRequestParams::new(call.tool.clone()).with_arguments(call.args.clone());
-            last = Some(signpost.forward(&upstream, request, &session, None, &Default::default()).await);
+            let (response, notes) = signpost.forward_checked(&upstream, request, &session).await;
+            corrections.extend(notes.into_iter().map(|note| (n + 1, call.tool.clone(), note)));
+            last = Some(response);
         }
-        let failures = last.map_or_else(Vec::new, |response| check(&case.expect, &response));
-        results.push(CaseResult { path, description: case.description, failures });
+        let failures = last.map_or_else(Vec::new, |r| judge(&case.expect, &r, &corrections, strictness));
+        results.push(CaseResult { path, description: case.description, failures, corrections });
     }
     Ok(results)
 }

@@ -12,6 +12,13 @@
 //! keeps serving — its faults cost only hints — and the status marks it
 //! `degraded`.
 //!
+//! What a rollback returns to is the most recent build that served before
+//! and never faulted on a live call (kept: the last [`FALLBACKS`]). A build
+//! that faulted once has a bug on some path, so it is passed over, and so is
+//! one that was rolled back: the rollback never trades one known bug for
+//! another. Builds are named by their sha256 (`name version (build
+//! 1a2b3c4d5e6f)`): two builds of one version differ there.
+//!
 //! Publishing is one `ArcSwap::store`: a call that already loaded the old
 //! policy finishes on it, new calls see the new one, and no call ever mixes
 //! two policies.
@@ -37,6 +44,8 @@ pub const ROLLBACK_MIN_FAULTS: u64 = 3;
 /// Share of faulted calls during probation above which the previous policy
 /// comes back.
 pub const ROLLBACK_SHARE: f64 = 0.25;
+/// Fault-free builds kept to roll back to, most recent first.
+pub const FALLBACKS: usize = 3;
 
 /// What became of one swap attempt.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
@@ -149,7 +158,9 @@ impl Health {
 
 #[derive(Default)]
 struct SwapState {
-    previous: Option<Arc<Policy>>,
+    /// Builds that served and never faulted on a live call, the most recent
+    /// last: a rollback returns to the last of them.
+    fallbacks: Vec<Arc<Policy>>,
     health: Health,
     last: Option<SwapRecord>,
     published: u64,
@@ -157,6 +168,16 @@ struct SwapState {
     rolled_back: u64,
     /// Canary and shadow events: started, promoted, dropped.
     trials: [u64; 4],
+}
+
+fn build_json(policy: &Policy) -> Value {
+    let id = policy.identity();
+    json!({"name": id.name, "version": id.version, "sha256": id.sha256, "build": id.build(), "source": id.source})
+}
+
+/// Whether `policy` never faulted on a live call: fit to roll back to.
+fn fault_free(policy: &Policy) -> bool {
+    policy.stats().faulted_tool_calls.load(Ordering::Relaxed) == 0
 }
 
 /// The policy serving now, and everything about how it got there.
@@ -168,9 +189,9 @@ pub struct LivePolicy {
 
 impl LivePolicy {
     /// Starts serving `policy`.
-    pub fn new(policy: Policy) -> Self {
+    pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
         LivePolicy {
-            current: ArcSwap::from_pointee(policy),
+            current: ArcSwap::new(policy.into()),
             state: Mutex::new(SwapState::default()),
             events: broadcast::channel(64).0,
         }
@@ -196,7 +217,14 @@ impl LivePolicy {
     pub fn publish(&self, policy: Arc<Policy>, record: SwapRecord) -> Arc<Policy> {
         let mut state = self.state();
         let old = self.current.swap(policy.clone());
-        state.previous = Some(old);
+        let sha256 = &policy.identity().sha256;
+        state.fallbacks.retain(|p| &p.identity().sha256 != sha256 && p.identity().sha256 != old.identity().sha256);
+        if fault_free(&old) && &old.identity().sha256 != sha256 {
+            state.fallbacks.push(old);
+        }
+        if state.fallbacks.len() > FALLBACKS {
+            state.fallbacks.remove(0);
+        }
         state.health = Health::default();
         state.published += 1;
         self.record(&mut state, record);
@@ -257,7 +285,9 @@ impl LivePolicy {
         }
         let (calls, window, window_faulted) =
             (state.health.calls, state.health.window.len(), state.health.window_faulted);
-        let Some(previous) = state.previous.take() else {
+        // Builds that faulted since they were set aside are passed over too.
+        state.fallbacks.retain(|p| fault_free(p));
+        let Some(previous) = state.fallbacks.pop() else {
             if !state.health.degraded {
                 state.health.degraded = true;
                 tracing::warn!(
@@ -271,11 +301,12 @@ impl LivePolicy {
         state.health = Health::default();
         state.rolled_back += 1;
         let message = format!(
-            "{} {} faulted on {window_faulted} of its last {window} calls ({calls} calls served); {} {} is back",
-            bad.identity().name,
-            bad.identity().version,
-            previous.identity().name,
-            previous.identity().version
+            "{} faulted on {window_faulted} of its last {window} calls ({calls} calls served); {} is back \
+             (the last build that served without a fault). A restart loads {} as it is on disk: \
+             this faulted build, unless it was replaced since",
+            bad.identity(),
+            previous.identity(),
+            bad.identity().source,
         );
         let record = SwapRecord::new(
             SwapResult::RolledBack,
@@ -314,13 +345,14 @@ impl LivePolicy {
                 "name": id.name,
                 "version": id.version,
                 "sha256": id.sha256,
+                "build": id.build(),
                 "source": id.source,
                 "loaded_at_unix_ms": unix_ms(id.loaded_at),
                 "from_cache": id.from_cache,
                 // Whether its calls run on the worker that took them, with no
                 // thread hand-off (until one runs long: `Policy::run`).
                 "runs_in_place": current.runs_in_place(),
-                "on_probation": (state.previous.is_some() && state.health.calls < PROBATION_CALLS)
+                "on_probation": (!state.fallbacks.is_empty() && state.health.calls < PROBATION_CALLS)
                     .then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
                 "health": {
                     "calls": state.health.calls,
@@ -348,9 +380,10 @@ impl LivePolicy {
                 "instances_created": n(&stats.instances),
                 "idle_instances": current.idle_instances(),
             },
-            "rollback_to": state.previous.as_ref().map(|p| json!({
-                "name": p.identity().name, "version": p.identity().version, "sha256": p.identity().sha256,
-            })),
+            // The build a rollback would return to now, and the ones after
+            // it (most recent first): each served without a fault.
+            "rollback_to": state.fallbacks.last().map(|p| build_json(p)),
+            "fallbacks": state.fallbacks.iter().rev().map(|p| build_json(p)).collect::<Vec<_>>(),
             "last_swap": state.last,
             "swaps": {
                 "published": state.published, "rejected": state.rejected, "rolled_back": state.rolled_back,

@@ -43,12 +43,15 @@ pub const MAX_COERCED_IDS: usize = 1024;
 pub struct Findings {
     collect: bool,
     notes: Vec<String>,
+    /// The call went to a proxy's backend: its error messages are the
+    /// backend's, not the policy's.
+    backend: bool,
 }
 
 impl Findings {
     /// Findings to keep (the self-check), at most 32 per call.
     pub fn collecting() -> Self {
-        Findings { collect: true, notes: Vec::new() }
+        Findings { collect: true, notes: Vec::new(), backend: false }
     }
 
     /// Findings to log only (live calls).
@@ -66,6 +69,18 @@ impl Findings {
         }
     }
 
+    /// What the host repaired in what the tool itself said (its error
+    /// message): the policy's doing on Signpost's tools (a coercion's
+    /// teaching message), a backend's in front of one, which is logged
+    /// but not held against the policy.
+    fn note_tool(&mut self, what: impl FnOnce() -> String) {
+        if self.backend {
+            tracing::debug!(finding = %what(), "the host corrected the backend's error message");
+        } else {
+            self.note(what);
+        }
+    }
+
     /// A hold asked for a call to `tool`, which changes no state: not held.
     fn not_held(&mut self, tool: &str) {
         self.note(|| {
@@ -76,6 +91,11 @@ impl Findings {
     /// What was noted, in order.
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// What was noted, in order, kept.
+    pub fn into_notes(self) -> Vec<String> {
+        self.notes
     }
 }
 
@@ -290,14 +310,14 @@ fn finish(
         Err(e) => match sanitize::safe_line(&e.message, 1000, &scope) {
             Some(message) if message == e.message => None,
             Some(message) => {
-                findings.note(|| {
+                findings.note_tool(|| {
                     "the error message showed a call that is not a validated hint or an id not in the answer (cut out)"
                         .into()
                 });
                 Some(message)
             }
             None => {
-                findings.note(|| "the error message showed a call that is not a validated hint (replaced)".into());
+                findings.note_tool(|| "the error message showed a call that is not a validated hint (replaced)".into());
                 Some(format!("{tool} failed: {}", tools::describe_error_kind(e.kind)))
             }
         },
@@ -371,6 +391,7 @@ pub async fn forward(
     findings: &mut Findings,
 ) -> Response {
     let call = policy::Call { tool: tool.to_owned(), args: serde_json::to_string(args).unwrap_or_default() };
+    findings.backend = true;
     lease.tell(catalogue.tool_set());
     let policy = lease.policy();
     let before = policy.run(|| {

@@ -7,15 +7,17 @@
 //! (writes, creates and atomic renames, debounced) and SIGHUP. Swaps run one
 //! at a time, off the request path.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use crate::golden;
 use crate::live_policy::{SwapRecord, SwapResult};
-use crate::policy::{LoadError, Policy, PolicyEngine};
+use crate::policy::{Identity, LoadError, Policy, PolicyEngine};
+use crate::sanitize;
 use crate::selfcheck::{self, CheckError, Report};
 use crate::service::Signpost;
 use crate::validate::HintValidator;
@@ -33,6 +35,10 @@ pub enum PrepareError {
     /// It failed its self-check (or was superseded during it).
     #[error("self-check failed: {0}")]
     Check(#[from] CheckError),
+    /// It failed the operator's golden cases (`--policy-cases`), or they
+    /// could not be read.
+    #[error("golden cases failed: {0}")]
+    Cases(String),
 }
 
 impl PrepareError {
@@ -42,18 +48,37 @@ impl PrepareError {
     }
 }
 
-/// Compiles, links, identifies and self-checks a candidate policy: exactly
-/// what a swap requires, and what `signpost policy check` runs.
+/// Compiles, links, identifies and self-checks a candidate policy, then
+/// runs the golden `cases` given (strictly: [`golden::Strictness::Strict`]):
+/// exactly what a swap requires, and what `signpost policy check` runs.
 /// `superseded` is asked during the check: a newer candidate stops it.
 pub fn prepare(
     engine: &PolicyEngine,
     validator: &HintValidator,
     bytes: &[u8],
     source: &str,
+    cases: Option<&Path>,
     superseded: &dyn Fn() -> bool,
-) -> Result<(Policy, Report), PrepareError> {
-    let policy = engine.load(bytes, source)?;
-    let report = selfcheck::run(&policy, validator, engine.limits().timeout, superseded)?;
+) -> Result<(Arc<Policy>, Report), PrepareError> {
+    let policy = Arc::new(engine.load(bytes, source)?);
+    let mut report = selfcheck::run(&policy, validator, engine.limits().timeout, superseded)?;
+    if let Some(dir) = cases {
+        let results = golden::run(policy.clone(), dir, golden::Strictness::Strict).map_err(PrepareError::Cases)?;
+        let failed: Vec<&golden::CaseResult> = results.iter().filter(|r| !r.failures.is_empty()).collect();
+        if let Some(first) = failed.first() {
+            let name = first.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            // The first failure of the first failing case: `policy test` shows them all.
+            let why = first.failures.first().map(|f| sanitize::escape(f, 600)).unwrap_or_default();
+            return Err(PrepareError::Cases(format!(
+                "{} of {} failed in {}; the first, {name} ({}): {why}",
+                failed.len(),
+                results.len(),
+                dir.display(),
+                first.description
+            )));
+        }
+        report.cases = results.len();
+    }
     Ok((policy, report))
 }
 
@@ -96,13 +121,22 @@ pub struct Reloader {
     /// progress stops when this moves, so a slow or hostile candidate never
     /// holds up the one written after it.
     requests: Arc<AtomicU64>,
+    /// Golden cases every candidate must pass (`--policy-cases`).
+    cases: Option<PathBuf>,
 }
 
 impl Reloader {
     /// Watches `path` for `signpost`, compiling with `engine`.
     pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
         let acted = std::sync::Mutex::new(Some(signpost.live().current().identity().sha256.clone()));
-        Reloader { signpost, engine, path, role: Role::Live, acted, requests: Arc::new(AtomicU64::new(0)) }
+        let requests = Arc::new(AtomicU64::new(0));
+        Reloader { signpost, engine, path, role: Role::Live, acted, requests, cases: None }
+    }
+
+    /// Candidates must also pass the golden cases in `dir` (strictly).
+    pub fn with_cases(mut self, dir: Option<PathBuf>) -> Self {
+        self.cases = dir;
+        self
     }
 
     /// Reloads the file as `role` instead of the live policy: a new canary
@@ -121,6 +155,17 @@ impl Reloader {
 
     fn acted(&self) -> std::sync::MutexGuard<'_, Option<String>> {
         self.acted.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The build serving in this reloader's role now, named (or that none does).
+    fn serving_now(&self) -> String {
+        let trials = self.signpost.trials();
+        let serving = match self.role {
+            Role::Live => Some(self.signpost.live().current().identity().clone()),
+            Role::Canary { .. } => trials.canary_identity(),
+            Role::Shadow => trials.shadow_identity(),
+        };
+        serving.map_or_else(|| format!("no {}", self.role.name()), |id| id.to_string())
     }
 
     /// Reads the policy file and swaps it in if it is new and passes every
@@ -162,23 +207,20 @@ impl Reloader {
             live.refuse(record.clone());
             return record;
         }
-        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, superseded) {
+        let cases = self.cases.as_deref();
+        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, cases, superseded) {
             Ok((policy, report)) if self.role == Role::Live => {
                 let id = policy.identity();
-                let mut record = SwapRecord::new(
-                    SwapResult::Published,
-                    &source,
-                    Some(sha256),
-                    format!("{} {} is live ({report})", id.name, id.version),
-                );
+                let mut record =
+                    SwapRecord::new(SwapResult::Published, &source, Some(sha256), format!("{id} is live ({report})"));
                 record.from_cache = id.from_cache;
                 record.duration_ms = started.elapsed().as_millis() as u64;
-                live.publish(Arc::new(policy), record.clone());
+                live.publish(policy, record.clone());
                 *self.acted() = record.sha256.clone();
                 return record;
             }
             Ok((policy, _)) => {
-                let (name, version) = (policy.identity().name.clone(), policy.identity().version.clone());
+                let named = policy.identity().to_string();
                 let started_trial = match self.role {
                     Role::Canary { share } => {
                         self.signpost.trials().start_canary(policy, share, live);
@@ -188,7 +230,7 @@ impl Reloader {
                 };
                 match started_trial {
                     Ok(result) => {
-                        let message = format!("{name} {version} is the {}", self.role.name());
+                        let message = format!("{named} is the {}", self.role.name());
                         *self.acted() = Some(sha256.clone());
                         let mut record = SwapRecord::new(result, &source, Some(sha256), message);
                         record.duration_ms = started.elapsed().as_millis() as u64;
@@ -198,7 +240,11 @@ impl Reloader {
                 }
             }
             Err(e) if e.superseded() => SwapRecord::new(SwapResult::Superseded, &source, Some(sha256), e.to_string()),
-            Err(e) => SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), e.to_string()),
+            Err(e) => {
+                let build = &sha256[..Identity::BUILD_DIGITS];
+                let message = format!("build {build} refused; {} keeps serving: {e}", self.serving_now());
+                SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), message)
+            }
         };
         record.duration_ms = started.elapsed().as_millis() as u64;
         if self.role != Role::Live {

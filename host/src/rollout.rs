@@ -44,7 +44,7 @@ use crate::graph::Graph;
 use crate::live_policy::{Health, LivePolicy, SwapRecord, SwapResult};
 use crate::metrics::{Arm, Metrics, Observation, Offered, Revision};
 use crate::pipeline::{self, Asker, Findings};
-use crate::policy::{self, Policy, SessionKey};
+use crate::policy::{self, Identity, Policy, SessionKey};
 use crate::proxy::{Catalogue, Upstream, UpstreamError};
 use crate::session::{Memory, SessionContext};
 use crate::tools::{CallShape, Tool};
@@ -142,7 +142,7 @@ fn bucket(key: SessionKey) -> u32 {
 
 fn identity_json(p: &Policy) -> Value {
     let id = p.identity();
-    json!({"name": id.name, "version": id.version, "sha256": id.sha256, "source": id.source})
+    json!({"name": id.name, "version": id.version, "sha256": id.sha256, "build": id.build(), "source": id.source})
 }
 
 impl Trials {
@@ -152,26 +152,25 @@ impl Trials {
     }
 
     /// Starts a canary serving `share` (0 to 1) of new sessions.
-    pub fn start_canary(&self, policy: Policy, share: f64, live: &LivePolicy) {
+    pub fn start_canary(&self, policy: Arc<Policy>, share: f64, live: &LivePolicy) {
         static GENERATION: AtomicU64 = AtomicU64::new(1);
         let canary = Canary {
             generation: GENERATION.fetch_add(1, Ordering::Relaxed),
             share: (share.clamp(0.0, 1.0) * 10_000.0).round() as u32,
-            policy: Arc::new(policy),
+            policy,
             health: Mutex::default(),
             calls: AtomicU64::new(0),
             sessions: AtomicU64::new(0),
         };
         let id = canary.policy.identity();
-        let message = format!("{} {} serves {:.1}% of new sessions as the canary", id.name, id.version, share * 100.0);
+        let message = format!("{id} serves {:.1}% of new sessions as the canary", share * 100.0);
         live.note(SwapRecord::new(SwapResult::CanaryStarted, &id.source, Some(id.sha256.clone()), message));
         self.canary.store(Some(Arc::new(canary)));
     }
 
     /// Starts a shadow worker for `policy`, counting into `metrics`; the
     /// shadow it replaces, if any, stops once its queue is drained.
-    pub fn start_shadow(&self, policy: Policy, metrics: Arc<Metrics>, live: &LivePolicy) -> anyhow::Result<()> {
-        let policy = Arc::new(policy);
+    pub fn start_shadow(&self, policy: Arc<Policy>, metrics: Arc<Metrics>, live: &LivePolicy) -> anyhow::Result<()> {
         let (tx, rx) = std::sync::mpsc::sync_channel(SHADOW_QUEUE);
         let (computed, faulted) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
         let worker = Worker {
@@ -183,7 +182,7 @@ impl Trials {
         };
         std::thread::Builder::new().name("signpost-shadow".into()).spawn(move || worker.run(rx))?;
         let id = policy.identity();
-        let message = format!("{} {} computes hints for every call as the shadow", id.name, id.version);
+        let message = format!("{id} computes hints for every call as the shadow");
         live.note(SwapRecord::new(SwapResult::ShadowStarted, &id.source, Some(id.sha256.clone()), message));
         let shadow = Shadow { policy: policy.clone(), tx, computed, faulted, dropped: AtomicU64::new(0) };
         self.shadow.store(Some(Arc::new(shadow)));
@@ -243,8 +242,7 @@ impl Trials {
         }
         self.canary.store(None);
         let id = canary.policy.identity();
-        let message =
-            format!("canary {} {} dropped: {why}; its sessions go back to the live policy", id.name, id.version);
+        let message = format!("canary {id} dropped: {why}; its sessions go back to the live policy");
         live.note(SwapRecord::new(SwapResult::CanaryDropped, &id.source, Some(id.sha256.clone()), message));
     }
 
@@ -265,7 +263,7 @@ impl Trials {
         let _one = self.decide.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(canary) = self.canary.swap(None) else { return false };
         let id = canary.policy.identity();
-        let message = format!("canary {} {} promoted: it is the live policy", id.name, id.version);
+        let message = format!("canary {id} promoted: it is the live policy");
         let record = SwapRecord::new(SwapResult::CanaryPromoted, &id.source, Some(id.sha256.clone()), message);
         live.publish(canary.policy.clone(), record);
         true
@@ -289,12 +287,22 @@ impl Trials {
 
     /// The sha256 of the canary, if one serves.
     pub fn canary_sha256(&self) -> Option<String> {
-        self.canary.load().as_ref().map(|c| c.policy.identity().sha256.clone())
+        self.canary_identity().map(|id| id.sha256)
     }
 
     /// The sha256 of the shadow, if one runs.
     pub fn shadow_sha256(&self) -> Option<String> {
-        self.shadow.load().as_ref().map(|s| s.policy.identity().sha256.clone())
+        self.shadow_identity().map(|id| id.sha256)
+    }
+
+    /// Who the canary is, if one serves.
+    pub fn canary_identity(&self) -> Option<Identity> {
+        self.canary.load().as_ref().map(|c| c.policy.identity().clone())
+    }
+
+    /// Who the shadow is, if one runs.
+    pub fn shadow_identity(&self) -> Option<Identity> {
+        self.shadow.load().as_ref().map(|s| s.policy.identity().clone())
     }
 
     /// The canary and shadow sections of the status resource.

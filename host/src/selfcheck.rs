@@ -43,6 +43,9 @@ pub struct Report {
     pub hints_valid: u64,
     /// Wall time.
     pub took: Duration,
+    /// Golden cases passed after the probes (`--policy-cases`, `policy
+    /// check --cases`).
+    pub cases: usize,
 }
 
 impl fmt::Display for Report {
@@ -54,7 +57,11 @@ impl fmt::Display for Report {
             self.policy_calls,
             self.hints_valid,
             self.took.as_secs_f64() * 1000.0
-        )
+        )?;
+        if self.cases > 0 {
+            write!(f, "; {} golden cases passed, strictly", self.cases)?;
+        }
+        Ok(())
     }
 }
 
@@ -213,6 +220,20 @@ fn probes(graph: &Graph) -> Vec<(Tool, Value, bool)> {
     probes.push((Tool::Describe, json!({"id": [svc]}), false));
     probes.push((Tool::Describe, json!({"id": ctrl.to_uppercase()}), false));
     probes
+}
+
+/// The probe calls, one line each, as `signpost policy check --explain`
+/// prints them: the call, and the sessions it is made in.
+pub fn explain() -> Vec<String> {
+    let graph = Graph::sample();
+    probes(&graph)
+        .into_iter()
+        .map(|(tool, args, both)| {
+            let sessions =
+                if both { "a fresh session, then one that has seen OrderService" } else { "a fresh session" };
+            format!("{tool} {args}   ({sessions})")
+        })
+        .collect()
 }
 
 /// Runs the probes on a fresh instance of `policy`. `superseded` is asked

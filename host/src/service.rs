@@ -80,12 +80,12 @@ impl Drop for InFlight<'_> {
 
 impl Signpost {
     /// Serves `graph` with `policy`.
-    pub fn new(graph: Graph, policy: Policy) -> anyhow::Result<Self> {
+    pub fn new(graph: Graph, policy: impl Into<Arc<Policy>>) -> anyhow::Result<Self> {
         Self::with_graphs(LiveGraph::new(graph, Vec::new(), std::time::Duration::ZERO), policy)
     }
 
     /// Serves a live graph (reloaded when its files change) with `policy`.
-    pub fn with_graphs(graphs: LiveGraph, policy: Policy) -> anyhow::Result<Self> {
+    pub fn with_graphs(graphs: LiveGraph, policy: impl Into<Arc<Policy>>) -> anyhow::Result<Self> {
         Ok(Signpost {
             graphs: Arc::new(graphs),
             tools: tools::definitions().into_iter().map(carry::with_trail).collect(),
@@ -112,7 +112,7 @@ impl Signpost {
 
     /// Tries `canary` on `share` of the sessions (see [`crate::rollout`]);
     /// its follow-through rule needs metrics, which it turns on.
-    pub fn with_canary(mut self, canary: Policy, share: f64) -> Self {
+    pub fn with_canary(mut self, canary: Arc<Policy>, share: f64) -> Self {
         self.evidence.metrics.get_or_insert_with(Arc::default);
         self.trials.start_canary(canary, share, &self.live);
         self
@@ -120,14 +120,14 @@ impl Signpost {
 
     /// Computes `shadow`'s hints for every call, never shown (see
     /// [`crate::rollout`]); counting needs metrics, which it turns on.
-    pub fn with_shadow(mut self, shadow: Policy) -> anyhow::Result<Self> {
+    pub fn with_shadow(mut self, shadow: Arc<Policy>) -> anyhow::Result<Self> {
         self.evidence.metrics.get_or_insert_with(Arc::default);
         self.start_shadow(shadow)?;
         Ok(self)
     }
 
     /// Replaces the shadow (or starts one) while serving.
-    pub fn start_shadow(&self, shadow: Policy) -> anyhow::Result<()> {
+    pub fn start_shadow(&self, shadow: Arc<Policy>) -> anyhow::Result<()> {
         let metrics = self.evidence.metrics.clone().ok_or_else(|| anyhow::anyhow!("a shadow needs metrics on"))?;
         self.trials.start_shadow(shadow, metrics, &self.live)
     }
@@ -291,12 +291,36 @@ impl Signpost {
     /// Runs one tool call for a session. Blocking (policy calls are
     /// synchronous and bounded by the policy deadline).
     pub fn call(&self, tool: Tool, args: Map<String, Value>, session: &SessionContext) -> Response {
+        self.call_noting(tool, args, session, &mut Findings::logging())
+    }
+
+    /// [`Signpost::call`], keeping what the host had to correct in the
+    /// policy's answers ([`Findings`]): `signpost policy test` fails a
+    /// case on them.
+    pub fn call_checked(
+        &self,
+        tool: Tool,
+        args: Map<String, Value>,
+        session: &SessionContext,
+    ) -> (Response, Vec<String>) {
+        let mut findings = Findings::collecting();
+        let response = self.call_noting(tool, args, session, &mut findings);
+        (response, findings.into_notes())
+    }
+
+    fn call_noting(
+        &self,
+        tool: Tool,
+        args: Map<String, Value>,
+        session: &SessionContext,
+        findings: &mut Findings,
+    ) -> Response {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
         let (arm, policy) = self.serving(session);
         // In place on a runtime's worker if the policy can be, else handed off.
-        policy.run(|| self.call_on(tool, args, session, (arm, &policy), (started, seq)))
+        policy.run(|| self.call_on(tool, args, session, (arm, &policy), (started, seq), findings))
     }
 
     /// [`Signpost::call`], once the policy serving it is chosen (`served`),
@@ -308,14 +332,14 @@ impl Signpost {
         session: &SessionContext,
         (arm, policy): (Arm, &Arc<Policy>),
         (started, seq): (Instant, u64),
+        findings: &mut Findings,
     ) -> Response {
         let mut lease = policy.lease(session.key());
         let snapshot = session.snapshot();
         // The call finishes on the graph it started with, whatever swaps.
         let graph = self.graphs.current();
         let asker = Asker { session: &snapshot, trail: session.handle(), memory: None };
-        let mut response =
-            pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, &mut Findings::logging());
+        let mut response = pipeline::run(&graph, &self.validator, &mut lease, tool, &args, asker, findings);
         if tool == Tool::Describe && !response.is_error {
             self.mark_stale(&mut response);
         }
@@ -373,6 +397,31 @@ impl Signpost {
         relay: Option<Relay>,
         cancelled: &CancellationToken,
     ) -> Response {
+        self.forward_noting(upstream, request, session, (relay, cancelled), &mut Findings::logging()).await
+    }
+
+    /// [`Signpost::forward`] with no progress relayed, keeping what the host
+    /// had to correct in the policy's answers, as [`Signpost::call_checked`].
+    pub async fn forward_checked(
+        &self,
+        upstream: &Arc<Upstream>,
+        request: rmcp::model::CallToolRequestParams,
+        session: &SessionContext,
+    ) -> (Response, Vec<String>) {
+        let mut findings = Findings::collecting();
+        let never = CancellationToken::new();
+        let response = self.forward_noting(upstream, request, session, (None, &never), &mut findings).await;
+        (response, findings.into_notes())
+    }
+
+    async fn forward_noting(
+        &self,
+        upstream: &Arc<Upstream>,
+        request: rmcp::model::CallToolRequestParams,
+        session: &SessionContext,
+        (relay, cancelled): (Option<Relay>, &CancellationToken),
+        findings: &mut Findings,
+    ) -> Response {
         let started = Instant::now();
         let _in_flight = InFlight::new(&self.in_flight);
         let seq = session.seq();
@@ -405,9 +454,7 @@ impl Signpost {
             }
             answer
         };
-        let mut findings = Findings::logging();
-        let response =
-            pipeline::forward(upstream, &catalogue, &mut lease, &tool, &args, asker, send, &mut findings).await;
+        let response = pipeline::forward(upstream, &catalogue, &mut lease, &tool, &args, asker, send, findings).await;
         let faulted = lease.faults() > 0;
         drop((lease, memory));
         let seen_before = shadow.then_some(snapshot);

@@ -3,14 +3,14 @@
 
 use signpost::policy;
 
-use crate::common::{CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, STRICT_POLICY, run_cli as run};
+use crate::common::{CHAOS_POLICY, DEFAULT_POLICY, GARBAGE_POLICY, OUTCOME_BUGS_POLICY, STRICT_POLICY, run_cli as run};
 
 #[test]
 fn policy_check_reports_identity_or_failure() {
     let (ok, text) = run(&["policy", "check", DEFAULT_POLICY]);
     assert!(ok, "{text}");
     assert!(text.contains("identity signpost-default 0.1.0"), "{text}");
-    assert!(text.contains("all valid") && text.contains("ok: signpost-default 0.1.0 would be accepted"), "{text}");
+    assert!(text.contains("all valid") && text.contains("ok: signpost-default 0.1.0 (build "), "{text}");
     for other in [CHAOS_POLICY, STRICT_POLICY] {
         let (ok, text) = run(&["policy", "check", other]);
         assert!(ok, "{text}");
@@ -109,6 +109,99 @@ fn policy_test_runs_golden_cases() {
     let (_, text) = run(&["policy", "test", CHAOS_POLICY, "--cases", &dir.display().to_string()]);
     assert!(text.contains("of 3 cases passed") && !text.contains("not a case") && !text.contains("panicked"), "{text}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Golden tests are strict: a case whose expectations hold still fails when
+/// the host had to correct the policy's answers on the way (here an invalid
+/// hint, on the one path where the policy has its bug), saying what was
+/// corrected; `--lenient` passes it and lists the corrections. `policy
+/// check --cases` runs them strictly after the self-check, and `--explain`
+/// lists the probes.
+#[test]
+fn golden_cases_fail_on_what_the_host_corrected_unless_lenient() {
+    let dir = std::env::temp_dir().join(format!("signpost-strict-cases-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_default();
+    // neighbors that finds nothing: the outcome-bugs policy hints at a tool
+    // that does not exist there, and the host drops the hint.
+    let case = serde_json::json!({
+        "description": "nothing calls into the controller",
+        "call": {"tool": "neighbors", "args": {
+            "ids": ["721797098567ca69c8d8f724033dc6ec8670d50b"], "direction": "in", "edge_types": ["EXPOSES"]
+        }},
+        "expect": {"is_error": false, "result": {"/total": 0}}
+    });
+    std::fs::write(dir.join("01-empty-neighbors.json"), case.to_string()).unwrap_or_default();
+    let cases = dir.display().to_string();
+    let (ok, text) = run(&["policy", "test", OUTCOME_BUGS_POLICY, "--cases", &cases]);
+    assert!(!ok && text.contains("FAIL 01-empty-neighbors.json"), "{text}");
+    assert!(text.contains("the host corrected the policy's answers"), "{text}");
+    assert!(text.contains("call 1 (neighbors): invalid hint") && text.contains("no_such_tool"), "{text}");
+    assert!(text.contains("0 of 1 cases passed"), "{text}");
+    let (ok, text) = run(&["policy", "test", OUTCOME_BUGS_POLICY, "--cases", &cases, "--lenient"]);
+    assert!(ok && text.contains("PASS 01-empty-neighbors.json"), "{text}");
+    assert!(text.contains("passed leniently") && text.contains("no_such_tool"), "{text}");
+    assert!(text.contains("1 of 1 cases passed (leniently)"), "{text}");
+    // The default policy corrects nothing there: it passes strictly.
+    let (ok, text) = run(&["policy", "test", DEFAULT_POLICY, "--cases", &cases]);
+    assert!(ok && !text.contains("leniently"), "{text}");
+
+    // `check --cases`: the self-check, then the cases, strictly.
+    let default_cases = concat!(env!("CARGO_MANIFEST_DIR"), "/../hints-component/cases");
+    let (ok, text) = run(&["policy", "check", DEFAULT_POLICY, "--cases", default_cases, "--explain"]);
+    assert!(ok && text.contains("golden cases passed, strictly"), "{text}");
+    assert!(text.contains("search {\"query\":\"zzqxwvk\"}"), "--explain lists the probes: {text}");
+    let (ok, text) = run(&["policy", "check", STRICT_POLICY, "--cases", default_cases]);
+    assert!(!ok && text.contains("golden cases failed") && text.contains("01-resolve-one.json"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A report whose reader went away (`… | head -1`) ends the command
+/// quietly, as other Unix tools end: no panic, no backtrace.
+#[test]
+fn a_report_to_a_closed_pipe_ends_quietly() {
+    let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/../hints-component/cases");
+    for args in [
+        vec!["policy", "test", DEFAULT_POLICY, "--cases", cases],
+        vec!["policy", "check", DEFAULT_POLICY, "--explain"],
+        vec!["graph", "symbols"],
+    ] {
+        let mut child = std::process::Command::new(crate::common::BIN)
+            .args(&args)
+            .current_dir(crate::common::outside_any_project())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        // 141 (as a shell reports SIGPIPE), or done before it noticed.
+        assert!(matches!(out.status.code(), Some(141 | 0)), "{args:?}: {:?} {stderr}", out.status);
+    }
+}
+
+/// `policy export-default --cases DIR` writes the default policy's cases,
+/// with the graph four of them run on beside them: they pass where written.
+#[test]
+fn the_default_policys_cases_export_and_pass_where_written() {
+    let dir = std::env::temp_dir().join(format!("signpost-default-cases-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let wasm = std::env::temp_dir().join(format!("signpost-default-{}.wasm", std::process::id()));
+    let cases = dir.display().to_string();
+    let (ok, text) = run(&["policy", "export-default", &wasm.display().to_string(), "--cases", &cases]);
+    assert!(ok, "{text}");
+    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../hints-component/cases"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    let (ok, text) = run(&["policy", "test", &wasm.display().to_string(), "--cases", &cases]);
+    assert!(ok && text.contains(&format!("{shipped} of {shipped} cases passed")), "{text}");
+    // Written again: refused, nothing overwritten.
+    let (ok, text) = run(&["policy", "export-default", &wasm.display().to_string(), "--cases", &cases]);
+    assert!(!ok && text.contains("creating"), "{text}");
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::remove_file(wasm);
 }
 
 /// The default component and the WIT package come out of the binary: the

@@ -10,7 +10,9 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 use crate::common::swap::{Scratch, WAIT, active, last, read};
-use crate::common::{CHAOS_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, OUTCOME_BUGS_POLICY, STRICT_POLICY};
+use crate::common::{
+    CHAOS_POLICY, CHAOS_V3_POLICY, Client, DEFAULT_POLICY, GARBAGE_POLICY, OUTCOME_BUGS_POLICY, STRICT_POLICY,
+};
 
 #[tokio::test]
 #[allow(deprecated)] // `resources/subscribe`: the legacy protocol's, which agents still speak
@@ -104,25 +106,75 @@ async fn bad_candidates_leave_the_previous_policy_serving() {
     assert!(logs.iter().any(|l| l["level"] == "warning" && l["data"]["result"] == "rejected"), "{logs:#?}");
 }
 
+/// A build that faults too often is rolled back, to the last build that
+/// served without a fault: one that faulted once (a bug on some path) is
+/// passed over. Every message names the builds by digest and says what a
+/// restart would load.
 #[tokio::test]
-async fn a_policy_that_faults_on_live_calls_is_rolled_back() {
+async fn a_policy_that_faults_on_live_calls_is_rolled_back_past_builds_that_faulted() {
     let s = Scratch::new("swap-rollback");
     s.install(&read(DEFAULT_POLICY));
     let client = Client::spawn(&["--policy", &s.policy_arg(), "--no-cache", "--policy-timeout-ms", "50"]).await;
-    // chaos passes the self-check, then traps on live traffic.
+    let default_build = client.status().await["active"]["build"].as_str().unwrap_or("?").to_owned();
+    assert_eq!(default_build.len(), 12, "a build is named by 12 hex digits of its sha256");
+    // chaos passes the self-check, then traps on live traffic: once, which
+    // the rollback rule lets pass.
     s.install(&read(CHAOS_POLICY));
     let status = client.wait_status(WAIT, |st| active(st) == "chaos").await;
     assert_eq!(active(&status), "chaos", "{status:#}");
+    let message = status["last_swap"]["message"].as_str().unwrap_or("");
+    assert!(message.starts_with("chaos 6.6.6 (build ") && message.contains(") is live"), "{status:#}");
+    let r = client.call("search", json!({"query": "chaos:panic once"})).await;
+    assert!(!r.is_error, "{}", r.text);
+    assert_eq!(client.status().await["counters"]["faulted_tool_calls"], 1, "one fault: no rollback");
+    // Another build (chaos on 0.3.0) over it, which faults on every call.
+    s.install(&read(CHAOS_V3_POLICY));
+    let v3 = "signpost:policy/policy@0.3.0";
+    let status = client.wait_status(WAIT, |st| st["active"]["interface"] == v3 && active(st) == "chaos").await;
+    assert_eq!(status["rollback_to"]["build"], default_build.as_str(), "chaos faulted: not a target: {status:#}");
+    let bad_build = status["active"]["build"].as_str().unwrap_or("?").to_owned();
     for i in 0..4 {
         let r = client.call("search", json!({"query": format!("chaos:panic {i}")})).await;
         assert!(!r.is_error && r.structured["results"].is_array(), "answers survive the faults: {}", r.text);
     }
     let status = client.wait_status(WAIT, |st| active(st) == "signpost-default").await;
-    assert_eq!(active(&status), "signpost-default", "{status:#}");
+    assert_eq!(active(&status), "signpost-default", "back to the last fault-free build: {status:#}");
     assert_eq!(last(&status), "rolled_back", "{status:#}");
     assert_eq!(status["swaps"]["rolled_back"], 1);
+    let message = status["last_swap"]["message"].as_str().unwrap_or("");
+    assert!(message.contains(&format!("(build {bad_build}) faulted on")), "{message}");
+    assert!(message.contains(&format!("signpost-default 0.1.0 (build {default_build}) is back")), "{message}");
+    assert!(message.contains("A restart loads") && message.contains(&s.policy_arg()), "{message}");
+    assert!(status["rollback_to"].is_null(), "nothing fault-free left behind it: {status:#}");
     let r = client.call("resolve", json!({"identifier": "OrderService"})).await;
     assert_eq!(r.tag(), "resolved");
+}
+
+/// `--policy-cases DIR`: every candidate must also pass the operator's
+/// golden cases, strictly, at start and on every swap.
+#[tokio::test]
+async fn golden_cases_given_to_the_server_gate_every_swap() {
+    let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/../hints-component/cases");
+    let s = Scratch::new("swap-cases");
+    s.install(&read(STRICT_POLICY));
+    // strict fails the default policy's cases: it cannot start with them.
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["--policy", &s.policy_arg(), "--policy-cases", cases, "--no-cache"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("golden cases failed"), "{stderr}");
+    s.install(&read(DEFAULT_POLICY));
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--policy-cases", cases, "--no-cache"]).await;
+    let sha = client.status().await["active"]["sha256"].as_str().unwrap_or("").to_owned();
+    s.install(&read(STRICT_POLICY));
+    let status = client.wait_status(WAIT, |st| last(st) == "rejected").await;
+    let message = status["last_swap"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("golden cases failed") && message.contains(".json"), "{status:#}");
+    assert!(message.starts_with("build ") && message.contains("signpost-default 0.1.0 (build "), "{message}");
+    assert_eq!(status["active"]["sha256"], sha.as_str(), "the default keeps serving");
+    client.close().await;
 }
 
 #[tokio::test]

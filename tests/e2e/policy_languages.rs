@@ -40,7 +40,7 @@ fn build_js_policy() -> Option<PathBuf> {
         std::fs::copy(project.join(file), dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
     }
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compass.wasm");
-    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit/0.1.0")))
+    toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&out).arg(repo().join("wit")))
         .unwrap_or_else(|e| panic!("building the JavaScript policy: {e}"));
     Some(out)
 }
@@ -117,7 +117,7 @@ async fn a_cargo_component_policy_builds_from_the_exported_wit_and_swaps_in() {
     let tour = project.join("target/wasm32-wasip1/release/tour.wasm");
 
     let report = check(&tour);
-    assert!(report.contains("ok: tour 0.1.0 would be accepted"), "{report}");
+    assert!(report.contains("ok: tour 0.1.0 (build "), "{report}");
     assert!(report.contains("exports  signpost:policy/policy@0.3.0 "), "built from the newest WIT: {report}");
     let (passed, report) = golden(&tour, "tests/policies/cargo-component/cases");
     assert!(passed && report.contains("4 of 4 cases passed"), "{report}");
@@ -147,12 +147,12 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     for (file, name, interface) in [
         (Path::new(DEFAULT_POLICY), "signpost-default", "0.3.0"),
         (Path::new(STRICT_POLICY), "strict", "0.1.0"),
-        (trail.as_path(), "trail", "0.1.0"),
-        (compass.as_path(), "compass", "0.1.0"),
+        (trail.as_path(), "trail", "0.3.0"),
+        (compass.as_path(), "compass", "0.3.0"),
     ] {
         let report = check(file);
-        assert!(report.contains(&format!("ok: {name} 0.1.0 would be accepted")), "{report}");
-        // The others written against 0.1.0, served beside 0.3.0 unchanged.
+        assert!(report.contains(&format!("ok: {name} 0.1.0 (build ")), "{report}");
+        // strict, written against 0.1.0, served beside 0.3.0 unchanged.
         assert!(report.contains(&format!("exports  signpost:policy/policy@{interface} ")), "{report}");
     }
 
@@ -183,7 +183,7 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
         json!(["signpost:policy/policy@0.3.0", "signpost:policy/policy@0.2.0", "signpost:policy/policy@0.1.0"]),
         "the status names the interfaces it takes"
     );
-    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.1.0", "{status:#}");
+    assert_eq!(status["active"]["interface"], "signpost:policy/policy@0.3.0", "{status:#}");
 
     // The Python policy's text, hints and coercion, through the real server.
     let r = client.call_any_policy("describe", json!({"id": ctrl})).await;
@@ -238,4 +238,64 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     assert_eq!(status["last_swap"]["from_cache"], true, "{status:#}");
     assert!(client.call_raw_text("describe", json!({"id": ctrl})).await.starts_with("trail: "));
     assert_eq!(status["counters"]["traps"], 0, "{status:#}");
+}
+
+/// `signpost policy new DIR --lang L` in each language, as a new author
+/// takes it: the project is written, builds with its own script, passes
+/// `policy check` with its three golden cases, strictly; a project is never
+/// written over anything.
+#[test]
+fn policy_new_builds_and_passes_its_cases_in_each_language() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("policy-new");
+    let _ = std::fs::remove_dir_all(&root);
+    for lang in ["rust", "python", "js"] {
+        let dir = root.join(format!("tour-{lang}"));
+        let (ok, out) =
+            run_cli(&["policy".as_ref(), "new".as_ref(), dir.as_os_str(), "--lang".as_ref(), lang.as_ref()]);
+        assert!(ok && out.contains("wit/policy.wit") && out.contains("cases/01-"), "{out}");
+        let wasm = dir.join("policy.wasm");
+        let built = match lang {
+            "rust" => {
+                let build = toolchain::run_ok(Command::new("sh").arg(dir.join("build.sh")));
+                build.unwrap_or_else(|e| panic!("building the new Rust policy: {e}"));
+                true
+            }
+            "python" => toolchain::componentize_py(&dir.join("build.sh"), &wasm),
+            _ => {
+                // The npm packages the JavaScript example pins (the same
+                // versions as the template's package.json).
+                let installed =
+                    toolchain::npm_tools("componentize-js", 18, Some(&repo().join("tests/policies/js")), &[]);
+                let Some((node, tools)) = toolchain::require("@bytecodealliance/componentize-js (npm)", installed)
+                else {
+                    continue;
+                };
+                std::os::unix::fs::symlink(tools.join("node_modules"), dir.join("node_modules"))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let build = toolchain::run_ok(Command::new(&node.node).arg(dir.join("build.mjs")).arg(&wasm));
+                build.unwrap_or_else(|e| panic!("building the new JavaScript policy: {e}"));
+                true
+            }
+        };
+        if !built {
+            continue;
+        }
+        let cases = dir.join("cases");
+        let (ok, report) =
+            run_cli(&["policy".as_ref(), "check".as_ref(), wasm.as_os_str(), "--cases".as_ref(), cases.as_os_str()]);
+        assert!(ok, "{lang}: {report}");
+        let name = format!("tour-{lang}");
+        assert!(report.contains(&format!("ok: {name} 0.1.0 (build ")), "{lang}: {report}");
+        assert!(report.contains("exports  signpost:policy/policy@0.3.0 "), "{lang}: {report}");
+        assert!(report.contains("3 golden cases passed, strictly"), "{lang}: {report}");
+        // The cases pin the template's behaviour: another policy fails them.
+        let (passed, report) = golden(Path::new(STRICT_POLICY), &cases.display().to_string());
+        assert!(!passed && report.contains("FAIL 01-"), "{report}");
+    }
+    // Nothing is written over: a directory with a file in it is refused.
+    let taken = root.join("tour-rust");
+    let (ok, out) = run_cli(&["policy".as_ref(), "new".as_ref(), taken.as_os_str()]);
+    assert!(!ok && out.contains("is not empty"), "{out}");
+    let (ok, out) = run_cli(&["policy".as_ref(), "new".as_ref(), root.join("9lives").as_os_str()]);
+    assert!(!ok && out.contains("makes no policy name"), "{out}");
 }

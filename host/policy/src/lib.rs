@@ -246,6 +246,25 @@ pub struct Identity {
     pub from_cache: bool,
 }
 
+impl Identity {
+    /// Hex digits of the sha256 that name a build in messages.
+    pub const BUILD_DIGITS: usize = 12;
+
+    /// The build's short name: the first [`Identity::BUILD_DIGITS`] hex
+    /// digits of its sha256 (two builds with the same name and version
+    /// differ here).
+    pub fn build(&self) -> &str {
+        &self.sha256[..self.sha256.len().min(Self::BUILD_DIGITS)]
+    }
+}
+
+/// `name version (build 1a2b3c4d5e6f)`: a build, as messages name it.
+impl fmt::Display for Identity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} (build {})", self.name, self.version, self.build())
+    }
+}
+
 /// Who a lease is for: the instance it gets has served this session only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SessionKey(pub u64);

@@ -4,7 +4,8 @@
 //     cd tests/policies/js && npm install && node build.mjs [OUT.wasm [WIT_DIR]]
 //
 // The component bundles the JS engine and policy.js and exports
-// signpost:policy/policy@0.1.0 from the world `hints` in wit/. Then:
+// signpost:policy/policy@0.3.0 from the world `hints` in the repository's
+// top-level wit/ (default WIT_DIR: ../../../wit). Then:
 // signpost policy check OUT.wasm, and swap it in with --policy.
 //
 // (`jco componentize policy.js --wit wit --world-name hints -o OUT.wasm` is
@@ -20,7 +21,7 @@ import { _setPreopens } from "@bytecodealliance/preview2-shim/filesystem";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const out = resolve(process.argv[2] ?? join(here, "compass.wasm"));
-const wit = resolve(process.argv[3] ?? join(here, "../../../wit/0.1.0"));
+const wit = resolve(process.argv[3] ?? join(here, "../../../wit"));
 // componentize-js reads the WIT through WASI, and preview2-shim 0.26 preopens
 // nothing by default: let the build tools see the filesystem.
 _setPreopens({ "/": "/" });

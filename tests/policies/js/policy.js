@@ -1,10 +1,15 @@
 // `compass`: a Signpost policy in JavaScript, built with jco componentize
-// (componentize-js, StarlingMonkey). Its philosophy: one direction at a time.
+// (componentize-js, StarlingMonkey), for signpost:policy@0.3.0
+// (wit/policy.wit). Its philosophy: one direction at a time.
 //
 // - ids: a JSON array of 40-hex ids, or that array sent as a JSON string
 //   (`"[\"...\"]"`); one id string for `describe`. Uppercase is lowered.
 // - hints: exactly one, the single best next call, or none.
 // - text: `compass: <summary>` and, when there is a hint, `→ <tool> <args>`.
+//
+// It reads nothing of the session's history, so it imports none of the
+// host's functions (they would be `import { hasSeen, history, lookup } from
+// "signpost:policy/host@0.3.0"`).
 
 const ID = /^[0-9a-fA-F]{40}$/;
 const MAX_IDS = 256;
@@ -32,6 +37,10 @@ export const policy = {
     return { name: "compass", version: "0.1.0" };
   },
 
+  catalogue(_tools) {
+    return []; // no rules: Signpost's own tools need none
+  },
+
   coerceIds(call, param) {
     let args = {};
     try {
@@ -50,11 +59,11 @@ export const policy = {
     };
   },
 
-  prerequisites(_call, _session) {
-    return [];
+  prerequisites(_call) {
+    return { hints: [], hold: undefined };
   },
 
-  advise(call, outcome, _session) {
+  advise(call, outcome) {
     if (outcome.tag === "failure") {
       const e = outcome.val;
       // A template (a `<placeholder>` to fill in) is not a call to send as it is.

@@ -1,4 +1,5 @@
-"""`trail`: a Signpost policy in Python, built with componentize-py.
+"""`trail`: a Signpost policy in Python, built with componentize-py, for
+signpost:policy@0.3.0 (wit/policy.wit).
 
 Its philosophy differs from the two Rust policies:
 
@@ -7,7 +8,7 @@ Its philosophy differs from the two Rust policies:
   lowercased and deduplicated in order. Nothing else is guessed.
 - hints: at most three, and each one leads somewhere new: a symbol already
   shown to the agent in this session (the host's `seen-ids`) is not
-  suggested again.
+  suggested again (the policy asks the host: `host.has_seen`).
 - text: one `trail:` line, the details indented, then `then:` lines.
 """
 
@@ -16,8 +17,10 @@ import re
 
 from componentize_py_types import Err
 from wit_world import exports
+from wit_world.imports import host
 from wit_world.imports.types import (
     Advice,
+    BeforeCall,
     CoercionError,
     Hint,
     Outcome_Failure,
@@ -71,6 +74,9 @@ class Policy(exports.Policy):
     def identity(self):
         return PolicyInfo(name=NAME, version=VERSION)
 
+    def catalogue(self, tools):
+        return []  # no rules: Signpost's own tools need none
+
     def coerce_ids(self, call, param):
         try:
             args = json.loads(call.args)
@@ -95,10 +101,10 @@ class Policy(exports.Policy):
             )
         )
 
-    def prerequisites(self, call, session):
-        return []
+    def prerequisites(self, call):
+        return BeforeCall(hints=[], hold=None)
 
-    def advise(self, call, outcome, session):
+    def advise(self, call, outcome):
         if isinstance(outcome, Outcome_Failure):
             return Advice(
                 state_tag="error",
@@ -111,7 +117,12 @@ class Policy(exports.Policy):
             result = json.loads(outcome.value)
         except (ValueError, RecursionError):  # not JSON, or nested too deep
             result = {}
-        seen = set(session.seen_ids)
+        # The symbols of this answer the session saw in an earlier result:
+        # one host call, about the ids this answer could suggest.
+        rows = _items(result, "candidates") + _items(result, "results")
+        shown = [_field(r, "id") for r in rows] + [_field(r.get("other"), "id") for r in rows]
+        shown = [i for i in dict.fromkeys(shown) if i]
+        seen = {i for i, was in zip(shown, host.has_seen(shown)) if was} if shown else set()
         hints = []
         details = []
 

@@ -92,7 +92,7 @@ pub(super) fn index_project(
         match ran {
             Ok(dropped) => {
                 if dropped > 0 {
-                    println!(
+                    outln!(
                         "  left out {dropped} generated, build-output or outside files (dist/, .d.ts beside its .ts, …)"
                     );
                 }
@@ -157,7 +157,7 @@ pub(super) fn index_project(
         written.push(out);
     }
     let flags: Vec<String> = written.iter().map(|p| format!("--graph {}", p.display())).collect();
-    println!("serve it: signpost {}", flags.join(" "));
+    outln!("serve it: signpost {}", flags.join(" "));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -240,10 +240,10 @@ pub(super) fn trust(dir: &Path, remove: bool, list: bool) -> anyhow::Result<Exit
     let mut config = Config::read(&path)?;
     if list {
         if config.all() {
-            println!("every tree (`all = true` in {})", path.display());
+            outln!("every tree (`all = true` in {})", path.display());
         }
         for tree in config.trees() {
-            println!("{}", tree.display());
+            outln!("{}", tree.display());
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -258,9 +258,9 @@ pub(super) fn trust(dir: &Path, remove: bool, list: bool) -> anyhow::Result<Exit
         (true, true) => "no longer trusted: the built-in indexer reads it, and nothing of it runs",
         (true, false) => "was not trusted",
     };
-    println!("{}: {what} ({})", tree.display(), path.display());
+    outln!("{}: {what} ({})", tree.display(), path.display());
     if remove && config.all() {
-        println!("note: `all = true` in {} still trusts every tree", path.display());
+        outln!("note: `all = true` in {} still trusts every tree", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -293,7 +293,7 @@ fn read_built_in(
     if r.notes.len() > SHOWN {
         eprintln!("note: … and {} more", r.notes.len() - SHOWN);
     }
-    println!(
+    outln!(
         "  {}: {} lines in {:.1} s; {} of {} calls resolved by name (scope, supertypes, written types, imports); \
          these edges are inferred, not compiler-checked: for exact ones, index with {} and serve its index",
         lang.name,
@@ -341,7 +341,7 @@ fn place(partial: &Path, out: &Path, indexer: &str, what: &str) -> anyhow::Resul
         signpost::indexer::with_progress(&format!("checking {}", out.display()), || signpost::graph::load(partial))
             .with_context(|| format!("{indexer} wrote an index signpost cannot load"))?;
     std::fs::rename(partial, out).with_context(|| format!("writing {}", out.display()))?;
-    println!(
+    outln!(
         "{}: {} symbols, {} edges, {} files ({what})",
         out.display(),
         graph.node_count(),
@@ -359,7 +359,7 @@ pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<E
     let partial = output.with_extension("partial");
     std::fs::write(&partial, &bytes).with_context(|| format!("writing {}", partial.display()))?;
     std::fs::rename(&partial, output).with_context(|| format!("writing {}", output.display()))?;
-    println!(
+    outln!(
         "{}: snapshot v{} of {}: {} symbols, {} edges, {} MB (loaded in {:.1} s)",
         output.display(),
         signpost::graph::snapshot::VERSION,
@@ -375,12 +375,12 @@ pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<E
 pub(super) fn graph_info(files: &[PathBuf]) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     let graph = signpost::live_graph::load_sources(files)?;
-    println!("graph    {}", graph.name());
-    println!("symbols  {}", graph.node_count());
-    println!("edges    {}", graph.edge_count());
-    println!("files    {}", graph.file_count());
-    println!("types    {}", graph.edge_types().join(", "));
-    println!("loaded   in {:.2} s", started.elapsed().as_secs_f64());
+    outln!("graph    {}", graph.name());
+    outln!("symbols  {}", graph.node_count());
+    outln!("edges    {}", graph.edge_count());
+    outln!("files    {}", graph.file_count());
+    outln!("types    {}", graph.edge_types().join(", "));
+    outln!("loaded   in {:.2} s", started.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
 }
 

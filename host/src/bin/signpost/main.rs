@@ -3,9 +3,22 @@
 //! from a shell ([`query`]), the policy author's commands ([`policy`]) and
 //! the graph's ([`graph`]).
 
+/// `println!` for the one-shot commands' reports: a reader that went away
+/// (`signpost policy test … | head`) ends the command quietly, as it ends
+/// other Unix tools, never with a panic.
+macro_rules! outln {
+    () => {
+        $crate::write_out(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_out(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod graph;
 mod policy;
 mod query;
+mod scaffold;
 mod serve;
 
 use graph::{graph_import, graph_info, graph_symbols, index_project, trust};
@@ -21,6 +34,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
+use signpost::golden::Strictness;
 use signpost::policy::{Limits, PolicyEngine};
 use signpost::terminal::Query;
 
@@ -201,14 +215,64 @@ enum GraphCommand {
     },
 }
 
+/// `signpost policy test --help`: the case format, then examples.
+const GOLDEN_HELP: &str = "\
+A case file (one JSON object; every `expect` field is optional):
+  {
+    \"description\": \"a name where an id belongs teaches resolve\",
+    \"graph\": \"graph.json\",         a graph file beside the case (default: the sample graph)
+    \"before\": [{\"tool\": \"resolve\", \"args\": {\"identifier\": \"OrderService\"}}],
+                                     calls made first, in the same session
+    \"call\": {\"tool\": \"neighbors\", \"args\": {\"ids\": \"OrderService\", \"direction\": \"out\"}},
+    \"expect\": {
+      \"is_error\": true,               isError
+      \"error_kind\": \"invalid_id\",   structuredContent.error.kind
+      \"state_tag\": \"invalid_id\",    the policy's state tag
+      \"result\": {\"/error/example/direction\": \"out\"},   JSON pointer -> value
+      \"hints_include\": [{\"tool\": \"resolve\", \"args\": {\"identifier\": \"OrderService\"}, \"actionable\": true}],
+      \"first_hint\": {\"tool\": \"resolve\"},
+      \"max_hints\": 5,
+      \"text_contains\": [\"resolve\"]
+    }
+  }
+A hint pattern compares only the fields it names; `args` must be equal. `${NAME}` in a
+string is the environment variable NAME (a case that names an unset one fails).
+With a backend, `result` pointers read the backend's result (`/content/0/text`) and
+the cases run in file order against the one backend.
+
+Examples:
+  signpost policy test mine.wasm --cases cases/
+  signpost policy test mine.wasm --cases cases/ --lenient
+  signpost policy test memory.wasm --cases cases/ -- npx -y @modelcontextprotocol/server-memory";
+
 #[derive(Subcommand)]
 enum PolicyCommand {
+    /// Write a new policy project into DIR: the code, the WIT it
+    /// implements (the newest, signpost:policy@0.3.0), a build script
+    /// writing policy.wasm, three golden cases it passes and a README.
+    #[command(after_help = "Examples:\n  signpost policy new my-policy --lang python\n  \
+                      cd my-policy && ./build.sh && signpost policy check policy.wasm --cases cases/")]
+    New {
+        /// The project directory (created; if it exists, it must be empty).
+        dir: PathBuf,
+        /// The language to write the policy in.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: scaffold::Lang,
+        /// The policy's name (default: the directory's name), as it reports
+        /// itself in logs and `signpost://policy`.
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Write the embedded default policy component to FILE and print its
     /// sha256 (the one `signpost://policy` reports while it serves).
-    #[command(after_help = "Examples:\n  signpost policy export-default default.wasm")]
+    #[command(after_help = "Examples:\n  signpost policy export-default default.wasm --cases default-cases/")]
     ExportDefault {
         /// Where to write the component (.wasm).
         file: PathBuf,
+        /// Also write the default policy's golden cases into DIR (with the
+        /// graph four of them run on), for `signpost policy test`.
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
     },
     /// Write the WIT package policies implement (`signpost:policy`) into
     /// DIR, to build a policy without a checkout.
@@ -224,11 +288,20 @@ enum PolicyCommand {
         version: String,
     },
     /// Run exactly the checks a hot swap runs (compile, link, identify,
-    /// self-check) and report; exit non-zero if the policy would be refused.
-    #[command(after_help = "Examples:\n  signpost policy check target/wasm32-wasip2/release/my_policy.wasm")]
+    /// self-check, and with --cases the author's golden cases, strictly)
+    /// and report; exit non-zero if the policy would be refused.
+    #[command(after_help = "Examples:\n  signpost policy check target/wasm32-wasip2/release/my_policy.wasm\n  \
+                      signpost policy check policy.wasm --cases cases/ --explain")]
     Check {
         /// The component file (.wasm).
         file: PathBuf,
+        /// Golden cases the policy must also pass, strictly (as a server
+        /// started with `--policy-cases DIR` runs them on every swap).
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
+        /// Print the self-check's probe calls before checking.
+        #[arg(long)]
+        explain: bool,
         /// With a backend (a command after `--`, or `--backend-url`), a
         /// 0.2.0 or later policy's rules are read for the backend's tools too.
         #[command(flatten)]
@@ -259,16 +332,22 @@ enum PolicyCommand {
     },
     /// Run golden cases (JSON files: calls and what the response must show)
     /// against a component, on the embedded sample graph or against a real
-    /// backend server; exit non-zero if any fails. The default policy's
-    /// cases are in hints-component/cases/.
-    #[command(after_help = "Examples:\n  signpost policy test mine.wasm --cases cases/\n  \
-                      signpost policy test memory.wasm --cases cases/ -- npx -y @modelcontextprotocol/server-memory")]
+    /// backend server; exit non-zero if any fails, or if the host had to
+    /// correct the policy's answers in any call of a case (a fault, a hint
+    /// dropped as invalid, a refused coercion, a removed text line, a
+    /// fallback render), unless --lenient. `signpost policy export-default
+    /// FILE --cases DIR` writes the default policy's cases.
+    #[command(after_help = GOLDEN_HELP)]
     Test {
         /// The component file (.wasm).
         file: PathBuf,
         /// A directory of case files (*.json).
         #[arg(long, value_name = "DIR")]
         cases: PathBuf,
+        /// Judge the expectations only: pass a case in which the host
+        /// corrected the policy's answers (and list what it corrected).
+        #[arg(long)]
+        lenient: bool,
         /// With a backend (a command after `--`, or `--backend-url`), the
         /// cases call its tools through the proxy's pipeline, in file order,
         /// against that one backend; without one, Signpost's own tools on
@@ -404,6 +483,11 @@ struct ServeArgs {
     /// watched: a new version that passes every check replaces the live one.
     #[arg(long, value_name = "PATH")]
     policy: Option<PathBuf>,
+    /// Golden cases (a directory of `signpost policy test` case files)
+    /// every policy file must pass, strictly, before it serves: at start,
+    /// on every swap, and for a canary or a shadow.
+    #[arg(long, value_name = "DIR")]
+    policy_cases: Option<PathBuf>,
     /// Do not watch the policy and graph files (SIGHUP still reloads the policy).
     #[arg(long)]
     no_watch: bool,
@@ -631,17 +715,7 @@ fn main() -> ExitCode {
         .log_internal_errors(false)
         .init();
     let result = match cli.command {
-        Some(Command::Policy(PolicyCommand::Check { file, backend })) => {
-            backend.command().and_then(|backend| check(&file, backend))
-        }
-        Some(Command::Policy(PolicyCommand::ExportDefault { file })) => export_default(&file),
-        Some(Command::Policy(PolicyCommand::Wit { dir, version })) => export_wit(&dir, &version),
-        Some(Command::Policy(PolicyCommand::Test { file, cases, backend })) => {
-            backend.command().and_then(|backend| test_cases(&file, &cases, backend))
-        }
-        Some(Command::Policy(PolicyCommand::Replay { logs, policies, graph, json, diffs })) => {
-            replay(&logs, &policies, &graph, json, diffs)
-        }
+        Some(Command::Policy(command)) => policy_command(command, &cli.serve),
         Some(Command::Index { dir, output, all_features, indexer, trust }) => {
             index_project(&dir, output.as_deref(), all_features, &indexer, trust)
         }
@@ -664,11 +738,46 @@ fn main() -> ExitCode {
     }
 }
 
+/// `signpost policy …`. The commands that load a policy compile it as a
+/// server would: under the top-level limits, through the compiled-policy
+/// cache (`--cache-dir`, `--no-cache`).
+fn policy_command(command: PolicyCommand, top: &ServeArgs) -> anyhow::Result<ExitCode> {
+    match command {
+        PolicyCommand::Check { file, cases, explain, backend } => {
+            let backend = backend.command()?;
+            check(&top.engine()?, &file, backend, cases.as_deref(), explain)
+        }
+        PolicyCommand::New { dir, lang, name } => scaffold::new_policy(&dir, lang, name.as_deref()),
+        PolicyCommand::ExportDefault { file, cases } => export_default(&file, cases.as_deref()),
+        PolicyCommand::Wit { dir, version } => export_wit(&dir, &version),
+        PolicyCommand::Test { file, cases, lenient, backend } => {
+            let strictness = if lenient { Strictness::Lenient } else { Strictness::Strict };
+            let backend = backend.command()?;
+            test_cases(&top.engine()?, &file, &cases, backend, strictness)
+        }
+        PolicyCommand::Replay { logs, policies, graph, json, diffs } => {
+            replay(&top.engine()?, &logs, &policies, &graph, json, diffs)
+        }
+    }
+}
+
 /// How this program was invoked (argv 0), to suggest commands that run as
 /// they are (`signpost` when that is not printable UTF-8).
 fn program_name() -> String {
     let argv0 = std::env::args_os().next().and_then(|p| p.into_string().ok());
     argv0.filter(|p| !p.is_empty() && !p.chars().any(char::is_control)).unwrap_or_else(|| "signpost".to_owned())
+}
+
+/// Writes to stdout ([`outln!`]); a closed or failing stdout ends the
+/// process (141, as a shell reports SIGPIPE, when the reader went away).
+fn write_out(args: std::fmt::Arguments<'_>) {
+    if let Err(e) = std::io::stdout().lock().write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        say(&format!("signpost: writing to stdout: {e}"));
+        std::process::exit(1);
+    }
 }
 
 /// A line on stderr; a closed stderr is not worth a panic.

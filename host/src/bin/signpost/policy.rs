@@ -4,23 +4,38 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use signpost::policy::{Interface, Limits, PolicyEngine};
+use signpost::golden::Strictness;
+use signpost::policy::{Interface, PolicyEngine};
 use signpost::reload;
 use signpost::validate::HintValidator;
 
-pub(super) fn check(file: &Path, backend: Option<signpost::proxy::Command>) -> anyhow::Result<ExitCode> {
-    let engine = PolicyEngine::new(Limits::default())?;
+/// `signpost policy check`: what a swap would run, and its verdict.
+pub(super) fn check(
+    engine: &PolicyEngine,
+    file: &Path,
+    backend: Option<signpost::proxy::Command>,
+    cases: Option<&Path>,
+    explain: bool,
+) -> anyhow::Result<ExitCode> {
     let validator = HintValidator::new()?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
-    println!("policy   {}", file.display());
-    match reload::prepare(&engine, &validator, &bytes, &file.display().to_string(), &|| false) {
+    outln!("policy   {}", file.display());
+    if explain {
+        outln!("probes   the self-check's calls, each through the serving pipeline on the embedded sample graph;");
+        outln!("         it fails on any fault, invalid hint, refused coercion, removed text line or missing text:");
+        for probe in signpost::selfcheck::explain() {
+            outln!("           {probe}");
+        }
+    }
+    match reload::prepare(engine, &validator, &bytes, &file.display().to_string(), cases, &|| false) {
         Ok((policy, report)) => {
             let id = policy.identity();
-            println!("identity {} {}", id.name, id.version);
-            println!("sha256   {}", id.sha256);
+            outln!("identity {} {}", id.name, id.version);
+            outln!("sha256   {} (build {})", id.sha256, id.build());
+            outln!("cache    {}", if id.from_cache { "compiled code from the cache" } else { "compiled now" });
             let served: Vec<&str> = Interface::ALL.iter().map(|i| i.version()).collect();
-            println!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(", @"));
-            println!("check    {report}");
+            outln!("exports  {} (this host serves signpost:policy@{})", policy.interface(), served.join(", @"));
+            outln!("check    {report}");
             if policy.interface() >= Interface::V0_2 {
                 print_rules("Signpost's tools", &policy, signpost::tools::tool_set());
                 if let Some(backend) = backend {
@@ -29,13 +44,13 @@ pub(super) fn check(file: &Path, backend: Option<signpost::proxy::Command>) -> a
                     print_rules("the backend's tools", &policy, upstream.catalogue().tool_set());
                 }
             } else if backend.is_some() {
-                println!("rules    none: a {} policy declares no rules", policy.interface());
+                outln!("rules    none: a {} policy declares no rules", policy.interface());
             }
-            println!("ok: {} {} would be accepted", id.name, id.version);
+            outln!("ok: {id} would be accepted");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("FAILED: {e}");
+            outln!("FAILED: {e}");
             Ok(ExitCode::FAILURE)
         }
     }
@@ -49,7 +64,7 @@ fn print_rules(what: &str, policy: &signpost::policy::Policy, tools: &std::sync:
     let rules = lease.rules();
     let mut declared: Vec<(&str, &signpost::policy::rules::ToolRule)> = rules.iter().collect();
     declared.sort_by_key(|(tool, _)| *tool);
-    println!("rules    for {what} ({} listed): {} declared", tools.tools().len(), declared.len());
+    outln!("rules    for {what} ({} listed): {} declared", tools.tools().len(), declared.len());
     for (tool, rule) in declared {
         let references: Vec<String> = rule.references.iter().map(ToString::to_string).collect();
         let changes = match rule.changes_state {
@@ -57,27 +72,30 @@ fn print_rules(what: &str, policy: &signpost::policy::Policy, tools: &std::sync:
             Some(false) => "; changes nothing",
             None => "",
         };
-        println!("           {tool}: references [{}]{changes}", references.join(", "));
+        outln!("           {tool}: references [{}]{changes}", references.join(", "));
     }
     for why in rules.skipped() {
-        println!("         left out: {why}");
+        outln!("         left out: {why}");
     }
 }
 
+/// `signpost policy test`: the golden cases in `cases`, each a pass or a
+/// failure with what did not hold.
 pub(super) fn test_cases(
+    engine: &PolicyEngine,
     file: &Path,
     cases: &Path,
     backend: Option<signpost::proxy::Command>,
+    strictness: Strictness,
 ) -> anyhow::Result<ExitCode> {
-    let engine = PolicyEngine::new(Limits::default())?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
-    let policy = engine.load(&bytes, &file.display().to_string())?;
-    println!("policy {} {} ({})", policy.identity().name, policy.identity().version, file.display());
+    let policy = std::sync::Arc::new(engine.load(&bytes, &file.display().to_string())?);
+    outln!("policy {} ({})", policy.identity(), file.display());
     let results = match backend {
-        None => signpost::golden::run(policy, cases),
+        None => signpost::golden::run(policy, cases, strictness),
         Some(backend) => {
             let runtime = tokio::runtime::Runtime::new()?;
-            runtime.block_on(signpost::golden::run_backend(policy, cases, backend))
+            runtime.block_on(signpost::golden::run_backend(policy, cases, backend, strictness))
         }
     }
     .map_err(anyhow::Error::msg)?;
@@ -85,21 +103,36 @@ pub(super) fn test_cases(
     for r in &results {
         let name = r.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if r.failures.is_empty() {
-            println!("PASS {name}: {}", r.description);
+            outln!("PASS {name}: {}", r.description);
         } else {
-            println!("FAIL {name}: {}", r.description);
-            for f in &r.failures {
-                for (i, line) in f.lines().enumerate() {
-                    println!("{}{line}", if i == 0 { "     - " } else { "       " });
-                }
+            outln!("FAIL {name}: {}", r.description);
+        }
+        let lenient = r.failures.is_empty() && !r.corrections.is_empty();
+        if lenient {
+            outln!("     (passed leniently: the host corrected the policy's answers)");
+        }
+        let notes = r.failures.iter().cloned().chain(
+            lenient
+                .then(|| r.corrections.iter().map(|(n, tool, what)| format!("call {n} ({tool}): {what}")))
+                .into_iter()
+                .flatten(),
+        );
+        for f in notes {
+            for (i, line) in f.lines().enumerate() {
+                outln!("{}{line}", if i == 0 { "     - " } else { "       " });
             }
         }
     }
-    println!("{} of {} cases passed", results.len() - failed, results.len());
+    let mode = match strictness {
+        Strictness::Strict => "",
+        Strictness::Lenient => " (leniently)",
+    };
+    outln!("{} of {} cases passed{mode}", results.len() - failed, results.len());
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 pub(super) fn replay(
+    engine: &PolicyEngine,
     logs: &[PathBuf],
     policies: &[PathBuf],
     graph: &[PathBuf],
@@ -109,14 +142,13 @@ pub(super) fn replay(
     use signpost::replay;
     let log = replay::read_logs(logs)?;
     let graph = std::sync::Arc::new(signpost::live_graph::load_sources(graph).context("loading the graph")?);
-    let engine = PolicyEngine::new(Limits::default())?;
     let validator = HintValidator::new()?;
     let mut reports = Vec::new();
     for file in policies {
         let source = file.display().to_string();
         let bytes = std::fs::read(file).with_context(|| format!("reading policy {source}"))?;
         // The same checks as a hot swap: a policy that could not go live is not judged.
-        reports.push(match reload::prepare(&engine, &validator, &bytes, &source, &|| false) {
+        reports.push(match reload::prepare(engine, &validator, &bytes, &source, None, &|| false) {
             Ok((policy, _)) => replay::replay(&log, &graph, &validator, &policy),
             Err(e) => replay::PolicyReport {
                 policy: source.clone(),
@@ -127,16 +159,21 @@ pub(super) fn replay(
         });
     }
     if json {
-        println!("{:#}", replay::to_json(&log, &graph, &reports));
+        outln!("{:#}", replay::to_json(&log, &graph, &reports));
     } else {
-        print!("{}", replay::to_table(&log, &graph, &reports, diffs));
+        super::write_out(format_args!("{}", replay::to_table(&log, &graph, &reports, diffs)));
     }
     Ok(if reports.iter().any(|r| r.refused.is_some()) { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
-pub(super) fn export_default(file: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn export_default(file: &Path, cases: Option<&Path>) -> anyhow::Result<ExitCode> {
     std::fs::write(file, signpost::DEFAULT_POLICY).with_context(|| format!("writing {}", file.display()))?;
-    println!("{}  {}", signpost::policy::sha256_hex(signpost::DEFAULT_POLICY), file.display());
+    outln!("{}  {}", signpost::policy::sha256_hex(signpost::DEFAULT_POLICY), file.display());
+    if let Some(dir) = cases {
+        let written = super::scaffold::export_default_cases(dir)?;
+        let shown = dir.display();
+        outln!("{} files in {shown} (signpost policy test {} --cases {shown})", written.len(), file.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -148,6 +185,6 @@ pub(super) fn export_wit(dir: &Path, version: &str) -> anyhow::Result<ExitCode> 
     let file = dir.join("policy.wit");
     std::fs::write(&file, signpost::policy::wit_of(interface))
         .with_context(|| format!("writing {}", file.display()))?;
-    println!("{} (package signpost:policy@{})", file.display(), interface.version());
+    outln!("{} (package signpost:policy@{})", file.display(), interface.version());
     Ok(ExitCode::SUCCESS)
 }

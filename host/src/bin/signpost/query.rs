@@ -100,7 +100,7 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     }
     let loaded = signpost::live_graph::load_sources(&sources).context("loading the graph").and_then(|graph| {
         let engine = top.engine()?;
-        Ok((graph, initial_policy(&engine, options.policy.as_ref())?))
+        Ok((graph, initial_policy(&engine, options.policy.as_ref(), None)?))
     });
     let (graph, policy) = match loaded {
         Ok(loaded) => loaded,

@@ -20,10 +20,14 @@ use super::{CanaryAction, ServeArgs, program_name, say, socket_addr};
 
 /// Loads the policy to start with: the file (through every check a swap
 /// runs), or the embedded default.
-pub(super) fn initial_policy(engine: &PolicyEngine, path: Option<&PathBuf>) -> anyhow::Result<Policy> {
+pub(super) fn initial_policy(
+    engine: &PolicyEngine,
+    path: Option<&PathBuf>,
+    cases: Option<&Path>,
+) -> anyhow::Result<Arc<Policy>> {
     match path {
-        Some(path) => checked_policy(engine, path, "policy"),
-        None => Ok(engine.load(signpost::DEFAULT_POLICY, "embedded")?),
+        Some(path) => checked_policy(engine, path, "policy", cases),
+        None => Ok(Arc::new(engine.load(signpost::DEFAULT_POLICY, "embedded")?)),
     }
 }
 
@@ -67,7 +71,8 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         "graph loaded"
     );
     let engine = args.engine()?;
-    let policy = initial_policy(&engine, args.policy.as_ref())?;
+    let cases = args.policy_cases.as_deref();
+    let policy = initial_policy(&engine, args.policy.as_ref(), cases)?;
     // The runtime first: a shared trail store's connection lives on it.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
@@ -83,10 +88,10 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         signpost = signpost.with_upstream(upstream);
     }
     if let Some(path) = &args.canary {
-        signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy")?, args.canary_share);
+        signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy", cases)?, args.canary_share);
     }
     if let Some(path) = &args.shadow {
-        signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy")?)?;
+        signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy", cases)?)?;
     }
     let signpost = Arc::new(signpost);
     runtime.block_on(async move {
@@ -98,7 +103,8 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         }
         canary_signals(signpost.clone())?;
         if let Some(path) = &args.policy {
-            Arc::new(Reloader::new(signpost.clone(), engine.clone(), path.clone())).start(!args.no_watch)?;
+            let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone());
+            Arc::new(reloader.with_cases(args.policy_cases.clone())).start(!args.no_watch)?;
         }
         // The canary and shadow files are watched too: a new version that
         // passes every check becomes the canary (again, after a promotion or
@@ -107,7 +113,9 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
             [(&args.canary, reload::Role::Canary { share: args.canary_share }), (&args.shadow, reload::Role::Shadow)];
         for (path, role) in trials {
             if let Some(path) = path {
-                let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone()).with_role(role);
+                let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone())
+                    .with_role(role)
+                    .with_cases(args.policy_cases.clone());
                 Arc::new(reloader).start(!args.no_watch)?;
             }
         }
@@ -185,8 +193,8 @@ pub(super) fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>)
         let message = shown["error"]["message"].as_str().map_or_else(|| shown.to_string(), str::to_owned);
         anyhow::bail!("{endpoint}: {status}: {}", signpost::sanitize::line(&message, 300));
     }
-    println!("{}", shown["done"].as_str().unwrap_or("done"));
-    println!(
+    outln!("{}", shown["done"].as_str().unwrap_or("done"));
+    outln!(
         "live policy: {} {}",
         shown["live"]["name"].as_str().unwrap_or("?"),
         shown["live"]["version"].as_str().unwrap_or("?")
@@ -196,10 +204,15 @@ pub(super) fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>)
 
 /// A policy file (the live one, a canary, a shadow: `role`) through every
 /// check a swap runs.
-pub(super) fn checked_policy(engine: &PolicyEngine, path: &Path, role: &str) -> anyhow::Result<Policy> {
+pub(super) fn checked_policy(
+    engine: &PolicyEngine,
+    path: &Path,
+    role: &str,
+    cases: Option<&Path>,
+) -> anyhow::Result<Arc<Policy>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {role} {}", path.display()))?;
     let validator = HintValidator::new()?;
-    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), &|| false)
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), cases, &|| false)
         .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
     tracing::info!(%report, "{role} passed its self-check");
     Ok(policy)
