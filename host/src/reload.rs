@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use crate::golden;
 use crate::live_policy::{SwapRecord, SwapResult};
 use crate::policy::{Identity, LoadError, Policy, PolicyEngine};
+use crate::proxy::Upstream;
 use crate::sanitize;
 use crate::selfcheck::{self, CheckError, Report};
 use crate::service::Signpost;
@@ -48,21 +49,32 @@ impl PrepareError {
     }
 }
 
+/// What a candidate is checked against beyond the self-check on Signpost's
+/// own tools.
+#[derive(Clone, Copy, Default)]
+pub struct Gate<'a> {
+    /// Golden cases it must pass, strictly ([`golden::Strictness::Strict`]).
+    pub cases: Option<&'a Path>,
+    /// A proxy's backend, whose tools the self-check probes too (answered
+    /// in the backend's stead: it is never called). Needs a tokio runtime.
+    pub backend: Option<&'a Arc<Upstream>>,
+}
+
 /// Compiles, links, identifies and self-checks a candidate policy, then
-/// runs the golden `cases` given (strictly: [`golden::Strictness::Strict`]):
-/// exactly what a swap requires, and what `signpost policy check` runs.
-/// `superseded` is asked during the check: a newer candidate stops it.
+/// runs what `gate` adds: exactly what a swap requires, and what `signpost
+/// policy check` runs. `superseded` is asked during the check: a newer
+/// candidate stops it.
 pub fn prepare(
     engine: &PolicyEngine,
     validator: &HintValidator,
     bytes: &[u8],
     source: &str,
-    cases: Option<&Path>,
+    gate: Gate<'_>,
     superseded: &dyn Fn() -> bool,
 ) -> Result<(Arc<Policy>, Report), PrepareError> {
     let policy = Arc::new(engine.load(bytes, source)?);
-    let mut report = selfcheck::run(&policy, validator, engine.limits().timeout, superseded)?;
-    if let Some(dir) = cases {
+    let mut report = selfcheck::run(&policy, validator, engine.limits().timeout, gate.backend, superseded)?;
+    if let Some(dir) = gate.cases {
         let results = golden::run(policy.clone(), dir, golden::Strictness::Strict).map_err(PrepareError::Cases)?;
         let failed: Vec<&golden::CaseResult> = results.iter().filter(|r| !r.failures.is_empty()).collect();
         if let Some(first) = failed.first() {
@@ -207,8 +219,8 @@ impl Reloader {
             live.refuse(record.clone());
             return record;
         }
-        let cases = self.cases.as_deref();
-        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, cases, superseded) {
+        let gate = Gate { cases: self.cases.as_deref(), backend: self.signpost.upstream() };
+        let mut record = match prepare(&self.engine, self.signpost.validator(), &bytes, &source, gate, superseded) {
             Ok((policy, report)) if self.role == Role::Live => {
                 let id = policy.identity();
                 let mut record =

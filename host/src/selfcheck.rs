@@ -18,11 +18,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
 
 use crate::graph::Graph;
 use crate::pipeline::{self, Asker, Findings};
 use crate::policy::{self, Policy};
+use crate::proxy::{Upstream, UpstreamError};
 use crate::sanitize;
 use crate::tools::Tool;
 use crate::validate::HintValidator;
@@ -43,6 +45,8 @@ pub struct Report {
     pub hints_valid: u64,
     /// Wall time.
     pub took: Duration,
+    /// Of the probes, those of a proxied backend's tools.
+    pub backend_probes: usize,
     /// Golden cases passed after the probes (`--policy-cases`, `policy
     /// check --cases`).
     pub cases: usize,
@@ -52,8 +56,12 @@ impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} probe calls ({} policy calls), {} hints, all valid, in {:.1} ms",
+            "{} probe calls{} ({} policy calls), {} hints, all valid, in {:.1} ms",
             self.probes,
+            match self.backend_probes {
+                0 => String::new(),
+                n => format!(", {n} of them to the backend's tools"),
+            },
             self.policy_calls,
             self.hints_valid,
             self.took.as_secs_f64() * 1000.0
@@ -236,12 +244,85 @@ pub fn explain() -> Vec<String> {
         .collect()
 }
 
-/// Runs the probes on a fresh instance of `policy`. `superseded` is asked
-/// between probes; when it says yes, the check stops unjudged.
+/// Most of a proxied backend's tools probed (a catalogue may list hundreds).
+pub const MAX_BACKEND_TOOLS: usize = 32;
+
+/// What a probe of a backend's tool is answered with, in place of the
+/// backend (which is never called: a probe changes nothing anywhere).
+#[derive(Debug, Clone, Copy)]
+enum Answer {
+    /// A result with text in it.
+    Result,
+    /// A result with no content at all.
+    Empty,
+    /// A tool error (`isError`).
+    ToolError,
+    /// The backend refused the call (a JSON-RPC error).
+    Refused,
+    /// No answer before the deadline.
+    Timeout,
+}
+
+impl Answer {
+    const ALL: [Answer; 5] = [Answer::Result, Answer::Empty, Answer::ToolError, Answer::Refused, Answer::Timeout];
+
+    fn name(self) -> &'static str {
+        match self {
+            Answer::Result => "a result",
+            Answer::Empty => "an empty result",
+            Answer::ToolError => "a tool error",
+            Answer::Refused => "a refusal",
+            Answer::Timeout => "no answer in time",
+        }
+    }
+
+    fn of(self, tool: &str) -> Result<CallToolResponse, UpstreamError> {
+        let text = |t: String| vec![ContentBlock::text(t)];
+        match self {
+            Answer::Result => Ok(CallToolResponse::Complete(CallToolResult::success(text(format!(
+                "{tool}: done (an answer the self-check made up; the backend was not called)"
+            ))))),
+            Answer::Empty => Ok(CallToolResponse::Complete(CallToolResult::success(Vec::new()))),
+            Answer::ToolError => Ok(CallToolResponse::Complete(CallToolResult::error(text(format!(
+                "{tool} failed: the arguments were not what it takes"
+            ))))),
+            Answer::Refused => Err(UpstreamError::Refused(format!("-32602: invalid params for {tool}"))),
+            Answer::Timeout => Err(UpstreamError::Timeout(Duration::from_secs(30))),
+        }
+    }
+}
+
+/// The arguments a tool's input schema requires, each a plain value of its
+/// type: what a probe sends.
+fn required_args(schema: &Value) -> Map<String, Value> {
+    let properties = &schema["properties"];
+    let required = schema["required"].as_array().map(Vec::as_slice).unwrap_or_default();
+    required
+        .iter()
+        .filter_map(Value::as_str)
+        .map(|name| {
+            let value = match properties[name]["type"].as_str() {
+                Some("integer" | "number") => json!(1),
+                Some("boolean") => json!(false),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                _ => json!("probe"),
+            };
+            (name.to_owned(), value)
+        })
+        .collect()
+}
+
+/// Runs the probes on a fresh instance of `policy`, and with a `backend`
+/// (a proxy's), probes of each of its tools ([`MAX_BACKEND_TOOLS`] at
+/// most) answered with each [`Answer`] in its stead. `superseded` is asked
+/// between probes; when it says yes, the check stops unjudged. The backend
+/// probes block on the tokio runtime the caller runs in.
 pub fn run(
     policy: &Policy,
     validator: &HintValidator,
     timeout: Duration,
+    backend: Option<&Arc<Upstream>>,
     superseded: &dyn Fn() -> bool,
 ) -> Result<Report, CheckError> {
     // Parsed once per process: every swap runs a self-check.
@@ -280,6 +361,51 @@ pub fn run(
                     timeout.as_millis()
                 ));
                 break 'probes;
+            }
+        }
+    }
+    if let (Some(upstream), None) = (backend, &stopped) {
+        let runtime = tokio::runtime::Handle::try_current();
+        let catalogue = upstream.catalogue();
+        let session = &sessions(&svc)[0];
+        'backend: for tool in catalogue.tools().iter().take(MAX_BACKEND_TOOLS) {
+            let name = tool.name.to_string();
+            let args = required_args(&Value::Object((*tool.input_schema).clone()));
+            for answer in Answer::ALL {
+                let label = format!(
+                    "the backend's {name} {} answered with {}",
+                    sanitize::escape(&Value::Object(args.clone()).to_string(), 160),
+                    answer.name()
+                );
+                if superseded() {
+                    return Err(CheckError::Superseded);
+                }
+                if started.elapsed() > budget(timeout) {
+                    stopped = Some(format!("the check ran past its budget of {} ms", budget(timeout).as_millis()));
+                    break 'backend;
+                }
+                let Ok(runtime) = &runtime else {
+                    stopped = Some("the backend's tools cannot be probed outside a tokio runtime".into());
+                    break 'backend;
+                };
+                let mut findings = Findings::collecting();
+                let send = async |_: Option<Map<String, Value>>| answer.of(&name);
+                let asker = Asker::session(session);
+                let forward =
+                    pipeline::forward(upstream, &catalogue, &mut lease, &name, &args, asker, send, &mut findings);
+                runtime.block_on(forward);
+                report.probes += 1;
+                report.backend_probes += 1;
+                for note in findings.notes() {
+                    problems.add(note.clone(), &label);
+                }
+                if stats.timeouts.load(Ordering::Relaxed) > timeouts_before {
+                    stopped = Some(format!(
+                        "a call timed out (deadline {} ms); a policy must answer within its deadline",
+                        timeout.as_millis()
+                    ));
+                    break 'backend;
+                }
             }
         }
     }

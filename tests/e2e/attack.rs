@@ -209,9 +209,10 @@ fn a_sleeping_candidate_is_refused_quickly() {
     // A newer candidate stops a check in progress.
     let engine = PolicyEngine::new(Limits::default()).unwrap_or_else(|e| panic!("{e}"));
     let validator = signpost::validate::HintValidator::new().unwrap_or_else(|e| panic!("{e}"));
-    let err = signpost::reload::prepare(&engine, &validator, &read(STRICT_POLICY), "strict", None, &|| true)
-        .map(|_| ())
-        .unwrap_err();
+    let err =
+        signpost::reload::prepare(&engine, &validator, &read(STRICT_POLICY), "strict", Default::default(), &|| true)
+            .map(|_| ())
+            .unwrap_err();
     assert!(err.superseded(), "{err}");
 }
 

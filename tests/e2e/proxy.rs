@@ -316,6 +316,56 @@ async fn a_backend_that_hangs_answers_garbage_or_dies_costs_a_clear_error_never_
     dies.close().await;
 }
 
+/// A bug on the path where one of a proxied backend's tools fails: the
+/// self-check probes the backend's tools with every answer a tool can
+/// give (a result, an empty one, a tool error, a refusal, no answer in
+/// time), in the backend's stead, so `policy check` with the backend and a
+/// live swap in front of it both refuse it. The backend is never called by
+/// a probe.
+#[tokio::test]
+async fn a_bug_on_a_backend_tools_failure_path_is_refused_by_check_and_swap() {
+    let dir = temp_dir("proxy-outcome-bugs");
+    let script = repo().join("tests/backends/rogue.py");
+    let starts = dir.join("check.starts");
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["policy", "check", crate::common::OUTCOME_BUGS_POLICY, "--", "python3"])
+        .arg(&script)
+        .arg("exit")
+        .env("ROGUE_STARTS", &starts)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{report}");
+    assert!(report.contains("a backend's tool fails") && report.contains("the backend's echo"), "{report}");
+    // `exit` mode dies on its first call: had a probe called it, it would
+    // have been started again.
+    let started = std::fs::read_to_string(&starts).unwrap_or_default().lines().count();
+    assert_eq!(started, 1, "the probes never call the backend");
+    // The default policy passes them.
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["policy", "check", crate::common::DEFAULT_POLICY, "--", "python3"])
+        .arg(&script)
+        .arg("echo")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && report.contains("5 of them to the backend's tools"), "{report}");
+
+    use crate::common::swap::{Scratch, last, read};
+    let s = Scratch::new("proxy-outcome-bugs-swap");
+    s.install(&read(crate::common::DEFAULT_POLICY));
+    let script = script.display().to_string();
+    let policy = s.policy_arg();
+    let args = ["proxy", "--policy", &policy, "--no-cache", "--", "python3", &script, "echo"];
+    let client = Client::spawn_with(&args, &[], Stdio::null()).await;
+    s.install(&read(crate::common::OUTCOME_BUGS_POLICY));
+    let status = client.wait_status(Duration::from_secs(30), |st| last(st) == "rejected").await;
+    let message = status["last_swap"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("a backend's tool fails"), "{status:#}");
+    assert_eq!(status["active"]["name"], "signpost-default", "{status:#}");
+    client.close().await;
+}
+
 /// `signpost proxy` in front of `rogue.py echo` with `env`, its tools/list
 /// requests noted in `lists`.
 async fn rogue_with(env: &[(&str, &str)], lists: &Path) -> Client {
@@ -928,6 +978,8 @@ fn the_memory_policys_golden_cases_pass_against_the_real_server() {
     assert!(report.contains("open_nodes: references [names]; changes nothing"), "{report}");
     assert!(report.contains("create_relations: references [relations/*/from, relations/*/to]"), "{report}");
     assert!(!report.contains("left out"), "{report}");
+    // Its 9 tools were probed too, answered in the backend's stead.
+    assert!(report.contains("45 of them to the backend's tools"), "{report}");
     let (ok, report) = crate::common::run_cli(&["policy", "check", crate::common::CHAOS_V3_POLICY]);
     assert!(ok && report.contains("left out: rules for `no-such-tool`, which the catalogue does not hold"), "{report}");
     let (ok, report) = test(crate::common::DEFAULT_POLICY, &cases, "default.jsonl");

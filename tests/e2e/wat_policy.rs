@@ -10,6 +10,6 @@ fn a_plain_wat_policy_passes_the_check() {
     let policy = engine.load(&policy(&Spec::default()), "wat").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(policy.identity().name, "wat");
     let validator = signpost::validate::HintValidator::new().unwrap_or_else(|e| panic!("{e}"));
-    signpost::selfcheck::run(&policy, &validator, std::time::Duration::from_millis(100), &|| false)
+    signpost::selfcheck::run(&policy, &validator, std::time::Duration::from_millis(100), None, &|| false)
         .unwrap_or_else(|e| panic!("{e}"));
 }

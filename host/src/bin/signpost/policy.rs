@@ -20,14 +20,31 @@ pub(super) fn check(
     let validator = HintValidator::new()?;
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     outln!("policy   {}", file.display());
+    // A backend's tools are probed too: it is started first (and never
+    // called by the probes), and the probes run on its runtime.
+    let runtime = tokio::runtime::Runtime::new()?;
+    let upstream = match backend {
+        Some(backend) => Some(runtime.block_on(signpost::proxy::Upstream::start(backend))?),
+        None => None,
+    };
+    let _in_runtime = runtime.enter();
     if explain {
         outln!("probes   the self-check's calls, each through the serving pipeline on the embedded sample graph;");
         outln!("         it fails on any fault, invalid hint, refused coercion, removed text line or missing text:");
         for probe in signpost::selfcheck::explain() {
             outln!("           {probe}");
         }
+        if let Some(upstream) = &upstream {
+            let tools = upstream.catalogue().tools().len().min(signpost::selfcheck::MAX_BACKEND_TOOLS);
+            outln!(
+                "         then each of the backend's tools ({tools}), with the arguments its schema requires, answered in \
+                 the backend's stead (never called) with a result, an empty result, a tool error, a refusal and no \
+                 answer in time"
+            );
+        }
     }
-    match reload::prepare(engine, &validator, &bytes, &file.display().to_string(), cases, &|| false) {
+    let gate = reload::Gate { cases, backend: upstream.as_ref() };
+    match reload::prepare(engine, &validator, &bytes, &file.display().to_string(), gate, &|| false) {
         Ok((policy, report)) => {
             let id = policy.identity();
             outln!("identity {} {}", id.name, id.version);
@@ -38,12 +55,10 @@ pub(super) fn check(
             outln!("check    {report}");
             if policy.interface() >= Interface::V0_2 {
                 print_rules("Signpost's tools", &policy, signpost::tools::tool_set());
-                if let Some(backend) = backend {
-                    let runtime = tokio::runtime::Runtime::new()?;
-                    let upstream = runtime.block_on(signpost::proxy::Upstream::start(backend))?;
+                if let Some(upstream) = &upstream {
                     print_rules("the backend's tools", &policy, upstream.catalogue().tool_set());
                 }
-            } else if backend.is_some() {
+            } else if upstream.is_some() {
                 outln!("rules    none: a {} policy declares no rules", policy.interface());
             }
             outln!("ok: {id} would be accepted");
@@ -148,7 +163,7 @@ pub(super) fn replay(
         let source = file.display().to_string();
         let bytes = std::fs::read(file).with_context(|| format!("reading policy {source}"))?;
         // The same checks as a hot swap: a policy that could not go live is not judged.
-        reports.push(match reload::prepare(engine, &validator, &bytes, &source, None, &|| false) {
+        reports.push(match reload::prepare(engine, &validator, &bytes, &source, reload::Gate::default(), &|| false) {
             Ok((policy, _)) => replay::replay(&log, &graph, &validator, &policy),
             Err(e) => replay::PolicyReport {
                 policy: source.clone(),

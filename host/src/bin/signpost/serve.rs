@@ -212,8 +212,15 @@ pub(super) fn checked_policy(
 ) -> anyhow::Result<Arc<Policy>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {role} {}", path.display()))?;
     let validator = HintValidator::new()?;
-    let (policy, report) = reload::prepare(engine, &validator, &bytes, &path.display().to_string(), cases, &|| false)
-        .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
+    let (policy, report) = reload::prepare(
+        engine,
+        &validator,
+        &bytes,
+        &path.display().to_string(),
+        reload::Gate { cases, backend: None },
+        &|| false,
+    )
+    .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
     tracing::info!(%report, "{role} passed its self-check");
     Ok(policy)
 }
