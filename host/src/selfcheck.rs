@@ -96,6 +96,12 @@ impl Problems {
         }
     }
 
+    fn add_all(&mut self, findings: &Findings, probe: &str) {
+        for note in findings.notes() {
+            self.add(note.clone(), probe);
+        }
+    }
+
     /// Problems found in all (with repeats).
     pub fn total(&self) -> u64 {
         self.counts.values().map(|(n, _)| n).sum::<u64>() + self.unkept
@@ -145,6 +151,20 @@ fn render(problems: &Problems, stopped: Option<&str>) -> String {
         out.push_str(&format!("\n  - and {rest} more"));
     }
     out
+}
+
+/// Why the check stops now, if it ran past its budget.
+fn over_budget(started: Instant, timeout: Duration) -> Option<String> {
+    (started.elapsed() > budget(timeout))
+        .then(|| format!("the check ran past its budget of {} ms", budget(timeout).as_millis()))
+}
+
+/// Why the check stops now, if a call of `policy` timed out since it had
+/// `before` timeouts: a policy that misses its deadline once is not fit.
+fn timed_out(policy: &Policy, before: u64, timeout: Duration) -> Option<String> {
+    (policy.stats().timeouts.load(Ordering::Relaxed) > before).then(|| {
+        format!("a call timed out (deadline {} ms); a policy must answer within its deadline", timeout.as_millis())
+    })
 }
 
 /// The check's time budget under the engine's limits: enough for every
@@ -345,21 +365,16 @@ pub fn run(
             if superseded() {
                 return Err(CheckError::Superseded);
             }
-            if started.elapsed() > budget(timeout) {
-                stopped = Some(format!("the check ran past its budget of {} ms", budget(timeout).as_millis()));
+            if let Some(why) = over_budget(started, timeout) {
+                stopped = Some(why);
                 break 'probes;
             }
             let mut findings = Findings::collecting();
             pipeline::run(graph, validator, &mut lease, tool, &map, Asker::session(session), &mut findings);
             report.probes += 1;
-            for note in findings.notes() {
-                problems.add(note.clone(), &label);
-            }
-            if stats.timeouts.load(Ordering::Relaxed) > timeouts_before {
-                stopped = Some(format!(
-                    "a call timed out (deadline {} ms); a policy must answer within its deadline",
-                    timeout.as_millis()
-                ));
+            problems.add_all(&findings, &label);
+            if let Some(why) = timed_out(policy, timeouts_before, timeout) {
+                stopped = Some(why);
                 break 'probes;
             }
         }
@@ -380,8 +395,8 @@ pub fn run(
                 if superseded() {
                     return Err(CheckError::Superseded);
                 }
-                if started.elapsed() > budget(timeout) {
-                    stopped = Some(format!("the check ran past its budget of {} ms", budget(timeout).as_millis()));
+                if let Some(why) = over_budget(started, timeout) {
+                    stopped = Some(why);
                     break 'backend;
                 }
                 let Ok(runtime) = &runtime else {
@@ -396,14 +411,9 @@ pub fn run(
                 runtime.block_on(forward);
                 report.probes += 1;
                 report.backend_probes += 1;
-                for note in findings.notes() {
-                    problems.add(note.clone(), &label);
-                }
-                if stats.timeouts.load(Ordering::Relaxed) > timeouts_before {
-                    stopped = Some(format!(
-                        "a call timed out (deadline {} ms); a policy must answer within its deadline",
-                        timeout.as_millis()
-                    ));
+                problems.add_all(&findings, &label);
+                if let Some(why) = timed_out(policy, timeouts_before, timeout) {
+                    stopped = Some(why);
                     break 'backend;
                 }
             }

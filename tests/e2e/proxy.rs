@@ -364,6 +364,9 @@ async fn a_bug_on_a_backend_tools_failure_path_is_refused_by_check_and_swap() {
     assert!(message.contains("a backend's tool fails"), "{status:#}");
     assert_eq!(status["active"]["name"], "signpost-default", "{status:#}");
     client.close().await;
+    // Golden cases on every swap would call the backend for real: refused.
+    let (ok, out) = crate::common::run_cli(&["proxy", "--policy-cases", "cases", "--", "python3", &script, "echo"]);
+    assert!(!ok && out.contains("call its backend for real"), "{out}");
 }
 
 /// `signpost proxy` in front of `rogue.py echo` with `env`, its tools/list

@@ -40,6 +40,14 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
              (serve a graph with `signpost --graph FILE`)"
         );
     }
+    if backend.is_some() && args.policy_cases.is_some() {
+        anyhow::bail!(
+            "--policy-cases runs golden cases on Signpost's own tools; a proxy's cases call its backend for real, \
+             so they do not run on every swap: run them against a test instance of the backend with \
+             `signpost policy test FILE --cases DIR -- SERVER…` (the self-check already probes the backend's tools \
+             without calling it)"
+        );
+    }
     let mut sources = args.graph.clone();
     let project = match &args.project {
         Some(dir) => {
