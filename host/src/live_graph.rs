@@ -51,7 +51,14 @@ fn combine(parts: &[&Graph]) -> Result<Combined, GraphError> {
         [] => Ok(Combined::One(0)),
         [one] => Ok(Combined::One(one)),
         _ => {
-            let name = full.iter().map(|&i| parts[i].name()).collect::<Vec<_>>().join("+");
+            // Each name once: a project's parts (one per language) share its name.
+            let mut names: Vec<&str> = Vec::new();
+            for &i in &full {
+                if !names.contains(&parts[i].name()) {
+                    names.push(parts[i].name());
+                }
+            }
+            let name = names.join("+");
             graph::merge(&name, full.iter().map(|&i| parts[i])).map(|g| Combined::Merged(Box::new(g)))
         }
     }
@@ -405,11 +412,7 @@ impl LiveGraph {
         }
         let (tx, mut rx) = mpsc::channel::<()>(16);
         let requests = Arc::new(AtomicU64::new(0));
-        let watchers = self
-            .sources
-            .iter()
-            .map(|p| crate::watch::watch_file(p, tx.clone(), requests.clone(), "graph"))
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        let watchers = crate::watch::watch_files(&self.sources, tx.clone(), requests.clone(), "graph")?;
         tokio::spawn(async move {
             let _watchers = watchers;
             while crate::watch::settled(&mut rx, DEBOUNCE).await {
@@ -425,5 +428,22 @@ impl LiveGraph {
             }
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project's parts (one per language) share its name: the merged
+    /// graph is named once, not once per part.
+    #[test]
+    fn parts_that_share_a_name_are_named_once() {
+        let (a, b) = (Graph::sample(), Graph::sample());
+        match combine(&[&a, &b]) {
+            Ok(Combined::Merged(graph)) => assert_eq!(graph.name(), a.name()),
+            Ok(Combined::One(_)) => panic!("two parts with symbols are merged"),
+            Err(e) => panic!("{e}"),
+        }
     }
 }

@@ -297,7 +297,7 @@ impl Reloader {
         Ok(tx)
     }
 
-    async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<notify::RecommendedWatcher>) {
+    async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<Vec<notify::RecommendedWatcher>>) {
         while settled(&mut rx, DEBOUNCE).await {
             let me = self.clone();
             if let Err(e) = tokio::task::spawn_blocking(move || me.reload()).await {

@@ -26,23 +26,50 @@ pub fn watch_file(
     tx: mpsc::Sender<()>,
     requests: Arc<AtomicU64>,
     what: &'static str,
-) -> anyhow::Result<notify::RecommendedWatcher> {
+) -> anyhow::Result<Vec<notify::RecommendedWatcher>> {
+    watch_files(std::slice::from_ref(&path.to_path_buf()), tx, requests, what)
+}
+
+/// Watches the directories of `paths`, one watcher per directory (so atomic
+/// renames are seen), and asks for a reload when an event names one of the
+/// files. One log line says what is watched, however many files.
+pub fn watch_files(
+    paths: &[PathBuf],
+    tx: mpsc::Sender<()>,
+    requests: Arc<AtomicU64>,
+    what: &'static str,
+) -> anyhow::Result<Vec<notify::RecommendedWatcher>> {
     use notify::{EventKind, RecursiveMode, Watcher};
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path.file_name().map(|n| n.to_owned());
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        let relevant = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_))
-            && event.paths.iter().any(|p| p.file_name() == name.as_deref());
-        if relevant {
-            requests.fetch_add(1, Ordering::SeqCst);
-            let _ = tx.try_send(());
+    let mut by_dir: std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<std::ffi::OsString>> =
+        std::collections::BTreeMap::new();
+    for path in paths {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        by_dir.entry(dir).or_default().extend(path.file_name().map(ToOwned::to_owned));
+    }
+    let mut watchers = Vec::with_capacity(by_dir.len());
+    for (dir, names) in &by_dir {
+        let (tx, requests, names) = (tx.clone(), requests.clone(), names.clone());
+        let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            let Ok(event) = event else { return };
+            let relevant = matches!(event.kind, EventKind::Create(_) | EventKind::Modify(_))
+                && event.paths.iter().any(|p| p.file_name().is_some_and(|n| names.contains(n)));
+            if relevant {
+                requests.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.try_send(());
+            }
+        })?;
+        watcher.watch(dir, RecursiveMode::NonRecursive)?;
+        watchers.push(watcher);
+    }
+    match (paths, by_dir.keys().next()) {
+        ([path], _) => tracing::info!(file = %path.display(), "watching the {what} file"),
+        (_, Some(dir)) if by_dir.len() == 1 => {
+            tracing::info!(dir = %dir.display(), files = paths.len(), "watching the {what} files")
         }
-    })?;
-    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    tracing::info!(dir = %dir.display(), file = %path.display(), "watching the {what} file");
-    Ok(watcher)
+        _ => tracing::info!(files = paths.len(), directories = by_dir.len(), "watching the {what} files"),
+    }
+    Ok(watchers)
 }

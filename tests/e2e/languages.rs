@@ -278,6 +278,38 @@ async fn served_go_project(scratch: &Scratch) -> (Client, PathBuf, PathBuf) {
     (client, dir, cache)
 }
 
+/// What an operator reads when a project starts: one line per fact. One
+/// "watching" line for the graph files however many parts the project has,
+/// the graph named after the project once, and no warning on normal calls.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_project_starts_with_one_line_per_fact() {
+    let scratch = Scratch::new("project-logs");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let cache = scratch.path("cache");
+    let log = scratch.path("server.log");
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
+    let env = [("XDG_CACHE_HOME", c.as_str())];
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    // The operator's default: no RUST_LOG.
+    cmd.args(["--project", &d]).env_remove("RUST_LOG").envs(env);
+    let client = Client::spawn_command(cmd, file).await;
+    for _ in 0..20 {
+        let _ = resolve_one(&client, "service.Service").await;
+    }
+    client.close().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let lines = |needle: &str| text.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(lines("watching the graph file"), 1, "one line for the graph files:\n{text}");
+    assert_eq!(lines("watching the project's sources"), 1, "{text}");
+    let loaded = text.lines().find(|l| l.contains("graph loaded")).unwrap_or_default();
+    assert!(loaded.contains("graph=shop ") || !loaded.contains('+'), "the graph is named once: {loaded}");
+    assert_eq!(lines(" WARN "), 0, "nothing to warn about:\n{text}");
+    assert_eq!(lines("InitializeRequestParams"), 0, "no client's request dumped into the log:\n{text}");
+    assert!(lines("serving MCP on stdio") == 1, "{text}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_served_project_follows_edits_adds_and_deletes() {
     let scratch = Scratch::new("project");

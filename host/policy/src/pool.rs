@@ -19,6 +19,10 @@ use crate::{
     PolicyInfo, Session, SessionKey, Stats, sha256_hex, text,
 };
 
+/// How long a call in place must hold a worker before the hand-off that
+/// follows is logged as a warning (below it, at debug level).
+const WORTH_A_WARNING: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// A compiled, linked policy component, ready to run.
 pub struct Policy {
     pub(crate) pre: Pre<HostState>,
@@ -183,11 +187,16 @@ impl Policy {
     /// longer than [`LONG_IN_PLACE`](crate::in_place::LONG_IN_PLACE).
     fn held_for(&self, took: std::time::Duration, what: &str) {
         if took > crate::in_place::LONG_IN_PLACE && self.in_place.swap(false, std::sync::atomic::Ordering::Relaxed) {
-            tracing::warn!(
-                policy = %self.info.name, ms = took.as_millis() as u64,
-                "{what} held a worker of the server's runtime that long: this policy's calls are handed off to other \
-                 threads from now on"
-            );
+            // Handing off is how a slow policy is served, not a fault: worth
+            // an operator's attention only when a call took a real while.
+            let ms = took.as_millis() as u64;
+            let why = "held a worker of the server's runtime that long: this policy's calls are handed off to other \
+                       threads from now on";
+            if took >= WORTH_A_WARNING {
+                tracing::warn!(policy = %self.info.name, ms, "{what} {why}");
+            } else {
+                tracing::debug!(policy = %self.info.name, ms, "{what} {why}");
+            }
         }
     }
 

@@ -268,6 +268,7 @@ impl Workspace {
                     if s.facts.syntax_errors {
                         report.syntax_errors += 1;
                         unread.push(s.path.as_str());
+                        tracing::debug!(path = %s.path, language = lang.name, "syntax the grammar does not read");
                     }
                     if let Some(cut) = s.facts.cut {
                         report.notes.push(format!(
@@ -286,7 +287,8 @@ impl Workspace {
             let more =
                 if unread.len() > NAMED { format!(", and {} more", unread.len() - NAMED) } else { String::new() };
             report.notes.push(format!(
-                "{} {} file(s) have syntax the {} grammar does not read ({}{more}); what it could read is indexed",
+                "{} {} file(s) have syntax the {} grammar does not read ({}{more}); what it could read is indexed \
+                 (RUST_LOG=signpost_treesitter=debug lists each file)",
                 report.syntax_errors,
                 lang.name,
                 lang.name,

@@ -689,7 +689,10 @@ fn main() -> ExitCode {
         // what the policy said as it trapped: no log lines beside it.
         Some(Command::Policy(_)) => "error",
         _ if one_shot => "warn",
-        _ => "info",
+        // rmcp logs each session's start with the client's whole
+        // `initialize` request, and each end: an operator's log says what
+        // Signpost does (RUST_LOG=rmcp=info brings them back).
+        _ => "info,rmcp=warn",
     };
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| default_level.into());
     // A backend URL's query or password shows in the lines rmcp's HTTP
