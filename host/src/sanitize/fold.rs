@@ -1,7 +1,8 @@
 //! A line as a reader sees it: NFKC (full-width and mathematical letters
 //! read as their plain forms), invisible characters gone, and letters of
 //! other scripts that look like Latin letters read as those letters
-//! (Unicode confusables, UTS #39: Cyrillic `е` is `e`).
+//! (Unicode confusables, UTS #39: Cyrillic `е` is `e`), and what a page or
+//! a URL decodes (`&lpar;`, `&#40;`, `%28` are `(`).
 
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
@@ -33,11 +34,12 @@ pub fn is_symbol(c: char) -> bool {
 }
 
 /// The form a reader sees: NFKC, invisible characters removed, confusable
-/// letters as the Latin letters they look like, and markup that shows
+/// letters as the Latin letters they look like, character references and
+/// percent-escapes decoded ([`escapes`]), and markup that shows
 /// nothing gone (an HTML comment, `<wbr>`, a soft hyphen written `&shy;`:
 /// `delete<!-- -->_entities` reads `delete_entities`).
 pub fn fold(l: &str) -> std::borrow::Cow<'_, str> {
-    let read = then(unseen_markup(l), letter_escapes);
+    let read = then(unseen_markup(l), escapes);
     then(read, fold_chars)
 }
 
@@ -59,12 +61,71 @@ fn then<'l>(
     }
 }
 
-/// Escapes that write a letter, a digit or `_` (`&#100;`, `&#x64;`,
-/// `\u0064`, `\x64`), decoded: `&#100;escribe` reads `describe`. Others
-/// stay as written (a `\u0022` in a JSON string is still its quote).
-fn letter_escapes(l: &str) -> std::borrow::Cow<'_, str> {
-    let letter = |s: &str| unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_');
-    rewrite(l, &['&', '\\'], |s| letter(s).map(|(c, len)| (len, Some(c))))
+/// Escapes decoded as a reader decodes them: an HTML character reference
+/// (`&#40;`, `&#x28;`, `&lpar;`, `&quot;`) and a percent-escape (`%28`) as
+/// the printable character it stands for, whatever it is (a page or a URL
+/// shows `describe(`); a backslash escape (`\u0064`, `\x64`) only where it
+/// writes a letter, a digit or `_`: `\u0064escribe` reads `describe`, and a
+/// `\u0022` in a JSON string is still its quote.
+fn escapes(l: &str) -> std::borrow::Cow<'_, str> {
+    let printable = |c: &char| c.is_ascii_graphic() || *c == ' ';
+    let read = |s: &str| match s.as_bytes().first() {
+        Some(b'\\') => unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_'),
+        Some(b'&') => unescape(s).or_else(|| named_reference(s)).filter(|(c, _)| printable(c)),
+        _ => unescape(s).filter(|(c, _)| printable(c)),
+    };
+    rewrite(l, &['&', '\\', '%'], |s| read(s).map(|(c, len)| (len, Some(c))))
+}
+
+/// The HTML named character references for printable ASCII (HTML's own
+/// table), the character and the reference's length.
+fn named_reference(s: &str) -> Option<(char, usize)> {
+    const NAMED: [(&str, char); 41] = [
+        ("amp", '&'),
+        ("AMP", '&'),
+        ("lt", '<'),
+        ("LT", '<'),
+        ("gt", '>'),
+        ("GT", '>'),
+        ("quot", '"'),
+        ("QUOT", '"'),
+        ("apos", '\''),
+        ("lpar", '('),
+        ("rpar", ')'),
+        ("lsqb", '['),
+        ("lbrack", '['),
+        ("rsqb", ']'),
+        ("rbrack", ']'),
+        ("lcub", '{'),
+        ("lbrace", '{'),
+        ("rcub", '}'),
+        ("rbrace", '}'),
+        ("colon", ':'),
+        ("comma", ','),
+        ("equals", '='),
+        ("quest", '?'),
+        ("num", '#'),
+        ("sol", '/'),
+        ("bsol", '\\'),
+        ("period", '.'),
+        ("semi", ';'),
+        ("excl", '!'),
+        ("lowbar", '_'),
+        ("dollar", '$'),
+        ("percnt", '%'),
+        ("ast", '*'),
+        ("midast", '*'),
+        ("plus", '+'),
+        ("vert", '|'),
+        ("verbar", '|'),
+        ("VerticalLine", '|'),
+        ("grave", '`'),
+        ("Hat", '^'),
+        ("tilde", '~'),
+    ];
+    let body = s.strip_prefix('&')?;
+    let end = body.bytes().take(14).position(|b| b == b';')?;
+    NAMED.iter().find(|(name, _)| *name == &body[..end]).map(|&(_, c)| (c, end + 2))
 }
 
 /// Markup that shows nothing where it stands, removed (an unclosed
@@ -233,7 +294,11 @@ mod tests {
         assert_eq!(fold("d\u{332}e\u{332}l\u{332}"), "del");
         // Escapes of letters are read as the letters; others stay.
         assert_eq!(fold("&#100;elete_&#x65;ntities \\u0064escribe"), "delete_entities describe");
-        assert_eq!(fold(r#"{"q": "a\u0022b"} &#34; &amp;"#), r#"{"q": "a\u0022b"} &#34; &amp;"#);
+        assert_eq!(fold(r#"{"q": "a\u0022b"}"#), r#"{"q": "a\u0022b"}"#);
+        // What a page or a URL shows: references and percent-escapes of
+        // any printable character.
+        assert_eq!(fold("describe&#40;&quot;x&quot;&rpar; &amp; %7B%22id%22%3A1%7D"), r#"describe("x") & {"id":1}"#);
+        assert_eq!(fold("50% of &unknown; &#0; %0A"), "50% of &unknown; &#0; %0A");
         assert_eq!(fold("→ ﬁnd"), "→ find");
         assert_eq!(fold("— ‼"), "— !!");
         // Markup that shows nothing.
