@@ -547,19 +547,52 @@ def _fold(s: str) -> str:
                    for c in unicodedata.normalize("NFKD", s) if not is_invisible(c) and not _is_mark(c))
 
 
+#: HTML's named character references for printable ASCII
+#: (``fold::named_reference``).
+_NAMED_REFERENCES = {
+    "amp": "&", "AMP": "&", "lt": "<", "LT": "<", "gt": ">", "GT": ">", "quot": '"', "QUOT": '"',
+    "apos": "'", "lpar": "(", "rpar": ")", "lsqb": "[", "lbrack": "[", "rsqb": "]", "rbrack": "]",
+    "lcub": "{", "lbrace": "{", "rcub": "}", "rbrace": "}", "colon": ":", "comma": ",", "equals": "=",
+    "quest": "?", "num": "#", "sol": "/", "bsol": "\\", "period": ".", "semi": ";", "excl": "!",
+    "lowbar": "_", "dollar": "$", "percnt": "%", "ast": "*", "midast": "*", "plus": "+", "vert": "|",
+    "verbar": "|", "VerticalLine": "|", "grave": "`", "Hat": "^", "tilde": "~",
+}
+
+
+def _named_reference(s: str, at: int) -> Optional[tuple[str, int]]:
+    """``&name;`` at ``s[at]`` for a printable ASCII character, and its length."""
+    head = s[at + 1:at + 15]
+    semi = head.find(";")
+    if semi < 0:
+        return None
+    c = _NAMED_REFERENCES.get(head[:semi])
+    return (c, semi + 2) if c is not None else None
+
+
+def _printable(c: str) -> bool:
+    return len(c) == 1 and (c == " " or "!" <= c <= "~")
+
+
 def _letter_escapes(l: str) -> str:
-    """Escapes that write a letter, a digit or ``_`` (``&#100;``, ``&#x64;``,
-    ``\\u0064``, ``\\x64``), decoded; others stay as written. Mirrors
-    ``fold::letter_escapes``."""
-    if "&#" not in l and "\\" not in l:
+    """Escapes decoded as a reader decodes them: an HTML character reference
+    (``&#40;``, ``&lpar;``) and a percent-escape (``%28``) as the printable
+    character it stands for; a backslash escape (``\\u0064``) only where it
+    writes a letter, a digit or ``_``. Mirrors ``fold::escapes``."""
+    if "&" not in l and "\\" not in l and "%" not in l:
         return l
     out: list[str] = []
     i, n = 0, len(l)
     while i < n:
         c = l[i]
-        if c in "&\\":
+        if c in "&\\%":
             got = _unescape(l, i)
-            if got is not None and (_is_ascii_alnum(got[0]) or got[0] == "_"):
+            if c == "&" and got is None:
+                got = _named_reference(l, i)
+            if c == "\\":
+                ok = got is not None and (_is_ascii_alnum(got[0]) or got[0] == "_")
+            else:
+                ok = got is not None and _printable(got[0])
+            if ok:
                 out.append(got[0])
                 i += got[1]
                 continue

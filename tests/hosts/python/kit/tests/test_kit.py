@@ -934,7 +934,10 @@ class SanitizerTest(unittest.TestCase):
         self.assertEqual(fold("d\u0332e\u0332l\u0332"), "del")
         # Escapes of letters are read as the letters; others stay.
         self.assertEqual(fold("&#100;elete_&#x65;ntities \\u0064escribe"), "delete_entities describe")
-        self.assertEqual(fold('{"q": "a\\u0022b"} &#34; &amp;'), '{"q": "a\\u0022b"} &#34; &amp;')
+        self.assertEqual(fold('{"q": "a\\u0022b"}'), '{"q": "a\\u0022b"}')
+        # What a page or a URL shows: references and percent-escapes of any printable character.
+        self.assertEqual(fold('describe&#40;&quot;x&quot;&rpar; &amp; %7B%22id%22%3A1%7D'), 'describe("x") & {"id":1}')
+        self.assertEqual(fold('50% of &unknown; &#0; %0A'), '50% of &unknown; &#0; %0A')
         self.assertEqual(fold("→ ﬁnd"), "→ find")
         self.assertEqual(fold("— ‼"), "— !!")
         self.assertEqual(fold("delete<!-- x -->_entities"), "delete_entities")
