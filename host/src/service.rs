@@ -224,6 +224,17 @@ impl Signpost {
         &self.graphs
     }
 
+    /// Lists the tools without their output schemas: the same
+    /// `structuredContent`, a `tools/list` a third the size (an agent reads
+    /// the whole list before its first question). A client that validates
+    /// results against a declared schema wants them: `--output-schemas`.
+    pub fn without_output_schemas(mut self) -> Self {
+        for tool in &mut self.tools {
+            tool.output_schema = None;
+        }
+        self
+    }
+
     /// The tool definitions.
     pub fn tools(&self) -> &[rmcp::model::Tool] {
         &self.tools

@@ -5,9 +5,21 @@ use serde_json::{Value, json};
 
 use crate::common::Client;
 
+/// The tool list an agent reads before its first question stays small:
+/// the five tools with their input schemas, under 8 KB; the output schemas
+/// (the same `structuredContent` either way) with `--output-schemas`.
 #[tokio::test]
 async fn lists_exactly_the_five_tools_with_schemas() {
-    let client = Client::default().await;
+    let lean = Client::default().await;
+    let tools = lean.service().list_all_tools().await.unwrap_or_default();
+    let bytes = serde_json::to_string(&tools).map(|s| s.len()).unwrap_or(usize::MAX);
+    assert!(bytes <= 8 * 1024, "tools/list is {bytes} bytes");
+    assert!(tools.iter().all(|t| t.output_schema.is_none()), "no output schemas by default");
+    let r = lean.call("resolve", json!({"identifier": "OrderController"})).await;
+    assert_eq!(r.structured["candidates"][0]["fqn"], "com.acme.shop.orders.OrderController", "the same results");
+    lean.close().await;
+
+    let client = Client::spawn(&["--output-schemas"]).await;
     let info = client.service().peer_info().and_then(|i| i.server_info.clone()).map(|s| s.name);
     assert_eq!(info.as_deref(), Some("signpost"));
     let tools = client.service().list_all_tools().await.unwrap_or_default();

@@ -488,6 +488,12 @@ struct ServeArgs {
     /// on every swap, and for a canary or a shadow.
     #[arg(long, value_name = "DIR")]
     policy_cases: Option<PathBuf>,
+    /// List each tool's output schema in `tools/list` (16 KB more, about
+    /// 4,000 tokens every agent reads before its first question). Results
+    /// carry the same `structuredContent` either way; turn this on for a
+    /// client that validates results against a declared schema.
+    #[arg(long)]
+    output_schemas: bool,
     /// Do not watch the policy and graph files (SIGHUP still reloads the policy).
     #[arg(long)]
     no_watch: bool,

@@ -90,6 +90,9 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         None => signpost::trails::Trails::new(idle, max),
     };
     let mut signpost = Signpost::with_graphs(graphs, policy)?.with_evidence(args.evidence()?).with_trails(trails);
+    if !args.output_schemas {
+        signpost = signpost.without_output_schemas();
+    }
     if let Some(backend) = backend {
         let upstream = runtime.block_on(signpost::proxy::Upstream::start(backend))?;
         tracing::info!(backend = %upstream.describe(), tools = upstream.catalogue().tools().len(), "proxying");
