@@ -85,7 +85,29 @@ struct Guard {
     token_digest: Option<[u8; 32]>,
     sessions: Arc<LocalSessionManager>,
     max_sessions: usize,
+    /// `initialize` requests let through whose session may not exist yet:
+    /// counted against the cap with the sessions, so concurrent requests
+    /// cannot open more than it allows.
+    opening: Arc<std::sync::atomic::AtomicUsize>,
     signpost: Arc<Signpost>,
+}
+
+/// A place under the session cap held by one `initialize` until its
+/// request is answered (its session then counts itself).
+struct Opening(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Opening {
+    /// Holds a place; with how many others were held before it.
+    fn hold(opening: &Arc<std::sync::atomic::AtomicUsize>) -> (Opening, usize) {
+        let before = opening.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        (Opening(opening.clone()), before)
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// Loopback names and the operator's `--allowed-host` values.
@@ -137,6 +159,7 @@ pub fn router(signpost: Arc<Signpost>, opts: &HttpOptions, cancel: CancellationT
         token_digest: opts.token.as_deref().map(|t| digest(t.as_bytes())),
         sessions,
         max_sessions: opts.max_sessions,
+        opening: Arc::default(),
         signpost,
     };
     Router::new()
@@ -323,17 +346,22 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
         Err(e) => return refuse_with(StatusCode::BAD_REQUEST, PARSE_ERROR, &format!("parse error: {e}")),
         // Only `initialize` opens a session: the cap leaves sessionless
         // (2026-07-28) requests alone.
-        Ok(message @ serde_json::Value::Object(_)) => {
-            if opens_session
-                && message["method"] == "initialize"
-                && guard.sessions.sessions.read().await.len() >= guard.max_sessions
-            {
+        // The place is held before the sessions are counted, and until the
+        // session exists: an `initialize` is refused when the sessions and
+        // the places held before it fill the cap.
+        Ok(message @ serde_json::Value::Object(_)) if opens_session && message["method"] == "initialize" => {
+            let (place, before) = Opening::hold(&guard.opening);
+            if guard.sessions.sessions.read().await.len() + before >= guard.max_sessions {
                 return refuse(
                     StatusCode::SERVICE_UNAVAILABLE,
                     &format!("too many MCP sessions (at most {}); close one or retry later", guard.max_sessions),
                 );
             }
+            let response = next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await;
+            drop(place);
+            return response;
         }
+        Ok(serde_json::Value::Object(_)) => {}
         Ok(_) => {
             return refuse(StatusCode::BAD_REQUEST, "invalid request: expected one JSON-RPC message (a JSON object)");
         }

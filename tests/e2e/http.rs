@@ -100,6 +100,30 @@ async fn token_is_required_on_every_mcp_request() {
     let _ = client.cancel().await;
 }
 
+/// The session cap holds under concurrent `initialize` requests: 32 at
+/// once open at most the cap's sessions, and the rest are refused with 503.
+#[tokio::test]
+async fn concurrent_initialize_calls_cannot_overrun_the_session_cap() {
+    let server = HttpServer::start(&["--max-sessions", "2"], &[]);
+    let mut at_once = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        at_once.spawn(post(&server.url).json(&initialize_body()).send());
+    }
+    let mut opened = 0;
+    for answer in at_once.join_all().await {
+        let answer = answer.unwrap_or_else(|e| panic!("{e}"));
+        match answer.status().as_u16() {
+            200 => {
+                assert!(answer.headers().contains_key("mcp-session-id"), "{:?}", answer.headers());
+                opened += 1;
+            }
+            503 => {}
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert!((1..=2).contains(&opened), "{opened} sessions opened under a cap of 2");
+}
+
 #[tokio::test]
 async fn hostile_http_is_refused_and_the_server_keeps_serving() {
     let server = HttpServer::start(&["--max-body-bytes", "4096", "--max-sessions", "2"], &[]);
