@@ -358,6 +358,22 @@ fn redis_command(redis: &Redis, args: &[&str]) -> String {
     reply.trim_end().to_owned()
 }
 
+/// A number from the store's `INFO` (`total_net_output_bytes`, …).
+fn redis_info(redis: &Redis, field: &str) -> u64 {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", redis.port)).unwrap_or_else(|e| panic!("{e}"));
+    stream.write_all(b"*1\r\n$4\r\nINFO\r\n").unwrap_or_else(|e| panic!("{e}"));
+    let mut reader = std::io::BufReader::new(stream);
+    let mut header = String::new();
+    reader.read_line(&mut header).unwrap_or_else(|e| panic!("{e}"));
+    let len: usize = header.trim_start_matches('$').trim_end().parse().unwrap_or_else(|e| panic!("{header}: {e}"));
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).unwrap_or_else(|e| panic!("{e}"));
+    let body = String::from_utf8_lossy(&body);
+    let line = body.lines().find_map(|l| l.strip_prefix(&format!("{field}:"))).unwrap_or_else(|| panic!("{body}"));
+    line.trim().parse().unwrap_or_else(|e| panic!("{field}: {e}"))
+}
+
 #[tokio::test]
 async fn a_replica_adopts_the_signing_key_the_store_holds() {
     let Some(redis) = toolchain::require("redis-server", Redis::start()) else { return };
@@ -406,12 +422,20 @@ async fn a_trail_whose_stored_state_cannot_be_read_is_refused_not_stuck() {
     };
     let key = key_of(&trail);
     let huge = format!("{{\"history\":\"{}\"}}", "x".repeat(300 * 1024));
-    for garbage in ["not json", "{\"owner\":[1,2]}", huge.as_str()] {
+    let enormous = format!("{{\"history\":\"{}\"}}", "x".repeat(60 << 20));
+    for garbage in ["not json", "{\"owner\":[1,2]}", huge.as_str(), enormous.as_str()] {
         assert_eq!(redis_command(&redis, &["HSET", &key, "s", garbage]), ":0", "the trail is stored");
+        let sent_before = redis_info(&redis, "total_net_output_bytes");
         let r = stateless_call(&server.url, "search", json!({"query": "chaos:history", "trail": trail})).await;
         let notice = r["structuredContent"]["trail_notice"].as_str().unwrap_or_default();
         assert!(notice.contains("stored state") && notice.contains("started a new trail"), "{r}");
         assert!(history_seen(&r).0 == 0 && trail_of(&r) != trail, "{r}");
+        // A state over the bound is refused by its size: it never leaves the store.
+        if garbage.len() > 256 * 1024 {
+            let sent = redis_info(&redis, "total_net_output_bytes") - sent_before;
+            assert!(sent < 64 * 1024, "{sent} bytes sent for a refused state of {}", garbage.len());
+            assert!(notice.contains("not read"), "{r}");
+        }
     }
     // A version that is no whole number, or the key of another type (what
     // another program wrote there): that trail is refused too, and the

@@ -62,15 +62,32 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// One trail's version and state, its size asked first. KEYS: the trail.
+/// ARGV: the largest state read. Returns `{version, state}`, or `{version,
+/// size}` when the state is larger (it never leaves the store), or a
+/// WRONGTYPE error when the key holds something else than a trail.
+const LOAD: &str = r"
+local n = redis.pcall('HSTRLEN', KEYS[1], 's')
+if type(n) == 'table' then return redis.error_reply('WRONGTYPE the trail key holds another type') end
+if n > tonumber(ARGV[1]) then return {redis.call('HGET', KEYS[1], 'v'), n} end
+return redis.call('HMGET', KEYS[1], 'v', 's')
+";
+
 /// Check-and-set of one trail, and the bounds. KEYS: the trail, probation,
 /// in use. ARGV: the version read (0: none), the state, the lifetime in ms,
-/// the bound, the trail's member name, the prefix of trail keys. Returns
-/// `{new version, 0, ''}`; or, when another call wrote first, `{-1,
-/// version, state}` of what it wrote (`{-1, 0, ''}`: the trail is gone).
+/// the bound, the trail's member name, the prefix of trail keys, the
+/// largest state sent back. Returns `{new version, 0, ''}`; or, when
+/// another call wrote first, `{-1, version, state}` of what it wrote
+/// (`{-1, 0, ''}`: the trail is gone; `{-1, version, size}`: a state
+/// larger than the largest, not sent).
 const SAVE: &str = r"
 local cur = redis.call('HMGET', KEYS[1], 'v', 's')
 local v = tonumber(cur[1] or '0')
-if v ~= tonumber(ARGV[1]) then return {-1, v, cur[2] or ''} end
+if v ~= tonumber(ARGV[1]) then
+  local s = cur[2] or ''
+  if #s > tonumber(ARGV[7]) then return {-1, v, #s} end
+  return {-1, v, s}
+end
 v = v + 1
 redis.call('HSET', KEYS[1], 'v', v, 's', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -130,6 +147,8 @@ pub struct Stored {
 pub struct Shared {
     conn: ConnectionManager,
     save: redis::Script,
+    /// [`LOAD`].
+    load: redis::Script,
     /// Where it is, without credentials, for the logs.
     addr: String,
     /// When this store was connected: the clock of `down_until`.
@@ -214,6 +233,7 @@ impl Shared {
         let shared = Shared {
             conn,
             save: redis::Script::new(SAVE),
+            load: redis::Script::new(LOAD),
             addr,
             epoch: Instant::now(),
             down_until: AtomicU64::new(0),
@@ -296,13 +316,15 @@ impl Shared {
     /// The trail `id`: its version and state, `None` when there is none.
     pub async fn load(&self, id: &Id) -> Result<Option<(i64, State)>, Failure> {
         let mut conn = self.conn.clone();
-        let mut hmget = redis::cmd("HMGET");
-        hmget.arg(trail_key(id)).arg("v").arg("s");
+        let mut load = self.load.prepare_invoke();
+        load.key(trail_key(id)).arg(MAX_STATE_BYTES);
         // (read as it is, not converted by the client: a value of the wrong
         // type is this trail's failure, not the store's)
-        let reply: Vec<redis::Value> = self.guard(hmget.query_async(&mut conn)).await?;
+        let reply: Vec<redis::Value> = self.guard(load.invoke_async(&mut conn)).await?;
         let mut reply = reply.into_iter();
-        let (Some(version), Some(state)) = (text(reply.next())?, text(reply.next())?) else { return Ok(None) };
+        let version = reply.next();
+        let state = state_of(reply.next())?;
+        let (Some(version), Some(state)) = (text(version)?, state) else { return Ok(None) };
         Ok(Some((number(&version)?, self.decode(&state)?)))
     }
 
@@ -328,7 +350,8 @@ impl Shared {
             .arg(idle.as_millis().max(1) as u64)
             .arg(max)
             .arg(member(&stored.id))
-            .arg(format!("{PREFIX}trail:"));
+            .arg(format!("{PREFIX}trail:"))
+            .arg(MAX_STATE_BYTES);
         let reply: Vec<redis::Value> = self.guard(save.invoke_async(&mut conn)).await?;
         let mut reply = reply.into_iter();
         // (a version Lua cannot read as a number ends its reply early)
@@ -341,7 +364,8 @@ impl Shared {
         if now == 0 {
             return Ok(Some(None));
         }
-        Ok(Some(Some((now, self.decode(&next()?)?))))
+        let state = state_of(reply.next())?.ok_or_else(|| Failure::Unreadable(UNREADABLE_VERSION.into()))?;
+        Ok(Some(Some((now, self.decode(&state)?))))
     }
 
     fn decode(&self, state: &str) -> Result<State, Failure> {
@@ -351,6 +375,18 @@ impl Shared {
         let state: State = serde_json::from_str(state)
             .map_err(|e| Failure::Unreadable(format!("has a stored state this version cannot read ({e})")))?;
         Ok(State { history: state.history.bounded(), ..state })
+    }
+}
+
+/// A trail's state as the scripts send it: its text, or (a number) the
+/// size of a state too large to be sent.
+fn state_of(value: Option<redis::Value>) -> Result<Option<String>, Failure> {
+    match value {
+        Some(redis::Value::Int(size)) => Err(Failure::Unreadable(format!(
+            "has a stored state over {} KiB ({size} bytes, not read)",
+            MAX_STATE_BYTES / 1024
+        ))),
+        value => text(value),
     }
 }
 
