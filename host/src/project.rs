@@ -133,6 +133,9 @@ pub struct Project {
     deferred: Vec<PathBuf>,
     /// The first index is being built in the background (watched).
     first_pending: bool,
+    /// The root was found gone (moved or deleted) and has not been read
+    /// since it came back.
+    root_was_gone: bool,
 }
 
 /// `files` of `lang` that no SCIP project of the same language covers
@@ -403,6 +406,7 @@ impl Project {
             first: None,
             deferred: Vec::new(),
             first_pending: false,
+            root_was_gone: false,
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -688,6 +692,16 @@ impl Project {
                 if changed.is_empty() && !covered {
                     continue;
                 }
+                // A root moved or deleted would read as every file deleted:
+                // the graph keeps serving as it was, and says why, until
+                // the root is back (then read again whole).
+                if !self.root_present(&graphs) {
+                    self.deferred.clear();
+                    continue;
+                }
+                if std::mem::take(&mut self.root_was_gone) {
+                    changed.push(self.root.clone());
+                }
                 changed.sort();
                 changed.dedup();
                 // A directory created or moved in is watched, and what is
@@ -701,6 +715,26 @@ impl Project {
             }
         })?;
         Ok(())
+    }
+
+    /// Whether the project's root is still a directory where it was; when it
+    /// is not, the log and `signpost://graph` say so, once each time it goes.
+    fn root_present(&mut self, graphs: &LiveGraph) -> bool {
+        let present = self.root.is_dir();
+        if !present && !self.root_was_gone {
+            let why = format!(
+                "the project root {} is gone (moved or deleted): the graph is kept as it was, and edits are not \
+                 followed until it is back; serve the project where it is now with --project",
+                self.root.display()
+            );
+            tracing::warn!("{why}");
+            graphs.set_notes("root", vec![why]);
+        } else if present && self.root_was_gone {
+            tracing::info!(root = %self.root.display(), "the project root is back: reading it again");
+            graphs.set_notes("root", Vec::new());
+        }
+        self.root_was_gone |= !present;
+        present
     }
 
     /// What to read again once the watcher is in place: the files the first

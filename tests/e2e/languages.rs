@@ -278,6 +278,56 @@ async fn served_go_project(scratch: &Scratch) -> (Client, PathBuf, PathBuf) {
     (client, dir, cache)
 }
 
+/// A served project's root moved away (or deleted) is said, in
+/// `signpost://graph` and the log, and the graph is kept as it was: the
+/// next event (a write in the moved tree, reported under the old path) no
+/// longer empties it. Moved back, the project is read again and followed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_project_whose_root_moves_away_keeps_its_graph_and_says_so() {
+    let scratch = Scratch::new("project-moved");
+    let (client, dir, _cache) = served_go_project(&scratch).await;
+    let service = resolve_one(&client, "service.Service").await;
+    let away = scratch.path("elsewhere");
+    std::fs::rename(&dir, &away).unwrap_or_else(|e| panic!("{e}"));
+    // A write in the moved tree: its watch still fires, under the old path.
+    std::fs::write(
+        away.join("orders/late.go"),
+        "package orders
+
+func Late() {}
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let status = client.resource("signpost://graph").await;
+        if status["notes"].to_string().contains("is gone") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the root's move is never said: {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(resolve_one(&client, "service.Service").await, service, "the graph is kept as it was");
+    let r = client.call("resolve", json!({"identifier": "Service.Place"})).await;
+    assert_eq!(r.structured["status"], "one", "{}", r.text);
+    // Back where it was: read again (the file written while away is found)
+    // and followed.
+    std::fs::rename(&away, &dir).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("orders/later.go"),
+        "package orders
+
+func Later() {}
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "Later", "one", &service).await;
+    until_resolved(&client, "Late", "one", &service).await;
+    let status = client.resource("signpost://graph").await;
+    assert!(!status["notes"].to_string().contains("is gone"), "{status}");
+    client.close().await;
+}
+
 /// What an operator reads when a project starts: one line per fact. One
 /// "watching" line for the graph files however many parts the project has,
 /// the graph named after the project once, and no warning on normal calls.
