@@ -24,7 +24,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::json;
@@ -76,6 +75,9 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Sessions idle this long are closed.
     pub session_idle: Duration,
+    /// A connection whose request headers are not all read within this
+    /// is closed (a client that stops half-way holds nothing).
+    pub header_timeout: Duration,
 }
 
 #[derive(Clone)]
@@ -403,14 +405,7 @@ pub async fn serve(
             let _ = drained.send(());
         });
     };
-    // Without TCP_NODELAY a response written in several segments waits for
-    // the client's delayed ACK (~40 ms a call): Nagle's algorithm.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(drain).into_future();
+    let server = accept(listener, app, opts.header_timeout, drain);
     // A graceful shutdown waits for every connection to close: one a
     // client left half-sent (its headers never ended) would hold it for
     // ever. Past the drain and a short grace, the server exits anyway.
@@ -429,6 +424,54 @@ pub async fn serve(
         ),
     }
     tracing::info!("HTTP server stopped");
+    Ok(())
+}
+
+/// Serves `app` on the connections `listener` accepts until `drain`
+/// resolves, then waits for them to close. Each connection is HTTP/1.1
+/// whose request headers must all arrive within `header_timeout` (hyper's
+/// header-read timeout, on tokio's timer): a client that stops half-way
+/// through them is closed, not waited for.
+async fn accept(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    header_timeout: Duration,
+    drain: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut drain = std::pin::pin!(drain);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(header_timeout);
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // (out of descriptors, a connection reset before it was
+                // taken: the next one may do)
+                Err(e) => {
+                    tracing::debug!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            () = &mut drain => break,
+        };
+        // Without TCP_NODELAY a response written in several segments waits
+        // for the client's delayed ACK (~40 ms a call): Nagle's algorithm.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "could not set TCP_NODELAY");
+        }
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = http.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "a connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
     Ok(())
 }
 

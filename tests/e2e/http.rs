@@ -100,6 +100,25 @@ async fn token_is_required_on_every_mcp_request() {
     let _ = client.cancel().await;
 }
 
+/// A client that stops in the middle of its request headers is closed
+/// after the header-read timeout, not waited for; the server goes on.
+#[tokio::test]
+async fn a_request_left_half_sent_is_closed_after_the_header_timeout() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = HttpServer::start(&["--header-timeout-secs", "1"], &[]);
+    let addr = server.url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let mut half = tokio::net::TcpStream::connect(&addr).await.unwrap_or_else(|e| panic!("{e}"));
+    half.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: appl").await.unwrap_or_default();
+    // Closed by the server (read ends or fails): well before this bound,
+    // which only keeps a broken server from hanging the suite.
+    let mut buf = [0u8; 512];
+    let closed = tokio::time::timeout(Duration::from_secs(20), half.read(&mut buf)).await;
+    assert!(closed.is_ok(), "the half-sent request still holds its connection");
+    // The server still answers.
+    let ok = post(&server.url).json(&initialize_body()).send().await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.status(), 200);
+}
+
 /// The session cap holds under concurrent `initialize` requests: 32 at
 /// once open at most the cap's sessions, and the rest are refused with 503.
 #[tokio::test]

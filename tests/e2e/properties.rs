@@ -490,6 +490,7 @@ fn http_status(body: Vec<u8>, json_type: bool) -> (u16, String) {
             max_body_bytes: 1 << 20,
             max_sessions: 1000,
             session_idle: std::time::Duration::from_secs(60),
+            header_timeout: std::time::Duration::from_secs(10),
         };
         let router = runtime
             .block_on(async { signpost::http::router(signpost, &opts, tokio_util::sync::CancellationToken::new()) });

@@ -524,6 +524,10 @@ struct ServeArgs {
     /// Most concurrent HTTP MCP sessions.
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     max_sessions: u64,
+    /// Close an HTTP connection whose request headers are not all read
+    /// within this many seconds (a client that stops half-way).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout_secs: u64,
     /// Close HTTP sessions idle for this many seconds.
     #[arg(long, default_value_t = 1800, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     session_idle_secs: u64,
@@ -603,6 +607,7 @@ impl ServeArgs {
             max_body_bytes: self.max_body_bytes as usize,
             max_sessions: self.max_sessions as usize,
             session_idle: Duration::from_secs(self.session_idle_secs),
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
         })
     }
 
