@@ -436,14 +436,22 @@ async fn accept(
     listener: tokio::net::TcpListener,
     app: Router,
     header_timeout: Duration,
-    drain: impl Future<Output = ()>,
+    drain_on: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut drain = std::pin::pin!(drain);
+    // Watched on a task of its own from now on, whatever the loop is busy
+    // with: a signal handler is in place once the server listens.
+    let (drained, mut drain) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        drain_on.await;
+        let _ = drained.send(());
+    });
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(header_timeout);
     loop {
         let (tcp, _) = tokio::select! {
+            biased;
+            _ = &mut drain => break,
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 // (out of descriptors, a connection reset before it was
@@ -454,7 +462,6 @@ async fn accept(
                     continue;
                 }
             },
-            () = &mut drain => break,
         };
         // Without TCP_NODELAY a response written in several segments waits
         // for the client's delayed ACK (~40 ms a call): Nagle's algorithm.
@@ -475,24 +482,32 @@ async fn accept(
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGINT or SIGTERM. The handlers are in place when this
+/// returns (not when the future is first polled): a signal sent as soon as
+/// the server listens is a shutdown, never the default action. Needs a
+/// tokio runtime.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (interrupt, terminate) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()));
+        async move {
+            let wait = |s: std::io::Result<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = wait(interrupt) => {},
+                () = wait(terminate) => {},
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    async {
+        let _ = tokio::signal::ctrl_c().await;
     }
 }
