@@ -242,11 +242,13 @@ pub fn judge(expect: &Expect, response: &Response, corrections: &Corrections, st
         }
         failures.push(failure);
     }
-    failures.extend(check(expect, response));
-    if failures.len() == 1 {
-        // Corrections alone: show what the agent got too.
+    let unmet = check(expect, response);
+    if unmet.is_empty() && !failures.is_empty() {
+        // Corrections alone: show what the agent got too (`check` does
+        // when an expectation fails).
         failures.extend(shown(response));
     }
+    failures.extend(unmet);
     failures
 }
 

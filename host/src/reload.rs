@@ -155,13 +155,7 @@ impl Reloader {
     /// (also after the last one was promoted or dropped) or a new shadow.
     pub fn with_role(mut self, role: Role) -> Self {
         self.role = role;
-        let trials = self.signpost.trials();
-        let serving = match role {
-            Role::Live => Some(self.signpost.live().current().identity().sha256.clone()),
-            Role::Canary { .. } => trials.canary_sha256(),
-            Role::Shadow => trials.shadow_sha256(),
-        };
-        self.acted = std::sync::Mutex::new(serving);
+        self.acted = std::sync::Mutex::new(self.serving().map(|id| id.sha256));
         self
     }
 
@@ -169,15 +163,13 @@ impl Reloader {
         self.acted.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The build serving in this reloader's role now, named (or that none does).
-    fn serving_now(&self) -> String {
-        let trials = self.signpost.trials();
-        let serving = match self.role {
+    /// The build serving in this reloader's role now, if one does.
+    fn serving(&self) -> Option<Identity> {
+        match self.role {
             Role::Live => Some(self.signpost.live().current().identity().clone()),
-            Role::Canary { .. } => trials.canary_identity(),
-            Role::Shadow => trials.shadow_identity(),
-        };
-        serving.map_or_else(|| format!("no {}", self.role.name()), |id| id.to_string())
+            Role::Canary { .. } => self.signpost.trials().canary_identity(),
+            Role::Shadow => self.signpost.trials().shadow_identity(),
+        }
     }
 
     /// Reads the policy file and swaps it in if it is new and passes every
@@ -201,11 +193,7 @@ impl Reloader {
         };
         let sha256 = crate::policy::sha256_hex(&bytes);
         let live_sha = live.current().identity().sha256.clone();
-        let serving = match self.role {
-            Role::Live => Some(live_sha.clone()),
-            Role::Canary { .. } => self.signpost.trials().canary_sha256(),
-            Role::Shadow => self.signpost.trials().shadow_sha256(),
-        };
+        let serving = self.serving().map(|id| id.sha256);
         // A canary identical to the live policy (say, just promoted) would compare nothing.
         let is_live = matches!(self.role, Role::Canary { .. }) && sha256 == live_sha;
         let seen = self.acted().as_deref() == Some(sha256.as_str());
@@ -254,7 +242,9 @@ impl Reloader {
             Err(e) if e.superseded() => SwapRecord::new(SwapResult::Superseded, &source, Some(sha256), e.to_string()),
             Err(e) => {
                 let build = &sha256[..Identity::BUILD_DIGITS];
-                let message = format!("build {build} refused; {} keeps serving: {e}", self.serving_now());
+                // (named after the check: a rollback may have happened meanwhile)
+                let serving = self.serving().map_or_else(|| format!("no {}", self.role.name()), |id| id.to_string());
+                let message = format!("build {build} refused; {serving} keeps serving: {e}");
                 SwapRecord::new(SwapResult::Rejected, &source, Some(sha256), message)
             }
         };

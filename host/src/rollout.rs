@@ -290,11 +290,6 @@ impl Trials {
         self.canary_identity().map(|id| id.sha256)
     }
 
-    /// The sha256 of the shadow, if one runs.
-    pub fn shadow_sha256(&self) -> Option<String> {
-        self.shadow_identity().map(|id| id.sha256)
-    }
-
     /// Who the canary is, if one serves.
     pub fn canary_identity(&self) -> Option<Identity> {
         self.canary.load().as_ref().map(|c| c.policy.identity().clone())

@@ -314,9 +314,9 @@ impl Answer {
 
 /// The arguments a tool's input schema requires, each a plain value of its
 /// type: what a probe sends.
-fn required_args(schema: &Value) -> Map<String, Value> {
-    let properties = &schema["properties"];
-    let required = schema["required"].as_array().map(Vec::as_slice).unwrap_or_default();
+fn required_args(schema: &Map<String, Value>) -> Map<String, Value> {
+    let properties = schema.get("properties").unwrap_or(&Value::Null);
+    let required = schema.get("required").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     required
         .iter()
         .filter_map(Value::as_str)
@@ -385,13 +385,11 @@ pub fn run(
         let session = &sessions(&svc)[0];
         'backend: for tool in catalogue.tools().iter().take(MAX_BACKEND_TOOLS) {
             let name = tool.name.to_string();
-            let args = required_args(&Value::Object((*tool.input_schema).clone()));
+            let args = required_args(&tool.input_schema);
+            let call =
+                format!("the backend's {name} {}", sanitize::escape(&Value::Object(args.clone()).to_string(), 160));
             for answer in Answer::ALL {
-                let label = format!(
-                    "the backend's {name} {} answered with {}",
-                    sanitize::escape(&Value::Object(args.clone()).to_string(), 160),
-                    answer.name()
-                );
+                let label = format!("{call} answered with {}", answer.name());
                 if superseded() {
                     return Err(CheckError::Superseded);
                 }
