@@ -4,10 +4,13 @@
 //! an alternative policy; `memory`: for the MCP memory server behind
 //! `signpost proxy`).
 //!
-//! The nested build uses its own target directory under `OUT_DIR`, so it
-//! never waits on the outer build's lock. The resulting paths are exported as
-//! `SIGNPOST_DEFAULT_POLICY` (for `include_bytes!` and the tests) and
-//! `SIGNPOST_CHAOS_POLICY`.
+//! The nested builds share one target directory of their own (`guest/` in
+//! the outer target directory, beside `debug/` and `release/`), so they never
+//! wait on the outer build's lock and build their common dependencies
+//! (wit-bindgen and the rest) once for every guest, every feature set and
+//! both outer profiles. Each artifact is copied into `OUT_DIR` under the name
+//! of the variable that exports its path: `SIGNPOST_DEFAULT_POLICY` (for
+//! `include_bytes!` and the tests), `SIGNPOST_CHAOS_POLICY`, and so on.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -36,22 +39,34 @@ fn main() -> anyhow::Result<()> {
         ("tests/policies/strict", "", "signpost_strict_policy.wasm", "SIGNPOST_STRICT_POLICY"),
         ("tests/policies/memory", "", "signpost_memory_policy.wasm", "SIGNPOST_MEMORY_POLICY"),
     ];
+    let target = guest_target_dir(&out_dir);
     for (dir, features, file, var) in guests {
         let guest = root.join(dir);
         for path in ["src", "Cargo.toml", "Cargo.lock"] {
             println!("cargo:rerun-if-changed={}", guest.join(path).display());
         }
-        // One target dir per feature set: the same crate built twice must not
-        // overwrite its own artifact.
-        let target = out_dir.join(if features.is_empty() {
-            "guest-target".to_owned()
-        } else {
-            format!("guest-target-{features}")
-        });
-        let wasm = build_guest(&guest, &target, features, file)?;
+        // The same crate built with other features overwrites its artifact in
+        // the shared target dir: each build's is copied out at once.
+        let built = build_guest(&guest, &target, features, file)?;
+        let wasm = out_dir.join(format!("{var}.wasm"));
+        std::fs::copy(&built, &wasm)
+            .with_context(|| format!("copying {} to {}", built.display(), wasm.display()))?;
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
     default_cases(root, &out_dir)
+}
+
+/// The guests' target directory: `guest/` in the outer target directory
+/// (`OUT_DIR` is `<target>/<profile>/build/<pkg>-<hash>/out`, one level
+/// deeper under `--target`), found by its `CACHEDIR.TAG`; `OUT_DIR` itself
+/// when the layout is not the one expected.
+fn guest_target_dir(out_dir: &Path) -> PathBuf {
+    out_dir
+        .ancestors()
+        .skip(4)
+        .take(2)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map_or_else(|| out_dir.join("guest-target"), |dir| dir.join("guest"))
 }
 
 /// `default_cases.rs` in `OUT_DIR`: the default policy's golden cases
