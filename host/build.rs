@@ -49,8 +49,7 @@ fn main() -> anyhow::Result<()> {
         // the shared target dir: each build's is copied out at once.
         let built = build_guest(&guest, &target, features, file)?;
         let wasm = out_dir.join(format!("{var}.wasm"));
-        std::fs::copy(&built, &wasm)
-            .with_context(|| format!("copying {} to {}", built.display(), wasm.display()))?;
+        std::fs::copy(&built, &wasm).with_context(|| format!("copying {} to {}", built.display(), wasm.display()))?;
         println!("cargo:rustc-env={var}={}", wasm.display());
     }
     default_cases(root, &out_dir)

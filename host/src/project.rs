@@ -27,7 +27,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use signpost_graph::indexer;
+use signpost_graph::{indexer, tree};
 use signpost_treesitter::languages::{LANGUAGES, Lang};
 use signpost_treesitter::walk::{self, WalkOptions};
 use signpost_treesitter::{Indexed, Workspace};
@@ -212,7 +212,7 @@ const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx",
 fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
     let ext = p.extension()?.to_str()?;
     let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
-    let rel = p.strip_prefix(root).ok()?.to_string_lossy().replace('\\', "/");
+    let rel = tree::spell(p.strip_prefix(root).ok()?);
     // Build outputs, dependencies and generated files are not the graph's.
     let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
     (known && outside(cache, p) && !walk::in_skipped_dir(dir) && !walk::is_generated_name(root, p)).then_some(rel)
@@ -782,7 +782,7 @@ impl Project {
             if file.is_empty() || !checked.insert(file) {
                 continue;
             }
-            let path = self.root.join(file);
+            let path = self.root.join(tree::unspell(file));
             if path.exists() {
                 continue;
             }
@@ -832,7 +832,7 @@ impl Project {
                 // are gone, is as current as what was read.
                 let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
                 graphs.mark_indexed(seen, |file| {
-                    let path = self.root.join(file);
+                    let path = self.root.join(tree::unspell(file));
                     part.is_some_and(|w| w.knows(&path)) || (changed.contains(&path) && !path.exists())
                 });
             }

@@ -244,8 +244,49 @@ fn hostile_trees_are_indexed_around_with_a_note() {
         assert!(names.contains(kept), "{kept} is indexed: {names:?}");
     }
     assert!(!names.contains("Huge"), "the skipped file adds nothing");
+    // The file whose name is not UTF-8 is named exactly, the way git
+    // quotes it, and that name leads back to the file.
     #[cfg(unix)]
-    assert!(names.contains("Odd"), "a non-UTF-8 file name is indexed under its lossy name");
+    {
+        let odd = g.iter().find(|n| n.name() == "Odd").map(|n| n.file().to_owned()).unwrap_or_default();
+        assert!(odd.starts_with('"') && odd.ends_with("/Odd\\377.java\""), "{odd}");
+        assert!(dir.join(signpost::graph::tree::unspell(&odd)).is_file(), "{odd}");
+    }
+}
+
+/// A file whose name is not UTF-8, in a served project: `describe` names it
+/// exactly (quoted as git quotes it, each byte that is not UTF-8 in octal),
+/// that name opens the file again, and the watcher follows its edits under
+/// the same name.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_name_that_is_not_utf8_is_named_exactly_and_followed() {
+    use std::os::unix::ffi::OsStrExt;
+    let scratch = Scratch::new("project-bytes");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let odd = dir.join("orders").join(std::ffi::OsStr::from_bytes(b"caf\xe9 \\ \"tab\t.go"));
+    std::fs::write(&odd, "package orders\n\nfunc Odd() {}\n").unwrap_or_else(|e| panic!("{e}"));
+    let cache = scratch.path("cache");
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    let service = resolve_one(&client, "service.Service").await;
+    let id = resolve_one(&client, "orders.Odd").await;
+    let described = client.call("describe", json!({"id": id})).await;
+    let file = described.structured["record"]["file"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(file, r#""orders/caf\351 \\ \"tab\t.go""#, "{}", described.text);
+    assert!(described.text.contains(&file), "the text names it as structuredContent does: {}", described.text);
+    assert_eq!(dir.join(signpost::graph::tree::unspell(&file)), odd, "the name leads back to the file");
+    // Edited, the file is read again under the same name.
+    std::fs::write(&odd, "package orders\n\nfunc Odd() {}\n\nfunc Odder() { Odd() }\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(&client, "Odder", "one", &service).await;
+    let odder = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    let described = client.call("describe", json!({"id": odder})).await;
+    assert_eq!(described.structured["record"]["file"], file.as_str(), "{}", described.text);
+    let callers = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
+    assert!(other_names(&callers).contains("Odder"), "{}", callers.text);
+    client.close().await;
 }
 
 /// Asks `resolve identifier` until its status is `want` (the watcher and

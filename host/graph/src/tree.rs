@@ -245,18 +245,129 @@ pub fn is_file(root: &Path, path: &Path) -> bool {
 /// climbs out, and no symlink on the way to it. What a configuration file
 /// in the tree points at (a `tsconfig.json` that `extends` or `include`s
 /// files elsewhere) must not enter the graph.
+/// A path Signpost's own indexer wrote is a [`spell`]ing, quoted or not.
 pub fn is_inside(root: &Path, rel: &str) -> bool {
+    let path = unspell(rel);
     !rel.is_empty()
-        && !Path::new(rel).is_absolute()
-        && !rel.contains('\\')
-        && beneath(root, Path::new(rel)).is_ok()
+        && !path.is_absolute()
+        && (rel.starts_with('"') || !rel.contains('\\'))
+        && beneath(root, &path).is_ok()
         && {
             let mut at = root.to_path_buf();
-            Path::new(rel).components().all(|c| {
+            path.components().all(|c| {
                 at.push(c);
                 std::fs::symlink_metadata(&at).is_ok_and(|m| !m.file_type().is_symlink())
             })
         }
+}
+
+/// A path under a project root as the graph spells it: its components
+/// joined by `/`, exact for every file name the system allows. A name that
+/// is UTF-8 without a control character or a backslash, and does not start
+/// with `"`, is itself (`src/café.rs`); any other is quoted the way git
+/// quotes paths (`"src/caf\351.rs"`: in double quotes, `\\`, `\"`, `\t`,
+/// `\n`, `\r` and three octal digits for any other control or non-UTF-8
+/// byte). [`unspell`] gives the path back, byte for byte: what `describe`
+/// or `find` shows can be opened again.
+pub fn spell(rel: &Path) -> String {
+    let mut bytes: Vec<u8> = Vec::new();
+    for c in rel.components() {
+        if let Component::Normal(name) = c {
+            if !bytes.is_empty() {
+                bytes.push(b'/');
+            }
+            bytes.extend_from_slice(&os_bytes(name));
+        }
+    }
+    let plain = std::str::from_utf8(&bytes)
+        .ok()
+        .filter(|s| !s.starts_with('"') && !s.bytes().any(|b| b == b'\\' || b < 0x20 || b == 0x7f));
+    if let Some(s) = plain {
+        return s.to_owned();
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    out.push('"');
+    for chunk in bytes.utf8_chunks() {
+        for ch in chunk.valid().chars() {
+            match ch {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\{:03o}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\{b:03o}"));
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The path a [`spell`]ing names, relative to the root: a quoted spelling
+/// decoded byte for byte, any other string as it is. An escape that
+/// [`spell`] never writes is kept as written.
+pub fn unspell(spelled: &str) -> PathBuf {
+    let Some(inner) = spelled.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
+        return PathBuf::from(spelled);
+    };
+    let raw = inner.as_bytes();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        let next = raw.get(i + 1).copied();
+        let octal = raw
+            .get(i + 1..i + 4)
+            .filter(|d| d.iter().all(|x| (b'0'..=b'7').contains(x)) && d[0] <= b'3')
+            .map(|d| (d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+        match (b, next, octal) {
+            (b'\\', _, Some(v)) => {
+                bytes.push(v);
+                i += 4;
+            }
+            (b'\\', Some(e @ (b'"' | b'\\' | b't' | b'n' | b'r')), _) => {
+                bytes.push(match e {
+                    b't' => b'\t',
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    e => e,
+                });
+                i += 2;
+            }
+            _ => {
+                bytes.push(b);
+                i += 1;
+            }
+        }
+    }
+    from_bytes(bytes)
+}
+
+#[cfg(unix)]
+fn os_bytes(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    std::borrow::Cow::Borrowed(std::os::unix::ffi::OsStrExt::as_bytes(name))
+}
+
+#[cfg(not(unix))]
+fn os_bytes(name: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    match name.to_string_lossy() {
+        std::borrow::Cow::Borrowed(s) => std::borrow::Cow::Borrowed(s.as_bytes()),
+        std::borrow::Cow::Owned(s) => std::borrow::Cow::Owned(s.into_bytes()),
+    }
+}
+
+#[cfg(unix)]
+fn from_bytes(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes))
+}
+
+#[cfg(not(unix))]
+fn from_bytes(bytes: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
@@ -297,6 +408,40 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&root);
         let _ = std::fs::remove_file(&outside);
+    }
+
+    #[test]
+    fn every_file_name_is_spelled_exactly_and_read_back() {
+        use std::os::unix::ffi::OsStrExt;
+        let cases: [(&[u8], &str); 9] = [
+            (b"src/a.rs", "src/a.rs"),
+            ("src/café.rs".as_bytes(), "src/café.rs"),
+            (b"src/caf\xe9.rs", r#""src/caf\351.rs""#),
+            (b"a\\b.go", r#""a\\b.go""#),
+            (b"\"q.py", r#""\"q.py""#),
+            (b"x\"y.py", "x\"y.py"),
+            (b"tab\there\n.c", r#""tab\there\n.c""#),
+            (b"bell\x07\xff\xfe.c", r#""bell\007\377\376.c""#),
+            (b"\xc3\xa9\\\xff", r#""é\\\377""#),
+        ];
+        for (raw, want) in cases {
+            let path = Path::new(std::ffi::OsStr::from_bytes(raw));
+            let spelled = spell(path);
+            assert_eq!(spelled, want, "{path:?}");
+            assert_eq!(unspell(&spelled), path, "{spelled}");
+        }
+        // Every byte value in a name, one at a time, round-trips.
+        for b in 1..=255u8 {
+            if b == b'/' {
+                continue;
+            }
+            let raw = [b'a', b, b'z'];
+            let path = Path::new(std::ffi::OsStr::from_bytes(&raw));
+            assert_eq!(unspell(&spell(path)), path, "byte {b}");
+        }
+        // What spell never writes is taken as written.
+        assert_eq!(unspell(r#""a\q\9""#), Path::new(r"a\q\9"));
+        assert_eq!(unspell("\""), Path::new("\""));
     }
 
     #[test]

@@ -132,7 +132,7 @@ fn decide(parts: &Parts, path: &Path, is_dir: bool) -> Option<bool> {
 /// The ignore file `file` of directory `dir`, read from the tree; none
 /// when it is missing.
 fn parts(root: &Path, dir: &Path, file: &Path, notes: &mut Vec<String>) -> Parts {
-    let shown = || file.strip_prefix(root).unwrap_or(file).to_string_lossy().into_owned();
+    let shown = || signpost_graph::tree::spell(file.strip_prefix(root).unwrap_or(file));
     match tree::read(root, file, MAX_IGNORE_FILE) {
         Ok(bytes) => build(dir, file, &String::from_utf8_lossy(&bytes), notes),
         Err(tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

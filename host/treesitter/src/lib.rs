@@ -323,7 +323,7 @@ fn read_one(
     opts: &Options,
 ) -> (Result<Source, String>, Option<tree::Stamp>) {
     let rel = path.strip_prefix(root).unwrap_or(path);
-    let shown = rel.to_string_lossy().replace('\\', "/");
+    let shown = tree::spell(rel);
     // A regular file inside the root, reached without a link, and bounded
     // in size: never a FIFO that blocks, nor a file a link leads out to.
     match tree::read_stamped(root, path, opts.max_file_bytes) {
@@ -371,9 +371,6 @@ fn source_of(
             file_package(modules, rel)
         }
     };
-    if rel.to_str().is_none() {
-        tracing::info!(path = %shown, "a path that is not UTF-8 is indexed under its lossy name");
-    }
     Ok(Source { path: shown, lang, facts, package, module })
 }
 

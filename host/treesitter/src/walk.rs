@@ -96,7 +96,7 @@ pub fn sources(root: &Path, opts: &WalkOptions) -> (Vec<(&'static Lang, Vec<Path
             // read (a link could lead out of the tree, a FIFO would block),
             // and named.
             if !kind.is_dir() && languages::of_path(entry.path()).is_some() {
-                let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+                let rel = tree::spell(entry.path().strip_prefix(root).unwrap_or(entry.path()));
                 let what =
                     if kind.is_symlink() { "a symbolic link (links are not followed)" } else { "not a regular file" };
                 notes.push(format!("{rel}: {what}; skipped"));
