@@ -191,10 +191,15 @@ class ServerSpec:
         return self.http_argv(port)
 
 
-def specs(signpost: str, noop_policy: str | None, python: str) -> list[ServerSpec]:
+def specs(signpost: str, noop_policy: str | None, python: str, hints_off: str | None = None) -> list[ServerSpec]:
     out = [
         ServerSpec("signpost", [signpost], lambda p: [signpost, "--http", f"127.0.0.1:{p}"]),
     ]
+    if hints_off:
+        off = ["--policy", hints_off, "--no-watch"]
+        out.append(
+            ServerSpec("signpost-hints-off", [signpost, *off], lambda p: [signpost, *off, "--http", f"127.0.0.1:{p}"])
+        )
     if noop_policy:
         pol = ["--policy", noop_policy, "--no-watch"]
         out.append(
@@ -351,7 +356,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 def progress(r: dict[str, Any]) -> None:
     print(
-        f"{r['server']:<14} {r['transport']:<5} {r['mode']:<4} x{r['clients']:<2} {r['calls']:>6} calls "
+        f"{r['server']:<18} {r['transport']:<5} {r['mode']:<4} x{r['clients']:<2} {r['calls']:>6} calls "
         f"{r['errors']:>3} errors {r['calls_per_s']:>9} calls/s  p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms",
         flush=True,
     )
@@ -393,7 +398,7 @@ async def bench(opts: argparse.Namespace) -> dict[str, Any]:
     logdir = out / "logs"
     logdir.mkdir(parents=True, exist_ok=True)
     mix = call_mix()
-    servers = specs(opts.signpost, opts.noop_policy, sys.executable)
+    servers = specs(opts.signpost, opts.noop_policy, sys.executable, opts.hints_off_policy)
     report: dict[str, Any] = {
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
@@ -432,6 +437,8 @@ async def bench(opts: argparse.Namespace) -> dict[str, Any]:
                 progress(rows[-1])
     report["rows"] = rows
     report["ratios"] = ratios(rows, "signpost", "peer")
+    if opts.hints_off_policy:
+        report["ratios"] += ratios(rows, "signpost", "signpost-hints-off")
     if opts.noop_policy:
         report["ratios"] += ratios(rows, "signpost", "signpost-noop")
         report["ratios"] += ratios(rows, "signpost-noop", "peer")
@@ -463,6 +470,10 @@ def main() -> None:
     b = sub.add_parser("bench")
     b.add_argument("--signpost", required=True)
     b.add_argument("--noop-policy", help="also run Signpost with --policy FILE --no-watch")
+    b.add_argument(
+        "--hints-off-policy",
+        help="also run the default policy built with its hints-off feature (what the hints cost)",
+    )
     b.add_argument("--out", default="target/tmp/peer-bench")
     b.add_argument("--n", type=int, default=600, help="calls per client per phase (after warm-up)")
     b.add_argument("--concurrency", type=int, default=8)

@@ -34,8 +34,11 @@ impl Guest for Policy {
     }
 
     fn prerequisites(call: wit::Call) -> wit::BeforeCall {
-        let hints: Vec<_> =
+        let mut hints: Vec<_> =
             crate::advise::prerequisites(&from_call(&call), &HostHistory).into_iter().map(to_hint).collect();
+        if cfg!(feature = "hints-off") {
+            hints.clear();
+        }
         BEFORE.set(Some(Before { tool: call.tool, args: call.args, hints: hints.len() }));
         wit::BeforeCall { hints, hold: None }
     }
@@ -48,7 +51,10 @@ impl Guest for Policy {
             Some(b) if b.tool == call.tool && b.args == call.args => b.hints,
             _ => crate::advise::prerequisites(&from_call(&call), &HostHistory).len(),
         };
-        let advice = crate::advise::advise_after(&from_call(&call), &from_outcome(outcome), before);
+        let mut advice = crate::advise::advise_after(&from_call(&call), &from_outcome(outcome), before);
+        if cfg!(feature = "hints-off") {
+            advice.hints.clear();
+        }
         wit::Advice {
             state_tag: advice.state_tag,
             summary: advice.summary,

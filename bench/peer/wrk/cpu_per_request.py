@@ -122,7 +122,7 @@ def main() -> None:
         for label, r in got.items():
             every[label].append(r)
             print(
-                f"{label:<8} {r['requests']:>7} requests  p50 {r['p50_ms']:.3f} ms  "
+                f"{label:<9} {r['requests']:>7} requests  p50 {r['p50_ms']:.3f} ms  "
                 f"user {r['user_us_per_request']} us/request  sys {r['sys_us_per_request']} us/request"
             )
         d, n = got["default"], got["noop"]
@@ -135,7 +135,14 @@ def main() -> None:
     for label, rs in every.items():
         p50 = statistics.median(r["p50_ms"] for r in rs)
         user = statistics.median(r["user_us_per_request"] for r in rs)
-        print(f"median of {len(rs)}: {label:<8} p50 {p50:.3f} ms ({p50 / noop_p50:.2f}x no-op)  user {user:.1f} us/request")
+        print(f"median of {len(rs)}: {label:<9} p50 {p50:.3f} ms ({p50 / noop_p50:.2f}x no-op)  user {user:.1f} us/request")
+    if "hints-off" in every:
+        # What the hints themselves cost: the same policy, the same answers,
+        # without its hints.
+        on, off = every["default"], every["hints-off"]
+        p50_x = statistics.median(a["p50_ms"] / b["p50_ms"] for a, b in zip(on, off))
+        user = statistics.median(a["user_us_per_request"] - b["user_us_per_request"] for a, b in zip(on, off))
+        print(f"hints on / hints off (median of the pairs): p50 {p50_x:.2f}x, user CPU {user:+.1f} us/request")
     if opts.transport == "stdio":
         print("per tool, median of the pairs' p50s:")
         for tool in every["noop"][0]["per_tool_p50_ms"]:

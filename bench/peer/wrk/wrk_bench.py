@@ -58,6 +58,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--signpost", required=True)
     p.add_argument("--noop-policy")
+    p.add_argument("--hints-off-policy")
     p.add_argument("--out", default="target/tmp/peer-bench")
     p.add_argument("--seconds", type=int, default=10)
     p.add_argument("--conns", default="1,8", help="comma-separated connection counts")
@@ -72,7 +73,7 @@ def main() -> None:
             f.write(json.dumps(drive.rpc(1000 + i, tool, args), separators=(",", ":")) + "\n")
     conns = [int(c) for c in opts.conns.split(",")]
     rows = []
-    for spec in drive.specs(opts.signpost, opts.noop_policy, sys.executable):
+    for spec in drive.specs(opts.signpost, opts.noop_policy, sys.executable, opts.hints_off_policy):
         port = drive.free_port()
         with drive.HttpServer(spec.http(port), port, out / "logs" / f"{spec.label}-wrk.log") as srv:
             sessions = asyncio.run(drive.open_sessions(srv.url, max(conns)))
@@ -95,13 +96,15 @@ def main() -> None:
                 }
                 rows.append(row)
                 print(
-                    f"wrk {spec.label:<14} c={c}: {row['req_per_s']:>9} req/s  p50 {row['p50_ms']} ms  "
+                    f"wrk {spec.label:<18} c={c}: {row['req_per_s']:>9} req/s  p50 {row['p50_ms']} ms  "
                     f"p99 {row['p99_ms']} ms  bad {row['bad']}",
                     flush=True,
                 )
                 (out / "logs" / f"wrk-{spec.label}-c{c}.txt").write_text(r["wrk_stdout"])
     ratios = []
     pairs = [("signpost", "peer")]
+    if opts.hints_off_policy:
+        pairs += [("signpost", "signpost-hints-off")]
     if opts.noop_policy:
         pairs += [("signpost", "signpost-noop"), ("signpost-noop", "peer")]
     by = {(r["server"], r["conns"]): r for r in rows}
@@ -126,12 +129,12 @@ def main() -> None:
     }
     (out / "wrk.json").write_text(json.dumps(report, indent=2))
     print()
-    head = f"{'server':<14} {'conns':>5} {'requests':>9} {'bad':>5} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+    head = f"{'server':<18} {'conns':>5} {'requests':>9} {'bad':>5} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}"
     print(head)
     print("-" * len(head))
     for r in rows:
         print(
-            f"{r['server']:<14} {r['conns']:>5} {r['requests']:>9} {r['bad']:>5} {r['req_per_s']:>9} "
+            f"{r['server']:<18} {r['conns']:>5} {r['requests']:>9} {r['bad']:>5} {r['req_per_s']:>9} "
             f"{r['p50_ms']:>8} {r['p90_ms']:>8} {r['p99_ms']:>8} {r['max_ms']:>8}"
         )
     print()
