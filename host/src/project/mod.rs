@@ -1,0 +1,394 @@
+//! `signpost --project DIR`: a repository served as its code stands now.
+//!
+//! The built-in indexer reads its languages (Java, Kotlin, Go, C#, C, C++,
+//! Ruby, PHP, Swift and Scala, and Rust, TypeScript, JavaScript and Python
+//! outside the projects their SCIP indexers have indexed) on start, in seconds, and again whenever
+//! their files change: a watcher on the tree collects changes for a moment,
+//! reads the changed files again, resolves the language's part and imports
+//! it in this process, and the served graph swaps that part in whole (calls
+//! in flight finish on the old graph; ids of symbols that did not change
+//! stay the same, as they are digests of their SCIP symbols). Edits are not
+//! written to the cache: a restart indexes again.
+//!
+//! A project of a SCIP indexer's (Rust, TypeScript, Python) starts from
+//! that indexer's index of the last run, while the indexer runs again in
+//! the background; its new index swaps in whole when done. Without an index
+//! of the last run, the built-in indexer reads the project's files
+//! meanwhile, in seconds, and gives them up to the SCIP index when it comes
+//! in. Its files that changed after the last run's index was written, or
+//! that it holds and are gone (while Signpost was stopped), are marked
+//! stale until the new index swaps in.
+//!
+//! The index files live in a cache directory, not in the project:
+//! `$XDG_CACHE_HOME/signpost/projects/<name>-<hash of the path>/`.
+//!
+//! The project as it opens is here: its parts chosen (a SCIP indexer runs
+//! only on a trusted tree), the first index built and waited for.
+//! `parts.rs` names the parts and their index files in the cache;
+//! `watch.rs` follows the tree and reads what changes; `passes.rs` runs the
+//! built-in languages' precise passes.
+
+mod parts;
+mod passes;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use signpost_graph::indexer;
+use signpost_treesitter::languages::{LANGUAGES, Lang};
+use signpost_treesitter::walk::{self, WalkOptions};
+use signpost_treesitter::{Indexed, Workspace};
+
+use crate::live_graph::LiveGraph;
+use crate::precise;
+use crate::trust::Trust;
+pub use parts::{default_cache, index_scip_part, part_name, scip_projects, scip_roots, uncovered};
+use parts::{has_index, write_whole};
+use watch::changed_while_stopped;
+
+/// How long a start waits for the built-in indexer's first index before
+/// it serves what is ready (and the rest swaps in when done).
+pub const FIRST_WAIT: Duration = Duration::from_secs(3);
+
+/// How to serve a project.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Whether the tree's own code may run: its SCIP indexers build it
+    /// ([`crate::trust`]).
+    pub trust: Trust,
+    /// How long the start waits for the first index (none: until it is
+    /// done). Past it, the graph answers from what is ready, says that it
+    /// is still building, and the rest swaps in when done.
+    pub first_wait: Option<Duration>,
+    /// Run the SCIP indexers of a trusted tree in the background (a server
+    /// does; one command from a shell, which ends at once, does not: it
+    /// serves the index of their last run, if any).
+    pub background: bool,
+    /// Languages the built-in indexer reads whatever their SCIP indexer,
+    /// each with why (`--indexer rust=builtin`, the configuration).
+    pub builtin: Vec<(String, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { trust: Trust::untrusted(), first_wait: Some(FIRST_WAIT), background: true, builtin: Vec::new() }
+    }
+}
+
+/// The built-in indexer's first index: each language's part.
+type First = Vec<(Workspace, Indexed)>;
+
+/// What the project's thread hears about.
+enum Event {
+    /// A path under the root changed (the watcher).
+    Changed(PathBuf),
+    /// The SCIP indexer of a project (language, directory) wrote its index:
+    /// its files are that index's from now on.
+    Indexed(String, PathBuf),
+    /// A precise pass ([`crate::precise`]) ended: each language's index, or
+    /// why there is none; `generations` are its languages' edit counts
+    /// when it started.
+    Precise { pass: usize, generations: Vec<u64>, result: Result<Vec<PathBuf>, String> },
+    /// The built-in languages' files have been quiet since their edit
+    /// counts were `generations`: a precise pass may run again.
+    Quiet { pass: usize, generations: Vec<u64> },
+    /// The first index, built in the background past [`Options::first_wait`].
+    FirstIndex(First),
+    /// The watcher is in place: whatever changed while the first index
+    /// read the tree (before anything watched it) is read again.
+    CatchUp,
+}
+
+/// A project being served.
+pub struct Project {
+    root: PathBuf,
+    cache: PathBuf,
+    parts: Vec<Workspace>,
+    sources: Vec<PathBuf>,
+    /// The SCIP projects (language, directory) whose index is served: a
+    /// built-in language's files inside one of the same language are its
+    /// indexer's. One whose indexer has not written an index yet is not
+    /// here, and the built-in indexer reads its files meanwhile.
+    scip_roots: Vec<(String, PathBuf)>,
+    events: mpsc::Sender<Event>,
+    heard: Option<mpsc::Receiver<Event>>,
+    /// Files of each SCIP project served from the last run's index that
+    /// changed after that index was written (while Signpost was stopped):
+    /// stale until the project's new index swaps in.
+    stopped: Vec<((String, PathBuf), Vec<String>)>,
+    /// The change number after which the watcher's marks are newer than
+    /// those of `stopped`.
+    stopped_seen: u64,
+    /// The built-in languages' precise passes: their SCIP indexers found
+    /// on PATH.
+    precise: Vec<precise::Pass>,
+    /// How many times each built-in language's part was read again after an
+    /// edit: a precise index of older files is not swapped in.
+    edits: std::collections::HashMap<&'static str, u64>,
+    /// Notes for `signpost://graph`, by topic, until the graph is served.
+    notes: Vec<(String, Vec<String>)>,
+    /// The first index, still being built in the background.
+    first: Option<(mpsc::Receiver<First>, Instant, usize)>,
+    /// Changes heard while the first index was being built: read once it
+    /// lands.
+    deferred: Vec<PathBuf>,
+    /// The first index is being built in the background (watched).
+    first_pending: bool,
+    /// The root was found gone (moved or deleted) and has not been read
+    /// since it came back.
+    root_was_gone: bool,
+}
+
+/// The SCIP projects and precise passes that may run on the tree at `root`
+/// (all of them when it is trusted, none otherwise), and a note for each
+/// indexer that may not, saying what it would run and how to opt in.
+fn trusted_indexers(
+    opts: &Options,
+    root: &Path,
+    detected: Vec<(indexer::Language, PathBuf)>,
+    found: &[(&'static Lang, Vec<PathBuf>)],
+) -> (Vec<(indexer::Language, PathBuf)>, Vec<precise::Pass>, Vec<String>) {
+    let trust = &opts.trust;
+    let chosen = |lang: &str| opts.builtin.iter().find(|(l, _)| l == lang).map(|(_, why)| why.as_str());
+    let mut notes = Vec::new();
+    // Languages the operator gives the built-in indexer: their SCIP
+    // indexers never run, trusted or not.
+    for lang in indexer::LANGUAGES {
+        if let Some(why) = chosen(lang.name())
+            && detected.iter().any(|(l, _)| *l == lang)
+        {
+            notes.push(format!("{} is read by the built-in indexer, not {} ({why})", lang.name(), lang.program()));
+        }
+    }
+    let detected: Vec<_> = detected.into_iter().filter(|(l, _)| chosen(l.name()).is_none()).collect();
+    let passes: Vec<precise::Pass> = precise::passes(found)
+        .into_iter()
+        .filter(|p| {
+            let all_chosen = p.langs.iter().all(|l| chosen(l.name).is_some());
+            if all_chosen {
+                let program = p.command.first().map_or("", String::as_str);
+                notes.push(format!("{program} is not run: the built-in indexer reads its languages (chosen)"));
+            }
+            !all_chosen
+        })
+        .collect();
+    if trust.trusted {
+        return (detected, passes, notes);
+    }
+    for lang in indexer::LANGUAGES {
+        if detected.iter().any(|(l, _)| *l == lang) {
+            notes.push(trust.not_run(lang.program(), lang.reaches(), root));
+        }
+    }
+    for pass in &passes {
+        let program = pass.command.first().map_or("", String::as_str);
+        notes.push(trust.not_run(program, precise::reaches(program), root));
+    }
+    (Vec::new(), Vec::new(), notes)
+}
+
+impl Project {
+    /// Indexes `root` into `cache` and says which index files to serve.
+    pub fn open(root: &Path, cache: &Path, opts: &Options) -> anyhow::Result<Project> {
+        let root = std::fs::canonicalize(root).with_context(|| format!("no project directory {}", root.display()))?;
+        std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
+        let cache = std::fs::canonicalize(cache)?;
+        let started = Instant::now();
+        let (found, walk_notes) = walk::sources(&root, &WalkOptions::default());
+        for note in &walk_notes {
+            tracing::info!(note = note.as_str(), "project walk");
+        }
+        let detected = scip_projects(&root);
+        if found.is_empty() && detected.is_empty() {
+            anyhow::bail!(
+                "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \
+                 requirements.txt under it, and no Java, Kotlin, Go, C#, C, C++, Ruby, PHP, Swift, Scala or Python \
+                 files",
+                root.display()
+            );
+        }
+        // The SCIP indexers build the project (they run its code): only on
+        // a trusted tree. Otherwise the built-in indexer reads their
+        // languages too, and a note says which did not run and why.
+        let (scip_parts, precise, trust_notes) = trusted_indexers(opts, &root, detected, &found);
+        tracing::info!(root = %root.display(), trust = opts.trust.because.as_str(), "project");
+        for note in &trust_notes {
+            tracing::info!(note = note.as_str(), "project trust");
+        }
+        let (events, heard) = mpsc::channel();
+        let mut project = Project {
+            root: root.clone(),
+            cache: cache.clone(),
+            parts: Vec::new(),
+            sources: Vec::new(),
+            scip_roots: Vec::new(),
+            events,
+            heard: Some(heard),
+            stopped: Vec::new(),
+            stopped_seen: 0,
+            precise,
+            edits: std::collections::HashMap::new(),
+            notes: vec![("trust".into(), trust_notes), ("walk".into(), walk_notes)],
+            first: None,
+            deferred: Vec::new(),
+            first_pending: false,
+            root_was_gone: false,
+        };
+        // A SCIP project with an index from the last run serves it (and its
+        // indexer runs again in the background); one without is read by
+        // the built-in indexer, in seconds, until its indexer is done.
+        let empty = signpost_treesitter::emit::empty(&root)?;
+        let ready: Vec<(indexer::Language, PathBuf)> = scip_parts
+            .iter()
+            .filter(|(lang, dir)| has_index(&project.file_of(&part_name(lang.name(), dir, &root)), &empty))
+            .cloned()
+            .collect();
+        project.scip_roots = scip_roots(&ready);
+        project.stopped = changed_while_stopped(&project, &ready, &found);
+        // Every language of the built-in indexer has its file, empty when the
+        // project has none of it yet: a first file of it shows up live. The
+        // first index is built in the background and waited for a moment:
+        // past it, the server answers from what is ready.
+        let jobs: Vec<(&'static Lang, Vec<PathBuf>)> = LANGUAGES
+            .iter()
+            .map(|lang| {
+                let files = found.iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f.as_slice());
+                (lang, uncovered(lang, files.unwrap_or_default(), &project.scip_roots))
+            })
+            .collect();
+        let files: usize = jobs.iter().map(|(_, f)| f.len()).sum();
+        let (done, built) = mpsc::channel();
+        let at = root.clone();
+        std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
+            let opts = signpost_treesitter::Options::default();
+            let first: First =
+                jobs.into_iter().map(|(lang, files)| Workspace::open(&at, lang, &files, &opts)).collect();
+            let _ = done.send(first);
+        })?;
+        let waited = match opts.first_wait {
+            Some(wait) => built.recv_timeout(wait),
+            None => built.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match waited {
+            Ok(first) => {
+                for (ws, indexed) in first {
+                    let out = project.built_in_file(indexed.lang.name);
+                    project.write(&out, &indexed)?;
+                    project.notes.push((indexed.lang.name.to_owned(), indexed.report.notes.clone()));
+                    project.sources.push(out);
+                    project.parts.push(ws);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                for lang in LANGUAGES {
+                    let out = project.built_in_file(lang.name);
+                    write_whole(&out, &empty)?;
+                    project.sources.push(out);
+                }
+                tracing::info!(
+                    files,
+                    waited_ms = started.elapsed().as_millis() as u64,
+                    "the first index is still being built: serving what is ready, the rest swaps in when done"
+                );
+                project.first = Some((built, started, files));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("the built-in indexer stopped (a bug in signpost)")
+            }
+        }
+        for (lang, dir) in scip_parts {
+            let out = project.file_of(&part_name(lang.name(), &dir, &root));
+            if !out.is_file() {
+                write_whole(&out, &empty)?;
+            }
+            project.sources.push(out.clone());
+            if !opts.background {
+                continue;
+            }
+            let root = root.clone();
+            let events = project.events.clone();
+            // The precise pass: swapped in whole by the graph's watcher.
+            std::thread::spawn(move || {
+                let partial = indexer::partial_of(&out);
+                let started = Instant::now();
+                let result = index_scip_part(lang, &dir, &root, &partial, &indexer::Options::default())
+                    .and_then(|_| Ok(std::fs::rename(&partial, &out)?));
+                match result {
+                    Ok(()) => {
+                        tracing::info!(
+                            language = lang.name(),
+                            dir = %dir.display(),
+                            secs = started.elapsed().as_secs_f64(),
+                            "the SCIP indexer's index swaps in"
+                        );
+                        let _ = events.send(Event::Indexed(lang.name().to_owned(), dir));
+                    }
+                    Err(e) => {
+                        let _ = std::fs::remove_file(&partial);
+                        tracing::warn!(
+                            language = lang.name(),
+                            dir = %dir.display(),
+                            error = %e,
+                            "the SCIP indexer failed; the project is served from its last index, if any"
+                        )
+                    }
+                }
+            });
+        }
+        // The precise passes start now, in the background.
+        for i in (0..project.precise.len()).filter(|_| opts.background) {
+            project.start_precise(i);
+        }
+        tracing::info!(
+            root = %root.display(),
+            cache = %cache.display(),
+            ms = started.elapsed().as_millis() as u64,
+            "{}",
+            if project.first.is_some() { "project opened (its first index is still being built)" } else { "project indexed" }
+        );
+        Ok(project)
+    }
+
+    /// The index files to serve.
+    pub fn sources(&self) -> &[PathBuf] {
+        &self.sources
+    }
+
+    /// The index file of a SCIP project's part (`python`, `python.api`).
+    fn file_of(&self, part: &str) -> PathBuf {
+        self.cache.join(format!("index.{part}.scip"))
+    }
+
+    /// The index file of a language's part read by the built-in indexer:
+    /// a name of its own, so that it never is a SCIP project's at the root.
+    fn built_in_file(&self, lang: &str) -> PathBuf {
+        self.cache.join(format!("index.{lang}.tree-sitter.scip"))
+    }
+
+    fn write(&self, out: &Path, indexed: &Indexed) -> anyhow::Result<()> {
+        let r = &indexed.report;
+        for note in r.notes.iter().take(20) {
+            tracing::info!(note = note.as_str(), "indexing");
+        }
+        tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
+        write_whole(out, &indexed.to_bytes()?)
+    }
+
+    /// Says in `graphs`' status what the start found: notes by topic, and
+    /// whether the first index is still being built. (`watch` does it too.)
+    pub fn publish(&mut self, graphs: &LiveGraph) {
+        for (topic, notes) in self.notes.drain(..) {
+            graphs.set_notes(&topic, notes);
+        }
+        if let Some((_, started, files)) = &self.first {
+            graphs.set_building(Some(format!(
+                "the built-in indexer is reading {files} file(s) (started {:.0} s ago); answers come from what is \
+                 ready, and the rest swaps in when done",
+                started.elapsed().as_secs_f64()
+            )));
+        }
+    }
+}

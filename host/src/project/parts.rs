@@ -1,0 +1,87 @@
+//! The parts of a project and their index files: where the cache is
+//! ([`default_cache`]), the SCIP projects under the root and what each part
+//! is called, the files the built-in indexer reads beside them
+//! ([`uncovered`]), a SCIP indexer's run rewritten for the workspace
+//! ([`index_scip_part`]), and index files written whole.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use signpost_graph::indexer;
+use signpost_treesitter::languages::Lang;
+use signpost_treesitter::walk;
+
+/// Where a project's index files go by default.
+pub fn default_cache(root: &Path) -> PathBuf {
+    use sha2::{Digest, Sha256};
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let digest = Sha256::digest(root.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "root".into());
+    let name: String =
+        name.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    base.join("signpost").join("projects").join(format!("{name}-{hash}"))
+}
+
+/// The SCIP-indexed projects under `root` (a workspace of several, or one
+/// at its top), by their marker files.
+pub fn scip_projects(root: &Path) -> Vec<(indexer::Language, PathBuf)> {
+    indexer::projects(&walk::marked(root, &indexer::markers()))
+}
+
+/// What a part of the workspace under `root` is called: its language, and
+/// its directory when it is not the root (`python.services-api`).
+pub fn part_name(lang: &str, dir: &Path, root: &Path) -> String {
+    let rel = dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().replace(['/', '\\'], "-");
+    if rel.is_empty() { lang.to_owned() } else { format!("{lang}.{rel}") }
+}
+
+/// The language name and directory of each SCIP project, as
+/// [`uncovered`] reads them.
+pub fn scip_roots(projects: &[(indexer::Language, PathBuf)]) -> Vec<(String, PathBuf)> {
+    projects.iter().map(|(l, d)| (l.name().to_owned(), d.clone())).collect()
+}
+
+/// `files` of `lang` that no SCIP project of the same language covers
+/// (`scip_roots`: each project's language name and directory).
+pub fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)]) -> Vec<PathBuf> {
+    files.iter().filter(|f| !scip_roots.iter().any(|(l, r)| l == lang.name && f.starts_with(r))).cloned().collect()
+}
+
+/// Runs the SCIP indexer of `lang` on the project at `dir` (inside the
+/// workspace `root`) into `partial`, then rewrites it for the workspace:
+/// paths relative to `root`, build outputs and generated files (a `.d.ts`
+/// beside its `.ts`, anything under `dist/`, `node_modules/`, …) left out.
+/// Returns how many documents were left out.
+pub fn index_scip_part(
+    lang: indexer::Language,
+    dir: &Path,
+    root: &Path,
+    partial: &Path,
+    opts: &indexer::Options,
+) -> anyhow::Result<usize> {
+    indexer::index(lang, dir, partial, opts)?;
+    let prefix = dir.strip_prefix(root).unwrap_or(Path::new("")).to_string_lossy().replace('\\', "/");
+    indexer::tidy(partial, &prefix, root, &|rel| !walk::excluded(root, rel))
+}
+
+/// Whether `path` holds an index other than `empty` (the placeholder a
+/// SCIP project's part starts from): its indexer's, from an earlier run.
+pub(super) fn has_index(path: &Path, empty: &[u8]) -> bool {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() != empty.len() as u64 => m.is_file(),
+        Ok(_) => std::fs::read(path).is_ok_and(|b| b != empty),
+        Err(_) => false,
+    }
+}
+
+/// Writes `bytes` beside `path` and renames it into place: a watcher of
+/// `path` only ever sees a whole file.
+pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let partial = indexer::partial_of(path);
+    std::fs::write(&partial, bytes).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
+}

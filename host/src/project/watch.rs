@@ -1,0 +1,421 @@
+//! A project's tree followed while it is served: a watch on each directory
+//! the walk goes into, changes collected until the tree is quiet, the
+//! changed files read again and their parts swapped into the graph
+//! ([`Project::refresh`]); each change marked in the graph as the watcher
+//! sees it, and what changed while Signpost was stopped marked stale from
+//! the start.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use signpost_graph::{indexer, tree};
+use signpost_treesitter::languages::Lang;
+use signpost_treesitter::walk::{self, WalkOptions};
+
+use super::parts::{part_name, uncovered};
+use super::{Event, First, Project};
+use crate::live_graph::LiveGraph;
+
+/// How long the tree must be quiet before changes are read: an editor's
+/// save (write, rename, chmod) is one change.
+const QUIET: Duration = Duration::from_millis(80);
+
+/// Longest a batch of changes stays open while changes keep coming (a
+/// code generator, a formatter over the tree): edits are read at least
+/// this often.
+const MAX_BATCH: Duration = Duration::from_secs(1);
+
+/// Not in signpost's cache, not in `.git`.
+fn outside(cache: &Path, p: &Path) -> bool {
+    !p.starts_with(cache) && !p.components().any(|c| c.as_os_str() == ".git")
+}
+
+/// Whether a change at `p` can change what is served: a file the built-in
+/// indexer reads (or one naming its modules), a directory (created or
+/// moved in: a walk finds its files, some written before its watch was),
+/// or a path gone (a file, or a whole directory deleted or moved out).
+/// Never the cache, `.git`, or anything in a directory the walk skips; a
+/// log or a build output written all the time is no change: it must not
+/// hold a batch open.
+fn worth_reading(root: &Path, cache: &Path, p: &Path) -> bool {
+    let Ok(rel) = p.strip_prefix(root) else { return false };
+    if !outside(cache, p) || walk::in_skipped_dir(&rel.to_string_lossy().replace('\\', "/")) {
+        return false;
+    }
+    signpost_treesitter::languages::of_path(p).is_some()
+        || signpost_treesitter::is_module_marker(p)
+        || is_ignore_file(p)
+        || p.is_dir()
+        || !p.exists()
+}
+
+/// An ignore file (`.gitignore`, `.ignore`): a change to one can add
+/// files to what is served, or take some out.
+fn is_ignore_file(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == ".gitignore" || n == ".ignore")
+}
+
+/// Watches each of `dirs`, not recursively (the walk chose them: no build
+/// output, dependency, hidden directory or symlink). One that cannot be
+/// watched (unreadable, or past the system's limit of watches) is logged
+/// and left out, and the others are watched: how many were left out.
+fn watch_dirs(watcher: &mut impl notify::Watcher, dirs: &[PathBuf]) -> usize {
+    const LOGGED: usize = 5;
+    let mut failed = 0;
+    for dir in dirs {
+        if let Err(e) = watcher.watch(dir, notify::RecursiveMode::NonRecursive) {
+            failed += 1;
+            if failed <= LOGGED {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot watch a directory of the project: edits in it are not followed");
+            }
+        }
+    }
+    if failed > LOGGED {
+        tracing::warn!(failed, "directories of the project not watched in all");
+    }
+    failed
+}
+
+/// Extensions of the files SCIP indexers read and the watcher does not
+/// re-index (their projects are indexed once, in the background).
+const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi"];
+
+/// A changed source file as the graph names it (relative to the project
+/// root, `/`-separated), if it is one: what `describe` marks as changed
+/// since indexed. Told by its name alone (no file is opened: the
+/// watcher's thread calls it).
+fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
+    let ext = p.extension()?.to_str()?;
+    let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
+    let rel = tree::spell(p.strip_prefix(root).ok()?);
+    // Build outputs, dependencies and generated files are not the graph's.
+    let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+    (known && outside(cache, p) && !walk::in_skipped_dir(dir) && !walk::is_generated_name(root, p)).then_some(rel)
+}
+
+/// For each SCIP project served from the last run's index (`ready`), its
+/// files (those of its language the walk `found` under its directory) that
+/// changed after that index was written, as the graph names them.
+pub(super) fn changed_while_stopped(
+    project: &Project,
+    ready: &[(indexer::Language, PathBuf)],
+    found: &[(&'static Lang, Vec<PathBuf>)],
+) -> Vec<((String, PathBuf), Vec<String>)> {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut out = Vec::new();
+    for (lang, dir) in ready {
+        let Some(written) = modified(&project.file_of(&part_name(lang.name(), dir, &project.root))) else { continue };
+        let files: Vec<String> = found
+            .iter()
+            .filter(|(l, _)| l.name == lang.name())
+            .flat_map(|(_, files)| files)
+            .filter(|f| f.starts_with(dir) && modified(f).is_some_and(|m| m > written))
+            .filter_map(|f| graph_path(&project.root, &project.cache, f))
+            .collect();
+        if !files.is_empty() {
+            tracing::info!(
+                language = lang.name(),
+                dir = %dir.display(),
+                files = files.len(),
+                "files changed since the last index: stale until the new one swaps in"
+            );
+            out.push(((lang.name().to_owned(), dir.clone()), files));
+        }
+    }
+    out
+}
+
+impl Project {
+    /// Watches the tree and re-indexes what changes into `graphs`, on a
+    /// thread of its own for the life of the process.
+    pub fn watch(mut self, graphs: std::sync::Arc<LiveGraph>) -> anyhow::Result<()> {
+        use notify::{RecursiveMode, Watcher};
+        let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
+        self.publish(&graphs);
+        // What changed while Signpost was stopped is stale from the start:
+        // files modified since their index was written, and files the
+        // served graph holds that are gone.
+        self.gone_while_stopped(&graphs.current());
+        for file in self.stopped.iter().flat_map(|(_, files)| files) {
+            graphs.mark_changed(file.clone());
+        }
+        self.stopped_seen = graphs.changes_seen();
+        let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
+        // The watcher's own thread only looks at names and file types: it
+        // opens nothing (a FIFO, or a link to one, would hold it for good);
+        // files are read on the project's thread, through `tree`.
+        let handler = move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event
+                && !event.kind.is_access()
+            {
+                for p in event.paths.into_iter().filter(|p| worth_reading(&root, &cache, p)) {
+                    // Marked at once, so `describe` says so while the
+                    // re-index waits for the writes to settle.
+                    if let Some(file) = graph_path(&root, &cache, &p) {
+                        marks.mark_changed(file);
+                    }
+                    let _ = tx.send(Event::Changed(p));
+                }
+            }
+        };
+        // Each directory the walk goes into, watched on its own: not the
+        // build outputs and dependencies a recursive watch would take
+        // (thousands of watches under `node_modules`, events all through a
+        // build), nor a tree a symlink leads to; and one unreadable
+        // directory costs its own edits, not the whole watch.
+        let mut watcher =
+            notify::RecommendedWatcher::new(handler, notify::Config::default().with_follow_symlinks(false))?;
+        watcher
+            .watch(&self.root, RecursiveMode::NonRecursive)
+            .with_context(|| format!("watching {}", self.root.display()))?;
+        let dirs = walk::directories(&self.root);
+        let unwatched = watch_dirs(&mut watcher, dirs.get(1..).unwrap_or_default());
+        tracing::info!(root = %self.root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
+        // Now that everything is watched, what changed while the first
+        // index read the tree (and nothing watched it) is looked for; the
+        // first index itself, when still being built, lands as an event.
+        match self.first.take() {
+            Some((built, _, _)) => {
+                let events = self.events.clone();
+                std::thread::Builder::new().name("signpost-first-index-wait".into()).spawn(move || {
+                    if let Ok(first) = built.recv() {
+                        let _ = events.send(Event::FirstIndex(first));
+                    }
+                })?;
+                self.first_pending = true;
+            }
+            None => {
+                let _ = self.events.send(Event::CatchUp);
+            }
+        }
+        std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
+            let mut watcher = watcher;
+            while let Ok(first) = rx.recv() {
+                let mut batch = vec![first];
+                let closes = Instant::now() + MAX_BATCH;
+                loop {
+                    let left = closes.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    match rx.recv_timeout(QUIET.min(left)) {
+                        Ok(e) => batch.push(e),
+                        Err(_) => break,
+                    }
+                }
+                // The batch is closed: a change marked from here on is
+                // not in it, and stays marked until a later batch.
+                let seen = graphs.changes_seen();
+                let mut changed = Vec::new();
+                let mut covered = false;
+                for e in batch {
+                    match e {
+                        Event::Changed(p) => changed.push(p),
+                        Event::Precise { pass, generations, result } => {
+                            self.landed(pass, &generations, result, &graphs);
+                        }
+                        Event::Quiet { pass, generations } => {
+                            self.precise[pass].waiting = false;
+                            let p = &self.precise[pass];
+                            if self.generations(pass) != generations {
+                                // Edited since it was armed: wait again.
+                                self.when_quiet(pass);
+                            } else if p.again && !p.running {
+                                self.start_precise(pass);
+                            }
+                        }
+                        Event::Indexed(lang, dir) => {
+                            // The new index read the files as they stood when
+                            // it started: those that changed while stopped
+                            // are current again (unless changed since).
+                            let key = (lang.clone(), dir.clone());
+                            if let Some(at) = self.stopped.iter().position(|(k, _)| *k == key) {
+                                let (_, files) = self.stopped.swap_remove(at);
+                                graphs.mark_indexed(self.stopped_seen, |f| files.iter().any(|s| s == f));
+                            }
+                            if !self.scip_roots.contains(&(lang.clone(), dir.clone())) {
+                                self.scip_roots.push((lang, dir));
+                                covered = true;
+                            }
+                        }
+                        Event::FirstIndex(first) => {
+                            self.first_landed(first, &graphs);
+                            changed.append(&mut self.deferred);
+                            changed.extend(self.catch_up());
+                        }
+                        Event::CatchUp => changed.extend(self.catch_up()),
+                    }
+                }
+                if self.first_pending {
+                    // Read once the first index lands.
+                    self.deferred.append(&mut changed);
+                    continue;
+                }
+                // (every change in it is one the watcher found worth reading)
+                if changed.is_empty() && !covered {
+                    continue;
+                }
+                // A root moved or deleted would read as every file deleted:
+                // the graph keeps serving as it was, and says why, until
+                // the root is back (then read again whole).
+                if !self.root_present(&graphs) {
+                    self.deferred.clear();
+                    continue;
+                }
+                if std::mem::take(&mut self.root_was_gone) {
+                    changed.push(self.root.clone());
+                }
+                changed.sort();
+                changed.dedup();
+                // A directory created or moved in is watched, and what is
+                // in it already is found by the walk `refresh` makes.
+                for dir in changed.iter().filter(|p| p.is_dir()) {
+                    watch_dirs(&mut watcher, &walk::directories(dir));
+                }
+                if let Err(e) = self.refresh(&changed, covered, &graphs, seen) {
+                    tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
+                }
+            }
+        })?;
+        Ok(())
+    }
+
+    /// Whether the project's root is still a directory where it was; when it
+    /// is not, the log and `signpost://graph` say so, once each time it goes.
+    fn root_present(&mut self, graphs: &LiveGraph) -> bool {
+        let present = self.root.is_dir();
+        if !present && !self.root_was_gone {
+            let why = format!(
+                "the project root {} is gone (moved or deleted): the graph is kept as it was, and edits are not \
+                 followed until it is back; serve the project where it is now with --project",
+                self.root.display()
+            );
+            tracing::warn!("{why}");
+            graphs.set_notes("root", vec![why]);
+        } else if present && self.root_was_gone {
+            tracing::info!(root = %self.root.display(), "the project root is back: reading it again");
+            graphs.set_notes("root", Vec::new());
+        }
+        self.root_was_gone |= !present;
+        present
+    }
+
+    /// What to read again once the watcher is in place: the files the first
+    /// index read that changed since, and the root (a walk finds files
+    /// created meanwhile, and drops those deleted).
+    fn catch_up(&self) -> Vec<PathBuf> {
+        let mut changed: Vec<PathBuf> = self.parts.iter().flat_map(|w| w.drifted()).collect();
+        if !changed.is_empty() {
+            tracing::info!(files = changed.len(), "files changed while the first index read them: reading them again");
+        }
+        changed.push(self.root.clone());
+        changed
+    }
+
+    /// The first index, built in the background, swaps in.
+    fn first_landed(&mut self, first: First, graphs: &LiveGraph) {
+        self.first_pending = false;
+        for (ws, indexed) in first {
+            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+            match signpost_graph::scip::import_index(&indexed.index, &opts) {
+                Ok(graph) => {
+                    let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
+                    tracing::info!(language = indexed.lang.name, result = record.result, "the first index swaps in");
+                }
+                Err(e) => tracing::warn!(language = indexed.lang.name, error = %e, "the first index does not load"),
+            }
+            for note in indexed.report.notes.iter().take(20) {
+                tracing::info!(note = note.as_str(), "indexing");
+            }
+            graphs.set_notes(indexed.lang.name, indexed.report.notes);
+            self.parts.push(ws);
+        }
+        graphs.set_building(None);
+    }
+
+    /// Adds to `stopped` the files `graph` holds, in a SCIP project served
+    /// from the last run's index, that are no longer there.
+    fn gone_while_stopped(&mut self, graph: &signpost_graph::Graph) {
+        if self.scip_roots.is_empty() {
+            return;
+        }
+        let mut checked = std::collections::HashSet::new();
+        for node in graph.iter() {
+            let file = node.file();
+            if file.is_empty() || !checked.insert(file) {
+                continue;
+            }
+            let path = self.root.join(tree::unspell(file));
+            if path.exists() {
+                continue;
+            }
+            let Some(key) = self.scip_roots.iter().find(|(_, dir)| path.starts_with(dir)).cloned() else { continue };
+            match self.stopped.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, files)) => files.push(file.to_owned()),
+                None => self.stopped.push((key, vec![file.to_owned()])),
+            }
+        }
+    }
+
+    /// Reads the changed files again and swaps in the parts they belong to;
+    /// when a SCIP project's index came in (`covered`), its files leave
+    /// the built-in indexer's part.
+    fn refresh(&mut self, changed: &[PathBuf], covered: bool, graphs: &LiveGraph, seen: u64) -> anyhow::Result<()> {
+        let started = Instant::now();
+        // Edits to files it knows need no walk; a new or deleted file does.
+        let known = !covered && changed.iter().all(|c| c.is_file() && self.parts.iter().any(|w| w.knows(c)));
+        let found = if known {
+            Vec::new()
+        } else {
+            let (found, notes) = walk::sources(&self.root, &WalkOptions::default());
+            graphs.set_notes("walk", notes);
+            found
+        };
+        let mut updates = Vec::new();
+        for ws in &mut self.parts {
+            let files = if known {
+                ws.files()
+            } else {
+                let all =
+                    found.iter().find(|(l, _)| std::ptr::eq(*l, ws.lang())).map_or(&[][..], |(_, f)| f.as_slice());
+                uncovered(ws.lang(), all, &self.scip_roots)
+            };
+            if let Some(indexed) = ws.update(&files, changed) {
+                updates.push(indexed);
+            }
+        }
+        for indexed in &updates {
+            *self.edits.entry(indexed.lang.name).or_insert(0) += 1;
+            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+            let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+            let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
+            graphs.set_notes(indexed.lang.name, indexed.report.notes.clone());
+            if record.result == "swapped" {
+                // Every file the part holds now, and the changed ones that
+                // are gone, is as current as what was read.
+                let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
+                graphs.mark_indexed(seen, |file| {
+                    let path = self.root.join(tree::unspell(file));
+                    part.is_some_and(|w| w.knows(&path)) || (changed.contains(&path) && !path.exists())
+                });
+            }
+            tracing::info!(
+                language = indexed.lang.name,
+                changed = changed.len(),
+                result = record.result,
+                ms = started.elapsed().as_millis() as u64,
+                "re-indexed after a change"
+            );
+        }
+        // A precise pass of an edited language runs again once edits are
+        // quiet (and one under way is thrown away when it lands).
+        for i in 0..self.precise.len() {
+            if self.precise[i].langs.iter().any(|l| updates.iter().any(|u| std::ptr::eq(u.lang, *l))) {
+                self.precise[i].again = true;
+                self.when_quiet(i);
+            }
+        }
+        Ok(())
+    }
+}
