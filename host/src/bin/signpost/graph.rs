@@ -1,9 +1,46 @@
-//! `signpost index` and `signpost graph …`: make, import and inspect graphs.
+//! `signpost index` and `signpost graph …`: make, import and inspect graphs;
+//! `signpost graph`'s subcommands ([`GraphCommand`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub(super) enum GraphCommand {
+    /// Convert graph files (SCIP, JSON or snapshot; several are merged into
+    /// one workspace) into a snapshot that loads by reading.
+    #[command(after_help = "Examples:\n  signpost graph import index.rust.scip index.typescript.scip -o shop.snapshot")]
+    Import {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The snapshot to write.
+        #[arg(short, long, value_name = "PATH")]
+        output: PathBuf,
+    },
+    /// Print symbols with their ids (kind, qualified name, place), to use
+    /// in golden cases and scripts; `--name` keeps those whose name
+    /// contains it.
+    #[command(
+        after_help = "Examples:\n  signpost graph symbols --name OrderService\n  signpost graph symbols index.scip --name parse"
+    )]
+    Symbols {
+        /// The graph files (none: the embedded sample graph).
+        files: Vec<PathBuf>,
+        /// Only symbols whose name contains this (case-insensitive).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Load graph files as `--graph` would and print what they hold.
+    #[command(after_help = "Examples:\n  signpost graph info index.scip")]
+    Info {
+        /// The graph files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
 
 pub(super) fn index_project(
     dir: &Path,

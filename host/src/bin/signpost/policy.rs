@@ -1,13 +1,183 @@
-//! `signpost policy …`: check, test, replay and export policy components.
+//! `signpost policy …`: check, test, replay and export policy components;
+//! its subcommands ([`PolicyCommand`]) and their help.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::Subcommand;
 use signpost::golden::Strictness;
 use signpost::policy::{Interface, PolicyEngine};
 use signpost::reload;
 use signpost::validate::HintValidator;
+
+use super::args::{BackendArgs, ServeArgs};
+use super::scaffold;
+
+/// `signpost policy test --help`: the case format, then examples.
+const GOLDEN_HELP: &str = "\
+A case file (one JSON object; every `expect` field is optional):
+  {
+    \"description\": \"a name where an id belongs teaches resolve\",
+    \"graph\": \"graph.json\",         a graph file beside the case (default: the sample graph)
+    \"before\": [{\"tool\": \"resolve\", \"args\": {\"identifier\": \"OrderService\"}}],
+                                     calls made first, in the same session
+    \"call\": {\"tool\": \"neighbors\", \"args\": {\"ids\": \"OrderService\", \"direction\": \"out\"}},
+    \"expect\": {
+      \"is_error\": true,               isError
+      \"error_kind\": \"invalid_id\",   structuredContent.error.kind
+      \"state_tag\": \"invalid_id\",    the policy's state tag
+      \"result\": {\"/error/example/direction\": \"out\"},   JSON pointer -> value
+      \"hints_include\": [{\"tool\": \"resolve\", \"args\": {\"identifier\": \"OrderService\"}, \"actionable\": true}],
+      \"first_hint\": {\"tool\": \"resolve\"},
+      \"max_hints\": 5,
+      \"text_contains\": [\"resolve\"]
+    }
+  }
+A hint pattern compares only the fields it names; `args` must be equal. `${NAME}` in a
+string is the environment variable NAME (a case that names an unset one fails).
+With a backend, `result` pointers read the backend's result (`/content/0/text`) and
+the cases run in file order against the one backend.
+
+Examples:
+  signpost policy test mine.wasm --cases cases/
+  signpost policy test mine.wasm --cases cases/ --lenient
+  signpost policy test memory.wasm --cases cases/ -- npx -y @modelcontextprotocol/server-memory";
+
+#[derive(Subcommand)]
+pub(super) enum PolicyCommand {
+    /// Write a new policy project into DIR: the code, the WIT it
+    /// implements (the newest, signpost:policy@0.3.0), a build script
+    /// writing policy.wasm, three golden cases it passes and a README.
+    #[command(after_help = "Examples:\n  signpost policy new my-policy --lang python\n  \
+                      cd my-policy && ./build.sh && signpost policy check policy.wasm --cases cases/")]
+    New {
+        /// The project directory (created; if it exists, it must be empty).
+        dir: PathBuf,
+        /// The language to write the policy in.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: scaffold::Lang,
+        /// The policy's name (default: the directory's name), as it reports
+        /// itself in logs and `signpost://policy`.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Write the embedded default policy component to FILE and print its
+    /// sha256 (the one `signpost://policy` reports while it serves).
+    #[command(after_help = "Examples:\n  signpost policy export-default default.wasm --cases default-cases/")]
+    ExportDefault {
+        /// Where to write the component (.wasm).
+        file: PathBuf,
+        /// Also write the default policy's golden cases into DIR (with the
+        /// graph four of them run on), for `signpost policy test`.
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
+    },
+    /// Write the WIT package policies implement (`signpost:policy`) into
+    /// DIR, to build a policy without a checkout.
+    #[command(
+        after_help = "Examples:\n  signpost policy wit wit/   (then point wit-bindgen, componentize-py or jco at it)"
+    )]
+    Wit {
+        /// The directory to write `policy.wit` into (created if missing).
+        dir: PathBuf,
+        /// The package version to write: the newest, or `0.2.0` or `0.1.0`
+        /// (still served) for a policy written against one of them.
+        #[arg(long, default_value = signpost::wit_version!(), value_parser = ["0.3.0", "0.2.0", "0.1.0"])]
+        version: String,
+    },
+    /// Run exactly the checks a hot swap runs (compile, link, identify,
+    /// self-check, and with --cases the author's golden cases, strictly)
+    /// and report; exit non-zero if the policy would be refused.
+    #[command(after_help = "Examples:\n  signpost policy check target/wasm32-wasip2/release/my_policy.wasm\n  \
+                      signpost policy check policy.wasm --cases cases/ --explain")]
+    Check {
+        /// The component file (.wasm).
+        file: PathBuf,
+        /// Golden cases the policy must also pass, strictly (as a server
+        /// started with `--policy-cases DIR` runs them on every swap).
+        #[arg(long, value_name = "DIR")]
+        cases: Option<PathBuf>,
+        /// Print the self-check's probe calls before checking.
+        #[arg(long)]
+        explain: bool,
+        /// With a backend (a command after `--`, or `--backend-url`), a
+        /// 0.2.0 or later policy's rules are read for the backend's tools too.
+        #[command(flatten)]
+        backend: BackendArgs,
+    },
+    /// Re-run recorded sessions (`signpost --record DIR`) against candidate
+    /// policies and report, per policy, how often the agent's actual next
+    /// call would have been suggested, hints per response, invalid hints,
+    /// text bytes and faults; then the calls whose hints differ from the
+    /// first policy's.
+    #[command(after_help = "Examples:\n  signpost policy replay records/ --policy default.wasm --policy mine.wasm")]
+    Replay {
+        /// Decision logs: files, or record directories.
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// A candidate policy component (.wasm); give it once per policy.
+        #[arg(long = "policy", value_name = "FILE", required = true)]
+        policies: Vec<PathBuf>,
+        /// The graph files the sessions ran on (default: the embedded sample graph).
+        #[arg(long, value_name = "PATH")]
+        graph: Vec<PathBuf>,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Diff lines shown per pair of policies in the table.
+        #[arg(long, default_value_t = 10)]
+        diffs: usize,
+    },
+    /// Run golden cases (JSON files: calls and what the response must show)
+    /// against a component, on the embedded sample graph or against a real
+    /// backend server; exit non-zero if any fails, or if the host had to
+    /// correct the policy's answers in any call of a case (a fault, a hint
+    /// dropped as invalid, a refused coercion, a removed text line, a
+    /// fallback render), unless --lenient. `signpost policy export-default
+    /// FILE --cases DIR` writes the default policy's cases.
+    #[command(after_help = GOLDEN_HELP)]
+    Test {
+        /// The component file (.wasm).
+        file: PathBuf,
+        /// A directory of case files (*.json).
+        #[arg(long, value_name = "DIR")]
+        cases: PathBuf,
+        /// Judge the expectations only: pass a case in which the host
+        /// corrected the policy's answers (and list what it corrected).
+        #[arg(long)]
+        lenient: bool,
+        /// With a backend (a command after `--`, or `--backend-url`), the
+        /// cases call its tools through the proxy's pipeline, in file order,
+        /// against that one backend; without one, Signpost's own tools on
+        /// the sample graph (or each case's `graph`).
+        #[command(flatten)]
+        backend: BackendArgs,
+    },
+}
+
+/// `signpost policy …`. The commands that load a policy compile it as a
+/// server would: under the top-level limits, through the compiled-policy
+/// cache (`--cache-dir`, `--no-cache`).
+pub(super) fn policy_command(command: PolicyCommand, top: &ServeArgs) -> anyhow::Result<ExitCode> {
+    match command {
+        PolicyCommand::Check { file, cases, explain, backend } => {
+            let backend = backend.command()?;
+            check(&top.engine()?, &file, backend, cases.as_deref(), explain)
+        }
+        PolicyCommand::New { dir, lang, name } => scaffold::new_policy(&dir, lang, name.as_deref()),
+        PolicyCommand::ExportDefault { file, cases } => export_default(&file, cases.as_deref()),
+        PolicyCommand::Wit { dir, version } => export_wit(&dir, &version),
+        PolicyCommand::Test { file, cases, lenient, backend } => {
+            let strictness = if lenient { Strictness::Lenient } else { Strictness::Strict };
+            let backend = backend.command()?;
+            test_cases(&top.engine()?, &file, &cases, backend, strictness)
+        }
+        PolicyCommand::Replay { logs, policies, graph, json, diffs } => {
+            replay(&top.engine()?, &logs, &policies, &graph, json, diffs)
+        }
+    }
+}
 
 /// `signpost policy check`: what a swap would run, and its verdict.
 pub(super) fn check(

@@ -15,7 +15,8 @@ use signpost::trails::{Owner, Trails};
 
 use super::serve::initial_policy;
 
-use super::{ServeArgs, program_name, say};
+use super::args::ServeArgs;
+use super::{program_name, say};
 
 /// A tool command: one call through the same pipeline as MCP, printed as
 /// text or JSON. Exit 0 on a result, 1 on a tool error (or a name that

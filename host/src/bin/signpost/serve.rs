@@ -16,7 +16,8 @@ use signpost::server::Handler;
 use signpost::service::Signpost;
 use signpost::validate::HintValidator;
 
-use super::{CanaryAction, ServeArgs, program_name, say, socket_addr};
+use super::args::{ServeArgs, socket_addr};
+use super::{program_name, say};
 
 /// Loads the policy to start with: the file (through every check a swap
 /// runs), or the embedded default.
@@ -177,6 +178,14 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(super) enum CanaryAction {
+    /// Make the canary the live policy.
+    Promote,
+    /// Stop the canary; its sessions go back to the live policy.
+    Drop,
 }
 
 pub(super) fn canary(action: CanaryAction, url: &str, token_file: Option<&Path>) -> anyhow::Result<ExitCode> {
