@@ -8,6 +8,13 @@
 //! `SIGNPOST_BENCH_LINES=1000000` for the million-line figure;
 //! `SIGNPOST_BENCH_KEEP=DIR` keeps the projects in `DIR/java` and `DIR/go`
 //! (for `bench/project_edits.py`, which serves one and edits it).
+//!
+//! Then edits: one language's workspace is opened, and one file is edited
+//! again and again (a comment added: nothing it declares changes; a method
+//! added: a new name), each followed by `Workspace::update`, timed against
+//! opening the workspace whole. `SIGNPOST_BENCH_PROJECT=DIR` (with
+//! `SIGNPOST_BENCH_LANG`, default java) times the edits on a real project
+//! instead of the synthetic ones.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -129,7 +136,57 @@ fn peak_rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Opens `lang`'s workspace of `files` under `root`, then edits its largest
+/// file: five comments, five new methods, each followed by an update.
+fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
+    let l = languages::by_name(lang).expect("a language");
+    let opts = signpost_treesitter::Options::default();
+    let (mut ws, opened) = signpost_treesitter::Workspace::open(root, l, files, &opts);
+    let whole = opened.report.elapsed.as_secs_f64() * 1000.0;
+    let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone();
+    let original = std::fs::read_to_string(&largest).expect("read");
+    let mut text = original.clone();
+    for (kind, n) in (0..5).map(|n| ("a comment", n)).chain((0..5).map(|n| ("a method", n))) {
+        text = if kind == "a comment" {
+            format!("{text}\n// edited {n}\n")
+        } else {
+            match lang {
+                "go" => format!("{text}\nfunc EditedLater{n}() int {{\n\treturn {n}\n}}\n"),
+                _ => {
+                    let at = text.rfind('}').unwrap_or(text.len());
+                    format!("{}    public int editedLater{n}() {{ return {n}; }}\n{}", &text[..at], &text[at..])
+                }
+            }
+        };
+        std::fs::write(&largest, &text).expect("write");
+        let indexed = ws.update(files, std::slice::from_ref(&largest)).expect("an update");
+        let r = &indexed.report;
+        eprintln!(
+            "{lang}: {kind} added to one of {} files: updated in {:.0} ms ({:.2}x of opening whole, {whole:.0} ms); \
+             uses of {} file(s) resolved again, {} kept{}",
+            r.files,
+            r.elapsed.as_secs_f64() * 1000.0,
+            r.elapsed.as_secs_f64() * 1000.0 / whole,
+            r.again.resolved,
+            r.again.kept,
+            r.again.all_because.map(|w| format!(" (every file: {w})")).unwrap_or_default()
+        );
+    }
+    std::fs::write(&largest, original).expect("restore");
+}
+
 fn bench(c: &mut Criterion) {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+    if let Some(dir) = std::env::var_os("SIGNPOST_BENCH_PROJECT").map(PathBuf::from) {
+        let lang = std::env::var("SIGNPOST_BENCH_LANG").unwrap_or_else(|_| "java".into());
+        let (found, _) = signpost_treesitter::walk::sources(&dir, &Default::default());
+        let files = found.into_iter().find(|(l, _)| l.name == lang).map(|(_, f)| f).unwrap_or_default();
+        edits(&dir, &lang, &files);
+        return;
+    }
     let lines: usize = std::env::var("SIGNPOST_BENCH_LINES").ok().and_then(|v| v.parse().ok()).unwrap_or(200_000);
     let keep = std::env::var_os("SIGNPOST_BENCH_KEEP").map(PathBuf::from);
     let tmp =
@@ -157,6 +214,7 @@ fn bench(c: &mut Criterion) {
                 peak_rss_mb()
             );
         }
+        edits(&root, lang, &files);
         let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files");
         let one = std::fs::read(largest).expect("read");
         let mut reader = Reader::new(l, Duration::from_secs(5)).expect("the query compiles");

@@ -30,6 +30,8 @@ pub mod truth;
 pub mod walk;
 
 #[cfg(test)]
+mod again_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
@@ -82,6 +84,8 @@ pub struct Report {
     pub syntax_errors: usize,
     /// One line per file skipped or worth a word.
     pub notes: Vec<String>,
+    /// How many files' uses were resolved again, and how many kept.
+    pub again: resolve::Again,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -121,6 +125,9 @@ pub struct Workspace {
     files: std::collections::BTreeMap<PathBuf, Read>,
     /// What each file read was when it was read.
     stamps: std::collections::HashMap<PathBuf, tree::Stamp>,
+    /// The last resolve and what it kept for the next: a change resolves
+    /// again the uses of the files it may move, not every file's.
+    last: Option<(resolve::Project, resolve::Memo)>,
 }
 
 impl Workspace {
@@ -136,6 +143,7 @@ impl Workspace {
             modules,
             files: Default::default(),
             stamps: Default::default(),
+            last: None,
         };
         let read = ws.read_all(files);
         ws.keep(files.iter().cloned().zip(read));
@@ -254,7 +262,7 @@ impl Workspace {
     }
 
     /// Resolves and writes the whole part.
-    fn index(&self, started: Instant) -> Indexed {
+    fn index(&mut self, started: Instant) -> Indexed {
         let lang = self.lang;
         let mut report = Report::default();
         let mut sources = Vec::with_capacity(self.files.len());
@@ -296,9 +304,10 @@ impl Workspace {
             ));
         }
         let gathered = started.elapsed();
-        let project = resolve::resolve(sources);
+        let (project, memo, again) = resolve::resolve_again(sources, self.last.take());
         let resolved = started.elapsed();
         report.counts = project.counts;
+        report.again = again;
         let index = emit::emit(&project, &self.root);
         report.elapsed = started.elapsed();
         tracing::debug!(
@@ -308,6 +317,7 @@ impl Workspace {
             emit_ms = (report.elapsed - resolved).as_millis() as u64,
             "indexed"
         );
+        self.last = Some((project, memo));
         Indexed { lang, index, report }
     }
 }

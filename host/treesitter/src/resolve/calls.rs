@@ -61,24 +61,21 @@ impl Resolver<'_> {
     /// owner.
     fn own_callables(&self, t: DefIx, name: &str) -> Vec<DefIx> {
         if self.p.kind(t) == Kind::Module {
-            Lookup::get(&self.look.by_name, &name)
+            self.look
+                .named(name)
                 .iter()
                 .copied()
                 .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
                 .collect()
         } else {
-            Lookup::get(&self.look.by_owner, &(t, name))
-                .iter()
-                .copied()
-                .filter(|&d| self.p.kind(d).is_callable())
-                .collect()
+            self.look.owned(t, name).iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect()
         }
     }
 
     /// Scala's companion object of class `t` (`object Item` beside `class
     /// Item`, in its file).
     fn companion(&self, t: DefIx) -> Option<DefIx> {
-        Lookup::get(&self.look.by_name, &self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
+        self.look.named(self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
             c != t
                 && self.p.kind(c) == Kind::Module
                 && self.p.fact(c).term
@@ -232,7 +229,7 @@ impl Resolver<'_> {
                 None => {
                     // `Order(…)` where nothing callable has that name: a
                     // construction, in languages that need no `new` (Kotlin).
-                    let callable = Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d).is_callable());
+                    let callable = self.look.named(name).iter().any(|&d| self.p.kind(d).is_callable());
                     if callable { Bound::Outside } else { construct() }
                 }
             },
@@ -271,7 +268,9 @@ impl Resolver<'_> {
             // project's or not; a name every standard collection has says
             // nothing either: neither is counted.
             Some((_, Receiver::Unknown)) => {
-                let members: Vec<DefIx> = Lookup::get(&self.look.by_name, &name)
+                let members: Vec<DefIx> = self
+                    .look
+                    .named(name)
                     .iter()
                     .copied()
                     .filter(|&d| {
@@ -354,7 +353,7 @@ impl Resolver<'_> {
 
     /// Whether the project defines a type of that name.
     fn is_project_type(&self, name: &str) -> bool {
-        Lookup::get(&self.look.by_name, &name).iter().any(|&p| self.p.kind(p).is_type())
+        self.look.named(name).iter().any(|&p| self.p.kind(p).is_type())
     }
 
     fn given_type(&self, fi: usize, scope: Option<DefIx>, t: &str) -> Given {

@@ -40,7 +40,7 @@ impl Resolver<'_> {
 
     /// Whether `name` names a namespace of the project (C++'s `shapes`).
     pub(super) fn is_namespace(&self, name: &str) -> bool {
-        Lookup::get(&self.look.by_name, &name).iter().any(|&d| self.p.kind(d) == Kind::Module)
+        self.look.named(name).iter().any(|&d| self.p.kind(d) == Kind::Module)
     }
 
     /// The chain of definitions from `d` outwards.
@@ -87,7 +87,7 @@ impl Resolver<'_> {
                 // A namespace of the project (C++'s `using namespace`).
                 out.extend(self.in_namespace(pkg.rsplit('.').next().unwrap_or(pkg), name, |_| true));
                 for t in self.type_at(pkg, 4) {
-                    out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                    out.extend_from_slice(self.look.owned(t, name));
                 }
                 continue;
             }
@@ -97,7 +97,7 @@ impl Resolver<'_> {
                 if alias == name {
                     out.extend(self.exported(pkg, last, REEXPORTS));
                     for t in self.type_at(pkg, 4) {
-                        out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, last)));
+                        out.extend_from_slice(self.look.owned(t, last));
                     }
                 }
                 continue;
@@ -105,7 +105,7 @@ impl Resolver<'_> {
             if last == name {
                 out.extend(self.exported(pkg, last, REEXPORTS));
                 for t in self.type_at(pkg, 4) {
-                    out.extend_from_slice(Lookup::get(&self.look.by_owner, &(t, name)));
+                    out.extend_from_slice(self.look.owned(t, name));
                 }
             }
         }
@@ -122,8 +122,7 @@ impl Resolver<'_> {
             self.look.in_package(outer, last).iter().copied().filter(|&t| self.p.kind(t).is_type()).collect();
         if found.is_empty() && depth > 0 {
             for t in self.type_at(outer, depth - 1) {
-                found
-                    .extend(Lookup::get(&self.look.by_owner, &(t, last)).iter().filter(|&&d| self.p.kind(d).is_type()));
+                found.extend(self.look.owned(t, last).iter().filter(|&&d| self.p.kind(d).is_type()));
             }
         }
         found
@@ -208,7 +207,7 @@ impl Resolver<'_> {
     /// imports, when it imports some), and whether that rung is the last,
     /// the whole project (where several are no overloads but namesakes).
     pub(super) fn rung(&self, fi: usize, from: Option<DefIx>, name: &str, want: Want) -> Option<(Vec<DefIx>, bool)> {
-        let all = Lookup::get(&self.look.by_name, &name);
+        let all = self.look.named(name);
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
             // No definition is called so; an import may name one so
             // (`using W = Toolkit.Core.Widget;`).
@@ -248,7 +247,7 @@ impl Resolver<'_> {
         if !plain && !matches!(want, Want::Type | Want::Mixin) {
             for t in self.anonymous_around(fi, from) {
                 for t in self.lineage(t) {
-                    if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
+                    if let Some(r) = pick(self.look.owned(t, name)) {
                         return Some((r, false));
                     }
                 }
@@ -267,13 +266,13 @@ impl Resolver<'_> {
                 continue;
             }
             for t in self.lineage(d) {
-                if let Some(r) = pick(Lookup::get(&self.look.by_owner, &(t, name))) {
+                if let Some(r) = pick(self.look.owned(t, name)) {
                     return Some((r, false));
                 }
             }
         }
         // Each rung is looked at only when the ones before it had nothing.
-        if let Some(r) = pick(Lookup::get(&self.look.by_file, &(fi, name))) {
+        if let Some(r) = pick(self.look.in_file(fi, name)) {
             return Some((r, false));
         }
         if let Some(r) = pick(&self.imported(fi, name)) {
@@ -358,7 +357,8 @@ impl Resolver<'_> {
     /// a namespace (C++) of the project called `ns`.
     pub(super) fn in_namespace(&self, ns: &str, name: &str, pass: impl Fn(Kind) -> bool) -> Vec<DefIx> {
         let ns = ns.rsplit("::").next().unwrap_or(ns);
-        Lookup::get(&self.look.by_name, &name)
+        self.look
+            .named(name)
             .iter()
             .copied()
             .filter(|&d| {

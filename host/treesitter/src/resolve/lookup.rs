@@ -67,7 +67,58 @@ impl Want {
     }
 }
 
+thread_local! {
+    /// The names the file being resolved on this thread has looked up, as
+    /// [`name_key`]s, while it is recorded ([`recording`]).
+    static READS: std::cell::RefCell<Option<Vec<u64>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A name as the record of reads keeps it: a hash (two names that collide
+/// only make a file be resolved again when it need not be).
+pub(super) fn name_key(name: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5167_9057).hash_one(name)
+}
+
+/// Notes that the use being resolved looked up `name`.
+pub(super) fn read(name: &str) {
+    READS.with_borrow_mut(|r| {
+        if let Some(r) = r {
+            r.push(name_key(name));
+        }
+    });
+}
+
+/// Runs `f` recording every name it looks up; returns what `f` gives and
+/// the names, each once.
+pub(super) fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
+    READS.set(Some(Vec::new()));
+    let out = f();
+    let mut reads = READS.take().unwrap_or_default();
+    reads.sort_unstable();
+    reads.dedup();
+    (out, reads)
+}
+
 impl<'p> Lookup<'p> {
+    /// Every definition called `name`.
+    pub(super) fn named(&self, name: &str) -> &[DefIx] {
+        read(name);
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// The members of `t` called `name`.
+    pub(super) fn owned<'s>(&'s self, t: DefIx, name: &'s str) -> &'s [DefIx] {
+        read(name);
+        Lookup::get(&self.by_owner, &(t, name))
+    }
+
+    /// The top-level definitions of file `fi` called `name`.
+    pub(super) fn in_file<'s>(&'s self, fi: usize, name: &'s str) -> &'s [DefIx] {
+        read(name);
+        Lookup::get(&self.by_file, &(fi, name))
+    }
+
     pub(super) fn of(p: &'p Project) -> Lookup<'p> {
         let mut packages: HashMap<String, u32> = HashMap::default();
         let file_package: Vec<u32> = p
@@ -122,6 +173,7 @@ impl<'p> Lookup<'p> {
 
     /// The same, by package number.
     pub(super) fn in_package_of<'s>(&'s self, pkg: u32, name: &'s str) -> &'s [DefIx] {
+        read(name);
         Lookup::get(&self.by_package, &(pkg, name))
     }
 

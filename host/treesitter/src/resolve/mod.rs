@@ -20,6 +20,7 @@ use crate::extract::{Facts, Kind, Name, Span, Typed};
 use crate::languages::{Lang, Packages};
 use rayon::prelude::*;
 
+mod again;
 mod calls;
 mod hierarchy;
 mod ladder;
@@ -27,6 +28,8 @@ mod lookup;
 mod symbols;
 mod values;
 
+pub use again::Memo;
+use again::{FileUses, Plan, Shape};
 pub use calls::Bound;
 use hierarchy::{implicit_interfaces, overrides};
 use ladder::Resolver;
@@ -157,6 +160,25 @@ impl Project {
 
 /// Resolves `sources` (files of one language family, one project root).
 pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
+    resolve_again(sources, None).0
+}
+
+/// How much of a resolve was done again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Again {
+    /// Files whose uses were resolved.
+    pub resolved: usize,
+    /// Files whose uses were kept from the last resolve.
+    pub kept: usize,
+    /// Why every file was resolved, when the last resolve was given.
+    pub all_because: Option<&'static str>,
+}
+
+/// Resolves `sources`; given the last resolve of the same workspace (its
+/// project and memo), resolves again only the uses of the files that
+/// changed and of those whose uses the change may move (`again.rs`), with
+/// the same result as resolving everything. Returns the memo for the next.
+pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project, Memo)>) -> (Project, Memo, Again) {
     let mut step = Steps(std::time::Instant::now());
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
@@ -298,47 +320,26 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     let overrides = overrides(&r, &members);
     step.done("overrides");
     // Files resolve independently of each other from here on: in
-    // parallel, their uses kept in file order.
-    struct PerFile {
-        uses: Vec<Use>,
-        unbound: Vec<Unbound>,
-        resolved: usize,
-        ambiguous: usize,
-    }
-    let per_file: Vec<PerFile> = (0..p.sources.len())
+    // parallel, their uses kept in file order; those the last resolve's
+    // still hold are kept.
+    let shape = Shape::of(&p, &r.supers, &r.extensions, &partial, &look);
+    let (mut kept, all_because) = match last.map(|(old, memo)| again::plan(&old, memo, &p, &shape)) {
+        Some(Plan::Some(kept)) => (kept, None),
+        Some(Plan::All(why)) => (Vec::new(), Some(why)),
+        None => (Vec::new(), None),
+    };
+    kept.resize_with(p.sources.len(), || None);
+    let kept_files = kept.iter().filter(|k| k.is_some()).count();
+    let again = Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because };
+    let per_file: Vec<FileUses> = kept
         .into_par_iter()
-        .map(|fi| {
-            let facts = &p.sources[fi].facts;
-            let mut out = PerFile { uses: Vec::new(), unbound: Vec::new(), resolved: 0, ambiguous: 0 };
-            for t in &facts.types {
-                values::at(t.span.bytes.0);
-                let scope = r.innermost(fi, &t.span, |_| true);
-                if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
-                    out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
-                }
-            }
-            for c in &facts.calls {
-                values::at(c.span.bytes.0);
-                let scope = r.innermost(fi, &c.span, |k| k.is_scope());
-                match r.call(fi, scope, c) {
-                    Bound::One(target) => {
-                        out.resolved += usize::from(!c.read);
-                        out.uses.push(Use { file: fi, span: c.span, target, ambiguous: false });
-                    }
-                    Bound::Several(targets) => {
-                        out.resolved += usize::from(!c.read);
-                        out.ambiguous += usize::from(!c.read);
-                        for target in targets {
-                            out.uses.push(Use { file: fi, span: c.span, target, ambiguous: true });
-                        }
-                    }
-                    Bound::Unbound if !c.read => {
-                        out.unbound.push(Unbound { file: fi, span: c.span, name: c.name.clone() });
-                    }
-                    Bound::Unbound | Bound::Outside => {}
-                }
-            }
-            out
+        .enumerate()
+        .map(|(fi, kept)| {
+            kept.unwrap_or_else(|| {
+                let (mut out, reads) = lookup::recording(|| uses_of(&r, fi));
+                out.reads = reads;
+                out
+            })
         })
         .collect();
     counts.calls = p.sources.iter().map(|s| s.facts.calls.iter().filter(|c| !c.read).count()).sum();
@@ -347,19 +348,55 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
     let mut uses = Vec::with_capacity(per_file.iter().map(|f| f.uses.len()).sum());
     let mut unbound = Vec::with_capacity(counts.calls_unbound);
-    for f in per_file {
-        uses.extend(f.uses);
-        unbound.extend(f.unbound);
+    for f in &per_file {
+        uses.extend_from_slice(&f.uses);
+        unbound.extend_from_slice(&f.unbound);
     }
     expand_macros(&p, &mut uses);
     step.done("uses");
+    tracing::debug!(resolved = again.resolved, kept = again.kept, all_because = again.all_because, "files' uses");
     let mut supers = std::mem::take(&mut r.supers);
     supers.extend(overrides);
     p.supers = supers;
     p.uses = uses;
     p.unbound = unbound;
     p.counts = counts;
-    p
+    (p, Memo { files: per_file, shape }, again)
+}
+
+/// The uses in file `fi`: its type names and calls, resolved.
+fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
+    let facts = &r.p.sources[fi].facts;
+    let mut out = FileUses::default();
+    for t in &facts.types {
+        values::at(t.span.bytes.0);
+        let scope = r.innermost(fi, &t.span, |_| true);
+        if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
+            out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
+        }
+    }
+    for c in &facts.calls {
+        values::at(c.span.bytes.0);
+        let scope = r.innermost(fi, &c.span, |k| k.is_scope());
+        match r.call(fi, scope, c) {
+            Bound::One(target) => {
+                out.resolved += usize::from(!c.read);
+                out.uses.push(Use { file: fi, span: c.span, target, ambiguous: false });
+            }
+            Bound::Several(targets) => {
+                out.resolved += usize::from(!c.read);
+                out.ambiguous += usize::from(!c.read);
+                for target in targets {
+                    out.uses.push(Use { file: fi, span: c.span, target, ambiguous: true });
+                }
+            }
+            Bound::Unbound if !c.read => {
+                out.unbound.push(Unbound { file: fi, span: c.span, name: c.name.clone() });
+            }
+            Bound::Unbound | Bound::Outside => {}
+        }
+    }
+    out
 }
 
 /// The types called `name` at the top level of a file or in a namespace
@@ -420,6 +457,9 @@ impl Steps {
 /// macro's body calls: each such callee is a use at the macro call's place
 /// too (one level: a macro's macros are expanded by their own uses).
 fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
+    if !p.sources.iter().any(|s| s.facts.defs.iter().any(|d| d.expands)) {
+        return;
+    }
     let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     for u in uses.iter() {
         let scope = innermost_in(p, u.file, &u.span, |k| k.is_callable());

@@ -30,6 +30,7 @@ impl Resolver<'_> {
     /// scope that declares it, then the members of the enclosing types'
     /// lineages, then the file), with where it was declared.
     pub(super) fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
+        lookup::read(var);
         for d in self.chain(scope) {
             for t in self.lineage(d) {
                 if let Some(found) = self.declared_in(t, var) {
@@ -44,6 +45,7 @@ impl Resolver<'_> {
     /// A name declared in the scope of definition `d` (a field of a type, a
     /// local of a callable).
     pub(super) fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
+        lookup::read(var);
         let df = self.p.defs[d].file;
         let (_, b, _) = self.vars.0.get(&(df, Some(d)))?.iter().rev().find(|(n, _, w)| n == var && visible(*w))?;
         Some((df, Some(d), b))
@@ -281,9 +283,10 @@ impl Resolver<'_> {
             (val, Step::Literal) => val,
             (Val::Type(t), Step::Unwrap) => Val::Type(t),
             (Val::Type(t), Step::Member { name, scoped: true }) => {
-                let nested = self.lineage(t).into_iter().find_map(|o| {
-                    Lookup::get(&self.look.by_owner, &(o, name)).iter().copied().find(|&d| self.p.kind(d).is_type())
-                });
+                let nested = self
+                    .lineage(t)
+                    .into_iter()
+                    .find_map(|o| self.look.owned(o, name).iter().copied().find(|&d| self.p.kind(d).is_type()));
                 nested.map_or(Val::Unknown, Val::Type)
             }
             (Val::Type(t), Step::Member { name, .. }) => {

@@ -1,0 +1,309 @@
+//! Resolving again after an edit gives what resolving from scratch gives:
+//! every fixture project, copied, edited at random many times over (lines
+//! deleted, duplicated and swapped, names replaced by other names of the
+//! project, files removed and added), each edit followed by
+//! [`crate::Workspace::update`] and compared, SCIP document by document,
+//! with a workspace opened afresh on the edited tree.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::walk::{WalkOptions, sources};
+
+/// A small deterministic generator (xorshift64*): the same edits on every
+/// run, and a seed printed with any failure.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{e}"));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{e}")) {
+        let entry = entry.unwrap_or_else(|e| panic!("{e}"));
+        let path = entry.path();
+        if path.is_dir() {
+            copy_tree(&path, &to.join(entry.file_name()));
+        } else if path.file_name().is_some_and(|n| n != "index.scip") {
+            std::fs::copy(&path, to.join(entry.file_name())).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+/// The index with every repeated field in one order: what two resolves of
+/// the same code must agree on.
+fn canonical(index: &scip::types::Index) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut docs: Vec<&scip::types::Document> = index.documents.iter().collect();
+    docs.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
+    for d in docs {
+        let mut occ: Vec<String> =
+            d.occurrences.iter().map(|o| format!("{:?} {} {}", o.range, o.symbol, o.symbol_roles)).collect();
+        occ.sort();
+        let mut syms: Vec<String> = d
+            .symbols
+            .iter()
+            .map(|s| {
+                let mut rel: Vec<String> = s
+                    .relationships
+                    .iter()
+                    .map(|r| {
+                        format!("{} {} {} {}", r.symbol, r.is_implementation, r.is_reference, r.is_type_definition)
+                    })
+                    .collect();
+                rel.sort();
+                format!("{} {:?} {} {:?}", s.symbol, s.kind, s.display_name, rel)
+            })
+            .collect();
+        syms.sort();
+        out.push(format!("document {}", d.relative_path));
+        out.extend(occ.into_iter().map(|o| format!("  {o}")));
+        out.extend(syms.into_iter().map(|s| format!("  symbol {s}")));
+    }
+    out
+}
+
+/// The first lines where two canonical indexes differ.
+fn difference(a: &[String], b: &[String]) -> String {
+    let (sa, sb): (std::collections::BTreeSet<&String>, std::collections::BTreeSet<&String>) =
+        (a.iter().collect(), b.iter().collect());
+    let only_a: Vec<&&String> = sa.difference(&sb).take(8).collect();
+    let only_b: Vec<&&String> = sb.difference(&sa).take(8).collect();
+    format!("only resolved again: {only_a:#?}\nonly from scratch: {only_b:#?}")
+}
+
+/// The identifiers of a text.
+fn words(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// One random edit of the tree at `root` among `files`; returns what it
+/// did and the paths it touched.
+fn edit(rng: &mut Rng, root: &Path, files: &[PathBuf], step: usize) -> (String, Vec<PathBuf>) {
+    let file = files[rng.below(files.len())].clone();
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+    let pool: Vec<String> = {
+        let all = files.iter().map(|f| std::fs::read_to_string(f).unwrap_or_default()).collect::<Vec<_>>().join("\n");
+        let mut w: Vec<String> = words(&all).into_iter().map(|(a, b)| all[a..b].to_owned()).collect();
+        w.sort();
+        w.dedup();
+        w
+    };
+    let write = |t: String| std::fs::write(&file, t).unwrap_or_else(|e| panic!("{e}"));
+    match rng.below(10) {
+        0 | 1 if !lines.is_empty() => {
+            let at = rng.below(lines.len());
+            let gone = lines.remove(at).to_owned();
+            write(lines.join("\n") + "\n");
+            (format!("{shown}: line {} deleted: {gone:?}", at + 1), vec![file])
+        }
+        2 | 3 if !lines.is_empty() => {
+            let at = rng.below(lines.len());
+            let twice = lines[at];
+            lines.insert(at, twice);
+            write(lines.join("\n") + "\n");
+            (format!("{shown}: line {} doubled: {twice:?}", at + 1), vec![file])
+        }
+        4 if lines.len() > 1 => {
+            let (a, b) = (rng.below(lines.len()), rng.below(lines.len()));
+            lines.swap(a, b);
+            write(lines.join("\n") + "\n");
+            (format!("{shown}: lines {} and {} swapped", a + 1, b + 1), vec![file])
+        }
+        5..=7 => {
+            let ws = words(&text);
+            if ws.is_empty() || pool.is_empty() {
+                return (format!("{shown}: nothing to rename"), vec![file]);
+            }
+            let (a, b) = ws[rng.below(ws.len())];
+            let to = if rng.below(4) == 0 { format!("Fresh{step}") } else { pool[rng.below(pool.len())].clone() };
+            let from = text[a..b].to_owned();
+            write(format!("{}{to}{}", &text[..a], &text[b..]));
+            (format!("{shown}: {from} at byte {a} renamed {to}"), vec![file])
+        }
+        8 if files.len() > 1 => {
+            std::fs::remove_file(&file).unwrap_or_else(|e| panic!("{e}"));
+            (format!("{shown}: removed"), vec![file])
+        }
+        _ => {
+            // A copy of the file, one of its names renamed throughout.
+            let ext = file.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+            let stem = file.file_stem().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+            let copy = file.with_file_name(format!("{stem}Copy{step}.{ext}"));
+            let ws = words(&text);
+            let renamed = match ws.get(rng.below(ws.len())) {
+                Some(&(a, b)) => text.replace(&text[a..b], &format!("{}{step}", &text[a..b])),
+                None => text.clone(),
+            };
+            std::fs::write(&copy, renamed).unwrap_or_else(|e| panic!("{e}"));
+            (format!("{shown}: copied to {}", copy.display()), vec![copy])
+        }
+    }
+}
+
+/// The files of each language under `root`.
+fn languages_of(root: &Path) -> BTreeMap<&'static str, (&'static crate::languages::Lang, Vec<PathBuf>)> {
+    let (found, _) = sources(root, &WalkOptions::default());
+    found.into_iter().map(|(l, f)| (l.name, (l, f))).collect()
+}
+
+/// Every fixture project under `tests/fixtures`, for the built-in
+/// indexer's languages.
+fn fixtures() -> Vec<PathBuf> {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut out = Vec::new();
+    for group in ["treesitter", "treesitter/inference", "treesitter/rules", "scip"] {
+        let Ok(dir) = std::fs::read_dir(base.join(group)) else { continue };
+        for e in dir.flatten() {
+            let p = e.path();
+            let nested = ["inference", "rules"].iter().any(|n| p.ends_with(n));
+            if p.is_dir() && !nested {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
+    const STEPS: usize = 40;
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
+    let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
+    for (n, fixture) in fixtures().into_iter().enumerate() {
+        let root = scratch.join(n.to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        copy_tree(&fixture, &root);
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        for (name, (lang, files)) in languages_of(&root) {
+            let seed = 0x9e37_79b9_7f4a_7c15 ^ (n as u64) << 8 ^ name.len() as u64;
+            let mut rng = Rng(seed);
+            let (mut ws, _) = crate::Workspace::open(&root, lang, &files, &opts);
+            let mut files = files;
+            let mut log = Vec::new();
+            for step in 0..STEPS {
+                if files.is_empty() {
+                    break;
+                }
+                let (what, touched) = edit(&mut rng, &root, &files, step);
+                log.push(what);
+                files = languages_of(&root).remove(name).map(|(_, f)| f).unwrap_or_default();
+                let Some(again) = ws.update(&files, &touched) else { continue };
+                let (_, fresh) = crate::Workspace::open(&root, lang, &files, &opts);
+                let (a, b) = (canonical(&again.index), canonical(&fresh.index));
+                assert!(
+                    a == b,
+                    "{} ({name}, seed {seed:#x}): after edit {step}, resolving again differs from scratch\n\
+                     edits:\n  {}\n{}",
+                    fixture.display(),
+                    log.join("\n  "),
+                    difference(&a, &b)
+                );
+                edits += 1;
+                kept += usize::from(again.report.again.kept > 0);
+                if let Some(why) = again.report.again.all_because {
+                    *all.entry(why).or_default() += 1;
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    eprintln!("{edits} edits compared; {kept} kept some files' uses; every file resolved again: {all:?}");
+    assert!(edits > 200, "{edits} edits compared");
+    assert!(kept * 2 > edits, "resolving again kept files' uses after only {kept} of {edits} edits ({all:?})");
+}
+
+/// The edits random ones rarely make, each on a project of two files where
+/// the unchanged file's calls go through what the changed one declares: a
+/// field's type, a method's return type, a method added under a name the
+/// other file calls, an import.
+#[test]
+fn what_another_file_declares_moves_the_calls_through_it() {
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        (
+            "java",
+            "Shop.java",
+            "package p;\nclass Shop { Repo repo; Repo make() { return null; } }\nclass Repo { void save() {} }\nclass Other { void save() {} void keep() {} }\n",
+            "package p;\nclass Client { void run(Shop s) { s.repo.save(); s.make().save(); s.make().keep(); } }\n",
+            "Repo repo;|Other repo;",
+        ),
+        (
+            "java",
+            "Shop.java",
+            "package p;\nclass Shop { Repo repo; Repo make() { return null; } }\nclass Repo { void save() {} }\nclass Other { void save() {} void keep() {} }\n",
+            "package p;\nclass Client { void run(Shop s) { s.repo.save(); s.make().save(); s.make().keep(); } }\n",
+            "Repo make()|Other make()",
+        ),
+        (
+            "java",
+            "Shop.java",
+            "package p;\nclass Shop { Repo repo; }\nclass Repo { void save() {} }\n",
+            "package p;\nclass Client { void run(Shop s) { s.repo.store(); } }\n",
+            "void save() {}|void save() {} void store() {}",
+        ),
+        (
+            "go",
+            "shop.go",
+            "package p\n\ntype Shop struct { repo *Repo }\ntype Repo struct{}\ntype Other struct{}\n\nfunc (r *Repo) Save() {}\nfunc (o *Other) Save() {}\n",
+            "package p\n\nfunc run(s *Shop) { s.repo.Save() }\n",
+            "repo *Repo|repo *Other",
+        ),
+        (
+            "python",
+            "shop.py",
+            "class Repo:\n    def save(self):\n        pass\n\nclass Other:\n    def save(self):\n        pass\n\nclass Shop:\n    def __init__(self):\n        self.repo = Repo()\n",
+            "from shop import Shop\n\ndef run(s: Shop):\n    s.repo.save()\n",
+            "self.repo = Repo()|self.repo = Other()",
+        ),
+    ];
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let scratch = std::env::temp_dir().join(format!("signpost-again-cases-{}", std::process::id()));
+    for (n, (lang, name, declares, calls, change)) in cases.iter().enumerate() {
+        let root = scratch.join(n.to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        let ext = name.rsplit('.').next().unwrap_or_default();
+        std::fs::write(root.join(name), declares).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(format!("client.{ext}")), calls).unwrap_or_else(|e| panic!("{e}"));
+        let (l, files) = languages_of(&root).remove(lang).unwrap_or_else(|| panic!("{lang} files"));
+        let (mut ws, before) = crate::Workspace::open(&root, l, &files, &opts);
+        let (from, to) = change.split_once('|').unwrap_or_default();
+        assert!(declares.contains(from), "{from}");
+        std::fs::write(root.join(name), declares.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
+        let again = ws.update(&files, &[root.join(name)]).unwrap_or_else(|| panic!("{lang}: an update"));
+        let (_, fresh) = crate::Workspace::open(&root, l, &files, &opts);
+        let (a, b) = (canonical(&again.index), canonical(&fresh.index));
+        assert!(a == b, "{lang}, {change}: resolving again differs from scratch\n{}", difference(&a, &b));
+        assert_ne!(canonical(&before.index), b, "{lang}, {change}: the edit changes what the calls mean");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -1,0 +1,308 @@
+//! Resolving a project again after a few of its files changed, without
+//! resolving every file's uses again.
+//!
+//! Everything but the uses is cheap and global (definitions, symbols, the
+//! lookups, headers), so it is made again whole. The uses are most of the
+//! cost, and each file's depend on the names it looked up: while a file's
+//! uses are resolved, every name it looks up is recorded ([`super::lookup`]'s
+//! reads). After an edit, the names whose meaning may have changed are
+//! gathered from what the changed files define ([`dirty_names`]); a file
+//! that looked none of them up, and none of whose uses points into what
+//! changed, keeps its uses, renumbered. Every other file is resolved again.
+//!
+//! What this cannot follow by names falls back to resolving every file:
+//! a change of what the project's types extend or implement (a header, a
+//! Go method set that satisfies another interface), of its extension
+//! functions, of its packages or the names their files declare, of a type
+//! written in parts, or any file with a C or C++ function-like macro. The
+//! workspace's tests check, edit after random edit, that what this gives
+//! is what resolving from scratch gives.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::lookup::name_key;
+use super::*;
+
+/// One file's uses as resolved, with the names resolving them looked up.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FileUses {
+    pub(super) uses: Vec<Use>,
+    pub(super) unbound: Vec<Unbound>,
+    pub(super) resolved: usize,
+    pub(super) ambiguous: usize,
+    /// The names looked up, as [`name_key`]s, sorted.
+    pub(super) reads: Vec<u64>,
+}
+
+/// What a resolve keeps for the next one: each file's uses, and the shape
+/// of what every file's uses depend on globally.
+#[derive(Debug, Default)]
+pub struct Memo {
+    pub(super) files: Vec<FileUses>,
+    pub(super) shape: Shape,
+}
+
+/// What the uses of every file may depend on, by symbol (as
+/// [`name_key`]s): when any of it changes, every file is resolved again.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Shape {
+    /// (type, supertype) for the supertypes calls look up through.
+    supers: BTreeSet<(u64, u64)>,
+    /// (type, extension function).
+    extensions: BTreeSet<(u64, u64)>,
+    /// (later part, first part) of types written in parts.
+    partial: BTreeSet<(u64, u64)>,
+    /// Each package with the package name its first file declares.
+    packages: BTreeSet<(String, Option<String>)>,
+}
+
+impl Shape {
+    pub(super) fn of(
+        p: &Project,
+        supers: &HashMap<DefIx, Vec<DefIx>>,
+        extensions: &HashMap<DefIx, Vec<DefIx>>,
+        partial: &HashMap<DefIx, DefIx>,
+        look: &Lookup<'_>,
+    ) -> Shape {
+        let sym = |d: &DefIx| name_key(&p.defs[*d].symbol);
+        let pairs = |m: &HashMap<DefIx, Vec<DefIx>>| -> BTreeSet<(u64, u64)> {
+            m.iter().flat_map(|(k, vs)| vs.iter().map(move |v| (sym(k), sym(v)))).collect()
+        };
+        let packages = look
+            .packages
+            .iter()
+            .map(|(name, n)| {
+                let first = Lookup::get(&look.package_files, n).first();
+                (name.clone(), first.and_then(|&f| p.sources[f].facts.package.clone()))
+            })
+            .collect();
+        Shape {
+            supers: pairs(supers),
+            extensions: pairs(extensions),
+            partial: partial.iter().map(|(a, b)| (sym(a), sym(b))).collect(),
+            packages,
+        }
+    }
+}
+
+/// What to do with each file of the new project: resolve it again, or keep
+/// its old uses (renumbered).
+pub(super) enum Plan {
+    /// Resolve every file.
+    All(&'static str),
+    /// Per new file: its uses from the last resolve, renumbered, or `None`
+    /// to resolve it again.
+    Some(Vec<Option<FileUses>>),
+}
+
+/// What each file of `p` needs, given the last resolve `old` and its memo
+/// (whose files' uses it takes).
+pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Plan {
+    if memo.files.len() != old.sources.len() {
+        return Plan::All("no record of the last resolve");
+    }
+    if memo.shape != *shape {
+        return Plan::All("what types extend, their extensions, or the packages changed");
+    }
+    let old_at: HashMap<&str, usize> = old.sources.iter().enumerate().map(|(i, s)| (s.path.as_str(), i)).collect();
+    let new_at: HashMap<&str, usize> = p.sources.iter().enumerate().map(|(i, s)| (s.path.as_str(), i)).collect();
+    // Each new file's old self, when it is the very same reading.
+    let same: Vec<Option<usize>> = p
+        .sources
+        .iter()
+        .map(|s| old_at.get(s.path.as_str()).copied().filter(|&o| Arc::ptr_eq(&old.sources[o], s)))
+        .collect();
+    let mut unchanged_old = vec![false; old.sources.len()];
+    for o in same.iter().flatten() {
+        unchanged_old[*o] = true;
+    }
+    // The files that changed, were added or went, old side and new side.
+    let changed_old: Vec<usize> = (0..old.sources.len()).filter(|&o| !unchanged_old[o]).collect();
+    let changed_new: Vec<usize> = (0..p.sources.len()).filter(|&f| same[f].is_none()).collect();
+    let macros =
+        |q: &Project, files: &[usize]| files.iter().any(|&f| q.sources[f].facts.defs.iter().any(|d| d.expands));
+    if macros(old, &changed_old) || macros(p, &changed_new) {
+        return Plan::All("a changed file has a function-like macro");
+    }
+    let dirty = dirty_names(old, &changed_old, p, &changed_new, &old_at, &new_at);
+    let new_file: Vec<Option<usize>> = old.sources.iter().map(|s| new_at.get(s.path.as_str()).copied()).collect();
+    // An old definition's new number: by place in an unchanged file; by
+    // symbol in a changed one, when exactly one definition of the same
+    // kind has it there and it reads the same.
+    let new_ix = |d: DefIx| -> Option<DefIx> {
+        let def = &old.defs[d];
+        let nf = new_file[def.file]?;
+        if unchanged_old[def.file] {
+            return Some(p.first_def[nf] + def.at);
+        }
+        let mut found = (p.first_def[nf]..p.first_def.get(nf + 1).copied().unwrap_or(p.defs.len()))
+            .filter(|&n| p.defs[n].symbol == def.symbol && same_def(old.fact(d), p.fact(n)));
+        match (found.next(), found.next()) {
+            (Some(n), None) => Some(n),
+            _ => None,
+        }
+    };
+    let mut files: Vec<Option<FileUses>> = memo.files.into_iter().map(Some).collect();
+    let keep = same
+        .iter()
+        .enumerate()
+        .map(|(nf, o)| {
+            let mut before = files[(*o)?].take()?;
+            if before.reads.iter().any(|r| dirty.contains(r)) {
+                return None;
+            }
+            for u in &mut before.uses {
+                *u = Use { file: nf, target: new_ix(u.target)?, ..*u };
+            }
+            for u in &mut before.unbound {
+                u.file = nf;
+            }
+            Some(before)
+        })
+        .collect();
+    Plan::Some(keep)
+}
+
+/// The names whose meaning the change may have changed, as [`name_key`]s:
+/// of each definition added, gone or declared otherwise (and of its type,
+/// for a constructor or a member declared in another file), of each field
+/// or file-level name bound otherwise; for a file whose imports changed,
+/// every name it imports or declares.
+fn dirty_names(
+    old: &Project,
+    changed_old: &[usize],
+    p: &Project,
+    changed_new: &[usize],
+    old_at: &HashMap<&str, usize>,
+    new_at: &HashMap<&str, usize>,
+) -> HashSet<u64> {
+    let mut dirty: HashSet<u64> = HashSet::default();
+    // Each side's definitions of a file, by symbol.
+    fn defs_of(q: &Project, f: usize) -> HashMap<&str, Vec<DefIx>> {
+        let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
+        let mut m: HashMap<&str, Vec<DefIx>> = HashMap::default();
+        for d in q.first_def[f]..end {
+            m.entry(q.defs[d].symbol.as_str()).or_default().push(d);
+        }
+        m
+    }
+    // A definition's name, and its type's where the type's members depend
+    // on it from elsewhere.
+    fn mark(q: &Project, d: DefIx, dirty: &mut HashSet<u64>) {
+        dirty.insert(name_key(&q.fact(d).name));
+        if let Some(t) = q.defs[d].parent
+            && (q.kind(d) == Kind::Constructor || q.defs[t].file != q.defs[d].file)
+        {
+            dirty.insert(name_key(&q.fact(t).name));
+        }
+    }
+    // Fields and file-level names, with what they are bound to.
+    fn bindings(q: &Project, f: usize) -> Vec<(String, String)> {
+        let s = &q.sources[f];
+        let mut out: Vec<(String, String)> = s
+            .facts
+            .vars
+            .iter()
+            .filter_map(|v| {
+                let scope = innermost_in(q, f, &v.ty.span, |k| k.is_scope());
+                let scope = match scope {
+                    Some(d) if q.kind(d).is_callable() => return None,
+                    Some(d) => q.defs[d].symbol.clone(),
+                    None => String::new(),
+                };
+                let said = format!("{scope} {:?} {} {:?} {:?}", v.typed, v.ty.name, v.ty.qualifier, v.written);
+                Some((v.name.clone(), said))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+    let imported = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
+        for i in &q.sources[f].facts.imports {
+            let last = i.path.rsplit(['.', '/', ':']).next().unwrap_or(&i.path);
+            dirty.insert(name_key(i.alias.as_deref().unwrap_or(last)));
+        }
+    };
+    let everything = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
+        let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
+        for d in q.first_def[f]..end {
+            mark(q, d, dirty);
+        }
+        for (name, _) in bindings(q, f) {
+            dirty.insert(name_key(&name));
+        }
+        imported(q, f, dirty);
+    };
+    for &o in changed_old {
+        let path = old.sources[o].path.as_str();
+        let Some(&n) = new_at.get(path) else {
+            // Gone.
+            everything(old, o, &mut dirty);
+            continue;
+        };
+        let (a, b) = (&old.sources[o].facts, &p.sources[n].facts);
+        let imports =
+            |f: &crate::extract::Facts| f.imports.iter().map(|i| (i.path.clone(), i.alias.clone())).collect::<Vec<_>>();
+        if imports(a) != imports(b) || old.sources[o].package != p.sources[n].package {
+            everything(old, o, &mut dirty);
+            everything(p, n, &mut dirty);
+            continue;
+        }
+        let (before, after) = (defs_of(old, o), defs_of(p, n));
+        for (sym, ds) in &before {
+            let same = after.get(sym).is_some_and(|ns| {
+                ns.len() == ds.len()
+                    && ds.iter().zip(ns).all(|(&d, &e)| same_def(old.fact(d), p.fact(e)) && same_parent(old, d, p, e))
+            });
+            if !same {
+                ds.iter().for_each(|&d| mark(old, d, &mut dirty));
+                after.get(sym).into_iter().flatten().for_each(|&e| mark(p, e, &mut dirty));
+            }
+        }
+        for (sym, ns) in &after {
+            if !before.contains_key(sym) {
+                ns.iter().for_each(|&e| mark(p, e, &mut dirty));
+            }
+        }
+        let (vb, va) = (bindings(old, o), bindings(p, n));
+        if vb != va {
+            let before: BTreeSet<&(String, String)> = vb.iter().collect();
+            let after: BTreeSet<&(String, String)> = va.iter().collect();
+            for (name, _) in before.symmetric_difference(&after) {
+                dirty.insert(name_key(name));
+            }
+        }
+    }
+    for &n in changed_new {
+        if !old_at.contains_key(p.sources[n].path.as_str()) {
+            // Added.
+            everything(p, n, &mut dirty);
+        }
+    }
+    dirty
+}
+
+/// Whether two readings of a definition declare the same thing (where it
+/// is aside).
+fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
+    a.kind == b.kind
+        && a.name == b.name
+        && a.owner == b.owner
+        && a.extension == b.extension
+        && a.impl_of == b.impl_of
+        && a.term == b.term
+        && a.meta == b.meta
+        && a.arity == b.arity
+        && a.generics == b.generics
+        && a.params == b.params
+        && a.expands == b.expands
+        && a.returns == b.returns
+}
+
+/// Whether two definitions' types (or scopes) are the same symbol.
+fn same_parent(old: &Project, d: DefIx, p: &Project, e: DefIx) -> bool {
+    old.defs[d].parent.map(|x| old.defs[x].symbol.as_str()) == p.defs[e].parent.map(|x| p.defs[x].symbol.as_str())
+        && old.defs[d].twin_of.map(|x| old.defs[x].symbol.as_str())
+            == p.defs[e].twin_of.map(|x| p.defs[x].symbol.as_str())
+}
