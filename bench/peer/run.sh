@@ -7,8 +7,9 @@
 #
 # Besides Signpost's default policy and the peer, it runs two policies it
 # builds itself (wasm32-wasip2, into target/guest): the default policy with
-# its `hints-off` feature (the same answers without a hint: what the hints
-# cost) and the no-op policy (tests/policies/chaos, 0.3.0: a one-line text).
+# its `hints-off` feature (the same answers without the hints a success
+# offers: what they cost) and the no-op policy (tests/policies/chaos, 0.3.0:
+# a one-line text).
 # Then the server's CPU per call: cpu_per_request.py, HTTP and stdio.
 #
 # Creates target/tmp/peer-venv (pinned requirements), installs wrk if missing

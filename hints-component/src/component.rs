@@ -34,11 +34,8 @@ impl Guest for Policy {
     }
 
     fn prerequisites(call: wit::Call) -> wit::BeforeCall {
-        let mut hints: Vec<_> =
+        let hints: Vec<_> =
             crate::advise::prerequisites(&from_call(&call), &HostHistory).into_iter().map(to_hint).collect();
-        if cfg!(feature = "hints-off") {
-            hints.clear();
-        }
         BEFORE.set(Some(Before { tool: call.tool, args: call.args, hints: hints.len() }));
         wit::BeforeCall { hints, hold: None }
     }
@@ -51,8 +48,10 @@ impl Guest for Policy {
             Some(b) if b.tool == call.tool && b.args == call.args => b.hints,
             _ => crate::advise::prerequisites(&from_call(&call), &HostHistory).len(),
         };
-        let mut advice = crate::advise::advise_after(&from_call(&call), &from_outcome(outcome), before);
-        if cfg!(feature = "hints-off") {
+        let outcome = from_outcome(outcome);
+        let mut advice = crate::advise::advise_after(&from_call(&call), &outcome, before);
+        // A failure's hints stay: its text teaches the calls they are.
+        if cfg!(feature = "hints-off") && matches!(outcome, model::Outcome::Success(_)) {
             advice.hints.clear();
         }
         wit::Advice {
