@@ -385,10 +385,13 @@ impl Project {
                 updates.push(indexed);
             }
         }
+        let indexed_ms = started.elapsed().as_millis() as u64;
         for indexed in &updates {
             *self.edits.entry(indexed.lang.name).or_insert(0) += 1;
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+            let at = Instant::now();
             let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+            let import_ms = at.elapsed().as_millis() as u64;
             let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
             graphs.set_notes(indexed.lang.name, indexed.report.notes.clone());
             if record.result == "swapped" {
@@ -405,6 +408,10 @@ impl Project {
                 changed = changed.len(),
                 result = record.result,
                 ms = started.elapsed().as_millis() as u64,
+                indexed_ms,
+                import_ms,
+                swap_ms = record.duration_ms,
+                resolved_files = indexed.report.again.resolved,
                 "re-indexed after a change"
             );
         }
