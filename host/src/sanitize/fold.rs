@@ -62,25 +62,30 @@ fn then<'l>(
 }
 
 /// Escapes decoded as a reader decodes them: an HTML character reference
-/// (`&#40;`, `&#x28;`, `&lpar;`, `&quot;`) and a percent-escape (`%28`) as
-/// the printable character it stands for, whatever it is (a page or a URL
-/// shows `describe(`); a backslash escape (`\u0064`, `\x64`) only where it
-/// writes a letter, a digit or `_`: `\u0064escribe` reads `describe`, and a
-/// `\u0022` in a JSON string is still its quote.
+/// (`&#40;`, `&#x28;`, `&lpar;`, `&quot;`, `&nbsp;`, `&#8203;`) as the
+/// character it stands for, whatever it is but a control character other
+/// than a tab (a page shows `describe(`, and `delete&nbsp;x` as
+/// `delete x`: the fold that follows reads a no-break space as a space
+/// and drops an invisible one); a percent-escape (`%28`) as the printable
+/// ASCII character it stands for (a URL shows `describe(`); a backslash
+/// escape (`\u0064`, `\x64`) only where it writes a letter, a digit or
+/// `_`: `\u0064escribe` reads `describe`, and a `\u0022` in a JSON string
+/// is still its quote.
 fn escapes(l: &str) -> std::borrow::Cow<'_, str> {
     let printable = |c: &char| c.is_ascii_graphic() || *c == ' ';
     let read = |s: &str| match s.as_bytes().first() {
         Some(b'\\') => unescape(s).filter(|(c, _)| c.is_ascii_alphanumeric() || *c == '_'),
-        Some(b'&') => unescape(s).or_else(|| named_reference(s)).filter(|(c, _)| printable(c)),
+        Some(b'&') => unescape(s).or_else(|| named_reference(s)).filter(|(c, _)| !c.is_control() || *c == '\t'),
         _ => unescape(s).filter(|(c, _)| printable(c)),
     };
     rewrite(l, &['&', '\\', '%'], |s| read(s).map(|(c, len)| (len, Some(c))))
 }
 
-/// The HTML named character references for printable ASCII (HTML's own
-/// table), the character and the reference's length.
+/// The HTML named character references (HTML's own table) for printable
+/// ASCII, and for the spaces, dashes, arrows and quotes that stand between
+/// words: the character and the reference's length.
 fn named_reference(s: &str) -> Option<(char, usize)> {
-    const NAMED: [(&str, char); 41] = [
+    const NAMED: [(&str, char); 68] = [
         ("amp", '&'),
         ("AMP", '&'),
         ("lt", '<'),
@@ -122,6 +127,33 @@ fn named_reference(s: &str) -> Option<(char, usize)> {
         ("grave", '`'),
         ("Hat", '^'),
         ("tilde", '~'),
+        ("Tab", '\t'),
+        ("nbsp", '\u{a0}'),
+        ("NonBreakingSpace", '\u{a0}'),
+        ("ensp", '\u{2002}'),
+        ("emsp", '\u{2003}'),
+        ("thinsp", '\u{2009}'),
+        ("ThinSpace", '\u{2009}'),
+        ("hairsp", '\u{200a}'),
+        ("zwsp", '\u{200b}'),
+        ("ZeroWidthSpace", '\u{200b}'),
+        ("zwnj", '\u{200c}'),
+        ("zwj", '\u{200d}'),
+        ("ndash", '\u{2013}'),
+        ("mdash", '\u{2014}'),
+        ("hellip", '\u{2026}'),
+        ("middot", '\u{b7}'),
+        ("bull", '\u{2022}'),
+        ("rarr", '\u{2192}'),
+        ("larr", '\u{2190}'),
+        ("harr", '\u{2194}'),
+        ("rArr", '\u{21d2}'),
+        ("lsquo", '\u{2018}'),
+        ("rsquo", '\u{2019}'),
+        ("ldquo", '\u{201c}'),
+        ("rdquo", '\u{201d}'),
+        ("laquo", '\u{ab}'),
+        ("raquo", '\u{bb}'),
     ];
     let body = s.strip_prefix('&')?;
     let end = body.bytes().take(14).position(|b| b == b';')?;

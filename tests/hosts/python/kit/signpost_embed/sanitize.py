@@ -547,7 +547,8 @@ def _fold(s: str) -> str:
                    for c in unicodedata.normalize("NFKD", s) if not is_invisible(c) and not _is_mark(c))
 
 
-#: HTML's named character references for printable ASCII
+#: HTML's named character references for printable ASCII, and for the
+#: spaces, dashes, arrows and quotes that stand between words
 #: (``fold::named_reference``).
 _NAMED_REFERENCES = {
     "amp": "&", "AMP": "&", "lt": "<", "LT": "<", "gt": ">", "GT": ">", "quot": '"', "QUOT": '"',
@@ -556,11 +557,17 @@ _NAMED_REFERENCES = {
     "quest": "?", "num": "#", "sol": "/", "bsol": "\\", "period": ".", "semi": ";", "excl": "!",
     "lowbar": "_", "dollar": "$", "percnt": "%", "ast": "*", "midast": "*", "plus": "+", "vert": "|",
     "verbar": "|", "VerticalLine": "|", "grave": "`", "Hat": "^", "tilde": "~",
+    "Tab": "\t", "nbsp": "\u00a0", "NonBreakingSpace": "\u00a0", "ensp": "\u2002", "emsp": "\u2003",
+    "thinsp": "\u2009", "ThinSpace": "\u2009", "hairsp": "\u200a", "zwsp": "\u200b",
+    "ZeroWidthSpace": "\u200b", "zwnj": "\u200c", "zwj": "\u200d", "ndash": "\u2013", "mdash": "\u2014",
+    "hellip": "\u2026", "middot": "\u00b7", "bull": "\u2022", "rarr": "\u2192", "larr": "\u2190",
+    "harr": "\u2194", "rArr": "\u21d2", "lsquo": "\u2018", "rsquo": "\u2019", "ldquo": "\u201c",
+    "rdquo": "\u201d", "laquo": "\u00ab", "raquo": "\u00bb",
 }
 
 
 def _named_reference(s: str, at: int) -> Optional[tuple[str, int]]:
-    """``&name;`` at ``s[at]`` for a printable ASCII character, and its length."""
+    """``&name;`` at ``s[at]`` (``_NAMED_REFERENCES``), and its length."""
     head = s[at + 1:at + 15]
     semi = head.find(";")
     if semi < 0:
@@ -569,14 +576,20 @@ def _named_reference(s: str, at: int) -> Optional[tuple[str, int]]:
     return (c, semi + 2) if c is not None else None
 
 
+def _is_control(c: str) -> bool:
+    """Rust's ``char::is_control``: Unicode's Cc category."""
+    return unicodedata.category(c) == "Cc"
+
+
 def _printable(c: str) -> bool:
     return len(c) == 1 and (c == " " or "!" <= c <= "~")
 
 
 def _letter_escapes(l: str) -> str:
     """Escapes decoded as a reader decodes them: an HTML character reference
-    (``&#40;``, ``&lpar;``) and a percent-escape (``%28``) as the printable
-    character it stands for; a backslash escape (``\\u0064``) only where it
+    (``&#40;``, ``&lpar;``, ``&nbsp;``) as the character it stands for but
+    a control character other than a tab; a percent-escape (``%28``) as the
+    printable ASCII character it stands for; a backslash escape (``\\u0064``) only where it
     writes a letter, a digit or ``_``. Mirrors ``fold::escapes``."""
     if "&" not in l and "\\" not in l and "%" not in l:
         return l
@@ -590,6 +603,8 @@ def _letter_escapes(l: str) -> str:
                 got = _named_reference(l, i)
             if c == "\\":
                 ok = got is not None and (_is_ascii_alnum(got[0]) or got[0] == "_")
+            elif c == "&":
+                ok = got is not None and len(got[0]) == 1 and (got[0] == "\t" or not _is_control(got[0]))
             else:
                 ok = got is not None and _printable(got[0])
             if ok:
