@@ -317,6 +317,8 @@ impl Workspace {
             emit_ms = (report.elapsed - resolved).as_millis() as u64,
             "indexed"
         );
+        let mut project = project;
+        project.keep_for_next();
         self.last = Some((project, memo));
         Indexed { lang, index, report }
     }

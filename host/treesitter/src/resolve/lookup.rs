@@ -97,6 +97,8 @@ pub(super) fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
     let mut reads = READS.take().unwrap_or_default();
     reads.sort_unstable();
     reads.dedup();
+    // Kept until the next resolve: as long as the names, not the lookups.
+    reads.shrink_to_fit();
     (out, reads)
 }
 

@@ -142,6 +142,15 @@ pub struct Counts {
 }
 
 impl Project {
+    /// Drops what the next [`resolve_again`] does not read (the uses, the
+    /// unbound calls and the supertypes: its memo has each file's), once
+    /// the project is written.
+    pub fn keep_for_next(&mut self) {
+        self.uses = Vec::new();
+        self.unbound = Vec::new();
+        self.supers = HashMap::default();
+    }
+
     fn fact(&self, d: DefIx) -> &crate::extract::Def {
         let def = &self.defs[d];
         &self.sources[def.file].facts.defs[def.at]
