@@ -47,8 +47,14 @@ fn canonical(index: &scip::types::Index) -> Vec<String> {
     let mut docs: Vec<&scip::types::Document> = index.documents.iter().collect();
     docs.sort_by(|a, b| a.relative_path.cmp(&b.relative_path));
     for d in docs {
-        let mut occ: Vec<String> =
-            d.occurrences.iter().map(|o| format!("{:?} {} {}", o.range, o.symbol, o.symbol_roles)).collect();
+        let mut occ: Vec<String> = d
+            .occurrences
+            .iter()
+            .map(|o| {
+                let said: Vec<String> = o.diagnostics.iter().map(|g| format!("{} {}", g.code, g.message)).collect();
+                format!("{:?} {} {} {said:?}", o.range, o.symbol, o.symbol_roles)
+            })
+            .collect();
         occ.sort();
         let mut syms: Vec<String> = d
             .symbols
@@ -241,69 +247,125 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     assert!(kept * 2 > edits, "resolving again kept files' uses after only {kept} of {edits} edits ({all:?})");
 }
 
-/// The edits random ones rarely make, each on a project of two files where
-/// the unchanged file's calls go through what the changed one declares: a
-/// field's type, a method's return type, a method added under a name the
-/// other file calls, an import.
+/// The edits random ones rarely make, each on a small project whose
+/// unchanged files' calls go through what the changed file declares or
+/// imports: a field's type, a method's return type, a method added under a
+/// name another file calls, a Go field's type, a Python attribute rebound,
+/// a C# field's generic arity, a Rust wildcard re-export, a Go type
+/// renamed under the methods another file declares for it, the order of a
+/// Python class's bases, a rebinding's order.
 #[test]
 fn what_another_file_declares_moves_the_calls_through_it() {
-    let cases: &[(&str, &str, &str, &str, &str)] = &[
+    type Case = (&'static str, &'static [(&'static str, &'static str)], &'static str, &'static str);
+    const SHOP: &str = "package p;\nclass Shop { Repo repo; Repo make() { return null; } }\nclass Repo { void save() {} }\nclass Other { void save() {} void keep() {} }\n";
+    const CLIENT: &str =
+        "package p;\nclass Client { void run(Shop s) { s.repo.save(); s.make().save(); s.make().keep(); } }\n";
+    let cases: &[Case] = &[
+        ("java", &[("Shop.java", SHOP), ("Client.java", CLIENT)], "Shop.java", "Repo repo;|Other repo;"),
+        ("java", &[("Shop.java", SHOP), ("Client.java", CLIENT)], "Shop.java", "Repo make()|Other make()"),
         (
             "java",
+            &[
+                ("Shop.java", "package p;\nclass Shop { Repo repo; }\nclass Repo { void save() {} }\n"),
+                ("Client.java", "package p;\nclass Client { void run(Shop s) { s.repo.store(); } }\n"),
+            ],
             "Shop.java",
-            "package p;\nclass Shop { Repo repo; Repo make() { return null; } }\nclass Repo { void save() {} }\nclass Other { void save() {} void keep() {} }\n",
-            "package p;\nclass Client { void run(Shop s) { s.repo.save(); s.make().save(); s.make().keep(); } }\n",
-            "Repo repo;|Other repo;",
-        ),
-        (
-            "java",
-            "Shop.java",
-            "package p;\nclass Shop { Repo repo; Repo make() { return null; } }\nclass Repo { void save() {} }\nclass Other { void save() {} void keep() {} }\n",
-            "package p;\nclass Client { void run(Shop s) { s.repo.save(); s.make().save(); s.make().keep(); } }\n",
-            "Repo make()|Other make()",
-        ),
-        (
-            "java",
-            "Shop.java",
-            "package p;\nclass Shop { Repo repo; }\nclass Repo { void save() {} }\n",
-            "package p;\nclass Client { void run(Shop s) { s.repo.store(); } }\n",
             "void save() {}|void save() {} void store() {}",
         ),
         (
             "go",
+            &[
+                (
+                    "shop.go",
+                    "package p\n\ntype Shop struct { repo *Repo }\ntype Repo struct{}\ntype Other struct{}\n\nfunc (r *Repo) Save() {}\nfunc (o *Other) Save() {}\n",
+                ),
+                ("client.go", "package p\n\nfunc run(s *Shop) { s.repo.Save() }\n"),
+            ],
             "shop.go",
-            "package p\n\ntype Shop struct { repo *Repo }\ntype Repo struct{}\ntype Other struct{}\n\nfunc (r *Repo) Save() {}\nfunc (o *Other) Save() {}\n",
-            "package p\n\nfunc run(s *Shop) { s.repo.Save() }\n",
             "repo *Repo|repo *Other",
         ),
         (
             "python",
+            &[
+                (
+                    "shop.py",
+                    "class Repo:\n    def save(self):\n        pass\n\nclass Other:\n    def save(self):\n        pass\n\nclass Shop:\n    def __init__(self):\n        self.repo = Repo()\n",
+                ),
+                ("client.py", "from shop import Shop\n\ndef run(s: Shop):\n    s.repo.save()\n"),
+            ],
             "shop.py",
-            "class Repo:\n    def save(self):\n        pass\n\nclass Other:\n    def save(self):\n        pass\n\nclass Shop:\n    def __init__(self):\n        self.repo = Repo()\n",
-            "from shop import Shop\n\ndef run(s: Shop):\n    s.repo.save()\n",
             "self.repo = Repo()|self.repo = Other()",
+        ),
+        (
+            "csharp",
+            &[
+                (
+                    "Validators.cs",
+                    "namespace P {\n  interface IValidator { void Validate(); }\n  interface IValidator<T> { void Validate(); }\n  class Order {}\n}\n",
+                ),
+                ("Svc.cs", "namespace P {\n  class Svc { public IValidator<Order> V; }\n}\n"),
+                ("Client.cs", "namespace P {\n  class Client { void Run(Svc s) { s.V.Validate(); } }\n}\n"),
+            ],
+            "Svc.cs",
+            "IValidator<Order> V|IValidator V",
+        ),
+        (
+            "rust",
+            &[
+                ("Cargo.toml", "[package]\nname = \"shop\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+                ("src/cart.rs", "pub fn checkout() {}\n"),
+                ("src/prelude.rs", "// nothing yet\n"),
+                ("src/main.rs", "mod cart;\nmod prelude;\nuse crate::prelude::checkout;\nfn main() { checkout(); }\n"),
+            ],
+            "src/prelude.rs",
+            "// nothing yet|pub use crate::cart::*;",
+        ),
+        (
+            "go",
+            &[
+                ("a.go", "package p\n\ntype Repo struct{}\n"),
+                ("b.go", "package p\n\nfunc (r *Repo) Save() {}\n"),
+                ("c.go", "package p\n\nvar repo = load()\n\nfunc run() { repo.Save() }\n"),
+            ],
+            "a.go",
+            "type Repo struct{}|type Store struct{}",
+        ),
+        (
+            "python",
+            &[
+                (
+                    "base.py",
+                    "class B1:\n    def run(self):\n        pass\n\nclass B2:\n    def run(self):\n        pass\n",
+                ),
+                ("a.py", "from base import B1, B2\n\nclass A(B1, B2):\n    pass\n"),
+                ("client.py", "from a import A\n\ndef f(x: A):\n    x.run()\n"),
+            ],
+            "a.py",
+            "class A(B1, B2)|class A(B2, B1)",
         ),
     ];
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-cases-{}", std::process::id()));
-    for (n, (lang, name, declares, calls, change)) in cases.iter().enumerate() {
+    for (n, (lang, files, changed, change)) in cases.iter().enumerate() {
         let root = scratch.join(n.to_string());
         let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        for (name, text) in *files {
+            let path = root.join(name);
+            std::fs::create_dir_all(path.parent().unwrap_or(&root)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        }
         let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
-        let ext = name.rsplit('.').next().unwrap_or_default();
-        std::fs::write(root.join(name), declares).unwrap_or_else(|e| panic!("{e}"));
-        std::fs::write(root.join(format!("client.{ext}")), calls).unwrap_or_else(|e| panic!("{e}"));
-        let (l, files) = languages_of(&root).remove(lang).unwrap_or_else(|| panic!("{lang} files"));
-        let (mut ws, before) = crate::Workspace::open(&root, l, &files, &opts);
+        let (l, all) = languages_of(&root).remove(lang).unwrap_or_else(|| panic!("{lang} files"));
+        let (mut ws, before) = crate::Workspace::open(&root, l, &all, &opts);
         let (from, to) = change.split_once('|').unwrap_or_default();
-        assert!(declares.contains(from), "{from}");
-        std::fs::write(root.join(name), declares.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
-        let again = ws.update(&files, &[root.join(name)]).unwrap_or_else(|| panic!("{lang}: an update"));
-        let (_, fresh) = crate::Workspace::open(&root, l, &files, &opts);
+        let text = files.iter().find(|(name, _)| name == changed).map_or("", |(_, t)| t);
+        assert!(text.contains(from), "{from}");
+        std::fs::write(root.join(changed), text.replace(from, to)).unwrap_or_else(|e| panic!("{e}"));
+        let again = ws.update(&all, &[root.join(changed)]).unwrap_or_else(|| panic!("{lang}: an update"));
+        let (_, fresh) = crate::Workspace::open(&root, l, &all, &opts);
         let (a, b) = (canonical(&again.index), canonical(&fresh.index));
         assert!(a == b, "{lang}, {change}: resolving again differs from scratch\n{}", difference(&a, &b));
-        assert_ne!(canonical(&before.index), b, "{lang}, {change}: the edit changes what the calls mean");
+        assert_ne!(canonical(&before.index), b, "{lang}, {change}: the edit changes what the project says");
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -18,10 +18,10 @@
 //! workspace's tests check, edit after random edit, that what this gives
 //! is what resolving from scratch gives.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::lookup::name_key;
+use super::lookup::{imports_key, name_key, reexports_key};
 use super::*;
 
 /// One file's uses as resolved, with the names resolving them looked up.
@@ -47,8 +47,9 @@ pub struct Memo {
 /// [`name_key`]s): when any of it changes, every file is resolved again.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Shape {
-    /// (type, supertype) for the supertypes calls look up through.
-    supers: BTreeSet<(u64, u64)>,
+    /// Each type with its supertypes, nearest first (calls look up through
+    /// them in that order).
+    supers: BTreeSet<(u64, Vec<u64>)>,
     /// (type, extension function).
     extensions: BTreeSet<(u64, u64)>,
     /// (later part, first part) of types written in parts.
@@ -78,7 +79,7 @@ impl Shape {
             })
             .collect();
         Shape {
-            supers: pairs(supers),
+            supers: supers.iter().map(|(k, vs)| (sym(k), vs.iter().map(sym).collect())).collect(),
             extensions: pairs(extensions),
             partial: partial.iter().map(|(a, b)| (sym(a), sym(b))).collect(),
             packages,
@@ -125,8 +126,36 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Pla
     if macros(old, &changed_old) || macros(p, &changed_new) {
         return Plan::All("a changed file has a function-like macro");
     }
-    let dirty = dirty_names(old, &changed_old, p, &changed_new, &old_at, &new_at);
+    let mut dirty = dirty_names(old, &changed_old, p, &changed_new, &old_at, &new_at);
+    // A definition of an unchanged file declared apart from its type (Go's
+    // receivers, C++'s `Type::f`, a Rust `impl`) finds its type by name in
+    // the whole project: what changed elsewhere may move it to another
+    // type, or to none.
+    for (nf, o) in same.iter().enumerate() {
+        let Some(o) = *o else { continue };
+        for (at, d) in p.sources[nf].facts.defs.iter().enumerate() {
+            if d.owner.is_none() {
+                continue;
+            }
+            let (a, b) = (old.first_def[o] + at, p.first_def[nf] + at);
+            if !same_parent(old, a, p, b) {
+                dirty.insert(name_key(&d.name));
+                for (q, x) in [(old, old.defs[a].parent), (p, p.defs[b].parent)] {
+                    if let Some(t) = x {
+                        dirty.insert(name_key(&q.fact(t).name));
+                    }
+                }
+            }
+        }
+    }
     let new_file: Vec<Option<usize>> = old.sources.iter().map(|s| new_at.get(s.path.as_str()).copied()).collect();
+    // The definitions of the changed files, by symbol.
+    let mut by_symbol: HashMap<(usize, &str), Vec<DefIx>> = HashMap::default();
+    for &nf in &changed_new {
+        for n in p.first_def[nf]..p.first_def.get(nf + 1).copied().unwrap_or(p.defs.len()) {
+            by_symbol.entry((nf, p.defs[n].symbol.as_str())).or_default().push(n);
+        }
+    }
     // An old definition's new number: by place in an unchanged file; by
     // symbol in a changed one, when exactly one definition of the same
     // kind has it there and it reads the same.
@@ -136,10 +165,8 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Pla
         if unchanged_old[def.file] {
             return Some(p.first_def[nf] + def.at);
         }
-        let mut found = (p.first_def[nf]..p.first_def.get(nf + 1).copied().unwrap_or(p.defs.len()))
-            .filter(|&n| p.defs[n].symbol == def.symbol && same_def(old.fact(d), p.fact(n)));
-        match (found.next(), found.next()) {
-            (Some(n), None) => Some(n),
+        match by_symbol.get(&(nf, def.symbol.as_str())).map(Vec::as_slice) {
+            Some(&[n]) if same_def(old.fact(d), p.fact(n)) => Some(n),
             _ => None,
         }
     };
@@ -197,11 +224,13 @@ fn dirty_names(
             dirty.insert(name_key(&q.fact(t).name));
         }
     }
-    // Fields and file-level names, with what they are bound to.
+    // Fields and file-level names, with what they are bound to, in the
+    // order they are written (the last binding of a name is the one read);
+    // an element of a collection with what the collection holds.
     fn bindings(q: &Project, f: usize) -> Vec<(String, String)> {
         let s = &q.sources[f];
-        let mut out: Vec<(String, String)> = s
-            .facts
+        let mut held: HashMap<(String, String), String> = HashMap::default();
+        s.facts
             .vars
             .iter()
             .filter_map(|v| {
@@ -211,18 +240,34 @@ fn dirty_names(
                     Some(d) => q.defs[d].symbol.clone(),
                     None => String::new(),
                 };
-                let said = format!("{scope} {:?} {} {:?} {:?}", v.typed, v.ty.name, v.ty.qualifier, v.written);
+                let ty = format!("{} {:?} {} {:?}", v.ty.name, v.ty.qualifier, v.ty.generics, v.written);
+                let said = match v.typed {
+                    Typed::Holds => {
+                        held.insert((scope.clone(), v.name.clone()), ty.clone());
+                        format!("{scope} holds {ty}")
+                    }
+                    Typed::Like => {
+                        let of = held.get(&(scope.clone(), v.ty.name.clone())).cloned().unwrap_or_default();
+                        format!("{scope} like {ty} of {of}")
+                    }
+                    t => format!("{scope} {t:?} {ty} {}", v.within.is_some()),
+                };
                 Some((v.name.clone(), said))
             })
-            .collect();
-        out.sort();
-        out
+            .collect()
     }
     let imported = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
         for i in &q.sources[f].facts.imports {
             let last = i.path.rsplit(['.', '/', ':']).next().unwrap_or(&i.path);
             dirty.insert(name_key(i.alias.as_deref().unwrap_or(last)));
         }
+    };
+    // What resolving reads of a file's imports: names seen from it, and
+    // what its package re-exports.
+    let seen_from = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
+        dirty.insert(imports_key(&q.sources[f].path));
+        dirty.insert(reexports_key(&q.sources[f].package.join(".")));
+        imported(q, f, dirty);
     };
     let everything = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
         let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
@@ -232,7 +277,7 @@ fn dirty_names(
         for (name, _) in bindings(q, f) {
             dirty.insert(name_key(&name));
         }
-        imported(q, f, dirty);
+        seen_from(q, f, dirty);
     };
     for &o in changed_old {
         let path = old.sources[o].path.as_str();
@@ -244,10 +289,15 @@ fn dirty_names(
         let (a, b) = (&old.sources[o].facts, &p.sources[n].facts);
         let imports =
             |f: &crate::extract::Facts| f.imports.iter().map(|i| (i.path.clone(), i.alias.clone())).collect::<Vec<_>>();
-        if imports(a) != imports(b) || old.sources[o].package != p.sources[n].package {
+        if old.sources[o].package != p.sources[n].package {
             everything(old, o, &mut dirty);
             everything(p, n, &mut dirty);
             continue;
+        }
+        if imports(a) != imports(b) {
+            // What is seen from the file, and what its package exports.
+            seen_from(old, o, &mut dirty);
+            seen_from(p, n, &mut dirty);
         }
         let (before, after) = (defs_of(old, o), defs_of(p, n));
         for (sym, ds) in &before {
@@ -267,10 +317,19 @@ fn dirty_names(
         }
         let (vb, va) = (bindings(old, o), bindings(p, n));
         if vb != va {
-            let before: BTreeSet<&(String, String)> = vb.iter().collect();
-            let after: BTreeSet<&(String, String)> = va.iter().collect();
-            for (name, _) in before.symmetric_difference(&after) {
-                dirty.insert(name_key(name));
+            // Each name's bindings, in order, before and after.
+            let by_name = |v: &[(String, String)]| {
+                let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for (name, said) in v {
+                    m.entry(name.clone()).or_default().push(said.clone());
+                }
+                m
+            };
+            let (before, after) = (by_name(&vb), by_name(&va));
+            for name in before.keys().chain(after.keys()) {
+                if before.get(name) != after.get(name) {
+                    dirty.insert(name_key(name));
+                }
             }
         }
     }

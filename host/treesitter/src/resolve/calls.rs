@@ -167,6 +167,8 @@ impl Resolver<'_> {
                 ),
             };
             let Some(t) = t else { return Bound::Outside };
+            // Its constructors are its members: read by its name.
+            lookup::read(&self.p.fact(t).name);
             let ctors: Vec<DefIx> = self
                 .members
                 .get(&t)

@@ -72,6 +72,7 @@ impl Resolver<'_> {
     /// nested `Builder` a name of the file).
     pub(super) fn imported(&self, fi: usize, name: &str) -> Vec<DefIx> {
         let s = &self.p.sources[fi];
+        lookup::read_key(lookup::imports_key(&s.path));
         let mut out = Vec::new();
         for i in &s.facts.imports {
             // A Go import binds the package's name, not its members: only
@@ -137,6 +138,7 @@ impl Resolver<'_> {
             return direct.to_vec();
         }
         let Some(n) = self.look.packages.get(pkg) else { return Vec::new() };
+        lookup::read_key(lookup::reexports_key(pkg));
         let mut out = Vec::new();
         for &f in Lookup::get(&self.look.package_files, n) {
             for i in &self.p.sources[f].facts.imports {
@@ -160,6 +162,7 @@ impl Resolver<'_> {
     /// path's last element), dotted as [`Lookup`] keys it.
     pub(super) fn package_alias(&self, fi: usize, alias: &str) -> Option<String> {
         let s = &self.p.sources[fi];
+        lookup::read_key(lookup::imports_key(&s.path));
         s.facts.imports.iter().find_map(|i| {
             let named = match i.alias.as_deref() {
                 Some(a) => a.to_owned(),
@@ -211,6 +214,7 @@ impl Resolver<'_> {
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
             // No definition is called so; an import may name one so
             // (`using W = Toolkit.Core.Widget;`).
+            lookup::read_key(lookup::imports_key(&self.p.sources[fi].path));
             if !self.p.sources[fi].facts.imports.iter().any(|i| i.alias.as_deref() == Some(name)) {
                 return None;
             }

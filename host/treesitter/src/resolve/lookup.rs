@@ -82,19 +82,35 @@ pub(super) fn name_key(name: &str) -> u64 {
 
 /// Notes that the use being resolved looked up `name`.
 pub(super) fn read(name: &str) {
+    read_key(name_key(name));
+}
+
+/// Notes a read recorded by its key.
+pub(super) fn read_key(key: u64) {
     READS.with_borrow_mut(|r| {
         if let Some(r) = r {
-            r.push(name_key(name));
+            r.push(key);
         }
     });
+}
+
+/// The key of reading file `path`'s imports (a name seen from that file).
+pub(super) fn imports_key(path: &str) -> u64 {
+    name_key(path) ^ 0x1d3b_44a9_90e6_2f01
+}
+
+/// The key of reading what package `pkg`'s files import for others (a
+/// re-export: Rust's `pub use`, a Python package's `__init__`).
+pub(super) fn reexports_key(pkg: &str) -> u64 {
+    name_key(pkg) ^ 0x6c0f_a1e5_3b27_d894
 }
 
 /// Runs `f` recording every name it looks up; returns what `f` gives and
 /// the names, each once.
 pub(super) fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
-    READS.set(Some(Vec::new()));
+    let outer = READS.replace(Some(Vec::new()));
     let out = f();
-    let mut reads = READS.take().unwrap_or_default();
+    let mut reads = READS.replace(outer).unwrap_or_default();
     reads.sort_unstable();
     reads.dedup();
     // Kept until the next resolve: as long as the names, not the lookups.

@@ -378,14 +378,14 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
     let facts = &r.p.sources[fi].facts;
     let mut out = FileUses::default();
     for t in &facts.types {
-        values::at(t.span.bytes.0);
+        values::at(fi, t.span.bytes.0);
         let scope = r.innermost(fi, &t.span, |_| true);
         if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
             out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
         }
     }
     for c in &facts.calls {
-        values::at(c.span.bytes.0);
+        values::at(fi, c.span.bytes.0);
         let scope = r.innermost(fi, &c.span, |k| k.is_scope());
         match r.call(fi, scope, c) {
             Bound::One(target) => {

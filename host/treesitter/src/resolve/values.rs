@@ -7,11 +7,31 @@ thread_local! {
     /// Where the use being resolved on this thread is (a byte offset in its
     /// file): a name declared in a function literal is seen only inside it.
     static AT: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+    /// The file that use is in.
+    static FILE: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
 }
 
 /// Sets where the use about to be resolved on this thread is.
-pub(super) fn at(offset: usize) {
+pub(super) fn at(file: usize, offset: usize) {
+    FILE.set(file);
     AT.set(offset);
+}
+
+/// While what file `file` declares is read for a use in another file: no
+/// function literal or anonymous class of `file` is around that use (its
+/// offset means nothing there). Restores the use's place when dropped.
+pub(super) struct Elsewhere(Option<usize>);
+
+pub(super) fn elsewhere(file: usize) -> Elsewhere {
+    Elsewhere((FILE.get() != file).then(|| AT.replace(usize::MAX)))
+}
+
+impl Drop for Elsewhere {
+    fn drop(&mut self) {
+        if let Some(at) = self.0 {
+            AT.set(at);
+        }
+    }
 }
 
 /// Where the use being resolved on this thread is.
@@ -53,6 +73,7 @@ impl Resolver<'_> {
 
     /// The value a binding gives, read where it was declared.
     pub(super) fn bound(&self, (file, scope, b): (usize, Option<DefIx>, &Binding), depth: u8) -> Val {
+        let _there = elsewhere(file);
         match b {
             Binding::Type(name, Some(written)) => {
                 let self_ty = self.enclosing_type(scope);
@@ -140,6 +161,7 @@ impl Resolver<'_> {
     /// A type of the project, read through an alias (`type Error =
     /// error::Error<DefaultFormatter>`) to what it stands for.
     pub(super) fn unalias(&self, t: DefIx, depth: u8) -> Val {
+        let _there = elsewhere(self.p.defs[t].file);
         let f = self.p.fact(t);
         match (f.kind, f.returns.as_deref()) {
             (Kind::Type, Some(target)) if depth > 0 => {
@@ -170,6 +192,7 @@ impl Resolver<'_> {
 
     /// What a callable `m` returns.
     pub(super) fn returns(&self, m: DefIx, depth: u8) -> Val {
+        let _there = elsewhere(self.p.defs[m].file);
         let self_ty = self.enclosing_type(Some(m));
         if self.p.kind(m) == Kind::Constructor {
             return self_ty.map_or(Val::Unknown, Val::Type);
