@@ -195,7 +195,8 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Pla
 /// of each definition added, gone or declared otherwise (and of its type,
 /// for a constructor or a member declared in another file), of each field
 /// or file-level name bound otherwise; for a file whose imports changed,
-/// every name it imports or declares.
+/// the keys of what is seen from it and of what its package re-exports;
+/// for a file whose package changed, everything it declares.
 fn dirty_names(
     old: &Project,
     changed_old: &[usize],
@@ -256,18 +257,12 @@ fn dirty_names(
             })
             .collect()
     }
-    let imported = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
-        for i in &q.sources[f].facts.imports {
-            let last = i.path.rsplit(['.', '/', ':']).next().unwrap_or(&i.path);
-            dirty.insert(name_key(i.alias.as_deref().unwrap_or(last)));
-        }
-    };
     // What resolving reads of a file's imports: names seen from it, and
-    // what its package re-exports.
+    // what its package re-exports. (The names it imports are no key: no
+    // other file reads them but through these two.)
     let seen_from = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
         dirty.insert(imports_key(&q.sources[f].path));
         dirty.insert(reexports_key(&q.sources[f].package.join(".")));
-        imported(q, f, dirty);
     };
     let everything = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
         let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
