@@ -152,7 +152,7 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Pla
     // The definitions of the changed files, by symbol.
     let mut by_symbol: HashMap<(usize, &str), Vec<DefIx>> = HashMap::default();
     for &nf in &changed_new {
-        for n in p.first_def[nf]..p.first_def.get(nf + 1).copied().unwrap_or(p.defs.len()) {
+        for n in p.defs_of_file(nf) {
             by_symbol.entry((nf, p.defs[n].symbol.as_str())).or_default().push(n);
         }
     }
@@ -208,9 +208,8 @@ fn dirty_names(
     let mut dirty: HashSet<u64> = HashSet::default();
     // Each side's definitions of a file, by symbol.
     fn defs_of(q: &Project, f: usize) -> HashMap<&str, Vec<DefIx>> {
-        let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
         let mut m: HashMap<&str, Vec<DefIx>> = HashMap::default();
-        for d in q.first_def[f]..end {
+        for d in q.defs_of_file(f) {
             m.entry(q.defs[d].symbol.as_str()).or_default().push(d);
         }
         m
@@ -265,8 +264,7 @@ fn dirty_names(
         dirty.insert(reexports_key(&q.sources[f].package.join(".")));
     };
     let everything = |q: &Project, f: usize, dirty: &mut HashSet<u64>| {
-        let end = q.first_def.get(f + 1).copied().unwrap_or(q.defs.len());
-        for d in q.first_def[f]..end {
+        for d in q.defs_of_file(f) {
             mark(q, d, dirty);
         }
         for (name, _) in bindings(q, f) {

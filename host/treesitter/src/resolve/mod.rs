@@ -151,6 +151,11 @@ impl Project {
         self.supers = HashMap::default();
     }
 
+    /// The definitions of file `f`, in source order.
+    fn defs_of_file(&self, f: usize) -> std::ops::Range<DefIx> {
+        self.first_def[f]..self.first_def[f] + self.sources[f].facts.defs.len()
+    }
+
     fn fact(&self, d: DefIx) -> &crate::extract::Def {
         let def = &self.defs[d];
         &self.sources[def.file].facts.defs[def.at]
