@@ -121,6 +121,9 @@ pub struct Rules {
     /// An extension of a type the project does not define keeps its
     /// methods that type's (Swift's `extension String`).
     pub foreign_extensions: bool,
+    /// `macro_rules!` macros (Rust): an invocation of one the file defines
+    /// is read as its expansion ([`crate::macros`]).
+    pub macro_rules: bool,
 }
 
 impl Rules {
@@ -131,6 +134,7 @@ impl Rules {
         companion_objects: false,
         expect_actual: false,
         foreign_extensions: false,
+        macro_rules: false,
     };
 }
 
@@ -301,7 +305,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
-        rules: Rules::NONE,
+        rules: Rules { macro_rules: true, ..Rules::NONE },
     },
     Lang {
         name: "ruby",

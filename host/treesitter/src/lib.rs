@@ -24,6 +24,7 @@ pub mod expr;
 pub mod extract;
 pub mod ignores;
 pub mod languages;
+pub mod macros;
 pub mod prepass;
 pub mod resolve;
 pub mod truth;
@@ -82,6 +83,9 @@ pub struct Report {
     pub counts: Counts,
     /// Files read with syntax the grammar does not know.
     pub syntax_errors: usize,
+    /// Invocations of a file's own `macro_rules!` read as their expansion,
+    /// and left as written ([`macros`]).
+    pub macros: (usize, usize),
     /// One line per file skipped or worth a word.
     pub notes: Vec<String>,
     /// How many files' uses were resolved again, and how many kept.
@@ -273,6 +277,8 @@ impl Workspace {
                     report.files += 1;
                     report.lines += s.facts.lines;
                     report.definitions += s.facts.defs.len();
+                    report.macros.0 += s.facts.macros.0 as usize;
+                    report.macros.1 += s.facts.macros.1 as usize;
                     if s.facts.syntax_errors {
                         report.syntax_errors += 1;
                         unread.push(s.path.as_str());
@@ -301,6 +307,13 @@ impl Workspace {
                 lang.name,
                 lang.name,
                 unread[..unread.len().min(NAMED)].join(", ")
+            ));
+        }
+        if report.macros.1 > 0 {
+            report.notes.push(format!(
+                "{} invocation(s) of a macro_rules! macro were not expanded (no rule of the macro matched, or the \
+                 expansion went past its bounds): what they generate is not indexed",
+                report.macros.1
             ));
         }
         let gathered = started.elapsed();

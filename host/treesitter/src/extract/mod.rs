@@ -358,6 +358,9 @@ pub struct Facts {
     /// Whether the parser met syntax it does not know (it recovers; what
     /// it could read is kept).
     pub syntax_errors: bool,
+    /// Invocations of the file's own `macro_rules!` expanded, and left as
+    /// written (no rule matched, past the bounds): [`crate::macros`].
+    pub macros: (u32, u32),
     /// The query ran out of time: where it stopped. What it matched before
     /// is kept; the rest of the file is not read.
     pub cut: Option<Cut>,

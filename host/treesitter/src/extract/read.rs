@@ -79,6 +79,14 @@ impl Reader {
         // Same length, every position kept: lone CRs made LFs, C and C++
         // export macros made spaces ([`crate::prepass`]).
         let mut prepared = crate::prepass::prepare(self.lang, text);
+        let lines = prepared.iter().filter(|&&b| b == b'\n').count()
+            + usize::from(!prepared.ends_with(b"\n") && !prepared.is_empty());
+        // Rust's `macro_rules!` of the file expanded where they are invoked
+        // ([`crate::macros`]); positions are mapped back at the end.
+        let expanded = if self.lang.rules.macro_rules { crate::macros::expand(&prepared) } else { None };
+        if let Some(x) = &expanded {
+            prepared = std::borrow::Cow::Owned(x.text.clone());
+        }
         let started = Instant::now();
         let timeout = self.timeout;
         let mut tree = self.parse(&prepared, started)?;
@@ -124,9 +132,9 @@ impl Reader {
             calls: Vec::new(),
             types: Vec::new(),
             anonymous: Vec::new(),
-            lines: text.iter().filter(|&&b| b == b'\n').count()
-                + usize::from(!text.ends_with(b"\n") && !text.is_empty()),
+            lines,
             syntax_errors: root.has_error(),
+            macros: expanded.as_ref().map_or((0, 0), |x| (x.expanded as u32, x.unread as u32)),
             cut: None,
         };
         let mut cursor = QueryCursor::new();
@@ -402,9 +410,15 @@ impl Reader {
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
         drop(matches);
         facts.cut = halted_at.get().map(|at| Cut {
-            line: text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
+            line: match &expanded {
+                Some(x) => x.point(at.min(text.len()), false).0 as usize + 1,
+                None => text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
+            },
             after: timeout,
         });
+        if let Some(x) = &expanded {
+            placed_back(&mut facts, x);
+        }
         // Facts are held until the whole project is resolved: without the
         // room their vectors grew into.
         facts.calls.shrink_to_fit();
@@ -489,6 +503,35 @@ fn errors(root: Node<'_>) -> (usize, usize) {
             }
             conditionals -= usize::from(conditional(cursor.node().kind()));
         }
+    }
+}
+
+/// Every position of `facts`, read from a text with its macros expanded,
+/// put back in the file's terms. Byte offsets stay the expanded text's:
+/// they only tell which span holds which.
+fn placed_back(facts: &mut Facts, x: &crate::macros::Expanded) {
+    let fix = |s: &mut Span| {
+        s.start = x.point(s.bytes.0, false);
+        s.end = x.point(s.bytes.1, true);
+    };
+    for d in &mut facts.defs {
+        fix(&mut d.span);
+        fix(&mut d.name_span);
+    }
+    if !crate::macros::Expanded::body_calls() {
+        facts.calls.retain(|c| x.written(c.span.bytes.0));
+    }
+    for c in &mut facts.calls {
+        fix(&mut c.span);
+    }
+    for v in &mut facts.vars {
+        fix(&mut v.ty.span);
+    }
+    for n in facts.types.iter_mut().chain(facts.supers.iter_mut()) {
+        fix(&mut n.span);
+    }
+    for (_, n) in &mut facts.anonymous {
+        fix(&mut n.span);
     }
 }
 
