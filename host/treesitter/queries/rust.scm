@@ -69,6 +69,9 @@
 (parameter pattern: (identifier) @var.name
   type: (_ type: (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
     (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))]))))
+(parameter pattern: (identifier) @var.name
+  type: (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
+    (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))])))
 (let_declaration pattern: (identifier) @var.name
   type: (generic_type type_arguments: (type_arguments [(type_identifier) @var.elem
     (generic_type type_arguments: (type_arguments (dynamic_type trait: (type_identifier) @var.elem)))])))

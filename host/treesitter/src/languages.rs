@@ -124,6 +124,9 @@ pub struct Rules {
     /// `macro_rules!` macros (Rust): an invocation of one the file defines
     /// is read as its expansion ([`crate::macros`]).
     pub macro_rules: bool,
+    /// A definition under `#[cfg(not(feature = …))]` with a namesake in its
+    /// scope is the build without that feature's: left out (Rust).
+    pub cfg_alternatives: bool,
 }
 
 impl Rules {
@@ -135,6 +138,7 @@ impl Rules {
         expect_actual: false,
         foreign_extensions: false,
         macro_rules: false,
+        cfg_alternatives: false,
     };
 }
 
@@ -305,7 +309,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
-        rules: Rules { macro_rules: true, ..Rules::NONE },
+        rules: Rules { macro_rules: true, cfg_alternatives: true, ..Rules::NONE },
     },
     Lang {
         name: "ruby",

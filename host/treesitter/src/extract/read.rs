@@ -83,13 +83,26 @@ impl Reader {
             + usize::from(!prepared.ends_with(b"\n") && !prepared.is_empty());
         // Rust's `macro_rules!` of the file expanded where they are invoked
         // ([`crate::macros`]); positions are mapped back at the end.
-        let expanded = if self.lang.rules.macro_rules { crate::macros::expand(&prepared) } else { None };
+        let mut expanded = if self.lang.rules.macro_rules { crate::macros::expand(&prepared) } else { None };
         if let Some(x) = &expanded {
             prepared = std::borrow::Cow::Owned(x.text.clone());
         }
         let started = Instant::now();
         let timeout = self.timeout;
         let mut tree = self.parse(&prepared, started)?;
+        // An expansion the grammar reads worse than the file as written (a
+        // macro matched in a way `rustc` would not): the file as written.
+        if let Some(x) = &expanded
+            && tree.root_node().has_error()
+        {
+            let written = crate::prepass::prepare(self.lang, text);
+            let plain = self.parse(&written, started)?;
+            if errors(plain.root_node()).0 < errors(tree.root_node()).0 {
+                tracing::debug!(expanded = x.expanded, "macro expansion read worse than the text; not used");
+                (tree, prepared) = (plain, written);
+                expanded = None;
+            }
+        }
         // A C or C++ file the grammar could not read whole, read again
         // without its conditional directives; the reading with fewer errors
         // is kept.
@@ -385,6 +398,9 @@ impl Reader {
         if !blocks.is_empty() {
             facts.defs.retain(|d| !blocks.contains(&d.span.bytes));
         }
+        if self.lang.rules.cfg_alternatives {
+            drop_cfg_alternatives(&mut facts, root, text);
+        }
         // Each name declared in a function literal is seen only inside it.
         literals.sort_unstable();
         for v in &mut facts.vars {
@@ -504,6 +520,62 @@ fn errors(root: Node<'_>) -> (usize, usize) {
             conditionals -= usize::from(conditional(cursor.node().kind()));
         }
     }
+}
+
+/// Of two definitions of one name in one scope, one of them under
+/// `#[cfg(not(feature = …))]` (Rust: `fn imp()` written once for a build
+/// without a feature and once for a build with it): the build with the
+/// crate's features on, which rust-analyzer and `cargo build` read by
+/// default, has the other one only. The first is left out, with the calls
+/// and names in it.
+fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let without_feature = |d: &Def| {
+        let Some(mut n) = root.descendant_for_byte_range(d.span.bytes.0, d.span.bytes.1) else { return false };
+        while n.byte_range() != (d.span.bytes.0..d.span.bytes.1) {
+            match n.parent() {
+                Some(p) => n = p,
+                None => return false,
+            }
+        }
+        let mut at = n.prev_sibling();
+        while let Some(a) = at.filter(|a| a.kind() == "attribute_item" || a.kind().ends_with("comment")) {
+            let t: String = String::from_utf8_lossy(&text[a.byte_range()]).split_whitespace().collect();
+            if t.starts_with("#[cfg(not(feature") {
+                return true;
+            }
+            at = a.prev_sibling();
+        }
+        false
+    };
+    let flagged: Vec<usize> = (0..facts.defs.len()).filter(|&i| without_feature(&facts.defs[i])).collect();
+    if flagged.is_empty() {
+        return;
+    }
+    // The innermost definition around each: namesakes under one are in one scope.
+    let parent = |i: usize| {
+        let s = facts.defs[i].span;
+        (0..facts.defs.len())
+            .filter(|&j| j != i && facts.defs[j].span.contains(&s) && facts.defs[j].span != s)
+            .min_by_key(|&j| facts.defs[j].span.bytes.1 - facts.defs[j].span.bytes.0)
+    };
+    let gone: Vec<(usize, usize)> = flagged
+        .iter()
+        .copied()
+        .filter(|&i| {
+            (0..facts.defs.len()).any(|j| {
+                j != i && facts.defs[j].name == facts.defs[i].name && !flagged.contains(&j) && parent(j) == parent(i)
+            })
+        })
+        .map(|i| facts.defs[i].span.bytes)
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let inside = |b: (usize, usize)| gone.iter().any(|g| g.0 <= b.0 && b.1 <= g.1);
+    facts.defs.retain(|d| !inside(d.span.bytes));
+    facts.calls.retain(|c| !inside(c.span.bytes));
+    facts.vars.retain(|v| !inside(v.ty.span.bytes));
+    facts.types.retain(|t| !inside(t.span.bytes));
 }
 
 /// Every position of `facts`, read from a text with its macros expanded,
