@@ -175,11 +175,50 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     std::fs::write(&largest, original).expect("restore");
 }
 
+/// `SIGNPOST_BENCH_MACROS=DIR`: every Rust file of DIR read on one thread
+/// with its macros expanded and as written (`signpost_treesitter::macros`),
+/// alternately, seven times each: the medians and their ratio.
+fn macros_cost(dir: &Path) {
+    use std::sync::atomic::Ordering;
+    let (found, _) = signpost_treesitter::walk::sources(dir, &Default::default());
+    let files = found.into_iter().find(|(l, _)| l.name == "rust").map(|(_, f)| f).unwrap_or_default();
+    let texts: Vec<Vec<u8>> = files.iter().filter_map(|f| std::fs::read(f).ok()).collect();
+    let l = languages::by_name("rust").expect("rust");
+    let mut reader = Reader::new(l, Duration::from_secs(5)).expect("the query compiles");
+    let mut times = [Vec::new(), Vec::new()];
+    for _ in 0..7 {
+        for (k, on) in [true, false].into_iter().enumerate() {
+            signpost_treesitter::macros::EXPAND.store(on, Ordering::Relaxed);
+            let started = std::time::Instant::now();
+            for t in &texts {
+                std::hint::black_box(reader.read(t).ok());
+            }
+            times[k].push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    signpost_treesitter::macros::EXPAND.store(true, Ordering::Relaxed);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (on, off) = (median(&mut times[0]), median(&mut times[1]));
+    eprintln!(
+        "rust, {} files of {}: read with macros expanded {on:.1} ms, as written {off:.1} ms: {:.2}x",
+        texts.len(),
+        dir.display(),
+        on / off
+    );
+}
+
 fn bench(c: &mut Criterion) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .try_init();
+    if let Some(dir) = std::env::var_os("SIGNPOST_BENCH_MACROS").map(PathBuf::from) {
+        macros_cost(&dir);
+        return;
+    }
     if let Some(dir) = std::env::var_os("SIGNPOST_BENCH_PROJECT").map(PathBuf::from) {
         let lang = std::env::var("SIGNPOST_BENCH_LANG").unwrap_or_else(|_| "java".into());
         let (found, _) = signpost_treesitter::walk::sources(&dir, &Default::default());

@@ -30,6 +30,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// only for tokens the invocation itself writes.
 pub static BODY_CALLS: AtomicBool = AtomicBool::new(true);
 
+/// Whether macros are expanded at all (the default); the index benchmark
+/// turns it off to weigh what expansion costs.
+pub static EXPAND: AtomicBool = AtomicBool::new(true);
+
 /// Nested invocations followed at most this deep (a macro that invokes
 /// itself without end stops here).
 const MAX_DEPTH: usize = 32;
@@ -139,6 +143,9 @@ impl Expanded {
 /// `text` with the invocations of the macros it defines expanded, or none
 /// when it defines none (or none is invoked).
 pub fn expand(text: &[u8]) -> Option<Expanded> {
+    if !EXPAND.load(Ordering::Relaxed) {
+        return None;
+    }
     memchr::memchr(b'!', text)?;
     let toks = tokens(text);
     let macros = definitions(&toks, text);
