@@ -19,6 +19,9 @@
 (type_alias_declaration name: (type_identifier) @name) @def.type
 (function_declaration name: (identifier) @name parameters: (formal_parameters) @params
   return_type: (type_annotation)? @returns) @def.function
+; An overload signature: one definition with the implementation after it.
+(function_signature name: (identifier) @name parameters: (formal_parameters) @params
+  return_type: (type_annotation)? @returns) @def.function
 (generator_function_declaration name: (identifier) @name parameters: (formal_parameters) @params) @def.function
 (method_definition name: [(property_identifier) (private_property_identifier)] @name
   parameters: (formal_parameters) @params return_type: (type_annotation)? @returns) @def.method

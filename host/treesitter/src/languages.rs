@@ -127,6 +127,15 @@ pub struct Rules {
     /// A definition under `#[cfg(not(feature = …))]` with a namesake in its
     /// scope is the build without that feature's: left out (Rust).
     pub cfg_alternatives: bool,
+    /// An object literal's properties (`@meta`) are scopes only outside
+    /// any function: inside one, the object is a value of that function's,
+    /// and what its methods call, the function calls (TypeScript, as
+    /// scip-typescript credits it). They stay definitions, found by name.
+    pub module_objects_only: bool,
+    /// Overload signatures (TypeScript's bodiless `function f(a: A): R;`,
+    /// Python's `@overload` stubs) and the implementation after them are
+    /// one definition, at the first of them, as their indexers have it.
+    pub overload_stubs: bool,
 }
 
 impl Rules {
@@ -139,6 +148,8 @@ impl Rules {
         foreign_extensions: false,
         macro_rules: false,
         cfg_alternatives: false,
+        module_objects_only: false,
+        overload_stubs: false,
     };
 }
 
@@ -240,7 +251,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
-        rules: Rules::NONE,
+        rules: Rules { overload_stubs: true, ..Rules::NONE },
     },
     Lang {
         name: "cpp",
@@ -287,7 +298,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
-        rules: Rules::NONE,
+        rules: Rules { module_objects_only: true, overload_stubs: true, ..Rules::NONE },
     },
     Lang {
         name: "rust",

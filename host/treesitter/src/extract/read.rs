@@ -403,6 +403,25 @@ impl Reader {
         }
         // Each name declared in a function literal is seen only inside it.
         literals.sort_unstable();
+        if self.lang.rules.module_objects_only {
+            let functions: Vec<(usize, usize)> = facts
+                .defs
+                .iter()
+                .filter(|d| d.kind.is_callable() && !d.meta)
+                .map(|d| d.span.bytes)
+                .chain(literals.iter().copied())
+                .collect();
+            let local = |d: &Def| {
+                d.meta
+                    && functions
+                        .iter()
+                        .any(|&(a, b)| a <= d.span.bytes.0 && d.span.bytes.1 <= b && (a, b) != d.span.bytes)
+            };
+            // Still found by name, as scip-typescript finds it; no scope.
+            for d in facts.defs.iter_mut().filter(|d| local(d)) {
+                d.span = d.name_span;
+            }
+        }
         for v in &mut facts.vars {
             v.within = v.within.and_then(|(at, _)| innermost_range(&literals, at));
         }
@@ -424,6 +443,9 @@ impl Reader {
         // A definition's own name is not a use of it.
         facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
+        if self.lang.rules.overload_stubs {
+            fold_overloads(&mut facts, root, text);
+        }
         drop(matches);
         facts.cut = halted_at.get().map(|at| Cut {
             line: match &expanded {
@@ -520,6 +542,109 @@ fn errors(root: Node<'_>) -> (usize, usize) {
             conditionals -= usize::from(conditional(cursor.node().kind()));
         }
     }
+}
+
+/// The syntax node a definition's span is.
+fn node_of<'t>(root: Node<'t>, span: &Span) -> Option<Node<'t>> {
+    let mut n = root.descendant_for_byte_range(span.bytes.0, span.bytes.1)?;
+    while n.byte_range() != (span.bytes.0..span.bytes.1) {
+        n = n.parent()?;
+    }
+    Some(n)
+}
+
+/// Overload signatures and their implementation made one definition
+/// ([`crate::languages::Rules::overload_stubs`]): a run of definitions of
+/// one name in one scope, each but the last a stub (TypeScript's bodiless
+/// `function_signature` or a class's `method_signature`; a Python `def`
+/// decorated `@overload`), is the first of them, spanning to the end of the
+/// last, taking every arity any of them takes.
+fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let stub = |d: &Def| {
+        let Some(n) = node_of(root, &d.span) else { return false };
+        match n.kind() {
+            "function_signature" | "method_signature" => true,
+            "function_definition" => n.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
+                let mut c = p.walk();
+                p.children(&mut c).filter(|k| k.kind() == "decorator").any(|k| {
+                    let t = String::from_utf8_lossy(&text[k.byte_range()]);
+                    t.trim_end().ends_with("overload")
+                })
+            }),
+            _ => false,
+        }
+    };
+    if !facts.defs.iter().any(|d| d.kind.is_callable()) {
+        return;
+    }
+    let stubs: Vec<bool> = facts.defs.iter().map(|d| d.kind.is_callable() && stub(d)).collect();
+    if !stubs.contains(&true) {
+        return;
+    }
+    // Defs are in source order, outer before inner: the next definition
+    // that is not inside this one is its sibling or after its scope.
+    let mut gone = vec![false; facts.defs.len()];
+    let mut i = 0;
+    while i < facts.defs.len() {
+        if !stubs[i] || gone[i] {
+            i += 1;
+            continue;
+        }
+        let mut last = i;
+        loop {
+            let end = facts.defs[last].span.bytes.1;
+            let Some(j) = (last + 1..facts.defs.len()).find(|&j| facts.defs[j].span.bytes.0 >= end) else { break };
+            let (a, b) = (&facts.defs[i], &facts.defs[j]);
+            if b.name != a.name || !b.kind.is_callable() {
+                break;
+            }
+            // Nothing but whitespace, comments and decorators between.
+            let between = &text[end..b.span.bytes.0];
+            let plain = String::from_utf8_lossy(between);
+            let other = plain.lines().map(|l| l.trim().trim_start_matches([';', ',']).trim()).any(|l| {
+                !l.is_empty()
+                    && !l.starts_with("//")
+                    && !l.starts_with('#')
+                    && !l.starts_with('@')
+                    && !l.starts_with("/*")
+                    && !l.starts_with('*')
+                    && l != "export"
+                    && l != "declare"
+            });
+            if other {
+                break;
+            }
+            last = j;
+            if !stubs[j] {
+                break;
+            }
+        }
+        if last > i {
+            let (end_span, kind) = (facts.defs[last].span, facts.defs[last].kind);
+            let arities: Vec<Arity> = facts.defs[i..=last].iter().filter_map(|d| d.arity).collect();
+            let first = &mut facts.defs[i];
+            first.span.end = end_span.end;
+            first.span.bytes.1 = end_span.bytes.1;
+            first.kind = kind;
+            if let Some(min) = arities.iter().map(|a| a.min).min() {
+                let max = if arities.iter().any(|a| a.max.is_none()) {
+                    None
+                } else {
+                    arities.iter().filter_map(|a| a.max).max()
+                };
+                first.arity = Some(Arity { min, max });
+            }
+            for g in gone.iter_mut().take(last + 1).skip(i + 1) {
+                *g = true;
+            }
+        }
+        i = last + 1;
+    }
+    let mut k = 0;
+    facts.defs.retain(|_| {
+        k += 1;
+        !gone[k - 1]
+    });
 }
 
 /// Of two definitions of one name in one scope, one of them under
