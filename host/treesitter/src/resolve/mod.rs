@@ -277,7 +277,23 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
         };
         if found.is_empty() && s.lang.impl_blocks && s.facts.imports.iter().any(imports_it) {
             let found = top_level_types(&p, &names, &owner, |t| p.sources[p.defs[t].file].lang.name == s.lang.name);
+            // Namesakes in other modules (a test crate's own `Error`): the
+            // one in the module the import names.
+            let from: Vec<&str> = s
+                .facts
+                .imports
+                .iter()
+                .filter(|i| imports_it(i))
+                .filter_map(|i| i.path.rsplit_once('.').map(|(m, _)| m))
+                .collect();
+            let named: Vec<DefIx> = found
+                .iter()
+                .copied()
+                .filter(|&t| from.contains(&p.sources[p.defs[t].file].package.join(".").as_str()))
+                .collect();
             if let [t] = found[..] {
+                p.defs[ix].parent = Some(t);
+            } else if let [t] = named[..] {
                 p.defs[ix].parent = Some(t);
             }
         }
