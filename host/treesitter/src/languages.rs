@@ -136,6 +136,10 @@ pub struct Rules {
     /// Python's `@overload` stubs) and the implementation after them are
     /// one definition, at the first of them, as their indexers have it.
     pub overload_stubs: bool,
+    /// A value whose type is a type parameter bounded by a trait (Rust's
+    /// `fn visit<V: Visitor>(v: V)`, `where V: Visitor`) is read as of that
+    /// trait: its methods are the bound's.
+    pub generic_bounds: bool,
 }
 
 impl Rules {
@@ -150,6 +154,7 @@ impl Rules {
         cfg_alternatives: false,
         module_objects_only: false,
         overload_stubs: false,
+        generic_bounds: false,
     };
 }
 
@@ -320,7 +325,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
-        rules: Rules { macro_rules: true, cfg_alternatives: true, ..Rules::NONE },
+        rules: Rules { macro_rules: true, cfg_alternatives: true, generic_bounds: true, ..Rules::NONE },
     },
     Lang {
         name: "ruby",

@@ -1355,11 +1355,15 @@ fn rust_macro_rules_expanded_std_macros_read_and_cfg_alternatives_with_decoys() 
             // The build with the crate's default features.
             "macros::run:90 -CALLS-> macros::speed:78",
             "macros::speed:78 -CALLS-> macros::fast_path:86",
+            // A value of a type parameter a trait bounds: the trait's method.
+            "macros::visit:107 -CALLS-> macros::Visitor::start:97",
+            "macros::walk:111 -CALLS-> macros::Visitor::start:97",
         ],
         &[
             "macros::Info::summary:29 -CALLS-> macros::other::is_empty:3",
             "macros::speed:74 -CALLS-> macros::slow_path:82",
             "macros::run:90 -CALLS-> macros::speed:74",
+            "macros::visit:107 -CALLS-> macros::Clock::start:104",
         ],
     );
     assert_eq!(kind(&g, "macros::Info::is_utf8"), "method");

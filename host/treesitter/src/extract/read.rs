@@ -401,6 +401,9 @@ impl Reader {
         if self.lang.rules.cfg_alternatives {
             drop_cfg_alternatives(&mut facts, root, text);
         }
+        if self.lang.rules.generic_bounds {
+            bounded_types(&mut facts, root, text);
+        }
         // Each name declared in a function literal is seen only inside it.
         literals.sort_unstable();
         if self.lang.rules.module_objects_only {
@@ -542,6 +545,97 @@ fn errors(root: Node<'_>) -> (usize, usize) {
             conditionals -= usize::from(conditional(cursor.node().kind()));
         }
     }
+}
+
+/// Variables typed by a type parameter of their function (or its impl)
+/// that a trait bounds (`fn visit<V: Visitor>(visitor: V)`, `where V:
+/// Visitor`, `impl<V: Visitor> Walker<V>`), typed by that trait instead:
+/// what is called on them is the trait's.
+fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    // The first trait bound of each type parameter a node declares.
+    let bounds_of = |n: Node<'_>, out: &mut Vec<(String, String)>| {
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            match ch.kind() {
+                "type_parameters" => {
+                    let mut c2 = ch.walk();
+                    for tp in ch.children(&mut c2) {
+                        let name = tp.child_by_field_name("left").or_else(|| tp.child_by_field_name("name"));
+                        if let (Some(l), Some(b)) = (name, tp.child_by_field_name("bounds"))
+                            && let Some(t) = first_trait(b, &txt)
+                        {
+                            out.push((txt(l), t));
+                        }
+                    }
+                }
+                "where_clause" => {
+                    let mut c2 = ch.walk();
+                    for wp in ch.children(&mut c2).filter(|t| t.kind() == "where_predicate") {
+                        if let (Some(l), Some(b)) = (wp.child_by_field_name("left"), wp.child_by_field_name("bounds"))
+                            && let Some(t) = first_trait(b, &txt)
+                        {
+                            out.push((txt(l), t));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    // Each callable's byte range, and its type parameters' bounds.
+    type Bounds = Vec<(String, String)>;
+    let mut scopes: Vec<((usize, usize), Bounds)> = Vec::new();
+    for d in facts.defs.iter().filter(|d| d.kind.is_callable()) {
+        let Some(n) = node_of(root, &d.span) else { continue };
+        let mut b = Vec::new();
+        bounds_of(n, &mut b);
+        // The impl's own parameters (`impl<V: Visitor> Walker<V>`).
+        if let Some(imp) = n.parent().and_then(|l| l.parent()).filter(|i| i.kind() == "impl_item") {
+            bounds_of(imp, &mut b);
+        }
+        if !b.is_empty() {
+            scopes.push((d.span.bytes, b));
+        }
+    }
+    if scopes.is_empty() {
+        return;
+    }
+    for v in facts.vars.iter_mut().filter(|v| v.typed == Typed::Is) {
+        let at = v.ty.span.bytes;
+        let bound =
+            scopes.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b).min_by_key(|((a, b), _)| b - a).and_then(
+                |(_, b)| {
+                    // `&'a mut W` is a `W`.
+                    let named =
+                        v.ty.name
+                            .trim_start_matches('&')
+                            .split_whitespace()
+                            .find(|w| !w.starts_with('\'') && !matches!(*w, "mut" | "dyn" | "impl"));
+                    b.iter().find(|(p, _)| Some(p.as_str()) == named)
+                },
+            );
+        if let Some((_, t)) = bound {
+            v.ty.name = t.clone();
+            v.written = None;
+        }
+    }
+}
+
+/// The first trait a bound list names (`Visitor + Send`, `?Sized + Read`,
+/// `io::Write`): its last path segment.
+fn first_trait(bounds: Node<'_>, txt: &impl Fn(Node<'_>) -> String) -> Option<String> {
+    let mut c = bounds.walk();
+    let found = bounds.children(&mut c).find_map(|b| match b.kind() {
+        "type_identifier" => Some(txt(b)),
+        "scoped_type_identifier" => b.child_by_field_name("name").map(txt),
+        "generic_type" => b.child_by_field_name("type").map(|t| {
+            let s = txt(t);
+            s.rsplit("::").next().unwrap_or(&s).to_owned()
+        }),
+        _ => None,
+    });
+    found.filter(|t| !matches!(t.as_str(), "Sized" | "Send" | "Sync" | "Copy" | "Clone" | "Unpin"))
 }
 
 /// The syntax node a definition's span is.
