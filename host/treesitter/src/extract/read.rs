@@ -715,11 +715,16 @@ fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
         }
         if last > i {
             let (end_span, kind) = (facts.defs[last].span, facts.defs[last].kind);
+            // What the implementation returns and takes is what every
+            // overload's caller may get and give.
+            let (returns, params) = (facts.defs[last].returns.clone(), facts.defs[last].params.clone());
             let arities: Vec<Arity> = facts.defs[i..=last].iter().filter_map(|d| d.arity).collect();
             let first = &mut facts.defs[i];
             first.span.end = end_span.end;
             first.span.bytes.1 = end_span.bytes.1;
             first.kind = kind;
+            first.returns = returns;
+            first.params = params;
             if let Some(min) = arities.iter().map(|a| a.min).min() {
                 let max = if arities.iter().any(|a| a.max.is_none()) {
                     None
