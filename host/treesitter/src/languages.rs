@@ -140,6 +140,11 @@ pub struct Rules {
     /// `fn visit<V: Visitor>(v: V)`, `where V: Visitor`) is read as of that
     /// trait: its methods are the bound's.
     pub generic_bounds: bool,
+    /// A definition's decorators are part of it (Python's
+    /// `decorated_definition`): what they call and name, it does (`@cli.
+    /// command()` over `def push()` is a use of `cli` by `push`), as
+    /// scip-python credits them.
+    pub decorators_inside: bool,
 }
 
 impl Rules {
@@ -155,6 +160,7 @@ impl Rules {
         module_objects_only: false,
         overload_stubs: false,
         generic_bounds: false,
+        decorators_inside: false,
     };
 }
 
@@ -256,7 +262,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
-        rules: Rules { overload_stubs: true, ..Rules::NONE },
+        rules: Rules { overload_stubs: true, decorators_inside: true, ..Rules::NONE },
     },
     Lang {
         name: "cpp",

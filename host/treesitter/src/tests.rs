@@ -1409,6 +1409,10 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
             "shop.jar.jar_from_dict:14 -CALLS-> shop.jar.Jar.set_cookie:5",
             "shop.jar.jar_from_dict:14 -CALLS-> shop.jar.create_cookie:9",
             "shop.jar.merge:29 -CALLS-> shop.jar.jar_from_dict:14",
+            // Decorators are their function's: `@cli.command()` is a use of `cli` by `push`.
+            "shop.jar.cli:38 -CALLS-> shop.jar.group:33",
+            "shop.jar.push:43 -CALLS-> shop.jar.cli:38",
+            "shop.jar.push:43 -CALLS-> shop.jar.merge:29",
         ],
         &["shop.jar.merge:29 -CALLS-> shop.jar.jar_from_dict:14 (ambiguous)"],
     );

@@ -404,6 +404,16 @@ impl Reader {
         if self.lang.rules.generic_bounds {
             bounded_types(&mut facts, root, text);
         }
+        if self.lang.rules.decorators_inside {
+            for d in &mut facts.defs {
+                if let Some(p) =
+                    node_of(root, &d.span).and_then(|n| n.parent()).filter(|p| p.kind() == "decorated_definition")
+                {
+                    d.span.bytes.0 = p.start_byte();
+                    d.span.start = (p.start_position().row as u32, p.start_position().column as u32);
+                }
+            }
+        }
         // Each name declared in a function literal is seen only inside it.
         literals.sort_unstable();
         if self.lang.rules.module_objects_only {
@@ -658,13 +668,18 @@ fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
         let Some(n) = node_of(root, &d.span) else { return false };
         match n.kind() {
             "function_signature" | "method_signature" => true,
-            "function_definition" => n.parent().filter(|p| p.kind() == "decorated_definition").is_some_and(|p| {
-                let mut c = p.walk();
-                p.children(&mut c).filter(|k| k.kind() == "decorator").any(|k| {
-                    let t = String::from_utf8_lossy(&text[k.byte_range()]);
-                    t.trim_end().ends_with("overload")
-                })
-            }),
+            // Its decorators are in its span (`decorators_inside`), or around it.
+            "decorated_definition" | "function_definition" => Some(n)
+                .filter(|n| n.kind() == "decorated_definition")
+                .or_else(|| n.parent())
+                .filter(|p| p.kind() == "decorated_definition")
+                .is_some_and(|p| {
+                    let mut c = p.walk();
+                    p.children(&mut c).filter(|k| k.kind() == "decorator").any(|k| {
+                        let t = String::from_utf8_lossy(&text[k.byte_range()]);
+                        t.trim_end().ends_with("overload")
+                    })
+                }),
             _ => false,
         }
     };
