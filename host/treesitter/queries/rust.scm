@@ -61,6 +61,8 @@
 (let_declaration pattern: (identifier) @var.name !type value: (_) @var.value)
 (let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (identifier) @var.name) value: (_) @var.value
   (#any-of? @var.unwrap "Some" "Ok"))
+(let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (mut_pattern (identifier) @var.name))
+  value: (_) @var.value (#any-of? @var.unwrap "Some" "Ok"))
 ; Collections: `shapes: &[Box<dyn Shape>]`, `Vec<Shape>`; `for s in shapes`.
 (parameter pattern: (identifier) @var.name
   type: (reference_type type: (array_type element: [(type_identifier) @var.elem

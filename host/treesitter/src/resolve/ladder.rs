@@ -168,7 +168,12 @@ impl Resolver<'_> {
                 Some(a) => a.to_owned(),
                 None => self.package_name(&i.path),
             };
-            (named == alias).then(|| i.path.clone())
+            // Rust's `use crate::hir::{self}` is `.hir`, a name of the
+            // crate root: the module `hir` where there is one.
+            (named == alias).then(|| match i.path.strip_prefix('.') {
+                Some(module) if self.look.packages.get(module).is_some() => module.to_owned(),
+                _ => i.path.clone(),
+            })
         })
     }
 
