@@ -1418,9 +1418,3 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
     );
     assert_eq!(g.iter().filter(|n| n.name() == "jar_from_dict").count(), 1);
 }
-#[test]
-fn tmp_dump() {
-    let (g, r) = graph_of(std::path::Path::new(&std::env::var("TMPD").unwrap()), "rust");
-    eprintln!("{r:?}");
-    for e in edges_marked(&g) { eprintln!("{e}"); }
-}
