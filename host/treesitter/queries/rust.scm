@@ -63,6 +63,11 @@
   (#any-of? @var.unwrap "Some" "Ok"))
 (let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (mut_pattern (identifier) @var.name))
   value: (_) @var.value (#any-of? @var.unwrap "Some" "Ok"))
+; A tuple variant's fields, by position (`Class(ClassUnicode)`: `.0`), and
+; the values a pattern binds from them (`HirKind::Class(ref cls)`: what
+; `HirKind::Class.0` is).
+(enum_variant body: (ordered_field_declaration_list) @tuple.fields)
+(tuple_struct_pattern type: (scoped_identifier)) @tuple.pattern
 ; Collections: `shapes: &[Box<dyn Shape>]`, `Vec<Shape>`; `for s in shapes`.
 (parameter pattern: (identifier) @var.name
   type: (reference_type type: (array_type element: [(type_identifier) @var.elem

@@ -145,6 +145,10 @@ pub struct Rules {
     /// command()` over `def push()` is a use of `cli` by `push`), as
     /// scip-python credits them.
     pub decorators_inside: bool,
+    /// An enum's variants are named through it (Rust's `HirKind::Class`):
+    /// a bare type name never means one (`Class(Class)` holds the type
+    /// `Class`, not itself).
+    pub scoped_variants: bool,
 }
 
 impl Rules {
@@ -161,6 +165,7 @@ impl Rules {
         overload_stubs: false,
         generic_bounds: false,
         decorators_inside: false,
+        scoped_variants: false,
     };
 }
 
@@ -331,7 +336,13 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
-        rules: Rules { macro_rules: true, cfg_alternatives: true, generic_bounds: true, ..Rules::NONE },
+        rules: Rules {
+            macro_rules: true,
+            cfg_alternatives: true,
+            generic_bounds: true,
+            scoped_variants: true,
+            ..Rules::NONE
+        },
     },
     Lang {
         name: "ruby",

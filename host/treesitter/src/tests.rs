@@ -1358,6 +1358,9 @@ fn rust_macro_rules_expanded_std_macros_read_and_cfg_alternatives_with_decoys() 
             // A value of a type parameter a trait bounds: the trait's method.
             "macros::visit:107 -CALLS-> macros::Visitor::start:97",
             "macros::walk:111 -CALLS-> macros::Visitor::start:97",
+            // What a variant's pattern binds: the variant's field, of the
+            // type `Info`, not the variant `Info` itself.
+            "macros::describe:123 -CALLS-> macros::Info::summary:29",
         ],
         &[
             "macros::Info::summary:29 -CALLS-> macros::other::is_empty:3",

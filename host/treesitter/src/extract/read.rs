@@ -219,6 +219,8 @@ impl Reader {
                         generics: generics(get("ref.generics")),
                     }),
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
+                    "tuple.fields" => facts.vars.extend(tuple_fields(n, text)),
+                    "tuple.pattern" => facts.vars.extend(tuple_bindings(n, text)),
                     "macro.block" => blocks.push((n.start_byte(), n.end_byte())),
                     "anonymous" => {
                         if let Some(t) = get("anonymous.type") {
@@ -555,6 +557,73 @@ fn errors(root: Node<'_>) -> (usize, usize) {
             conditionals -= usize::from(conditional(cursor.node().kind()));
         }
     }
+}
+
+/// A tuple variant's fields (`Class(hir::ClassUnicode, Span)`), as fields
+/// named by position (`0`, `1`), of the types written.
+fn tuple_fields(list: Node<'_>, text: &[u8]) -> Vec<Var> {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    let mut out = Vec::new();
+    let mut c = list.walk();
+    for (k, ty) in list.children_by_field_name("type", &mut c).enumerate() {
+        // The type's name, past references and a path, and what it holds.
+        let mut t = ty;
+        while t.kind() == "reference_type" {
+            match t.child_by_field_name("type") {
+                Some(inner) => t = inner,
+                None => break,
+            }
+        }
+        let head = if t.kind() == "generic_type" { t.child_by_field_name("type").unwrap_or(t) } else { t };
+        let (name, qualifier) = match head.kind() {
+            "type_identifier" => (txt(head), None),
+            "scoped_type_identifier" => match head.child_by_field_name("name") {
+                Some(n) => (txt(n), head.child_by_field_name("path").map(txt)),
+                None => continue,
+            },
+            _ => continue,
+        };
+        out.push(Var {
+            name: k.to_string(),
+            ty: Name { name, qualifier, span: Span::of(ty), generics: 0 },
+            typed: Typed::Is,
+            written: Some(compact(&txt(ty))),
+            within: Some((ty.start_byte(), ty.start_byte())),
+        });
+    }
+    out
+}
+
+/// The names a variant's pattern binds by position (`HirKind::Class(ref
+/// cls)`, `Ast::Group(_, mut g)`), each the value of that field
+/// (`HirKind::Class.0`).
+fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    let Some(ty) = pattern.child_by_field_name("type") else { return Vec::new() };
+    let path = compact(&txt(ty));
+    let mut out = Vec::new();
+    let mut c = pattern.walk();
+    let elements = pattern.named_children(&mut c).filter(|e| e.id() != ty.id() && !e.kind().ends_with("comment"));
+    for (k, e) in elements.enumerate() {
+        let mut at = e;
+        while matches!(at.kind(), "ref_pattern" | "mut_pattern") {
+            match at.named_child((at.named_child_count() as u32).saturating_sub(1)) {
+                Some(inner) => at = inner,
+                None => break,
+            }
+        }
+        if at.kind() != "identifier" {
+            continue;
+        }
+        out.push(Var {
+            name: txt(at),
+            ty: Name { name: format!("{path}.{k}"), qualifier: None, span: Span::of(at), generics: 0 },
+            typed: Typed::Value,
+            written: None,
+            within: Some((at.start_byte(), at.start_byte())),
+        });
+    }
+    out
 }
 
 /// Variables typed by a type parameter of their function (or its impl)

@@ -171,7 +171,7 @@ impl Resolver<'_> {
             // Rust's `use crate::hir::{self}` is `.hir`, a name of the
             // crate root: the module `hir` where there is one.
             (named == alias).then(|| match i.path.strip_prefix('.') {
-                Some(module) if self.look.packages.get(module).is_some() => module.to_owned(),
+                Some(module) if self.look.packages.contains_key(module) => module.to_owned(),
                 _ => i.path.clone(),
             })
         })
@@ -230,8 +230,11 @@ impl Resolver<'_> {
         // Where a plain call never means a member (Rust, Python, Go,
         // TypeScript), members are not candidates.
         let plain = want == Want::Callable && !self.p.sources[fi].lang.members_in_scope;
+        let scoped_variants = self.p.sources[fi].lang.rules.scoped_variants;
         let admits = |d: DefIx| {
-            want.admits(self.p.kind(d)) && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
+            want.admits(self.p.kind(d))
+                && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
+                && !(scoped_variants && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t) == Kind::Enum))
         };
         let imported = std::cell::OnceCell::new();
         let pick = |level: &[DefIx]| -> Option<Vec<DefIx>> {
