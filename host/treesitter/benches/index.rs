@@ -175,6 +175,29 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     std::fs::write(&largest, original).expect("restore");
 }
 
+/// `SIGNPOST_BENCH_WHOLE=DIR:LANG[,DIR:LANG…]`: each project indexed whole
+/// by the built-in indexer on one thread, nine times: the median wall time
+/// (to compare two builds of this benchmark, run one after the other).
+fn whole_cost(spec: &str) {
+    for one in spec.split(',') {
+        let Some((dir, lang)) = one.rsplit_once(':') else { continue };
+        let dir = Path::new(dir);
+        let (found, _) = signpost_treesitter::walk::sources(dir, &Default::default());
+        let files = found.into_iter().find(|(l, _)| l.name == lang).map(|(_, f)| f).unwrap_or_default();
+        let l = languages::by_name(lang).expect("a language");
+        let opts = signpost_treesitter::Options { threads: 1, ..Default::default() };
+        let mut ms: Vec<f64> = (0..9)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                std::hint::black_box(signpost_treesitter::index(dir, l, &files, &opts));
+                started.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        eprintln!("whole {lang} {}: {} files, median {:.1} ms (min {:.1})", dir.display(), files.len(), ms[4], ms[0]);
+    }
+}
+
 /// `SIGNPOST_BENCH_MACROS=DIR`: every Rust file of DIR read on one thread
 /// with its macros expanded and as written (`signpost_treesitter::macros`),
 /// alternately, seven times each: the medians and their ratio.
@@ -215,6 +238,10 @@ fn bench(c: &mut Criterion) {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .try_init();
+    if let Some(spec) = std::env::var("SIGNPOST_BENCH_WHOLE").ok() {
+        whole_cost(&spec);
+        return;
+    }
     if let Some(dir) = std::env::var_os("SIGNPOST_BENCH_MACROS").map(PathBuf::from) {
         macros_cost(&dir);
         return;
