@@ -238,7 +238,7 @@ fn bench(c: &mut Criterion) {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .try_init();
-    if let Some(spec) = std::env::var("SIGNPOST_BENCH_WHOLE").ok() {
+    if let Ok(spec) = std::env::var("SIGNPOST_BENCH_WHOLE") {
         whole_cost(&spec);
         return;
     }

@@ -7,6 +7,10 @@
 (import_statement
   (import_clause (named_imports (import_specifier name: (identifier) @import alias: (identifier)? @import.alias)))
   source: (string (string_fragment) @import.from))
+; `import * as util from "./util"`: the module's names through `util.`.
+(import_statement
+  (import_clause (namespace_import (identifier) @import.alias) @import.namespace)
+  source: (string (string_fragment) @import))
 
 ; Definitions.
 (class_declaration name: (type_identifier) @name) @def.class

@@ -1380,20 +1380,23 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
     let s = "src.server.ts";
     let want: Vec<String> = [
         // Overload signatures and their implementation: one function, at the first.
-        "@.createServer:5 -CALLS-> @.listen:11",
-        "@.Server -DECLARES-> @.Server.close:22",
+        "@.createServer:7 -CALLS-> @.listen:13",
+        "@.Server -DECLARES-> @.Server.close:24",
         // `this.#drain()`: the private member, not the public `drain`.
-        "@.Server.close:22 -CALLS-> @.Server.#drain:28",
+        "@.Server.close:24 -CALLS-> @.Server.#drain:30",
         // An object literal's method inside a function: the function calls.
-        "@.withStorage:37 -CALLS-> @.sleep:15",
+        "@.withStorage:39 -CALLS-> @.sleep:17",
+        // `import * as util`: the module's function, not this file's namesake.
+        "@.serverName:54 -CALLS-> src.util.ts.slugify:1",
     ]
     .iter()
     .map(|e| e.replace('@', s))
     .collect();
     let never: Vec<String> = [
-        "@.Server -DECLARES-> @.Server.close:23",
-        "@.Server -DECLARES-> @.Server.close:24",
-        "@.Server.close:22 -CALLS-> @.Server.drain:34",
+        "@.Server -DECLARES-> @.Server.close:25",
+        "@.Server -DECLARES-> @.Server.close:26",
+        "@.Server.close:24 -CALLS-> @.Server.drain:36",
+        "@.serverName:54 -CALLS-> @.slugify:50",
     ]
     .iter()
     .map(|e| e.replace('@', s))

@@ -84,6 +84,11 @@ impl Resolver<'_> {
                 continue;
             }
             if let Some(pkg) = i.path.strip_suffix(".*") {
+                // `import * as util`: names of the module through `util.`
+                // only (see [`Self::package_alias`]).
+                if i.alias.is_some() {
+                    continue;
+                }
                 out.extend(self.exported(pkg, name, REEXPORTS));
                 // A namespace of the project (C++'s `using namespace`).
                 out.extend(self.in_namespace(pkg.rsplit('.').next().unwrap_or(pkg), name, |_| true));
@@ -172,7 +177,8 @@ impl Resolver<'_> {
             // crate root: the module `hir` where there is one.
             (named == alias).then(|| match i.path.strip_prefix('.') {
                 Some(module) if self.look.packages.contains_key(module) => module.to_owned(),
-                _ => i.path.clone(),
+                // A module imported whole under a name (`import * as util`).
+                _ => i.path.strip_suffix(".*").filter(|_| i.alias.is_some()).unwrap_or(&i.path).to_owned(),
             })
         })
     }
