@@ -96,6 +96,11 @@ pub struct Lang {
     /// nowhere else (`Ok(…)` is the prelude's, whatever function the crate
     /// calls `Ok`), nor in Go, where another package's name is qualified.
     pub global_names: bool,
+    /// Names the language's runtime defines in every module (Python's
+    /// `open`, `len`; JavaScript's `setTimeout`, `fetch`): where
+    /// `global_names` would bind a name in scope nowhere to the project's
+    /// one function of that name, these are the runtime's, never bound.
+    pub builtins: &'static [&'static str],
     /// The language's own ways of naming and relating things.
     pub rules: Rules,
 }
@@ -169,6 +174,118 @@ impl Rules {
     };
 }
 
+/// Python's built-in functions and types (`builtins`), in scope in every
+/// module.
+const PYTHON_BUILTINS: &[&str] = &[
+    "abs",
+    "aiter",
+    "all",
+    "anext",
+    "any",
+    "ascii",
+    "bin",
+    "bool",
+    "breakpoint",
+    "bytearray",
+    "bytes",
+    "callable",
+    "chr",
+    "classmethod",
+    "compile",
+    "complex",
+    "delattr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "eval",
+    "exec",
+    "exit",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "globals",
+    "hasattr",
+    "hash",
+    "help",
+    "hex",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "locals",
+    "map",
+    "max",
+    "memoryview",
+    "min",
+    "next",
+    "object",
+    "oct",
+    "open",
+    "ord",
+    "pow",
+    "print",
+    "property",
+    "quit",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "slice",
+    "sorted",
+    "staticmethod",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+];
+
+/// The globals of JavaScript's runtimes (the language's, browsers' and
+/// Node's) that code calls without importing them.
+const SCRIPT_GLOBALS: &[&str] = &[
+    "Array",
+    "BigInt",
+    "Boolean",
+    "Date",
+    "Error",
+    "Number",
+    "Object",
+    "Promise",
+    "RegExp",
+    "String",
+    "Symbol",
+    "atob",
+    "btoa",
+    "clearInterval",
+    "clearTimeout",
+    "decodeURI",
+    "decodeURIComponent",
+    "encodeURI",
+    "encodeURIComponent",
+    "fetch",
+    "isFinite",
+    "isNaN",
+    "parseFloat",
+    "parseInt",
+    "queueMicrotask",
+    "require",
+    "setImmediate",
+    "setInterval",
+    "setTimeout",
+    "structuredClone",
+];
+
 /// Every language, in the order files are matched.
 pub static LANGUAGES: &[Lang] = &[
     Lang {
@@ -188,6 +305,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        builtins: &[],
         rules: Rules::NONE,
     },
     Lang {
@@ -207,6 +325,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-go --output {out}",
         unknown_receiver_is_ours: true,
         global_names: false,
+        builtins: &[],
         rules: Rules::NONE,
     },
     Lang {
@@ -226,6 +345,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-dotnet index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        builtins: &[],
         rules: Rules::NONE,
     },
     Lang {
@@ -245,6 +365,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        builtins: &[],
         rules: Rules { expect_actual: true, ..Rules::NONE },
     },
     Lang {
@@ -267,6 +388,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        builtins: PYTHON_BUILTINS,
         rules: Rules { overload_stubs: true, decorators_inside: true, ..Rules::NONE },
     },
     Lang {
@@ -288,6 +410,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-clang --compdb-path=compile_commands.json --index-output-path={out}",
         unknown_receiver_is_ours: false,
         global_names: true,
+        builtins: &[],
         rules: Rules::NONE,
     },
     Lang {
@@ -314,6 +437,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        builtins: SCRIPT_GLOBALS,
         rules: Rules { module_objects_only: true, overload_stubs: true, ..Rules::NONE },
     },
     Lang {
@@ -336,6 +460,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: false,
+        builtins: &[],
         rules: Rules {
             macro_rules: true,
             cfg_alternatives: true,
@@ -362,6 +487,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-ruby --index-file {out}",
         unknown_receiver_is_ours: false,
         global_names: true,
+        builtins: &[],
         rules: Rules { nested_modules: true, ..Rules::NONE },
     },
     Lang {
@@ -382,6 +508,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: false,
         global_names: true,
+        builtins: &[],
         rules: Rules::NONE,
     },
     Lang {
@@ -402,6 +529,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "",
         unknown_receiver_is_ours: true,
         global_names: true,
+        builtins: &[],
         rules: Rules { foreign_extensions: true, ..Rules::NONE },
     },
     Lang {
@@ -421,6 +549,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
+        builtins: &[],
         rules: Rules { chained_packages: true, companion_objects: true, ..Rules::NONE },
     },
 ];

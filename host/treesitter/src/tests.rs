@@ -1361,12 +1361,15 @@ fn rust_macro_rules_expanded_std_macros_read_and_cfg_alternatives_with_decoys() 
             // What a variant's pattern binds: the variant's field, of the
             // type `Info`, not the variant `Info` itself.
             "macros::describe:123 -CALLS-> macros::Info::summary:29",
+            // `use super::*` in an inline module: its parent's names.
+            "macros::other::tests::empty:12 -CALLS-> macros::other::is_empty:3",
         ],
         &[
             "macros::Info::summary:29 -CALLS-> macros::other::is_empty:3",
             "macros::speed:74 -CALLS-> macros::slow_path:82",
             "macros::run:90 -CALLS-> macros::speed:74",
             "macros::visit:107 -CALLS-> macros::Clock::start:104",
+            "macros::other::tests::empty:12 -CALLS-> macros::helper:34",
         ],
     );
     assert_eq!(kind(&g, "macros::Info::is_utf8"), "method");
@@ -1397,6 +1400,8 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         "@.Server -DECLARES-> @.Server.close:26",
         "@.Server.close:24 -CALLS-> @.Server.drain:36",
         "@.serverName:54 -CALLS-> @.slugify:50",
+        // A runtime global, not the project's namesake.
+        "@.sleep:17 -CALLS-> src.util.ts.setTimeout:6",
     ]
     .iter()
     .map(|e| e.replace('@', s))
@@ -1419,8 +1424,14 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
             "shop.jar.cli:38 -CALLS-> shop.jar.group:33",
             "shop.jar.push:43 -CALLS-> shop.jar.cli:38",
             "shop.jar.push:43 -CALLS-> shop.jar.merge:29",
+            // A nested definition is in its function's scope, before a builtin.
+            "shop.jar.local:52 -CALLS-> shop.jar.local.open:53",
         ],
-        &["shop.jar.merge:29 -CALLS-> shop.jar.jar_from_dict:14 (ambiguous)"],
+        &[
+            "shop.jar.merge:29 -CALLS-> shop.jar.jar_from_dict:14 (ambiguous)",
+            // A builtin, not the project's namesake in another module.
+            "shop.jar.read:47 -CALLS-> shop.files.open:4",
+        ],
     );
     assert_eq!(g.iter().filter(|n| n.name() == "jar_from_dict").count(), 1);
 }

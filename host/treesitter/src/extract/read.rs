@@ -210,6 +210,24 @@ impl Reader {
                         if wild && !path.ends_with('*') {
                             path.push_str(".*");
                         }
+                        // A Rust `use` inside an inline module (`mod tests {
+                        // use super::*; }`) is relative to that module.
+                        if !path.starts_with("crate") {
+                            let mut inline = Vec::new();
+                            let mut at = n.parent();
+                            while let Some(a) = at {
+                                if a.kind() == "mod_item"
+                                    && let Some(name) = a.child_by_field_name("name")
+                                {
+                                    inline.push(txt(name));
+                                }
+                                at = a.parent();
+                            }
+                            if !inline.is_empty() {
+                                inline.reverse();
+                                path = format!("{}.{path}", inline.join("."));
+                            }
+                        }
                         facts.imports.push(Import { path, alias: get("import.alias").map(txt) });
                     }
                     "extends" => facts.supers.push(Name {

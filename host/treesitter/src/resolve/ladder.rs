@@ -275,7 +275,18 @@ impl Resolver<'_> {
         // a module reopened in several files is one, its names seen from
         // each.
         let nesting = self.p.sources[fi].lang.rules.nested_modules;
-        for d in self.chain(from).filter(|_| !plain) {
+        for d in self.chain(from) {
+            // A plain call never means a member, but a function's nested
+            // definitions are in its scope (Python's local `def filter()`
+            // over the builtin, Rust's nested `fn imp()`).
+            if plain {
+                if self.p.kind(d).is_callable()
+                    && let Some(r) = pick(self.look.owned(d, name))
+                {
+                    return Some((r, false));
+                }
+                continue;
+            }
             if nesting && self.p.kind(d) == Kind::Module {
                 let placed: Vec<DefIx> = all.iter().copied().filter(|&x| self.p.defs[x].parent == Some(d)).collect();
                 if let Some(r) = pick(&placed) {
@@ -305,7 +316,8 @@ impl Resolver<'_> {
         }
         // A call of a name in scope nowhere: the project's only where its
         // language has global names.
-        if matches!(want, Want::Callable | Want::Value) && !self.p.sources[fi].lang.global_names {
+        let lang = self.p.sources[fi].lang;
+        if matches!(want, Want::Callable | Want::Value) && (!lang.global_names || lang.builtins.contains(&name)) {
             return None;
         }
         pick(all).map(|r| (r, true))
