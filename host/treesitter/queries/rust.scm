@@ -32,14 +32,18 @@
   trait: [(type_identifier) (scoped_type_identifier) (generic_type)]? @impl.trait
   type: [(type_identifier) @owner
          (generic_type type: (type_identifier) @owner)
-         (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
+         (scoped_type_identifier name: (type_identifier) @owner)
+         ; `impl IntoIterator for &'a Utf8Sequence`: the type's, spelled as written.
+         (reference_type type: [(type_identifier) @owner (generic_type type: (type_identifier) @owner)])] @impl.type
   body: (declaration_list (function_item name: (identifier) @name parameters: (parameters) @params
                                          return_type: (_)? @returns) @def.method))
 (impl_item
   trait: [(type_identifier) (scoped_type_identifier) (generic_type)]? @impl.trait
   type: [(type_identifier) @owner
          (generic_type type: (type_identifier) @owner)
-         (scoped_type_identifier name: (type_identifier) @owner)] @impl.type
+         (scoped_type_identifier name: (type_identifier) @owner)
+         ; `impl IntoIterator for &'a Utf8Sequence`: the type's, spelled as written.
+         (reference_type type: [(type_identifier) @owner (generic_type type: (type_identifier) @owner)])] @impl.type
   body: (declaration_list [(type_item name: (type_identifier) @name) @def.type
                            (const_item name: (identifier) @name) @def.constant]))
 

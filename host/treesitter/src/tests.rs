@@ -1363,6 +1363,8 @@ fn rust_macro_rules_expanded_std_macros_read_and_cfg_alternatives_with_decoys() 
             "macros::describe:123 -CALLS-> macros::Info::summary:29",
             // `use super::*` in an inline module: its parent's names.
             "macros::other::tests::empty:12 -CALLS-> macros::other::is_empty:3",
+            // `impl … for &'a Info`: Info's, `self` an Info.
+            "macros::&'a Info::into_iter:134 -CALLS-> macros::Info::summary:29",
         ],
         &[
             "macros::Info::summary:29 -CALLS-> macros::other::is_empty:3",
