@@ -8,6 +8,7 @@ use std::time::Duration;
 use tree_sitter::Node;
 
 mod read;
+mod rules;
 mod syntax;
 
 pub use read::Reader;

@@ -1,0 +1,366 @@
+//! A language's rules applied to one file's facts with its syntax tree,
+//! after the query: what a pattern cannot say (a tuple variant's fields by
+//! position, a type parameter's trait bound, overload stubs folded into
+//! their implementation, `#[cfg]` alternatives), and the positions of a
+//! text read with its macros expanded put back in the file's terms.
+
+use tree_sitter::Node;
+
+use super::syntax::compact;
+use super::*;
+
+/// A tuple variant's fields (`Class(hir::ClassUnicode, Span)`), as fields
+/// named by position (`0`, `1`), of the types written.
+pub(super) fn tuple_fields(list: Node<'_>, text: &[u8]) -> Vec<Var> {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    let mut out = Vec::new();
+    let mut c = list.walk();
+    for (k, ty) in list.children_by_field_name("type", &mut c).enumerate() {
+        // The type's name, past references and a path, and what it holds.
+        let mut t = ty;
+        while t.kind() == "reference_type" {
+            match t.child_by_field_name("type") {
+                Some(inner) => t = inner,
+                None => break,
+            }
+        }
+        let head = if t.kind() == "generic_type" { t.child_by_field_name("type").unwrap_or(t) } else { t };
+        let (name, qualifier) = match head.kind() {
+            "type_identifier" => (txt(head), None),
+            "scoped_type_identifier" => match head.child_by_field_name("name") {
+                Some(n) => (txt(n), head.child_by_field_name("path").map(txt)),
+                None => continue,
+            },
+            _ => continue,
+        };
+        out.push(Var {
+            name: k.to_string(),
+            ty: Name { name, qualifier, span: Span::of(ty), generics: 0 },
+            typed: Typed::Is,
+            written: Some(compact(&txt(ty))),
+            within: Some((ty.start_byte(), ty.start_byte())),
+        });
+    }
+    out
+}
+
+/// The names a variant's pattern binds by position (`HirKind::Class(ref
+/// cls)`, `Ast::Group(_, mut g)`), each the value of that field
+/// (`HirKind::Class.0`).
+pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    let Some(ty) = pattern.child_by_field_name("type") else { return Vec::new() };
+    let path = compact(&txt(ty));
+    let mut out = Vec::new();
+    let mut c = pattern.walk();
+    let elements = pattern.named_children(&mut c).filter(|e| e.id() != ty.id() && !e.kind().ends_with("comment"));
+    for (k, e) in elements.enumerate() {
+        let mut at = e;
+        while matches!(at.kind(), "ref_pattern" | "mut_pattern") {
+            match at.named_child((at.named_child_count() as u32).saturating_sub(1)) {
+                Some(inner) => at = inner,
+                None => break,
+            }
+        }
+        if at.kind() != "identifier" {
+            continue;
+        }
+        out.push(Var {
+            name: txt(at),
+            ty: Name { name: format!("{path}.{k}"), qualifier: None, span: Span::of(at), generics: 0 },
+            typed: Typed::Value,
+            written: None,
+            within: Some((at.start_byte(), at.start_byte())),
+        });
+    }
+    out
+}
+
+/// Variables typed by a type parameter of their function (or its impl)
+/// that a trait bounds (`fn visit<V: Visitor>(visitor: V)`, `where V:
+/// Visitor`, `impl<V: Visitor> Walker<V>`), typed by that trait instead:
+/// what is called on them is the trait's.
+pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    // The first trait bound of each type parameter a node declares.
+    let bounds_of = |n: Node<'_>, out: &mut Vec<(String, String)>| {
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            match ch.kind() {
+                "type_parameters" => {
+                    let mut c2 = ch.walk();
+                    for tp in ch.children(&mut c2) {
+                        let name = tp.child_by_field_name("left").or_else(|| tp.child_by_field_name("name"));
+                        if let (Some(l), Some(b)) = (name, tp.child_by_field_name("bounds"))
+                            && let Some(t) = first_trait(b, &txt)
+                        {
+                            out.push((txt(l), t));
+                        }
+                    }
+                }
+                "where_clause" => {
+                    let mut c2 = ch.walk();
+                    for wp in ch.children(&mut c2).filter(|t| t.kind() == "where_predicate") {
+                        if let (Some(l), Some(b)) = (wp.child_by_field_name("left"), wp.child_by_field_name("bounds"))
+                            && let Some(t) = first_trait(b, &txt)
+                        {
+                            out.push((txt(l), t));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+    // Each callable's byte range, and its type parameters' bounds.
+    type Bounds = Vec<(String, String)>;
+    let mut scopes: Vec<((usize, usize), Bounds)> = Vec::new();
+    for d in facts.defs.iter().filter(|d| d.kind.is_callable()) {
+        let Some(n) = node_of(root, &d.span) else { continue };
+        let mut b = Vec::new();
+        bounds_of(n, &mut b);
+        // The impl's own parameters (`impl<V: Visitor> Walker<V>`).
+        if let Some(imp) = n.parent().and_then(|l| l.parent()).filter(|i| i.kind() == "impl_item") {
+            bounds_of(imp, &mut b);
+        }
+        if !b.is_empty() {
+            scopes.push((d.span.bytes, b));
+        }
+    }
+    if scopes.is_empty() {
+        return;
+    }
+    for v in facts.vars.iter_mut().filter(|v| v.typed == Typed::Is) {
+        let at = v.ty.span.bytes;
+        let bound =
+            scopes.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b).min_by_key(|((a, b), _)| b - a).and_then(
+                |(_, b)| {
+                    // `&'a mut W` is a `W`.
+                    let named =
+                        v.ty.name
+                            .trim_start_matches('&')
+                            .split_whitespace()
+                            .find(|w| !w.starts_with('\'') && !matches!(*w, "mut" | "dyn" | "impl"));
+                    b.iter().find(|(p, _)| Some(p.as_str()) == named)
+                },
+            );
+        if let Some((_, t)) = bound {
+            v.ty.name = t.clone();
+            v.written = None;
+        }
+    }
+}
+
+/// The first trait a bound list names (`Visitor + Send`, `?Sized + Read`,
+/// `io::Write`): its last path segment.
+fn first_trait(bounds: Node<'_>, txt: &impl Fn(Node<'_>) -> String) -> Option<String> {
+    let mut c = bounds.walk();
+    let found = bounds.children(&mut c).find_map(|b| match b.kind() {
+        "type_identifier" => Some(txt(b)),
+        "scoped_type_identifier" => b.child_by_field_name("name").map(txt),
+        "generic_type" => b.child_by_field_name("type").map(|t| {
+            let s = txt(t);
+            s.rsplit("::").next().unwrap_or(&s).to_owned()
+        }),
+        _ => None,
+    });
+    found.filter(|t| !matches!(t.as_str(), "Sized" | "Send" | "Sync" | "Copy" | "Clone" | "Unpin"))
+}
+
+/// The syntax node a definition's span is.
+pub(super) fn node_of<'t>(root: Node<'t>, span: &Span) -> Option<Node<'t>> {
+    let mut n = root.descendant_for_byte_range(span.bytes.0, span.bytes.1)?;
+    while n.byte_range() != (span.bytes.0..span.bytes.1) {
+        n = n.parent()?;
+    }
+    Some(n)
+}
+
+/// Overload signatures and their implementation made one definition
+/// ([`crate::languages::Rules::overload_stubs`]): a run of definitions of
+/// one name in one scope, each but the last a stub (TypeScript's bodiless
+/// `function_signature` or a class's `method_signature`; a Python `def`
+/// decorated `@overload`), is the first of them, spanning to the end of the
+/// last, taking every arity any of them takes.
+pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let stub = |d: &Def| {
+        let Some(n) = node_of(root, &d.span) else { return false };
+        match n.kind() {
+            "function_signature" | "method_signature" => true,
+            // Its decorators are in its span (`decorators_inside`), or around it.
+            "decorated_definition" | "function_definition" => Some(n)
+                .filter(|n| n.kind() == "decorated_definition")
+                .or_else(|| n.parent())
+                .filter(|p| p.kind() == "decorated_definition")
+                .is_some_and(|p| {
+                    let mut c = p.walk();
+                    p.children(&mut c).filter(|k| k.kind() == "decorator").any(|k| {
+                        let t = String::from_utf8_lossy(&text[k.byte_range()]);
+                        t.trim_end().ends_with("overload")
+                    })
+                }),
+            _ => false,
+        }
+    };
+    if !facts.defs.iter().any(|d| d.kind.is_callable()) {
+        return;
+    }
+    let stubs: Vec<bool> = facts.defs.iter().map(|d| d.kind.is_callable() && stub(d)).collect();
+    if !stubs.contains(&true) {
+        return;
+    }
+    // Defs are in source order, outer before inner: the next definition
+    // that is not inside this one is its sibling or after its scope.
+    let mut gone = vec![false; facts.defs.len()];
+    let mut i = 0;
+    while i < facts.defs.len() {
+        if !stubs[i] || gone[i] {
+            i += 1;
+            continue;
+        }
+        let mut last = i;
+        loop {
+            let end = facts.defs[last].span.bytes.1;
+            let Some(j) = (last + 1..facts.defs.len()).find(|&j| facts.defs[j].span.bytes.0 >= end) else { break };
+            let (a, b) = (&facts.defs[i], &facts.defs[j]);
+            if b.name != a.name || !b.kind.is_callable() {
+                break;
+            }
+            // Nothing but whitespace, comments and decorators between.
+            let between = &text[end..b.span.bytes.0];
+            let plain = String::from_utf8_lossy(between);
+            let other = plain.lines().map(|l| l.trim().trim_start_matches([';', ',']).trim()).any(|l| {
+                !l.is_empty()
+                    && !l.starts_with("//")
+                    && !l.starts_with('#')
+                    && !l.starts_with('@')
+                    && !l.starts_with("/*")
+                    && !l.starts_with('*')
+                    && l != "export"
+                    && l != "declare"
+            });
+            if other {
+                break;
+            }
+            last = j;
+            if !stubs[j] {
+                break;
+            }
+        }
+        if last > i {
+            let (end_span, kind) = (facts.defs[last].span, facts.defs[last].kind);
+            // What the implementation returns and takes is what every
+            // overload's caller may get and give.
+            let (returns, params) = (facts.defs[last].returns.clone(), facts.defs[last].params.clone());
+            let arities: Vec<Arity> = facts.defs[i..=last].iter().filter_map(|d| d.arity).collect();
+            let first = &mut facts.defs[i];
+            first.span.end = end_span.end;
+            first.span.bytes.1 = end_span.bytes.1;
+            first.kind = kind;
+            first.returns = returns;
+            first.params = params;
+            if let Some(min) = arities.iter().map(|a| a.min).min() {
+                let max = if arities.iter().any(|a| a.max.is_none()) {
+                    None
+                } else {
+                    arities.iter().filter_map(|a| a.max).max()
+                };
+                first.arity = Some(Arity { min, max });
+            }
+            for g in gone.iter_mut().take(last + 1).skip(i + 1) {
+                *g = true;
+            }
+        }
+        i = last + 1;
+    }
+    let mut k = 0;
+    facts.defs.retain(|_| {
+        k += 1;
+        !gone[k - 1]
+    });
+}
+
+/// Of two definitions of one name in one scope, one of them under
+/// `#[cfg(not(feature = …))]` (Rust: `fn imp()` written once for a build
+/// without a feature and once for a build with it): the build with the
+/// crate's features on, which rust-analyzer and `cargo build` read by
+/// default, has the other one only. The first is left out, with the calls
+/// and names in it.
+pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    let without_feature = |d: &Def| {
+        let Some(mut n) = root.descendant_for_byte_range(d.span.bytes.0, d.span.bytes.1) else { return false };
+        while n.byte_range() != (d.span.bytes.0..d.span.bytes.1) {
+            match n.parent() {
+                Some(p) => n = p,
+                None => return false,
+            }
+        }
+        let mut at = n.prev_sibling();
+        while let Some(a) = at.filter(|a| a.kind() == "attribute_item" || a.kind().ends_with("comment")) {
+            let t: String = String::from_utf8_lossy(&text[a.byte_range()]).split_whitespace().collect();
+            if t.starts_with("#[cfg(not(feature") {
+                return true;
+            }
+            at = a.prev_sibling();
+        }
+        false
+    };
+    let flagged: Vec<usize> = (0..facts.defs.len()).filter(|&i| without_feature(&facts.defs[i])).collect();
+    if flagged.is_empty() {
+        return;
+    }
+    // The innermost definition around each: namesakes under one are in one scope.
+    let parent = |i: usize| {
+        let s = facts.defs[i].span;
+        (0..facts.defs.len())
+            .filter(|&j| j != i && facts.defs[j].span.contains(&s) && facts.defs[j].span != s)
+            .min_by_key(|&j| facts.defs[j].span.bytes.1 - facts.defs[j].span.bytes.0)
+    };
+    let gone: Vec<(usize, usize)> = flagged
+        .iter()
+        .copied()
+        .filter(|&i| {
+            (0..facts.defs.len()).any(|j| {
+                j != i && facts.defs[j].name == facts.defs[i].name && !flagged.contains(&j) && parent(j) == parent(i)
+            })
+        })
+        .map(|i| facts.defs[i].span.bytes)
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let inside = |b: (usize, usize)| gone.iter().any(|g| g.0 <= b.0 && b.1 <= g.1);
+    facts.defs.retain(|d| !inside(d.span.bytes));
+    facts.calls.retain(|c| !inside(c.span.bytes));
+    facts.vars.retain(|v| !inside(v.ty.span.bytes));
+    facts.types.retain(|t| !inside(t.span.bytes));
+}
+
+/// Every position of `facts`, read from a text with its macros expanded,
+/// put back in the file's terms. Byte offsets stay the expanded text's:
+/// they only tell which span holds which.
+pub(super) fn placed_back(facts: &mut Facts, x: &crate::macros::Expanded) {
+    let fix = |s: &mut Span| {
+        s.start = x.point(s.bytes.0, false);
+        s.end = x.point(s.bytes.1, true);
+    };
+    for d in &mut facts.defs {
+        fix(&mut d.span);
+        fix(&mut d.name_span);
+    }
+    if !crate::macros::Expanded::body_calls() {
+        facts.calls.retain(|c| x.written(c.span.bytes.0));
+    }
+    for c in &mut facts.calls {
+        fix(&mut c.span);
+    }
+    for v in &mut facts.vars {
+        fix(&mut v.ty.span);
+    }
+    for n in facts.types.iter_mut().chain(facts.supers.iter_mut()) {
+        fix(&mut n.span);
+    }
+    for (_, n) in &mut facts.anonymous {
+        fix(&mut n.span);
+    }
+}
