@@ -190,6 +190,43 @@ async fn every_built_in_language_is_indexed_and_served() {
     }
 }
 
+/// A Rust crate read by the built-in indexer (no SCIP indexer runs on an
+/// untrusted tree): what its `macro_rules!` generate is served, named where
+/// the invocation writes it, with its callers and callees.
+#[tokio::test(flavor = "multi_thread")]
+async fn macro_generated_rust_items_are_served_with_their_edges() {
+    let scratch = Scratch::new("macros");
+    let dir = scratch.path("macros");
+    copy_dir(&fixture("rules/macros"), &dir);
+    let (ok, out) = index(&dir);
+    assert!(ok, "{out}");
+    assert!(!out.contains("were not expanded"), "every invocation matches a rule: {out}");
+    let graph = out
+        .lines()
+        .find_map(|l| l.strip_prefix("serve it: signpost --graph "))
+        .unwrap_or_else(|| panic!("no graph named: {out}"))
+        .to_owned();
+    let client = Client::spawn(&["--graph", &graph]).await;
+    // A method `define_bool!` generates in an impl, at the invocation.
+    let r = client.call("resolve", json!({"identifier": "Info::is_utf8"})).await;
+    assert_eq!(r.structured["status"], "one", "{}", r.text);
+    assert!(r.text.contains("src/lib.rs:26"), "named where the invocation writes it: {}", r.text);
+    let id = r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    let callers = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
+    let names = other_names(&callers);
+    for caller in ["summary", "one_literal", "no_literal"] {
+        assert!(names.contains(caller), "{caller}: {}", callers.text);
+    }
+    // A test `test_lit!` generates calls what the macro's body calls.
+    let id = resolve_one(&client, "one_literal").await;
+    let callees = client.call("neighbors", json!({"ids": [id], "direction": "out", "edge_types": ["CALLS"]})).await;
+    let names = other_names(&callees);
+    for callee in ["parse", "escape", "is_utf8"] {
+        assert!(names.contains(callee), "{callee}: {}", callees.text);
+    }
+    client.close().await;
+}
+
 #[test]
 fn hostile_trees_are_indexed_around_with_a_note() {
     let scratch = Scratch::new("languages-hostile");

@@ -7,6 +7,15 @@
 (import_statement
   (import_clause (named_imports (import_specifier name: (identifier) @import alias: (identifier)? @import.alias)))
   source: (string (string_fragment) @import.from))
+; `import ky from "./core/Ky"`: the module's default export, named `ky` here.
+(import_statement (import_clause . (identifier) @import.alias) source: (string (string_fragment) @import.default))
+; `export default class Ky {}`, `export default function f() {}`, `export
+; default ky;`: what the module's `default` is.
+(export_statement "default" declaration: [(class_declaration name: (type_identifier) @export.default)
+                                          (abstract_class_declaration name: (type_identifier) @export.default)
+                                          (function_declaration name: (identifier) @export.default)
+                                          (generator_function_declaration name: (identifier) @export.default)])
+(export_statement "default" value: (identifier) @export.default)
 ; `import * as util from "./util"`: the module's names through `util.`.
 (import_statement
   (import_clause (namespace_import (identifier) @import.alias) @import.namespace)

@@ -388,12 +388,16 @@ fn source_of(
             (path, module.to_owned())
         }
         Packages::FilePath => {
+            let (package, module) = file_package(modules, rel);
             for i in &mut facts.imports {
-                if let Some(path) = relative_import(root, rel, &i.path, modules) {
+                if let Some(name) = i.path.strip_prefix("@self.") {
+                    // `export default Ky`: a name of this very file.
+                    i.path = format!("{}.{name}", package.join("."));
+                } else if let Some(path) = relative_import(root, rel, &i.path, modules) {
                     i.path = path;
                 }
             }
-            file_package(modules, rel)
+            (package, module)
         }
     };
     Ok(Source { path: shown, lang, facts, package, module })

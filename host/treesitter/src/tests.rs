@@ -1393,6 +1393,8 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         "@.withStorage:39 -CALLS-> @.sleep:17",
         // `import * as util`: the module's function, not this file's namesake.
         "@.serverName:54 -CALLS-> src.util.ts.slugify:1",
+        // `import Engine from "./core"`: that module's default export.
+        "@.boot:58 -CALLS-> src.core.ts.Engine.start:2",
     ]
     .iter()
     .map(|e| e.replace('@', s))
@@ -1404,6 +1406,7 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         "@.serverName:54 -CALLS-> @.slugify:50",
         // A runtime global, not the project's namesake.
         "@.sleep:17 -CALLS-> src.util.ts.setTimeout:6",
+        "@.boot:58 -CALLS-> src.util.ts.Engine.start:12",
     ]
     .iter()
     .map(|e| e.replace('@', s))

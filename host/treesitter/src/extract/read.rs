@@ -239,6 +239,17 @@ impl Reader {
                         span: Span::of(n),
                         generics: generics(get("ref.generics")),
                     }),
+                    // `import ky from "./core/Ky"`: the module's `default`, as `ky`.
+                    "import.default" => facts.imports.push(Import {
+                        path: format!("{}.default", txt(n).trim_matches(['"', '`'])),
+                        alias: get("import.alias").map(txt),
+                    }),
+                    // `export default class Ky`: the file's own `Ky`, re-exported
+                    // as `default` (the file's package is known when resolving:
+                    // `@self.` stands for it until then).
+                    "export.default" => {
+                        facts.imports.push(Import { path: format!("@self.{}", txt(n)), alias: Some("default".into()) })
+                    }
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
                     "tuple.fields" => facts.vars.extend(tuple_fields(n, text)),
                     "tuple.pattern" => facts.vars.extend(tuple_bindings(n, text)),

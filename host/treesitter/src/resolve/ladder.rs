@@ -148,7 +148,8 @@ impl Resolver<'_> {
         for &f in Lookup::get(&self.look.package_files, n) {
             for i in &self.p.sources[f].facts.imports {
                 let (from, last) = i.path.rsplit_once('.').unwrap_or(("", &i.path));
-                if from == pkg {
+                // A file's own name re-exported as its `default` is followed.
+                if from == pkg && i.alias.as_deref() != Some("default") {
                     continue;
                 }
                 if last == "*" {
