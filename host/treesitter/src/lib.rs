@@ -311,8 +311,9 @@ impl Workspace {
         }
         if report.macros.1 > 0 {
             report.notes.push(format!(
-                "{} invocation(s) of a macro_rules! macro were not expanded (no rule of the macro matched, or the \
-                 expansion went past its bounds): what they generate is not indexed",
+                "{} invocation(s) of a macro_rules! macro were not expanded (no rule of the macro matched, the \
+                 expansion went past its bounds, or the grammar read it worse than the text): what they generate \
+                 is not indexed",
                 report.macros.1
             ));
         }

@@ -86,6 +86,7 @@ impl Reader {
             + usize::from(!prepared.ends_with(b"\n") && !prepared.is_empty());
         // Rust's `macro_rules!` of the file expanded where they are invoked
         // ([`crate::macros`]); positions are mapped back at the end.
+        let mut unexpanded = 0u32;
         let mut expanded = if self.lang.rules.macro_rules { crate::macros::expand(&prepared) } else { None };
         if let Some(x) = &expanded {
             prepared = std::borrow::Cow::Owned(x.text.clone());
@@ -103,6 +104,8 @@ impl Reader {
             if errors(plain.root_node()).0 < errors(tree.root_node()).0 {
                 tracing::debug!(expanded = x.expanded, "macro expansion read worse than the text; not used");
                 (tree, prepared) = (plain, written);
+                // Every invocation of the file's macros stays as written.
+                unexpanded = (x.expanded + x.unread) as u32;
                 expanded = None;
             }
         }
@@ -150,7 +153,7 @@ impl Reader {
             anonymous: Vec::new(),
             lines,
             syntax_errors: root.has_error(),
-            macros: expanded.as_ref().map_or((0, 0), |x| (x.expanded as u32, x.unread as u32)),
+            macros: expanded.as_ref().map_or((0, unexpanded), |x| (x.expanded as u32, x.unread as u32)),
             cut: None,
         };
         let mut cursor = QueryCursor::new();

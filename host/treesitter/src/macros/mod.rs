@@ -14,11 +14,14 @@
 //! wrote (a generated function's name, a call in an argument) keeps its own
 //! place; a token of the macro's body is placed at the invocation.
 //!
-//! What it leaves out, counted in [`Expanded::unread`]: a macro defined in
-//! another file (`#[macro_use] mod macros;`), an invocation no rule of its
-//! macro matches, and an expansion past the bounds (nesting depth
-//! [`MAX_DEPTH`], size [`MAX_TOKENS`]): such an invocation stays as it is
-//! written. Hygiene is not modelled: a generated name is read as written.
+//! What it leaves as written, counted in [`Expanded::unread`] (and in the
+//! index's notes): an invocation no rule of its macro matches, and an
+//! expansion past the bounds (nesting depth [`MAX_DEPTH`], size
+//! [`MAX_TOKENS`]); and every invocation of a file whose expansion the
+//! grammar reads worse than its text. Not expanded, and not counted: a
+//! macro defined in another file (`#[macro_use] mod macros;`, another
+//! crate's), which a file's reading cannot see. Hygiene is not modelled: a
+//! generated name is read as written.
 
 mod rules;
 #[cfg(test)]

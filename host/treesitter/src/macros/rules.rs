@@ -461,13 +461,9 @@ impl Expander<'_> {
                     if (stop && angles <= 0 && i > at) || adjacent {
                         break;
                     }
+                    // A type's generics (`->` is one token, never a `>`).
                     if kind == Frag::Ty {
-                        match b {
-                            b"<" => angles += 1,
-                            b">" => angles -= 1,
-                            b"->" => {}
-                            _ => {}
-                        }
+                        angles += i32::from(b == b"<") - i32::from(b == b">");
                     }
                     i = tree_end(i)?;
                 }
