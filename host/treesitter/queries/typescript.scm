@@ -16,6 +16,11 @@
                                           (function_declaration name: (identifier) @export.default)
                                           (generator_function_declaration name: (identifier) @export.default)])
 (export_statement "default" value: (identifier) @export.default)
+; Re-exports (an index file's `export * from "./vanilla"`, `export { a, b
+; as c } from "./y"`): the module's names, followed as imports are.
+(export_statement "*" source: (string (string_fragment) @import)) @import.namespace
+(export_statement (export_clause (export_specifier name: (identifier) @import alias: (identifier)? @import.alias))
+  source: (string (string_fragment) @import.from))
 ; `import * as util from "./util"`: the module's names through `util.`.
 (import_statement
   (import_clause (namespace_import (identifier) @import.alias) @import.namespace)

@@ -1395,6 +1395,9 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         "@.serverName:54 -CALLS-> src.util.ts.slugify:1",
         // `import Engine from "./core"`: that module's default export.
         "@.boot:58 -CALLS-> src.core.ts.Engine.start:2",
+        // Through an index file's re-exports: `export *`, `export { boot }`.
+        "src.app.ts.run:3 -CALLS-> src.util.ts.Engine.start:12",
+        "src.app.ts.run:3 -CALLS-> @.boot:58",
     ]
     .iter()
     .map(|e| e.replace('@', s))
@@ -1407,6 +1410,7 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         // A runtime global, not the project's namesake.
         "@.sleep:17 -CALLS-> src.util.ts.setTimeout:6",
         "@.boot:58 -CALLS-> src.util.ts.Engine.start:12",
+        "src.app.ts.run:3 -CALLS-> src.core.ts.boot:6",
     ]
     .iter()
     .map(|e| e.replace('@', s))
