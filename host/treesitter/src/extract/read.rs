@@ -88,8 +88,9 @@ impl Reader {
         // ([`crate::macros`]); positions are mapped back at the end.
         let mut unexpanded = 0u32;
         let mut expanded = if self.lang.rules.macro_rules { crate::macros::expand(&prepared) } else { None };
-        if let Some(x) = &expanded {
-            prepared = std::borrow::Cow::Owned(x.text.clone());
+        // The spliced text is parsed; the map back stays in `expanded`.
+        if let Some(x) = &mut expanded {
+            prepared = std::borrow::Cow::Owned(std::mem::take(&mut x.text));
         }
         let started = Instant::now();
         let timeout = self.timeout;
@@ -218,7 +219,7 @@ impl Reader {
                         }
                         // A Rust `use` inside an inline module (`mod tests {
                         // use super::*; }`) is relative to that module.
-                        if !path.starts_with("crate") {
+                        if path.split(['.', ':']).next() != Some("crate") {
                             let mut inline = Vec::new();
                             let mut at = n.parent();
                             while let Some(a) = at {

@@ -287,14 +287,12 @@ pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
 /// default, has the other one only. The first is left out, with the calls
 /// and names in it.
 pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
+    // Most files name no feature: nothing to look for at each definition.
+    if memchr::memmem::find(text, b"feature").is_none() {
+        return;
+    }
     let without_feature = |d: &Def| {
-        let Some(mut n) = root.descendant_for_byte_range(d.span.bytes.0, d.span.bytes.1) else { return false };
-        while n.byte_range() != (d.span.bytes.0..d.span.bytes.1) {
-            match n.parent() {
-                Some(p) => n = p,
-                None => return false,
-            }
-        }
+        let Some(n) = node_of(root, &d.span) else { return false };
         let mut at = n.prev_sibling();
         while let Some(a) = at.filter(|a| a.kind() == "attribute_item" || a.kind().ends_with("comment")) {
             let t: String = String::from_utf8_lossy(&text[a.byte_range()]).split_whitespace().collect();

@@ -98,7 +98,8 @@ impl Piece {
 
 /// A file's text with its macros expanded, and the way back to its places.
 pub struct Expanded {
-    /// The spliced text, to parse.
+    /// The spliced text, to parse (taken by the reader, which keeps the
+    /// rest to map positions back).
     pub text: Vec<u8>,
     /// Pieces of `text` (sorted by start, not overlapping): where each
     /// starts in `text` and ends, and where in the file it maps.
