@@ -124,6 +124,11 @@ pub struct GraphStatus {
     /// could not apply. Empty for graph files.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Files the indexer could read only in part (syntax its grammar does
+    /// not know), each with the line its reading stopped at: what they
+    /// declare after it may be missing. Every one, by path.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub read_in_part: Vec<crate::tools::ReadInPart>,
 }
 
 /// Most notes the status shows (the rest are counted).
@@ -152,6 +157,11 @@ impl GraphStatus {
         self.memory_mib = (graph.heap_bytes() as f64 / 1048576.0 * 10.0).round() / 10.0;
         self.load_ms = load.as_millis() as u64;
         self.loaded_at = now();
+        self.read_in_part = graph
+            .unread()
+            .iter()
+            .map(|(file, line)| crate::tools::ReadInPart { file: file.clone(), from_line: *line })
+            .collect();
     }
 }
 
@@ -194,6 +204,7 @@ impl LiveGraph {
             last_reload: None,
             building: None,
             notes: Vec::new(),
+            read_in_part: Vec::new(),
         };
         status.loaded(&graph, load);
         LiveGraph {

@@ -294,6 +294,29 @@ impl Signpost {
         response.text.push_str(&note);
     }
 
+    /// Says so in a `describe` answer when the symbol's file (a package's
+    /// files) could be read only in part: a line of the host's own, as for
+    /// unbound call sites.
+    fn mark_read_in_part(response: &mut Response) {
+        let Some(files) = response.structured.get("read_in_part").and_then(Value::as_array) else { return };
+        let places: Vec<String> = files
+            .iter()
+            .filter_map(|f| Some(format!("{} from line {}", f.get("file")?.as_str()?, f.get("from_line")?.as_u64()?)))
+            .collect();
+        if places.is_empty() {
+            return;
+        }
+        let note = format!(
+            "note: the indexer read {} only in part (syntax its grammar does not know): what is declared after \
+             that line may be missing from the graph",
+            places.join(", ")
+        );
+        if !response.text.ends_with('\n') {
+            response.text.push('\n');
+        }
+        response.text.push_str(&note);
+    }
+
     /// The hint validator (also used by the self-check).
     pub fn validator(&self) -> &HintValidator {
         &self.validator
@@ -356,6 +379,9 @@ impl Signpost {
         }
         if matches!(tool, Tool::Describe | Tool::Neighbors) && !response.is_error {
             Signpost::mark_unbound(&mut response);
+        }
+        if tool == Tool::Describe && !response.is_error {
+            Signpost::mark_read_in_part(&mut response);
         }
         let faulted = lease.faults() > 0;
         drop(lease);

@@ -81,6 +81,8 @@ pub struct GraphBuilder {
     edges: Vec<(NodeIx, TypeIx, NodeIx, u8)>,
     /// Unbound call sites by called name.
     unresolved: HashMap<String, u32>,
+    /// Files read only in part, and the line the reading stopped at.
+    unread: Vec<(String, u32)>,
 }
 
 impl GraphBuilder {
@@ -103,6 +105,7 @@ impl GraphBuilder {
             role_lists: Vec::new(),
             edges: Vec::new(),
             unresolved: HashMap::default(),
+            unread: Vec::new(),
         }
     }
 
@@ -111,6 +114,12 @@ impl GraphBuilder {
     pub fn add_unresolved(&mut self, name: &str, n: u32) {
         let c = self.unresolved.entry(name.to_owned()).or_default();
         *c = c.saturating_add(n);
+    }
+
+    /// Says that `file` could not be read whole: its syntax was not read
+    /// from `line` on ([`Graph::unread`]).
+    pub fn add_unread(&mut self, file: &str, line: u32) {
+        self.unread.push((file.to_owned(), line));
     }
 
     /// Renames the graph.
@@ -244,6 +253,12 @@ impl GraphBuilder {
             unresolved: {
                 let mut u: Vec<(String, u32)> = self.unresolved.into_iter().collect();
                 u.sort_unstable();
+                u
+            },
+            unread: {
+                let mut u = self.unread;
+                u.sort_unstable();
+                u.dedup_by(|a, b| a.0 == b.0);
                 u
             },
             index: Index::default(),

@@ -30,6 +30,9 @@ struct GraphDoc {
     /// Call sites not bound to one definition, by called name.
     #[serde(default)]
     unresolved: std::collections::BTreeMap<String, u32>,
+    /// Files read only in part, by path: the line the reading stopped at.
+    #[serde(default)]
+    unread: std::collections::BTreeMap<String, u32>,
 }
 
 /// Parses and validates a graph document; errors name the place
@@ -70,6 +73,9 @@ pub fn parse(text: &str) -> Result<Graph, GraphError> {
             other => other,
         })?;
     }
+    for (file, line) in &doc.unread {
+        b.add_unread(file, *line);
+    }
     for (name, n) in &doc.unresolved {
         b.add_unresolved(name, *n);
     }
@@ -87,6 +93,8 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> Result<(), GraphEr
         edges: Vec<EdgeDoc>,
         #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
         unresolved: std::collections::BTreeMap<&'a str, u32>,
+        #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        unread: std::collections::BTreeMap<&'a str, u32>,
     }
     let mut edges = Vec::with_capacity(graph.edge_count());
     for n in graph.iter() {
@@ -106,6 +114,7 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> Result<(), GraphEr
         nodes: graph.iter().map(|n| n.to_node()).collect(),
         edges,
         unresolved: graph.unresolved.iter().map(|(n, c)| (n.as_str(), *c)).collect(),
+        unread: graph.unread.iter().map(|(f, l)| (f.as_str(), *l)).collect(),
     };
     serde_json::to_writer(out, &doc)?;
     Ok(())

@@ -179,6 +179,9 @@ pub struct Graph {
     /// apart), counted by the called name, sorted by name: what makes a
     /// "nobody calls it" uncertain.
     pub(crate) unresolved: Vec<(String, u32)>,
+    /// Files the indexer could read only in part (syntax its grammar does
+    /// not know), sorted, each with the line its reading stopped at.
+    pub(crate) unread: Vec<(String, u32)>,
     pub(crate) index: Index,
 }
 
@@ -261,6 +264,7 @@ impl Graph {
             + v(&self.inferred)
             + v(&self.ambiguous)
             + self.unresolved.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>()
+            + self.unread.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>()
             + v(&ix.by_id)
             + ix.lower_names.capacity()
             + v(&ix.name_starts)
@@ -338,6 +342,19 @@ impl Graph {
     /// indexer made).
     pub fn unresolved_calls(&self, name: &str) -> u32 {
         self.unresolved.binary_search_by(|(n, _)| n.as_str().cmp(name)).map_or(0, |i| self.unresolved[i].1)
+    }
+
+    /// Files the indexer could read only in part, sorted, each with the
+    /// 1-based line where it met syntax its grammar does not know: what
+    /// follows may be missing from the graph.
+    pub fn unread(&self) -> &[(String, u32)] {
+        &self.unread
+    }
+
+    /// The line `file`'s reading stopped at, when it could be read only in
+    /// part.
+    pub fn unread_from(&self, file: &str) -> Option<u32> {
+        self.unread.binary_search_by(|(f, _)| f.as_str().cmp(file)).ok().map(|i| self.unread[i].1)
     }
 
     /// Every name with call sites that were not bound, and how many.

@@ -111,6 +111,9 @@ pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Resu
         for (name, count) in g.unresolved() {
             b.add_unresolved(name, *count);
         }
+        for (file, line) in g.unread() {
+            b.add_unread(file, *line);
+        }
     }
     b.build()
 }

@@ -75,15 +75,29 @@ fn kind_rank(kind: &str) -> u8 {
 /// shorter names first. At most `max` of them, and how many there were.
 ///
 /// A qualified name is taken in the spellings of the languages' users
-/// ([`spellings`]): `Shop::Base`, `Vendor\Package\Client` and
+/// ([`spellings`]): `Shop::Base`, `Vendor\Package\Client`, Ruby's
+/// `Shop::Cart#total`, C#'s `RelayCommand<T>.Execute` and
 /// `geometry.Circle` find what is stored as `Shop.Base`,
-/// `Vendor.Package.Client` and `geometry::Circle`.
+/// `Vendor.Package.Client`, `Shop.Cart.total`, ``RelayCommand`1.Execute``
+/// and `geometry::Circle`. A callable may be named with its parameters
+/// ([`Params`]): Swift's labels (`load(_:for:)`), or a list of types or
+/// names (`parse(String, int)`, `close()`), which choose among the
+/// callables of that name the ones whose declaration fits (all of them when
+/// none does).
 pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) -> (Vec<NodeIx>, usize) {
+    let (name, params) = Params::split(identifier.trim());
     let mut hits = Vec::new();
-    for spelling in spellings(identifier.trim()) {
+    for spelling in spellings(name) {
         hits = resolve_as(graph, &spelling, kind);
         if !hits.is_empty() {
             break;
+        }
+    }
+    if let Some(params) = params {
+        let fit: Vec<NodeIx> =
+            hits.iter().copied().filter(|&ix| params.fit(graph.node(ix).signature(), graph.node(ix).name())).collect();
+        if !fit.is_empty() {
+            hits = fit;
         }
     }
     // Defined symbols before external placeholders, types before members.
@@ -101,21 +115,166 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
 /// dots, a leading `::` or `\` (PHP's and C++'s global scope) dropped, and
 /// dots read as `::` (Rust's stored form).
 pub fn spellings(ident: &str) -> Vec<String> {
-    let mut out = vec![ident.to_owned()];
-    let mut push = |s: String| {
+    fn push(out: &mut Vec<String>, s: String) {
         if !s.is_empty() && !out.contains(&s) {
             out.push(s);
         }
-    };
+    }
+    let mut out = vec![ident.to_owned()];
     let bare = ident.trim_start_matches("::").trim_start_matches('\\');
-    push(bare.to_owned());
+    push(&mut out, bare.to_owned());
+    // Ruby's `Cart#total` (an instance method) is `Cart.total`.
+    let bare = match bare.find('#') {
+        Some(i) if i > 0 && !bare.contains(' ') => {
+            let dotted = bare.replace('#', ".");
+            push(&mut out, dotted.clone());
+            dotted
+        }
+        _ => bare.to_owned(),
+    };
     if bare.contains("::") || bare.contains('\\') {
-        push(bare.replace("::", ".").replace('\\', "."));
+        push(&mut out, bare.replace("::", ".").replace('\\', "."));
     }
     if bare.contains('.') && !bare.contains("::") {
-        push(bare.replace('.', "::"));
+        push(&mut out, bare.replace('.', "::"));
+    }
+    // Type arguments as written (`RelayCommand<T>.Execute`, `Map<K, V>`):
+    // by their count, as C# and Java metadata name a generic type
+    // (``RelayCommand`1``), then left out.
+    if bare.contains('<') {
+        for s in out.clone() {
+            if let Some((counted, bare)) = generic_spellings(&s) {
+                push(&mut out, counted);
+                push(&mut out, bare);
+            }
+        }
     }
     out
+}
+
+/// A name's type argument lists (`A<T>.B<K, V>`) by their count
+/// (``A`1.B`2``), and left out (`A.B`); None when they do not balance.
+fn generic_spellings(s: &str) -> Option<(String, String)> {
+    let (mut counted, mut bare) = (String::new(), String::new());
+    let mut depth = 0usize;
+    let mut args = 0usize;
+    for c in s.chars() {
+        match c {
+            '<' => {
+                depth += 1;
+                if depth == 1 {
+                    args = 1;
+                }
+            }
+            '>' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    counted.push('`');
+                    counted.push_str(&args.to_string());
+                }
+            }
+            ',' if depth == 1 => args += 1,
+            _ if depth > 0 => {}
+            c => {
+                counted.push(c);
+                bare.push(c);
+            }
+        }
+    }
+    (depth == 0).then_some((counted, bare))
+}
+
+/// The parameters a callable is named with (`load(_:for:)`, `parse(String,
+/// int)`, `close()`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Params {
+    /// Swift's argument labels, `_` for none: `(_:for:)`.
+    Labels(Vec<String>),
+    /// How many: `(String, int)` is two, `()` none.
+    Count(usize),
+}
+
+impl Params {
+    /// A name and the parameters it is written with, if any: `load(_:for:)`
+    /// is `load` with the labels `_` and `for`. A name that only ends in
+    /// parentheses by its language's rules (C++'s `operator()`) has none.
+    pub fn split(ident: &str) -> (&str, Option<Params>) {
+        let Some(inner) = ident.strip_suffix(')') else { return (ident, None) };
+        let Some(open) = inner.find('(') else { return (ident, None) };
+        let (name, list) = (&inner[..open], &inner[open + 1..]);
+        if name.is_empty() || name.ends_with("operator") || list.contains(['(', ')']) {
+            return (ident, None);
+        }
+        let list = list.trim();
+        let params = if list.is_empty() {
+            Params::Count(0)
+        } else if list.ends_with(':') && !list.contains([',', ' ']) {
+            Params::Labels(list.split_terminator(':').map(str::to_owned).collect())
+        } else {
+            Params::Count(split_top(list).len())
+        };
+        (name.trim_end(), Some(params))
+    }
+
+    /// Whether a callable declared with `signature` (its declaration's
+    /// head, `func load(_ url: URL, for key: String)`) takes these
+    /// parameters. A signature without a parameter list fits any.
+    pub fn fit(&self, signature: &str, name: &str) -> bool {
+        let Some(list) = param_list(signature, name) else { return true };
+        let params: Vec<&str> = split_top(list).into_iter().filter(|p| !p.trim().is_empty()).collect();
+        match self {
+            Params::Count(n) => params.len() == *n,
+            Params::Labels(labels) => {
+                params.len() == labels.len()
+                    && params.iter().zip(labels).all(|(p, want)| swift_label(p).is_some_and(|l| l == want))
+            }
+        }
+    }
+}
+
+/// The text between the parentheses after `name` in a declaration's head
+/// (the first list after it: `init(name: String)`, `func f<T>(x: T)`).
+fn param_list<'s>(signature: &'s str, name: &str) -> Option<&'s str> {
+    let from = signature.find(name).map_or(0, |i| i + name.len());
+    let open = from + signature[from..].find('(')?;
+    let mut depth = 0usize;
+    for (i, c) in signature[open..].char_indices() {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(&signature[open + 1..open + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A list split at its commas outside brackets.
+fn split_top(list: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            '(' | '[' | '<' | '{' => depth += 1,
+            ')' | ']' | '>' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&list[start..]);
+    out
+}
+
+/// A Swift parameter's argument label: `for key: String` is `for`, `_ url:
+/// URL` is `_`, `name: String` is `name`.
+fn swift_label(param: &str) -> Option<&str> {
+    param.split(':').next()?.split_whitespace().next()
 }
 
 /// [`resolve`] for one spelling, unsorted.
@@ -174,6 +333,44 @@ mod tests {
     fn names(g: &Graph, identifier: &str) -> Vec<(String, String)> {
         let (hits, _) = super::resolve(g, identifier, None, 10);
         hits.iter().map(|ix| (g.node(*ix).fqn().to_owned(), g.node(*ix).kind().to_owned())).collect()
+    }
+
+    #[test]
+    fn native_spellings_ruby_instance_methods_generic_types_and_parameters() {
+        use super::{Params, spellings};
+        assert!(spellings("Shop::Cart#total").contains(&"Shop.Cart.total".to_owned()));
+        assert!(spellings("RelayCommand<T>.Execute").contains(&"RelayCommand`1.Execute".to_owned()));
+        assert!(spellings("Map<K, V<W>>").contains(&"Map`2".to_owned()));
+        assert!(spellings("Map<K").iter().all(|s| !s.contains('`')), "unbalanced: as written only");
+        assert_eq!(Params::split("load(_:for:)"), ("load", Some(Params::Labels(vec!["_".into(), "for".into()]))));
+        assert_eq!(Params::split("close()"), ("close", Some(Params::Count(0))));
+        assert_eq!(Params::split("parse(String, Map<K, V>)"), ("parse", Some(Params::Count(2))));
+        assert_eq!(Params::split("operator()"), ("operator()", None));
+        assert_eq!(Params::split("(x)"), ("(x)", None));
+        let labels = Params::Labels(vec!["_".into(), "for".into()]);
+        assert!(labels.fit("func load(_ url: URL, for key: String) -> Data", "load"));
+        assert!(!labels.fit("func load(_ url: URL, using key: String)", "load"));
+        assert!(!labels.fit("func load(_ url: URL)", "load"));
+        assert!(!Params::Count(0).fit("init(name: String)", "init"));
+        assert!(Params::Count(1).fit("void parse(Map<K, V> m)", "parse"));
+        assert!(Params::Count(1).fit("parse", "parse"), "no parameter list: fits");
+
+        let id = |n: u8| format!("{n:040x}");
+        let doc = serde_json::json!({"nodes": [
+            {"id": id(1), "kind": "method", "name": "load", "fqn": "Cache.load",
+             "signature": "func load(_ url: URL, for key: String)"},
+            {"id": id(2), "kind": "method", "name": "load", "fqn": "Cache.load",
+             "signature": "func load(_ url: URL, using key: String)"},
+            {"id": id(3), "kind": "class", "name": "Cart", "fqn": "Shop.Cart"},
+            {"id": id(4), "kind": "method", "name": "total", "fqn": "Shop.Cart.total"},
+        ]});
+        let g = Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}"));
+        let ids = |ident: &str| super::resolve(&g, ident, None, 10).0;
+        assert_eq!(ids("Cache.load(_:for:)"), vec![0]);
+        assert_eq!(ids("load(_:using:)"), vec![1]);
+        assert_eq!(ids("load").len(), 2, "the base name: all of them");
+        assert_eq!(ids("load(_:with:)").len(), 2, "none fits: all of that name");
+        assert_eq!(ids("Shop::Cart#total"), vec![3]);
     }
 
     #[test]

@@ -17,9 +17,10 @@ use super::{Adjacency, Graph, GraphError, RawId, Rec};
 
 /// The bytes every snapshot starts with.
 pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
-/// The version this build writes (it reads version 2 too: no ambiguous
-/// edges, no unbound call sites).
-pub const VERSION: u32 = 3;
+/// The version this build writes (it reads versions 2 and 3 too: no
+/// ambiguous edges and no unbound call sites before 3, no files read in
+/// part before 4).
+pub const VERSION: u32 = 4;
 const HEADER: usize = 15 + 4 + 8 + 4;
 
 /// Writes `graph` as a snapshot.
@@ -44,6 +45,9 @@ pub fn write(graph: &Graph) -> Vec<u8> {
     let (names, counts): (Vec<String>, Vec<u32>) = graph.unresolved.iter().cloned().unzip();
     w.strings(*b"UNRN", &names);
     w.u32s(*b"UNRC", &counts);
+    let (files, lines): (Vec<String>, Vec<u32>) = graph.unread.iter().cloned().unzip();
+    w.strings(*b"UNRF", &files);
+    w.u32s(*b"UNRL", &lines);
     let ix = &graph.index;
     w.u32s(*b"BYID", &ix.by_id);
     w.bytes(*b"LNAM", ix.lower_names.as_bytes());
@@ -98,7 +102,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     }
     let le32 = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
     let version = le32(15);
-    if version != VERSION && version != 2 {
+    if !(2..=VERSION).contains(&version) {
         return Err(SnapshotError::Version { found: version }.into());
     }
     let mut len8 = [0u8; 8];
@@ -147,6 +151,15 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     } else {
         (Vec::new(), Vec::new())
     };
+    let unread = if version >= 4 {
+        let (files, lines) = (r.strings(*b"UNRF")?, r.u32s(*b"UNRL")?);
+        if files.len() != lines.len() || files.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(bad("the files read in part are not sorted, one line each".into()));
+        }
+        files.into_iter().zip(lines).collect()
+    } else {
+        Vec::new()
+    };
     let index = Index {
         by_id: r.u32s(*b"BYID")?,
         lower_names: r.string(*b"LNAM")?,
@@ -182,6 +195,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         inferred,
         ambiguous,
         unresolved,
+        unread,
         index,
     };
     check(&graph).map_err(bad)?;
@@ -410,9 +424,13 @@ mod tests {
 
     #[test]
     fn a_snapshot_reads_back_as_the_same_graph() {
-        let g = Graph::sample();
+        let mut g = Graph::sample();
+        g.unresolved = vec![("save".into(), 3)];
+        g.unread = vec![("src/A.kt".into(), 12), ("src/B.cs".into(), 1)];
         let bytes = write(&g);
         let back = read(&bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((&back.unresolved, &back.unread), (&g.unresolved, &g.unread));
+        assert_eq!(back.unread_from("src/B.cs"), Some(1));
         assert_eq!(back.name, g.name);
         assert_eq!(back.text, g.text);
         assert_eq!(back.recs, g.recs);

@@ -83,7 +83,13 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             clip_doc(&mut record.doc);
             clip_doc(&mut record.signature);
             let unbound_calls = unbound_calls(graph, &[ix]);
-            to_value(&DescribeResult { record, edge_summary: graph.edge_summary(&[ix]), stale: false, unbound_calls })
+            to_value(&DescribeResult {
+                record,
+                edge_summary: graph.edge_summary(&[ix]),
+                stale: false,
+                unbound_calls,
+                read_in_part: read_in_part(graph, ix),
+            })
         }
         Parsed::Find(a) => {
             let filter = query::Filter {
@@ -154,6 +160,28 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             .map(fit_page)
         }
     }
+}
+
+/// Most files read in part a `describe` names.
+const READ_IN_PART_SHOWN: usize = 20;
+
+/// The file of `ix`, and of what it declares (a package's files), where
+/// the indexer could read only in part.
+fn read_in_part(graph: &Graph, ix: NodeIx) -> Vec<super::ReadInPart> {
+    if graph.unread().is_empty() {
+        return Vec::new();
+    }
+    let declares = graph.parse_edge_key("DECLARES").ok().flatten();
+    let members = declares.map(|key| graph.walk(ix, Direction::Out, &key)).unwrap_or_default();
+    let mut files: Vec<&str> =
+        std::iter::once(ix).chain(members).map(|n| graph.node(n).file()).filter(|f| !f.is_empty()).collect();
+    files.sort_unstable();
+    files.dedup();
+    files
+        .into_iter()
+        .filter_map(|f| Some(super::ReadInPart { file: f.to_owned(), from_line: graph.unread_from(f)? }))
+        .take(READ_IN_PART_SHOWN)
+        .collect()
 }
 
 /// Call sites named like the callables among `nodes` that name resolution

@@ -32,8 +32,8 @@ pub use execute::execute;
 pub use lookup::GraphLookup;
 pub use parse::{ErrorKind, IdCoercer, Parsed, StrictIds, ToolError, describe_error_kind, parse};
 pub use results::{
-    DescribeResult, FindResult, HintOut, Neighbor, NeighborsResult, ResolveResult, ResolveStatus, Scored, SearchResult,
-    Symbol,
+    DescribeResult, FindResult, HintOut, Neighbor, NeighborsResult, ReadInPart, ResolveResult, ResolveStatus, Scored,
+    SearchResult, Symbol,
 };
 pub use schema::{definition, definitions, input_schema, output_schema, to_wit_tool, tool_set};
 pub use shape::{CallShape, Follow, canonical_json};

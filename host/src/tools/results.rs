@@ -90,6 +90,21 @@ pub struct DescribeResult {
     /// graph).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unbound_calls: u32,
+    /// Its file, or for a package, namespace or type the files of what it
+    /// declares, where the indexer could read only in part (syntax its
+    /// grammar does not know): what they declare after the line given may
+    /// be missing from the graph. Absent when every file was read whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_in_part: Vec<ReadInPart>,
+}
+
+/// A file the indexer could read only in part.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ReadInPart {
+    /// Its path, relative to the project.
+    pub file: String,
+    /// The 1-based line its grammar stopped reading it as written at.
+    pub from_line: u32,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -207,6 +207,18 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             ..Default::default()
         });
     }
+    // A file the grammar could not read whole says where it stopped
+    // reading it as written: an occurrence of no symbol on that line.
+    for (fi, src) in project.sources.iter().enumerate() {
+        if let Some(line) = src.facts.syntax_errors {
+            let row = line.saturating_sub(1) as i32;
+            docs[fi].occurrences.push(Occurrence {
+                range: vec![row, 0, 0],
+                diagnostics: vec![note(signpost_graph::scip::UNREAD, format!("the {} grammar", src.lang.name))],
+                ..Default::default()
+            });
+        }
+    }
     let root = root.to_string_lossy();
     Index {
         metadata: Some(Metadata {

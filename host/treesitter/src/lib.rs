@@ -279,7 +279,7 @@ impl Workspace {
                     report.definitions += s.facts.defs.len();
                     report.macros.0 += s.facts.macros.0 as usize;
                     report.macros.1 += s.facts.macros.1 as usize;
-                    if s.facts.syntax_errors {
+                    if s.facts.syntax_errors.is_some() {
                         report.syntax_errors += 1;
                         unread.push(s.path.as_str());
                         tracing::debug!(path = %s.path, language = lang.name, "syntax the grammar does not read");

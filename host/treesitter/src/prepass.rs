@@ -177,6 +177,170 @@ pub fn unconditional(text: &[u8]) -> Option<(Vec<u8>, Vec<Blanked>)> {
     any.then_some((out, blanked))
 }
 
+/// A Kotlin file the grammar could not read whole, laid out the way it
+/// reads it: same length, same lines, every name where it was. None when
+/// nothing was moved. Two layouts the Kotlin grammar misreads, both legal
+/// and common:
+///
+/// - a body on its header's line (`class A { val x = 1 }`, `enum class D
+///   { A, B; fun f() = 1 }`, `class A { init { f() } }`): the grammar ends
+///   a member at a line end or a `;` only, and without one it reads the
+///   rest of the file as an error. The space before each closing brace of
+///   such a line whose member is not ended becomes a `;`.
+/// - a primary constructor on the line after its class's header (`class
+///   Nested` then `internal constructor(val b: Int) {`, a formatter's
+///   default for a long one): the grammar takes the header for a class
+///   without a body and drops the class around it. The header's line end
+///   moves to a space in the constructor's parameter list (or before its
+///   body), where a line end means nothing.
+pub fn kotlin_layout(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = text.to_vec();
+    let mut moved = false;
+    let mut at = 0;
+    while at < text.len() {
+        let end = line_end(text, at);
+        let line = &text[at..end];
+        moved |= one_line_body(line, &mut out[at..end]);
+        if end < text.len()
+            && is_bare_class_header(line)
+            && let Some(space) = constructor_space(text, end + 1)
+        {
+            out[end] = b' ';
+            out[space] = b'\n';
+            moved = true;
+        }
+        at = end + 1;
+    }
+    moved.then_some(out)
+}
+
+/// On a declaration's line with its body (`class A { val x = 1 }`), each
+/// space before a `}` that closes an unended member made a `;`. Lines with
+/// a quote are left alone (a brace in a string or a template).
+fn one_line_body(line: &[u8], out: &mut [u8]) -> bool {
+    let code = memchr::memmem::find(line, b"//").map_or(line, |i| &line[..i]);
+    let Some(open) = memchr::memchr(b'{', code) else { return false };
+    if code.iter().any(|b| matches!(b, b'"' | b'\'' | b'`'))
+        || !words(&code[..open]).any(|w| matches!(w, b"class" | b"interface" | b"object"))
+    {
+        return false;
+    }
+    let mut moved = false;
+    for i in open + 2..code.len() {
+        if code[i] != b'}' || code[i - 1] != b' ' {
+            continue;
+        }
+        let before = code[..i - 1].iter().rposition(|b| !b.is_ascii_whitespace());
+        if before.is_some_and(|j| !matches!(code[j], b'{' | b';')) {
+            out[i - 1] = b';';
+            moved = true;
+        }
+    }
+    moved
+}
+
+/// The identifier-like words of some code.
+fn words(code: &[u8]) -> impl Iterator<Item = &[u8]> {
+    code.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).filter(|w| !w.is_empty())
+}
+
+/// Modifiers a Kotlin class header or constructor may carry.
+const KOTLIN_MODIFIERS: &[&[u8]] = &[
+    b"public",
+    b"private",
+    b"internal",
+    b"protected",
+    b"open",
+    b"abstract",
+    b"sealed",
+    b"data",
+    b"inner",
+    b"enum",
+    b"annotation",
+    b"value",
+    b"final",
+    b"expect",
+    b"actual",
+    b"inline",
+];
+
+/// Skips annotations (`@Inject`, `@Suppress("x")`) and modifiers; the rest.
+fn after_modifiers(mut s: &[u8]) -> &[u8] {
+    loop {
+        s = s.trim_ascii_start();
+        if let Some(rest) = s.strip_prefix(b"@") {
+            let name = rest.iter().position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':')));
+            let rest = &rest[name.unwrap_or(rest.len())..];
+            s = match rest.strip_prefix(b"(") {
+                Some(args) => match args.iter().position(|&b| b == b')') {
+                    Some(close) => &args[close + 1..],
+                    None => return s,
+                },
+                None => rest,
+            };
+            continue;
+        }
+        let word = s.iter().position(|b| !b.is_ascii_alphanumeric()).unwrap_or(s.len());
+        if word > 0 && KOTLIN_MODIFIERS.contains(&&s[..word]) {
+            s = &s[word..];
+            continue;
+        }
+        return s;
+    }
+}
+
+/// `class Name` or `class Name<T>` and nothing more on the line.
+fn is_bare_class_header(line: &[u8]) -> bool {
+    let Some(rest) = after_modifiers(line).strip_prefix(b"class") else { return false };
+    if !rest.first().is_some_and(u8::is_ascii_whitespace) {
+        return false;
+    }
+    let rest = rest.trim_ascii_start();
+    let name = rest.iter().position(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).unwrap_or(rest.len());
+    let mut tail = &rest[name..];
+    if name == 0 {
+        return false;
+    }
+    if tail.first() == Some(&b'<') {
+        match tail.iter().position(|&b| b == b'>') {
+            Some(close) => tail = &tail[close + 1..],
+            None => return false,
+        }
+    }
+    tail.trim_ascii().is_empty()
+}
+
+/// Where the line at `at` is a primary constructor (`@Inject internal
+/// constructor(`), a space a line end can take: the first after a `,` or a
+/// `:` in its parameter list, or the one before the body's `{` on the line
+/// its list closes.
+fn constructor_space(text: &[u8], at: usize) -> Option<usize> {
+    let line = &text[at..line_end(text, at)];
+    let rest = after_modifiers(line).strip_prefix(b"constructor")?.trim_ascii_start();
+    if rest.first() != Some(&b'(') {
+        return None;
+    }
+    let open = at + (line.len() - rest.len());
+    let mut depth = 0usize;
+    for i in open..text.len() {
+        match text[i] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let close_line = &text[i..line_end(text, i)];
+                    let brace = memchr::memchr(b'{', close_line)?;
+                    return (brace > 0 && close_line[brace - 1] == b' ').then_some(i + brace - 1);
+                }
+            }
+            b' ' if depth == 1 && matches!(text[i - 1], b',' | b':') => return Some(i),
+            b'"' | b'\'' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Where the line starting at `at` ends (its `\n`, or the text's end).
 fn line_end(text: &[u8], at: usize) -> usize {
     memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i)
@@ -189,11 +353,13 @@ fn directive_of(line: &[u8]) -> Option<&[u8]> {
     Some(&rest[..n]).filter(|d| !d.is_empty())
 }
 
-/// Whether an `#if`'s condition is a literal `0` (`#if 0`, `#if (0)`).
+/// Whether an `#if`'s condition is a literal `0` or `false` (`#if 0`, `#if (0)`,
+/// C#'s `#if false`).
 fn is_zero(condition: &[u8]) -> bool {
     let c: Vec<u8> =
         condition.iter().copied().filter(|c| !c.is_ascii_whitespace() && !matches!(c, b'(' | b')')).collect();
-    c == b"0"
+    // C's `#if 0`, C#'s `#if false`.
+    c == b"0" || c == b"false"
 }
 
 #[cfg(test)]
@@ -245,5 +411,25 @@ mod tests {
         let lang = crate::languages::by_name("java").expect("java");
         assert_eq!(&*prepare(lang, b"a\rb\r\nc\r"), b"a\nb\r\nc\n");
         assert!(matches!(prepare(lang, b"a\r\nb\n"), Cow::Borrowed(_)));
+    }
+    #[test]
+    fn kotlin_layouts_the_grammar_misreads_keep_length_and_lines() {
+        let text = "class A { val x = 1 }\nenum class D { A, B; fun f() = 1 }\nclass P { companion object { fun of() = P() } }\nval s = \"class Q { x }\"\nfun g() { h() }\nclass E {}\n";
+        let out = String::from_utf8(kotlin_layout(text.as_bytes()).expect("moved")).expect("utf-8");
+        assert_eq!(out.len(), text.len());
+        assert_eq!(out.lines().count(), text.lines().count());
+        assert!(out.starts_with("class A { val x = 1;}\nenum class D { A, B; fun f() = 1;}\nclass P { companion object { fun of() = P();};}\n"), "{out}");
+        // A string, a function's body, an empty body: as they were.
+        assert!(out.ends_with("val s = \"class Q { x }\"\nfun g() { h() }\nclass E {}\n"), "{out}");
+        let text = "class Outer {\n  @Keep class Nested<T>\n  @Inject internal constructor(val b: Int, c: T) : Base(b) {\n    fun inner() = 1\n  }\n  class Bare\n  constructor(val b: Int)\n  class Empty\n  constructor() {\n  }\n}\n";
+        let out = String::from_utf8(kotlin_layout(text.as_bytes()).expect("moved")).expect("utf-8");
+        assert_eq!((out.len(), out.lines().count()), (text.len(), text.lines().count()));
+        assert!(
+            out.contains("@Keep class Nested<T>   @Inject internal constructor(val b:\nInt, c: T) : Base(b) {"),
+            "{out}"
+        );
+        assert!(out.contains("class Bare   constructor(val b:\nInt)"), "{out}");
+        assert!(out.contains("class Empty   constructor()\n{"), "{out}");
+        assert!(kotlin_layout(b"class A {\n  val x = 1\n}\nclass B(val a: Int)\n").is_none());
     }
 }

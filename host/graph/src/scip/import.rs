@@ -365,6 +365,10 @@ impl Import {
                 if let Some(d) = o.diagnostics.iter().find(|d| d.code == super::UNRESOLVED) {
                     self.b.add_unresolved(&d.message, 1);
                 }
+                if o.diagnostics.iter().any(|d| d.code == super::UNREAD) {
+                    let line = o.range.first().map_or(1, |&r| r.max(0) as u32 + 1);
+                    self.b.add_unread(path, line);
+                }
                 continue;
             }
             if o.symbol_roles & (DEFINITION | IMPORT) != 0 {

@@ -70,6 +70,12 @@ pub const AMBIGUOUS: &str = "signpost/ambiguous";
 /// to one definition ([`crate::Graph::unresolved_calls`]).
 pub const UNRESOLVED: &str = "signpost/unresolved";
 
+/// The code of an occurrence diagnostic, on an occurrence with no symbol,
+/// that says the indexer could not read its document's syntax from the
+/// occurrence's line on (what it read is indexed; what follows may be
+/// missing): [`crate::Graph::unread`].
+pub const UNREAD: &str = "signpost/unread";
+
 /// Whether occurrence `o` carries the diagnostic `code`.
 pub(crate) fn has_diagnostic(o: &scip::types::Occurrence, code: &str) -> bool {
     o.diagnostics.iter().any(|d| d.code == code)

@@ -356,9 +356,9 @@ pub struct Facts {
     pub anonymous: Vec<((usize, usize), Name)>,
     /// Lines.
     pub lines: usize,
-    /// Whether the parser met syntax it does not know (it recovers; what
-    /// it could read is kept).
-    pub syntax_errors: bool,
+    /// Where the parser first met syntax it does not know (its 1-based
+    /// line; it recovers, and what it could read is kept).
+    pub syntax_errors: Option<u32>,
     /// Invocations of the file's own `macro_rules!` expanded, and left as
     /// written (no rule matched, past the bounds): [`crate::macros`].
     pub macros: (u32, u32),

@@ -110,14 +110,17 @@ impl Reader {
                 expanded = None;
             }
         }
-        // A C or C++ file the grammar could not read whole, read again
+        // A C, C++ or C# file the grammar could not read whole, read again
         // without its conditional directives; the reading with fewer errors
         // is kept.
-        if self.lang.name == "cpp" && tree.root_node().has_error() {
+        if matches!(self.lang.name, "cpp" | "csharp") && tree.root_node().has_error() {
             let (before, in_conditional) = errors(tree.root_node());
-            // Only where the errors are in a conditional: a misread macro
-            // elsewhere is no matter of directives.
-            if in_conditional > 0
+            // In C and C++, only where the errors are in a conditional: a
+            // misread macro elsewhere is no matter of directives. C#'s
+            // grammar reads a directive between a member's attributes and
+            // the member (`[Attr]` `#endif` `static void F()`) as an error
+            // around the whole type, outside any conditional.
+            if (in_conditional > 0 || self.lang.name == "csharp")
                 && let Some((one, blanked)) = crate::prepass::unconditional(&prepared)
             {
                 // Incrementally: what the directives were not part of is
@@ -141,6 +144,18 @@ impl Reader {
                 }
             }
         }
+        // A Kotlin file the grammar could not read whole, read again laid
+        // out as it reads it (a one-line body, a constructor on the line
+        // after its header); the reading with fewer errors is kept.
+        if self.lang.name == "kotlin"
+            && tree.root_node().has_error()
+            && let Some(laid_out) = crate::prepass::kotlin_layout(&prepared)
+        {
+            let again = self.parse(&laid_out, started)?;
+            if errors(again.root_node()).0 < errors(tree.root_node()).0 {
+                (tree, prepared) = (again, std::borrow::Cow::Owned(laid_out));
+            }
+        }
         let text = &prepared[..];
         let root = tree.root_node();
         let mut facts = Facts {
@@ -153,7 +168,7 @@ impl Reader {
             types: Vec::new(),
             anonymous: Vec::new(),
             lines,
-            syntax_errors: root.has_error(),
+            syntax_errors: None,
             macros: expanded.as_ref().map_or((0, unexpanded), |x| (x.expanded as u32, x.unread as u32)),
             cut: None,
         };
@@ -505,6 +520,10 @@ impl Reader {
             },
             after: timeout,
         });
+        facts.syntax_errors = first_error(root).map(|at| match &expanded {
+            Some(x) => x.point(at.min(text.len()), false).0 + 1,
+            None => text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() as u32 + 1,
+        });
         if let Some(x) = &expanded {
             placed_back(&mut facts, x);
         }
@@ -570,6 +589,25 @@ impl<'t> Points<'t> {
 /// How many nodes of a tree are errors or missing (how much of it the
 /// grammar could not read), and how many of them are in a conditional
 /// (`#if`, `#ifdef`, an `#else` branch).
+/// The byte where the first error or missing node of a tree starts.
+fn first_error(root: Node<'_>) -> Option<usize> {
+    let mut node = root;
+    'down: while node.has_error() {
+        if node.is_error() || node.is_missing() {
+            return Some(node.start_byte());
+        }
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if child.has_error() || child.is_error() || child.is_missing() {
+                node = child;
+                continue 'down;
+            }
+        }
+        return Some(node.start_byte());
+    }
+    None
+}
+
 fn errors(root: Node<'_>) -> (usize, usize) {
     let mut cursor = root.walk();
     let (mut n, mut in_conditional) = (0, 0);
