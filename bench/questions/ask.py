@@ -67,6 +67,13 @@ def inward(session, ident, edges):
             return out, res
 
 
+def outward(session, ident, edges):
+    """The first page of symbols along `edges` out of `ident`."""
+    res, err = tool(session, "neighbors",
+                    {"ids": [ident], "direction": "out", "edge_types": edges, "limit": 100})
+    return ([] if err else res.get("results", [])), res
+
+
 def in_scope(file, scope):
     return not scope or any(file.startswith(s) for s in scope)
 
@@ -77,6 +84,17 @@ def ask(session, project, q):
     cands = res.get("candidates", []) if not err else []
     at = place(q["at"] + " " + q["name"])
     hit = [c for c in cands if matches((c.get("file", ""), c.get("line", 0), c.get("name", "")), at)]
+    # A constructor asked by its type's name, as an agent finds it: among
+    # the members the type declares (a primary constructor is at the
+    # type's own line).
+    typed = not hit or hit[0].get("kind") in ("class", "struct", "enum")
+    for c in cands if typed and q["ask"] == "callers" else []:
+        members, _ = outward(session, c["id"], ["DECLARES"])
+        ctors = [m["other"] for m in members if m["other"].get("kind") == "constructor"
+                 and m["other"].get("file") == at[0] and m["other"].get("line") == at[1]]
+        if ctors:
+            hit = ctors
+            break
     verdict = {"name": q["name"], "ask": q["ask"], "at": q["at"], "status": res.get("status"),
                "candidates": len(cands), "found": bool(hit)}
     if q["ask"] == "definition":
@@ -87,11 +105,13 @@ def ask(session, project, q):
                        missing=[str(e) for e in q["expect"]])
         return verdict
     got, last = inward(session, hit[0]["id"], EDGES[q["ask"]])
-    ours = [(n["other"].get("file", ""), n["other"].get("line", 0), n["other"].get("name", "")) for n in got]
-    ours = [o for o in ours if in_scope(o[0], scope)]
+    every = [(n["other"].get("file", ""), n["other"].get("line", 0), n["other"].get("name", "")) for n in got]
     expect = [alternatives(e) for e in q["expect"]]
     ignore = [place(e) for e in q.get("ignore", [])]
-    found = [e for e in expect if any(matches(o, w) for o in ours for w in e)]
+    # An expected caller counts at any of its places (an `actual` outside
+    # the scope of its `expect`); what is judged wrong is in scope only.
+    found = [e for e in expect if any(matches(o, w) for o in every for w in e)]
+    ours = [o for o in every if in_scope(o[0], scope)]
     wrong = [o for o in ours
              if not any(matches(o, w) for e in expect for w in e) and not any(matches(o, w) for w in ignore)]
     judged = [o for o in ours if not any(matches(o, w) for w in ignore)]

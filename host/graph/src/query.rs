@@ -93,6 +93,13 @@ pub fn resolve(graph: &Graph, identifier: &str, kind: Option<&str>, max: usize) 
             break;
         }
     }
+    // `Source.buffer` for Kotlin's extension function `fun Source.buffer()`
+    // (a top-level function, spelled by its receiver as its users write it).
+    for ix in extensions_named(graph, name) {
+        if !hits.contains(&ix) {
+            hits.push(ix);
+        }
+    }
     if let Some(params) = params {
         let fit: Vec<NodeIx> =
             hits.iter().copied().filter(|&ix| params.fit(graph.node(ix).signature(), graph.node(ix).name())).collect();
@@ -138,6 +145,11 @@ pub fn spellings(ident: &str) -> Vec<String> {
     if bare.contains('.') && !bare.contains("::") {
         push(&mut out, bare.replace('.', "::"));
     }
+    // Kotlin's companion object, written (`ByteString.Companion.of`) or
+    // not: its members are stored as its class's.
+    if bare.contains(".Companion.") {
+        push(&mut out, bare.replace(".Companion.", "."));
+    }
     // Type arguments as written (`RelayCommand<T>.Execute`, `Map<K, V>`):
     // by their count, as C# and Java metadata name a generic type
     // (``RelayCommand`1``), then left out.
@@ -150,6 +162,39 @@ pub fn spellings(ident: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The extension functions `Receiver.name` names: callables called `name`
+/// declared for a receiver type whose last name is `Receiver` (`fun
+/// Source.buffer()`, `fun <T> List<T>.second()`, `fun Sink?.orEmpty()`).
+fn extensions_named(graph: &Graph, ident: &str) -> Vec<NodeIx> {
+    let Some((receiver, name)) = ident.rsplit_once('.') else { return Vec::new() };
+    let receiver = receiver.rsplit(['.', ':']).next().unwrap_or(receiver);
+    if receiver.is_empty() || name.is_empty() {
+        return Vec::new();
+    }
+    graph
+        .index()
+        .name_is(&lower(name))
+        .iter()
+        .copied()
+        .filter(|&ix| {
+            let n = graph.node(ix);
+            matches!(n.kind(), "function" | "method") && n.name() == name && {
+                let sig = n.signature();
+                let call = format!(".{name}(");
+                sig.match_indices(&call).any(|(at, _)| {
+                    let head = sig[..at].trim_end_matches('?');
+                    let head = match head.strip_suffix('>') {
+                        Some(h) => h.rfind('<').map_or(h, |i| &h[..i]),
+                        None => head,
+                    };
+                    head.ends_with(receiver)
+                        && !head[..head.len() - receiver.len()].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            }
+        })
+        .collect()
 }
 
 /// A name's type argument lists (`A<T>.B<K, V>`) by their count

@@ -13,29 +13,46 @@
 ; An extension function (`fun Reader.decode()`): the type it extends.
 (function_declaration (user_type (identifier) @extension .) . name: (identifier) @name (function_value_parameters) @params) @def.function
 (secondary_constructor "constructor" @name (function_value_parameters) @params) @def.constructor
+; A primary constructor (`class Pair(val a: Int)`), at its parameter
+; list's parenthesis: its parameters (`val source: BufferedSource`) are
+; the class's properties, seen by its members.
+(primary_constructor (class_parameters "(" @name @def.constructor) @params)
 (class_body (property_declaration (variable_declaration . (identifier) @name)) @def.property)
 (source_file (property_declaration (variable_declaration . (identifier) @name)) @def.variable)
 (class_parameter ["val" "var"] (identifier) @name) @def.property
 
 ; Headers: superclass and interfaces of a class or an object declaration,
-; each by its last name (`Outer.Nested` is `Nested`), delegated ones too
-; (`Runnable by r`). An object literal's (`object : T { … }`) are its own,
+; a qualified one (`JsonAdapter.Factory`) by its last name in the type its
+; qualifier names (so that `object Factory : JsonAdapter.Factory` is not
+; its own supertype), delegated ones too (`Runnable by r`). An object literal's (`object : T { … }`) are its own,
 ; not the enclosing class's: its body sees T's members (below).
 (class_declaration (delegation_specifiers (delegation_specifier [
-  (constructor_invocation (user_type (identifier) @extends .))
-  (constructor_invocation (user_type (identifier) @extends . (type_arguments) .))
-  (user_type (identifier) @extends .)
-  (user_type (identifier) @extends . (type_arguments) .)
-  (explicit_delegation (user_type (identifier) @extends .))
-  (explicit_delegation (user_type (identifier) @extends . (type_arguments) .))
+  (constructor_invocation (user_type . (identifier) @extends .))
+  (constructor_invocation (user_type . (identifier) @extends . (type_arguments) .))
+  (constructor_invocation (user_type (identifier) @ref.qualifier . (identifier) @extends .))
+  (constructor_invocation (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .))
+  (user_type . (identifier) @extends .)
+  (user_type . (identifier) @extends . (type_arguments) .)
+  (user_type (identifier) @ref.qualifier . (identifier) @extends .)
+  (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .)
+  (explicit_delegation (user_type . (identifier) @extends .))
+  (explicit_delegation (user_type . (identifier) @extends . (type_arguments) .))
+  (explicit_delegation (user_type (identifier) @ref.qualifier . (identifier) @extends .))
+  (explicit_delegation (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .))
 ])))
 (object_declaration (delegation_specifiers (delegation_specifier [
-  (constructor_invocation (user_type (identifier) @extends .))
-  (constructor_invocation (user_type (identifier) @extends . (type_arguments) .))
-  (user_type (identifier) @extends .)
-  (user_type (identifier) @extends . (type_arguments) .)
-  (explicit_delegation (user_type (identifier) @extends .))
-  (explicit_delegation (user_type (identifier) @extends . (type_arguments) .))
+  (constructor_invocation (user_type . (identifier) @extends .))
+  (constructor_invocation (user_type . (identifier) @extends . (type_arguments) .))
+  (constructor_invocation (user_type (identifier) @ref.qualifier . (identifier) @extends .))
+  (constructor_invocation (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .))
+  (user_type . (identifier) @extends .)
+  (user_type . (identifier) @extends . (type_arguments) .)
+  (user_type (identifier) @ref.qualifier . (identifier) @extends .)
+  (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .)
+  (explicit_delegation (user_type . (identifier) @extends .))
+  (explicit_delegation (user_type . (identifier) @extends . (type_arguments) .))
+  (explicit_delegation (user_type (identifier) @ref.qualifier . (identifier) @extends .))
+  (explicit_delegation (user_type (identifier) @ref.qualifier . (identifier) @extends . (type_arguments) .))
 ])))
 (object_literal
   (delegation_specifiers (delegation_specifier [
@@ -44,11 +61,17 @@
     (user_type (identifier) @anonymous.type . (type_arguments) .)]))
   (class_body) @anonymous)
 
-; Typed names: parameters, constructor properties, properties, locals.
+; Typed names: parameters, constructor properties, properties, locals,
+; nullable ones (`Segment?`) too.
 (parameter . (identifier) @var.name (user_type . (identifier) @var.type))
 (class_parameter (identifier) @var.name . (user_type . (identifier) @var.type))
 (property_declaration (variable_declaration . (identifier) @var.name (user_type . (identifier) @var.type)))
+(parameter . (identifier) @var.name (nullable_type (user_type . (identifier) @var.type)))
+(class_parameter (identifier) @var.name . (nullable_type (user_type . (identifier) @var.type)))
+(property_declaration (variable_declaration . (identifier) @var.name (nullable_type (user_type . (identifier) @var.type))))
 (property_declaration (variable_declaration . (identifier) @var.name .) (call_expression . (identifier) @var.type))
+; A local or a property typed by its value (`var tail = head!!.prev`).
+(property_declaration (variable_declaration . (identifier) @var.name .) (_) @var.value .)
 
 ; References.
 (call_expression . (identifier) @call (value_arguments) @call.args)

@@ -219,6 +219,15 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             });
         }
     }
+    // A symbol defined in several documents (Kotlin's `expect` and its
+    // `actual`s) is placed at its first definition: the documents that
+    // declare `expect`s come first.
+    if project.sources.iter().any(|s| s.facts.expects) {
+        let mut keyed: Vec<(bool, Document)> =
+            project.sources.iter().map(|s| !s.facts.expects).zip(std::mem::take(&mut docs)).collect();
+        keyed.sort_by_key(|(later, _)| *later);
+        docs = keyed.into_iter().map(|(_, d)| d).collect();
+    }
     let root = root.to_string_lossy();
     Index {
         metadata: Some(Metadata {

@@ -281,9 +281,9 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The seven sources and build.gradle.kts (a Kotlin script); Layout.kt
+    // The eight sources and build.gradle.kts (a Kotlin script); Layout.kt
     // read laid out as the grammar reads it.
-    assert_eq!((report.files, report.syntax_errors), (8, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (9, 0), "{report:?}");
     let io = |s: &&str| s.replace("IO", "com.example.shop.io");
     let want: Vec<String> = [
         // An extension function's callers, through the type it extends.
@@ -296,6 +296,20 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Reader.first:11 -CALLS-> IO.Reader.Chunk.bytes:8",
         "IO.Tiny.two:14 -CALLS-> IO.Tiny.one:14",
         "IO.Caller.call:17 -CALLS-> IO.Tiny.two:14",
+        // Receivers typed `Link?`, read through `!!`, `?.` and a local
+        // typed by its value.
+        "IO.Link.splice:11 -CALLS-> IO.Link.push:10",
+        "IO.Link.maybe:12 -CALLS-> IO.Link.push:10",
+        "IO.Link.grow:13 -CALLS-> IO.Link.push:10",
+        // A primary constructor, called.
+        "IO.Link.grow:13 -CALLS-> IO.Link.<init>:8",
+        "IO.Users.c:28 -CALLS-> IO.Link.<init>:8",
+        // Extension functions of types the project does not define, on a
+        // typed value and on a string literal.
+        "IO.Users.a:26 -CALLS-> IO.canonical:5",
+        "IO.Users.b:27 -CALLS-> IO.shout:6",
+        // A qualified supertype: the nested interface, not the object itself.
+        "IO.Factory -IMPLEMENTS-> IO.Adapter.Factory",
     ]
     .iter()
     .map(io)
@@ -306,6 +320,8 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Special -EXTENDS-> IO.Base",
         "IO.Reader.first:11 -CALLS-> IO.Decoy.bytes:20",
         "IO.Tiny.two:14 -CALLS-> IO.Decoy.one:20",
+        // `"x".shout()` is String's extension, not Users' own `shout`.
+        "IO.Users.b:27 -CALLS-> IO.Users.shout:29",
     ]
     .iter()
     .map(io)

@@ -365,6 +365,10 @@ pub struct Facts {
     /// The query ran out of time: where it stopped. What it matched before
     /// is kept; the rest of the file is not read.
     pub cut: Option<Cut>,
+    /// It declares something `expect` (Kotlin): where an `expect`
+    /// declaration and its `actual`s are one symbol, the symbol is placed
+    /// at the `expect` one.
+    pub expects: bool,
 }
 
 /// Where the query over a file stopped, out of time.

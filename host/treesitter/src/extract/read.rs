@@ -171,6 +171,7 @@ impl Reader {
             syntax_errors: None,
             macros: expanded.as_ref().map_or((0, unexpanded), |x| (x.expanded as u32, x.unread as u32)),
             cut: None,
+            expects: self.lang.rules.expect_actual && declares_expect(text),
         };
         let mut cursor = QueryCursor::new();
         // The query is bounded by the same deadline, checked inside
@@ -589,6 +590,37 @@ impl<'t> Points<'t> {
 /// How many nodes of a tree are errors or missing (how much of it the
 /// grammar could not read), and how many of them are in a conditional
 /// (`#if`, `#ifdef`, an `#else` branch).
+/// Whether Kotlin text declares something `expect` (`expect class`,
+/// `public expect fun`): a line whose leading modifiers hold the word.
+fn declares_expect(text: &[u8]) -> bool {
+    const MODIFIERS: &[&[u8]] = &[
+        b"public",
+        b"private",
+        b"internal",
+        b"protected",
+        b"open",
+        b"abstract",
+        b"sealed",
+        b"data",
+        b"inner",
+        b"enum",
+        b"annotation",
+        b"value",
+        b"final",
+        b"inline",
+        b"actual",
+        b"expect",
+        b"fun",
+    ];
+    memchr::memmem::find_iter(text, b"expect").next().is_some()
+        && text.split(|&b| b == b'\n').any(|line| {
+            line.split(u8::is_ascii_whitespace)
+                .filter(|w| !w.is_empty())
+                .take_while(|w| MODIFIERS.contains(w))
+                .any(|w| w == b"expect")
+        })
+}
+
 /// The byte where the first error or missing node of a tree starts.
 fn first_error(root: Node<'_>) -> Option<usize> {
     let mut node = root;

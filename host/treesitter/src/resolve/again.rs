@@ -52,6 +52,8 @@ pub(super) struct Shape {
     supers: BTreeSet<(u64, Vec<u64>)>,
     /// (type, extension function).
     extensions: BTreeSet<(u64, u64)>,
+    /// (type the project does not define, extension function).
+    foreign_extensions: BTreeSet<(String, u64)>,
     /// (later part, first part) of types written in parts.
     partial: BTreeSet<(u64, u64)>,
     /// Each package with the package name its first file declares.
@@ -63,6 +65,7 @@ impl Shape {
         p: &Project,
         supers: &HashMap<DefIx, Vec<DefIx>>,
         extensions: &HashMap<DefIx, Vec<DefIx>>,
+        foreign_extensions: &HashMap<String, Vec<DefIx>>,
         partial: &HashMap<DefIx, DefIx>,
         look: &Lookup<'_>,
     ) -> Shape {
@@ -81,6 +84,10 @@ impl Shape {
         Shape {
             supers: supers.iter().map(|(k, vs)| (sym(k), vs.iter().map(sym).collect())).collect(),
             extensions: pairs(extensions),
+            foreign_extensions: foreign_extensions
+                .iter()
+                .flat_map(|(k, vs)| vs.iter().map(move |v| (k.clone(), sym(v))))
+                .collect(),
             partial: partial.iter().map(|(a, b)| (sym(a), sym(b))).collect(),
             packages,
         }

@@ -218,6 +218,10 @@ impl Resolver<'_> {
             });
         }
         let name = c.name.as_str();
+        // A string literal (`"/".encodeUtf8()`): a `String`.
+        if c.receiver.as_deref().is_some_and(is_string_literal) {
+            return self.foreign_extension(fi, scope, "String", c);
+        }
         match c.receiver.as_deref().map(|r| (r, self.receiver(fi, scope, r, c.scoped))) {
             None => match self.rung(fi, scope, name, Want::Callable) {
                 // Namesakes across the whole project are no overloads: the
@@ -253,7 +257,12 @@ impl Resolver<'_> {
                 level if level.is_empty() => Bound::Outside,
                 level => self.choose(fi, scope, &level, c),
             },
-            Some((_, Receiver::External)) => Bound::Outside,
+            // A value of a type the project does not define: an
+            // extension function the project declares for that type
+            // (`type.canonicalize()` with `fun Type.canonicalize()`), else
+            // nothing of the project.
+            Some((_, Receiver::External(Some(ty)))) => self.foreign_extension(fi, scope, &ty, c),
+            Some((_, Receiver::External(None))) => Bound::Outside,
             // A scope written before the name that is neither a type nor a
             // namespace of the project (`std::sort`): not the project's.
             Some((_, Receiver::Unknown)) if c.scoped => Bound::Outside,
@@ -299,6 +308,20 @@ impl Resolver<'_> {
                 }
             }
         }
+    }
+
+    /// A call of `c`'s name on a value of type `ty`, which the project does
+    /// not define: its extension functions of that name, if any.
+    fn foreign_extension(&self, fi: usize, scope: Option<DefIx>, ty: &str, c: &crate::extract::Call) -> Bound {
+        let level: Vec<DefIx> = self
+            .foreign_extensions
+            .get(ty)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .copied()
+            .filter(|&d| self.p.fact(d).name == c.name)
+            .collect();
+        if level.is_empty() { Bound::Outside } else { self.choose(fi, scope, &level, c) }
     }
 
     /// Of namesakes across the project, those nearest to file `fi`: sharing
@@ -675,3 +698,9 @@ pub(super) const EVERYWHERE: &[&str] = &[
     "first",
     "last",
 ];
+
+/// Whether a receiver is one string literal (`"/"`, `'a'` is a character).
+fn is_string_literal(text: &str) -> bool {
+    let t = text.trim();
+    t.len() >= 2 && t.starts_with('"') && t.ends_with('"') && !t[1..t.len() - 1].contains('"')
+}

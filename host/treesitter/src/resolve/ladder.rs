@@ -14,6 +14,10 @@ pub(super) struct Resolver<'a> {
     /// C#'s `this Reader r`), found by calls on its values when the type
     /// and its supertypes have no member of that name.
     pub(super) extensions: HashMap<DefIx, Vec<DefIx>>,
+    /// The extension functions of types the project does not define
+    /// (Kotlin's `fun String.slug()`, `fun Type.canonicalize()`), by the
+    /// type's last name: found by calls on values written of that type.
+    pub(super) foreign_extensions: HashMap<String, Vec<DefIx>>,
 }
 
 impl Resolver<'_> {
@@ -347,12 +351,30 @@ impl Resolver<'_> {
     pub(super) fn ty_as(&self, fi: usize, from: DefIx, name: &Name, want: Want) -> Option<DefIx> {
         let from = (from != usize::MAX).then_some(from);
         if let Some(q) = &name.qualifier {
+            // Kotlin's and Java's `JsonAdapter.Factory`: a type nested in a
+            // type in scope called so (imported or not).
+            let nested = || {
+                let outer_name = q.rsplit(['.', ':']).next().unwrap_or(q);
+                if outer_name.is_empty() || q.contains("::") {
+                    return None;
+                }
+                let outer = Name { name: outer_name.to_owned(), qualifier: None, span: name.span, generics: 0 };
+                let outer = self.ladder(fi, from, outer_name, Want::Type, |l| self.one_type(l, &outer))?;
+                let found: Vec<DefIx> = self
+                    .look
+                    .owned(outer, &name.name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| want.admits(self.p.kind(d)))
+                    .collect();
+                self.one_type(&found, name)
+            };
             let Some(pkg) = self.package_alias(fi, q) else {
                 // C++'s `shapes::Shape`, Ruby's `Shop::Base`: a type in a
                 // namespace of the project called so; `std::vector`: not
                 // the project's.
                 let found = self.in_namespace(q, &name.name, |k| want.admits(k));
-                return self.one_type(&found, name);
+                return self.one_type(&found, name).or_else(nested);
             };
             let found: Vec<DefIx> = self
                 .look
@@ -361,7 +383,7 @@ impl Resolver<'_> {
                 .copied()
                 .filter(|&d| want.admits(self.p.kind(d)))
                 .collect();
-            return self.one_type(&found, name);
+            return self.one_type(&found, name).or_else(nested);
         }
         self.ladder(fi, from, &name.name, want, |level| self.one_type(level, name))
     }

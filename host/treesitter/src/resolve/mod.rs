@@ -311,6 +311,7 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
         vars: &vars,
         supers: HashMap::default(),
         extensions: HashMap::default(),
+        foreign_extensions: HashMap::default(),
     };
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
@@ -337,14 +338,17 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     // Extension functions, by the type they extend, read from where they
     // are declared.
     let mut extensions: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
+    let mut foreign: HashMap<String, Vec<DefIx>> = HashMap::default();
     for (ix, def) in p.defs.iter().enumerate() {
         let Some(of) = &p.fact(ix).extension else { continue };
         let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
-        if let Some(t) = r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
-            extensions.entry(t).or_default().push(ix);
+        match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
+            Some(t) => extensions.entry(t).or_default().push(ix),
+            None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
         }
     }
     r.extensions = extensions;
+    r.foreign_extensions = foreign;
     implicit_interfaces(&p, &members, &mut r.supers);
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
@@ -352,7 +356,7 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     // Files resolve independently of each other from here on: in
     // parallel, their uses kept in file order; those the last resolve's
     // still hold are kept.
-    let shape = Shape::of(&p, &r.supers, &r.extensions, &partial, &look);
+    let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
     let (mut kept, all_because) = match last.map(|(old, memo)| again::plan(&old, memo, &p, &shape)) {
         Some(Plan::Some(kept)) => (kept, None),
         Some(Plan::All(why)) => (Vec::new(), Some(why)),

@@ -415,7 +415,10 @@ impl Resolver<'_> {
             Val::Namespace(ns) => Receiver::Namespace(ns),
             // A typed name whose type is not the project's (`List<Item>
             // items`): its methods are not the project's either.
-            Val::Written(_) | Val::Foreign => Receiver::External,
+            Val::Written(w) => {
+                Receiver::External(TypeText::parse(&w.text).map(|t| crate::extract::simple_type(t.head)))
+            }
+            Val::Foreign => Receiver::External(None),
             Val::Unknown => Receiver::Unknown,
         }
     }
@@ -429,8 +432,9 @@ pub(super) enum Receiver {
     Package(String),
     /// A namespace of the project (C++), by name.
     Namespace(String),
-    /// A value of a type written down but defined elsewhere.
-    External,
+    /// A value of a type written down but defined elsewhere, with that
+    /// type's last name where it is known.
+    External(Option<String>),
     /// An expression whose type is not written down.
     Unknown,
 }
