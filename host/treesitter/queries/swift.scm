@@ -18,6 +18,8 @@
 (init_declaration "init" @name) @params @def.constructor
 (class_declaration "extension" name: (user_type (type_identifier) @owner)
   body: (class_body (function_declaration name: (simple_identifier) @name) @params @def.method))
+(class_declaration "extension" name: (user_type (type_identifier) @owner)
+  body: (class_body (init_declaration "init" @name) @params @def.constructor))
 (class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
 (protocol_body (protocol_property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
 (source_file (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.variable)

@@ -905,8 +905,20 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "checkout:21 -CALLS-> Cart.add:6",
             "checkout:21 -CALLS-> Item.discounted:22",
             "checkout:21 -CALLS-> Cart.total:12",
+            // Labels name the method (`load(_:for:)`, not `load(_:using:)`);
+            // extensions of types the project does not define are found
+            // by calls on their values, an unknown one (`error` in a
+            // `catch`) by the one method of that full name.
+            "Labeller.run:19 -CALLS-> Labeller.load:17",
+            "Labeller.run:19 -CALLS-> String.indenting:9",
+            "Labeller.run:19 -CALLS-> URLRequest.init:13",
+            "Labeller.run:19 -CALLS-> Error.asShopError:4",
         ],
-        &["checkout:21 -CALLS-> Book.price:33"],
+        &[
+            "checkout:21 -CALLS-> Book.price:33",
+            "Labeller.run:19 -CALLS-> Labeller.load:18",
+            "Labeller.run:19 -CALLS-> Error.asShopError:5",
+        ],
     );
     // Two methods of one name in two extensions of one type, in two files
     // (`load(_:for:)`, `load(_:using:)`): two symbols, both in the graph.

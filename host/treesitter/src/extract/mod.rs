@@ -183,6 +183,10 @@ pub struct Def {
     /// Each parameter's type as written (`""` where none is written), for
     /// callables: overloads of one arity are told apart by them.
     pub params: Vec<String>,
+    /// Swift's argument labels, one per parameter (`_` for none):
+    /// `load(_:for:)` and `load(_:using:)` are two methods, each called by
+    /// its labels.
+    pub labels: Option<Vec<String>>,
     /// A C or C++ function-like macro: a call to it calls what its body
     /// calls, once the preprocessor has expanded it.
     pub expands: bool,
@@ -237,6 +241,8 @@ pub struct Call {
     /// Type arguments written after the name (`new Result<int>(…)`: 1), by
     /// which C# tells `Result` from `Result<T>`.
     pub generics: u8,
+    /// Swift's argument labels as the call writes them (`_` for none).
+    pub labels: Option<Vec<String>>,
 }
 
 /// What an argument is, as far as its syntax tells.

@@ -11,8 +11,8 @@ use super::rules::{
     bounded_types, drop_cfg_alternatives, fold_overloads, node_of, placed_back, tuple_bindings, tuple_fields,
 };
 use super::syntax::{
-    args_given, arity, calls_in_text, compact, count_args, doc_above, generics, memchr_nul, param_types, signature,
-    unqualified,
+    args_given, arity, calls_in_text, compact, count_args, doc_above, generics, labels_given, memchr_nul, param_labels,
+    param_types, signature, unqualified,
 };
 use super::*;
 use crate::languages::Lang;
@@ -344,6 +344,7 @@ impl Reader {
                         scoped: get("call.scope").is_some(),
                         read: false,
                         generics: generics(get("ref.generics")),
+                        labels: get("call.args").and_then(|a| labels_given(a, text)),
                     }),
                     "read" => facts.calls.push(Call {
                         name: txt(n),
@@ -355,6 +356,7 @@ impl Reader {
                         scoped: false,
                         read: true,
                         generics: generics(get("ref.generics")),
+                        labels: None,
                     }),
                     "new" => facts.calls.push(Call {
                         name: txt(n),
@@ -367,6 +369,7 @@ impl Reader {
                         scoped: false,
                         read: false,
                         generics: generics(get("ref.generics")),
+                        labels: get("call.args").and_then(|a| labels_given(a, text)),
                     }),
                     "ref.type" => {
                         let key = (n.start_byte(), n.end_byte());
@@ -438,6 +441,7 @@ impl Reader {
                             arity: get("params").map(|p| arity(p, text)),
                             generics: generics(get("generics")),
                             params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
+                            labels: get("params").and_then(|p| param_labels(p, text)),
                             expands: n.kind() == "preproc_function_def",
                             returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),

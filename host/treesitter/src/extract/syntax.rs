@@ -88,9 +88,57 @@ pub(super) fn calls_in_text(text: &[u8], value: Node<'_>) -> Vec<Call> {
             scoped: false,
             read: false,
             generics: 0,
+            labels: None,
         });
     }
     out
+}
+
+/// Swift's argument labels of a declaration whose parameters are its own
+/// children (`func load(_ url: URL, for key: String)`: `_`, `for`): a
+/// parameter's first name, its only one when it has one.
+pub(super) fn param_labels(decl: Node<'_>, text: &[u8]) -> Option<Vec<String>> {
+    if !decl.kind().ends_with("_declaration") {
+        return None;
+    }
+    let mut c = decl.walk();
+    let labels = decl
+        .children(&mut c)
+        .filter(|n| n.kind() == "parameter")
+        .map(|p| {
+            let mut pc = p.walk();
+            let first = p.named_children(&mut pc).find(|n| n.kind() == "simple_identifier");
+            first.and_then(|n| n.utf8_text(text).ok()).unwrap_or("_").to_owned()
+        })
+        .collect();
+    Some(labels)
+}
+
+/// Swift's argument labels as a call writes them (`load(u, for: k)`: `_`,
+/// `for`); none for other languages' argument lists.
+pub(super) fn labels_given(list: Node<'_>, text: &[u8]) -> Option<Vec<String>> {
+    if list.kind() != "value_arguments" {
+        return None;
+    }
+    let mut c = list.walk();
+    let args: Vec<Node<'_>> = list.named_children(&mut c).filter(|n| n.kind() == "value_argument").collect();
+    // Kotlin's arguments are `value_argument`s too; only Swift's list is
+    // in a call suffix.
+    if list.parent().is_none_or(|p| p.kind() != "call_suffix") {
+        return None;
+    }
+    Some(
+        args.iter()
+            .map(|a| {
+                let mut ac = a.walk();
+                a.named_children(&mut ac)
+                    .find(|n| n.kind() == "value_argument_label")
+                    .and_then(|l| l.utf8_text(text).ok())
+                    .unwrap_or("_")
+                    .to_owned()
+            })
+            .collect(),
+    )
 }
 
 /// What each argument of an argument list is.

@@ -110,6 +110,18 @@ impl Resolver<'_> {
     /// literal, a typed variable, a construction), the most specific
     /// first. One left is the callee; several are each marked ambiguous.
     fn choose(&self, fi: usize, scope: Option<DefIx>, level: &[DefIx], c: &crate::extract::Call) -> Bound {
+        // Swift's labels name the method: `load(u, for: k)` is never
+        // `load(_:using:)`.
+        let labelled: Vec<DefIx>;
+        let level = if c.labels.is_some() {
+            labelled = level.iter().copied().filter(|&d| self.labels_fit(d, c)).collect();
+            if labelled.is_empty() {
+                return Bound::Outside;
+            }
+            &labelled[..]
+        } else {
+            level
+        };
         if let [one] = level[..] {
             return Bound::One(one);
         }
@@ -139,6 +151,16 @@ impl Resolver<'_> {
         }
     }
 
+    /// Whether a call's Swift labels fit callable `d`'s: the call's, in
+    /// order, among the declaration's (a parameter with a default value or
+    /// a trailing closure may be left out). A declaration or a call
+    /// without labels fits.
+    fn labels_fit(&self, d: DefIx, c: &crate::extract::Call) -> bool {
+        let (Some(given), Some(declared)) = (&c.labels, &self.p.fact(d).labels) else { return true };
+        let mut declared = declared.iter();
+        given.iter().all(|g| declared.any(|l| l == g))
+    }
+
     /// The definition a call means.
     pub(super) fn call(&self, fi: usize, scope: Option<DefIx>, c: &crate::extract::Call) -> Bound {
         let one = |d: Option<DefIx>| d.map_or(Bound::Outside, Bound::One);
@@ -166,7 +188,19 @@ impl Resolver<'_> {
                     },
                 ),
             };
-            let Some(t) = t else { return Bound::Outside };
+            let Some(t) = t else {
+                // A type the project does not define, with initializers a
+                // Swift extension of it declares (`URLRequest(url:method:)`).
+                let inits: Vec<DefIx> = self
+                    .foreign_extensions
+                    .get(&c.name)
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .copied()
+                    .filter(|&d| self.p.kind(d) == Kind::Constructor)
+                    .collect();
+                return if inits.is_empty() { Bound::Outside } else { self.choose(fi, scope, &inits, c) };
+            };
             // Its constructors are its members: read by its name.
             lookup::read(&self.p.fact(t).name);
             let ctors: Vec<DefIx> = self
@@ -279,6 +313,8 @@ impl Resolver<'_> {
             // project's or not; a name every standard collection has says
             // nothing either: neither is counted.
             Some((_, Receiver::Unknown)) => {
+                // A member of a type, or of an extension of a type the
+                // project does not define (Swift's `extension Error`).
                 let members: Vec<DefIx> = self
                     .look
                     .named(name)
@@ -289,6 +325,7 @@ impl Resolver<'_> {
                             && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
                             && !self.p.fact(d).impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
                     })
+                    .chain(self.foreign_named.get(name).into_iter().flatten().copied())
                     .collect();
                 match members[..] {
                     _ if EVERYWHERE.contains(&name) => Bound::Outside,
@@ -300,9 +337,28 @@ impl Resolver<'_> {
                     // it takes as many arguments as the call gives.
                     [one]
                         if self.p.sources[fi].lang.unknown_receiver_is_ours
-                            && c.args.is_none_or(|n| self.p.fact(one).arity.is_none_or(|a| a.fits(n))) =>
+                            && c.args.is_none_or(|n| self.p.fact(one).arity.is_none_or(|a| a.fits(n)))
+                            && self.labels_fit(one, c) =>
                     {
                         Bound::One(one)
+                    }
+                    // Swift's labels tell namesakes apart: the one method
+                    // of that full name (`asAFError(or:)`), as above.
+                    _ if c.labels.is_some() && self.p.sources[fi].lang.unknown_receiver_is_ours => {
+                        let named: Vec<DefIx> = members
+                            .iter()
+                            .copied()
+                            .filter(|&d| {
+                                self.p.fact(d).labels.is_some()
+                                    && self.labels_fit(d, c)
+                                    && c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
+                            })
+                            .collect();
+                        match named[..] {
+                            [one] => Bound::One(one),
+                            [] => Bound::Outside,
+                            _ => Bound::Unbound,
+                        }
                     }
                     _ => Bound::Unbound,
                 }

@@ -18,6 +18,9 @@ pub(super) struct Resolver<'a> {
     /// (Kotlin's `fun String.slug()`, `fun Type.canonicalize()`), by the
     /// type's last name: found by calls on values written of that type.
     pub(super) foreign_extensions: HashMap<String, Vec<DefIx>>,
+    /// The same, by their own name: what a call on a value of unknown type
+    /// may mean.
+    pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
 }
 
 impl Resolver<'_> {

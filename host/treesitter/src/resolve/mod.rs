@@ -312,6 +312,7 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
         supers: HashMap::default(),
         extensions: HashMap::default(),
         foreign_extensions: HashMap::default(),
+        foreign_named: HashMap::default(),
     };
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
@@ -347,7 +348,22 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
             None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
         }
     }
+    // A Swift extension's members of a type the project does not define
+    // (`extension String { func slug() }`, `extension URLRequest { init(…) }`).
+    for (ix, def) in p.defs.iter().enumerate() {
+        if def.parent.is_none()
+            && p.sources[def.file].lang.rules.foreign_extensions
+            && let Some(owner) = &p.fact(ix).owner
+        {
+            foreign.entry(crate::extract::simple_type(owner)).or_default().push(ix);
+        }
+    }
     r.extensions = extensions;
+    for ds in foreign.values() {
+        for &d in ds {
+            r.foreign_named.entry(p.fact(d).name.clone()).or_default().push(d);
+        }
+    }
     r.foreign_extensions = foreign;
     implicit_interfaces(&p, &members, &mut r.supers);
     step.done("implicit interfaces");
