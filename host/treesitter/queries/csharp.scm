@@ -16,10 +16,13 @@
 (enum_member_declaration name: (identifier) @name) @def.constant
 (delegate_declaration name: (identifier) @name type_parameters: (type_parameter_list)? @generics) @def.type
 (method_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.method
+; What a method returns: a chain or a `var` read through it.
+(method_declaration returns: (_) @returns name: (identifier) @name parameters: (parameter_list) @params) @def.method
 ; An extension method (`static string Decode(this Reader r)`): the type it extends.
 ((method_declaration name: (identifier) @name
    parameters: (parameter_list . (parameter (modifier) @extension.this
-     type: [(identifier) @extension (generic_name (identifier) @extension) (nullable_type type: (identifier) @extension)])) @params) @def.method
+     type: [(identifier) @extension (generic_name (identifier) @extension) (nullable_type type: (identifier) @extension)
+            (predefined_type) @extension (qualified_name name: (identifier) @extension)])) @params) @def.method
  (#eq? @extension.this "this"))
 (constructor_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
@@ -32,7 +35,14 @@
 (variable_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]
   (variable_declarator name: (identifier) @var.name))
 (variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]))
+; `var f = Configurator.GetFormatter(p)`: typed by its value.
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var.name (invocation_expression) @var.value))
 (parameter type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
+; A parameter, field or local of a built-in type (`string s`, `this string
+; input`): its extension methods are called on it.
+(parameter type: (predefined_type) @var.type name: (identifier) @var.name)
+(variable_declaration type: (predefined_type) @var.type (variable_declarator name: (identifier) @var.name))
+(property_declaration type: (predefined_type) @var.type name: (identifier) @var.name)
 (property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 ; The same, nullable (`IStore? store`).
 (variable_declaration type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)])

@@ -45,6 +45,12 @@ pub enum Step<'a> {
     Cast(&'a str),
 }
 
+/// Built-in types a cast may name (`(long)number`, `(string)value`).
+const PRIMITIVES: &[&str] = &[
+    "long", "int", "short", "byte", "sbyte", "char", "float", "double", "bool", "boolean", "string", "decimal", "uint",
+    "ulong", "ushort", "object",
+];
+
 /// The most steps an expression may have before it is not read.
 const MAX_STEPS: usize = 32;
 /// The longest expression read.
@@ -122,7 +128,7 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
         let mut j = i;
         skip_ws(&mut j);
         if let [Step::Name(t)] = out[start_len..]
-            && t.starts_with(|c: char| c.is_ascii_uppercase())
+            && (t.starts_with(|c: char| c.is_ascii_uppercase()) || PRIMITIVES.contains(&t))
             && b.get(j).is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'(')
         {
             let mut operand = Vec::new();

@@ -1195,6 +1195,11 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Ledger.Settle:8 -CALLS-> NS.Ledger.Post:7",
         // Read past a directive between attributes and their member.
         "NS.Casing.Title:13 -CALLS-> NS.Casing.Lower:11",
+        // Extension methods of built-in types, on a parameter and on a
+        // cast; a `var` typed by what the method it calls returns.
+        "NS.Words.Use:15 -CALLS-> NS.Words.Shout:12",
+        "NS.Words.Spell:14 -CALLS-> NS.Words.Spell:13",
+        "NS.Words.Use:15 -CALLS-> NS.IFormatter.Unit:3",
     ]
     .iter()
     .map(|s| e(s))
@@ -1207,6 +1212,8 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Ledger.Close:5 -CALLS-> NS.Ledger.Post:7",
         // `#if false`'s code is not read.
         "NS.Casing.Dead:15 -CALLS-> NS.Casing.Lower:11",
+        // `(long)number` is a long: not the int overload itself.
+        "NS.Words.Spell:14 -CALLS-> NS.Words.Spell:14",
     ]
     .iter()
     .map(|s| e(s))

@@ -277,7 +277,13 @@ impl Resolver<'_> {
                 // (`String::new`).
                 if scoped { Val::Foreign } else { Val::Unknown }
             }
-            Step::New(name) => type_named(name).map_or(Val::Foreign, Val::Type),
+            // A type the project does not define is kept by name: the
+            // project's extension methods of it may be called on the value
+            // (`((long)number).ToWords()`).
+            Step::New(name) => type_named(name).map_or_else(
+                || Val::Written(Written { text: name.to_owned(), file: fi, scope, self_ty: None }),
+                Val::Type,
+            ),
             // Python's `super()`: the class the enclosing one extends.
             Step::Call { name: "super", args: 0, .. } => {
                 let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
