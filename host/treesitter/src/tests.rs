@@ -1309,6 +1309,11 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
             // `module Shop` reopened in another file: one namespace.
             "Shop.Report -EXTENDS-> Shop.Base",
             "Shop.Report.print:4 -CALLS-> Shop.Base.save:4",
+            // A module extending a module; a class body's call, its
+            // keyword arguments one hash (the class method, not the
+            // instance method of that name).
+            "Guard.Common -EXTENDS-> Guard.Loader",
+            "Guard.Strict -CALLS-> Guard.Base.default_options:13",
         ],
         &[
             "Shop.Admin.Item -EXTENDS-> Other.Base",
@@ -1317,6 +1322,7 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
             "Shop.Admin.Item.rename:25 -CALLS-> Shop.Base.save:4",
             "Shop.Admin.Item.keep:29 -CALLS-> Shop.Base.save:4",
             "Shop.Report -EXTENDS-> Other.Base",
+            "Guard.Strict -CALLS-> Guard.Base.default_options:17",
         ],
     );
 }

@@ -423,7 +423,8 @@ impl Import {
             // A field's, a constant's or a variable's initializer that calls
             // (`static final String X = lookUp();`) calls.
             let value = matches!(a, "field" | "constant" | "variable" | "property");
-            let ty = if (is_callable(a) || value) && is_callable(t) {
+            let body = self.dialect.bodies_run && matches!(a, "class" | "module" | "object" | "struct" | "enum");
+            let ty = if (is_callable(a) || value || body) && is_callable(t) {
                 "CALLS"
             } else if self.dialect.python
                 && a == "class"

@@ -332,6 +332,12 @@ pub(super) struct Dialect {
     /// How its references and relationships were found: by name (the
     /// built-in tree-sitter indexer) or by a compiler.
     pub(super) derivation: Derivation,
+    /// A class's or module's body runs when it is defined (Ruby's
+    /// `default_options max_age: 1`, a Scala object's statements): a call
+    /// in it is the type's. Only where the built-in indexer reads a
+    /// language no SCIP indexer reads the same way (Python's, TypeScript's
+    /// and Rust's module-level calls stay references, as theirs are).
+    pub(super) bodies_run: bool,
 }
 
 impl Dialect {
@@ -341,7 +347,9 @@ impl Dialect {
         let rust = tool == "rust-analyzer" || (tool == super::INFERRING_TOOL && language == "rust");
         let python = tool == "scip-python";
         let derivation = if tool == super::INFERRING_TOOL { Derivation::Inferred } else { Derivation::Exact };
-        Dialect { rust, python, fqn_sep: if rust { "::" } else { "." }, derivation, tool }
+        let bodies_run = tool == super::INFERRING_TOOL
+            && !matches!(language, "rust" | "python" | "typescript" | "javascript" | "typescriptreact");
+        Dialect { rust, python, fqn_sep: if rust { "::" } else { "." }, derivation, tool, bodies_run }
     }
 }
 

@@ -38,7 +38,11 @@ fn is_comment(n: Node<'_>) -> bool {
 /// Arguments in an argument list.
 pub(super) fn count_args(list: Node<'_>) -> u32 {
     let mut c = list.walk();
-    list.named_children(&mut c).filter(|n| !is_comment(*n)).count() as u32
+    let args = list.named_children(&mut c).filter(|n| !is_comment(*n));
+    // Ruby's keyword arguments (`default_options max_age: 1, preload:
+    // false`) are one hash, one argument.
+    let (pairs, rest) = args.fold((0u32, 0u32), |(p, r), n| if n.kind() == "pair" { (p + 1, r) } else { (p, r + 1) });
+    rest + u32::from(pairs > 0)
 }
 
 /// The calls written in a macro's body (`name(`, not after `.`, `->` or

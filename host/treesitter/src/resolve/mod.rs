@@ -319,7 +319,12 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     for (fi, s) in p.sources.iter().enumerate() {
         for sup in &s.facts.supers {
             counts.supers += 1;
-            let Some(owner) = r.innermost(fi, &sup.span, |k| k.is_type()) else { continue };
+            // A Ruby module's own mixins (`module Common; extend Loader`) are
+            // its supertypes too.
+            let mixes = s.lang.rules.nested_modules;
+            let Some(owner) = r.innermost(fi, &sup.span, |k| k.is_type() || mixes && k == Kind::Module) else {
+                continue;
+            };
             // A header is read from around the type it heads: the type's
             // own members are not in scope there (`class Doc implements
             // Builder` with a nested `Doc.Builder` means the imported one).
