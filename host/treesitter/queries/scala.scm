@@ -21,6 +21,9 @@
 
 ; Headers: `extends A with B`.
 (extends_clause type: [(type_identifier) @extends (generic_type type: (type_identifier) @extends)])
+; An infix type (`extends (A Ior Nothing)`): its operator is the type.
+(extends_clause type: (tuple_type (infix_type operator: (identifier) @extends)))
+(extends_clause type: (infix_type operator: (identifier) @extends))
 
 ; Typed names, values, and parameterless methods read as fields.
 (parameter name: (identifier) @var.name type: (_) @var.written)

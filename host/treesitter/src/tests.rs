@@ -968,6 +968,10 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             "shop.data.Chain.link:6 -CALLS-> shop.Item.price:11",
             // `Coupon.take(…)` on the class's name: the companion's.
             "shop.Till.ring:12 -CALLS-> shop.Coupon.take:8",
+            // A supertype named by the enclosing clause: the trait, not
+            // its companion object; an infix type's operator.
+            "shop.data.SetLattice -IMPLEMENTS-> shop.Lattice",
+            "shop.Left -EXTENDS-> shop.Both",
         ],
         &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5", "shop.Till.ring:12 -CALLS-> shop.Coupon.take:4"],
     );

@@ -322,6 +322,17 @@ impl Resolver<'_> {
         if let Some(r) = pick(self.look.in_package_of(package, name)) {
             return Some((r, whole));
         }
+        // Scala's chained package clauses (`package cats.kernel` then
+        // `package instances`): the enclosing packages' names are in scope
+        // too, nearest first.
+        if self.p.sources[fi].lang.name == "scala" {
+            let pkg = &self.p.sources[fi].package;
+            for k in (1..pkg.len()).rev() {
+                if let Some(r) = pick(self.look.in_package(&pkg[..k].join("."), name)) {
+                    return Some((r, false));
+                }
+            }
+        }
         // A call of a name in scope nowhere: the project's only where its
         // language has global names.
         let lang = self.p.sources[fi].lang;
@@ -402,11 +413,22 @@ impl Resolver<'_> {
             }
             _ => None,
         };
-        one_symbol(found).or_else(|| {
-            let same: Vec<DefIx> =
-                found.iter().copied().filter(|&d| self.p.fact(d).generics == name.generics).collect();
-            one_symbol(&same)
-        })
+        one_symbol(found)
+            .or_else(|| {
+                let same: Vec<DefIx> =
+                    found.iter().copied().filter(|&d| self.p.fact(d).generics == name.generics).collect();
+                one_symbol(&same)
+            })
+            .or_else(|| {
+                // Scala's class or trait and its companion object, one name:
+                // in a type's place, the type.
+                let types: Vec<DefIx> = found
+                    .iter()
+                    .copied()
+                    .filter(|&d| !(self.p.kind(d) == Kind::Module && self.p.fact(d).term))
+                    .collect();
+                (types.len() < found.len()).then(|| one_symbol(&types)).flatten()
+            })
     }
 
     /// The definitions called `name` (of a kind `pass` admits) declared in
