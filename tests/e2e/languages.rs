@@ -166,6 +166,15 @@ async fn every_built_in_language_is_indexed_and_served() {
                 assert!(r.text.contains(&format!("Item.load{labels} at Sources/Shop/")), "{}", r.text);
             }
             assert!(r.structured["candidates"][0]["signature"].as_str().is_some_and(|s| s.contains("func load")));
+            // Its full name, labels and all, is the one method.
+            let r = client.call("resolve", json!({"identifier": "Item.load(_:for:)"})).await;
+            assert_eq!(r.structured["status"], "one", "{}", r.text);
+            assert!(r.text.contains("Sources/Shop/ItemLoading.swift:3"), "{}", r.text);
+        }
+        // Ruby's `Cart#add`, an instance method as its users write it.
+        if lang == "ruby" {
+            let r = client.call("resolve", json!({"identifier": "Shop::Cart#add"})).await;
+            assert_eq!(r.structured["candidates"][0]["fqn"], "Shop.Cart.add", "{}", r.text);
         }
         if let Some((spelled, stored)) = native {
             let r = client.call("resolve", json!({"identifier": spelled})).await;
@@ -323,6 +332,41 @@ async fn a_file_name_that_is_not_utf8_is_named_exactly_and_followed() {
     assert_eq!(described.structured["record"]["file"], file.as_str(), "{}", described.text);
     let callers = client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
     assert!(other_names(&callers).contains("Odder"), "{}", callers.text);
+    client.close().await;
+}
+
+/// A file the grammar reads only in part is named, with the line its
+/// reading stopped at, in `signpost://graph` and in `describe` of what it
+/// declares (a Kotlin file that ends in a function cut off mid-header).
+#[tokio::test(flavor = "multi_thread")]
+async fn files_read_in_part_are_named_in_the_status_and_in_describe() {
+    let scratch = Scratch::new("read-in-part");
+    let dir = scratch.path("shop");
+    std::fs::create_dir_all(dir.join("src")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(dir.join("src/Good.kt"), "package shop\n\nclass Good {\n    fun ok() = 1\n}\n")
+        .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        dir.join("src/Broken.kt"),
+        "package shop\n\nclass Broken {\n    fun fine() = 1\n}\n\nfun tail( = \n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let cache = scratch.path("cache");
+    let (d, c) = (dir.display().to_string(), cache.display().to_string());
+    let client = Client::spawn_with(&["--project", &d], &[("XDG_CACHE_HOME", &c)], std::process::Stdio::null()).await;
+    let id = resolve_one(&client, "shop.Broken").await;
+    let status = client.resource("signpost://graph").await;
+    let parts = status["read_in_part"].as_array().cloned().unwrap_or_default();
+    assert_eq!(parts.len(), 1, "{status}");
+    assert_eq!(parts[0]["file"], "src/Broken.kt", "{status}");
+    assert!(parts[0]["from_line"].as_u64().is_some_and(|l| (6..=8).contains(&l)), "{status}");
+    let described = client.call("describe", json!({"id": id})).await;
+    assert_eq!(described.structured["read_in_part"][0]["file"], "src/Broken.kt", "{}", described.text);
+    assert!(described.text.contains("read src/Broken.kt from line"), "{}", described.text);
+    // A symbol of a file read whole says nothing of the kind.
+    let good = resolve_one(&client, "shop.Good").await;
+    let described = client.call("describe", json!({"id": good})).await;
+    assert!(described.structured.get("read_in_part").is_none(), "{}", described.text);
+    assert!(!described.text.contains("only in part"), "{}", described.text);
     client.close().await;
 }
 
