@@ -29,7 +29,9 @@
 
 ; Typed names: fields, promoted and plain parameters; values of variables.
 (property_declaration type: (_) @var.written (property_element name: (variable_name (name) @var.name)))
-(property_promotion_parameter type: (_) @var.written name: (variable_name (name) @var.name))
+; A promoted constructor parameter is a property of the class: its scope
+; is the class, not the constructor.
+(property_promotion_parameter type: (_) @var.written name: (variable_name (name) @var.name)) @var.member
 (simple_parameter type: (_) @var.written name: (variable_name) @var.name)
 (assignment_expression left: (variable_name) @var.name right: (_) @var.value)
 (foreach_statement (_) (pair (_) (variable_name) @var.name))

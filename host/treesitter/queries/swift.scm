@@ -28,8 +28,10 @@
 (inheritance_specifier inherits_from: (user_type (type_identifier) @extends))
 
 ; Typed names: parameters, properties and locals, by written type or value.
+; An existential or opaque type (`any URLRequestConvertible`, `some P`)
+; too: the protocol's members.
 (parameter (simple_identifier) @var.name .
-  [(user_type) (array_type) (optional_type) (dictionary_type) (tuple_type)] @var.written)
+  [(user_type) (array_type) (optional_type) (dictionary_type) (tuple_type) (existential_type) (opaque_type)] @var.written)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name)
   (type_annotation type: (_) @var.written))
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) !value)

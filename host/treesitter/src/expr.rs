@@ -378,7 +378,10 @@ impl<'a> TypeText<'a> {
                 // A lifetime.
                 t = t[1..].trim_start_matches(|c: char| c.is_alphanumeric() || c == '_');
             }
-            for kw in ["mut ", "dyn ", "impl ", "const ", "readonly ", "ref ", "final ", "struct ", "class "] {
+            // Swift's existential and opaque types (`any P`, `some P`).
+            for kw in
+                ["mut ", "dyn ", "impl ", "const ", "readonly ", "ref ", "final ", "struct ", "class ", "any ", "some "]
+            {
                 if let Some(rest) = t.strip_prefix(kw) {
                     t = rest;
                 }
@@ -562,6 +565,7 @@ mod tests {
         assert_eq!(t("(*Order, error)"), of("Order", None, vec![]));
         assert_eq!(t(": Promise<Shape>"), of("Promise", None, vec!["Shape"]));
         assert_eq!(t("Shape | undefined"), of("Shape", None, vec![]));
+        assert_eq!(t("any URLRequestConvertible"), of("URLRequestConvertible", None, vec![]));
         assert_eq!(t("Shape[]"), of("[]", None, vec!["Shape"]));
         assert_eq!(t("&[Box<dyn Shape>]"), of("[]", None, vec!["Box<dyn Shape>"]));
         assert_eq!(t("[]*Item"), of("[]", None, vec!["*Item"]));

@@ -913,6 +913,8 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Labeller.run:19 -CALLS-> String.indenting:9",
             "Labeller.run:19 -CALLS-> URLRequest.init:13",
             "Labeller.run:19 -CALLS-> Error.asShopError:4",
+            // A parameter of an existential type (`any Convertible`).
+            "send:33 -CALLS-> Convertible.asRequest:30",
         ],
         &[
             "checkout:21 -CALLS-> Book.price:33",
@@ -1340,6 +1342,8 @@ fn php_traits_used_in_a_class() {
         &[
             "Acme.Http.Client -IMPLEMENTS-> Acme.Log.Loggable",
             "Acme.Http.Client.send:11 -CALLS-> Acme.Log.Loggable.log:7",
+            // A promoted constructor property's type, read through it.
+            "Acme.Log.Processor.__invoke:9 -CALLS-> Acme.Log.Level.isLowerThan:9",
         ],
         &[],
     );

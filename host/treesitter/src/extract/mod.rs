@@ -296,6 +296,10 @@ pub struct Var {
     /// that value only there (`r *http.Request` in a handler literal is not
     /// the `r` of the function around it).
     pub within: Option<(usize, usize)>,
+    /// A member of the type around it though declared in its constructor's
+    /// parameters (`@var.member`: PHP's promoted `public readonly Level
+    /// $level`): its scope is the type, not the constructor.
+    pub member: bool,
 }
 
 /// The innermost of `ranges` (sorted by start) around byte `at`.

@@ -316,6 +316,7 @@ impl Reader {
                                 written: get("var.written").map(|w| compact(&txt(w))),
                                 // Set once every function literal is known.
                                 within: Some((n.start_byte(), n.start_byte())),
+                                member: get("var.member").is_some(),
                             };
                             // What a collection holds is said beside its own type.
                             match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {

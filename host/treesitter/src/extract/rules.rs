@@ -39,6 +39,7 @@ pub(super) fn tuple_fields(list: Node<'_>, text: &[u8]) -> Vec<Var> {
             typed: Typed::Is,
             written: Some(compact(&txt(ty))),
             within: Some((ty.start_byte(), ty.start_byte())),
+            member: false,
         });
     }
     out
@@ -71,6 +72,7 @@ pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
             typed: Typed::Value,
             written: None,
             within: Some((at.start_byte(), at.start_byte())),
+            member: false,
         });
     }
     out

@@ -355,6 +355,7 @@ fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
         && a.arity == b.arity
         && a.generics == b.generics
         && a.params == b.params
+        && a.labels == b.labels
         && a.expands == b.expands
         && a.returns == b.returns
 }

@@ -369,6 +369,8 @@ impl Resolver<'_> {
     /// A call of `c`'s name on a value of type `ty`, which the project does
     /// not define: its extension functions of that name, if any.
     fn foreign_extension(&self, fi: usize, scope: Option<DefIx>, ty: &str, c: &crate::extract::Call) -> Bound {
+        // What this call means changes with the extensions of that name.
+        lookup::read(&c.name);
         let level: Vec<DefIx> = self
             .foreign_extensions
             .get(ty)

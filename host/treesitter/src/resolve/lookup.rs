@@ -245,7 +245,11 @@ impl Vars {
         let mut holds: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
         for (fi, s) in p.sources.iter().enumerate() {
             for v in &s.facts.vars {
-                let scope = innermost_in(p, fi, &v.ty.span, |k| k.is_scope());
+                let scope = if v.member {
+                    innermost_in(p, fi, &v.ty.span, |k| k.is_type())
+                } else {
+                    innermost_in(p, fi, &v.ty.span, |k| k.is_scope())
+                };
                 let bound = match v.typed {
                     Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
                     Typed::Value => Binding::Value(v.ty.name.clone()),
