@@ -244,8 +244,8 @@ fn words(code: &[u8]) -> impl Iterator<Item = &[u8]> {
     code.split(|b| !(b.is_ascii_alphanumeric() || *b == b'_')).filter(|w| !w.is_empty())
 }
 
-/// Modifiers a Kotlin class header or constructor may carry.
-const KOTLIN_MODIFIERS: &[&[u8]] = &[
+/// Modifiers a Kotlin declaration may carry.
+pub(crate) const KOTLIN_MODIFIERS: &[&[u8]] = &[
     b"public",
     b"private",
     b"internal",

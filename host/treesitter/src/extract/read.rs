@@ -592,36 +592,14 @@ impl<'t> Points<'t> {
     }
 }
 
-/// How many nodes of a tree are errors or missing (how much of it the
-/// grammar could not read), and how many of them are in a conditional
-/// (`#if`, `#ifdef`, an `#else` branch).
 /// Whether Kotlin text declares something `expect` (`expect class`,
 /// `public expect fun`): a line whose leading modifiers hold the word.
 fn declares_expect(text: &[u8]) -> bool {
-    const MODIFIERS: &[&[u8]] = &[
-        b"public",
-        b"private",
-        b"internal",
-        b"protected",
-        b"open",
-        b"abstract",
-        b"sealed",
-        b"data",
-        b"inner",
-        b"enum",
-        b"annotation",
-        b"value",
-        b"final",
-        b"inline",
-        b"actual",
-        b"expect",
-        b"fun",
-    ];
     memchr::memmem::find_iter(text, b"expect").next().is_some()
         && text.split(|&b| b == b'\n').any(|line| {
             line.split(u8::is_ascii_whitespace)
                 .filter(|w| !w.is_empty())
-                .take_while(|w| MODIFIERS.contains(w))
+                .take_while(|w| crate::prepass::KOTLIN_MODIFIERS.contains(w))
                 .any(|w| w == b"expect")
         })
 }
@@ -645,6 +623,9 @@ fn first_error(root: Node<'_>) -> Option<usize> {
     None
 }
 
+/// How many nodes of a tree are errors or missing (how much of it the
+/// grammar could not read), and how many of them are in a conditional
+/// (`#if`, `#ifdef`, an `#else` branch).
 fn errors(root: Node<'_>) -> (usize, usize) {
     let mut cursor = root.walk();
     let (mut n, mut in_conditional) = (0, 0);
