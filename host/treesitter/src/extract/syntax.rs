@@ -121,18 +121,15 @@ pub(super) fn param_labels(decl: Node<'_>, text: &[u8]) -> Option<Vec<String>> {
 /// Swift's argument labels as a call writes them (`load(u, for: k)`: `_`,
 /// `for`); none for other languages' argument lists.
 pub(super) fn labels_given(list: Node<'_>, text: &[u8]) -> Option<Vec<String>> {
-    if list.kind() != "value_arguments" {
+    // Kotlin's arguments are `value_argument`s too; only Swift's list is
+    // in a call suffix.
+    if list.kind() != "value_arguments" || list.parent().is_none_or(|p| p.kind() != "call_suffix") {
         return None;
     }
     let mut c = list.walk();
-    let args: Vec<Node<'_>> = list.named_children(&mut c).filter(|n| n.kind() == "value_argument").collect();
-    // Kotlin's arguments are `value_argument`s too; only Swift's list is
-    // in a call suffix.
-    if list.parent().is_none_or(|p| p.kind() != "call_suffix") {
-        return None;
-    }
     Some(
-        args.iter()
+        list.named_children(&mut c)
+            .filter(|n| n.kind() == "value_argument")
             .map(|a| {
                 let mut ac = a.walk();
                 a.named_children(&mut ac)

@@ -346,20 +346,19 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     let mut extensions: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     let mut foreign: HashMap<String, Vec<DefIx>> = HashMap::default();
     for (ix, def) in p.defs.iter().enumerate() {
-        let Some(of) = &p.fact(ix).extension else { continue };
-        let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
-        match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
-            Some(t) => extensions.entry(t).or_default().push(ix),
-            None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
-        }
-    }
-    // A Swift extension's members of a type the project does not define
-    // (`extension String { func slug() }`, `extension URLRequest { init(…) }`).
-    for (ix, def) in p.defs.iter().enumerate() {
-        if def.parent.is_none()
+        if let Some(of) = &p.fact(ix).extension {
+            let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
+            match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
+                Some(t) => extensions.entry(t).or_default().push(ix),
+                None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
+            }
+        } else if def.parent.is_none()
             && p.sources[def.file].lang.rules.foreign_extensions
             && let Some(owner) = &p.fact(ix).owner
         {
+            // A Swift extension's member of a type the project does not
+            // define (`extension String { func slug() }`, `extension
+            // URLRequest { init(…) }`).
             foreign.entry(crate::extract::simple_type(owner)).or_default().push(ix);
         }
     }
