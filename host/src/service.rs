@@ -267,10 +267,7 @@ impl Signpost {
             "note: {file} changed since it was indexed: this symbol's line and edges may be out of date until it is indexed again"
         );
         response.structured["stale"] = Value::Bool(true);
-        if !response.text.ends_with('\n') {
-            response.text.push('\n');
-        }
-        response.text.push_str(&note);
+        append_note(response, &note);
     }
 
     /// Says so in a `describe` or callers' `neighbors` answer when call
@@ -288,10 +285,7 @@ impl Signpost {
             "note: {n} call site(s) {what} were not bound to one definition (a receiver whose type is not known, or \
              namesakes the index could not tell apart): the callers may be more than the edges show"
         );
-        if !response.text.ends_with('\n') {
-            response.text.push('\n');
-        }
-        response.text.push_str(&note);
+        append_note(response, &note);
     }
 
     /// Says so in a `describe` answer when the symbol's file (a package's
@@ -311,10 +305,7 @@ impl Signpost {
              that line may be missing from the graph",
             places.join(", ")
         );
-        if !response.text.ends_with('\n') {
-            response.text.push('\n');
-        }
-        response.text.push_str(&note);
+        append_note(response, &note);
     }
 
     /// The hint validator (also used by the self-check).
@@ -612,4 +603,12 @@ struct Served<'a> {
     faulted: bool,
     seq: u64,
     latency: Duration,
+}
+
+/// Appends a line of the host's own to a tool's text, on a line of its own.
+fn append_note(response: &mut Response, note: &str) {
+    if !response.text.ends_with('\n') {
+        response.text.push('\n');
+    }
+    response.text.push_str(note);
 }
