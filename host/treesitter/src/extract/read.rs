@@ -519,17 +519,13 @@ impl Reader {
             fold_overloads(&mut facts, root, text);
         }
         drop(matches);
-        facts.cut = halted_at.get().map(|at| Cut {
-            line: match &expanded {
-                Some(x) => x.point(at.min(text.len()), false).0 as usize + 1,
-                None => text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1,
-            },
-            after: timeout,
-        });
-        facts.syntax_errors = first_error(root).map(|at| match &expanded {
+        // The 1-based line in the file of a byte of the text parsed.
+        let line_of = |at: usize| match &expanded {
             Some(x) => x.point(at.min(text.len()), false).0 + 1,
             None => text[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() as u32 + 1,
-        });
+        };
+        facts.cut = halted_at.get().map(|at| Cut { line: line_of(at) as usize, after: timeout });
+        facts.syntax_errors = first_error(root).map(line_of);
         if let Some(x) = &expanded {
             placed_back(&mut facts, x);
         }
@@ -595,7 +591,7 @@ impl<'t> Points<'t> {
 /// Whether Kotlin text declares something `expect` (`expect class`,
 /// `public expect fun`): a line whose leading modifiers hold the word.
 fn declares_expect(text: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, b"expect").next().is_some()
+    memchr::memmem::find(text, b"expect").is_some()
         && text.split(|&b| b == b'\n').any(|line| {
             line.split(u8::is_ascii_whitespace)
                 .filter(|w| !w.is_empty())
