@@ -173,6 +173,7 @@ fn extensions_named(graph: &Graph, ident: &str) -> Vec<NodeIx> {
     if receiver.is_empty() || name.is_empty() {
         return Vec::new();
     }
+    let call = format!(".{name}(");
     graph
         .index()
         .name_is(&lower(name))
@@ -182,7 +183,6 @@ fn extensions_named(graph: &Graph, ident: &str) -> Vec<NodeIx> {
             let n = graph.node(ix);
             matches!(n.kind(), "function" | "method") && n.name() == name && {
                 let sig = n.signature();
-                let call = format!(".{name}(");
                 sig.match_indices(&call).any(|(at, _)| {
                     let head = sig[..at].trim_end_matches('?');
                     let head = match head.strip_suffix('>') {
