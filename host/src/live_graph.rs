@@ -298,27 +298,43 @@ impl LiveGraph {
         self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Replaces the part read from `path` with `graph` (made in this
-    /// process, e.g. by re-indexing an edit) and serves the result. The
-    /// file is not read; a later reload reads it only if it changes.
-    pub fn replace_part(&self, path: &Path, graph: Graph) -> ReloadRecord {
+    /// Replaces the parts read from the given paths with the graphs given
+    /// (made in this process, e.g. by re-indexing an edit) and serves the
+    /// result: one join and one swap however many parts. The files are not
+    /// read; a later reload reads one only if it changes.
+    pub fn replace_parts(&self, new: Vec<(PathBuf, Arc<Graph>)>) -> ReloadRecord {
         let started = Instant::now();
         let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(i) = parts.iter().position(|p| p.path == path) else {
-            return ReloadRecord {
-                result: "refused",
-                detail: format!("{} is not a source of the served graph", path.display()),
-                at: now(),
-                duration_ms: 0,
-            };
-        };
-        let graph = Arc::new(graph);
-        let result = joined(parts.iter().enumerate().map(|(k, p)| if k == i { &graph } else { &p.graph }));
+        let mut at = Vec::with_capacity(new.len());
+        for (path, _) in &new {
+            match parts.iter().position(|p| p.path == *path) {
+                Some(i) => at.push(i),
+                None => {
+                    return ReloadRecord {
+                        result: "refused",
+                        detail: format!("{} is not a source of the served graph", path.display()),
+                        at: now(),
+                        duration_ms: 0,
+                    };
+                }
+            }
+        }
+        let graph_of = |k: usize| at.iter().rposition(|&i| i == k).map_or(&parts[k].graph, |j| &new[j].1);
+        let result = joined((0..parts.len()).map(graph_of));
+        let what = new.iter().map(|(p, _)| p.display().to_string()).collect::<Vec<_>>().join(", ");
         if result.is_ok() {
-            parts[i].graph = graph;
+            for (i, (_, graph)) in at.into_iter().zip(new) {
+                parts[i].graph = graph;
+            }
         }
         drop(parts);
-        self.swap(result, started, &path.display().to_string())
+        self.swap(result, started, &what)
+    }
+
+    /// The graph the part read from `path` serves now.
+    pub fn part(&self, path: &Path) -> Option<Arc<Graph>> {
+        let parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        parts.iter().find(|p| p.path == path).map(|p| p.graph.clone())
     }
 
     /// The graph serving now.

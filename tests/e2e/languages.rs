@@ -492,7 +492,7 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     let status = client.resource("signpost://graph").await;
     let sources = status["sources"].to_string();
     assert!(
-        sources.contains(&c) && sources.contains("index.go.tree-sitter.scip"),
+        sources.contains(&c) && sources.contains("index.go.tree-sitter.snapshot"),
         "the indexes live in the cache: {status}"
     );
     assert!(!dir.join("index.scip").exists(), "nothing is written into the project");
@@ -526,6 +526,117 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     let status = client.resource("signpost://graph").await;
     assert!(status["swaps"].as_u64().unwrap_or(0) >= 3, "{status}");
     client.close().await;
+}
+
+/// Serves the project at `dir` on `cache`, its log at info level in `log`
+/// (appended), its parts saved 50 ms after they are made.
+async fn served_with_log(dir: &Path, cache: &Path, log: &Path) -> Client {
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.arg("--project").arg(dir).env("XDG_CACHE_HOME", cache).env("RUST_LOG", "signpost=info");
+    cmd.env("SIGNPOST_SAVE_QUIET_MS", "50");
+    Client::spawn_command(cmd, file).await
+}
+
+/// The file `name` under `dir`, at any depth.
+fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let p = e.path();
+        if p.is_dir() { find_file(&p, name) } else { p.file_name().is_some_and(|n| n == name).then_some(p) }
+    })
+}
+
+/// Waits until the part `name` is saved under `cache`, written after
+/// `after`; its path.
+async fn until_saved(cache: &Path, name: &str, after: std::time::SystemTime) -> PathBuf {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let found = find_file(cache, name);
+        let modified = found.as_ref().and_then(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+        if let (Some(path), Some(m)) = (found, modified)
+            && m > after
+        {
+            return path;
+        }
+        assert!(std::time::Instant::now() < deadline, "{name} was never saved under {}", cache.display());
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A restart serves the last run's parts, edits made while it served
+/// included, and reads again only the files changed while it was stopped
+/// (one edited, one deleted): their symbols come and go, the others keep
+/// their ids. A saved part damaged on disk, or saved by a server that
+/// was stopped mid-write, is set aside with the reason, and the files
+/// are read again: never a crash, never a wrong graph.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed() {
+    let scratch = Scratch::new("restart");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let (cache, log) = (scratch.path("cache"), scratch.path("server.log"));
+    let client = served_with_log(&dir, &cache, &log).await;
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let service = resolve_one(&client, "service.Service").await;
+    // Saved once it is made; then again after an edit.
+    let first = until_saved(&cache, "saved.go", started).await;
+    let edited = std::fs::metadata(&first).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.join("service/service.go");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(
+        &path,
+        text + "
+func EditedWhileServed() int { return 1 }
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "EditedWhileServed", "one", &service).await;
+    let saved = until_saved(&cache, "saved.go", edited).await;
+    client.close().await;
+
+    // Stopped: one file edited, one deleted.
+    let order = dir.join("orders/order.go");
+    let text = std::fs::read_to_string(&order).unwrap_or_default();
+    std::fs::write(
+        &order,
+        text + "
+func AddedWhileStopped() int { return 2 }
+",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::remove_file(dir.join("audit/log.go")).unwrap_or_else(|e| panic!("{e}"));
+    let client = served_with_log(&dir, &cache, &log).await;
+    assert_eq!(resolve_one(&client, "service.Service").await, service, "the saved part serves, same ids");
+    assert_eq!(
+        client.call("resolve", json!({"identifier": "EditedWhileServed"})).await.structured["status"],
+        "one",
+        "an edit made while serving was saved with the part"
+    );
+    until_resolved(&client, "AddedWhileStopped", "one", &service).await;
+    until_resolved(&client, "audit.Log", "none", &service).await;
+    client.close().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let restored: Vec<&str> = text.lines().filter(|l| l.contains("the last run's parts serve at once")).collect();
+    assert!(restored.len() == 1 && restored[0].contains("changed=2"), "two files read again:\n{text}");
+
+    // Damaged on disk, then cut short: set aside, read again, served right.
+    let bytes = std::fs::read(&saved).unwrap_or_default();
+    let mut damaged = bytes.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 0x40;
+    for (what, bytes) in [("checksum does not match", damaged), ("truncated", bytes[..bytes.len() / 3].to_vec())] {
+        std::fs::write(&saved, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let client = served_with_log(&dir, &cache, &log).await;
+        assert_eq!(resolve_one(&client, "service.Service").await, service);
+        until_resolved(&client, "AddedWhileStopped", "one", &service).await;
+        client.close().await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.lines().any(|l| l.contains("the saved part is not used") && l.contains(what)),
+            "a damaged part is set aside ({what}):\n{text}"
+        );
+        assert!(!text.contains("panicked"), "{text}");
+    }
 }
 
 /// A busy tree (a log and a build output written all the time, as while

@@ -159,8 +159,9 @@ fn open_checked(root: &Path, rel: &Path) -> Result<File, TreeError> {
 }
 
 /// What a file was when it was read: a later [`stamp`] that differs means
-/// it changed since (or was replaced).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// it changed since (or was replaced). Saved with a reading that a later
+/// process restores (`signpost_treesitter::saved`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stamp {
     modified: (i64, i64),
     changed: (i64, i64),
@@ -201,7 +202,7 @@ pub fn read_stamped(root: &Path, path: &Path, limit: u64) -> Result<(Vec<u8>, St
         return Err(TreeError::TooLarge { size, limit });
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(TreeError::TooLarge { size: bytes.len() as u64, limit });
     }

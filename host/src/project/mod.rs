@@ -7,8 +7,10 @@
 //! reads the changed files again, resolves the language's part and imports
 //! it in this process, and the served graph swaps that part in whole (calls
 //! in flight finish on the old graph; ids of symbols that did not change
-//! stay the same, as they are digests of their SCIP symbols). Edits are not
-//! written to the cache: a restart indexes again.
+//! stay the same, as they are digests of their SCIP symbols). Each part is
+//! saved in the cache once edits are quiet (`saved.rs`): a restart serves
+//! it at once, marks the files changed meanwhile stale, and reads only
+//! those again.
 //!
 //! A project of a SCIP indexer's (Rust, TypeScript, Python) starts from
 //! that indexer's index of the last run, while the indexer runs again in
@@ -30,6 +32,7 @@
 
 mod parts;
 mod passes;
+mod saved;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -78,8 +81,10 @@ impl Default for Options {
     }
 }
 
-/// The built-in indexer's first index: each language's part.
-type First = Vec<(Workspace, Indexed)>;
+/// The built-in indexer's first index: each language's part, and whether
+/// the part already served (restored from the last run's state, nothing
+/// changed since) is it.
+type First = Vec<(Workspace, Indexed, bool)>;
 
 /// What the project's thread hears about.
 enum Event {
@@ -120,7 +125,7 @@ pub struct Project {
     /// stale until the project's new index swaps in.
     stopped: Vec<((String, PathBuf), Vec<String>)>,
     /// The change number after which the watcher's marks are newer than
-    /// those of `stopped`.
+    /// those of `stopped` and `restored_stale`.
     stopped_seen: u64,
     /// The built-in languages' precise passes: their SCIP indexers found
     /// on PATH.
@@ -140,6 +145,11 @@ pub struct Project {
     /// The root was found gone (moved or deleted) and has not been read
     /// since it came back.
     root_was_gone: bool,
+    /// Files changed or gone since the last run's saved parts, which serve
+    /// until the first index lands: marked stale meanwhile.
+    restored_stale: Vec<PathBuf>,
+    /// Writes the parts' states for the next start.
+    saver: saved::Saver,
 }
 
 /// The SCIP projects and precise passes that may run on the tree at `root`
@@ -236,6 +246,8 @@ impl Project {
             deferred: Vec::new(),
             first_pending: false,
             root_was_gone: false,
+            restored_stale: Vec::new(),
+            saver: saved::Saver::start(),
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -260,32 +272,97 @@ impl Project {
             })
             .collect();
         let files: usize = jobs.iter().map(|(_, f)| f.len()).sum();
+        // The last run's parts: each one whole, of this build, serves at once
+        // (its files changed since are marked stale), and only what changed
+        // is read again.
+        let reading = signpost_treesitter::Options::default();
+        let states: Vec<Option<saved::State>> =
+            jobs.iter().map(|(lang, files)| project.saved_state(lang, files, &reading)).collect();
+        let all_saved = jobs.iter().zip(&states).all(|((_, files), state)| state.is_some() || files.is_empty());
+        let unchanged = all_saved && states.iter().flatten().all(|s| s.drift.is_empty());
+        for ((lang, files), state) in jobs.iter().zip(&states) {
+            let out = project.built_in_file(lang.name);
+            if let Some(state) = state {
+                write_whole(&out, state.snapshot())?;
+                project.restored_stale.extend(state.drift.changed.iter().chain(&state.drift.gone).cloned());
+            } else if files.is_empty() {
+                write_whole(&out, &empty)?;
+            }
+        }
+        if all_saved {
+            tracing::info!(
+                languages = states.iter().flatten().count(),
+                changed = project.restored_stale.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "the last run's parts serve at once; files changed since are read again"
+            );
+        }
+        // One command from a shell serves the saved parts as they are when
+        // nothing changed; a server reads them in the background all the
+        // same (an edit needs each file's reading).
+        if unchanged && opts.first_wait.is_none() {
+            let served: Vec<PathBuf> = LANGUAGES.iter().map(|lang| project.built_in_file(lang.name)).collect();
+            project.sources.extend(served);
+            return project.finish_opening(scip_parts, opts, started);
+        }
+        // Which languages serve already (restored, or no files): for the
+        // parts served while the first index is built.
+        let saved_langs: Vec<bool> = states.iter().map(Option::is_some).collect();
+        let jobs_files: Vec<(&'static Lang, bool)> = jobs.iter().map(|(l, f)| (*l, f.is_empty())).collect();
         let (done, built) = mpsc::channel();
         let at = root.clone();
         std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
-            let opts = signpost_treesitter::Options::default();
-            let first: First =
-                jobs.into_iter().map(|(lang, files)| Workspace::open(&at, lang, &files, &opts)).collect();
+            let first: First = jobs
+                .into_iter()
+                .zip(states)
+                .map(|((lang, files), state)| {
+                    // No files, none before: the empty part serves already.
+                    let none = state.is_none() && files.is_empty();
+                    if let Some(state) = state {
+                        let unchanged = state.drift.is_empty();
+                        match Workspace::restore(&at, lang, &files, &reading, state.reading()) {
+                            Ok((ws, indexed, _)) => return (ws, indexed, unchanged),
+                            Err(why) => tracing::info!(
+                                language = lang.name,
+                                why = why.as_str(),
+                                "the saved reading is not used: every file is read again"
+                            ),
+                        }
+                    }
+                    let (ws, indexed) = Workspace::open(&at, lang, &files, &reading);
+                    (ws, indexed, none)
+                })
+                .collect();
             let _ = done.send(first);
         })?;
-        let waited = match opts.first_wait {
+        // Saved parts serve at once; otherwise the first index is waited
+        // for a moment.
+        let wait = if all_saved { Some(Duration::ZERO) } else { opts.first_wait };
+        let waited = match wait.filter(|_| opts.first_wait.is_some()) {
             Some(wait) => built.recv_timeout(wait),
             None => built.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
         };
         match waited {
             Ok(first) => {
-                for (ws, indexed) in first {
+                for (ws, indexed, same) in first {
                     let out = project.built_in_file(indexed.lang.name);
-                    project.write(&out, &indexed)?;
+                    if !same {
+                        project.write(&out, &ws, &indexed)?;
+                    }
                     project.notes.push((indexed.lang.name.to_owned(), indexed.report.notes.clone()));
                     project.sources.push(out);
                     project.parts.push(ws);
                 }
+                project.restored_stale.clear();
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                for lang in LANGUAGES {
+                // Parts restored or empty already serve; the others start
+                // empty.
+                for ((lang, files), state) in jobs_files.iter().zip(&saved_langs) {
                     let out = project.built_in_file(lang.name);
-                    write_whole(&out, &empty)?;
+                    if !state && !files {
+                        write_whole(&out, &empty)?;
+                    }
                     project.sources.push(out);
                 }
                 tracing::info!(
@@ -299,6 +376,20 @@ impl Project {
                 anyhow::bail!("the built-in indexer stopped (a bug in signpost)")
             }
         }
+        project.finish_opening(scip_parts, opts, started)
+    }
+
+    /// The SCIP projects' parts and the precise passes, started; the log
+    /// line that the project is open.
+    fn finish_opening(
+        mut self,
+        scip_parts: Vec<(indexer::Language, PathBuf)>,
+        opts: &Options,
+        started: Instant,
+    ) -> anyhow::Result<Project> {
+        let (root, cache) = (self.root.clone(), self.cache.clone());
+        let project = &mut self;
+        let empty = signpost_treesitter::emit::empty(&root)?;
         for (lang, dir) in scip_parts {
             let out = project.file_of(&part_name(lang.name(), &dir, &root));
             if !out.is_file() {
@@ -349,7 +440,35 @@ impl Project {
             "{}",
             if project.first.is_some() { "project opened (its first index is still being built)" } else { "project indexed" }
         );
-        Ok(project)
+        Ok(self)
+    }
+
+    /// The state `lang`'s part was saved in by the last run, if it can
+    /// serve: whole, of this build, with how `files` moved since.
+    fn saved_state(&self, lang: &Lang, files: &[PathBuf], opts: &signpost_treesitter::Options) -> Option<saved::State> {
+        match saved::load(&self.saved_file(lang.name), &self.root, lang, files, opts)? {
+            Ok(state) => Some(state),
+            Err(why) => {
+                tracing::info!(
+                    language = lang.name,
+                    why = why.as_str(),
+                    "the saved part is not used: its files are read again"
+                );
+                None
+            }
+        }
+    }
+
+    /// Where `lang`'s part is saved for the next start.
+    fn saved_file(&self, lang: &str) -> PathBuf {
+        self.cache.join(format!("saved.{lang}"))
+    }
+
+    /// Saves the part `graph` of `ws`'s language for the next start, in the
+    /// background once edits are quiet.
+    fn save(&self, ws: &Workspace, graph: std::sync::Arc<signpost_graph::Graph>) {
+        let lang = ws.lang().name;
+        self.saver.save(saved::Job { lang, file: self.saved_file(lang), graph, reading: ws.reading() });
     }
 
     /// The index files to serve.
@@ -365,16 +484,22 @@ impl Project {
     /// The index file of a language's part read by the built-in indexer:
     /// a name of its own, so that it never is a SCIP project's at the root.
     fn built_in_file(&self, lang: &str) -> PathBuf {
-        self.cache.join(format!("index.{lang}.tree-sitter.scip"))
+        self.cache.join(format!("index.{lang}.tree-sitter.snapshot"))
     }
 
-    fn write(&self, out: &Path, indexed: &Indexed) -> anyhow::Result<()> {
+    /// Writes `indexed` (of `ws`) as the part served from `out`, a
+    /// snapshot (loaded by reading), and saves it for the next start.
+    fn write(&self, out: &Path, ws: &Workspace, indexed: &Indexed) -> anyhow::Result<()> {
         let r = &indexed.report;
         for note in r.notes.iter().take(20) {
             tracing::info!(note = note.as_str(), "indexing");
         }
         tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
-        write_whole(out, &indexed.to_bytes()?)
+        let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+        let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+        write_whole(out, &signpost_graph::snapshot::write(&graph))?;
+        self.save(ws, std::sync::Arc::new(graph));
+        Ok(())
     }
 
     /// Says in `graphs`' status what the start found: notes by topic, and

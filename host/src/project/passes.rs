@@ -83,7 +83,8 @@ impl Project {
             let opts = signpost_graph::scip::Options { name: lang.name.to_owned() };
             match signpost_graph::scip::import_file(&file, &opts) {
                 Ok(graph) => {
-                    let record = graphs.replace_part(&self.built_in_file(lang.name), graph);
+                    let record =
+                        graphs.replace_parts(vec![(self.built_in_file(lang.name), std::sync::Arc::new(graph))]);
                     tracing::info!(language = lang.name, indexer = %what, result = record.result, "the precise pass's index swaps in");
                 }
                 Err(e) => {

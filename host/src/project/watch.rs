@@ -140,6 +140,13 @@ impl Project {
         for file in self.stopped.iter().flat_map(|(_, files)| files) {
             graphs.mark_changed(file.clone());
         }
+        // So are the files changed since the saved parts serving now were
+        // made, until the first index reads them.
+        for path in &self.restored_stale {
+            if let Some(file) = graph_path(&self.root, &self.cache, path) {
+                graphs.mark_changed(file);
+            }
+        }
         self.stopped_seen = graphs.changes_seen();
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
         // The watcher's own thread only looks at names and file types: it
@@ -313,18 +320,39 @@ impl Project {
         changed
     }
 
-    /// The first index, built in the background, swaps in.
+    /// The first index, built in the background, swaps in: each part that
+    /// is not already served (restored from the last run, unchanged), all
+    /// at once, and is saved for the next start.
     fn first_landed(&mut self, first: First, graphs: &LiveGraph) {
         self.first_pending = false;
-        for (ws, indexed) in first {
+        let mut swapped = Vec::new();
+        for (ws, indexed, same) in &first {
+            if *same {
+                continue;
+            }
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             match signpost_graph::scip::import_index(&indexed.index, &opts) {
-                Ok(graph) => {
-                    let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
-                    tracing::info!(language = indexed.lang.name, result = record.result, "the first index swaps in");
-                }
+                Ok(graph) => swapped.push((self.built_in_file(indexed.lang.name), std::sync::Arc::new(graph), ws)),
                 Err(e) => tracing::warn!(language = indexed.lang.name, error = %e, "the first index does not load"),
             }
+        }
+        if !swapped.is_empty() {
+            let parts: Vec<(PathBuf, std::sync::Arc<signpost_graph::Graph>)> =
+                swapped.iter().map(|(path, graph, _)| (path.clone(), graph.clone())).collect();
+            let record = graphs.replace_parts(parts);
+            tracing::info!(parts = swapped.len(), result = record.result, "the first index swaps in");
+            if record.result == "swapped" {
+                // What changed since the saved parts were made is read now.
+                let stale = std::mem::take(&mut self.restored_stale);
+                graphs.mark_indexed(self.stopped_seen, |file| {
+                    stale.iter().any(|p| graph_path(&self.root, &self.cache, p).as_deref() == Some(file))
+                });
+                for (_, graph, ws) in &swapped {
+                    self.save(ws, graph.clone());
+                }
+            }
+        }
+        for (ws, indexed, _) in first {
             for note in indexed.report.notes.iter().take(20) {
                 tracing::info!(note = note.as_str(), "indexing");
             }
@@ -390,14 +418,17 @@ impl Project {
             *self.edits.entry(indexed.lang.name).or_insert(0) += 1;
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let at = Instant::now();
-            let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+            let graph = std::sync::Arc::new(signpost_graph::scip::import_index(&indexed.index, &opts)?);
             let import_ms = at.elapsed().as_millis() as u64;
-            let record = graphs.replace_part(&self.built_in_file(indexed.lang.name), graph);
+            let record = graphs.replace_parts(vec![(self.built_in_file(indexed.lang.name), graph.clone())]);
             graphs.set_notes(indexed.lang.name, indexed.report.notes.clone());
             if record.result == "swapped" {
                 // Every file the part holds now, and the changed ones that
                 // are gone, is as current as what was read.
                 let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
+                if let Some(ws) = part {
+                    self.save(ws, graph);
+                }
                 graphs.mark_indexed(seen, |file| {
                     let path = self.root.join(tree::unspell(file));
                     part.is_some_and(|w| w.knows(&path)) || (changed.contains(&path) && !path.exists())

@@ -369,3 +369,72 @@ fn what_another_file_declares_moves_the_calls_through_it() {
     }
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// A reading saved by one process and restored by the next, after edits
+/// made while nothing watched (lines changed, files removed and added),
+/// gives what reading the edited tree from scratch gives; only the changed
+/// files are read again; bytes that are not a whole reading of this build
+/// are refused with a reason, never trusted.
+#[test]
+fn a_saved_reading_restored_after_edits_gives_what_reading_from_scratch_gives() {
+    const EDITS: usize = 3;
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let scratch = std::env::temp_dir().join(format!("signpost-saved-{}", std::process::id()));
+    let mut restored = 0;
+    for (n, fixture) in fixtures().into_iter().enumerate() {
+        let root = scratch.join(n.to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        copy_tree(&fixture, &root);
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        for (name, (lang, files)) in languages_of(&root) {
+            let (ws, _) = crate::Workspace::open(&root, lang, &files, &opts);
+            let bytes = ws.reading().to_bytes().unwrap_or_else(|e| panic!("{e}"));
+            drop(ws);
+            // Unchanged: every file kept, none read.
+            let (_, same, drift) = crate::Workspace::restore(&root, lang, &files, &opts, &bytes)
+                .unwrap_or_else(|e| panic!("{} ({name}): {e}", fixture.display()));
+            assert!(drift.is_empty() && drift.kept == files.len(), "{} ({name}): {drift:?}", fixture.display());
+            let (_, fresh) = crate::Workspace::open(&root, lang, &files, &opts);
+            assert_eq!(canonical(&same.index), canonical(&fresh.index), "{} ({name})", fixture.display());
+            // Edited while stopped.
+            let mut rng = Rng(0x5eed ^ (n as u64) << 8 ^ name.len() as u64);
+            let mut now = files.clone();
+            let mut log = Vec::new();
+            for step in 0..EDITS {
+                if now.is_empty() {
+                    break;
+                }
+                log.push(edit(&mut rng, &root, &now, step).0);
+                now = languages_of(&root).remove(name).map(|(_, f)| f).unwrap_or_default();
+            }
+            let (_, again, drift) = crate::Workspace::restore(&root, lang, &now, &opts, &bytes)
+                .unwrap_or_else(|e| panic!("{} ({name}): {e}", fixture.display()));
+            assert!(drift.kept + drift.changed.len() == now.len(), "{drift:?}");
+            let (_, fresh) = crate::Workspace::open(&root, lang, &now, &opts);
+            let (a, b) = (canonical(&again.index), canonical(&fresh.index));
+            assert!(
+                a == b,
+                "{} ({name}): restored after edits differs from scratch\nedits:\n  {}\n{}",
+                fixture.display(),
+                log.join("\n  "),
+                difference(&a, &b)
+            );
+            // Not a whole reading of this build: refused, whatever the damage.
+            for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+                assert!(crate::Workspace::restore(&root, lang, &now, &opts, &bytes[..cut]).is_err());
+            }
+            let mut flipped = bytes.clone();
+            let at = flipped.len() - 1 - rng.below(flipped.len() / 2);
+            flipped[at] ^= 0x20;
+            let why = crate::Workspace::restore(&root, lang, &now, &opts, &flipped).err();
+            assert!(why.as_deref().is_some_and(|w| w.contains("checksum")), "{why:?}");
+            let other = crate::languages::LANGUAGES.iter().find(|l| l.name != lang.name).unwrap_or(lang);
+            assert!(crate::Workspace::restore(&root, other, &now, &opts, &bytes).is_err());
+            let slower = crate::Options { parse_timeout: opts.parse_timeout * 2, ..opts.clone() };
+            assert!(crate::Workspace::restore(&root, lang, &now, &slower, &bytes).is_err());
+            restored += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    assert!(restored > 20, "{restored} readings restored");
+}

@@ -27,6 +27,7 @@ pub mod languages;
 pub mod macros;
 pub mod prepass;
 pub mod resolve;
+pub mod saved;
 pub mod truth;
 pub mod walk;
 
@@ -153,6 +154,66 @@ impl Workspace {
         ws.keep(files.iter().cloned().zip(read));
         let indexed = ws.index(started);
         (ws, indexed)
+    }
+
+    /// Brings a reading saved by an earlier process ([`Workspace::reading`])
+    /// up to date with `files` (every file of the language now) and
+    /// indexes it: only files new or changed since it was saved are read
+    /// again. Why not, when the bytes are not a reading of this build,
+    /// language and options, or the modules its packages were named from
+    /// changed (then [`Workspace::open`] reads every file).
+    pub fn restore(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        bytes: &[u8],
+    ) -> Result<(Workspace, Indexed, saved::Drift), String> {
+        let started = Instant::now();
+        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
+        let saved = saved::Saved::read(bytes)?;
+        saved.fits(lang, opts)?;
+        let modules = modules(&root, lang, files);
+        if saved.modules() != modules.as_slice() {
+            return Err("the modules its packages were named from changed".into());
+        }
+        let drift = saved.drift(&root, files);
+        let mut kept = saved.files(lang)?;
+        let mut ws = Workspace {
+            root,
+            lang,
+            opts: opts.clone(),
+            modules,
+            files: Default::default(),
+            stamps: Default::default(),
+            last: None,
+        };
+        let stale: std::collections::HashSet<&PathBuf> = drift.changed.iter().collect();
+        let same = files.iter().filter(|f| !stale.contains(f)).filter_map(|f| {
+            let (stamp, read) = kept.remove(f.strip_prefix(&ws.root).unwrap_or(f))?;
+            Some((f.clone(), (read, stamp)))
+        });
+        let same: Vec<(PathBuf, Stamped)> = same.collect();
+        ws.keep(same.into_iter());
+        let read = ws.read_all(&drift.changed);
+        ws.keep(drift.changed.iter().cloned().zip(read));
+        let indexed = ws.index(started);
+        Ok((ws, indexed, drift))
+    }
+
+    /// Its reading, to save ([`saved::Reading::to_bytes`]) for a later
+    /// process to [`Workspace::restore`]: the files' facts are shared, not
+    /// copied.
+    pub fn reading(&self) -> saved::Reading {
+        let files = self
+            .files
+            .iter()
+            .map(|(path, read)| {
+                let rel = path.strip_prefix(&self.root).unwrap_or(path).to_path_buf();
+                (rel, self.stamps.get(path).copied(), read.clone())
+            })
+            .collect();
+        saved::Reading::new(self.lang, &self.opts, self.modules.clone(), files)
     }
 
     /// The language.

@@ -18,7 +18,7 @@ pub use syntax::simple_type;
 pub type Point = (u32, u32);
 
 /// A source range, end exclusive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     /// Start (line, column).
     pub start: Point,
@@ -45,7 +45,7 @@ impl Span {
 }
 
 /// What a definition is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Kind {
     /// `@def.class`
     Class,
@@ -131,7 +131,7 @@ impl Kind {
 }
 
 /// How many arguments a callable takes: `min..=max` (`max` none: variadic).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Arity {
     /// Fewest.
     pub min: u32,
@@ -147,7 +147,7 @@ impl Arity {
 }
 
 /// A definition.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Def {
     /// What it is.
     pub kind: Kind,
@@ -201,7 +201,7 @@ pub struct Def {
 
 /// A name used somewhere: a type in a header or an annotation, a called
 /// name, a typed variable's type.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Name {
     /// The name.
     pub name: String,
@@ -215,7 +215,7 @@ pub struct Name {
 }
 
 /// A call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Call {
     /// The called name.
     pub name: String,
@@ -246,7 +246,7 @@ pub struct Call {
 }
 
 /// What an argument is, as far as its syntax tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Arg {
     /// A literal.
     Literal(Lit),
@@ -261,7 +261,7 @@ pub enum Arg {
 }
 
 /// A literal's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Lit {
     /// `"text"`.
     Str,
@@ -278,7 +278,7 @@ pub enum Lit {
 }
 
 /// A name given a type: a field, parameter or local variable.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Var {
     /// The variable's name.
     pub name: String,
@@ -309,7 +309,7 @@ fn innermost_range(ranges: &[(usize, usize)], at: usize) -> Option<(usize, usize
 }
 
 /// How a variable's type is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Typed {
     /// `@var.type`: it is of that type.
     Is,
@@ -335,7 +335,7 @@ impl Typed {
 }
 
 /// An import.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Import {
     /// The imported path as written, quotes removed (`com.example.Order`,
     /// `example.com/shop/orders`).
@@ -345,7 +345,7 @@ pub struct Import {
 }
 
 /// Everything one file says.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Facts {
     /// Its package declaration.
     pub package: Option<String>,
@@ -382,7 +382,7 @@ pub struct Facts {
 }
 
 /// Where the query over a file stopped, out of time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Cut {
     /// The 1-based line it was at.
     pub line: usize,

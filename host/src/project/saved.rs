@@ -1,0 +1,241 @@
+//! Each built-in language's part saved in the cache between runs, so that a
+//! restart answers at once and reads again only what changed meanwhile:
+//! the part as it was served (a graph snapshot, loaded by reading) and the
+//! reading it was made from (every file's facts with what the file was
+//! when read, `signpost_treesitter::saved`).
+//!
+//! A state is written whole (beside its name, then renamed), by one thread
+//! (`Saver`) that keeps only the newest part of each language it was
+//! given; a state that is damaged, of another layout or of another build
+//! is set aside with the reason, and the files are read again.
+//!
+//! Layout of `saved.<language>`: `SIGNPOST-SAVED\0\0`, a layout version
+//! (u32, little-endian), the snapshot's length (u64) and its CRC-32 (u32),
+//! the snapshot, then the reading.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use signpost_graph::Graph;
+use signpost_treesitter::languages::Lang;
+use signpost_treesitter::saved::{Drift, Reading, Saved};
+
+use super::parts::write_whole;
+
+const MAGIC: &[u8; 16] = b"SIGNPOST-SAVED\0\0";
+const VERSION: u32 = 1;
+const HEAD: usize = 16 + 4 + 8 + 4;
+
+/// A language's state from the last run, checked against the tree.
+pub(super) struct State {
+    /// The whole state file.
+    bytes: Vec<u8>,
+    /// Where the snapshot ends and the reading begins.
+    split: usize,
+    /// How the tree moved since it was saved.
+    pub drift: Drift,
+}
+
+impl State {
+    /// The part as it was served: a graph snapshot.
+    pub fn snapshot(&self) -> &[u8] {
+        &self.bytes[HEAD..self.split]
+    }
+
+    /// The reading it was made from ([`signpost_treesitter::Workspace::restore`]).
+    pub fn reading(&self) -> &[u8] {
+        &self.bytes[self.split..]
+    }
+}
+
+/// The state of `lang` saved in `file`, if it is whole, of this build and
+/// options, and its modules are the same; with how `files` (the
+/// language's files now) moved since. Why not, otherwise (none when there
+/// is no state).
+pub(super) fn load(
+    file: &Path,
+    root: &Path,
+    lang: &Lang,
+    files: &[PathBuf],
+    opts: &signpost_treesitter::Options,
+) -> Option<Result<State, String>> {
+    let bytes = match signpost_graph::tree::read(file.parent()?, file, u64::MAX) {
+        Ok(bytes) => bytes,
+        Err(signpost_graph::tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    Some(check(bytes, root, lang, files, opts))
+}
+
+fn check(
+    bytes: Vec<u8>,
+    root: &Path,
+    lang: &Lang,
+    files: &[PathBuf],
+    opts: &signpost_treesitter::Options,
+) -> Result<State, String> {
+    let head = bytes.get(..HEAD).ok_or("truncated")?;
+    if &head[..16] != MAGIC {
+        return Err("not a saved state".into());
+    }
+    let word = |at: usize, n: usize| head[at..at + n].iter().rev().fold(0u64, |v, b| v << 8 | u64::from(*b));
+    if word(16, 4) != u64::from(VERSION) {
+        return Err(format!("a state of layout {}, not {VERSION}", word(16, 4)));
+    }
+    let split = usize::try_from(word(20, 8)).ok().and_then(|n| n.checked_add(HEAD)).filter(|&s| s <= bytes.len());
+    let split = split.ok_or("truncated")?;
+    if u64::from(crc32fast::hash(&bytes[HEAD..split])) != word(28, 4) {
+        return Err("its snapshot's checksum does not match: damaged".into());
+    }
+    let saved = Saved::read(&bytes[split..])?;
+    saved.fits(lang, opts)?;
+    let drift = saved.drift(root, files);
+    Ok(State { bytes, split, drift })
+}
+
+/// A language's part to save.
+pub(super) struct Job {
+    pub lang: &'static str,
+    pub file: PathBuf,
+    pub graph: Arc<Graph>,
+    pub reading: Reading,
+}
+
+/// The state's bytes: the part's snapshot, then its reading.
+fn bytes_of(graph: &Graph, reading: &Reading) -> Result<Vec<u8>, String> {
+    let snapshot = signpost_graph::snapshot::write(graph);
+    let reading = reading.to_bytes()?;
+    let mut out = Vec::with_capacity(HEAD + snapshot.len() + reading.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(snapshot.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&snapshot).to_le_bytes());
+    out.extend_from_slice(&snapshot);
+    out.extend_from_slice(&reading);
+    Ok(out)
+}
+
+/// How long parts must be quiet (no newer part given) before they are
+/// saved: an agent's burst of edits is saved once
+/// (`SIGNPOST_SAVE_QUIET_MS` overrides it).
+const QUIET: Duration = Duration::from_secs(5);
+
+/// Longest parts wait while newer ones keep coming.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
+/// Writes parts' states on a thread of its own once they are quiet, the
+/// newest of each language only; dropped, it saves what it was given at
+/// once.
+pub(super) struct Saver {
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Saver {
+    pub fn start() -> Saver {
+        let quiet = std::env::var("SIGNPOST_SAVE_QUIET_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(QUIET, Duration::from_millis);
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("signpost-save".into())
+            .spawn(move || {
+                while let Ok(job) = rx.recv() {
+                    // Only the newest of each language: a part edited again
+                    // meanwhile is saved once.
+                    let mut newest = vec![job];
+                    let until = Instant::now() + MAX_WAIT;
+                    while let Ok(next) = rx.recv_timeout(quiet.min(until.saturating_duration_since(Instant::now()))) {
+                        newest.retain(|j| j.lang != next.lang);
+                        newest.push(next);
+                    }
+                    for job in newest {
+                        save(&job);
+                    }
+                }
+            })
+            .map_err(
+                |e| tracing::warn!(error = %e, "no thread to save the project's parts: a restart reads them again"),
+            )
+            .ok();
+        Saver { jobs: thread.is_some().then_some(jobs), thread }
+    }
+
+    /// Saves `job` in the background.
+    pub fn save(&self, job: Job) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(job);
+        }
+    }
+}
+
+impl Drop for Saver {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn save(job: &Job) {
+    let started = Instant::now();
+    let result = bytes_of(&job.graph, &job.reading).and_then(|b| {
+        let n = b.len();
+        write_whole(&job.file, &b).map(|()| n).map_err(|e| format!("{e:#}"))
+    });
+    match result {
+        Ok(bytes) => tracing::debug!(
+            language = job.lang,
+            files = job.reading.files(),
+            bytes,
+            ms = started.elapsed().as_millis() as u64,
+            "part saved for the next start"
+        ),
+        Err(e) => {
+            tracing::warn!(language = job.lang, error = %e, "the part could not be saved: a restart reads it again")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state is trusted only whole: any cut or flipped byte is refused
+    /// with a reason, and so is a state of another language.
+    #[test]
+    fn a_state_is_trusted_only_whole_and_of_its_language() {
+        let root = std::env::temp_dir().join(format!("signpost-saved-state-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let file = root.join("Shop.java");
+        std::fs::write(&file, "package p;\nclass Shop { void pay() { pay(); } }\n").unwrap_or_else(|e| panic!("{e}"));
+        let java = signpost_treesitter::languages::LANGUAGES.iter().find(|l| l.name == "java").expect("java");
+        let opts = signpost_treesitter::Options::default();
+        let files = vec![file.clone()];
+        let (ws, indexed) = signpost_treesitter::Workspace::open(&root, java, &files, &opts);
+        let scip_opts = signpost_graph::scip::Options { name: "java".into() };
+        let graph = signpost_graph::scip::import_index(&indexed.index, &scip_opts).unwrap_or_else(|e| panic!("{e}"));
+        let bytes = bytes_of(&graph, &ws.reading()).unwrap_or_else(|e| panic!("{e}"));
+        let state = check(bytes.clone(), &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert!(state.drift.is_empty());
+        let back = signpost_graph::snapshot::read(state.snapshot()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back.node_count(), graph.node_count());
+        for at in [0, 5, HEAD + 1, bytes.len() / 2, bytes.len() - 1] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x01;
+            assert!(check(damaged, &root, java, &files, &opts).is_err(), "a flipped byte at {at} was trusted");
+            assert!(check(bytes[..at].to_vec(), &root, java, &files, &opts).is_err(), "a cut at {at} was trusted");
+        }
+        let go = signpost_treesitter::languages::LANGUAGES.iter().find(|l| l.name == "go").expect("go");
+        assert!(check(bytes.clone(), &root, go, &files, &opts).is_err());
+        // Edited: the file is said to have changed.
+        std::fs::write(&file, "package p;\nclass Shop { void pay() {} }\n").unwrap_or_else(|e| panic!("{e}"));
+        let state = check(bytes, &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(state.drift.changed, files);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

@@ -1,0 +1,237 @@
+//! A language's reading of a project, saved between runs: every file's
+//! facts with what the file was when read (its [`Stamp`]), so that a later
+//! process reads again only the files that changed since
+//! ([`crate::Workspace::restore`]) instead of the whole tree.
+//!
+//! A reading is trusted only by the build that wrote it: its header names
+//! the build's digest (this crate's sources and queries, the graph
+//! crate's), the language and the options it was read with, and the
+//! modules (`go.mod`, `package.json`, …) its packages were named from. Any
+//! difference, or bytes that do not decode, and the files are read again.
+//!
+//! Layout: `SIGNPOST-READING`, a format version (u32, little-endian), the
+//! header's length (u64), the CRC-32 of what follows (u32), the header,
+//! then the files' facts in the header's order (both postcard).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use signpost_graph::tree::{self, Stamp};
+
+use crate::extract::Facts;
+use crate::languages::Lang;
+use crate::resolve::Source;
+
+const MAGIC: &[u8; 16] = b"SIGNPOST-READING";
+
+/// The layout's version: a reading of another layout is read again.
+const VERSION: u32 = 1;
+
+/// What read the files: readings of another build are not trusted.
+pub const DIGEST: &str = env!("SIGNPOST_READING_DIGEST");
+
+/// Whether a file was read, and how far its reading can be trusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    digest: String,
+    lang: String,
+    max_file_bytes: u64,
+    parse_timeout_ms: u64,
+    /// The modules the files' packages were named from (directory, name).
+    modules: Vec<(PathBuf, String)>,
+    /// Every file (relative to the root), with what it was when read.
+    files: Vec<(PathBuf, Option<Stamp>)>,
+}
+
+/// A file's facts as written (borrowed from the workspace).
+#[derive(Serialize)]
+struct SourceRef<'a> {
+    path: &'a str,
+    facts: &'a Facts,
+    package: &'a [String],
+    module: &'a str,
+}
+
+/// A file's facts as read back.
+#[derive(Deserialize)]
+struct SourceOwned {
+    path: String,
+    facts: Facts,
+    package: Vec<String>,
+    module: String,
+}
+
+/// A workspace's reading, held apart from it (its files' facts are
+/// shared), to be written on another thread.
+pub struct Reading {
+    header: Header,
+    reads: Vec<Result<Arc<Source>, String>>,
+}
+
+impl Reading {
+    pub(crate) fn new(
+        lang: &Lang,
+        opts: &crate::Options,
+        modules: Vec<(PathBuf, String)>,
+        files: Vec<(PathBuf, Option<Stamp>, Result<Arc<Source>, String>)>,
+    ) -> Reading {
+        let mut header = Header {
+            digest: DIGEST.to_owned(),
+            lang: lang.name.to_owned(),
+            max_file_bytes: opts.max_file_bytes,
+            parse_timeout_ms: opts.parse_timeout.as_millis() as u64,
+            modules,
+            files: Vec::with_capacity(files.len()),
+        };
+        let mut reads = Vec::with_capacity(files.len());
+        for (path, stamp, read) in files {
+            header.files.push((path, stamp));
+            reads.push(read);
+        }
+        Reading { header, reads }
+    }
+
+    /// Files in it.
+    pub fn files(&self) -> usize {
+        self.header.files.len()
+    }
+
+    /// The reading as bytes ([`Saved::read`] reads them back).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        let header = postcard::to_stdvec(&self.header).map_err(|e| e.to_string())?;
+        let body: Vec<Result<SourceRef<'_>, &str>> = self
+            .reads
+            .iter()
+            .map(|r| match r {
+                Ok(s) => Ok(SourceRef { path: &s.path, facts: &s.facts, package: &s.package, module: &s.module }),
+                Err(note) => Err(note.as_str()),
+            })
+            .collect();
+        let body = postcard::to_stdvec(&body).map_err(|e| e.to_string())?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header);
+        crc.update(&body);
+        let mut out = Vec::with_capacity(MAGIC.len() + 16 + header.len() + body.len());
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(header.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc.finalize().to_le_bytes());
+        out.extend_from_slice(&header);
+        out.extend_from_slice(&body);
+        Ok(out)
+    }
+}
+
+/// A saved reading: its header read, its facts not yet.
+pub struct Saved<'a> {
+    header: Header,
+    body: &'a [u8],
+}
+
+/// How a saved reading stands against the tree now.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// Files changed since it was saved, or new (absolute paths).
+    pub changed: Vec<PathBuf>,
+    /// Files it holds that are no longer among the language's files
+    /// (absolute paths).
+    pub gone: Vec<PathBuf>,
+    /// Files it holds as they are now.
+    pub kept: usize,
+}
+
+impl Drift {
+    /// Nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.gone.is_empty()
+    }
+}
+
+impl<'a> Saved<'a> {
+    /// Reads the header of `bytes`; the facts are read by
+    /// [`crate::Workspace::restore`].
+    pub fn read(bytes: &'a [u8]) -> Result<Saved<'a>, String> {
+        let rest = bytes.strip_prefix(MAGIC.as_slice()).ok_or("not a saved reading")?;
+        let (version, rest) = rest.split_at_checked(4).ok_or("truncated")?;
+        let version = u32::from_le_bytes(version.try_into().map_err(|_| "truncated")?);
+        if version != VERSION {
+            return Err(format!("a reading of layout {version}, not {VERSION}"));
+        }
+        let (len, rest) = rest.split_at_checked(8).ok_or("truncated")?;
+        let len = u64::from_le_bytes(len.try_into().map_err(|_| "truncated")?);
+        let len = usize::try_from(len).map_err(|_| "truncated")?;
+        let (crc, rest) = rest.split_at_checked(4).ok_or("truncated")?;
+        if crc32fast::hash(rest).to_le_bytes() != crc {
+            return Err("its checksum does not match: damaged".into());
+        }
+        let (header, body) = rest.split_at_checked(len).ok_or("truncated")?;
+        let header: Header = postcard::from_bytes(header).map_err(|e| format!("its header does not decode: {e}"))?;
+        Ok(Saved { header, body })
+    }
+
+    /// Whether it was read by this build, for `lang`, with `opts`: why not.
+    pub fn fits(&self, lang: &Lang, opts: &crate::Options) -> Result<(), String> {
+        let h = &self.header;
+        if h.digest != DIGEST {
+            return Err(format!("read by another build of signpost ({}, this one is {DIGEST})", h.digest));
+        }
+        if h.lang != lang.name {
+            return Err(format!("a reading of {}, not {}", h.lang, lang.name));
+        }
+        if h.max_file_bytes != opts.max_file_bytes || h.parse_timeout_ms != opts.parse_timeout.as_millis() as u64 {
+            return Err("read with other limits".into());
+        }
+        Ok(())
+    }
+
+    /// How it stands against `files` (the language's files under `root`
+    /// now): each one's stamp looked at, no file read.
+    pub fn drift(&self, root: &Path, files: &[PathBuf]) -> Drift {
+        let saved: std::collections::HashMap<&Path, Option<&Stamp>> =
+            self.header.files.iter().map(|(p, s)| (p.as_path(), s.as_ref())).collect();
+        let mut drift = Drift::default();
+        let mut seen = std::collections::HashSet::new();
+        for f in files {
+            let rel = f.strip_prefix(root).unwrap_or(f);
+            seen.insert(rel);
+            match saved.get(rel) {
+                Some(Some(stamp)) if tree::stamp(f).as_ref() == Some(*stamp) => drift.kept += 1,
+                _ => drift.changed.push(f.clone()),
+            }
+        }
+        drift.gone =
+            self.header.files.iter().filter(|(p, _)| !seen.contains(p.as_path())).map(|(p, _)| root.join(p)).collect();
+        drift
+    }
+
+    /// The modules its packages were named from.
+    pub(crate) fn modules(&self) -> &[(PathBuf, String)] {
+        &self.header.modules
+    }
+
+    /// Its files' readings, with their stamps, by path relative to the
+    /// root; `lang` is the language they are of.
+    pub(crate) fn files(
+        self,
+        lang: &'static Lang,
+    ) -> Result<std::collections::HashMap<PathBuf, (Option<Stamp>, Result<Arc<Source>, String>)>, String> {
+        let body: Vec<Result<SourceOwned, String>> =
+            postcard::from_bytes(self.body).map_err(|e| format!("its facts do not decode: {e}"))?;
+        if body.len() != self.header.files.len() {
+            return Err(format!("{} files named, {} read", self.header.files.len(), body.len()));
+        }
+        Ok(self
+            .header
+            .files
+            .into_iter()
+            .zip(body)
+            .map(|((path, stamp), read)| {
+                let read = read.map(|s| {
+                    Arc::new(Source { path: s.path, lang, facts: s.facts, package: s.package, module: s.module })
+                });
+                (path, (stamp, read))
+            })
+            .collect())
+    }
+}
