@@ -538,6 +538,12 @@ async fn served_with_log(dir: &Path, cache: &Path, log: &Path) -> Client {
     Client::spawn_command(cmd, file).await
 }
 
+/// Adds `text` at the end of the file at `path`.
+fn append(path: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap_or_else(|e| panic!("{e}"));
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// The file `name` under `dir`, at any depth.
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
@@ -581,29 +587,13 @@ async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed(
     // Saved once it is made; then again after an edit.
     let first = until_saved(&cache, "saved.go", started).await;
     let edited = std::fs::metadata(&first).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{e}"));
-    let path = dir.join("service/service.go");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    std::fs::write(
-        &path,
-        text + "
-func EditedWhileServed() int { return 1 }
-",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    append(&dir.join("service/service.go"), "\nfunc EditedWhileServed() int { return 1 }\n");
     until_resolved(&client, "EditedWhileServed", "one", &service).await;
     let saved = until_saved(&cache, "saved.go", edited).await;
     client.close().await;
 
     // Stopped: one file edited, one deleted.
-    let order = dir.join("orders/order.go");
-    let text = std::fs::read_to_string(&order).unwrap_or_default();
-    std::fs::write(
-        &order,
-        text + "
-func AddedWhileStopped() int { return 2 }
-",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    append(&dir.join("orders/order.go"), "\nfunc AddedWhileStopped() int { return 2 }\n");
     std::fs::remove_file(dir.join("audit/log.go")).unwrap_or_else(|e| panic!("{e}"));
     let client = served_with_log(&dir, &cache, &log).await;
     assert_eq!(resolve_one(&client, "service.Service").await, service, "the saved part serves, same ids");

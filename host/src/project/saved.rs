@@ -21,8 +21,6 @@ use signpost_graph::Graph;
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::saved::{Drift, Reading, Saved};
 
-use super::parts::write_whole;
-
 const MAGIC: &[u8; 16] = b"SIGNPOST-SAVED\0\0";
 const VERSION: u32 = 1;
 const HEAD: usize = 16 + 4 + 8 + 4;
@@ -60,12 +58,46 @@ pub(super) fn load(
     files: &[PathBuf],
     opts: &signpost_treesitter::Options,
 ) -> Option<Result<State, String>> {
+    if let Err(why) = private(file) {
+        return Some(Err(why));
+    }
     let bytes = match signpost_graph::tree::read(file.parent()?, file, u64::MAX) {
         Ok(bytes) => bytes,
         Err(signpost_graph::tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(Err(e.to_string())),
     };
     Some(check(bytes, root, lang, files, opts))
+}
+
+/// Whether `file` (when it exists) is the user's own, as the saver writes
+/// it: owned by the cache directory's owner and writable by nobody else.
+/// A state another user could have written is never read.
+fn private(file: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(meta), Some(Ok(dir))) = (std::fs::symlink_metadata(file), file.parent().map(std::fs::metadata)) else {
+        // Missing: said as such by the read.
+        return Ok(());
+    };
+    if !meta.is_file() || meta.uid() != dir.uid() || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not a regular file of the cache's owner writable by nobody else (mode {:o}): not trusted",
+            file.display(),
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `bytes` beside `path` with mode 0600 and renames it into place.
+fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let partial = signpost_graph::indexer::partial_of(path);
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&partial)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&partial, path)?;
+    Ok(())
 }
 
 fn check(
@@ -184,7 +216,7 @@ fn save(job: &Job) {
     let started = Instant::now();
     let result = bytes_of(&job.graph, &job.reading).and_then(|b| {
         let n = b.len();
-        write_whole(&job.file, &b).map(|()| n).map_err(|e| format!("{e:#}"))
+        write_private(&job.file, &b).map(|()| n).map_err(|e| format!("{e:#}"))
     });
     match result {
         Ok(bytes) => tracing::debug!(
@@ -232,6 +264,15 @@ mod tests {
         }
         let go = signpost_treesitter::languages::LANGUAGES.iter().find(|l| l.name == "go").expect("go");
         assert!(check(bytes.clone(), &root, go, &files, &opts).is_err());
+        // Written by the saver: private; opened to others: not trusted.
+        let file_of = root.join("saved.java");
+        write_private(&file_of, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        assert!(load(&file_of, &root, java, &files, &opts).is_some_and(|r| r.is_ok()));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file_of, std::fs::Permissions::from_mode(0o666)).unwrap_or_else(|e| panic!("{e}"));
+        let why = load(&file_of, &root, java, &files, &opts).and_then(Result::err).unwrap_or_default();
+        assert!(why.contains("not trusted"), "{why}");
+        assert!(load(&root.join("saved.go"), &root, java, &files, &opts).is_none(), "none saved: nothing said");
         // Edited: the file is said to have changed.
         std::fs::write(&file, "package p;\nclass Shop { void pay() {} }\n").unwrap_or_else(|e| panic!("{e}"));
         let state = check(bytes, &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));

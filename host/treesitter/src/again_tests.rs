@@ -179,6 +179,18 @@ fn languages_of(root: &Path) -> BTreeMap<&'static str, (&'static crate::language
     found.into_iter().map(|(l, f)| (l.name, (l, f))).collect()
 }
 
+/// Each fixture project copied under `scratch` (its number, where it is,
+/// and its copy's root).
+fn copied_fixtures(scratch: &Path) -> impl Iterator<Item = (usize, PathBuf, PathBuf)> {
+    fixtures().into_iter().enumerate().map(move |(n, fixture)| {
+        let root = scratch.join(n.to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        copy_tree(&fixture, &root);
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        (n, fixture, root)
+    })
+}
+
 /// Every fixture project under `tests/fixtures`, for the built-in
 /// indexer's languages.
 fn fixtures() -> Vec<PathBuf> {
@@ -204,11 +216,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
-    for (n, fixture) in fixtures().into_iter().enumerate() {
-        let root = scratch.join(n.to_string());
-        let _ = std::fs::remove_dir_all(&root);
-        copy_tree(&fixture, &root);
-        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+    for (n, fixture, root) in copied_fixtures(&scratch) {
         for (name, (lang, files)) in languages_of(&root) {
             let seed = 0x9e37_79b9_7f4a_7c15 ^ (n as u64) << 8 ^ name.len() as u64;
             let mut rng = Rng(seed);
@@ -381,11 +389,7 @@ fn a_saved_reading_restored_after_edits_gives_what_reading_from_scratch_gives() 
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-saved-{}", std::process::id()));
     let mut restored = 0;
-    for (n, fixture) in fixtures().into_iter().enumerate() {
-        let root = scratch.join(n.to_string());
-        let _ = std::fs::remove_dir_all(&root);
-        copy_tree(&fixture, &root);
-        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+    for (n, fixture, root) in copied_fixtures(&scratch) {
         for (name, (lang, files)) in languages_of(&root) {
             let (ws, _) = crate::Workspace::open(&root, lang, &files, &opts);
             let bytes = ws.reading().to_bytes().unwrap_or_else(|e| panic!("{e}"));

@@ -49,10 +49,10 @@ pub use emit::TOOL;
 
 /// A file read into its facts (shared, so that indexing a part again
 /// copies no file's facts), or the note saying why it was not.
-type Read = Result<Arc<Source>, String>;
+pub(crate) type Read = Result<Arc<Source>, String>;
 
 /// A file's reading, with what the file was when read.
-type Stamped = (Read, Option<tree::Stamp>);
+pub(crate) type Stamped = (Read, Option<tree::Stamp>);
 
 /// How to index.
 #[derive(Debug, Clone)]
@@ -136,12 +136,12 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// Reads `files` and indexes them.
-    pub fn open(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> (Workspace, Indexed) {
-        let started = Instant::now();
+    /// A workspace of `lang` under `root` that has read nothing yet, with
+    /// the modules above `files`.
+    fn empty(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> Workspace {
         let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let modules = modules(&root, lang, files);
-        let mut ws = Workspace {
+        Workspace {
             root,
             lang,
             opts: opts.clone(),
@@ -149,7 +149,13 @@ impl Workspace {
             files: Default::default(),
             stamps: Default::default(),
             last: None,
-        };
+        }
+    }
+
+    /// Reads `files` and indexes them.
+    pub fn open(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> (Workspace, Indexed) {
+        let started = Instant::now();
+        let mut ws = Workspace::empty(root, lang, files, opts);
         let read = ws.read_all(files);
         ws.keep(files.iter().cloned().zip(read));
         let indexed = ws.index(started);
@@ -170,29 +176,19 @@ impl Workspace {
         bytes: &[u8],
     ) -> Result<(Workspace, Indexed, saved::Drift), String> {
         let started = Instant::now();
-        let root = std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         let saved = saved::Saved::read(bytes)?;
         saved.fits(lang, opts)?;
-        let modules = modules(&root, lang, files);
-        if saved.modules() != modules.as_slice() {
+        let mut ws = Workspace::empty(root, lang, files, opts);
+        if saved.modules() != ws.modules.as_slice() {
             return Err("the modules its packages were named from changed".into());
         }
-        let drift = saved.drift(&root, files);
+        let drift = saved.drift(&ws.root, files);
         let mut kept = saved.files(lang)?;
-        let mut ws = Workspace {
-            root,
-            lang,
-            opts: opts.clone(),
-            modules,
-            files: Default::default(),
-            stamps: Default::default(),
-            last: None,
-        };
         let stale: std::collections::HashSet<&PathBuf> = drift.changed.iter().collect();
-        let same = files.iter().filter(|f| !stale.contains(f)).filter_map(|f| {
-            let (stamp, read) = kept.remove(f.strip_prefix(&ws.root).unwrap_or(f))?;
-            Some((f.clone(), (read, stamp)))
-        });
+        let same = files
+            .iter()
+            .filter(|f| !stale.contains(f))
+            .filter_map(|f| Some((f.clone(), kept.remove(f.strip_prefix(&ws.root).unwrap_or(f))?)));
         let same: Vec<(PathBuf, Stamped)> = same.collect();
         ws.keep(same.into_iter());
         let read = ws.read_all(&drift.changed);

@@ -66,7 +66,7 @@ struct SourceOwned {
 /// shared), to be written on another thread.
 pub struct Reading {
     header: Header,
-    reads: Vec<Result<Arc<Source>, String>>,
+    reads: Vec<crate::Read>,
 }
 
 impl Reading {
@@ -74,7 +74,7 @@ impl Reading {
         lang: &Lang,
         opts: &crate::Options,
         modules: Vec<(PathBuf, String)>,
-        files: Vec<(PathBuf, Option<Stamp>, Result<Arc<Source>, String>)>,
+        files: Vec<(PathBuf, Option<Stamp>, crate::Read)>,
     ) -> Reading {
         let mut header = Header {
             digest: DIGEST.to_owned(),
@@ -215,7 +215,7 @@ impl<'a> Saved<'a> {
     pub(crate) fn files(
         self,
         lang: &'static Lang,
-    ) -> Result<std::collections::HashMap<PathBuf, (Option<Stamp>, Result<Arc<Source>, String>)>, String> {
+    ) -> Result<std::collections::HashMap<PathBuf, crate::Stamped>, String> {
         let body: Vec<Result<SourceOwned, String>> =
             postcard::from_bytes(self.body).map_err(|e| format!("its facts do not decode: {e}"))?;
         if body.len() != self.header.files.len() {
@@ -230,7 +230,7 @@ impl<'a> Saved<'a> {
                 let read = read.map(|s| {
                     Arc::new(Source { path: s.path, lang, facts: s.facts, package: s.package, module: s.module })
                 });
-                (path, (stamp, read))
+                (path, (read, stamp))
             })
             .collect())
     }
