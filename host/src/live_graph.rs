@@ -242,6 +242,11 @@ impl LiveGraph {
         self.lock_status().building = building;
     }
 
+    /// While the first index is still being built: how far it is.
+    pub fn building(&self) -> Option<String> {
+        self.lock_status().building.clone()
+    }
+
     /// Notes that the source file `file` (a path as the graph writes it)
     /// changed now: until its part is indexed again, what the graph says
     /// about it may be out of date.

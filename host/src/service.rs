@@ -308,6 +308,15 @@ impl Signpost {
         append_note(response, &note);
     }
 
+    /// Says so in every answer while the project's first index is still
+    /// being built: a line of the host's own, so that an answer from what
+    /// is ready (nothing found, no callers yet) is never taken as final.
+    fn mark_building(&self, response: &mut Response) {
+        if let Some(building) = self.graphs.building() {
+            append_note(response, &format!("note: {building}"));
+        }
+    }
+
     /// The hint validator (also used by the self-check).
     pub fn validator(&self) -> &HintValidator {
         &self.validator
@@ -374,6 +383,7 @@ impl Signpost {
         if tool == Tool::Describe && !response.is_error {
             Signpost::mark_read_in_part(&mut response);
         }
+        self.mark_building(&mut response);
         let faulted = lease.faults() > 0;
         drop(lease);
         // Kept for the shadow; else let go, so that recording the call

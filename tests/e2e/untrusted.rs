@@ -414,6 +414,64 @@ async fn a_slow_first_index_does_not_hold_initialize_and_edits_made_meanwhile_ar
     client.close().await;
 }
 
+/// While a slow first index is built, each language's part serves as soon
+/// as it is read: a fast language's symbols and callers answer while a slow
+/// one is still being read, every answer says that the index is still
+/// being built (an empty one may not be final), and the note is gone once
+/// it is done.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_first_index_serves_each_language_as_soon_as_it_is_read_and_says_so() {
+    let scratch = Scratch::new("untrusted-early");
+    let tree = scratch.path("tree");
+    write(
+        &tree.join("src/a/Alpha.java"),
+        "package a;\npublic class Alpha {\n    void pay() {}\n    void checkout() { pay(); }\n}\n",
+    );
+    // Scala is read after Java; each file takes the whole per-file
+    // deadline (5 s).
+    for i in 0..6 {
+        let mut text =
+            format!("package z\n\nobject Slow{i} {{\n  def before(): Unit = {{}}\n}}\n\nobject Bad{i} {{\n  val x = ");
+        text.extend(std::iter::repeat_n('(', 400_000));
+        write(&tree.join(format!("src/z/Slow{i}.scala")), &text);
+    }
+    let env = isolated(&scratch);
+    let client = Client::spawn_with(&["--project", &tree.display().to_string()], &pairs(&env), Stdio::null()).await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut early = None;
+    loop {
+        let building = client.resource("signpost://graph").await["building"].as_str().map(str::to_owned);
+        let r = client.call("resolve", json!({"identifier": "Alpha.pay"})).await;
+        if r.structured["status"] == "one" {
+            if let Some(building) = building {
+                let id = r.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+                let callers =
+                    client.call("neighbors", json!({"ids": [id], "direction": "in", "edge_types": ["CALLS"]})).await;
+                early = Some((building, r.text, callers));
+            }
+            break;
+        }
+        assert!(Instant::now() < deadline, "Alpha.pay never showed: {}", r.text);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (building, text, callers) = early.unwrap_or_else(|| panic!("the Java part came only with the whole index"));
+    assert!(building.contains("java served whole"), "{building}");
+    assert!(text.contains("note: the project's first index is still being built"), "every answer says so: {text}");
+    assert!(callers.text.contains("checkout") && callers.text.contains("still being built"), "{}", callers.text);
+    // Done: the slow language is served, and no answer carries the note.
+    loop {
+        let r = client.call("resolve", json!({"identifier": "Slow5"})).await;
+        if r.structured["status"] == "one" && client.resource("signpost://graph").await.get("building").is_none() {
+            let r = client.call("resolve", json!({"identifier": "Alpha.pay"})).await;
+            assert!(!r.text.contains("still being built"), "{}", r.text);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the first index never landed: {}", r.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fifo_in_the_tree_never_stops_the_watcher() {
     let scratch = Scratch::new("untrusted-fifo");

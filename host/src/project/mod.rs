@@ -102,6 +102,10 @@ enum Event {
     Quiet { pass: usize, generations: Vec<u64> },
     /// The first index, built in the background past [`Options::first_wait`].
     FirstIndex(First),
+    /// While the first index is built in the background, a language's
+    /// part as soon as it is read: its definitions alone (`whole` false),
+    /// then the whole part, each served at once.
+    Early { indexed: Indexed, whole: bool },
     /// The watcher is in place: whatever changed while the first index
     /// read the tree (before anything watched it) is read again.
     CatchUp,
@@ -150,6 +154,15 @@ pub struct Project {
     restored_stale: Vec<PathBuf>,
     /// Writes the parts' states for the next start.
     saver: saved::Saver,
+    /// The first index in the background restores the last run's parts,
+    /// which serve meanwhile (no part is missing).
+    restoring: bool,
+    /// Languages served early while the first index is built: whether
+    /// whole, or only their definitions so far.
+    early: Vec<(&'static str, bool)>,
+    /// While the first index is built in the background: since when, and
+    /// how many files it reads.
+    building_since: Option<(Instant, usize)>,
 }
 
 /// The SCIP projects and precise passes that may run on the tree at `root`
@@ -248,6 +261,9 @@ impl Project {
             root_was_gone: false,
             restored_stale: Vec::new(),
             saver: saved::Saver::start(),
+            restoring: false,
+            early: Vec::new(),
+            building_since: None,
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -309,6 +325,10 @@ impl Project {
         // parts served while the first index is built.
         let saved_langs: Vec<bool> = states.iter().map(Option::is_some).collect();
         let jobs_files: Vec<(&'static Lang, bool)> = jobs.iter().map(|(l, f)| (*l, f.is_empty())).collect();
+        project.restoring = all_saved;
+        // Past the wait, a server answers from each language's definitions
+        // as soon as its files are read, then from its whole part.
+        let early = (opts.first_wait.is_some() && !all_saved).then(|| project.events.clone());
         let (done, built) = mpsc::channel();
         let at = root.clone();
         std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
@@ -329,8 +349,21 @@ impl Project {
                             ),
                         }
                     }
-                    let (ws, indexed) = Workspace::open(&at, lang, &files, &reading);
-                    (ws, indexed, none)
+                    let Some(events) = early.as_ref().filter(|_| !files.is_empty()) else {
+                        let (ws, indexed) = Workspace::open(&at, lang, &files, &reading);
+                        return (ws, indexed, none);
+                    };
+                    let defs = |indexed: Indexed| {
+                        let _ = events.send(Event::Early { indexed, whole: false });
+                    };
+                    let (ws, mut indexed) = Workspace::open_early(&at, lang, &files, &reading, Some(defs));
+                    // The whole part serves at once; the first index
+                    // keeps its report.
+                    let index = std::mem::take(&mut indexed.index);
+                    let report = indexed.report.clone();
+                    let _ = events
+                        .send(Event::Early { indexed: Indexed { lang, index, report: indexed.report }, whole: true });
+                    (ws, Indexed { lang, index: Default::default(), report }, true)
                 })
                 .collect();
             let _ = done.send(first);
@@ -344,9 +377,21 @@ impl Project {
         };
         match waited {
             Ok(first) => {
+                // Parts sent to be served early (none when no wait was
+                // given) are written like the others: nothing serves them.
+                let mut sent: Vec<Indexed> = Vec::new();
+                if let Some(heard) = &project.heard {
+                    for event in heard.try_iter() {
+                        if let Event::Early { indexed, whole: true } = event {
+                            sent.push(indexed);
+                        }
+                    }
+                }
                 for (ws, indexed, same) in first {
                     let out = project.built_in_file(indexed.lang.name);
-                    if !same {
+                    if let Some(at) = sent.iter().position(|e| std::ptr::eq(e.lang, indexed.lang)) {
+                        project.write(&out, &ws, &sent.swap_remove(at))?;
+                    } else if !same {
                         project.write(&out, &ws, &indexed)?;
                     }
                     project.notes.push((indexed.lang.name.to_owned(), indexed.report.notes.clone()));
@@ -371,6 +416,7 @@ impl Project {
                     "the first index is still being built: serving what is ready, the rest swaps in when done"
                 );
                 project.first = Some((built, started, files));
+                project.building_since = Some((started, files));
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 anyhow::bail!("the built-in indexer stopped (a bug in signpost)")
@@ -508,12 +554,33 @@ impl Project {
         for (topic, notes) in self.notes.drain(..) {
             graphs.set_notes(&topic, notes);
         }
-        if let Some((_, started, files)) = &self.first {
-            graphs.set_building(Some(format!(
-                "the built-in indexer is reading {files} file(s) (started {:.0} s ago); answers come from what is \
-                 ready, and the rest swaps in when done",
-                started.elapsed().as_secs_f64()
-            )));
+        if self.building_since.is_some() && !self.restoring {
+            graphs.set_building(Some(self.building()));
         }
+    }
+
+    /// What `signpost://graph` and every answer say while the first index
+    /// is built: how far it is, and that an answer may not be final.
+    fn building(&self) -> String {
+        let (files, secs) = self.building_since.map_or((0, 0.0), |(s, f)| (f, s.elapsed().as_secs_f64()));
+        let langs =
+            |whole: bool| -> Vec<&str> { self.early.iter().filter(|(_, w)| *w == whole).map(|(l, _)| *l).collect() };
+        let (whole, defs) = (langs(true), langs(false));
+        let mut served = Vec::new();
+        if !whole.is_empty() {
+            served.push(format!("{} served whole", whole.join(", ")));
+        }
+        if !defs.is_empty() {
+            served
+                .push(format!("the definitions of {} served, their callers and other edges not yet", defs.join(", ")));
+        }
+        if served.is_empty() {
+            served.push("nothing served yet".to_owned());
+        }
+        let served = served.join("; ");
+        format!(
+            "the project's first index is still being built ({files} file(s), started {secs:.0} s ago; {served}): \
+             an answer that finds nothing, or no callers, may not be final; the rest swaps in when done"
+        )
     }
 }

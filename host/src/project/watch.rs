@@ -216,6 +216,7 @@ impl Project {
                 let seen = graphs.changes_seen();
                 let mut changed = Vec::new();
                 let mut covered = false;
+                let mut early = Vec::new();
                 for e in batch {
                     match e {
                         Event::Changed(p) => changed.push(p),
@@ -246,7 +247,16 @@ impl Project {
                                 covered = true;
                             }
                         }
+                        Event::Early { indexed, whole } => {
+                            // The newest of each language in the batch, all
+                            // swapped in at once.
+                            early.retain(|(e, _): &(signpost_treesitter::Indexed, bool)| {
+                                !std::ptr::eq(e.lang, indexed.lang)
+                            });
+                            early.push((indexed, whole));
+                        }
                         Event::FirstIndex(first) => {
+                            self.early_landed(std::mem::take(&mut early), &graphs);
                             self.first_landed(first, &graphs);
                             changed.append(&mut self.deferred);
                             changed.extend(self.catch_up());
@@ -254,6 +264,7 @@ impl Project {
                         Event::CatchUp => changed.extend(self.catch_up()),
                     }
                 }
+                self.early_landed(early, &graphs);
                 if self.first_pending {
                     // Read once the first index lands.
                     self.deferred.append(&mut changed);
@@ -320,6 +331,32 @@ impl Project {
         changed
     }
 
+    /// Languages' parts read while the first index is built (each one's
+    /// definitions alone, or whole) serve at once, with one join. None
+    /// once the first index has landed: a server that waited for it
+    /// already serves it.
+    fn early_landed(&mut self, early: Vec<(signpost_treesitter::Indexed, bool)>, graphs: &LiveGraph) {
+        if !self.first_pending || early.is_empty() {
+            return;
+        }
+        let mut parts = Vec::new();
+        for (indexed, whole) in early {
+            let lang = indexed.lang.name;
+            let opts = signpost_graph::scip::Options { name: lang.to_owned() };
+            match signpost_graph::scip::import_index(&indexed.index, &opts) {
+                Ok(graph) => {
+                    parts.push((self.built_in_file(lang), std::sync::Arc::new(graph)));
+                    self.early.retain(|(l, _)| *l != lang);
+                    self.early.push((lang, whole));
+                }
+                Err(e) => tracing::warn!(language = lang, error = %e, "a part read early does not load"),
+            }
+        }
+        let record = graphs.replace_parts(parts);
+        tracing::info!(served = ?self.early, result = record.result, "served while the first index is built");
+        graphs.set_building(Some(self.building()));
+    }
+
     /// The first index, built in the background, swaps in: each part that
     /// is not already served (restored from the last run, unchanged), all
     /// at once, and is saved for the next start.
@@ -352,6 +389,16 @@ impl Project {
                 }
             }
         }
+        // Parts served whole early are saved now, with their workspace.
+        for (ws, indexed, _) in &first {
+            let lang = indexed.lang.name;
+            if self.early.contains(&(lang, true))
+                && let Some(graph) = graphs.part(&self.built_in_file(lang))
+            {
+                self.save(ws, graph);
+            }
+        }
+        self.early.clear();
         for (ws, indexed, _) in first {
             for note in indexed.report.notes.iter().take(20) {
                 tracing::info!(note = note.as_str(), "indexing");
@@ -359,6 +406,7 @@ impl Project {
             graphs.set_notes(indexed.lang.name, indexed.report.notes);
             self.parts.push(ws);
         }
+        self.building_since = None;
         graphs.set_building(None);
     }
 

@@ -442,3 +442,43 @@ fn a_saved_reading_restored_after_edits_gives_what_reading_from_scratch_gives() 
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(restored > 20, "{restored} readings restored");
 }
+
+/// The definitions given early (before any use is resolved) are the whole
+/// part's, with the same symbols (ids), and nothing else: no reference, no
+/// relationship. What resolve, find and search answer from them stays true
+/// once the whole part comes.
+#[test]
+fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let definitions = |index: &scip::types::Index| -> std::collections::BTreeSet<(String, String)> {
+        let mut out = std::collections::BTreeSet::new();
+        for d in &index.documents {
+            for o in d.occurrences.iter().filter(|o| o.symbol_roles & 1 == 1) {
+                out.insert((d.relative_path.clone(), o.symbol.clone()));
+            }
+        }
+        out
+    };
+    let mut parts = 0;
+    for fixture in fixtures() {
+        for (name, (lang, files)) in languages_of(&fixture) {
+            let mut early = None;
+            let (_, whole) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|i| early = Some(i)));
+            let early = early.unwrap_or_else(|| panic!("{} ({name}): no definitions given early", fixture.display()));
+            let (a, b) = (definitions(&early.index), definitions(&whole.index));
+            assert!(!a.is_empty() && a == b, "{} ({name}): {:?}", fixture.display(), a.symmetric_difference(&b));
+            for d in &early.index.documents {
+                // (a file read in part says where, as an occurrence of no symbol)
+                let reference = |o: &&scip::types::Occurrence| o.symbol_roles & 1 == 0 && !o.symbol.is_empty();
+                assert!(!d.occurrences.iter().any(|o| reference(&o)), "{}: a reference early", d.relative_path);
+                assert!(
+                    d.symbols.iter().all(|s| s.relationships.is_empty()),
+                    "{}: a relationship early",
+                    d.relative_path
+                );
+            }
+            parts += 1;
+        }
+    }
+    assert!(parts > 20, "{parts} parts");
+}

@@ -154,10 +154,27 @@ impl Workspace {
 
     /// Reads `files` and indexes them.
     pub fn open(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options) -> (Workspace, Indexed) {
+        Workspace::open_early(root, lang, files, opts, None::<fn(Indexed)>)
+    }
+
+    /// [`Workspace::open`], giving `early` (when there is one) the part's
+    /// definitions alone as soon as the files are read, before any use is
+    /// resolved: their symbols are the whole part's, so what resolve, find
+    /// and search answer from them stays true when the whole part comes.
+    pub fn open_early(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        early: Option<impl FnOnce(Indexed)>,
+    ) -> (Workspace, Indexed) {
         let started = Instant::now();
         let mut ws = Workspace::empty(root, lang, files, opts);
         let read = ws.read_all(files);
         ws.keep(files.iter().cloned().zip(read));
+        if let Some(early) = early.filter(|_| !files.is_empty()) {
+            early(ws.definitions(started));
+        }
         let indexed = ws.index(started);
         (ws, indexed)
     }
@@ -322,8 +339,10 @@ impl Workspace {
         all.into_iter().map(|(_, r)| r).collect()
     }
 
-    /// Resolves and writes the whole part.
-    fn index(&mut self, started: Instant) -> Indexed {
+    /// The files read, for a resolve, and the report of their reading (the
+    /// files, lines and definitions counted; a note per file skipped, cut
+    /// short or read in part).
+    fn gather(&self) -> (Report, Vec<Arc<Source>>) {
         let lang = self.lang;
         let mut report = Report::default();
         let mut sources = Vec::with_capacity(self.files.len());
@@ -374,6 +393,24 @@ impl Workspace {
                 report.macros.1
             ));
         }
+        (report, sources)
+    }
+
+    /// The part's definitions alone, before any use is resolved
+    /// ([`resolve::definitions_only`]): the same symbols as the whole
+    /// part, no edge but DECLARES.
+    fn definitions(&self, started: Instant) -> Indexed {
+        let (mut report, sources) = self.gather();
+        let project = resolve::definitions_only(sources);
+        let index = emit::emit(&project, &self.root);
+        report.elapsed = started.elapsed();
+        Indexed { lang: self.lang, index, report }
+    }
+
+    /// Resolves and writes the whole part.
+    fn index(&mut self, started: Instant) -> Indexed {
+        let lang = self.lang;
+        let (mut report, sources) = self.gather();
         let gathered = started.elapsed();
         let (project, memo, again) = resolve::resolve_again(sources, self.last.take());
         let resolved = started.elapsed();

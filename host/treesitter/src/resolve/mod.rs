@@ -194,6 +194,20 @@ pub struct Again {
 /// the same result as resolving everything. Returns the memo for the next.
 pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project, Memo)>) -> (Project, Memo, Again) {
     let mut step = Steps(std::time::Instant::now());
+    let (p, partial) = definitions(sources, &mut step);
+    resolve_uses(p, partial, last, step)
+}
+
+/// The definitions of `sources` alone: their owners and symbols (the ids
+/// the whole resolve gives them too), no use resolved, no supertype. What
+/// resolve, find and search answer from while the rest is resolved.
+pub fn definitions_only(sources: Vec<std::sync::Arc<Source>>) -> Project {
+    definitions(sources, &mut Steps(std::time::Instant::now())).0
+}
+
+/// The definitions of `sources`, their lexical parents and owners, their
+/// symbols, and the parts of each partial type joined (part → the type).
+fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Project, HashMap<DefIx, DefIx>) {
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
     let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
@@ -302,6 +316,17 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     symbols(&mut p);
     let partial = join_partial_types(&mut p);
     step.done("symbols");
+    (p, partial)
+}
+
+/// The uses of `p`'s files resolved (again only those the change may move,
+/// given the `last` resolve), with the supertypes and the counts.
+fn resolve_uses(
+    mut p: Project,
+    partial: HashMap<DefIx, DefIx>,
+    last: Option<(Project, Memo)>,
+    mut step: Steps,
+) -> (Project, Memo, Again) {
     let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
     step.done("lookups");
     let mut r = Resolver {
