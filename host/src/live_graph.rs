@@ -89,6 +89,20 @@ fn in_file(path: &Path, e: GraphError) -> GraphError {
     GraphError::Format(format!("{}: {e}", path.display()))
 }
 
+/// A change of the graph's status, told to every session: a swap (or a
+/// refused reload), or how far a project's first index is.
+#[derive(Debug, Clone, Serialize)]
+pub struct GraphNotice {
+    /// `swapped`, `refused`, `building` (the first index is under way:
+    /// `building` says how far) or `built` (it is done).
+    pub what: &'static str,
+    /// What was swapped in, or why not; the graph's size.
+    pub detail: String,
+    /// While the first index is built: how far it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub building: Option<String>,
+}
+
 /// What the status resource says about the graph.
 #[derive(Debug, Clone, Serialize)]
 pub struct GraphStatus {
@@ -185,6 +199,8 @@ pub struct LiveGraph {
     changes: AtomicU64,
     /// Notes by what they are about (a part, the trust decision, the walk).
     notes: Mutex<std::collections::BTreeMap<String, Vec<String>>>,
+    /// Status changes, for the sessions ([`LiveGraph::subscribe`]).
+    notices: tokio::sync::broadcast::Sender<GraphNotice>,
 }
 
 impl LiveGraph {
@@ -215,7 +231,14 @@ impl LiveGraph {
             stale: Default::default(),
             changes: AtomicU64::new(0),
             notes: Default::default(),
+            notices: tokio::sync::broadcast::channel(64).0,
         }
+    }
+
+    /// The graph's status changes from now on: swaps, refused reloads, and
+    /// a project's first index under way and done.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<GraphNotice> {
+        self.notices.subscribe()
     }
 
     /// Sets the notes about `topic` (a part of the graph, the tree's trust,
@@ -239,7 +262,19 @@ impl LiveGraph {
     /// Says that the first index is still being built (`Some`: how far),
     /// or that it is done (`None`).
     pub fn set_building(&self, building: Option<String>) {
-        self.lock_status().building = building;
+        let mut status = self.lock_status();
+        let (what, detail) = match &building {
+            Some(how) => ("building", how.clone()),
+            None if status.building.is_some() => (
+                "built",
+                format!("the project's first index is done: {} symbols, {} edges", status.nodes, status.edges),
+            ),
+            None => return,
+        };
+        status.building = building.clone();
+        drop(status);
+        // (no session listening is no error)
+        let _ = self.notices.send(GraphNotice { what, detail, building });
     }
 
     /// While the first index is still being built: how far it is.
@@ -432,6 +467,9 @@ impl LiveGraph {
             }
         };
         status.last_reload = Some(record.clone());
+        let building = status.building.clone();
+        drop(status);
+        let _ = self.notices.send(GraphNotice { what: record.result, detail: record.detail.clone(), building });
         record
     }
 
@@ -466,6 +504,27 @@ impl LiveGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A first index's progress is told once per change: under way, then
+    /// done (once), and every swap.
+    #[test]
+    fn status_changes_are_told_once_each() {
+        let live = LiveGraph::new(Graph::sample(), Vec::new(), Duration::ZERO);
+        let mut heard = live.subscribe();
+        live.set_building(Some("java served whole".into()));
+        live.set_building(None);
+        live.set_building(None);
+        live.set(Arc::new(Graph::sample()));
+        let record = live.swap(Ok(Arc::new(Graph::sample())), Instant::now(), "test");
+        assert_eq!(record.result, "swapped");
+        let told: Vec<(&str, Option<String>)> =
+            std::iter::from_fn(|| heard.try_recv().ok()).map(|n| (n.what, n.building)).collect();
+        assert_eq!(
+            told,
+            [("building", Some("java served whole".to_owned())), ("built", None), ("swapped", None)],
+            "{told:?}"
+        );
+    }
 
     /// A project's parts (one per language) share its name: the merged
     /// graph is named once, not once per part.

@@ -82,11 +82,13 @@ impl Handler {
     /// that announce updates can, and a backend's when it takes
     /// subscriptions.
     fn cannot_subscribe(&self, uri: &str) -> Option<&'static str> {
-        if own_subscribable(uri) {
+        // The graph's status announces its swaps and a first index's
+        // progress; a proxy serves no graph.
+        if own_subscribable(uri) || (uri == GRAPH_STATUS_URI && self.signpost.upstream().is_none()) {
             return None;
         }
         let Some(upstream) = self.signpost.upstream().filter(|_| uri != GRAPH_STATUS_URI) else {
-            return Some("no resource of Signpost's but the policy's status announces updates");
+            return Some("no resource of Signpost's but the policy's and the graph's status announce updates");
         };
         (!upstream.can_subscribe()).then_some("the backend does not take subscriptions")
     }
@@ -143,7 +145,8 @@ fn own_subscribable(uri: &str) -> bool {
 fn not_subscribable(uri: &str, why: &str) -> McpError {
     McpError::invalid_params(
         format!(
-            "`{}` cannot be subscribed to: {why}; {POLICY_STATUS_URI} can (it changes when the policy is swapped)",
+            "`{}` cannot be subscribed to: {why}; {POLICY_STATUS_URI} can (it changes when the policy is swapped), \
+             and {GRAPH_STATUS_URI} where a graph is served",
             crate::clip(uri)
         ),
         Some(serde_json::json!({"uri": uri})),
@@ -169,6 +172,53 @@ fn swap_level(record: &SwapRecord) -> LoggingLevel {
         }
         SwapResult::Unchanged | SwapResult::Superseded => LoggingLevel::Info,
         SwapResult::Rejected | SwapResult::RolledBack | SwapResult::CanaryDropped => LoggingLevel::Warning,
+    }
+}
+
+/// Where a status's changes are told: a session's peer, the log level it
+/// asked for, and what it subscribed to.
+struct Told {
+    peer: rmcp::Peer<RoleServer>,
+    level: Arc<Mutex<LoggingLevel>>,
+    subscribed: Weak<Subscribed>,
+}
+
+impl Told {
+    /// Tells each change `changes` brings, until the session ends: an
+    /// update of the status `uri` if the session subscribed to it, and a
+    /// log message from `logger` at the change's level if the session's
+    /// level lets it through.
+    async fn each<T: serde::Serialize + Clone>(
+        self,
+        mut changes: tokio::sync::broadcast::Receiver<T>,
+        uri: &'static str,
+        logger: &'static str,
+        level_of: impl Fn(&T) -> LoggingLevel,
+    ) {
+        loop {
+            let change = match changes.recv().await {
+                Ok(change) => change,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            };
+            let Some(held) = self.subscribed.upgrade() else { break };
+            if held.has(uri)
+                && self.peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_err()
+            {
+                break;
+            }
+            drop(held);
+            let wanted = *self.level.lock().unwrap_or_else(PoisonError::into_inner);
+            let this = level_of(&change);
+            if severity(this) < severity(wanted) {
+                continue;
+            }
+            let data = serde_json::to_value(&change).unwrap_or_default();
+            let param = LoggingMessageNotificationParam::new(this, data).with_logger(logger);
+            if self.peer.notify_logging_message(param).await.is_err() {
+                break;
+            }
+        }
     }
 }
 
@@ -228,7 +278,7 @@ impl ServerHandler for Handler {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Forward policy swaps to this session as logging notifications,
         // until the session ends.
-        let mut swaps = self.signpost.live().subscribe();
+        let swaps = self.signpost.live().subscribe();
         let (peer, level) = (context.peer, self.log_level.clone());
         // Subscriptions are the session's: its tasks hold them weakly, so
         // that they end with it.
@@ -270,36 +320,20 @@ impl ServerHandler for Handler {
                 }
             });
         }
-        tokio::spawn(async move {
-            loop {
-                let record = match swaps.recv().await {
-                    Ok(record) => record,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                };
-                // The policy's status changed, for a session subscribed to it.
-                let Some(held) = subscribed.upgrade() else { break };
-                if held.has(POLICY_STATUS_URI)
-                    && peer
-                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(POLICY_STATUS_URI))
-                        .await
-                        .is_err()
-                {
-                    break;
-                }
-                drop(held);
-                let wanted = *level.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                let this = swap_level(&record);
-                if severity(this) < severity(wanted) {
-                    continue;
-                }
-                let data = serde_json::to_value(&record).unwrap_or_default();
-                let param = LoggingMessageNotificationParam::new(this, data).with_logger("signpost.policy");
-                if peer.notify_logging_message(param).await.is_err() {
-                    break;
-                }
+        // The graph's status changes: `resources/updated` for a session
+        // subscribed to it, and a log message (a first index's progress at
+        // info, a refused reload at warning, an edit's swap at debug).
+        let graph_told = Told { peer: peer.clone(), level: level.clone(), subscribed: subscribed.clone() };
+        tokio::spawn(graph_told.each(self.signpost.graphs().subscribe(), GRAPH_STATUS_URI, "signpost.graph", |n| {
+            match n.what {
+                "building" | "built" => LoggingLevel::Info,
+                "refused" => LoggingLevel::Warning,
+                _ => LoggingLevel::Debug,
             }
-        });
+        }));
+        // The policy's swaps, alike.
+        let policy_told = Told { peer, level, subscribed };
+        tokio::spawn(policy_told.each(swaps, POLICY_STATUS_URI, "signpost.policy", swap_level));
     }
 
     async fn subscribe(
@@ -365,6 +399,8 @@ impl ServerHandler for Handler {
         let _held = Subscribed::held(upstream.clone(), held);
         let mut notices = upstream.as_ref().map(|u| u.subscribe());
         let mut swaps = self.signpost.live().subscribe();
+        let mut graph_changes = self.signpost.graphs().subscribe();
+        let graph_wanted = uris.contains(GRAPH_STATUS_URI) && upstream.is_none();
         let sink = context.sink();
         loop {
             let sent = tokio::select! {
@@ -392,6 +428,13 @@ impl ServerHandler for Handler {
                         if uris.contains(POLICY_STATUS_URI) =>
                     {
                         sink.notify_resource_updated(POLICY_STATUS_URI).await
+                    }
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                },
+                change = graph_changes.recv() => match change {
+                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) if graph_wanted => {
+                        sink.notify_resource_updated(GRAPH_STATUS_URI).await
                     }
                     Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => break,

@@ -629,6 +629,35 @@ async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed(
     }
 }
 
+/// A 2026-07-28 client that listens to `signpost://graph` hears it updated
+/// when an edit swaps the graph.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_listening_to_the_graph_hears_an_edit_swapped_in() {
+    use rmcp::model::SubscriptionFilter;
+    let scratch = Scratch::new("listen-graph");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("go"), &dir);
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.arg("--project").arg(&dir).env("XDG_CACHE_HOME", scratch.path("cache")).env("RUST_LOG", "warn");
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let lifecycle =
+        rmcp::ClientLifecycleMode::Discover { preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28] };
+    let modern = rmcp::ClientServiceExt::serve_with_lifecycle((), transport, lifecycle).await.expect("discovering");
+    let filter = SubscriptionFilter::builder().resource_subscription("signpost://graph").build();
+    let mut stream = modern.peer().listen(filter).await.expect("listening");
+    append(&dir.join("service/service.go"), "\nfunc Heard() int { return 1 }\n");
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(30), stream.next()).await.expect("an update");
+    match heard {
+        Ok(Some(rmcp::model::ServerNotification::ResourceUpdatedNotification(n))) => {
+            assert_eq!(n.params.uri, "signpost://graph");
+        }
+        other => panic!("not the graph's update: {other:?}"),
+    }
+}
+
 /// A busy tree (a log and a build output written all the time, as while
 /// a build or a dev server runs) in which packages come and go: a
 /// directory created with its file at once, moved out of the tree, moved

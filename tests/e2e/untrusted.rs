@@ -420,6 +420,7 @@ async fn a_slow_first_index_does_not_hold_initialize_and_edits_made_meanwhile_ar
 /// being built (an empty one may not be final), and the note is gone once
 /// it is done.
 #[tokio::test(flavor = "multi_thread")]
+#[allow(deprecated)] // `resources/subscribe`: the legacy protocol's, which agents still speak
 async fn a_slow_first_index_serves_each_language_as_soon_as_it_is_read_and_says_so() {
     let scratch = Scratch::new("untrusted-early");
     let tree = scratch.path("tree");
@@ -437,6 +438,9 @@ async fn a_slow_first_index_serves_each_language_as_soon_as_it_is_read_and_says_
     }
     let env = isolated(&scratch);
     let client = Client::spawn_with(&["--project", &tree.display().to_string()], &pairs(&env), Stdio::null()).await;
+    // The graph's status announces its changes to a session subscribed.
+    let subscribe = rmcp::model::SubscribeRequestParams::new("signpost://graph");
+    client.service().subscribe(subscribe).await.expect("subscribing to the graph's status");
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut early = None;
     loop {
@@ -468,6 +472,21 @@ async fn a_slow_first_index_serves_each_language_as_soon_as_it_is_read_and_says_
         }
         assert!(Instant::now() < deadline, "the first index never landed: {}", r.text);
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Its end was told as a log message (info, the default level) and as an
+    // update of the subscribed status.
+    let built = |c: &Client| {
+        c.logs().iter().any(|l| l["logger"] == "signpost.graph" && l["data"]["what"] == "built")
+            && c.notices().contains(&json!({"updated": "signpost://graph"}))
+    };
+    while !built(&client) {
+        assert!(
+            Instant::now() < deadline,
+            "no notice of the first index's end: {:?} {:?}",
+            client.logs(),
+            client.notices()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     client.close().await;
 }
