@@ -82,8 +82,9 @@ impl Default for Options {
 }
 
 /// The built-in indexer's first index: each language's part, and whether
-/// the part already served (restored from the last run's state, nothing
-/// changed since) is it.
+/// it already serves (restored from the last run's state with nothing
+/// changed since, no files now nor before, or sent whole to be served
+/// early: then its index is left empty here).
 type First = Vec<(Workspace, Indexed, bool)>;
 
 /// What the project's thread hears about.
@@ -150,8 +151,9 @@ pub struct Project {
     /// since it came back.
     root_was_gone: bool,
     /// Files changed or gone since the last run's saved parts, which serve
-    /// until the first index lands: marked stale meanwhile.
-    restored_stale: Vec<PathBuf>,
+    /// until the first index lands, as the graph names them: marked stale
+    /// meanwhile.
+    restored_stale: std::collections::HashSet<String>,
     /// Writes the parts' states for the next start.
     saver: saved::Saver,
     /// The first index in the background restores the last run's parts,
@@ -259,7 +261,7 @@ impl Project {
             deferred: Vec::new(),
             first_pending: false,
             root_was_gone: false,
-            restored_stale: Vec::new(),
+            restored_stale: Default::default(),
             saver: saved::Saver::start(),
             restoring: false,
             early: Vec::new(),
@@ -300,7 +302,9 @@ impl Project {
             let out = project.built_in_file(lang.name);
             if let Some(state) = state {
                 write_whole(&out, state.snapshot())?;
-                project.restored_stale.extend(state.drift.changed.iter().chain(&state.drift.gone).cloned());
+                let moved = state.drift.changed.iter().chain(&state.drift.gone);
+                let spelled = moved.filter_map(|p| watch::graph_path(&project.root, &project.cache, p));
+                project.restored_stale.extend(spelled);
             } else if files.is_empty() {
                 write_whole(&out, &empty)?;
             }

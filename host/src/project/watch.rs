@@ -85,7 +85,7 @@ const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx",
 /// root, `/`-separated), if it is one: what `describe` marks as changed
 /// since indexed. Told by its name alone (no file is opened: the
 /// watcher's thread calls it).
-fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
+pub(super) fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> {
     let ext = p.extension()?.to_str()?;
     let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
     let rel = tree::spell(p.strip_prefix(root).ok()?);
@@ -142,10 +142,8 @@ impl Project {
         }
         // So are the files changed since the saved parts serving now were
         // made, until the first index reads them.
-        for path in &self.restored_stale {
-            if let Some(file) = graph_path(&self.root, &self.cache, path) {
-                graphs.mark_changed(file);
-            }
+        for file in &self.restored_stale {
+            graphs.mark_changed(file.clone());
         }
         self.stopped_seen = graphs.changes_seen();
         let (root, cache, marks) = (self.root.clone(), self.cache.clone(), graphs.clone());
@@ -381,9 +379,7 @@ impl Project {
             if record.result == "swapped" {
                 // What changed since the saved parts were made is read now.
                 let stale = std::mem::take(&mut self.restored_stale);
-                graphs.mark_indexed(self.stopped_seen, |file| {
-                    stale.iter().any(|p| graph_path(&self.root, &self.cache, p).as_deref() == Some(file))
-                });
+                graphs.mark_indexed(self.stopped_seen, |file| stale.contains(file));
                 for (_, graph, ws) in &swapped {
                     self.save(ws, graph.clone());
                 }
