@@ -156,14 +156,12 @@ pub struct Project {
     restored_stale: std::collections::HashSet<String>,
     /// Writes the parts' states for the next start.
     saver: saved::Saver,
-    /// The first index in the background restores the last run's parts,
-    /// which serve meanwhile (no part is missing).
-    restoring: bool,
     /// Languages served early while the first index is built: whether
     /// whole, or only their definitions so far.
     early: Vec<(&'static str, bool)>,
-    /// While the first index is built in the background: since when, and
-    /// how many files it reads.
+    /// While the first index is built in the background with parts
+    /// missing (not when it restores the last run's, which serve
+    /// meanwhile): since when, and how many files it reads.
     building_since: Option<(Instant, usize)>,
 }
 
@@ -263,7 +261,6 @@ impl Project {
             root_was_gone: false,
             restored_stale: Default::default(),
             saver: saved::Saver::start(),
-            restoring: false,
             early: Vec::new(),
             building_since: None,
         };
@@ -329,7 +326,6 @@ impl Project {
         // parts served while the first index is built.
         let saved_langs: Vec<bool> = states.iter().map(Option::is_some).collect();
         let jobs_files: Vec<(&'static Lang, bool)> = jobs.iter().map(|(l, f)| (*l, f.is_empty())).collect();
-        project.restoring = all_saved;
         // Past the wait, a server answers from each language's definitions
         // as soon as its files are read, then from its whole part.
         let early = (opts.first_wait.is_some() && !all_saved).then(|| project.events.clone());
@@ -420,7 +416,7 @@ impl Project {
                     "the first index is still being built: serving what is ready, the rest swaps in when done"
                 );
                 project.first = Some((built, started, files));
-                project.building_since = Some((started, files));
+                project.building_since = (!all_saved).then_some((started, files));
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 anyhow::bail!("the built-in indexer stopped (a bug in signpost)")
@@ -558,7 +554,7 @@ impl Project {
         for (topic, notes) in self.notes.drain(..) {
             graphs.set_notes(&topic, notes);
         }
-        if self.building_since.is_some() && !self.restoring {
+        if self.building_since.is_some() {
             graphs.set_building(Some(self.building()));
         }
     }

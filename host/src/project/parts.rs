@@ -81,7 +81,22 @@ pub(super) fn has_index(path: &Path, empty: &[u8]) -> bool {
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_whole_as(path, bytes, 0o666)
+}
+
+/// [`write_whole`], the file created with `mode` (less the umask).
+pub(super) fn write_whole_as(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let partial = indexer::partial_of(path);
-    std::fs::write(&partial, bytes).with_context(|| format!("writing {}", partial.display()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&partial)
+        .with_context(|| format!("writing {}", partial.display()))?;
+    file.write_all(bytes).with_context(|| format!("writing {}", partial.display()))?;
+    drop(file);
     std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
 }

@@ -21,6 +21,8 @@ use signpost_graph::Graph;
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::saved::{Drift, Reading, Saved};
 
+use super::parts::write_whole_as;
+
 const MAGIC: &[u8; 16] = b"SIGNPOST-SAVED\0\0";
 const VERSION: u32 = 1;
 const HEAD: usize = 16 + 4 + 8 + 4;
@@ -85,18 +87,6 @@ fn private(file: &Path) -> Result<(), String> {
             meta.mode() & 0o7777
         ));
     }
-    Ok(())
-}
-
-/// Writes `bytes` beside `path` with mode 0600 and renames it into place.
-fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let partial = signpost_graph::indexer::partial_of(path);
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&partial)?;
-    file.write_all(bytes)?;
-    drop(file);
-    std::fs::rename(&partial, path)?;
     Ok(())
 }
 
@@ -216,7 +206,7 @@ fn save(job: &Job) {
     let started = Instant::now();
     let result = bytes_of(&job.graph, &job.reading).and_then(|b| {
         let n = b.len();
-        write_private(&job.file, &b).map(|()| n).map_err(|e| format!("{e:#}"))
+        write_whole_as(&job.file, &b, 0o600).map(|()| n).map_err(|e| format!("{e:#}"))
     });
     match result {
         Ok(bytes) => tracing::debug!(
@@ -266,7 +256,7 @@ mod tests {
         assert!(check(bytes.clone(), &root, go, &files, &opts).is_err());
         // Written by the saver: private; opened to others: not trusted.
         let file_of = root.join("saved.java");
-        write_private(&file_of, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        write_whole_as(&file_of, &bytes, 0o600).unwrap_or_else(|e| panic!("{e}"));
         assert!(load(&file_of, &root, java, &files, &opts).is_some_and(|r| r.is_ok()));
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&file_of, std::fs::Permissions::from_mode(0o666)).unwrap_or_else(|e| panic!("{e}"));
