@@ -6,6 +6,13 @@
 (import_from_statement module_name: (dotted_name) @import.from name: (dotted_name) @import)
 (import_from_statement module_name: (dotted_name) @import.from
   name: (aliased_import name: (dotted_name) @import alias: (identifier) @import.alias))
+; A relative import (`from .utils import echo as echo`, `from .. import x`):
+; made absolute from the file's module (lib.rs, `python_relative`).
+(import_from_statement module_name: (relative_import) @import.from name: (dotted_name) @import)
+(import_from_statement module_name: (relative_import) @import.from
+  name: (aliased_import name: (dotted_name) @import alias: (identifier) @import.alias))
+; `from .core import *`: every public name of the module.
+(import_from_statement module_name: (_) @import.from (wildcard_import) @import)
 
 ; Definitions. A function in a class is a method (the emitter tells them apart).
 (class_definition name: (identifier) @name) @def.class

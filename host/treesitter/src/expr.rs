@@ -441,7 +441,7 @@ impl<'a> TypeText<'a> {
 }
 
 /// `text` split at `sep` where no bracket is open.
-fn split_top(text: &str, sep: u8) -> Vec<&str> {
+pub(crate) fn split_top(text: &str, sep: u8) -> Vec<&str> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut depth = 0i32;

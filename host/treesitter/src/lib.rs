@@ -472,7 +472,14 @@ fn source_of(
         Packages::ModulePath => go_package(modules, rel),
         Packages::ModuleFile => {
             let (under, module) = module_of(modules, rel);
-            (python_module(under), module.to_owned())
+            let package = python_module(under);
+            let init = under.file_stem().is_some_and(|s| s == "__init__");
+            for i in &mut facts.imports {
+                if let Some(path) = python_relative(&package, init, &i.path) {
+                    i.path = path;
+                }
+            }
+            (package, module.to_owned())
         }
         Packages::CratePath => {
             let (under, module) = module_of(modules, rel);
@@ -569,6 +576,29 @@ fn python_module(rel: &Path) -> Vec<String> {
     }
     let module = parts.join(".");
     if module.is_empty() { Vec::new() } else { vec![module] }
+}
+
+/// A Python relative import (`.utils.echo`, `..echo`) made absolute from
+/// the module `package` of the file importing it (`init`: the file is a
+/// package's `__init__.py`, the package itself): one dot is the file's
+/// package, each more its parent. None when it is not relative, or climbs
+/// above the project.
+fn python_relative(package: &[String], init: bool, import: &str) -> Option<String> {
+    let rest = import.strip_prefix('.')?;
+    let up = rest.len() - rest.trim_start_matches('.').len();
+    let rest = &rest[up..];
+    let module = package.first().map_or("", String::as_str);
+    let mut parts: Vec<&str> = if module.is_empty() { Vec::new() } else { module.split('.').collect() };
+    if !init {
+        parts.pop()?;
+    }
+    for _ in 0..up {
+        parts.pop()?;
+    }
+    if !rest.is_empty() {
+        parts.push(rest);
+    }
+    (!parts.is_empty()).then(|| parts.join("."))
 }
 
 /// The files a language's modules are marked by: `go.mod` (Go's module

@@ -1248,7 +1248,7 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
 }
 
 #[test]
-fn rust_impl_of_an_imported_type_and_functions_as_values_with_decoys() {
+fn rust_impl_of_an_imported_type_functions_as_values_and_a_namesake_of_a_std_wrapper_with_decoys() {
     let (g, _) = graph_of(&fixture_dir("rules/rust"), "rust");
     let all = edges_marked(&g);
     assert_edges(
@@ -1259,10 +1259,15 @@ fn rust_impl_of_an_imported_type_and_functions_as_values_with_decoys() {
             // Stored in a struct's fields: turbofished, and by name.
             "rules::error::Error::construct:21 -CALLS-> rules::error::object_drop:8",
             "rules::error::Error::construct:21 -CALLS-> rules::error::describe:10",
+            // The project's own `Ref`, though the standard library has one.
+            "rules::ptr::object_ref:16 -CALLS-> rules::ptr::Ref<'a, T>::cast:7",
+            "rules::ptr::object_ref:16 -CALLS-> rules::ptr::Ref<'a, T>::as_ptr:11",
         ],
         &[
             "rules::error::report:14 -CALLS-> rules::code:12",
             "rules::error::Error::construct:21 -CALLS-> rules::code:12",
+            // `use std::cell::Ref`: the standard library's.
+            "rules::cell::borrowed:4 -CALLS-> rules::ptr::Ref<'a, T>::as_ptr:11",
         ],
     );
 }
@@ -1509,4 +1514,42 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         ],
     );
     assert_eq!(g.iter().filter(|n| n.name() == "jar_from_dict").count(), 1);
+}
+
+#[test]
+fn python_src_layout_relative_imports_decorated_functions_and_typed_splats_with_decoys() {
+    let (g, report) = graph_of(&fixture_dir("rules/src-layout-py"), "python");
+    assert_eq!(report.syntax_errors, 0, "{report:?}");
+    let all = edges_marked(&g);
+    let t = "tests.test_cli";
+    let want: Vec<String> = [
+        // `import kit` in a test is the project's `src/kit`, and `kit.group`
+        // the function its `__init__` re-exports relatively.
+        "@.cli:6 -CALLS-> src.kit.decorators.group:10",
+        // `kit.echo` through `from .utils import echo as echo`.
+        "@.sub:12 -CALLS-> src.kit.utils.echo:1",
+        // `from kit import option` through `from .decorators import *`.
+        "@.sub:12 -CALLS-> src.kit.decorators.option:21",
+        // `cli` is what `@kit.group()` gives applied to it: a `Group`.
+        "@.sub:12 -CALLS-> src.kit.core.Group.command:5",
+        // `single` is what `@kit.decorators.command()` gives: a `Command`.
+        "@.test_sub:21 -CALLS-> src.kit.core.Command.invoke:10",
+        // `from . import utils`; typed `*args: str, **kwargs: str` take any number.
+        "src.kit.decorators.group:10 -CALLS-> src.kit.utils.style:5",
+    ]
+    .iter()
+    .map(|e| e.replace('@', t))
+    .collect();
+    let never: Vec<String> = [
+        // The test module's own `echo` is no member of `kit`.
+        "@.sub:12 -CALLS-> @.echo:25",
+        // `cli` is a `Group`, not what the decorator's own name says.
+        "@.sub:12 -CALLS-> src.kit.core.Command.command:13",
+    ]
+    .iter()
+    .map(|e| e.replace('@', t))
+    .collect();
+    let want: Vec<&str> = want.iter().map(String::as_str).collect();
+    let never: Vec<&str> = never.iter().map(String::as_str).collect();
+    assert_edges(&all, &want, &never);
 }

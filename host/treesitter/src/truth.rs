@@ -132,6 +132,27 @@ impl Truth {
                 vendored: false,
             });
         }
+        // scip-python resolves a test's `import click` to the installed
+        // package when the project is not installed from its tree: the
+        // test's calls reach an external twin (`click.testing.Result.output`)
+        // of the project's definition (`src.click.testing.Result.output`).
+        // The twin is that definition, where exactly one definition's
+        // qualified name ends so after a source root.
+        let mut by_fqn: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (&ix, &d) in &index {
+            by_fqn.entry(g.node(ix).fqn()).or_default().push(d);
+        }
+        let mut twins = Vec::new();
+        for n in g.iter().filter(|n| n.has_role(EXTERNAL) && !n.fqn().is_empty()) {
+            let found: Vec<usize> = ["src.", "lib.", "source."]
+                .iter()
+                .flat_map(|root| by_fqn.get(format!("{root}{}", n.fqn()).as_str()).into_iter().flatten().copied())
+                .collect();
+            if let [d] = found[..] {
+                twins.push((n.ix(), d));
+            }
+        }
+        index.extend(twins);
         let mut edges = BTreeSet::new();
         for (&ix, &a) in &index {
             for t in COMPARED {

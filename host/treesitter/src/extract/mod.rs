@@ -190,6 +190,10 @@ pub struct Def {
     /// A C or C++ function-like macro: a call to it calls what its body
     /// calls, once the preprocessor has expanded it.
     pub expands: bool,
+    /// Python's outermost decorator as written, without its `@`
+    /// (`click.group()`, `cli.command(cls=Aliased)`): what the name is
+    /// bound to is what it gives applied to the function.
+    pub decorated: Option<String>,
     /// The type a callable returns, as written (`@returns`: `Self`,
     /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
     pub returns: Option<String>,

@@ -220,8 +220,11 @@ impl Reader {
                         let mut path: String =
                             txt(n).trim_matches(['"', '`']).split_whitespace().collect::<String>().replace('\\', ".");
                         // `from a.b import C`: the module, then the name.
+                        // `from . import x`: `.x`, one dot a level.
                         if let Some(from) = get("import.from") {
-                            path = format!("{}.{path}", txt(from).trim());
+                            let from = txt(from);
+                            let from = from.trim();
+                            path = if from.ends_with('.') { format!("{from}{path}") } else { format!("{from}.{path}") };
                         }
                         // A grammar that leaves a wildcard out of the name
                         // (Kotlin's `import a.b.*`): the import says it.
@@ -444,6 +447,7 @@ impl Reader {
                             params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
                             labels: get("params").and_then(|p| param_labels(p, text)),
                             expands: n.kind() == "preproc_function_def",
+                            decorated: None,
                             returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
@@ -470,6 +474,11 @@ impl Reader {
                 {
                     d.span.bytes.0 = p.start_byte();
                     d.span.start = (p.start_position().row as u32, p.start_position().column as u32);
+                    let mut c = p.walk();
+                    let outermost = p.children(&mut c).find(|k| k.kind() == "decorator");
+                    d.decorated = outermost
+                        .and_then(|k| k.utf8_text(text).ok())
+                        .map(|t| t.trim_start_matches('@').split_whitespace().collect::<Vec<_>>().join(" "));
                 }
             }
         }

@@ -304,9 +304,13 @@ pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
             variadic = true;
             continue;
         }
-        // TypeScript's `...rest: T[]`.
+        // Python's `*` and `/` between parameters are none.
+        if matches!(p.kind(), "keyword_separator" | "positional_separator") {
+            continue;
+        }
+        // TypeScript's `...rest: T[]`; Python's typed `*args: T`, `**kw: T`.
         let mut rc = p.walk();
-        if p.named_children(&mut rc).any(|c| c.kind().contains("rest")) {
+        if p.named_children(&mut rc).any(|c| c.kind().contains("rest") || c.kind().contains("splat")) {
             variadic = true;
             continue;
         }

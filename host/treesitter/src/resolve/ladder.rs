@@ -361,6 +361,36 @@ impl Resolver<'_> {
         self.ty_as(fi, from, name, Want::Type)
     }
 
+    /// The project's own type named like a wrapper of the standard
+    /// libraries (`Ref`, `Map`), where the use sees it: defined in a scope
+    /// around it, in its file, imported by it or in its package, or named
+    /// through one of the project's modules (`ptr::Ref`, `crate::ptr::Ref`).
+    /// Not a namesake found only project-wide, and not an alias of the
+    /// name (`type Result<T> = …`), which stays the wrapper.
+    pub(super) fn own_namesake(&self, fi: usize, scope: Option<DefIx>, name: &Name) -> Option<DefIx> {
+        let d = match name.qualifier.as_deref() {
+            Some(q) => {
+                let first = q.split("::").next().unwrap_or(q);
+                let project = matches!(first, "crate" | "super" | "self") || self.module_path(fi, first).is_some();
+                if !project {
+                    return None;
+                }
+                let bare = Name { qualifier: None, ..name.clone() };
+                self.ty(fi, scope.unwrap_or(usize::MAX), name)
+                    .or_else(|| self.ty(fi, scope.unwrap_or(usize::MAX), &bare))?
+            }
+            None => {
+                let (level, whole) = self.rung(fi, scope, &name.name, Want::Type)?;
+                if whole {
+                    return None;
+                }
+                self.one_type(&level, name)?
+            }
+        };
+        let alias = self.p.kind(d) == Kind::Type && self.p.fact(d).returns.is_some();
+        (!alias).then_some(d)
+    }
+
     /// [`Self::ty`], of the kinds `want` admits (a Ruby header's module).
     pub(super) fn ty_as(&self, fi: usize, from: DefIx, name: &Name, want: Want) -> Option<DefIx> {
         let from = (from != usize::MAX).then_some(from);

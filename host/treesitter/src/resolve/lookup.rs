@@ -147,6 +147,7 @@ impl<'p> Lookup<'p> {
                 *packages.entry(s.package.join(".")).or_insert(n)
             })
             .collect();
+        source_roots(p, &mut packages);
         let mut package_files: HashMap<u32, Vec<usize>> = HashMap::default();
         for (f, &n) in file_package.iter().enumerate() {
             package_files.entry(n).or_default().push(f);
@@ -198,6 +199,33 @@ impl<'p> Lookup<'p> {
     pub(super) fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
         map.get(key).map_or(&[], Vec::as_slice)
     }
+}
+
+/// A Python project's packages as they are imported from a source root
+/// (the `src/` of a src-layout project, a directory that is no package of
+/// its own): `src.click.testing` is what a test's `import click.testing`
+/// names once the project is installed. The package keeps its name as
+/// scip-python spells it (`src.click.testing`, in ids); the name without
+/// the root finds it too, where no package has that name already and no
+/// other root gives it.
+fn source_roots(p: &Project, packages: &mut HashMap<String, u32>) {
+    let python: Vec<&str> = p
+        .sources
+        .iter()
+        .filter(|s| s.lang.packages == crate::languages::Packages::ModuleFile)
+        .filter_map(|s| s.package.first().map(String::as_str))
+        .collect();
+    let mut found: HashMap<String, Option<u32>> = HashMap::default();
+    for module in python {
+        let Some((root, rest)) = module.split_once('.') else { continue };
+        // A root is no package: no `root/__init__.py`, no module `root.py`.
+        if packages.contains_key(root) || packages.contains_key(rest) {
+            continue;
+        }
+        let n = packages[module];
+        found.entry(rest.to_owned()).and_modify(|m| *m = m.filter(|&m| m == n)).or_insert(Some(n));
+    }
+    packages.extend(found.into_iter().filter_map(|(name, n)| Some((name, n?))));
 }
 
 pub(super) fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {

@@ -137,9 +137,7 @@ impl Resolver<'_> {
             return self_ty.map_or(Val::Unknown, Val::Type);
         }
         let external = || Val::Written(Written { text: text.to_owned(), file, scope, self_ty });
-        // A wrapper of the standard libraries is read as one even where the
-        // project has an alias of its name (`type Result<T> = …`).
-        if depth == 0 || wrapper(t.head).is_some() {
+        if depth == 0 {
             return external();
         }
         let from = scope.unwrap_or(usize::MAX);
@@ -149,6 +147,14 @@ impl Resolver<'_> {
             span: Span::default(),
             generics: 0,
         };
+        // A wrapper of the standard libraries is read as one even where the
+        // project has an alias of its name (`type Result<T> = …`), or a
+        // namesake the use does not see. A type of the project's own that
+        // the use does see, defined beside it or imported (anyhow's
+        // `ptr::Ref`, a module's own `Map`), is that type.
+        if wrapper(t.head).is_some() {
+            return self.own_namesake(file, scope, &name(t.qualifier)).map_or_else(external, Val::Type);
+        }
         // A Rust or C++ path's module (`crate::builder::Arg`) is no package
         // alias: the name alone, then.
         let found = self.ty(file, from, &name(t.qualifier)).or_else(|| {
@@ -200,6 +206,69 @@ impl Resolver<'_> {
         match self.p.fact(m).returns.as_deref() {
             Some(text) => self.written(self.p.defs[m].file, Some(m), self_ty, text, depth),
             None => Val::Unknown,
+        }
+    }
+
+    /// What a decorated definition's name is bound to (Python's
+    /// `@click.group()` over `def cli()`: a `Group`): what its outermost
+    /// decorator gives applied to the function, read from the return type
+    /// written for the decorator: `Callable[[F], Group]` for a decorator
+    /// called first, the type itself for one named bare, and of a union
+    /// (an overloaded decorator's implementation, `Group | Callable[[F],
+    /// Group]`), the members that apply. Unknown unless they name one type.
+    pub(super) fn decorated(&self, d: DefIx, depth: u8) -> Val {
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let Some(text) = self.p.fact(d).decorated.as_deref() else { return Val::Unknown };
+        let (fi, scope) = (self.p.defs[d].file, self.p.defs[d].parent);
+        let _there = elsewhere(fi);
+        let Some(steps) = expr::steps(text) else { return Val::Unknown };
+        // `click.group()`: called, and what it gives called on the
+        // function; `click.group`: called on the function.
+        let (name, args, called) = match steps.last() {
+            Some(Step::Call { name, args, .. }) => (*name, *args, true),
+            Some(Step::Member { name, .. } | Step::Name(name)) => (*name, 1, false),
+            _ => return Val::Unknown,
+        };
+        let callee = match &steps[..steps.len() - 1] {
+            [] => self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))),
+            [head, rest @ ..] => {
+                let mut val = self.head(fi, scope, *head, false, depth);
+                for step in rest {
+                    val = self.step(fi, scope, val, *step, depth);
+                }
+                match val {
+                    Val::Type(t) => self.member_call(t, name, Some(args)),
+                    Val::Package(pkg) => {
+                        let level: Vec<DefIx> = self
+                            .exported(&pkg, name, REEXPORTS)
+                            .into_iter()
+                            .filter(|&f| self.p.kind(f).is_callable())
+                            .collect();
+                        self.fitting(&level, Some(args))
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let Some(m) = callee else { return Val::Unknown };
+        let Some(returns) = self.p.fact(m).returns.as_deref() else { return Val::Unknown };
+        let mut applied: Vec<&str> = Vec::new();
+        for member in expr::split_top(returns, b'|') {
+            let gives = TypeText::parse(member).filter(|t| t.head == "Callable").and_then(|t| t.args.last().copied());
+            match (gives, called) {
+                (Some(gives), true) => applied.extend(expr::split_top(gives, b'|')),
+                (None, false) => applied.push(member),
+                _ => {}
+            }
+        }
+        let (file, self_ty) = (self.p.defs[m].file, self.enclosing_type(Some(m)));
+        let mut types = applied.iter().filter_map(|t| match self.written(file, Some(m), self_ty, t.trim(), depth) {
+            Val::Type(t) => Some(t),
+            _ => None,
+        });
+        match types.next() {
+            Some(t) if types.all(|u| u == t) => Val::Type(t),
+            _ => Val::Unknown,
         }
     }
 
@@ -265,6 +334,13 @@ impl Resolver<'_> {
                 // A namespace of the project (`shapes::total`).
                 if self.is_namespace(name) {
                     return Val::Namespace(name.to_owned());
+                }
+                // A decorated function (`@click.group()` over `def cli()`).
+                if !scoped
+                    && let Some(f) = self.ladder(fi, scope, name, Want::Callable, |_| None)
+                    && self.p.fact(f).decorated.is_some()
+                {
+                    return self.decorated(f, depth);
                 }
                 // A module of a Rust crate (`output::display_width`).
                 if scoped
