@@ -212,6 +212,14 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
             } else {
                 out.push(Step::Member { name, scoped });
                 i = k;
+                // `ast::ClassSetUnion { … }`: a struct literal of a type
+                // named through its module.
+                let mut l = i;
+                skip_ws(&mut l);
+                if scoped && b.get(l) == Some(&b'{') && name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                    out.push(Step::Literal);
+                    i = close(b, l)?.0;
+                }
             }
             continue;
         }
@@ -508,6 +516,12 @@ mod tests {
         );
         assert_eq!(steps("make::<u8>(a < b, |x| x.0)"), Some(vec![Call { name: "make", args: 2, scoped: false }]));
         assert_eq!(steps("Point { x: 1, y: 2 }"), Some(vec![Name("Point"), Literal]));
+        assert_eq!(
+            steps("ast::ClassSetUnion { span: s, items: vec![] }"),
+            Some(vec![Name("ast"), Member { name: "ClassSetUnion", scoped: true }, Literal])
+        );
+        // A block after a value's field is no literal.
+        assert_eq!(steps("a::b {"), None);
         assert_eq!(
             steps("s->next->value"),
             Some(vec![Name("s"), Member { name: "next", scoped: false }, Member { name: "value", scoped: false }])

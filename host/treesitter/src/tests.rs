@@ -1262,12 +1262,18 @@ fn rust_impl_of_an_imported_type_functions_as_values_and_a_namesake_of_a_std_wra
             // The project's own `Ref`, though the standard library has one.
             "rules::ptr::object_ref:16 -CALLS-> rules::ptr::Ref<'a, T>::cast:7",
             "rules::ptr::object_ref:16 -CALLS-> rules::ptr::Ref<'a, T>::as_ptr:11",
+            // A field's type and a struct literal named through a module.
+            "rules::builder::Builder::limit:9 -CALLS-> rules::parse::Builder::limit:6",
+            "rules::builder::make:20 -CALLS-> rules::parse::Set::go:16",
         ],
         &[
             "rules::error::report:14 -CALLS-> rules::code:12",
             "rules::error::Error::construct:21 -CALLS-> rules::code:12",
             // `use std::cell::Ref`: the standard library's.
             "rules::cell::borrowed:4 -CALLS-> rules::ptr::Ref<'a, T>::as_ptr:11",
+            // The file's own namesakes.
+            "rules::builder::Builder::limit:9 -CALLS-> rules::builder::Builder::limit:9",
+            "rules::builder::make:20 -CALLS-> rules::builder::Set::go:17",
         ],
     );
 }

@@ -155,6 +155,19 @@ impl Resolver<'_> {
         if wrapper(t.head).is_some() {
             return self.own_namesake(file, scope, &name(t.qualifier)).map_or_else(external, Val::Type);
         }
+        // A Rust path through the crate's modules (`ast::parse::ParserBuilder`
+        // with `use crate::ast;`): that module's type, never a namesake of
+        // the file's own.
+        if self.p.sources[file].lang.packages == Packages::CratePath
+            && let Some(path) = rust_path_before(text, t.head)
+            && let Some(pkg) = self.rust_package(file, path)
+        {
+            let types: Vec<DefIx> =
+                self.look.in_package(&pkg, t.head).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
+            if let [one] = types[..] {
+                return self.unalias(one, depth);
+            }
+        }
         // A Rust or C++ path's module (`crate::builder::Arg`) is no package
         // alias: the name alone, then.
         let found = self.ty(file, from, &name(t.qualifier)).or_else(|| {
@@ -162,6 +175,33 @@ impl Resolver<'_> {
             if module { self.ty(file, from, &name(None)) } else { None }
         });
         found.map_or_else(external, |d| self.unalias(d, depth))
+    }
+
+    /// The package a Rust module path names, dotted as [`Lookup`] keys it:
+    /// `crate::hir`, `super::ast`, `self::parse`, or a path from a module
+    /// the file imports or has beside it (`ast::parse` with `use
+    /// crate::ast;`).
+    pub(super) fn rust_package(&self, fi: usize, path: &str) -> Option<String> {
+        let mut segments = path.split("::");
+        let own = &self.p.sources[fi].package;
+        let mut at: Vec<String> = match segments.next()? {
+            "crate" => Vec::new(),
+            "self" => own.clone(),
+            "super" => own[..own.len().checked_sub(1)?].to_vec(),
+            first => {
+                let pkg = self.package_alias(fi, first).or_else(|| self.module_path(fi, first))?;
+                pkg.split('.').map(str::to_owned).collect()
+            }
+        };
+        for s in segments {
+            if s == "super" {
+                at.pop()?;
+            } else {
+                at.push(s.to_owned());
+            }
+        }
+        let key = at.join(".");
+        self.look.packages.contains_key(&key).then_some(key)
     }
 
     /// A type of the project, read through an alias (`type Error =
@@ -313,6 +353,9 @@ impl Resolver<'_> {
         match step {
             // A Rust impl for a type the project does not define.
             // PHP's `$this`, `static::`.
+            // Where `this` is no keyword (Rust, Python, Go), a parameter
+            // may be called so (anyhow's `this: Ref<Self>`).
+            Step::Name("this") if !scoped && let Some(b) = self.var(fi, scope, "this") => self.bound(b, depth),
             Step::Name("this" | "self" | "Self" | "$this" | "static") => {
                 self.enclosing_type(scope).map_or(Val::Foreign, Val::Type)
             }
@@ -556,6 +599,15 @@ pub(super) struct Written {
     pub(super) file: usize,
     pub(super) scope: Option<DefIx>,
     pub(super) self_ty: Option<DefIx>,
+}
+
+/// The path written before `head` in the type `text` (`ast::parse` of
+/// `&'a ast::parse::ParserBuilder`), `head` being a part of `text`.
+fn rust_path_before<'t>(text: &'t str, head: &str) -> Option<&'t str> {
+    let at = (head.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|&at| at <= text.len())?;
+    let before = text.get(..at)?.strip_suffix("::")?;
+    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).map_or(0, |i| i + 1);
+    Some(&before[start..]).filter(|p| !p.is_empty())
 }
 
 /// What a wrapper of the standard libraries does with what it holds.
