@@ -1475,6 +1475,8 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         // Through an index file's re-exports: `export *`, `export { boot }`.
         "src.app.ts.run:3 -CALLS-> src.util.ts.Engine.start:12",
         "src.app.ts.run:3 -CALLS-> @.boot:58",
+        // A re-export under a new name (`export { serverName as nameOfServer }`).
+        "src.app.ts.run:3 -CALLS-> @.serverName:54",
     ]
     .iter()
     .map(|e| e.replace('@', s))

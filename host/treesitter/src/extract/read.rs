@@ -492,12 +492,19 @@ impl Reader {
                 .map(|d| d.span.bytes)
                 .chain(literals.iter().copied())
                 .collect();
-            let local = |d: &Def| {
-                d.meta
-                    && functions
-                        .iter()
-                        .any(|&(a, b)| a <= d.span.bytes.0 && d.span.bytes.1 <= b && (a, b) != d.span.bytes)
+            let inside = |d: &Def| {
+                functions.iter().any(|&(a, b)| a <= d.span.bytes.0 && d.span.bytes.1 <= b && (a, b) != d.span.bytes)
             };
+            // A method of an object literal inside a function (`get
+            // headers() { … }`, `clone() { … }`) is a local of that function,
+            // as scip-typescript has it: no definition, and what it calls,
+            // the function calls.
+            let object_method = |d: &Def| {
+                d.kind == Kind::Method
+                    && node_of(root, &d.span).and_then(|n| n.parent()).is_some_and(|p| p.kind() == "object")
+            };
+            facts.defs.retain(|d| !(object_method(d) && inside(d)));
+            let local = |d: &Def| d.meta && inside(d);
             // Still found by name, as scip-typescript finds it; no scope.
             for d in facts.defs.iter_mut().filter(|d| local(d)) {
                 d.span = d.name_span;

@@ -234,7 +234,14 @@ impl Resolver<'_> {
             // No definition is called so; an import may name one so
             // (`using W = Toolkit.Core.Widget;`).
             lookup::read_key(lookup::imports_key(&self.p.sources[fi].path));
-            if !self.p.sources[fi].facts.imports.iter().any(|i| i.alias.as_deref() == Some(name)) {
+            // Or a re-export under a new name names one so (`import { b }
+            // from "./index"`, where the index writes `export { a as b }
+            // from "./x"`).
+            let names = |i: &crate::extract::Import| match i.alias.as_deref() {
+                Some(a) => a == name,
+                None => i.path.rsplit_once('.').is_some_and(|(_, last)| last == name),
+            };
+            if !self.p.sources[fi].facts.imports.iter().any(names) {
                 return None;
             }
             let aliased: Vec<DefIx> =
