@@ -1560,4 +1560,28 @@ fn python_src_layout_relative_imports_decorated_functions_and_typed_splats_with_
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
     let never: Vec<&str> = never.iter().map(String::as_str).collect();
     assert_edges(&all, &want, &never);
+    // Spelled as scip-python spells them.
+    let dir = fixture_dir("rules/src-layout-py");
+    let lang = languages::by_name("python").expect("a language");
+    let (found, _) = sources(&dir, &WalkOptions::default());
+    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    let indexed = crate::index(&dir, lang, &files, &crate::Options::default());
+    let symbols: Vec<&str> =
+        indexed.index.documents.iter().flat_map(|d| d.symbols.iter().map(|s| s.symbol.as_str())).collect();
+    let core = "scip-python python kit . `src.kit.core`/";
+    for s in [
+        // An annotated variable at the module's top level: twice.
+        "HOOKS.HOOKS.",
+        "PLAIN.",
+        // In an `if` block: once.
+        "Alias.",
+        // A function nested in a method: the class's member.
+        "Runner#step().",
+        // Two of one name in one class: each under its method.
+        "Runner#first().twice().",
+        "Runner#second().twice().",
+    ] {
+        let s = format!("{core}{s}");
+        assert!(symbols.contains(&s.as_str()), "{s} in {symbols:#?}");
+    }
 }

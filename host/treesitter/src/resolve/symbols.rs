@@ -150,11 +150,26 @@ pub(super) fn symbols(p: &mut Project) {
             d.push('#');
         } else if f.kind == Kind::Module {
             d.push('/');
+        } else if s.lang.packages == Packages::ModuleFile
+            && def.parent.is_none()
+            && f.span.start.1 == 0
+            && f.signature.strip_prefix(f.name.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':'))
+        {
+            // scip-python spells an annotated module variable (`HOOKS:
+            // list[str] = …`) twice, `HOOKS.HOOKS.`, where it is written at
+            // the module's top level (not in an `if TYPE_CHECKING:` block).
+            d.push('.');
+            push_name(&mut d, name);
+            d.push('.');
         } else {
             d.push('.');
         }
         own[ix] = d;
     }
+    // scip-python spells a function nested in a method as a member of the
+    // method's class (`Group#decorator().` for `Group.command`'s nested
+    // `decorator`), where no other member of the class is spelled so.
+    let hoisted = python_hoisted(p, &own);
     // Whole symbols, parents first (a Go method's type may come later).
     let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
@@ -167,7 +182,9 @@ pub(super) fn symbols(p: &mut Project) {
             path.push(par);
         }
         for &d in path.iter().rev() {
-            let mut prefix = match p.defs[d].parent.and_then(|par| done[par].clone()) {
+            let parent =
+                if hoisted.contains(&d) { p.defs[d].parent.and_then(|m| p.defs[m].parent) } else { p.defs[d].parent };
+            let mut prefix = match parent.and_then(|par| done[par].clone()) {
                 Some(parent) => parent,
                 None => package_symbol(&p.sources[p.defs[d].file]),
             };
@@ -213,6 +230,29 @@ pub(super) fn symbols(p: &mut Project) {
     for (body, declaration) in twins {
         p.defs[body].twin_of = Some(declaration);
     }
+}
+
+/// Python functions nested in a method whose symbol scip-python spells
+/// under the method's class: those whose descriptor no member of the class,
+/// and no other function so nested in it, has.
+fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
+    let class_of = |d: DefIx| {
+        let m = p.defs[d].parent?;
+        let c = p.defs[m].parent?;
+        let nested = p.sources[p.defs[d].file].lang.packages == Packages::ModuleFile
+            && p.kind(d).is_callable()
+            && p.kind(m).is_callable()
+            && p.kind(c).is_type();
+        nested.then_some(c)
+    };
+    let mut spelled: HashMap<(DefIx, &str), u32> = HashMap::default();
+    for d in 0..p.defs.len() {
+        let class = class_of(d).or_else(|| p.defs[d].parent.filter(|&c| p.kind(c).is_type()));
+        if let Some(c) = class {
+            *spelled.entry((c, own[d].as_str())).or_insert(0) += 1;
+        }
+    }
+    (0..p.defs.len()).filter(|&d| class_of(d).is_some_and(|c| spelled[&(c, own[d].as_str())] == 1)).collect()
 }
 
 /// The symbol of a file's package namespace (its top-level definitions'
