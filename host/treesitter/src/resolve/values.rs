@@ -380,6 +380,7 @@ impl Resolver<'_> {
                 }
                 // A decorated function (`@click.group()` over `def cli()`).
                 if !scoped
+                    && self.p.sources[fi].lang.rules.decorators_inside
                     && let Some(f) = self.ladder(fi, scope, name, Want::Callable, |_| None)
                     && self.p.fact(f).decorated.is_some()
                 {
