@@ -62,11 +62,18 @@
 (let_declaration pattern: (identifier) @var.name type: (_) @var.written)
 (field_declaration name: (field_identifier) @var.name type: (_) @var.written)
 ; Values: `let o = Order::new(…)`; `if let Some(x) = self.find(…)`.
-(let_declaration pattern: (identifier) @var.name !type value: (_) @var.value)
+; `let a = match x { … }`: what its first arm gives.
+(let_declaration pattern: (identifier) @var.name !type
+  value: (match_expression body: (match_block . (match_arm value: (_) @var.value))))
+(let_declaration pattern: (identifier) @var.name !type value: (_) @var.value (#not-match? @var.value "^match\\s"))
 (let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (identifier) @var.name) value: (_) @var.value
   (#any-of? @var.unwrap "Some" "Ok"))
 (let_condition pattern: (tuple_struct_pattern type: (identifier) @var.unwrap . (mut_pattern (identifier) @var.name))
   value: (_) @var.value (#any-of? @var.unwrap "Some" "Ok"))
+; `match x { Some(v) => … }`: v is what x holds.
+(match_expression value: (_) @var.value
+  body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @var.unwrap
+    . (identifier) @var.name)) (#any-of? @var.unwrap "Some" "Ok"))))
 ; A tuple variant's fields, by position (`Class(ClassUnicode)`: `.0`), and
 ; the values a pattern binds from them (`HirKind::Class(ref cls)`: what
 ; `HirKind::Class.0` is).
@@ -120,6 +127,8 @@
 
 ; Function literals: a name declared in one is seen only inside it.
 (closure_expression) @literal
+; A match arm: what its pattern binds is seen only in the arm.
+(match_arm) @literal
 
 ; Functions used as values: turbofished (`.map(parse::<u8>)`), stored in a
 ; struct's field (`ErrorVTable { object_drop: object_drop::<E>, describe:

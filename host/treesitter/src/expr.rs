@@ -43,6 +43,13 @@ pub enum Step<'a> {
     Literal,
     /// `.(T)` after a value: Go's type assertion, a value of type `T`.
     Cast(&'a str),
+    /// `(…)` after a value that is not a name: a call of what the value
+    /// is (a function pointer read off a field, `(vtable.drop)(p)`; what a
+    /// call returned, `make(a)(b)`), with its number of arguments.
+    Apply {
+        /// Arguments given.
+        args: u32,
+    },
 }
 
 /// Built-in types a cast may name (`(long)number`, `(string)value`).
@@ -113,6 +120,16 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
         }
         out.push(Step::New(last));
         i = j;
+    } else if let Some(open) = unsafe_block(b, i) {
+        // Rust's `unsafe { … }` around one expression: its steps.
+        let inner_end = close(b, open)?.0;
+        let end = read(&b[..inner_end - 1], text, open + 1, out, nesting.checked_sub(1)?)?;
+        let mut k = end;
+        skip_ws(&mut k);
+        if k != inner_end - 1 {
+            return None;
+        }
+        i = inner_end;
     } else if b.get(i) == Some(&b'(') {
         // A parenthesised head: its own steps.
         let inner_end = close(b, i)?.0;
@@ -232,6 +249,11 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
                 out.push(Step::Index);
                 i = close(b, i)?.0;
             }
+            b'(' => {
+                let (end, args) = close(b, i)?;
+                out.push(Step::Apply { args });
+                i = end;
+            }
             _ => break,
         }
     }
@@ -248,6 +270,18 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
 fn keyword(b: &[u8], i: usize, word: &str) -> Option<usize> {
     let end = i + word.len();
     (b.get(i..end)? == word.as_bytes() && b.get(end).is_some_and(|c| c.is_ascii_whitespace())).then_some(end)
+}
+
+/// Rust's `unsafe {` at `i`: the index of its `{`.
+fn unsafe_block(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + "unsafe".len();
+    if b.get(i..j)? != b"unsafe" {
+        return None;
+    }
+    while b.get(j).is_some_and(|c| c.is_ascii_whitespace()) {
+        j += 1;
+    }
+    (b.get(j) == Some(&b'{')).then_some(j)
 }
 
 fn ident<'a>(b: &[u8], text: &'a str, i: usize) -> Option<(&'a str, usize)> {
@@ -516,6 +550,27 @@ mod tests {
         );
         assert_eq!(steps("make::<u8>(a < b, |x| x.0)"), Some(vec![Call { name: "make", args: 2, scoped: false }]));
         assert_eq!(steps("Point { x: 1, y: 2 }"), Some(vec![Name("Point"), Literal]));
+        assert_eq!(
+            steps("(vtable(e.ptr).object_ref)(e)"),
+            Some(vec![
+                Call { name: "vtable", args: 1, scoped: false },
+                Member { name: "object_ref", scoped: false },
+                Apply { args: 1 }
+            ])
+        );
+        assert_eq!(
+            steps("unsafe { this.deref() }.backtrace"),
+            Some(vec![
+                Name("this"),
+                Call { name: "deref", args: 0, scoped: false },
+                Member { name: "backtrace", scoped: false }
+            ])
+        );
+        assert_eq!(steps("unsafe { a; b }"), None);
+        assert_eq!(
+            steps("to_thenable(f)(input, 2)"),
+            Some(vec![Call { name: "to_thenable", args: 1, scoped: false }, Apply { args: 2 }])
+        );
         assert_eq!(
             steps("ast::ClassSetUnion { span: s, items: vec![] }"),
             Some(vec![Name("ast"), Member { name: "ClassSetUnion", scoped: true }, Literal])

@@ -1265,6 +1265,10 @@ fn rust_impl_of_an_imported_type_functions_as_values_and_a_namesake_of_a_std_wra
             // A field's type and a struct literal named through a module.
             "rules::builder::Builder::limit:9 -CALLS-> rules::parse::Builder::limit:6",
             "rules::builder::make:20 -CALLS-> rules::parse::Set::go:16",
+            // Through a function pointer's result, a match arm and the `let`
+            // bound to the match.
+            "rules::vtable::downcast:12 -CALLS-> rules::ptr::Ref<'a, T>::cast:7",
+            "rules::vtable::downcast:12 -CALLS-> rules::ptr::Ref<'a, T>::as_ptr:11",
         ],
         &[
             "rules::error::report:14 -CALLS-> rules::code:12",
@@ -1274,6 +1278,7 @@ fn rust_impl_of_an_imported_type_functions_as_values_and_a_namesake_of_a_std_wra
             // The file's own namesakes.
             "rules::builder::Builder::limit:9 -CALLS-> rules::builder::Builder::limit:9",
             "rules::builder::make:20 -CALLS-> rules::builder::Set::go:17",
+            "rules::vtable::downcast:12 -CALLS-> rules::vtable::as_ptr:23",
         ],
     );
 }

@@ -304,6 +304,10 @@ pub struct Var {
     /// parameters (`@var.member`: PHP's promoted `public readonly Level
     /// $level`): its scope is the type, not the constructor.
     pub member: bool,
+    /// Where the expression of a [`Typed::Value`] or [`Typed::Element`]
+    /// starts (a byte offset): it is read as seen from there (`let a =
+    /// match x { Some(a) => a.f(), … }`: the arm's `a`).
+    pub at: usize,
 }
 
 /// The innermost of `ranges` (sorted by start) around byte `at`.

@@ -320,6 +320,7 @@ impl Reader {
                                 // Set once every function literal is known.
                                 within: Some((n.start_byte(), n.start_byte())),
                                 member: get("var.member").is_some(),
+                                at: ty.start_byte(),
                             };
                             // What a collection holds is said beside its own type.
                             match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {

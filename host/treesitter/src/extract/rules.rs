@@ -40,6 +40,7 @@ pub(super) fn tuple_fields(list: Node<'_>, text: &[u8]) -> Vec<Var> {
             written: Some(compact(&txt(ty))),
             within: Some((ty.start_byte(), ty.start_byte())),
             member: false,
+            at: ty.start_byte(),
         });
     }
     out
@@ -73,6 +74,7 @@ pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
             written: None,
             within: Some((at.start_byte(), at.start_byte())),
             member: false,
+            at: at.start_byte(),
         });
     }
     out

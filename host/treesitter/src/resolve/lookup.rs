@@ -252,10 +252,10 @@ pub(super) enum Binding {
     /// query gives it (`Arc<Mutex<State>>`).
     Type(Name, Option<String>),
     /// What an expression gives (`let o = Order::new(…)`), read when a call
-    /// needs it.
-    Value(String),
+    /// needs it, as seen from where the expression is (a byte offset).
+    Value(String, usize),
     /// An element of what an expression gives (`for a in cmd.args()`).
-    Element(String),
+    Element(String, usize),
 }
 
 /// Typed names (variable, what it is bound to) by their scope.
@@ -280,8 +280,8 @@ impl Vars {
                 };
                 let bound = match v.typed {
                     Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
-                    Typed::Value => Binding::Value(v.ty.name.clone()),
-                    Typed::Element => Binding::Element(v.ty.name.clone()),
+                    Typed::Value => Binding::Value(v.ty.name.clone(), v.at),
+                    Typed::Element => Binding::Element(v.ty.name.clone(), v.at),
                     Typed::Holds => {
                         holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
                         continue;

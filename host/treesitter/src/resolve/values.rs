@@ -34,6 +34,13 @@ impl Drop for Elsewhere {
     }
 }
 
+/// While an expression of file `file` at byte `at` is read (a variable's
+/// value): the names seen are those seen from there. Restores the use's
+/// place when dropped.
+pub(super) fn seen_from(file: usize, at: usize) -> Elsewhere {
+    Elsewhere((FILE.get() == file).then(|| AT.replace(at)))
+}
+
 /// Where the use being resolved on this thread is.
 pub(super) fn here() -> usize {
     AT.get()
@@ -43,6 +50,20 @@ pub(super) fn here() -> usize {
 /// none: the whole scope) is seen where the current use is.
 fn visible(within: Option<(usize, usize)>) -> bool {
     within.is_none_or(|(a, b)| (a..b).contains(&AT.get()))
+}
+
+/// Of a scope's names, the binding of `var` seen from the current use: one
+/// declared in the innermost function literal or match arm around the use
+/// before one declared outside them, and of those, the last declared.
+fn nearest<'v>(vars: &'v [lookup::TypedName], var: &str) -> Option<&'v Binding> {
+    let width = |w: &Option<(usize, usize)>| w.map_or(usize::MAX, |(a, b)| b - a);
+    let mut best: Option<&lookup::TypedName> = None;
+    for v in vars.iter().filter(|(n, _, w)| n == var && visible(*w)) {
+        if best.is_none_or(|b| width(&v.2) <= width(&b.2)) {
+            best = Some(v);
+        }
+    }
+    best.map(|(_, b, _)| b)
 }
 
 impl Resolver<'_> {
@@ -58,7 +79,7 @@ impl Resolver<'_> {
                 }
             }
         }
-        let (_, b, _) = self.vars.0.get(&(fi, None))?.iter().rev().find(|(n, _, w)| n == var && visible(*w))?;
+        let b = nearest(self.vars.0.get(&(fi, None))?, var)?;
         Some((fi, None, b))
     }
 
@@ -67,7 +88,7 @@ impl Resolver<'_> {
     pub(super) fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
         lookup::read(var);
         let df = self.p.defs[d].file;
-        let (_, b, _) = self.vars.0.get(&(df, Some(d)))?.iter().rev().find(|(n, _, w)| n == var && visible(*w))?;
+        let b = nearest(self.vars.0.get(&(df, Some(d)))?, var)?;
         Some((df, Some(d), b))
     }
 
@@ -83,8 +104,14 @@ impl Resolver<'_> {
                 }
             }
             Binding::Type(name, None) => self.named_type(file, scope, name),
-            Binding::Value(expr) => self.eval(file, scope, expr, false, depth),
-            Binding::Element(expr) => match self.eval(file, scope, expr, false, depth) {
+            Binding::Value(expr, at) => {
+                let _here = seen_from(file, *at);
+                self.eval(file, scope, expr, false, depth)
+            }
+            Binding::Element(expr, at) => match {
+                let _here = seen_from(file, *at);
+                self.eval(file, scope, expr, false, depth)
+            } {
                 Val::Written(w) => self.element(&w, depth),
                 _ => Val::Unknown,
             },
@@ -132,6 +159,11 @@ impl Resolver<'_> {
         text: &str,
         depth: u8,
     ) -> Val {
+        // A function's type (`unsafe fn(Ref<T>) -> R`, `(a: A) => R`):
+        // what calling it gives is read when it is called.
+        if returned_by(text).is_some() {
+            return Val::Written(Written { text: text.to_owned(), file, scope, self_ty });
+        }
         let Some(t) = TypeText::parse(text) else { return Val::Unknown };
         if matches!(t.head, "Self" | "this" | "self" | "static") {
             return self_ty.map_or(Val::Unknown, Val::Type);
@@ -417,7 +449,9 @@ impl Resolver<'_> {
                     None => type_named(name).map_or(Val::Foreign, Val::Type),
                 }
             }
-            Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal | Step::Cast(_) => Val::Unknown,
+            Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal | Step::Cast(_) | Step::Apply { .. } => {
+                Val::Unknown
+            }
         }
     }
 
@@ -494,6 +528,13 @@ impl Resolver<'_> {
     /// A step on a value of a type the project does not define: through
     /// what it wraps, where the standard libraries say so.
     pub(super) fn through(&self, fi: usize, scope: Option<DefIx>, w: Written, step: Step<'_>, depth: u8) -> Val {
+        // A function's type called: what it returns.
+        if let (Step::Apply { .. }, Some(r)) = (step, returned_by(&w.text)) {
+            return match depth.checked_sub(1) {
+                Some(depth) => self.written(w.file, w.scope, w.self_ty, r, depth),
+                None => Val::Unknown,
+            };
+        }
         let Some(t) = TypeText::parse(&w.text) else { return Val::Unknown };
         let kind = wrapper(t.head);
         let inner = |k: usize| match t.args.get(k) {
@@ -600,6 +641,67 @@ pub(super) struct Written {
     pub(super) file: usize,
     pub(super) scope: Option<DefIx>,
     pub(super) self_ty: Option<DefIx>,
+}
+
+/// What a function type returns, as written: Rust's `unsafe fn(A) -> R`,
+/// `extern "C" fn(A) -> R`, `dyn Fn(A) -> R` (behind a `&` or a `Box`),
+/// TypeScript's `(a: A) => R`; none for any other type, and `()` for a
+/// Rust function type that returns nothing.
+fn returned_by(text: &str) -> Option<&str> {
+    let mut t = text.trim();
+    if let Some(inner) = t.strip_prefix("Box<").and_then(|r| r.strip_suffix('>')) {
+        t = inner.trim();
+    }
+    t = t.trim_start_matches('&').trim_start();
+    for prefix in ["dyn ", "impl ", "unsafe ", "extern \"C\" ", "extern "] {
+        t = t.strip_prefix(prefix).map_or(t, str::trim_start);
+    }
+    let rust = ["fn(", "Fn(", "FnMut(", "FnOnce("].iter().find_map(|p| t.strip_prefix(p).map(|r| (p.len(), r)));
+    let params_from = match rust {
+        Some((n, _)) => n - 1,
+        None if t.starts_with('(') => 0,
+        None => return None,
+    };
+    // Past the parameters' parentheses.
+    let mut depth = 0i32;
+    let mut end = None;
+    let mut prev = ' ';
+    for (i, c) in t[params_from..].char_indices() {
+        let arrow = c == '>' && matches!(prev, '-' | '=');
+        prev = c;
+        match c {
+            _ if arrow => {}
+            '(' | '<' | '[' | '{' => depth += 1,
+            ')' | '>' | ']' | '}' => {
+                depth -= 1;
+                if depth == 0 && c == ')' {
+                    end = Some(params_from + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let rest = t[end?..].trim_start();
+    match (rust.is_some(), rest.strip_prefix("->"), rest.strip_prefix("=>")) {
+        (true, Some(r), _) => Some(r.trim()),
+        (true, None, _) if rest.is_empty() => Some("()"),
+        (false, _, Some(r)) => Some(r.trim()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn what_a_function_type_returns() {
+    assert_eq!(returned_by("unsafe fn(Ref<ErrorImpl>) -> Ref<dyn StdError + Send>"), Some("Ref<dyn StdError + Send>"));
+    assert_eq!(returned_by("fn(fn(A) -> B) -> C"), Some("C"));
+    assert_eq!(returned_by("unsafe fn(Own<ErrorImpl>)"), Some("()"));
+    assert_eq!(returned_by("Box<dyn Fn(&str) -> Shape>"), Some("Shape"));
+    assert_eq!(returned_by("(input: Input) => Thenable<Result>"), Some("Thenable<Result>"));
+    assert_eq!(returned_by("Vec<fn() -> u8>"), None);
+    assert_eq!(returned_by("(A, B)"), None);
+    assert_eq!(returned_by("fn(unclosed"), None);
 }
 
 /// The path written before `head` in the type `text` (`ast::parse` of
