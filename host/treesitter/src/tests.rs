@@ -1482,6 +1482,8 @@ fn typescript_and_python_overloads_private_members_and_local_objects_with_decoys
         "src.app.ts.run:3 -CALLS-> @.boot:58",
         // A re-export under a new name (`export { serverName as nameOfServer }`).
         "src.app.ts.run:3 -CALLS-> @.serverName:54",
+        // A shorthand property's read is the function's around it.
+        "@.withReplacer:63 -CALLS-> @.slugify:50",
     ]
     .iter()
     .map(|e| e.replace('@', s))

@@ -506,9 +506,12 @@ impl Reader {
             };
             facts.defs.retain(|d| !(object_method(d) && inside(d)));
             let local = |d: &Def| d.meta && inside(d);
-            // Still found by name, as scip-typescript finds it; no scope.
+            // Still found by name, as scip-typescript finds it; no scope,
+            // not even of its own name (a shorthand `{ replacer }` reads
+            // `replacer` for the function around it).
             for d in facts.defs.iter_mut().filter(|d| local(d)) {
-                d.span = d.name_span;
+                let at = d.name_span;
+                d.span = Span { start: at.start, end: at.start, bytes: (at.bytes.0, at.bytes.0) };
             }
         }
         for v in &mut facts.vars {
