@@ -61,7 +61,7 @@ const PRIMITIVES: &[&str] = &[
 /// The most steps an expression may have before it is not read.
 const MAX_STEPS: usize = 32;
 /// The longest expression read.
-const MAX_LEN: usize = 4096;
+pub(crate) const MAX_LEN: usize = 4096;
 /// The most parentheses (or union and tuple types) read inside each other.
 const MAX_NESTING: u8 = 16;
 

@@ -477,7 +477,9 @@ impl Reader {
                     d.span.start = (p.start_position().row as u32, p.start_position().column as u32);
                     let mut c = p.walk();
                     let outermost = p.children(&mut c).find(|k| k.kind() == "decorator");
+                    // Past the length an expression is read to, it is not kept.
                     d.decorated = outermost
+                        .filter(|k| k.byte_range().len() <= crate::expr::MAX_LEN)
                         .and_then(|k| k.utf8_text(text).ok())
                         .map(|t| t.trim_start_matches('@').split_whitespace().collect::<Vec<_>>().join(" "));
                 }
