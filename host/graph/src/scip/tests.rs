@@ -448,3 +448,17 @@ fn a_directory_is_no_index_and_the_error_says_why() {
     let text = err.to_string();
     assert!(!text.contains("truncated"), "{text}");
 }
+
+#[test]
+fn a_value_of_a_function_type_is_a_function_and_only_that() {
+    use super::symbols::kind_from_signature;
+    // scip-typescript's signatures of `const f = <T>(a: T) => a` and kin.
+    assert_eq!(kind_from_signature("const f: <T>(a: T) => T", false), Some("function"));
+    assert_eq!(kind_from_signature("const f: <T extends Record<K, V>>(a: T) => T", false), Some("function"));
+    assert_eq!(kind_from_signature("let g: (a: A) => B", false), Some("function"));
+    // A value of a named type (even a callable alias: the index does not
+    // say) and of a type with an arrow inside stay values.
+    assert_eq!(kind_from_signature("var createStore: CreateStore", false), Some("variable"));
+    assert_eq!(kind_from_signature("const n: number", false), Some("constant"));
+    assert_eq!(kind_from_signature("const m: Map<string, () => void>", false), Some("constant"));
+}
