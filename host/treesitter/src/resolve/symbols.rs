@@ -246,10 +246,10 @@ fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
         nested.then_some(c)
     };
     let mut spelled: HashMap<(DefIx, &str), u32> = HashMap::default();
-    for d in 0..p.defs.len() {
+    for (d, descriptor) in own.iter().enumerate() {
         let class = class_of(d).or_else(|| p.defs[d].parent.filter(|&c| p.kind(c).is_type()));
         if let Some(c) = class {
-            *spelled.entry((c, own[d].as_str())).or_insert(0) += 1;
+            *spelled.entry((c, descriptor.as_str())).or_insert(0) += 1;
         }
     }
     (0..p.defs.len()).filter(|&d| class_of(d).is_some_and(|c| spelled[&(c, own[d].as_str())] == 1)).collect()

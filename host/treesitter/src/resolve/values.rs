@@ -108,13 +108,13 @@ impl Resolver<'_> {
                 let _here = seen_from(file, *at);
                 self.eval(file, scope, expr, false, depth)
             }
-            Binding::Element(expr, at) => match {
+            Binding::Element(expr, at) => {
                 let _here = seen_from(file, *at);
-                self.eval(file, scope, expr, false, depth)
-            } {
-                Val::Written(w) => self.element(&w, depth),
-                _ => Val::Unknown,
-            },
+                match self.eval(file, scope, expr, false, depth) {
+                    Val::Written(w) => self.element(&w, depth),
+                    _ => Val::Unknown,
+                }
+            }
         }
     }
 
