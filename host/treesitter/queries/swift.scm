@@ -42,6 +42,10 @@
 (call_expression (simple_identifier) @call (call_suffix (value_arguments) @call.args))
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
   (call_suffix (value_arguments) @call.args))
+; An implicit member (`.value(arg, index: i)`, `.init(rawValue: r)`): a
+; member of the type the context expects (lib.rs: its receiver is `.`).
+(call_expression (prefix_expression "." target: (simple_identifier) @call @call.implicit)
+  (call_suffix (value_arguments) @call.args))
 ; A call with only a trailing closure (`items.map { … }`).
 (call_expression (simple_identifier) @call (call_suffix . (lambda_literal)))
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))

@@ -915,8 +915,15 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Labeller.run:19 -CALLS-> Error.asShopError:4",
             // A parameter of an existential type (`any Convertible`).
             "send:33 -CALLS-> Convertible.asRequest:30",
+            // Implicit members (`.value(arg, index: 1)`): the one member of
+            // that name taking those labels, a case of an enum.
+            "split:16 -CALLS-> Element.value:2",
+            "split:16 -CALLS-> Element.value:3",
         ],
         &[
+            // Two types' `option(_:)`: not guessed.
+            "flag:22 -CALLS-> Element.option:4",
+            "flag:22 -CALLS-> Flag.option:13",
             "checkout:21 -CALLS-> Book.price:33",
             "Labeller.run:19 -CALLS-> Labeller.load:18",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
@@ -974,8 +981,20 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             // its companion object; an infix type's operator.
             "shop.data.SetLattice -IMPLEMENTS-> shop.Lattice",
             "shop.Left -EXTENDS-> shop.Both",
+            // `Path("~")` without `new`: the companion's `apply` of that
+            // arity; `makeDir.all(p)`, a nested object called: its `apply`;
+            // an object called by its name.
+            "shop.Paths.home:22 -CALLS-> shop.Path.apply:8",
+            "shop.Paths.under:23 -CALLS-> shop.Path.apply:9",
+            "shop.Paths.make:24 -CALLS-> shop.makeDir.all.apply:15",
+            "shop.makeDir.all.apply:15 -CALLS-> shop.makeDir.apply:13",
         ],
-        &["shop.Cart.add:10 -CALLS-> shop.Priced.price:5", "shop.Till.ring:12 -CALLS-> shop.Coupon.take:4"],
+        &[
+            "shop.Cart.add:10 -CALLS-> shop.Priced.price:5",
+            "shop.Till.ring:12 -CALLS-> shop.Coupon.take:4",
+            "shop.Paths.home:22 -CALLS-> shop.Path.apply:9",
+            "shop.Paths.home:22 -CALLS-> shop.Path.<init>:3",
+        ],
     );
 }
 

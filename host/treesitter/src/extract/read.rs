@@ -341,7 +341,12 @@ impl Reader {
                     }
                     "call" => facts.calls.push(Call {
                         name: txt(n),
-                        receiver: get("call.receiver").or(get("call.scope")).map(txt),
+                        // An implicit member's receiver is the type the
+                        // context expects, which is not written: `.`.
+                        receiver: match get("call.implicit") {
+                            Some(_) => Some(".".to_owned()),
+                            None => get("call.receiver").or(get("call.scope")).map(txt),
+                        },
                         args: get("call.args").map(count_args),
                         given: get("call.args").map(|a| args_given(a, text)).unwrap_or_default(),
                         span: Span::of(n),

@@ -84,6 +84,19 @@ impl Resolver<'_> {
         })
     }
 
+    /// Whether any of `level` takes `args` arguments (any, when not known).
+    fn fitting_any(&self, level: &[DefIx], args: Option<u32>) -> bool {
+        level.iter().any(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
+    }
+
+    /// Scala's `apply` methods a call of type or object `t`'s name means:
+    /// the object's own, or the companion object's of a class.
+    fn applies(&self, t: DefIx) -> Option<Vec<DefIx>> {
+        let object = if self.p.kind(t) == Kind::Module { Some(t) } else { self.companion(t) }?;
+        let applies = self.own_callables(object, "apply");
+        (!applies.is_empty()).then_some(applies)
+    }
+
     /// The callables named `name` of a call on the class's own name
     /// (`Coupon.take(…)`): its companion's, which such a call means, else
     /// the class's own.
@@ -188,6 +201,16 @@ impl Resolver<'_> {
                     },
                 ),
             };
+            // Scala's object called by its name (`makeDir(p)`): its `apply`.
+            let companions = self.p.sources[fi].lang.rules.companion_objects;
+            if t.is_none()
+                && companions
+                && !c.construct
+                && let Some(o) = self.ladder(fi, scope, &c.name, Want::Mixin, |_| None)
+                && let Some(applies) = self.applies(o).filter(|a| self.fitting_any(a, c.args))
+            {
+                return self.choose(fi, scope, &applies, c);
+            }
             let Some(t) = t else {
                 // A type the project does not define, with initializers a
                 // Swift extension of it declares (`URLRequest(url:method:)`).
@@ -201,6 +224,16 @@ impl Resolver<'_> {
                     .collect();
                 return if inits.is_empty() { Bound::Outside } else { self.choose(fi, scope, &inits, c) };
             };
+            // Scala's `Path(x)` without `new` is its companion's `apply`
+            // where it has one (an object's own `apply`, called by the
+            // object's name, likewise).
+            if !c.construct
+                && self.p.sources[fi].lang.rules.companion_objects
+                && let Some(applies) = self.applies(t)
+                && self.fitting_any(&applies, c.args)
+            {
+                return self.choose(fi, scope, &applies, c);
+            }
             // Its constructors are its members: read by its name.
             lookup::read(&self.p.fact(t).name);
             let ctors: Vec<DefIx> = self
@@ -252,6 +285,22 @@ impl Resolver<'_> {
             });
         }
         let name = c.name.as_str();
+        // Swift's implicit member (`.value(arg, index: i)`): a static member,
+        // case or initializer of the type the context expects, which is not
+        // written. The one of the project's types whose member of that
+        // name takes these labels and arguments, if only one does.
+        if c.receiver.as_deref() == Some(".") {
+            let member = |d: DefIx| {
+                let parent = self.p.defs[d].parent.map(|t| self.p.kind(t));
+                parent.is_some_and(Kind::is_type) && (self.p.kind(d).is_callable() || parent == Some(Kind::Enum))
+            };
+            let level: Vec<DefIx> = self.look.named(name).iter().copied().filter(|&d| member(d)).collect();
+            return match self.choose(fi, scope, &level, c) {
+                Bound::One(d) => Bound::One(d),
+                _ if level.is_empty() => Bound::Outside,
+                _ => Bound::Unbound,
+            };
+        }
         // A string literal (`"/".encodeUtf8()`): a `String`.
         if c.receiver.as_deref().is_some_and(is_string_literal) {
             return self.foreign_extension(fi, scope, "String", c);
@@ -276,18 +325,40 @@ impl Resolver<'_> {
             Some((r, Receiver::Type(t))) => {
                 // Scala's `Coupon.take(…)` on the class's name is the
                 // companion object's `take`.
-                let level = if self.p.sources[fi].lang.rules.companion_objects && r == self.p.fact(t).name {
+                let companions = self.p.sources[fi].lang.rules.companion_objects;
+                let level = if companions && r == self.p.fact(t).name {
                     self.static_level(t, name)
                 } else {
                     self.member_level(t, name)
                 };
-                if level.is_empty() { Bound::Outside } else { self.choose(fi, scope, &level, c) }
+                // Scala's `makeDir.all(p)`: a nested object called is its
+                // `apply`.
+                let nested = || {
+                    let objects = self.look.named(name).iter().copied().filter(|&o| {
+                        self.p.kind(o) == Kind::Module
+                            && self.p.defs[o].parent.is_some_and(|p| p == t || Some(p) == self.companion(t))
+                    });
+                    objects.filter_map(|o| self.applies(o)).find(|a| self.fitting_any(a, c.args))
+                };
+                match level.is_empty() {
+                    false => self.choose(fi, scope, &level, c),
+                    true if companions => nested().map_or(Bound::Outside, |a| self.choose(fi, scope, &a, c)),
+                    true => Bound::Outside,
+                }
             }
             Some((_, Receiver::Package(pkg))) => match callables(&self.exported(&pkg, name, REEXPORTS)) {
                 level if level.is_empty() => Bound::Outside,
                 level => self.choose(fi, scope, &level, c),
             },
             Some((_, Receiver::Namespace(ns))) => match self.in_namespace(&ns, name, Kind::is_callable) {
+                // Scala's `makeDir.all(p)`: an object nested in an object,
+                // called: its `apply`.
+                level if level.is_empty() && self.p.sources[fi].lang.rules.companion_objects => self
+                    .in_namespace(&ns, name, |k| k == Kind::Module)
+                    .into_iter()
+                    .filter_map(|o| self.applies(o))
+                    .find(|a| self.fitting_any(a, c.args))
+                    .map_or(Bound::Outside, |a| self.choose(fi, scope, &a, c)),
                 level if level.is_empty() => Bound::Outside,
                 level => self.choose(fi, scope, &level, c),
             },
