@@ -919,11 +919,14 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             // that name taking those labels, a case of an enum.
             "split:16 -CALLS-> Element.value:2",
             "split:16 -CALLS-> Element.value:3",
+            "escape:39 -CALLS-> String.shellEscaped:28",
         ],
         &[
             // Two types' `option(_:)`: not guessed.
             "flag:22 -CALLS-> Element.option:4",
             "flag:22 -CALLS-> Flag.option:13",
+            "escape:39 -CALLS-> Array.joinedLines:32",
+            "escape:39 -CALLS-> Set.joinedLines:36",
             "checkout:21 -CALLS-> Book.price:33",
             "Labeller.run:19 -CALLS-> Labeller.load:18",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",

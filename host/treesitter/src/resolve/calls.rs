@@ -367,6 +367,23 @@ impl Resolver<'_> {
             // (`type.canonicalize()` with `fun Type.canonicalize()`), else
             // nothing of the project.
             Some((_, Receiver::External(Some(ty)))) => self.foreign_extension(fi, scope, &ty, c),
+            // A value of a foreign type not known (what `s.replacing(…)`
+            // gives): where the labels name methods (Swift), the one
+            // extension of a foreign type of that full name taking these
+            // arguments (`.shellEscapeForSingleQuotedString()` after a
+            // Foundation call), if only one is.
+            Some((_, Receiver::External(None))) if c.labels.is_some() => {
+                lookup::read(name);
+                let named = self.foreign_named.get(name).map_or(&[][..], Vec::as_slice);
+                let fit: Vec<DefIx> = named
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        self.labels_fit(d, c) && c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
+                    })
+                    .collect();
+                if let [one] = fit[..] { Bound::One(one) } else { Bound::Outside }
+            }
             Some((_, Receiver::External(None))) => Bound::Outside,
             // A scope written before the name that is neither a type nor a
             // namespace of the project (`std::sort`): not the project's.
