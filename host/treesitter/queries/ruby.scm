@@ -45,6 +45,8 @@
 (assignment right: (identifier) @read)
 (if condition: (identifier) @read)
 (unless condition: (identifier) @read)
+; `settings.default_encoding`: the bare name before the dot is a call too.
+(call receiver: (identifier) @read)
 
 ; References. `Item.new(…)` constructs an Item (its `initialize`).
 ((call receiver: [(constant) @new (scope_resolution scope: (_) @ref.qualifier name: (constant) @new)]
