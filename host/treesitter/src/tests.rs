@@ -841,8 +841,17 @@ fn ruby_modules_classes_mixins_implicit_self_and_constructions() {
             "checkout:3 -CALLS-> Shop.Item.discounted:23",
             // An item's `price` is its own, not the one it overrides.
             "checkout:3 -CALLS-> Shop.Item.price:19",
+            // A bare name before a dot is a call; in `class << self` the
+            // class method of that name, in an instance method the
+            // instance's.
+            "Shop.Base.run!:12 -CALLS-> Shop.Base.settings:3",
+            "Shop.Base.render:17 -CALLS-> Shop.Base.settings:7",
         ],
-        &["checkout:3 -CALLS-> Shop.Priced.price:4"],
+        &[
+            "checkout:3 -CALLS-> Shop.Priced.price:4",
+            "Shop.Base.run!:12 -CALLS-> Shop.Base.settings:7",
+            "Shop.Base.render:17 -CALLS-> Shop.Base.settings:3",
+        ],
     );
 }
 

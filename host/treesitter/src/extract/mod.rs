@@ -194,6 +194,9 @@ pub struct Def {
     /// (`click.group()`, `cli.command(cls=Aliased)`): what the name is
     /// bound to is what it gives applied to the function.
     pub decorated: Option<String>,
+    /// Ruby's method of the class itself (`def self.settings`, or a `def`
+    /// in `class << self`), not of its instances.
+    pub singleton: bool,
     /// The type a callable returns, as written (`@returns`: `Self`,
     /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
     pub returns: Option<String>,

@@ -454,6 +454,10 @@ impl Reader {
                             labels: get("params").and_then(|p| param_labels(p, text)),
                             expands: n.kind() == "preproc_function_def",
                             decorated: None,
+                            singleton: n.kind() == "singleton_method"
+                                || std::iter::successors(n.parent(), |a| a.parent())
+                                    .take_while(|a| !matches!(a.kind(), "class" | "module"))
+                                    .any(|a| a.kind() == "singleton_class"),
                             returns: get("returns").map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),

@@ -258,8 +258,20 @@ impl Resolver<'_> {
                 && !(scoped_variants && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t) == Kind::Enum))
         };
         let imported = std::cell::OnceCell::new();
+        // Ruby's class methods and instance methods of one name: the kind
+        // the use is in (`settings` in `class << self` is `def
+        // self.settings`, in an instance method `def settings`).
+        let singleton = from.filter(|_| self.p.sources[fi].lang.rules.nested_modules).and_then(|f| {
+            self.chain(Some(f)).find(|&d| self.p.kind(d).is_callable()).map(|d| self.p.fact(d).singleton)
+        });
         let pick = |level: &[DefIx]| -> Option<Vec<DefIx>> {
-            let level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
+            let mut level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
+            if let Some(s) = singleton
+                && level.len() > 1
+                && level.iter().any(|&d| self.p.fact(d).singleton == s)
+            {
+                level.retain(|&d| !self.p.kind(d).is_callable() || self.p.fact(d).singleton == s);
+            }
             match level.len() {
                 0 => None,
                 1 => Some(level),
