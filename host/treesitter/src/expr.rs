@@ -122,24 +122,10 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
         i = j;
     } else if let Some(open) = unsafe_block(b, i) {
         // Rust's `unsafe { … }` around one expression: its steps.
-        let inner_end = close(b, open)?.0;
-        let end = read(&b[..inner_end - 1], text, open + 1, out, nesting.checked_sub(1)?)?;
-        let mut k = end;
-        skip_ws(&mut k);
-        if k != inner_end - 1 {
-            return None;
-        }
-        i = inner_end;
+        i = enclosed(b, text, open, out, nesting)?;
     } else if b.get(i) == Some(&b'(') {
         // A parenthesised head: its own steps.
-        let inner_end = close(b, i)?.0;
-        let end = read(&b[..inner_end - 1], text, i + 1, out, nesting.checked_sub(1)?)?;
-        let mut k = end;
-        skip_ws(&mut k);
-        if k != inner_end - 1 {
-            return None;
-        }
-        i = inner_end;
+        i = enclosed(b, text, i, out, nesting)?;
         // A cast (`(JsonWriter) out`, `(Shape) shapes.get(0)`): a type's
         // name in parentheses, then the value cast: a value of that type.
         let mut j = i;
@@ -270,6 +256,17 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
 fn keyword(b: &[u8], i: usize, word: &str) -> Option<usize> {
     let end = i + word.len();
     (b.get(i..end)? == word.as_bytes() && b.get(end).is_some_and(|c| c.is_ascii_whitespace())).then_some(end)
+}
+
+/// The steps of the one expression between the bracket at `open` and the
+/// one that closes it: the index after that one.
+fn enclosed<'a>(b: &[u8], text: &'a str, open: usize, out: &mut Vec<Step<'a>>, nesting: u8) -> Option<usize> {
+    let inner_end = close(b, open)?.0;
+    let mut end = read(&b[..inner_end - 1], text, open + 1, out, nesting.checked_sub(1)?)?;
+    while b.get(end).is_some_and(|c| c.is_ascii_whitespace()) {
+        end += 1;
+    }
+    (end == inner_end - 1).then_some(inner_end)
 }
 
 /// Rust's `unsafe {` at `i`: the index of its `{`.
