@@ -285,11 +285,12 @@ impl Resolver<'_> {
             });
         }
         let name = c.name.as_str();
-        // Swift's implicit member (`.value(arg, index: i)`): a static member,
+        // Swift's implicit member (`.value(arg, index: i)`; only Swift's
+        // calls have labels): a static member,
         // case or initializer of the type the context expects, which is not
         // written. The one of the project's types whose member of that
         // name takes these labels and arguments, if only one does.
-        if c.receiver.as_deref() == Some(".") {
+        if c.receiver.as_deref() == Some(".") && c.labels.is_some() {
             let member = |d: DefIx| {
                 let parent = self.p.defs[d].parent.map(|t| self.p.kind(t));
                 parent.is_some_and(Kind::is_type) && (self.p.kind(d).is_callable() || parent == Some(Kind::Enum))
