@@ -25,8 +25,10 @@ mod calls;
 mod hierarchy;
 mod ladder;
 mod lookup;
+mod overloads;
 mod symbols;
 mod values;
+mod written;
 
 pub use again::Memo;
 use again::{FileUses, Plan, Shape};
