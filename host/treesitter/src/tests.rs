@@ -1312,6 +1312,21 @@ fn rust_impl_of_an_imported_type_functions_as_values_and_a_namesake_of_a_std_wra
             "rules::vtable::downcast:12 -CALLS-> rules::vtable::as_ptr:23",
         ],
     );
+    // Impls spelled as rust-analyzer spells them.
+    let dir = fixture_dir("rules/rust");
+    let lang = languages::by_name("rust").expect("a language");
+    let (found, _) = sources(&dir, &WalkOptions::default());
+    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    let indexed = crate::index(&dir, lang, &files, &crate::Options::default());
+    let symbols: Vec<&str> =
+        indexed.index.documents.iter().flat_map(|d| d.symbols.iter().map(|s| s.symbol.as_str())).collect();
+    for s in [
+        "aliased/impl#[Oops][Error]description().",
+        "aliased/impl#[Oops][`AsRef<dyn Error + 'static>`]as_ref().",
+        "aliased/local/impl#[Oops][StdError]own().",
+    ] {
+        assert!(symbols.iter().any(|have| have.ends_with(s)), "{s} in {symbols:#?}");
+    }
 }
 
 #[test]

@@ -170,6 +170,42 @@ pub(super) fn symbols(p: &mut Project) {
     // method's class (`Group#decorator().` for `Group.command`'s nested
     // `decorator`), where no other member of the class is spelled so.
     let hoisted = python_hoisted(p, &own);
+    // Names a Rust crate imports under another name (`use std::error::Error
+    // as StdError;`): rust-analyzer spells an impl's types by what they
+    // stand for. One name aliased to two things is left as written.
+    let mut aliases: HashMap<&str, Option<&str>> = HashMap::default();
+    for src in p.sources.iter().filter(|s| s.lang.impl_blocks) {
+        for i in &src.facts.imports {
+            let (Some(alias), Some(real)) = (i.alias.as_deref(), i.path.rsplit('.').next()) else { continue };
+            if alias != real && !real.is_empty() && real != "*" {
+                aliases.entry(alias).and_modify(|r| *r = r.filter(|r| *r == real)).or_insert(Some(real));
+            }
+        }
+    }
+    // A name a module defines itself (`mod ext { pub trait StdError … }`)
+    // is that definition there, whatever the crate imports under that name.
+    let module_of =
+        |d: DefIx| std::iter::successors(p.defs[d].parent, |&x| p.defs[x].parent).find(|&x| p.kind(x) == Kind::Module);
+    // The inline module (`mod local { … }`) an impl's member is written in,
+    // by place: its parent is the impl's type, which may be elsewhere.
+    let mut modules: HashMap<usize, Vec<((usize, usize), DefIx)>> = HashMap::default();
+    for (ix, d) in p.defs.iter().enumerate() {
+        if p.kind(ix) == Kind::Module && p.sources[d.file].lang.impl_blocks {
+            modules.entry(d.file).or_default().push((p.fact(ix).span.bytes, ix));
+        }
+    }
+    let impl_module = |d: DefIx| {
+        let at = p.fact(d).span.bytes;
+        let inside = modules.get(&p.defs[d].file)?.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b);
+        inside.min_by_key(|((a, b), _)| b - a).map(|(_, m)| *m)
+    };
+    let types_in: HashSet<(usize, Option<DefIx>, &str)> = p
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(ix, d)| p.sources[d.file].lang.impl_blocks && p.kind(*ix).is_type())
+        .map(|(ix, d)| (d.file, module_of(ix), p.fact(ix).name.as_str()))
+        .collect();
     // Whole symbols, parents first (a Go method's type may come later).
     let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
@@ -202,7 +238,18 @@ pub(super) fn symbols(p: &mut Project) {
             // where its type is `…/Circle#` (or, for a type that is not
             // the project's, in the module the impl is in).
             if impl_spelled(d) {
-                if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
+                if let Some(m) = impl_module(d) {
+                    // An impl in an inline module (`mod local { impl T for
+                    // Oops { … } }`) is spelled in that module.
+                    let mut chain: Vec<DefIx> = std::iter::successors(Some(m), |&x| p.defs[x].parent)
+                        .take_while(|&x| p.kind(x) == Kind::Module)
+                        .collect();
+                    chain.reverse();
+                    prefix = package_symbol(&p.sources[p.defs[d].file]);
+                    for x in chain {
+                        prefix.push_str(&own[x]);
+                    }
+                } else if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
                     if p.defs[t].file == p.defs[d].file {
                         prefix.truncate(prefix.len().saturating_sub(own[t].len()));
                     } else {
@@ -213,11 +260,16 @@ pub(super) fn symbols(p: &mut Project) {
                 }
                 let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
                 prefix.push_str("impl#[");
-                push_name(&mut prefix, of);
+                let (file, module) = (p.defs[d].file, impl_module(d));
+                let real = |w: &str| match aliases.get(w) {
+                    Some(Some(real)) if !types_in.contains(&(file, module, w)) => Some(*real),
+                    _ => None,
+                };
+                push_name(&mut prefix, &as_rust_analyzer_spells(of, &real));
                 prefix.push(']');
                 if let Some(tr) = tr {
                     prefix.push('[');
-                    push_name(&mut prefix, tr);
+                    push_name(&mut prefix, &as_rust_analyzer_spells(tr, &real));
                     prefix.push(']');
                 }
             }
@@ -230,6 +282,68 @@ pub(super) fn symbols(p: &mut Project) {
     for (body, declaration) in twins {
         p.defs[body].twin_of = Some(declaration);
     }
+}
+
+/// A Rust type as rust-analyzer spells it in an impl's descriptor: a name
+/// imported under another name is the name it stands for (`StdError` →
+/// `Error`), and a trait object written as a type's argument without a
+/// lifetime has the one it gets by default (`AsRef<dyn Error + Send>` →
+/// `AsRef<dyn Error + Send + 'static>`).
+fn as_rust_analyzer_spells<'a>(text: &str, real: &impl Fn(&str) -> Option<&'a str>) -> String {
+    let mut out = String::with_capacity(text.len() + 10);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(real(word).unwrap_or(word));
+        word.clear();
+    };
+    // The `dyn` bound lists open inside `<…>`, by depth: whether one has a
+    // lifetime.
+    let mut depth = 0usize;
+    let mut dyn_at: Vec<(usize, bool)> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (k, &c) in chars.iter().enumerate() {
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            continue;
+        }
+        if word == "dyn" && depth > 0 {
+            dyn_at.push((depth, false));
+        }
+        if !word.is_empty() {
+            flush(&mut word, &mut out);
+        }
+        match c {
+            '\'' => {
+                if let Some(last) = dyn_at.last_mut().filter(|(d, _)| *d == depth) {
+                    last.1 = true;
+                }
+            }
+            '<' => depth += 1,
+            '>' | ',' => {
+                // The end of a `dyn` list at this depth.
+                if let Some(&(d, lifetime)) = dyn_at.last()
+                    && d == depth
+                {
+                    dyn_at.pop();
+                    if !lifetime {
+                        while out.ends_with(' ') {
+                            out.pop();
+                        }
+                        out.push_str(" + 'static");
+                    }
+                }
+                if c == '>' && chars.get(k.wrapping_sub(1)) != Some(&'-') {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    if !word.is_empty() {
+        flush(&mut word, &mut out);
+    }
+    out
 }
 
 /// Python functions nested in a method whose symbol scip-python spells
