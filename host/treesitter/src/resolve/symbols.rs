@@ -188,7 +188,8 @@ pub(super) fn symbols(p: &mut Project) {
         |d: DefIx| std::iter::successors(p.defs[d].parent, |&x| p.defs[x].parent).find(|&x| p.kind(x) == Kind::Module);
     // The inline module (`mod local { … }`) an impl's member is written in,
     // by place: its parent is the impl's type, which may be elsewhere.
-    let mut modules: HashMap<usize, Vec<((usize, usize), DefIx)>> = HashMap::default();
+    type Placed = ((usize, usize), DefIx);
+    let mut modules: HashMap<usize, Vec<Placed>> = HashMap::default();
     for (ix, d) in p.defs.iter().enumerate() {
         if p.kind(ix) == Kind::Module && p.sources[d.file].lang.impl_blocks {
             modules.entry(d.file).or_default().push((p.fact(ix).span.bytes, ix));
