@@ -30,6 +30,13 @@ pub(super) struct FirstPass {
     table: Table,
     /// Definitions, in index order (so grouped by document, in order).
     defs: Vec<Def>,
+    /// Definitions of a symbol already defined in an earlier document (a
+    /// C# `partial` class's other parts, Kotlin's `actual` class beside
+    /// its `expect`, a Ruby class reopened), in index order: no node of
+    /// their own, but the scope of the references in their range.
+    parts: Vec<Def>,
+    /// The symbols the document being read defines.
+    here: std::collections::HashSet<SymId, foldhash::fast::RandomState>,
     /// Each document's path, by position.
     paths: Vec<String>,
     /// Each document's attribute evidence, by position.
@@ -62,6 +69,7 @@ impl FirstPass {
         }
 
         // Definitions, in index order.
+        self.here.clear();
         for o in &d.occurrences {
             if o.symbol.is_empty() || o.symbol_roles & DEFINITION == 0 {
                 continue;
@@ -82,9 +90,15 @@ impl FirstPass {
                 Err(e) => return Err(e),
             }
             if self.table.slot[id as usize] == Slot::Defined {
+                if !self.here.contains(&id)
+                    && let Some(enclosing) = enclosing_of(o).map_err(at)?
+                {
+                    self.parts.push(Def { sym: id, doc: di, range, enclosing: Some(enclosing), test_bit: false });
+                }
                 continue;
             }
             self.table.slot[id as usize] = Slot::Defined;
+            self.here.insert(id);
             self.defs.push(Def {
                 sym: id,
                 doc: di,
@@ -167,6 +181,9 @@ pub(super) struct Import {
     table: Table,
     /// Definitions, in index order (grouped by document, in order).
     defs: Vec<Def>,
+    /// Later documents' definitions of symbols already defined, in index
+    /// order: scopes of references only.
+    parts: Vec<Def>,
     /// Each document's path, by position.
     paths: Vec<String>,
     /// Documents the second walk has met.
@@ -203,11 +220,12 @@ impl Import {
         let tool = meta.and_then(|m| m.tool_info.as_ref()).map(|t| t.name.clone()).unwrap_or_default();
         let project = meta.map(|m| m.project_root.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_owned());
         let name = project.filter(|p| !p.is_empty()).unwrap_or_else(|| opts.name.clone());
-        let FirstPass { table, defs, paths, attr_lines, role_of: _, language } = first;
+        let FirstPass { table, defs, parts, here: _, paths, attr_lines, role_of: _, language } = first;
         Import {
             dialect: Dialect::of(tool, &language),
             table,
             defs,
+            parts,
             paths,
             walked: 0,
             attr_lines,
@@ -351,11 +369,17 @@ impl Import {
         self.walked = di + 1;
         // This document's definitions: one run of `defs`, which is in
         // document order.
-        let start = self.defs.partition_point(|def| def.doc < di);
-        let end = self.defs.partition_point(|def| def.doc <= di);
-        // Enclosing scopes of this document's node definitions, outermost first.
-        let mut scopes: Vec<(Range, NodeIx, Range)> = self.defs[start..end]
+        let of_doc = |defs: &[Def]| {
+            let start = defs.partition_point(|def| def.doc < di);
+            let end = defs.partition_point(|def| def.doc <= di);
+            start..end
+        };
+        let (own, parts) = (of_doc(&self.defs), of_doc(&self.parts));
+        // Enclosing scopes of this document's node definitions (and of its
+        // parts of symbols defined in earlier ones), outermost first.
+        let mut scopes: Vec<(Range, NodeIx, Range)> = self.defs[own]
             .iter()
+            .chain(&self.parts[parts])
             .filter_map(|def| Some((def.enclosing?, self.table.node(def.sym)?, def.range)))
             .collect();
         scopes.sort_by(|a, b| a.0.start.cmp(&b.0.start).then(b.0.end.cmp(&a.0.end)));

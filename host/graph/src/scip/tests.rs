@@ -122,6 +122,49 @@ fn an_attribute_gives_its_role_to_its_own_definition_only() {
     assert_eq!(role("helper"), Some(false), "the attribute above `a` is not `helper`'s");
 }
 
+/// A type defined in two files (Kotlin's `expect` class and its `actual`
+/// one, a C# `partial` class): one node, and what the second file's part
+/// calls, that part's symbol calls; a second definition in the same file
+/// (rust-analyzer repeats some) is no scope of its own.
+#[test]
+fn a_symbol_defined_in_two_documents_encloses_the_references_of_both() {
+    let occ = |symbol: &str, roles: i32, range: Vec<i32>, enclosing: Vec<i32>| {
+        let mut o = Occurrence::new();
+        (o.symbol, o.symbol_roles, o.range, o.enclosing_range) = (symbol.into(), roles, range, enclosing);
+        o
+    };
+    let (read, drain, other) = (
+        "scip-java maven . . io/Source#read().",
+        "scip-java maven . . io/Drain#drain().",
+        "scip-java maven . . io/Other#",
+    );
+    let mut index = Index::new();
+    let mut common = scip::types::Document::new();
+    common.relative_path = "common/Source.kt".into();
+    common.occurrences = vec![
+        occ("scip-java maven . . io/Source#", DEFINITION, vec![0, 13, 19], vec![0, 0, 3, 1]),
+        occ(read, DEFINITION, vec![1, 8, 12], vec![1, 4, 1, 30]),
+        occ(drain, DEFINITION, vec![2, 8, 13], vec![2, 4, 2, 30]),
+    ];
+    let mut jvm = scip::types::Document::new();
+    jvm.relative_path = "jvm/Source.kt".into();
+    jvm.occurrences = vec![
+        occ("scip-java maven . . io/Source#", DEFINITION, vec![0, 13, 19], vec![0, 0, 9, 1]),
+        occ(read, DEFINITION, vec![1, 15, 19], vec![1, 4, 3, 5]),
+        occ(drain, 0, vec![2, 8, 13], vec![]),
+        occ(other, DEFINITION, vec![5, 10, 15], vec![5, 4, 8, 5]),
+        // A repeat within one document: the first one's scope only.
+        occ(other, DEFINITION, vec![10, 10, 15], vec![10, 4, 10, 40]),
+        occ(drain, 0, vec![10, 20, 25], vec![]),
+    ];
+    index.documents.extend([common, jvm]);
+    let g = import(&index.write_to_bytes().unwrap_or_default(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(g.iter().filter(|n| n.fqn() == "io.Source.read").count(), 1, "one node");
+    assert!(has(&edges(&g, "io.Source.read", Direction::Out), "CALLS", "io.Drain.drain"));
+    let from_other = edges(&g, "io.Other", Direction::Out);
+    assert!(!from_other.iter().any(|(_, to)| to == "io.Drain.drain"), "{from_other:?}");
+}
+
 #[test]
 fn ids_ignore_versions_and_locals_hash_their_document() {
     let parse = |s: &str| super::super::scip_symbol::parse(s).unwrap_or_else(|e| panic!("{e}"));
