@@ -154,6 +154,14 @@ pub struct Rules {
     /// a bare type name never means one (`Class(Class)` holds the type
     /// `Class`, not itself).
     pub scoped_variants: bool,
+    /// In an extension function, the extended type's members are in scope
+    /// and `this` is the value extended (Kotlin's `fun Buffer.flush() {
+    /// head!!.push(…) }`).
+    pub receiver_in_scope: bool,
+    /// A called name is looked up level by level among the candidates that
+    /// can take the call's arguments: a level with none that can is passed
+    /// over (Kotlin; Java stops at the first level with the name).
+    pub applicable_levels: bool,
 }
 
 impl Rules {
@@ -171,6 +179,8 @@ impl Rules {
         generic_bounds: false,
         decorators_inside: false,
         scoped_variants: false,
+        receiver_in_scope: false,
+        applicable_levels: false,
     };
 }
 
@@ -366,7 +376,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { expect_actual: true, ..Rules::NONE },
+        rules: Rules { expect_actual: true, receiver_in_scope: true, applicable_levels: true, ..Rules::NONE },
     },
     Lang {
         name: "python",

@@ -291,9 +291,9 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The eight sources and build.gradle.kts (a Kotlin script); Layout.kt
+    // The nine sources and build.gradle.kts (a Kotlin script); Layout.kt
     // read laid out as the grammar reads it.
-    assert_eq!((report.files, report.syntax_errors), (9, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (10, 0), "{report:?}");
     let io = |s: &&str| s.replace("IO", "com.example.shop.io");
     let want: Vec<String> = [
         // An extension function's callers, through the type it extends.
@@ -320,6 +320,23 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Users.b:27 -CALLS-> IO.shout:6",
         // A qualified supertype: the nested interface, not the object itself.
         "IO.Factory -IMPLEMENTS-> IO.Adapter.Factory",
+        // In an extension function, the receiver's members are in scope
+        // (`head!!.next`, then `push`) and `this` is the receiver.
+        "IO.append:19 -CALLS-> IO.Segment.push:5",
+        "IO.measure:24 -CALLS-> IO.Chain.size:11",
+        // A member that cannot take the arguments leaves the call to the
+        // extension function that can; one that can takes it.
+        "IO.firstLine:30 -CALLS-> IO.line:28",
+        "IO.Reading.read:35 -CALLS-> IO.line:28",
+        "IO.anyLine:32 -CALLS-> IO.Chain.line:10",
+        // A type named through the one around it; `vararg`, annotations
+        // and defaults counted as Kotlin counts them.
+        "IO.Asking.options -CALLS-> IO.Names.Options.of:43",
+        "IO.Asking.spread:55 -CALLS-> IO.Names.Options.of:43",
+        "IO.Asking.one:57 -CALLS-> IO.Names.pick:47",
+        "IO.Asking.three:59 -CALLS-> IO.Names.pick:47",
+        // An `actual` class's constructor properties, read in its members.
+        "IO.Sink.flush:11 -CALLS-> IO.Drain.drain:7",
     ]
     .iter()
     .map(io)
@@ -332,6 +349,15 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Tiny.two:14 -CALLS-> IO.Decoy.one:20",
         // `"x".shout()` is String's extension, not Users' own `shout`.
         "IO.Users.b:27 -CALLS-> IO.Users.shout:29",
+        // The receiver's member before a top-level function of its name;
+        // no member for a call it cannot take, nor an extension for one it
+        // can.
+        "IO.measure:24 -CALLS-> IO.size:15",
+        "IO.firstLine:30 -CALLS-> IO.Chain.line:10",
+        "IO.Reading.read:35 -CALLS-> IO.Chain.line:10",
+        "IO.anyLine:32 -CALLS-> IO.line:28",
+        "IO.Asking.one:57 -CALLS-> IO.Names.pick:49",
+        "IO.Asking.three:59 -CALLS-> IO.Names.pick:49",
     ]
     .iter()
     .map(io)

@@ -240,17 +240,22 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
         list.named_children(&mut c).filter(|n| !is_comment(*n)).collect()
     };
     let mut out = Vec::new();
+    let mut vararg = false;
     for p in params {
-        if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") {
+        if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") || default_value(p) {
+            continue;
+        }
+        if p.kind() == "parameter_modifiers" {
+            vararg = is_vararg(p, text);
             continue;
         }
         let mut pc = p.walk();
         let ty = p.child_by_field_name("type").or_else(|| {
             p.named_children(&mut pc).find(|c| c.kind().ends_with("type") || c.kind() == "type_annotation")
         });
+        let spread = std::mem::take(&mut vararg) || p.kind().contains("spread") || p.kind().contains("variadic");
         let written = ty.map_or(String::new(), |t| {
             let t = t.utf8_text(text).unwrap_or("").trim_start_matches(':').trim();
-            let spread = p.kind().contains("spread") || p.kind().contains("variadic");
             if spread { format!("{t}...") } else { t.to_owned() }
         });
         // Go's `a, b int` declares two of one type.
@@ -259,6 +264,17 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
         out.extend(std::iter::repeat_n(written, names));
     }
     out
+}
+
+/// Kotlin's default value, a sibling after its parameter and `=`.
+fn default_value(p: Node<'_>) -> bool {
+    p.prev_sibling().is_some_and(|s| s.kind() == "=")
+}
+
+/// Kotlin's parameter modifiers holding `vararg`.
+fn is_vararg(modifiers: Node<'_>, text: &[u8]) -> bool {
+    let mut c = modifiers.walk();
+    modifiers.named_children(&mut c).any(|m| m.kind() == "parameter_modifier" && m.utf8_text(text) == Ok("vararg"))
 }
 
 /// Parameters in a parameter list: a Go `a, b int` declares two; a
@@ -295,12 +311,30 @@ pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
     if list.children(&mut all).any(|n| !n.is_named() && n.kind() == "...") {
         variadic = true;
     }
+    let mut vararg = false;
     for p in params {
         // Ruby's `&block` is no argument.
         if p.kind() == "block_parameter" {
             continue;
         }
-        if p.kind().contains("spread") || p.kind().contains("variadic") || p.kind().contains("splat") {
+        // Kotlin's modifiers and annotations stand before their parameter,
+        // `vararg` among them; a default value after it (`b: Int = 0`).
+        if p.kind() == "parameter_modifiers" {
+            vararg = is_vararg(p, text);
+            continue;
+        }
+        if default_value(p) {
+            if min > 0 {
+                min -= 1;
+                optional += 1;
+            }
+            continue;
+        }
+        if std::mem::take(&mut vararg)
+            || p.kind().contains("spread")
+            || p.kind().contains("variadic")
+            || p.kind().contains("splat")
+        {
             variadic = true;
             continue;
         }

@@ -26,10 +26,19 @@ impl Resolver<'_> {
     /// The callable members of type `t` (or of the types it extends,
     /// nearest first, then of its companion: Scala's `object Item` beside
     /// `class Item`) called `name`: those of the nearest that has any.
-    pub(super) fn member_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
+    /// Where the language resolves among the candidates that can take the
+    /// call's `args` (Kotlin), a level none of which can is passed over: a
+    /// member `readUtf8Line()` leaves `buffer.readUtf8Line(newline)` to the
+    /// extension function that takes one.
+    pub(super) fn member_level(&self, t: DefIx, name: &str, args: Option<u32>) -> Vec<DefIx> {
+        let args = args.filter(|_| self.p.sources[self.p.defs[t].file].lang.rules.applicable_levels);
+        let applicable = |level: &[DefIx]| {
+            !level.is_empty()
+                && args.is_none_or(|n| level.iter().any(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
+        };
         for t in self.lineage(t).into_iter().chain(self.companion(t)) {
             let level = self.own_callables(t, name);
-            if !level.is_empty() {
+            if applicable(&level) {
                 return level;
             }
         }
@@ -43,7 +52,7 @@ impl Resolver<'_> {
                 .copied()
                 .filter(|&d| self.p.fact(d).name == name)
                 .collect();
-            if !level.is_empty() {
+            if applicable(&level) {
                 return level;
             }
         }
@@ -97,14 +106,14 @@ impl Resolver<'_> {
     fn static_level(&self, t: DefIx, name: &str) -> Vec<DefIx> {
         match self.companion(t).map(|c| self.own_callables(c, name)) {
             Some(level) if !level.is_empty() => level,
-            _ => self.member_level(t, name),
+            _ => self.member_level(t, name, None),
         }
     }
 
     /// The member of type `t` called `name` that takes `args` arguments,
     /// when one is (what a chain of calls is read through).
     pub(super) fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
-        match self.member_level(t, name)[..] {
+        match self.member_level(t, name, args)[..] {
             [] => None,
             [one] => Some(one),
             ref level => self.fitting(level, args),
@@ -203,7 +212,7 @@ impl Resolver<'_> {
                 // type's member (a Ruby `items` is no other class's
                 // `items`).
                 None => self
-                    .rung(fi, scope, &c.name, Want::Value)
+                    .rung(fi, scope, &c.name, Want::Value, None)
                     .and_then(|(level, whole)| {
                         let member = |d: &DefIx| self.p.defs[*d].parent.is_some_and(|t| self.p.kind(t).is_type());
                         match level.iter().filter(|d| !(whole && member(d))).collect::<Vec<_>>()[..] {
@@ -244,7 +253,7 @@ impl Resolver<'_> {
             return self.foreign_extension(fi, scope, "String", c);
         }
         match c.receiver.as_deref().map(|r| (r, self.receiver(fi, scope, r, c.scoped))) {
-            None => match self.rung(fi, scope, name, Want::Callable) {
+            None => match self.rung(fi, scope, name, Want::Callable, c.args) {
                 // Namesakes across the whole project are no overloads: the
                 // nearest to the caller (the project's own before a
                 // vendored copy under `deps/`), if one is.
@@ -267,7 +276,7 @@ impl Resolver<'_> {
                 let level = if companions && r == self.p.fact(t).name {
                     self.static_level(t, name)
                 } else {
-                    self.member_level(t, name)
+                    self.member_level(t, name, c.args)
                 };
                 // Scala's `makeDir.all(p)`: a nested object called is its
                 // `apply`.

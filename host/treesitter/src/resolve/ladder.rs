@@ -18,6 +18,13 @@ pub(super) struct Resolver<'a> {
     /// (Kotlin's `fun String.slug()`, `fun Type.canonicalize()`), by the
     /// type's last name: found by calls on values written of that type.
     pub(super) foreign_extensions: HashMap<String, Vec<DefIx>>,
+    /// The type each extension function extends, where its members are in
+    /// the function's scope (`receiver_in_scope`).
+    pub(super) receivers: HashMap<DefIx, DefIx>,
+    /// The other parts of each type declared in parts (a C# `partial`
+    /// class, Kotlin's `expect` class and its `actual` ones), by the part
+    /// that stands for them all.
+    pub(super) parts: HashMap<DefIx, Vec<DefIx>>,
     /// The same, by their own name: what a call on a value of unknown type
     /// may mean.
     pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
@@ -31,7 +38,14 @@ impl Resolver<'_> {
     /// The innermost type around `scope` (what `self`, `this` and `Self`
     /// mean there).
     pub(super) fn enclosing_type(&self, scope: Option<DefIx>) -> Option<DefIx> {
-        self.chain(scope).find(|&d| self.p.kind(d).is_type())
+        self.scopes(scope).find(|&d| self.p.kind(d).is_type())
+    }
+
+    /// The chain of definitions from `d` outwards, with the type an
+    /// extension function extends right after it where that type's
+    /// members are in its scope (Kotlin).
+    pub(super) fn scopes(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
+        self.chain(d).flat_map(|x| std::iter::once(x).chain(self.receivers.get(&x).copied()))
     }
 
     /// The one of `level` that takes `args` arguments (any, when not
@@ -220,7 +234,23 @@ impl Resolver<'_> {
         want: Want,
         tie: impl Fn(&[DefIx]) -> Option<DefIx>,
     ) -> Option<DefIx> {
-        let (level, _) = self.rung(fi, from, name, want)?;
+        self.ladder_taking(fi, from, name, want, None, tie)
+    }
+
+    /// [`Self::ladder`] for a call with `args` arguments (any, when not
+    /// known): where the language resolves level by level among the
+    /// candidates that can take them (Kotlin), a level with none that can
+    /// is passed over.
+    pub(super) fn ladder_taking(
+        &self,
+        fi: usize,
+        from: Option<DefIx>,
+        name: &str,
+        want: Want,
+        args: Option<u32>,
+        tie: impl Fn(&[DefIx]) -> Option<DefIx>,
+    ) -> Option<DefIx> {
+        let (level, _) = self.rung(fi, from, name, want, args)?;
         if let [one] = level[..] { Some(one) } else { tie(&level) }
     }
 
@@ -228,7 +258,14 @@ impl Resolver<'_> {
     /// those of the first rung that has any (of several, the ones the file
     /// imports, when it imports some), and whether that rung is the last,
     /// the whole project (where several are no overloads but namesakes).
-    pub(super) fn rung(&self, fi: usize, from: Option<DefIx>, name: &str, want: Want) -> Option<(Vec<DefIx>, bool)> {
+    pub(super) fn rung(
+        &self,
+        fi: usize,
+        from: Option<DefIx>,
+        name: &str,
+        want: Want,
+        args: Option<u32>,
+    ) -> Option<(Vec<DefIx>, bool)> {
         let all = self.look.named(name);
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
             // No definition is called so; an import may name one so
@@ -264,8 +301,18 @@ impl Resolver<'_> {
         let singleton = from.filter(|_| self.p.sources[fi].lang.rules.nested_modules).and_then(|f| {
             self.chain(Some(f)).find(|&d| self.p.kind(d).is_callable()).map(|d| self.p.fact(d).singleton)
         });
+        // Kotlin looks a called name up level by level among the candidates
+        // that can take the call's arguments: a member of the receiver that
+        // cannot (`readUtf8Line()` for `readUtf8Line(newline)`) leaves the
+        // call to the next level (the extension function of that name).
+        let applicable = args.filter(|_| self.p.sources[fi].lang.rules.applicable_levels);
         let pick = |level: &[DefIx]| -> Option<Vec<DefIx>> {
             let mut level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
+            if let Some(n) = applicable
+                && !level.iter().any(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
+            {
+                return None;
+            }
             if let Some(s) = singleton
                 && level.len() > 1
                 && level.iter().any(|&d| self.p.fact(d).singleton == s)
@@ -302,7 +349,7 @@ impl Resolver<'_> {
         // a module reopened in several files is one, its names seen from
         // each.
         let nesting = self.p.sources[fi].lang.rules.nested_modules;
-        for d in self.chain(from) {
+        for d in self.scopes(from) {
             // A plain call never means a member, but a function's nested
             // definitions are in its scope (Python's local `def filter()`
             // over the builtin, Rust's nested `fn imp()`).
@@ -399,7 +446,7 @@ impl Resolver<'_> {
                     .or_else(|| self.ty(fi, scope.unwrap_or(usize::MAX), &bare))?
             }
             None => {
-                let (level, whole) = self.rung(fi, scope, &name.name, Want::Type)?;
+                let (level, whole) = self.rung(fi, scope, &name.name, Want::Type, None)?;
                 if whole {
                     return None;
                 }

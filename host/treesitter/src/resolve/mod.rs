@@ -339,8 +339,14 @@ fn resolve_uses(
         supers: HashMap::default(),
         extensions: HashMap::default(),
         foreign_extensions: HashMap::default(),
+        receivers: HashMap::default(),
+        parts: HashMap::default(),
         foreign_named: HashMap::default(),
     };
+    for (&part, &one) in &partial {
+        r.parts.entry(one).or_default().push(part);
+    }
+    r.parts.values_mut().for_each(|parts| parts.sort_unstable());
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
     for (fi, s) in p.sources.iter().enumerate() {
@@ -376,7 +382,12 @@ fn resolve_uses(
         if let Some(of) = &p.fact(ix).extension {
             let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
             match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
-                Some(t) => extensions.entry(t).or_default().push(ix),
+                Some(t) => {
+                    extensions.entry(t).or_default().push(ix);
+                    if p.sources[def.file].lang.rules.receiver_in_scope {
+                        r.receivers.insert(ix, t);
+                    }
+                }
                 None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
             }
         } else if def.parent.is_none()

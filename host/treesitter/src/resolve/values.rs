@@ -73,7 +73,7 @@ impl Resolver<'_> {
     /// lineages, then the file), with where it was declared.
     pub(super) fn var(&self, fi: usize, scope: Option<DefIx>, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
         lookup::read(var);
-        for d in self.chain(scope) {
+        for d in self.scopes(scope) {
             for t in self.lineage(d) {
                 if let Some(found) = self.declared_in(t, var) {
                     return Some(found);
@@ -86,11 +86,21 @@ impl Resolver<'_> {
 
     /// A name declared in the scope of definition `d` (a field of a type, a
     /// local of a callable).
+    /// A type declared in parts (a C# `partial` class, Kotlin's `expect`
+    /// class and its `actual` ones) declares what any part declares, the
+    /// part in the use's own file first.
     pub(super) fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
         lookup::read(var);
-        let df = self.p.defs[d].file;
-        let b = nearest(self.vars.0.get(&(df, Some(d)))?, var)?;
-        Some((df, Some(d), b))
+        let in_part = |x: DefIx| {
+            let df = self.p.defs[x].file;
+            let b = nearest(self.vars.0.get(&(df, Some(x)))?, var)?;
+            Some((df, Some(x), b))
+        };
+        let Some(parts) = self.parts.get(&d) else { return in_part(d) };
+        let here = FILE.get();
+        let (near, far): (Vec<DefIx>, Vec<DefIx>) =
+            std::iter::once(d).chain(parts.iter().copied()).partition(|&x| self.p.defs[x].file == here);
+        near.into_iter().chain(far).find_map(in_part)
     }
 
     /// The value a binding gives, read where it was declared.
@@ -303,7 +313,9 @@ impl Resolver<'_> {
             _ => return Val::Unknown,
         };
         let callee = match &steps[..steps.len() - 1] {
-            [] => self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))),
+            [] => {
+                self.ladder_taking(fi, scope, name, Want::Callable, Some(args), |level| self.fitting(level, Some(args)))
+            }
             [head, rest @ ..] => {
                 let mut val = self.head(fi, scope, *head, false, depth);
                 for step in rest {
@@ -443,7 +455,9 @@ impl Resolver<'_> {
                 sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Call { name, args, .. } => {
-                match self.ladder(fi, scope, name, Want::Callable, |level| self.fitting(level, Some(args))) {
+                match self
+                    .ladder_taking(fi, scope, name, Want::Callable, Some(args), |level| self.fitting(level, Some(args)))
+                {
                     Some(f) => self.returns(f, depth),
                     // `Order(…)`: a construction, where no `new` is written;
                     // else a function the project does not define.
@@ -454,6 +468,13 @@ impl Resolver<'_> {
                 Val::Unknown
             }
         }
+    }
+
+    /// The type called `name` that type `t` (or a type it extends) declares.
+    fn nested_type(&self, t: DefIx, name: &str) -> Option<DefIx> {
+        self.lineage(t)
+            .into_iter()
+            .find_map(|o| self.look.owned(o, name).iter().copied().find(|&d| self.p.kind(d).is_type()))
     }
 
     /// The value after one more step.
@@ -467,19 +488,20 @@ impl Resolver<'_> {
             (val, Step::Literal) => val,
             (Val::Type(t), Step::Unwrap) => Val::Type(t),
             (Val::Type(t), Step::Member { name, scoped: true }) => {
-                let nested = self
-                    .lineage(t)
-                    .into_iter()
-                    .find_map(|o| self.look.owned(o, name).iter().copied().find(|&d| self.p.kind(d).is_type()));
-                nested.map_or(Val::Unknown, Val::Type)
+                self.nested_type(t, name).map_or(Val::Unknown, Val::Type)
             }
             (Val::Type(t), Step::Member { name, .. }) => {
                 match self.lineage(t).into_iter().find_map(|o| self.declared_in(o, name)) {
                     Some(b) => self.bound(b, depth),
-                    // A method called without parentheses (Ruby's
-                    // `Cart.new`, Scala's `cart.total`) or a property's
-                    // getter.
-                    None => self.step(fi, scope, Val::Type(t), Step::Call { name, args: 0, scoped: false }, depth),
+                    None => match self.nested_type(t, name) {
+                        // A type named through the one around it
+                        // (`JsonReader.Options.of(…)`).
+                        Some(nested) => Val::Type(nested),
+                        // A method called without parentheses (Ruby's
+                        // `Cart.new`, Scala's `cart.total`) or a property's
+                        // getter.
+                        None => self.step(fi, scope, Val::Type(t), Step::Call { name, args: 0, scoped: false }, depth),
+                    },
                 }
             }
             (Val::Type(t), Step::Call { name, args, .. }) => match self.member_call(t, name, Some(args)) {
