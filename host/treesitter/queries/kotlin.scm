@@ -63,13 +63,38 @@
 
 ; Typed names: parameters, constructor properties, properties, locals,
 ; nullable ones (`Segment?`) too.
-(parameter . (identifier) @var.name (user_type . (identifier) @var.type))
-(class_parameter (identifier) @var.name . (user_type . (identifier) @var.type))
-(property_declaration (variable_declaration . (identifier) @var.name (user_type . (identifier) @var.type)))
-(parameter . (identifier) @var.name (nullable_type (user_type . (identifier) @var.type)))
-(class_parameter (identifier) @var.name . (nullable_type (user_type . (identifier) @var.type)))
-(property_declaration (variable_declaration . (identifier) @var.name (nullable_type (user_type . (identifier) @var.type))))
-(property_declaration (variable_declaration . (identifier) @var.name .) (call_expression . (identifier) @var.type))
+; A qualified type (`JsonAdapter.Factory`) is its last name in the type
+; its qualifier names.
+(parameter . (identifier) @var.name [
+  (user_type . (identifier) @var.type .)
+  (user_type . (identifier) @var.type . (type_arguments) .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
+  (nullable_type (user_type . (identifier) @var.type .))
+  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))])
+(class_parameter (identifier) @var.name . [
+  (user_type . (identifier) @var.type .)
+  (user_type . (identifier) @var.type . (type_arguments) .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
+  (nullable_type (user_type . (identifier) @var.type .))
+  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))])
+(property_declaration (variable_declaration . (identifier) @var.name [
+  (user_type . (identifier) @var.type .)
+  (user_type . (identifier) @var.type . (type_arguments) .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
+  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
+  (nullable_type (user_type . (identifier) @var.type .))
+  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
+  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))]))
+; A construction (`val r = Reader(…)`): a class's name, not a function's.
+((property_declaration (variable_declaration . (identifier) @var.name .) (call_expression . (identifier) @var.type))
+ (#match? @var.type "^[A-Z]"))
 ; A local or a property typed by its value (`var tail = head!!.prev`).
 (property_declaration (variable_declaration . (identifier) @var.name .) (_) @var.value .)
 

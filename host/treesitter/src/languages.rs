@@ -159,8 +159,10 @@ pub struct Rules {
     /// head!!.push(…) }`).
     pub receiver_in_scope: bool,
     /// A called name is looked up level by level among the candidates that
-    /// can take the call's arguments: a level with none that can is passed
-    /// over (Kotlin; Java stops at the first level with the name).
+    /// can take the call (as many arguments, of types their parameters
+    /// take): a level with none that can is passed over (Kotlin's
+    /// extension after a member that cannot; C#'s and Java's base class's
+    /// overload after a subclass's that cannot).
     pub applicable_levels: bool,
 }
 
@@ -316,7 +318,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules::NONE,
+        rules: Rules { applicable_levels: true, ..Rules::NONE },
     },
     Lang {
         name: "go",
@@ -356,7 +358,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules::NONE,
+        rules: Rules { applicable_levels: true, ..Rules::NONE },
     },
     Lang {
         name: "kotlin",

@@ -337,6 +337,8 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Asking.three:59 -CALLS-> IO.Names.pick:47",
         // An `actual` class's constructor properties, read in its members.
         "IO.Sink.flush:11 -CALLS-> IO.Drain.drain:7",
+        // A parameter of a qualified type (`Outer.Inner`).
+        "IO.Qualified.size:72 -CALLS-> IO.Outer.Inner.count:64",
     ]
     .iter()
     .map(io)
@@ -358,6 +360,7 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.anyLine:32 -CALLS-> IO.line:28",
         "IO.Asking.one:57 -CALLS-> IO.Names.pick:49",
         "IO.Asking.three:59 -CALLS-> IO.Names.pick:49",
+        "IO.Qualified.size:72 -CALLS-> IO.Outer.count:67",
     ]
     .iter()
     .map(io)
@@ -1147,8 +1150,14 @@ fn java_overloads_by_type_outside_receivers_imports_and_constructors_with_decoys
             // Types unknown: each overload of one argument, marked.
             "com.example.app.Report.unknown:11 -CALLS-> com.example.text.Texts.render:11 (ambiguous)",
             "com.example.app.Report.unknown:11 -CALLS-> com.example.text.Texts.render:15 (ambiguous)",
+            // A class's overloads and its inherited ones, told apart by type.
+            "com.example.levels.Derived.fill:11 -CALLS-> com.example.levels.Base.put:4",
+            "com.example.levels.Derived.fill:11 -CALLS-> com.example.levels.Derived.put:9",
         ],
         &[
+            // No call of `put` is ambiguous.
+            "com.example.levels.Derived.fill:11 -CALLS-> com.example.levels.Base.put:4 (ambiguous)",
+            "com.example.levels.Derived.fill:11 -CALLS-> com.example.levels.Derived.put:9 (ambiguous)",
             // `Character.isWhitespace` is the JDK's.
             "com.example.app.Document.show:25 -CALLS-> com.example.text.Texts.isWhitespace:7",
             // Arrays of another element type, a two-argument overload.
@@ -1273,6 +1282,13 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Words.Use:15 -CALLS-> NS.Words.Shout:12",
         "NS.Words.Spell:14 -CALLS-> NS.Words.Spell:13",
         "NS.Words.Use:15 -CALLS-> NS.IFormatter.Unit:3",
+        // A subclass's overload that cannot take the call (a string for
+        // its bool) leaves it to the base class's; one that can takes it.
+        "NS.Recipient.SetProperty:14 -CALLS-> NS.Observable.SetProperty:5",
+        "NS.Recipient.Count:19 -CALLS-> NS.Recipient.SetProperty:14",
+        "NS.Recipient.Count:19 -CALLS-> NS.Observable.SetProperty:5",
+        // A field declared in the other part of a partial class.
+        "NS.Ledger.Record:10 -CALLS-> NS.Journal.Write:12",
     ]
     .iter()
     .map(|s| e(s))
@@ -1287,6 +1303,7 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Casing.Dead:15 -CALLS-> NS.Casing.Lower:11",
         // `(long)number` is a long: not the int overload itself.
         "NS.Words.Spell:14 -CALLS-> NS.Words.Spell:14",
+        "NS.Recipient.SetProperty:14 -CALLS-> NS.Recipient.SetProperty:14",
     ]
     .iter()
     .map(|s| e(s))

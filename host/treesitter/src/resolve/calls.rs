@@ -27,15 +27,13 @@ impl Resolver<'_> {
     /// nearest first, then of its companion: Scala's `object Item` beside
     /// `class Item`) called `name`: those of the nearest that has any.
     /// Where the language resolves among the candidates that can take the
-    /// call's `args` (Kotlin), a level none of which can is passed over: a
+    /// call (Kotlin, C#, Java), a level none of which can is passed over: a
     /// member `readUtf8Line()` leaves `buffer.readUtf8Line(newline)` to the
     /// extension function that takes one.
-    pub(super) fn member_level(&self, t: DefIx, name: &str, args: Option<u32>) -> Vec<DefIx> {
-        let args = args.filter(|_| self.p.sources[self.p.defs[t].file].lang.rules.applicable_levels);
-        let applicable = |level: &[DefIx]| {
-            !level.is_empty()
-                && args.is_none_or(|n| level.iter().any(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
-        };
+    pub(super) fn member_level(&self, t: DefIx, name: &str, taking: Option<&Taking<'_>>) -> Vec<DefIx> {
+        let taking = taking.filter(|_| self.p.sources[self.p.defs[t].file].lang.rules.applicable_levels);
+        let applicable =
+            |level: &[DefIx]| !level.is_empty() && taking.is_none_or(|t| level.iter().any(|&d| self.can_take(d, t)));
         for t in self.lineage(t).into_iter().chain(self.companion(t)) {
             let level = self.own_callables(t, name);
             if applicable(&level) {
@@ -113,7 +111,7 @@ impl Resolver<'_> {
     /// The member of type `t` called `name` that takes `args` arguments,
     /// when one is (what a chain of calls is read through).
     pub(super) fn member_call(&self, t: DefIx, name: &str, args: Option<u32>) -> Option<DefIx> {
-        match self.member_level(t, name, args)[..] {
+        match self.member_level(t, name, Some(&Taking::args(args)))[..] {
             [] => None,
             [one] => Some(one),
             ref level => self.fitting(level, args),
@@ -253,7 +251,7 @@ impl Resolver<'_> {
             return self.foreign_extension(fi, scope, "String", c);
         }
         match c.receiver.as_deref().map(|r| (r, self.receiver(fi, scope, r, c.scoped))) {
-            None => match self.rung(fi, scope, name, Want::Callable, c.args) {
+            None => match self.rung(fi, scope, name, Want::Callable, Some(&Taking::call(fi, scope, c))) {
                 // Namesakes across the whole project are no overloads: the
                 // nearest to the caller (the project's own before a
                 // vendored copy under `deps/`), if one is.
@@ -276,7 +274,7 @@ impl Resolver<'_> {
                 let level = if companions && r == self.p.fact(t).name {
                     self.static_level(t, name)
                 } else {
-                    self.member_level(t, name, c.args)
+                    self.member_level(t, name, Some(&Taking::call(fi, scope, c)))
                 };
                 // Scala's `makeDir.all(p)`: a nested object called is its
                 // `apply`.

@@ -250,7 +250,7 @@ impl Resolver<'_> {
         args: Option<u32>,
         tie: impl Fn(&[DefIx]) -> Option<DefIx>,
     ) -> Option<DefIx> {
-        let (level, _) = self.rung(fi, from, name, want, args)?;
+        let (level, _) = self.rung(fi, from, name, want, args.map(|n| Taking::args(Some(n))).as_ref())?;
         if let [one] = level[..] { Some(one) } else { tie(&level) }
     }
 
@@ -264,7 +264,7 @@ impl Resolver<'_> {
         from: Option<DefIx>,
         name: &str,
         want: Want,
-        args: Option<u32>,
+        taking: Option<&Taking<'_>>,
     ) -> Option<(Vec<DefIx>, bool)> {
         let all = self.look.named(name);
         if !all.iter().any(|&d| want.admits(self.p.kind(d))) {
@@ -301,15 +301,18 @@ impl Resolver<'_> {
         let singleton = from.filter(|_| self.p.sources[fi].lang.rules.nested_modules).and_then(|f| {
             self.chain(Some(f)).find(|&d| self.p.kind(d).is_callable()).map(|d| self.p.fact(d).singleton)
         });
-        // Kotlin looks a called name up level by level among the candidates
-        // that can take the call's arguments: a member of the receiver that
-        // cannot (`readUtf8Line()` for `readUtf8Line(newline)`) leaves the
-        // call to the next level (the extension function of that name).
-        let applicable = args.filter(|_| self.p.sources[fi].lang.rules.applicable_levels);
+        // Kotlin, C# and Java look a called name up level by level among
+        // the candidates that can take the call: a member of the receiver
+        // that cannot (`readUtf8Line()` for `readUtf8Line(newline)`; a
+        // subclass's `SetProperty(ref f, v, bool broadcast)` for
+        // `SetProperty(ref f, v, name)`) leaves the call to the next level
+        // (the extension function, the base class's overload).
+        let applicable = taking.filter(|_| self.p.sources[fi].lang.rules.applicable_levels);
         let pick = |level: &[DefIx]| -> Option<Vec<DefIx>> {
             let mut level: Vec<DefIx> = level.iter().copied().filter(|&d| admits(d)).collect();
-            if let Some(n) = applicable
-                && !level.iter().any(|&d| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
+            if let Some(t) = applicable
+                && !level.is_empty()
+                && !level.iter().any(|&d| self.can_take(d, t))
             {
                 return None;
             }

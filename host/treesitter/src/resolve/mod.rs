@@ -36,6 +36,7 @@ pub use calls::Bound;
 use hierarchy::{implicit_interfaces, overrides};
 use ladder::Resolver;
 use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
+use overloads::Taking;
 pub use symbols::package_symbol;
 use symbols::symbols;
 use values::{REEXPORTS, Receiver};

@@ -10,7 +10,47 @@ use crate::extract::{Arg, Lit};
 /// is counted as unbound.
 const MOST_AMBIGUOUS: usize = 12;
 
+/// What a call gives its callee, by which a level of candidates none of
+/// which can take it is passed over (`applicable_levels`): the number of
+/// arguments, and for a call read from the source, its labels and the
+/// types of its arguments as far as they are told (read once, when first
+/// needed).
+pub(super) struct Taking<'c> {
+    args: Option<u32>,
+    call: Option<(usize, Option<DefIx>, &'c crate::extract::Call)>,
+    given: std::cell::OnceCell<Vec<Given>>,
+}
+
+impl<'c> Taking<'c> {
+    /// A call of `args` arguments, nothing else known of them.
+    pub(super) fn args(args: Option<u32>) -> Self {
+        Taking { args, call: None, given: std::cell::OnceCell::new() }
+    }
+
+    /// Call `c`, in file `fi` and scope `scope`.
+    pub(super) fn call(fi: usize, scope: Option<DefIx>, c: &'c crate::extract::Call) -> Self {
+        Taking { args: c.args, call: Some((fi, scope, c)), given: std::cell::OnceCell::new() }
+    }
+}
+
 impl Resolver<'_> {
+    /// Whether callable `d` can take what `t` gives: as many arguments,
+    /// its labels, and no argument of a type its parameter cannot take.
+    pub(super) fn can_take(&self, d: DefIx, t: &Taking<'_>) -> bool {
+        if !t.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))) {
+            return false;
+        }
+        let Some((fi, scope, c)) = t.call else { return true };
+        if !self.labels_fit(d, c) {
+            return false;
+        }
+        if c.given.is_empty() {
+            return true;
+        }
+        let given = t.given.get_or_init(|| c.given.iter().map(|a| self.given(fi, scope, a)).collect());
+        self.matches(d, given).is_some()
+    }
+
     /// Of the definitions a call may mean (`level`, all of one rung), the
     /// ones that fit it: by the number of arguments, then by the types of
     /// the arguments whose type the syntax or a declaration tells (a
