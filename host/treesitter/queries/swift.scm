@@ -37,6 +37,8 @@
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) !value)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) value: (_) @var.value)
 (for_statement item: (pattern bound_identifier: (simple_identifier) @var.name) collection: (_) @var.of)
+; `guard let x = value`, `if let x = value as? T`: typed by the value.
+[(guard_statement (value_binding_pattern)) (if_statement (value_binding_pattern))] @let.bindings
 
 ; References. `Item(name: …)` is a construction (a call of a type's name).
 (call_expression (simple_identifier) @call (call_suffix (value_arguments) @call.args))

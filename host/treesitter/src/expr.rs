@@ -243,12 +243,42 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
             _ => break,
         }
     }
+    // A cast after the value (`x as? T`, `x as! T`, `x as T`: Swift,
+    // Kotlin, TypeScript, C#, Rust): a value of type `T`.
+    let mut k = i;
+    skip_ws(&mut k);
+    if k > 0
+        && b[k - 1].is_ascii_whitespace()
+        && out.len() > start_len
+        && let Some(rest) = cast_keyword(b, k)
+    {
+        let ty = text.get(rest..b.len())?.trim().trim_end_matches(['?', '!']);
+        let head = ty.split('<').next().unwrap_or(ty).trim();
+        let last = head.rsplit(['.', ':']).next().unwrap_or(head);
+        let is_name = |t: &str| !t.is_empty() && t.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        let generics_closed = ty.find('<').is_none_or(|_| ty.ends_with('>'));
+        if !is_name(last) || !generics_closed || !head.bytes().all(|c| c.is_ascii_alphanumeric() || b"_.:".contains(&c))
+        {
+            return None;
+        }
+        out.push(Step::Cast(last));
+        i = b.len();
+    }
     if out.len() == start_len {
         return None;
     }
     out.extend(std::iter::repeat_n(Step::Unwrap, awaits));
     skip_ws(&mut i);
     (i == b.len()).then_some(i)
+}
+
+/// `as`, `as?` or `as!` at `i`, followed by a space: the index after it.
+fn cast_keyword(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i..i + 2)? != b"as" {
+        return None;
+    }
+    let j = if matches!(b.get(i + 2), Some(b'?' | b'!')) { i + 3 } else { i + 2 };
+    b.get(j).is_some_and(|c| c.is_ascii_whitespace()).then_some(j)
 }
 
 /// `word` at `i` as a whole word followed by a space (or, for `await` and
@@ -586,11 +616,35 @@ mod tests {
             steps("vec![1, 2].len"),
             Some(vec![Call { name: "vec", args: 2, scoped: false }, Member { name: "len", scoped: false }])
         );
+        // A cast: a value of the type cast to (Swift, Kotlin, TypeScript, C#).
+        assert_eq!(
+            steps("child.value as? ArgumentSetProvider"),
+            Some(vec![Name("child"), Member { name: "value", scoped: false }, Cast("ArgumentSetProvider")])
+        );
+        assert_eq!(steps("x as! Shop.Item<T>"), Some(vec![Name("x"), Cast("Item")]));
+        assert_eq!(
+            steps("(node as Element).tagName"),
+            Some(vec![Name("node"), Cast("Element"), Member { name: "tagName", scoped: false }])
+        );
+        assert_eq!(steps("asset"), Some(vec![Name("asset")]));
     }
 
     #[test]
     fn what_is_not_read_is_none() {
-        for text in ["a + b", "|x| x", "\"lit\"", "1", "a.b(", "(a", "a)", "", "a b", "x as Y", "a.b(\"unclosed)"] {
+        for text in [
+            "a + b",
+            "|x| x",
+            "\"lit\"",
+            "1",
+            "a.b(",
+            "(a",
+            "a)",
+            "",
+            "a b",
+            "x as [Y]",
+            "x as Y + 1",
+            "a.b(\"unclosed)",
+        ] {
             assert_eq!(steps(text), None, "{text}");
         }
         assert_eq!(steps(&"a.b()".repeat(40).replace(")a", ").a")), None);

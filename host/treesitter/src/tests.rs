@@ -968,6 +968,10 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "split:16 -CALLS-> Element.value:2",
             "split:16 -CALLS-> Element.value:3",
             "escape:39 -CALLS-> String.shellEscaped:28",
+            // `guard let`/`if let` bindings, typed by a cast.
+            "providers:10 -CALLS-> Provider.argumentSet:2",
+            "parsed:20 -CALLS-> Parsed.argumentSet:6",
+            "parsed:20 -CALLS-> Provider.argumentSet:2",
         ],
         &[
             // Two types' `option(_:)`: not guessed.
@@ -978,6 +982,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "checkout:21 -CALLS-> Book.price:33",
             "Labeller.run:19 -CALLS-> Labeller.load:18",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
+            "providers:10 -CALLS-> Parsed.argumentSet:6",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files

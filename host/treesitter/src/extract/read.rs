@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use tree_sitter::{Node, ParseOptions, Parser, Query, QueryCursor, StreamingIterator};
 
 use super::rules::{
-    bounded_types, drop_cfg_alternatives, fold_overloads, node_of, placed_back, tuple_bindings, tuple_fields,
+    bounded_types, drop_cfg_alternatives, fold_overloads, let_bindings, node_of, placed_back, tuple_bindings,
+    tuple_fields,
 };
 use super::syntax::{
     args_given, arity, calls_in_text, compact, count_args, doc_above, generics, labels_given, memchr_nul, param_labels,
@@ -276,6 +277,7 @@ impl Reader {
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
                     "tuple.fields" => facts.vars.extend(tuple_fields(n, text)),
                     "tuple.pattern" => facts.vars.extend(tuple_bindings(n, text)),
+                    "let.bindings" => facts.vars.extend(let_bindings(n, text)),
                     "macro.block" => blocks.push((n.start_byte(), n.end_byte())),
                     "anonymous" => {
                         if let Some(t) = get("anonymous.type") {

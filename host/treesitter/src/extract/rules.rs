@@ -80,6 +80,32 @@ pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
     out
 }
 
+/// The names a condition binds (`@let.bindings`: Swift's `guard let a =
+/// x, let b = y as? T`, `if let …`): each `let NAME = VALUE` in a row of
+/// the statement's children, typed by its value.
+pub(super) fn let_bindings(statement: Node<'_>, text: &[u8]) -> Vec<Var> {
+    let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
+    let mut c = statement.walk();
+    let children: Vec<Node<'_>> = statement.named_children(&mut c).collect();
+    let mut out = Vec::new();
+    for w in children.windows(3) {
+        let [binding, name, value] = w else { continue };
+        if binding.kind() != "value_binding_pattern" || name.kind() != "simple_identifier" {
+            continue;
+        }
+        out.push(Var {
+            name: txt(*name),
+            ty: Name { name: compact(&txt(*value)), qualifier: None, span: Span::of(*name), generics: 0 },
+            typed: Typed::Value,
+            written: None,
+            within: Some((name.start_byte(), name.start_byte())),
+            member: false,
+            at: value.start_byte(),
+        });
+    }
+    out
+}
+
 /// Variables typed by a type parameter of their function (or its impl)
 /// that a trait bounds (`fn visit<V: Visitor>(visitor: V)`, `where V:
 /// Visitor`, `impl<V: Visitor> Walker<V>`), typed by that trait instead:

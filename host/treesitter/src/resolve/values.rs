@@ -379,8 +379,13 @@ impl Resolver<'_> {
             None => scoped,
             _ => false,
         };
-        let mut val = self.head(fi, scope, steps[0], head_scoped, depth);
-        for step in &steps[1..] {
+        // A cast (`x as? T`, Go's `x.(T)`) gives a value of its type,
+        // whatever came before it.
+        let (mut val, rest) = match steps.iter().rposition(|s| matches!(s, Step::Cast(_))) {
+            Some(k) => (self.step(fi, scope, Val::Unknown, steps[k], depth), &steps[k + 1..]),
+            None => (self.head(fi, scope, steps[0], head_scoped, depth), &steps[1..]),
+        };
+        for step in rest {
             if matches!(val, Val::Unknown) {
                 break;
             }
