@@ -21,6 +21,8 @@
 (class_declaration "extension" name: (user_type (type_identifier) @owner)
   body: (class_body (init_declaration "init" @name) @params @def.constructor))
 (class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
+(class_declaration "extension" name: (user_type (type_identifier) @owner)
+  body: (class_body (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property))
 (protocol_body (protocol_property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
 (source_file (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.variable)
 
@@ -33,10 +35,21 @@
 (parameter (simple_identifier) @var.name .
   [(user_type) (array_type) (optional_type) (dictionary_type) (tuple_type) (existential_type) (opaque_type)] @var.written)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name)
-  (type_annotation type: (_) @var.written))
+  (type_annotation (_) @var.written))
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) !value)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) value: (_) @var.value)
 (for_statement item: (pattern bound_identifier: (simple_identifier) @var.name) collection: (_) @var.of)
+; A closure's parameters (`{ error in … }`, `{ (a, b: T) in … }`): of their
+; written type, else of none known; either way they hide what is named so
+; around the closure.
+(lambda_parameter name: (simple_identifier) @var.name . name: (_) @var.written)
+(lambda_parameter name: (simple_identifier) @var.name @var.unknown)
+; A name bound in a pattern (`if case let .failure(error) = r`, `case let
+; .success(v):`): of no type known, hiding what is named so around it.
+(pattern !bound_identifier . (simple_identifier) @var.name @var.unknown .)
+; `catch { … }` binds `error`, seen only in its block.
+(catch_block !error (catch_keyword) @catch.error) @var.block
+(catch_block) @var.block
 ; `guard let x = value`, `if let x = value as? T`: typed by the value.
 [(guard_statement (value_binding_pattern)) (if_statement (value_binding_pattern))] @let.bindings
 

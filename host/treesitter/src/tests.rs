@@ -972,6 +972,8 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "providers:10 -CALLS-> Provider.argumentSet:2",
             "parsed:20 -CALLS-> Parsed.argumentSet:6",
             "parsed:20 -CALLS-> Provider.argumentSet:2",
+            "Failing.run:32 -CALLS-> Error.asShopError:4",
+            "headersOf:46 -CALLS-> Parsed.argumentSet:6",
         ],
         &[
             // Two types' `option(_:)`: not guessed.
@@ -983,6 +985,8 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Labeller.run:19 -CALLS-> Labeller.load:18",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
             "providers:10 -CALLS-> Parsed.argumentSet:6",
+            "Failing.run:32 -CALLS-> Parsed.argumentSet:6",
+            "headersOf:46 -CALLS-> Provider.argumentSet:2",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files

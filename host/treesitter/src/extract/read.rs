@@ -197,6 +197,7 @@ impl Reader {
         let mut bound: std::collections::HashMap<(usize, usize, bool), usize> = std::collections::HashMap::new();
         // The function literals of the file (`@literal`).
         let mut literals: Vec<(usize, usize)> = Vec::new();
+        let mut var_blocks: Vec<(usize, usize)> = Vec::new();
         // What parses as a definition but is a macro call's block
         // (`@macro.block`).
         let mut blocks: Vec<(usize, usize)> = Vec::new();
@@ -275,6 +276,20 @@ impl Reader {
                         facts.imports.push(Import { path: format!("@self.{}", txt(n)), alias: Some("default".into()) })
                     }
                     "literal" => literals.push((n.start_byte(), n.end_byte())),
+                    // A block whose names are seen only inside it (Swift's
+                    // `catch { … }`): a scope of variables, as a literal is.
+                    "var.block" => var_blocks.push((n.start_byte(), n.end_byte())),
+                    // Swift's `catch` without a pattern binds `error`, of a
+                    // type the project does not define.
+                    "catch.error" => facts.vars.push(Var {
+                        name: "error".into(),
+                        ty: Name { name: "Error".into(), qualifier: None, span: Span::of(n), generics: 0 },
+                        typed: Typed::Is,
+                        written: Some("Error".into()),
+                        within: Some((n.start_byte(), n.start_byte())),
+                        member: false,
+                        at: n.start_byte(),
+                    }),
                     "tuple.fields" => facts.vars.extend(tuple_fields(n, text)),
                     "tuple.pattern" => facts.vars.extend(tuple_bindings(n, text)),
                     "let.bindings" => facts.vars.extend(let_bindings(n, text)),
@@ -527,8 +542,13 @@ impl Reader {
                 d.span = Span { start: at.start, end: at.start, bytes: (at.bytes.0, at.bytes.0) };
             }
         }
+        let mut scopes = literals.clone();
+        if !var_blocks.is_empty() {
+            scopes.extend(var_blocks);
+            scopes.sort_unstable();
+        }
         for v in &mut facts.vars {
-            v.within = v.within.and_then(|(at, _)| innermost_range(&literals, at));
+            v.within = v.within.and_then(|(at, _)| innermost_range(&scopes, at));
         }
         // A function-like macro's body is no syntax tree: the calls in it
         // are read off its text, where they are written.

@@ -90,7 +90,9 @@ pub(super) fn let_bindings(statement: Node<'_>, text: &[u8]) -> Vec<Var> {
     let mut out = Vec::new();
     for w in children.windows(3) {
         let [binding, name, value] = w else { continue };
-        if binding.kind() != "value_binding_pattern" || name.kind() != "simple_identifier" {
+        // Not `if case let .failure(error) = r`: a pattern, no binding of a name.
+        if binding.kind() != "value_binding_pattern" || name.kind() != "simple_identifier" || value.kind() == "pattern"
+        {
             continue;
         }
         out.push(Var {

@@ -55,16 +55,22 @@ fn visible(within: Option<(usize, usize)>) -> bool {
 
 /// Of a scope's names, the binding of `var` seen from the current use: one
 /// declared in the innermost function literal or match arm around the use
-/// before one declared outside them, and of those, the last declared.
+/// before one declared outside them, and of those, the last declared. A
+/// shadow bound to the name it shadows (Swift's `var request = request`)
+/// is the binding before it, where the scope has one.
 fn nearest<'v>(vars: &'v [lookup::TypedName], var: &str) -> Option<&'v Binding> {
     let width = |w: &Option<(usize, usize)>| w.map_or(usize::MAX, |(a, b)| b - a);
-    let mut best: Option<&lookup::TypedName> = None;
-    for v in vars.iter().filter(|(n, _, w)| n == var && visible(*w)) {
-        if best.is_none_or(|b| width(&v.2) <= width(&b.2)) {
-            best = Some(v);
+    let shadow = |b: &Binding| matches!(b, Binding::Value(e, _) if e == var);
+    let best = |skip_shadows: bool| {
+        let mut best: Option<&lookup::TypedName> = None;
+        for v in vars.iter().filter(|(n, b, w)| n == var && visible(*w) && !(skip_shadows && shadow(b))) {
+            if best.is_none_or(|b| width(&v.2) <= width(&b.2)) {
+                best = Some(v);
+            }
         }
-    }
-    best.map(|(_, b, _)| b)
+        best.map(|(_, b, _)| b)
+    };
+    best(true).or_else(|| best(false))
 }
 
 impl Resolver<'_> {
@@ -586,7 +592,45 @@ impl Resolver<'_> {
                 Val::Written(w)
             }
             (_, Step::Call { name, .. }) if SAME_VALUE.contains(&name) => Val::Written(w),
+            // A member that the project's extension of the type declares
+            // (Swift's `extension URLRequest { var headers: HTTPHeaders }`,
+            // Kotlin's `fun Type.canonicalize(): Type`): what it is
+            // declared to give.
+            (_, Step::Member { name, scoped: false } | Step::Call { name, scoped: false, .. }) => {
+                self.foreign_member(&crate::extract::simple_type(t.head), name, step, depth)
+            }
             _ => Val::Foreign,
+        }
+    }
+
+    /// What member `name` of a type the project does not define gives,
+    /// where one of the project's extensions of it declares one: a
+    /// property's declared type, or what the one function of that name
+    /// taking the arguments returns.
+    fn foreign_member(&self, ty: &str, name: &str, step: Step<'_>, depth: u8) -> Val {
+        lookup::read(name);
+        let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
+        let mut named = self
+            .foreign_extensions
+            .get(ty)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .copied()
+            .filter(|&d| self.p.fact(d).name == name);
+        match step {
+            Step::Call { args, .. } => {
+                let level: Vec<DefIx> = named.filter(|&d| self.p.kind(d).is_callable()).collect();
+                self.fitting(&level, Some(args)).map_or(Val::Foreign, |f| self.returns(f, depth))
+            }
+            _ => {
+                let Some(d) = named.find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
+                let file = self.p.defs[d].file;
+                let scope = self.p.defs[d].parent;
+                match self.vars.0.get(&(file, scope)).and_then(|vars| nearest(vars, name)) {
+                    Some(b) => self.bound((file, scope, b), depth),
+                    None => Val::Foreign,
+                }
+            }
         }
     }
 
