@@ -63,35 +63,11 @@
 
 ; Typed names: parameters, constructor properties, properties, locals,
 ; nullable ones (`Segment?`) too.
-; A qualified type (`JsonAdapter.Factory`) is its last name in the type
-; its qualifier names.
-(parameter . (identifier) @var.name [
-  (user_type . (identifier) @var.type .)
-  (user_type . (identifier) @var.type . (type_arguments) .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
-  (nullable_type (user_type . (identifier) @var.type .))
-  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))])
-(class_parameter (identifier) @var.name . [
-  (user_type . (identifier) @var.type .)
-  (user_type . (identifier) @var.type . (type_arguments) .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
-  (nullable_type (user_type . (identifier) @var.type .))
-  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))])
-(property_declaration (variable_declaration . (identifier) @var.name [
-  (user_type . (identifier) @var.type .)
-  (user_type . (identifier) @var.type . (type_arguments) .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type .)
-  (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .)
-  (nullable_type (user_type . (identifier) @var.type .))
-  (nullable_type (user_type . (identifier) @var.type . (type_arguments) .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type .))
-  (nullable_type (user_type (identifier) @var.qualifier . (identifier) @var.type . (type_arguments) .))]))
+; A written type (`@var.path`): its last name, in the type the name before
+; it names (`JsonAdapter.Factory`), nullable or not.
+(parameter . (identifier) @var.name [(user_type) (nullable_type)] @var.path)
+(class_parameter (identifier) @var.name . [(user_type) (nullable_type)] @var.path)
+(property_declaration (variable_declaration . (identifier) @var.name [(user_type) (nullable_type)] @var.path))
 ; A construction (`val r = Reader(…)`): a class's name, not a function's.
 ((property_declaration (variable_declaration . (identifier) @var.name .) (call_expression . (identifier) @var.type))
  (#match? @var.type "^[A-Z]"))

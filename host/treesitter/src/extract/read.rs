@@ -9,7 +9,7 @@ use tree_sitter::{Node, ParseOptions, Parser, Query, QueryCursor, StreamingItera
 
 use super::rules::{
     bounded_types, drop_cfg_alternatives, fold_overloads, let_bindings, node_of, placed_back, tuple_bindings,
-    tuple_fields,
+    tuple_fields, type_path,
 };
 use super::syntax::{
     args_given, arity, calls_in_text, compact, count_args, doc_above, generics, labels_given, memchr_nul, param_labels,
@@ -317,7 +317,15 @@ impl Reader {
                             // shadows others, bound to nothing known.
                             ("var.unknown", Typed::Value),
                         ];
-                        if let Some((ty, typed)) = typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))) {
+                        // Kotlin's written type (`@var.path`: `Segment?`,
+                        // `JsonAdapter.Factory<T>`): its last name, qualified
+                        // by the one before it.
+                        let path = get("var.path").and_then(type_path);
+                        let found = match path {
+                            Some((last, _)) => Some((last, Typed::Is)),
+                            None => typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))),
+                        };
+                        if let Some((ty, typed)) = found {
                             let var = Var {
                                 name: txt(n),
                                 ty: Name {
@@ -328,7 +336,7 @@ impl Reader {
                                         Typed::Value | Typed::Element => compact(&txt(ty)),
                                         _ => txt(ty),
                                     },
-                                    qualifier: get("var.qualifier").map(txt),
+                                    qualifier: get("var.qualifier").or(path.and_then(|(_, q)| q)).map(txt),
                                     span: Span::of(n),
                                     generics: generics(get("ref.generics")),
                                 },

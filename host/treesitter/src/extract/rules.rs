@@ -80,6 +80,22 @@ pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
     out
 }
 
+/// A Kotlin written type's last name and the name before it (`Segment?`:
+/// `Segment`; `JsonAdapter.Factory<T>`: `Factory` in `JsonAdapter`).
+pub(super) fn type_path(ty: Node<'_>) -> Option<(Node<'_>, Option<Node<'_>>)> {
+    let user = if ty.kind() == "nullable_type" { ty.named_child(0)? } else { ty };
+    if user.kind() != "user_type" {
+        return None;
+    }
+    let mut c = user.walk();
+    let names: Vec<Node<'_>> = user.named_children(&mut c).filter(|n| n.kind() == "identifier").collect();
+    match names[..] {
+        [] => None,
+        [.., q, last] => Some((last, Some(q))),
+        [last] => Some((last, None)),
+    }
+}
+
 /// The names a condition binds (`@let.bindings`: Swift's `guard let a =
 /// x, let b = y as? T`, `if let …`): each `let NAME = VALUE` in a row of
 /// the statement's children, typed by its value.
