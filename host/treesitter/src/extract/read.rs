@@ -550,7 +550,7 @@ impl Reader {
                 d.span = Span { start: at.start, end: at.start, bytes: (at.bytes.0, at.bytes.0) };
             }
         }
-        let mut scopes = literals.clone();
+        let mut scopes = literals;
         if !var_blocks.is_empty() {
             scopes.extend(var_blocks);
             scopes.sort_unstable();

@@ -402,17 +402,22 @@ impl Resolver<'_> {
     /// A call of `c`'s name on a value of type `ty`, which the project does
     /// not define: its extension functions of that name, if any.
     fn foreign_extension(&self, fi: usize, scope: Option<DefIx>, ty: &str, c: &crate::extract::Call) -> Bound {
-        // What this call means changes with the extensions of that name.
-        lookup::read(&c.name);
-        let level: Vec<DefIx> = self
-            .foreign_extensions
+        let level = self.foreign_members(ty, &c.name);
+        if level.is_empty() { Bound::Outside } else { self.choose(fi, scope, &level, c) }
+    }
+
+    /// The members called `name` that the project's extensions of type
+    /// `ty`, which it does not define, declare.
+    pub(super) fn foreign_members(&self, ty: &str, name: &str) -> Vec<DefIx> {
+        // What a use means changes with the extensions of that name.
+        lookup::read(name);
+        self.foreign_extensions
             .get(ty)
             .map_or(&[][..], Vec::as_slice)
             .iter()
             .copied()
-            .filter(|&d| self.p.fact(d).name == c.name)
-            .collect();
-        if level.is_empty() { Bound::Outside } else { self.choose(fi, scope, &level, c) }
+            .filter(|&d| self.p.fact(d).name == name)
+            .collect()
     }
 
     /// Of namesakes across the project, those nearest to file `fi`: sharing

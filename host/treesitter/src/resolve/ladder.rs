@@ -239,8 +239,8 @@ impl Resolver<'_> {
 
     /// [`Self::ladder`] for a call with `args` arguments (any, when not
     /// known): where the language resolves level by level among the
-    /// candidates that can take them (Kotlin), a level with none that can
-    /// is passed over.
+    /// candidates that can take them (`applicable_levels`), a level with
+    /// none that can is passed over.
     pub(super) fn ladder_taking(
         &self,
         fi: usize,

@@ -104,9 +104,9 @@ impl Resolver<'_> {
         };
         let Some(parts) = self.parts.get(&d) else { return in_part(d) };
         let here = FILE.get();
-        let (near, far): (Vec<DefIx>, Vec<DefIx>) =
-            std::iter::once(d).chain(parts.iter().copied()).partition(|&x| self.p.defs[x].file == here);
-        near.into_iter().chain(far).find_map(in_part)
+        let all = || std::iter::once(d).chain(parts.iter().copied());
+        let near = all().filter(|&x| self.p.defs[x].file == here);
+        near.chain(all().filter(|&x| self.p.defs[x].file != here)).find_map(in_part)
     }
 
     /// The value a binding gives, read where it was declared.
@@ -608,22 +608,15 @@ impl Resolver<'_> {
     /// property's declared type, or what the one function of that name
     /// taking the arguments returns.
     fn foreign_member(&self, ty: &str, name: &str, step: Step<'_>, depth: u8) -> Val {
-        lookup::read(name);
+        let named = self.foreign_members(ty, name);
         let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
-        let mut named = self
-            .foreign_extensions
-            .get(ty)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .copied()
-            .filter(|&d| self.p.fact(d).name == name);
         match step {
             Step::Call { args, .. } => {
-                let level: Vec<DefIx> = named.filter(|&d| self.p.kind(d).is_callable()).collect();
+                let level: Vec<DefIx> = named.into_iter().filter(|&d| self.p.kind(d).is_callable()).collect();
                 self.fitting(&level, Some(args)).map_or(Val::Foreign, |f| self.returns(f, depth))
             }
             _ => {
-                let Some(d) = named.find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
+                let Some(d) = named.into_iter().find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
                 let file = self.p.defs[d].file;
                 let scope = self.p.defs[d].parent;
                 match self.vars.0.get(&(file, scope)).and_then(|vars| nearest(vars, name)) {
