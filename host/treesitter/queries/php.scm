@@ -28,13 +28,18 @@
 (use_declaration [(name) @extends (qualified_name (name) @extends .)])
 
 ; Typed names: fields, promoted and plain parameters; values of variables.
-(property_declaration type: (_) @var.written (property_element name: (variable_name (name) @var.name)))
+; A docblock's type (`/** @var Handler[] */`, `@param list<Item> $items`)
+; counts where none or only `array` is written (read in Rust).
+(property_declaration type: (_)? @var.written (property_element name: (variable_name (name) @var.name)))
 ; A promoted constructor parameter is a property of the class: its scope
 ; is the class, not the constructor.
 (property_promotion_parameter type: (_) @var.written name: (variable_name (name) @var.name)) @var.member
-(simple_parameter type: (_) @var.written name: (variable_name) @var.name)
+(simple_parameter type: (_)? @var.written name: (variable_name) @var.name)
 (assignment_expression left: (variable_name) @var.name right: (_) @var.value)
-(foreach_statement (_) (pair (_) (variable_name) @var.name))
+; `foreach ($items as $item)`, `foreach ($items as $key => $item)`: an
+; element of what the collection gives.
+(foreach_statement . (_) @var.of . (variable_name) @var.name)
+(foreach_statement . (_) @var.of . (pair (_) (variable_name) @var.name))
 
 ; References.
 (function_call_expression function: (name) @call arguments: (arguments) @call.args)

@@ -164,6 +164,11 @@ pub struct Rules {
     /// extension after a member that cannot; C#'s and Java's base class's
     /// overload after a subclass's that cannot).
     pub applicable_levels: bool,
+    /// Types written in doc comments count where the code writes none or
+    /// only `array` (PHP's `/** @var Handler[] */` above a property, `@param
+    /// list<Item> $items` and `@return` above a function, `/** @var Item $x
+    /// */` above an assignment), as PHPStan and Psalm read them.
+    pub doc_types: bool,
 }
 
 impl Rules {
@@ -183,6 +188,7 @@ impl Rules {
         scoped_variants: false,
         receiver_in_scope: false,
         applicable_levels: false,
+        doc_types: false,
     };
 }
 
@@ -521,7 +527,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: false,
         global_names: true,
         builtins: &[],
-        rules: Rules::NONE,
+        rules: Rules { doc_types: true, ..Rules::NONE },
     },
     Lang {
         name: "swift",

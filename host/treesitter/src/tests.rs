@@ -1456,8 +1456,22 @@ fn php_traits_used_in_a_class() {
             "Acme.Http.Client.send:11 -CALLS-> Acme.Log.Loggable.log:7",
             // A promoted constructor property's type, read through it.
             "Acme.Log.Processor.__invoke:9 -CALLS-> Acme.Log.Level.isLowerThan:9",
+            // Docblock types where the code writes none or `array`: a
+            // parameter's `@param list<\Acme\Log\Handler>`, a property's
+            // `@var Handler[]` and `@var list<Level>` (without a written
+            // type), a method's `@return Handler[]`, an assignment's
+            // `@var Handler $one`, each through `foreach`.
+            "Acme.Log.Group.__construct:22 -CALLS-> Acme.Log.Handler.handle:7",
+            "Acme.Log.Group.handle:31 -CALLS-> Acme.Log.Handler.handle:7",
+            "Acme.Log.Group.lowest:39 -CALLS-> Acme.Log.Level.isLowerThan:9",
+            "Acme.Log.Group.first:52 -CALLS-> Acme.Log.Handler.handle:7",
+            "Acme.Log.Group.one:59 -CALLS-> Acme.Log.Handler.handle:7",
         ],
-        &[],
+        // A docblock naming another variable, a plain `array`: nothing.
+        &[
+            "Acme.Log.Group.decoy:66 -CALLS-> Acme.Log.Handler.handle:7",
+            "Acme.Log.Group.decoy:66 -CALLS-> Acme.Log.Group.handle:31",
+        ],
     );
 }
 

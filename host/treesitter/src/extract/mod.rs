@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tree_sitter::Node;
 
+mod doctypes;
 mod read;
 mod rules;
 mod syntax;

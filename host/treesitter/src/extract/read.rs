@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use tree_sitter::{Node, ParseOptions, Parser, Query, QueryCursor, StreamingIterator};
 
+use super::doctypes;
 use super::rules::{
     bounded_types, drop_cfg_alternatives, fold_overloads, let_bindings, node_of, placed_back, tuple_bindings,
     tuple_fields, type_path,
@@ -325,8 +326,24 @@ impl Reader {
                             Some((last, _)) => Some((last, Typed::Is)),
                             None => typed.iter().find_map(|(c, t)| get(c).map(|n| (n, *t))),
                         };
-                        if let Some((ty, typed)) = found {
-                            let var = Var {
+                        // PHP's `array $handlers` with `/** @var Handler[] */`
+                        // above it: the docblock's type.
+                        let doc = found
+                            .is_none_or(|(ty, typed)| typed != Typed::Is || doctypes::vague(&txt(ty)))
+                            .then_some(())
+                            .filter(|()| self.lang.rules.doc_types)
+                            .and_then(|()| doctypes::of_var(n, text));
+                        let var = match (doc, found) {
+                            (Some(doc), _) => Some(Var {
+                                name: txt(n),
+                                ty: Name { name: doc.clone(), qualifier: None, span: Span::of(n), generics: 0 },
+                                typed: Typed::Is,
+                                written: Some(doc),
+                                within: Some((n.start_byte(), n.start_byte())),
+                                member: get("var.member").is_some(),
+                                at: n.start_byte(),
+                            }),
+                            (None, Some((ty, typed))) => Some(Var {
                                 name: txt(n),
                                 ty: Name {
                                     name: match typed {
@@ -346,7 +363,11 @@ impl Reader {
                                 within: Some((n.start_byte(), n.start_byte())),
                                 member: get("var.member").is_some(),
                                 at: ty.start_byte(),
-                            };
+                            }),
+                            (None, None) => None,
+                        };
+                        if let Some(var) = var {
+                            let typed = var.typed;
                             // What a collection holds is said beside its own type.
                             match bound.entry((n.start_byte(), n.end_byte(), typed == Typed::Holds)) {
                                 std::collections::hash_map::Entry::Occupied(e) => {
@@ -488,6 +509,14 @@ impl Reader {
                             doc: doc_above(n, text),
                         };
                         extend(&mut def, get("extension").map(txt), get("extension.this").is_some());
+                        // PHP's `function all(): array` with `@return Item[]`.
+                        if self.lang.rules.doc_types
+                            && def.kind.is_callable()
+                            && def.returns.as_deref().is_none_or(doctypes::vague)
+                            && let Some(doc) = doctypes::returned(&def.doc)
+                        {
+                            def.returns = Some(doc);
+                        }
                         facts.defs.push(def);
                     }
                 }

@@ -102,7 +102,7 @@ pub(super) fn wrapper(head: &str) -> Option<Wrapper> {
         | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
         "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
         | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
-        | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" => Wrapper::Collection,
+        | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" | "array" => Wrapper::Collection,
         "Iterator"
         | "IntoIterator"
         | "DoubleEndedIterator"
@@ -126,7 +126,8 @@ pub(super) fn wrapper(head: &str) -> Option<Wrapper> {
         | "set"
         | "frozenset"
         | "Values"
-        | "Keys" => Wrapper::Iterates,
+        | "Keys"
+        | "iterable" => Wrapper::Iterates,
         _ => return None,
     })
 }
