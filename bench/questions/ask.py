@@ -37,14 +37,42 @@ def alternatives(entry):
     return [place(e) for e in (entry if isinstance(entry, list) else [entry])]
 
 
-def matches(got, want):
+def matches(got, want, reopened=None):
     """Our symbol at `got` is the one at `want`: same file and line, or the
     same file and name within two lines (an annotation or a modifier line
-    read as the declaration's)."""
+    read as the declaration's), or, where `reopened` says which places
+    reopen a class or module (Ruby's `class Thor` in every file of the
+    gem: one constant, one symbol, placed at its first part), another
+    reopening of it."""
     (gf, gl, gn), (wf, wl, wn) = got, want
+    if reopened is not None and gn == wn and (gf, gl) in reopened.get(gn, ()) and (wf, wl) in reopened[gn]:
+        return True
     if gf != wf:
         return False
     return gl == wl or (gn == wn.split("(")[0] and abs(gl - wl) <= 2)
+
+
+def reopenings(directory, language):
+    """Ruby's classes and modules by name: every `class NAME` and `module
+    NAME` line (`class A::NAME` too), as (file, line). A name written in
+    several places is one constant only when its nesting is the same,
+    which this does not check: the questions name their places."""
+    if language != "ruby":
+        return None
+    import re
+    header = re.compile(r"^\s*(?:class|module)\s+(?:[A-Z]\w*::)*([A-Z]\w*)\b(?!\s*<<)")
+    out = defaultdict(set)
+    for path in Path(directory).rglob("*.rb"):
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        rel = str(path.relative_to(directory))
+        for i, line in enumerate(lines, 1):
+            m = header.match(line)
+            if m:
+                out[m.group(1)].add((rel, i))
+    return out
 
 
 def tool(session, name, args):
@@ -110,10 +138,12 @@ def ask(session, project, q):
     ignore = [place(e) for e in q.get("ignore", [])]
     # An expected caller counts at any of its places (an `actual` outside
     # the scope of its `expect`); what is judged wrong is in scope only.
-    found = [e for e in expect if any(matches(o, w) for o in every for w in e)]
+    reopened = project.get("_reopened")
+    found = [e for e in expect if any(matches(o, w, reopened) for o in every for w in e)]
     ours = [o for o in every if in_scope(o[0], scope)]
     wrong = [o for o in ours
-             if not any(matches(o, w) for e in expect for w in e) and not any(matches(o, w) for w in ignore)]
+             if not any(matches(o, w, reopened) for e in expect for w in e)
+             and not any(matches(o, w) for w in ignore)]
     judged = [o for o in ours if not any(matches(o, w) for w in ignore)]
     recall = len(found) / len(expect) if expect else 1.0
     precision = (len(judged) - len(wrong)) / len(judged) if judged else (1.0 if not expect else 0.0)
@@ -155,6 +185,7 @@ def main():
             sys.exit(f"{path}: no checkout at {directory} (git clone {project['repo']} and check out "
                      f"{project['commit']})")
         session, first = serve(signpost, directory)
+        project["_reopened"] = reopenings(directory, project["language"])
         print(f"== {project['project']} ({project['language']}, {project['commit'][:10]}): first answer {first:.1f} s")
         fig = per_lang[project["language"]]
         for q in project["questions"]:

@@ -128,11 +128,16 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             symbol: d.symbol.clone(),
             symbol_roles: DEFINITION,
             range: range(&f.name_span),
-            // A namespace block (C++) is no scope of references: what is
-            // in it outside any definition the indexer knows (a form of
-            // function its query does not read) is left out rather than
-            // credited to the namespace.
-            enclosing_range: if f.kind == Kind::Module { Vec::new() } else { range(&f.span) },
+            // A namespace block (C++, Rust) is no scope of references:
+            // what is in it outside any definition the indexer knows (a
+            // form of function its query does not read) is left out rather
+            // than credited to the namespace. A Ruby module's body and a
+            // Scala object's run: what they call, the module calls.
+            enclosing_range: if f.kind == Kind::Module && !module_runs(project.sources[d.file].lang) {
+                Vec::new()
+            } else {
+                range(&f.span)
+            },
             ..Default::default()
         });
         let mut info = SymbolInformation {
@@ -252,4 +257,10 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
 pub fn empty(root: &std::path::Path) -> Result<Vec<u8>, protobuf::Error> {
     let project = Project::default();
     protobuf::Message::write_to_bytes(&emit(&project, root))
+}
+
+/// Whether a module's body is code that runs (Ruby's `module Shop … end`,
+/// Scala's `object`), not only a namespace of definitions.
+fn module_runs(lang: &crate::languages::Lang) -> bool {
+    lang.rules.nested_modules || lang.rules.companion_objects
 }

@@ -1414,6 +1414,8 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
     let (g, _) = graph_of(&fixture_dir("rules/ruby"), "ruby");
     assert_eq!(kind(&g, "Shop.Gift"), "class", "`class Shop::Gift` is Shop's");
     assert_eq!(kind(&g, "Gift"), "");
+    assert_eq!(kind(&g, "Tool.Runner"), "class", "`class Tool::Runner` in a class Tool is Tool's");
+    assert_eq!(kind(&g, "Runner"), "");
     assert_edges(
         &edges_marked(&g),
         &[
@@ -1432,8 +1434,37 @@ fn ruby_lexical_nesting_compact_reopenings_and_mixins() {
             // instance method of that name).
             "Guard.Common -EXTENDS-> Guard.Loader",
             "Guard.Strict -CALLS-> Guard.Base.default_options:13",
+            // A module's body runs: what it calls, the module calls (a
+            // module method called bare in its own body; another's, through
+            // a constant found by nesting, in a reopening elsewhere).
+            "Tool.Delegator -CALLS-> Tool.Delegator.delegate:27",
+            "Tool -CALLS-> Tool.Delegator.delegate:27",
+            // `self` in a class body, `self.class`, the class's name: the
+            // class method; an instance: the instance method.
+            "Tool.App -CALLS-> Tool.App.settings:35",
+            "Tool.App.settings:39 -CALLS-> Tool.App.settings:35",
+            "Tool.App.outside:45 -CALLS-> Tool.App.settings:35",
+            "Tool.App.outside:45 -CALLS-> Tool.App.settings:39",
+            // `class Tool::Runner` where Tool is a class reopened in several
+            // files; `Tool::Util`, a module in it, and its `class << self`
+            // method; `include Tool::Base` where Base is in another part.
+            "Tool.Runner -EXTENDS-> Tool",
+            "Tool.Runner.root:12 -CALLS-> Tool.Util.root:14",
+            "Tool -EXTENDS-> Tool.Base",
+            // `extend Loader` in one part of a module, a bare call in
+            // another.
+            "Tool.Plugins -EXTENDS-> Tool.Loader",
+            "Tool.Plugins -CALLS-> Tool.Loader.autoload:21",
         ],
         &[
+            // Another module's method is no bare call's elsewhere (Rack's
+            // `autoload` is `Module#autoload`).
+            "Rack.Guarded -CALLS-> Tool.Loader.autoload:21",
+            // The ambiguous pair, and `self.class` in a module's method,
+            // whose class is not known.
+            "Tool.App -CALLS-> Tool.App.settings:39",
+            "Tool.App.settings:39 -CALLS-> Tool.App.settings:39",
+            "Tool.Base.settings:7 -CALLS-> Tool.Base.settings:3",
             "Shop.Admin.Item -EXTENDS-> Other.Base",
             "Shop.Gift.wrap:12 -CALLS-> Other.Base.save:4",
             "Shop.Admin.Item.store:20 -CALLS-> Other.Base.save:4",

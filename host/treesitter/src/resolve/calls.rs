@@ -250,8 +250,34 @@ impl Resolver<'_> {
         if c.receiver.as_deref().is_some_and(is_string_literal) {
             return self.foreign_extension(fi, scope, "String", c);
         }
-        match c.receiver.as_deref().map(|r| (r, self.receiver(fi, scope, r, c.scoped))) {
+        // Ruby's `self.class.settings`: a method of the class around (in a
+        // module's method, of whichever class includes it: not known).
+        let nesting = self.p.sources[fi].lang.rules.nested_modules;
+        let class_of_self = |r: &str| {
+            nesting
+                && r == "self.class"
+                && self
+                    .chain(scope)
+                    .find(|&d| self.p.kind(d).is_type() || self.p.kind(d) == Kind::Module)
+                    .is_some_and(|d| self.p.kind(d) != Kind::Module)
+        };
+        match c
+            .receiver
+            .as_deref()
+            .map(|r| (r, self.receiver(fi, scope, if class_of_self(r) { "self" } else { r }, c.scoped)))
+        {
             None => match self.rung(fi, scope, name, Want::Callable, Some(&Taking::call(fi, scope, c))) {
+                // Across the whole project, a bare Ruby call never means
+                // another class's or module's method (`autoload` in a module
+                // that does not extend the one that defines it is
+                // `Module#autoload`): not bound, counted by name. (C++'s
+                // whole project is its global namespace, where a method
+                // defined apart may be found only so.)
+                Some((level, true))
+                    if self.p.sources[fi].lang.rules.nested_modules && level.iter().all(|&d| self.is_member(d)) =>
+                {
+                    Bound::Unbound
+                }
                 // Namesakes across the whole project are no overloads: the
                 // nearest to the caller (the project's own before a
                 // vendored copy under `deps/`), if one is.
@@ -271,11 +297,23 @@ impl Resolver<'_> {
                 // Scala's `Coupon.take(…)` on the class's name is the
                 // companion object's `take`.
                 let companions = self.p.sources[fi].lang.rules.companion_objects;
-                let level = if companions && r == self.p.fact(t).name {
+                let mut level = if companions && r == self.p.fact(t).name {
                     self.static_level(t, name)
                 } else {
                     self.member_level(t, name, Some(&Taking::call(fi, scope, c)))
                 };
+                // Ruby's class methods and instance methods of one name:
+                // the class's own on the class (`Base.settings`,
+                // `self.class.settings`, `self` in a class method or the
+                // class body), else the instance's.
+                if nesting && level.len() > 1 {
+                    let on_class = r == "self.class"
+                        || (r == "self" && self.in_class_context(scope))
+                        || r.rsplit("::").next() == Some(self.p.fact(t).name.as_str());
+                    if level.iter().any(|&d| self.p.fact(d).singleton == on_class) {
+                        level.retain(|&d| self.p.fact(d).singleton == on_class);
+                    }
+                }
                 // Scala's `makeDir.all(p)`: a nested object called is its
                 // `apply`.
                 let nested = || {
@@ -397,6 +435,15 @@ impl Resolver<'_> {
                 }
             }
         }
+    }
+
+    /// Whether `d` is a member of a type or of a Ruby module (not a
+    /// function of a file, a package or a namespace).
+    fn is_member(&self, d: DefIx) -> bool {
+        self.p.defs[d].parent.is_some_and(|t| {
+            let k = self.p.kind(t);
+            k.is_type() || k == Kind::Module && self.p.sources[self.p.defs[t].file].lang.rules.nested_modules
+        })
     }
 
     /// A call of `c`'s name on a value of type `ty`, which the project does

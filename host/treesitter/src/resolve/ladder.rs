@@ -25,6 +25,9 @@ pub(super) struct Resolver<'a> {
     /// class, Kotlin's `expect` class and its `actual` ones), by the part
     /// that stands for them all.
     pub(super) parts: HashMap<DefIx, Vec<DefIx>>,
+    /// The reverse: each later part's first part, which holds the type's
+    /// members and supertypes.
+    pub(super) whole: HashMap<DefIx, DefIx>,
     /// The same, by their own name: what a call on a value of unknown type
     /// may mean.
     pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
@@ -64,14 +67,28 @@ impl Resolver<'_> {
         self.look.named(name).iter().any(|&d| self.p.kind(d) == Kind::Module)
     }
 
+    /// Whether Ruby's `self` at scope `d` is the class (or module) rather
+    /// than an instance: in a class method (`def self.x`, `class << self`)
+    /// or in the class body.
+    pub(super) fn in_class_context(&self, d: Option<DefIx>) -> bool {
+        self.chain(d)
+            .find_map(|d| match self.p.kind(d) {
+                k if k.is_callable() => Some(self.p.fact(d).singleton),
+                k if k.is_type() || k == Kind::Module => Some(true),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+
     /// The chain of definitions from `d` outwards.
     pub(super) fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
         std::iter::successors(d, |&x| self.p.defs[x].parent)
     }
 
-    /// `t` and its supertypes, nearest first, each once.
+    /// `t` and its supertypes, nearest first, each once (of a type declared
+    /// in parts, from the part that holds its members).
     pub(super) fn lineage(&self, t: DefIx) -> Vec<DefIx> {
-        let mut out = vec![t];
+        let mut out = vec![self.whole.get(&t).copied().unwrap_or(t)];
         let mut i = 0;
         while i < out.len() && out.len() < 64 {
             for &s in self.supers.get(&out[i]).map_or(&[][..], Vec::as_slice) {
@@ -297,10 +314,10 @@ impl Resolver<'_> {
         let imported = std::cell::OnceCell::new();
         // Ruby's class methods and instance methods of one name: the kind
         // the use is in (`settings` in `class << self` is `def
-        // self.settings`, in an instance method `def settings`).
-        let singleton = from.filter(|_| self.p.sources[fi].lang.rules.nested_modules).and_then(|f| {
-            self.chain(Some(f)).find(|&d| self.p.kind(d).is_callable()).map(|d| self.p.fact(d).singleton)
-        });
+        // self.settings`, in an instance method `def settings`; in the
+        // class body, where `self` is the class, a class method).
+        let singleton =
+            from.filter(|_| self.p.sources[fi].lang.rules.nested_modules).map(|f| self.in_class_context(Some(f)));
         // Kotlin, C# and Java look a called name up level by level among
         // the candidates that can take the call: a member of the receiver
         // that cannot (`readUtf8Line()` for `readUtf8Line(newline)`; a
@@ -348,10 +365,10 @@ impl Resolver<'_> {
                 }
             }
         }
-        // Ruby's modules around the use, nearest first (`Module.nesting`):
-        // a module reopened in several files is one, its names seen from
-        // each.
-        let nesting = self.p.sources[fi].lang.rules.nested_modules;
+        // The definitions around the use, nearest first, each with its
+        // supertypes and mixins: Ruby's modules (`Module.nesting`), a
+        // module reopened in several files being one, its names (and those
+        // of the modules it extends, in whichever file) seen from each.
         for d in self.scopes(from) {
             // A plain call never means a member, but a function's nested
             // definitions are in its scope (Python's local `def filter()`
@@ -360,13 +377,6 @@ impl Resolver<'_> {
                 if self.p.kind(d).is_callable()
                     && let Some(r) = pick(self.look.owned(d, name))
                 {
-                    return Some((r, false));
-                }
-                continue;
-            }
-            if nesting && self.p.kind(d) == Kind::Module {
-                let placed: Vec<DefIx> = all.iter().copied().filter(|&x| self.p.defs[x].parent == Some(d)).collect();
-                if let Some(r) = pick(&placed) {
                     return Some((r, false));
                 }
                 continue;
@@ -386,8 +396,10 @@ impl Resolver<'_> {
         }
         // C's (and C++'s global namespace's) one package is the whole
         // project: its namesakes are other files' functions, not overloads.
+        // So is Ruby's, which has no packages.
         let package = self.look.file_package[fi];
-        let whole = self.p.sources[fi].package.is_empty() && self.p.sources[fi].lang.name == "cpp";
+        let whole = self.p.sources[fi].package.is_empty()
+            && (self.p.sources[fi].lang.name == "cpp" || self.p.sources[fi].lang.rules.nested_modules);
         if let Some(r) = pick(self.look.in_package_of(package, name)) {
             return Some((r, whole));
         }
@@ -473,6 +485,7 @@ impl Resolver<'_> {
                 }
                 let outer = Name { name: outer_name.to_owned(), qualifier: None, span: name.span, generics: 0 };
                 let outer = self.ladder(fi, from, outer_name, Want::Type, |l| self.one_type(l, &outer))?;
+                let outer = self.whole.get(&outer).copied().unwrap_or(outer);
                 let found: Vec<DefIx> = self
                     .look
                     .owned(outer, &name.name)

@@ -171,9 +171,14 @@ impl<'p> Lookup<'p> {
             }
             let name = p.fact(ix).name.as_str();
             l.by_name.entry(name).or_default().push(ix);
+            // A Ruby module's names are its own (its mixins' are looked up
+            // through them) as well as its file's, as a namespace's are.
             match d.parent {
                 Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, name)).or_default().push(ix),
                 _ => {
+                    if let Some(par) = d.parent.filter(|_| p.sources[d.file].lang.rules.nested_modules) {
+                        l.by_owner.entry((par, name)).or_default().push(ix);
+                    }
                     l.by_file.entry((d.file, name)).or_default().push(ix);
                     l.by_package.entry((l.file_package[d.file], name)).or_default().push(ix);
                 }

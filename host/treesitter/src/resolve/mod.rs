@@ -264,16 +264,20 @@ fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Proje
             p.defs[ix].parent = Some(t);
             continue;
         }
-        // Ruby's `class Shop::Gift` (or `Shop::Admin::Gift`): the module
-        // its path names, written in one place or reopened in several
-        // (one symbol).
-        if found.is_empty() {
+        // Ruby's `class Shop::Gift` (or `Shop::Admin::Gift`, or `class
+        // Thor::Runner` in a class `Thor`): the module or class its path
+        // names, written in one place or reopened in several (one symbol).
+        let nesting = p.sources[file].lang.rules.nested_modules;
+        if found.is_empty() || nesting {
             let last = owner.rsplit("::").next().unwrap_or(&owner);
             let modules: Vec<DefIx> = names
                 .get(last)
                 .iter()
                 .copied()
-                .filter(|&m| p.kind(m) == Kind::Module && p.sources[p.defs[m].file].package == *pkg)
+                .filter(|&m| {
+                    (p.kind(m) == Kind::Module || nesting && p.kind(m).is_type())
+                        && p.sources[p.defs[m].file].package == *pkg
+                })
                 .collect();
             if let [first, rest @ ..] = &modules[..]
                 && rest.iter().all(|&m| {
@@ -342,6 +346,7 @@ fn resolve_uses(
         foreign_extensions: HashMap::default(),
         receivers: HashMap::default(),
         parts: HashMap::default(),
+        whole: partial.clone(),
         foreign_named: HashMap::default(),
     };
     for (&part, &one) in &partial {

@@ -481,11 +481,17 @@ impl Resolver<'_> {
         }
     }
 
-    /// The type called `name` that type `t` (or a type it extends) declares.
+    /// The type called `name` that type `t` (or a type it extends) declares,
+    /// or the module (Ruby's `Thor::Util` in a class `Thor`, a Scala
+    /// object in a class).
     fn nested_type(&self, t: DefIx, name: &str) -> Option<DefIx> {
-        self.lineage(t)
-            .into_iter()
-            .find_map(|o| self.look.owned(o, name).iter().copied().find(|&d| self.p.kind(d).is_type()))
+        self.lineage(t).into_iter().find_map(|o| {
+            self.look
+                .owned(o, name)
+                .iter()
+                .copied()
+                .find(|&d| self.p.kind(d).is_type() || self.p.kind(d) == Kind::Module)
+        })
     }
 
     /// The value after one more step.
