@@ -4,6 +4,9 @@
 ; constructor `` `<init>`(). ``.
 
 (package_clause name: (package_identifier) @package)
+; A package object's members are its package's (`package object data` after
+; `package cats` is `cats.data`'s).
+(package_object name: (identifier) @package)
 (import_declaration path: (identifier) @import.from . (namespace_selectors (identifier) @import))
 
 ; Definitions.
@@ -13,11 +16,12 @@
 (object_definition name: (identifier) @name @term) @def.module
 (class_definition class_parameters: (class_parameters) @name @params @def.constructor)
 (class_parameter name: (identifier) @name) @def.property
-(function_definition name: (identifier) @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
-(function_declaration name: (identifier) @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
+; Operators are methods too (`def ++(l: List[A])`).
+(function_definition name: [(identifier) (operator_identifier)] @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
+(function_declaration name: [(identifier) (operator_identifier)] @name parameters: (parameters)? @params return_type: (_)? @returns) @def.method
 (template_body (val_definition pattern: (identifier) @name) @def.property)
 (template_body (var_definition pattern: (identifier) @name) @def.property)
-(type_definition name: (type_identifier) @name) @def.type
+(type_definition name: (type_identifier) @name type: (_)? @returns) @def.type
 
 ; Headers: `extends A with B`.
 (extends_clause type: [(type_identifier) @extends (generic_type type: (type_identifier) @extends)])
@@ -38,6 +42,9 @@
 (call_expression function: (field_expression value: (_) @call.receiver field: (identifier) @call) arguments: (arguments) @call.args)
 (instance_expression [(type_identifier) @new (generic_type type: (type_identifier) @new)] arguments: (arguments)? @call.args)
 (field_expression value: (_) @call.receiver field: (identifier) @read)
+; A bare name bound to a val (`val iter = reverseIterator`): a method
+; without parentheses, where no variable of that name is in scope.
+(val_definition value: (identifier) @read)
 (type_identifier) @ref.type
 
 ; Function literals: a name declared in one is seen only inside it.

@@ -1048,8 +1048,24 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             "shop.Paths.under:23 -CALLS-> shop.Path.apply:9",
             "shop.Paths.make:24 -CALLS-> shop.makeDir.all.apply:15",
             "shop.makeDir.all.apply:15 -CALLS-> shop.makeDir.apply:13",
+            // A package object's `type Monoid[A] = shop.kernel.Monoid[A]`
+            // (a type by its package's full name) for an implicit
+            // parameter's type, and its `val Monoid = shop.kernel.Monoid`
+            // for the name read as a value.
+            "shop.data.Seqs.fold:7 -CALLS-> shop.kernel.Monoid.combineAll:4",
+            "shop.data.Seqs.unit:26 -CALLS-> shop.kernel.Monoid.instance:8",
+            // An operator method; generic overloads told apart by their
+            // parameters' types (read past the type parameters).
+            "shop.data.Seqs.++:10 -CALLS-> shop.data.Seqs.concat:13",
+            // Methods without parentheses: a bare name bound to a val, and
+            // a receiver (`toSeqs.reversed`).
+            "shop.data.Seqs.last:21 -CALLS-> shop.data.Seqs.reversed:19",
+            "shop.data.SeqsOps.back:33 -CALLS-> shop.data.Seqs.reversed:19",
         ],
         &[
+            "shop.data.Seqs.++:10 -CALLS-> shop.data.Seqs.concat:16",
+            "shop.data.Seqs -CALLS-> shop.data.Seqs.concat:13",
+            "shop.data.Seqs.fold:7 -CALLS-> shop.data.Seqs.combineAll:28",
             "shop.Cart.add:10 -CALLS-> shop.Priced.price:5",
             "shop.Till.ring:12 -CALLS-> shop.Coupon.take:4",
             "shop.Paths.home:22 -CALLS-> shop.Path.apply:9",

@@ -483,6 +483,14 @@ impl Reader {
                                 e.insert(facts.defs.len());
                             }
                         }
+                        // Scala's grammar names a generic method's type
+                        // parameters `parameters` too, which the query's
+                        // `parameters: (parameters)` then misses: its first
+                        // list of parameters.
+                        let params = get("params").or_else(|| {
+                            let mut c = n.walk();
+                            n.children_by_field_name("parameters", &mut c).find(|p| p.kind() == "parameters")
+                        });
                         let mut def = Def {
                             kind,
                             name: txt(name),
@@ -494,10 +502,10 @@ impl Reader {
                             meta: get("meta").is_some(),
                             impl_of: get("impl.type")
                                 .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
-                            arity: get("params").map(|p| arity(p, text)),
+                            arity: params.map(|p| arity(p, text)),
                             generics: generics(get("generics")),
-                            params: get("params").map(|p| param_types(p, text)).unwrap_or_default(),
-                            labels: get("params").and_then(|p| param_labels(p, text)),
+                            params: params.map(|p| param_types(p, text)).unwrap_or_default(),
+                            labels: params.and_then(|p| param_labels(p, text)),
                             expands: n.kind() == "preproc_function_def",
                             decorated: None,
                             singleton: n.kind() == "singleton_method"

@@ -222,7 +222,10 @@ pub fn simple_type(written: &str) -> String {
         t = t.strip_prefix(prefix).unwrap_or(t).trim_start();
     }
     let array = t.ends_with("[]") || t.ends_with("...");
-    let head = t.find('<').map_or(t, |i| &t[..i]);
+    // `List<T>`, and Scala's and Python's `List[T]` (not `int[]`, nor
+    // Swift's `[T]`).
+    let open = t.find('<').or_else(|| t.find('[').filter(|&i| i > 0 && !t[i..].starts_with("[]")));
+    let head = open.map_or(t, |i| &t[..i]);
     let head = head.trim_end_matches(['*', '&', '?', ' ', '.', ']', '[']).trim_end_matches(" const");
     let last = head.rsplit(['.', ':', '\\']).next().unwrap_or(head).trim();
     if array { format!("{last}[]") } else { last.to_owned() }

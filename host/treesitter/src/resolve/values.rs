@@ -1,7 +1,9 @@
 //! What an expression gives: a receiver's type read from the bindings,
 //! returns and wrappers it names (`let a = b.c(); a.d()`, `Arc<Mutex<T>>`).
 
-use super::written::{ADAPTERS, ELEMENT, SAME_VALUE, UNWRAPS, Wrapper, returned_by, rust_path_before, wrapper};
+use super::written::{
+    ADAPTERS, ELEMENT, SAME_VALUE, UNWRAPS, Wrapper, dotted_path_before, returned_by, rust_path_before, wrapper,
+};
 use super::*;
 
 thread_local! {
@@ -88,6 +90,14 @@ impl Resolver<'_> {
         }
         let b = nearest(self.vars.0.get(&(fi, None))?, var)?;
         Some((fi, None, b))
+    }
+
+    /// The val declared beside type alias `t` under its name (a package
+    /// object's `val NonEmptyMap = NonEmptyMapImpl` beside `type
+    /// NonEmptyMap[K, A]`): what the name means as a value.
+    fn val_beside(&self, t: DefIx) -> Option<(usize, Option<DefIx>, &Binding)> {
+        let (df, parent) = (self.p.defs[t].file, self.p.defs[t].parent);
+        Some((df, parent, nearest(self.vars.0.get(&(df, parent))?, &self.p.fact(t).name)?))
     }
 
     /// A name declared in the scope of definition `d` (a field of a type, a
@@ -213,6 +223,18 @@ impl Resolver<'_> {
         {
             let types: Vec<DefIx> =
                 self.look.in_package(&pkg, t.head).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
+            if let [one] = types[..] {
+                return self.unalias(one, depth);
+            }
+        }
+        // A type written by its package's full name (Scala's
+        // `cats.kernel.Semigroup[A]`, Java's `java.util.List`): that
+        // package's, where the project has it.
+        if let Some(path) = dotted_path_before(text, t.head)
+            && self.look.packages.contains_key(path)
+        {
+            let types: Vec<DefIx> =
+                self.look.in_package(path, t.head).iter().copied().filter(|&d| self.p.kind(d).is_type()).collect();
             if let [one] = types[..] {
                 return self.unalias(one, depth);
             }
@@ -425,10 +447,35 @@ impl Resolver<'_> {
                     return self.bound(b, depth);
                 }
                 if let Some(t) = type_named(name) {
+                    // Scala's terms and types are apart: a name read as a
+                    // value (`NonEmptyMap.fromMapUnsafe(…)`, where a package
+                    // object has `val NonEmptyMap = NonEmptyMapImpl` beside
+                    // `type NonEmptyMap[K, A] = …`) is the val.
+                    if !scoped
+                        && self.p.kind(t) == Kind::Type
+                        && self.p.sources[fi].lang.rules.companion_objects
+                        && let Some(b) = self.val_beside(t)
+                    {
+                        return self.bound(b, depth);
+                    }
                     return self.unalias(t, depth);
                 }
                 if !scoped && let Some(pkg) = self.package_alias(fi, name) {
                     return Val::Package(pkg);
+                }
+                // Scala's package written in full in an expression (`val
+                // Monoid = cats.kernel.Monoid`).
+                if !scoped && self.p.sources[fi].lang.rules.companion_objects && self.look.packages.contains_key(name) {
+                    return Val::Package(name.to_owned());
+                }
+                // Scala's method without parentheses (`toChain.iterator`):
+                // what calling it gives.
+                if !scoped
+                    && self.p.sources[fi].lang.rules.companion_objects
+                    && let Some(f) = self
+                        .ladder_taking(fi, scope, name, Want::Callable, Some(0), |level| self.fitting(level, Some(0)))
+                {
+                    return self.returns(f, depth);
                 }
                 // A namespace of the project (`shapes::total`).
                 if self.is_namespace(name) {

@@ -74,6 +74,15 @@ pub(super) fn rust_path_before<'t>(text: &'t str, head: &str) -> Option<&'t str>
     Some(&before[start..]).filter(|p| !p.is_empty())
 }
 
+/// The dotted path written before `head` in the type `text` (`cats.kernel`
+/// of `cats.kernel.Semigroup[A]`), `head` being a part of `text`.
+pub(super) fn dotted_path_before<'t>(text: &'t str, head: &str) -> Option<&'t str> {
+    let at = (head.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|&at| at <= text.len())?;
+    let before = text.get(..at)?.strip_suffix('.')?;
+    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
+    Some(&before[start..]).filter(|p| !p.is_empty() && !p.starts_with('.'))
+}
+
 /// What a wrapper of the standard libraries does with what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Wrapper {
