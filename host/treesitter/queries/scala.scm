@@ -23,11 +23,13 @@
 (template_body (var_definition pattern: (identifier) @name) @def.property)
 (type_definition name: (type_identifier) @name type: (_)? @returns) @def.type
 
-; Headers: `extends A with B`.
-(extends_clause type: [(type_identifier) @extends (generic_type type: (type_identifier) @extends)])
+; Headers: `extends A with B` (each of the clause's types, which the
+; grammar gives one field name: a pattern naming the field meets only the
+; first).
+(extends_clause [(type_identifier) @extends (generic_type type: (type_identifier) @extends)])
 ; An infix type (`extends (A Ior Nothing)`): its operator is the type.
-(extends_clause type: (tuple_type (infix_type operator: (identifier) @extends)))
-(extends_clause type: (infix_type operator: (identifier) @extends))
+(extends_clause (tuple_type (infix_type operator: (identifier) @extends)))
+(extends_clause (infix_type operator: (identifier) @extends))
 
 ; Typed names, values, and parameterless methods read as fields.
 (parameter name: (identifier) @var.name type: (_) @var.written)

@@ -1061,6 +1061,13 @@ fn scala_classes_companions_overloads_and_parameterless_methods() {
             // a receiver (`toSeqs.reversed`).
             "shop.data.Seqs.last:21 -CALLS-> shop.data.Seqs.reversed:19",
             "shop.data.SeqsOps.back:33 -CALLS-> shop.data.Seqs.reversed:19",
+            // `extends A with B`: every trait, of a class and of an object,
+            // whose methods override the traits'.
+            "shop.PathRedirect -IMPLEMENTS-> shop.ProcessInput",
+            "shop.PathRedirect -IMPLEMENTS-> shop.ProcessOutput",
+            "shop.Inherit -IMPLEMENTS-> shop.ProcessInput",
+            "shop.Inherit -IMPLEMENTS-> shop.ProcessOutput",
+            "shop.Inherit.redirectTo:8 -OVERRIDES-> shop.ProcessOutput.redirectTo:4",
         ],
         &[
             "shop.data.Seqs.++:10 -CALLS-> shop.data.Seqs.concat:16",

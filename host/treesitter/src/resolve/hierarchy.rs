@@ -42,8 +42,11 @@ pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) 
             }
         })
     };
+    // A Scala object's methods override its traits' (`object Inherit
+    // extends ProcessOutput`).
+    let object = |t: DefIx| p.kind(t) == Kind::Module && p.fact(t).term;
     for (&t, ms) in members {
-        if !p.kind(t).is_type() || !r.supers.contains_key(&t) {
+        if !(p.kind(t).is_type() || object(t)) || !r.supers.contains_key(&t) {
             continue;
         }
         let lineage = r.lineage(t);

@@ -359,8 +359,9 @@ fn resolve_uses(
         for sup in &s.facts.supers {
             counts.supers += 1;
             // A Ruby module's own mixins (`module Common; extend Loader`) are
-            // its supertypes too.
-            let mixes = s.lang.rules.nested_modules;
+            // its supertypes too, and so are a Scala object's (`object
+            // Inherit extends ProcessInput with ProcessOutput`).
+            let mixes = s.lang.rules.nested_modules || s.lang.rules.companion_objects;
             let Some(owner) = r.innermost(fi, &sup.span, |k| k.is_type() || mixes && k == Kind::Module) else {
                 continue;
             };
