@@ -48,6 +48,7 @@
 (variable_declaration type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)])
   (variable_declarator name: (identifier) @var.name))
 (parameter type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]) name: (identifier) @var.name)
+(parameter type: (nullable_type type: (predefined_type) @var.type) name: (identifier) @var.name)
 (property_declaration type: (nullable_type type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]) name: (identifier) @var.name)
 
 ; References.

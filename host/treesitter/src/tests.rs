@@ -1321,6 +1321,12 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Recipient.Count:19 -CALLS-> NS.Observable.SetProperty:5",
         // A field declared in the other part of a partial class.
         "NS.Ledger.Record:10 -CALLS-> NS.Journal.Write:12",
+        // Default values and `params` counted: the overload whose
+        // parameters take an enum and fewer arguments than it declares; a
+        // `params` array's elements; none given, the one that needs none.
+        "NS.Numbers.ToWords:26 -CALLS-> NS.Numbers.ToWords:31",
+        "NS.Numbers.All:37 -CALLS-> NS.Numbers.Join:33",
+        "NS.Numbers.Short:39 -CALLS-> NS.Numbers.ToWords:29",
     ]
     .iter()
     .map(|s| e(s))
@@ -1336,6 +1342,10 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         // `(long)number` is a long: not the int overload itself.
         "NS.Words.Spell:14 -CALLS-> NS.Words.Spell:14",
         "NS.Recipient.SetProperty:14 -CALLS-> NS.Recipient.SetProperty:14",
+        // An enum is no `IFormatter`; three strings are no `int`.
+        "NS.Numbers.ToWords:26 -CALLS-> NS.Numbers.ToWords:29",
+        "NS.Numbers.All:37 -CALLS-> NS.Numbers.Join:35",
+        "NS.Numbers.Short:39 -CALLS-> NS.Numbers.ToWords:31",
     ]
     .iter()
     .map(|s| e(s))

@@ -244,9 +244,21 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
     };
     let mut out = Vec::new();
     let mut vararg = false;
-    for p in params {
+    let fields = !list.kind().ends_with("_declaration");
+    for (i, p) in params.into_iter().enumerate() {
         if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") || default_value(p) {
             continue;
+        }
+        // C#'s `params int[] rest`: the list's own fields, a variadic
+        // parameter of its elements.
+        match params_field(list, i).filter(|_| fields) {
+            Some("type") => {
+                let t = p.utf8_text(text).unwrap_or("").trim();
+                out.push(format!("{}...", t.strip_suffix("[]").unwrap_or(t).trim()));
+                continue;
+            }
+            Some("name") => continue,
+            _ => {}
         }
         if p.kind() == "parameter_modifiers" {
             vararg = is_vararg(p, text);
@@ -267,6 +279,29 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
         out.extend(std::iter::repeat_n(written, names));
     }
     out
+}
+
+/// The field name of the `i`th named child (comments left out) of a
+/// parameter list, where the grammar gives one (C#'s `params` parameter is
+/// the list's `type` and `name`).
+fn params_field<'t>(list: Node<'t>, i: usize) -> Option<&'t str> {
+    let mut c = list.walk();
+    let mut seen = 0;
+    if !c.goto_first_child() {
+        return None;
+    }
+    loop {
+        let n = c.node();
+        if n.is_named() && !is_comment(n) {
+            if seen == i {
+                return c.field_name();
+            }
+            seen += 1;
+        }
+        if !c.goto_next_sibling() {
+            return None;
+        }
+    }
 }
 
 /// Kotlin's default value, a sibling after its parameter and `=`.
@@ -315,9 +350,26 @@ pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
         variadic = true;
     }
     let mut vararg = false;
-    for p in params {
+    for (i, p) in params.into_iter().enumerate() {
         // Ruby's `&block` is no argument.
         if p.kind() == "block_parameter" {
+            continue;
+        }
+        // C#'s `params int[] rest`: its type and name are the list's own
+        // fields, not a parameter's.
+        match params_field(list, i) {
+            Some("type") => {
+                variadic = true;
+                continue;
+            }
+            Some("name") => continue,
+            _ => {}
+        }
+        // C#'s default value (`bool addAnd = true`): after an `=` in the
+        // parameter.
+        let mut dc = p.walk();
+        if p.kind() == "parameter" && p.children(&mut dc).any(|c| !c.is_named() && c.kind() == "=") {
+            optional += 1;
             continue;
         }
         // Kotlin's modifiers and annotations stand before their parameter,

@@ -224,6 +224,16 @@ impl Resolver<'_> {
                     // A primitive, or another type of the project that is
                     // none of its supertypes.
                     Fit::No
+                } else if self.p.kind(*t) == Kind::Enum
+                    && self.p.sources[self.p.defs[*t].file].lang.name == "csharp"
+                    && !matches!(
+                        param,
+                        "Enum" | "ValueType" | "IComparable" | "IConvertible" | "IFormattable" | "ISpanFormattable"
+                    )
+                {
+                    // A C# enum implements no interface of its own: it is
+                    // none of the types defined elsewhere but `Enum`'s.
+                    Fit::No
                 } else {
                     Fit::Maybe
                 }
