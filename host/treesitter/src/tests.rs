@@ -974,8 +974,13 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "parsed:20 -CALLS-> Provider.argumentSet:2",
             "Failing.run:32 -CALLS-> Error.asShopError:4",
             "headersOf:46 -CALLS-> Parsed.argumentSet:6",
+            // A method of the class and one of its extension with as many
+            // parameters: two methods, each the scope of its own calls.
+            "Request.validate:2 -CALLS-> Request.note:7",
+            "Request.validate:11 -CALLS-> Request.note:7",
         ],
         &[
+            "Request -CALLS-> Request.note:7",
             // Two types' `option(_:)`: not guessed.
             "flag:22 -CALLS-> Element.option:4",
             "flag:22 -CALLS-> Flag.option:13",

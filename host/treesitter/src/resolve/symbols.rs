@@ -74,7 +74,10 @@ pub(super) fn symbols(p: &mut Project) {
         // number of parameters, then by their types as written (two
         // overloads with as many parameters, `set(int)` and `set(double)`);
         // one that still cannot be told apart keeps a symbol of its own.
-        if apart(ix) {
+        // A Swift extension's method is a member of its own, never the
+        // definition of one its type declares (`validate(statusCode:)` in
+        // `extension DataRequest` is not the class's `validate(_:)`).
+        if apart(ix) && !s.lang.rules.foreign_extensions {
             let same_types = |d: DefIx| {
                 let (a, b) = (&p.fact(d).params, &f.params);
                 a.len() == b.len()
