@@ -10,6 +10,8 @@
 (object_declaration name: (identifier) @name) @def.class
 (enum_entry . (identifier) @name) @def.constant
 (function_declaration name: (identifier) @name (function_value_parameters) @params) @def.function
+; What it returns as written (`: JsonAdapter<T?>`, `: Segment?`).
+(function_declaration name: (identifier) @name (function_value_parameters) . [(user_type) (nullable_type)] @returns) @def.function
 ; An extension function (`fun Reader.decode()`): the type it extends.
 (function_declaration (user_type (identifier) @extension .) . name: (identifier) @name (function_value_parameters) @params) @def.function
 (secondary_constructor "constructor" @name (function_value_parameters) @params) @def.constructor

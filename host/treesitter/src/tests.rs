@@ -291,11 +291,15 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The nine sources and build.gradle.kts (a Kotlin script); Layout.kt
+    // The ten sources and build.gradle.kts (a Kotlin script); Layout.kt
     // read laid out as the grammar reads it.
-    assert_eq!((report.files, report.syntax_errors), (10, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (11, 0), "{report:?}");
     let io = |s: &&str| s.replace("IO", "com.example.shop.io");
     let want: Vec<String> = [
+        // Overloads the argument cannot tell apart, all returning a
+        // `JsonAdapter<T?>`: the call is marked ambiguous, what it gives
+        // is known.
+        "IO.Adapters.safe:27 -CALLS-> IO.JsonAdapter.nullSafe:7",
         // An extension function's callers, through the type it extends.
         "IO.Drain.drain:7 -CALLS-> IO.remaining:4",
         // A qualified supertype is the nested class it names; a delegated
@@ -345,6 +349,9 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
     .collect();
     // An anonymous object's supertype is not its enclosing class's.
     let never: Vec<String> = [
+        // Overloads returning two types: what the call gives is not known.
+        "IO.Adapters.either:29 -CALLS-> IO.Picked.run:11",
+        "IO.Adapters.either:29 -CALLS-> IO.Other.run:15",
         "IO.Factory -IMPLEMENTS-> IO.Closer",
         "IO.Special -EXTENDS-> IO.Base",
         "IO.Reader.first:11 -CALLS-> IO.Decoy.bytes:20",

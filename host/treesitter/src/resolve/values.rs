@@ -308,6 +308,21 @@ impl Resolver<'_> {
     }
 
     /// What a callable `m` returns.
+    /// Of overloads that all take `args` arguments and that a call's
+    /// arguments cannot tell apart, one that stands for them all where they
+    /// all return the same type as written (Kotlin's `adapter(type)`,
+    /// `adapter(kType)`: a `JsonAdapter<T?>` whichever is called): what
+    /// the call gives is known though which is called is not. For values
+    /// only, never for an edge.
+    pub(super) fn agreeing(&self, level: &[DefIx], args: Option<u32>) -> Option<DefIx> {
+        let mut fit =
+            level.iter().copied().filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))));
+        let first = fit.next()?;
+        let head = |d: DefIx| Some(TypeText::parse(self.p.fact(d).returns.as_deref()?)?.head);
+        let want = head(first)?;
+        fit.all(|d| head(d) == Some(want) && self.p.defs[d].parent == self.p.defs[first].parent).then_some(first)
+    }
+
     pub(super) fn returns(&self, m: DefIx, depth: u8) -> Val {
         let _there = elsewhere(self.p.defs[m].file);
         let self_ty = self.enclosing_type(Some(m));
@@ -513,9 +528,9 @@ impl Resolver<'_> {
                 sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Call { name, args, .. } => {
-                match self
-                    .ladder_taking(fi, scope, name, Want::Callable, Some(args), |level| self.fitting(level, Some(args)))
-                {
+                match self.ladder_taking(fi, scope, name, Want::Callable, Some(args), |level| {
+                    self.fitting(level, Some(args)).or_else(|| self.agreeing(level, Some(args)))
+                }) {
                     Some(f) => self.returns(f, depth),
                     // `Order(…)`: a construction, where no `new` is written;
                     // else a function the project does not define.
@@ -568,7 +583,10 @@ impl Resolver<'_> {
                     },
                 }
             }
-            (Val::Type(t), Step::Call { name, args, .. }) => match self.member_call(t, name, Some(args)) {
+            (Val::Type(t), Step::Call { name, args, .. }) => match self
+                .member_call(t, name, Some(args))
+                .or_else(|| self.agreeing(&self.member_level(t, name, Some(&Taking::args(Some(args)))), Some(args)))
+            {
                 Some(m) => self.returns(m, depth),
                 // What the standard traits give of any type (`clone`,
                 // `Default::default`), and what a wrapper already unwrapped
