@@ -1309,6 +1309,9 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.AnyValidator -IMPLEMENTS-> NS.IValidator",
         "NS.OrderValidator -IMPLEMENTS-> NS.IValidator`1",
         "NS.IValidator`1 -EXTENDS-> NS.IValidator",
+        // The same, each in a file of its own: the header's name finds the
+        // file's own type first, which it cannot mean.
+        "NS.ICommand`1 -EXTENDS-> NS.ICommand",
         "NS.Result`1 -EXTENDS-> NS.Result",
         "NS.Runner.Run:35 -CALLS-> NS.IValidator.Validate:5",
         "NS.Runner.Run:35 -CALLS-> NS.Result`1.constructor:30",

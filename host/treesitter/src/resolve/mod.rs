@@ -372,7 +372,32 @@ fn resolve_uses(
             let owner = partial.get(&owner).copied().unwrap_or(owner);
             // A Ruby class's header names modules too (`include Sortable`).
             let want = if s.lang.rules.nested_modules { Want::Mixin } else { Want::Type };
-            if let Some(t) = r.ty_as(fi, around, sup, want) {
+            // A header never names the type it heads: where the name
+            // finds that type (C#'s `interface IRelayCommand<T> :
+            // IRelayCommand` in a file of its own, whose own name is found
+            // first), it means the namesake of as many type parameters in
+            // the same package, if one is.
+            let found = r.ty_as(fi, around, sup, want).map(|t| {
+                if t != owner {
+                    return t;
+                }
+                let pkg = &s.package;
+                let namesakes: Vec<DefIx> = r
+                    .look
+                    .named(&sup.name)
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        d != owner
+                            && p.kind(d).is_type()
+                            && p.fact(d).generics == sup.generics
+                            && p.fact(owner).generics != sup.generics
+                            && p.sources[p.defs[d].file].package == *pkg
+                    })
+                    .collect();
+                if let [one] = namesakes[..] { one } else { t }
+            });
+            if let Some(t) = found {
                 counts.supers_resolved += 1;
                 if t != owner {
                     r.supers.entry(owner).or_default().push(t);
