@@ -328,11 +328,13 @@ impl Reader {
                         };
                         // PHP's `array $handlers` with `/** @var Handler[] */`
                         // above it: the docblock's type.
-                        let doc = found
-                            .is_none_or(|(ty, typed)| typed != Typed::Is || doctypes::vague(&txt(ty)))
-                            .then_some(())
-                            .filter(|()| self.lang.rules.doc_types)
-                            .and_then(|()| doctypes::of_var(n, text));
+                        let doc = if self.lang.rules.doc_types
+                            && found.is_none_or(|(ty, typed)| typed != Typed::Is || doctypes::vague(&txt(ty)))
+                        {
+                            doctypes::of_var(n, text)
+                        } else {
+                            None
+                        };
                         let var = match (doc, found) {
                             (Some(doc), _) => Some(Var {
                                 name: txt(n),

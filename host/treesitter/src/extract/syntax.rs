@@ -236,22 +236,21 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
     if list.kind() == "identifier" {
         return vec![String::new()];
     }
-    let mut c = list.walk();
-    let params: Vec<Node<'_>> = if list.kind().ends_with("_declaration") {
-        list.children(&mut c).filter(|n| n.kind() == "parameter").collect()
+    let params: Vec<(Node<'_>, Option<&str>)> = if list.kind().ends_with("_declaration") {
+        let mut c = list.walk();
+        list.children(&mut c).filter(|n| n.kind() == "parameter").map(|n| (n, None)).collect()
     } else {
-        list.named_children(&mut c).filter(|n| !is_comment(*n)).collect()
+        named_params(list)
     };
     let mut out = Vec::new();
     let mut vararg = false;
-    let fields = !list.kind().ends_with("_declaration");
-    for (i, p) in params.into_iter().enumerate() {
+    for (p, field) in params {
         if matches!(p.kind(), "receiver_parameter" | "self_parameter" | "block_parameter") || default_value(p) {
             continue;
         }
         // C#'s `params int[] rest`: the list's own fields, a variadic
         // parameter of its elements.
-        match params_field(list, i).filter(|_| fields) {
+        match field {
             Some("type") => {
                 let t = p.utf8_text(text).unwrap_or("").trim();
                 out.push(format!("{}...", t.strip_suffix("[]").unwrap_or(t).trim()));
@@ -281,25 +280,22 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
     out
 }
 
-/// The field name of the `i`th named child (comments left out) of a
-/// parameter list, where the grammar gives one (C#'s `params` parameter is
-/// the list's `type` and `name`).
-fn params_field<'t>(list: Node<'t>, i: usize) -> Option<&'t str> {
+/// A parameter list's named children, comments left out, each with the
+/// field name the grammar gives it, if any (C#'s `params` parameter is the
+/// list's own `type` and `name`).
+fn named_params<'t>(list: Node<'t>) -> Vec<(Node<'t>, Option<&'t str>)> {
+    let mut out = Vec::new();
     let mut c = list.walk();
-    let mut seen = 0;
     if !c.goto_first_child() {
-        return None;
+        return out;
     }
     loop {
         let n = c.node();
         if n.is_named() && !is_comment(n) {
-            if seen == i {
-                return c.field_name();
-            }
-            seen += 1;
+            out.push((n, c.field_name()));
         }
         if !c.goto_next_sibling() {
-            return None;
+            return out;
         }
     }
 }
@@ -333,12 +329,11 @@ pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
         let defaults = list.children_by_field_name("default_value", &mut c).count() as u32;
         return Arity { min: params.saturating_sub(defaults), max: Some(params) };
     }
-    let mut c = list.walk();
     let mut min = 0u32;
     let mut optional = 0u32;
     let mut variadic = false;
-    let params: Vec<Node<'_>> = list.named_children(&mut c).filter(|n| !is_comment(*n)).collect();
-    if let [only] = params[..]
+    let params = named_params(list);
+    if let [(only, _)] = params[..]
         && only.named_child_count() == 1
         && only.utf8_text(text).is_ok_and(|t| t.trim() == "void")
     {
@@ -350,14 +345,14 @@ pub(super) fn arity(list: Node<'_>, text: &[u8]) -> Arity {
         variadic = true;
     }
     let mut vararg = false;
-    for (i, p) in params.into_iter().enumerate() {
+    for (p, field) in params {
         // Ruby's `&block` is no argument.
         if p.kind() == "block_parameter" {
             continue;
         }
         // C#'s `params int[] rest`: its type and name are the list's own
         // fields, not a parameter's.
-        match params_field(list, i) {
+        match field {
             Some("type") => {
                 variadic = true;
                 continue;

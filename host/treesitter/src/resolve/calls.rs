@@ -307,7 +307,7 @@ impl Resolver<'_> {
                 // `self.class.settings`, `self` in a class method or the
                 // class body), else the instance's.
                 if nesting && level.len() > 1 {
-                    let on_class = r == "self.class"
+                    let on_class = class_of_self(r)
                         || (r == "self" && self.in_class_context(scope))
                         || r.rsplit("::").next() == Some(self.p.fact(t).name.as_str());
                     if level.iter().any(|&d| self.p.fact(d).singleton == on_class) {

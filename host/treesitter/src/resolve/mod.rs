@@ -378,10 +378,9 @@ fn resolve_uses(
             // first), it means the namesake of as many type parameters in
             // the same package, if one is.
             let found = r.ty_as(fi, around, sup, want).map(|t| {
-                if t != owner {
+                if t != owner || p.fact(owner).generics == sup.generics {
                     return t;
                 }
-                let pkg = &s.package;
                 let namesakes: Vec<DefIx> = r
                     .look
                     .named(&sup.name)
@@ -391,8 +390,7 @@ fn resolve_uses(
                         d != owner
                             && p.kind(d).is_type()
                             && p.fact(d).generics == sup.generics
-                            && p.fact(owner).generics != sup.generics
-                            && p.sources[p.defs[d].file].package == *pkg
+                            && p.sources[p.defs[d].file].package == s.package
                     })
                     .collect();
                 if let [one] = namesakes[..] { one } else { t }

@@ -1,9 +1,7 @@
 //! What an expression gives: a receiver's type read from the bindings,
 //! returns and wrappers it names (`let a = b.c(); a.d()`, `Arc<Mutex<T>>`).
 
-use super::written::{
-    ADAPTERS, ELEMENT, SAME_VALUE, UNWRAPS, Wrapper, dotted_path_before, returned_by, rust_path_before, wrapper,
-};
+use super::written::{ADAPTERS, ELEMENT, SAME_VALUE, UNWRAPS, Wrapper, path_before, returned_by, wrapper};
 use super::*;
 
 thread_local! {
@@ -218,7 +216,7 @@ impl Resolver<'_> {
         // with `use crate::ast;`): that module's type, never a namesake of
         // the file's own.
         if self.p.sources[file].lang.packages == Packages::CratePath
-            && let Some(path) = rust_path_before(text, t.head)
+            && let Some(path) = path_before(text, t.head, "::")
             && let Some(pkg) = self.rust_package(file, path)
         {
             let types: Vec<DefIx> =
@@ -230,7 +228,7 @@ impl Resolver<'_> {
         // A type written by its package's full name (Scala's
         // `cats.kernel.Semigroup[A]`, Java's `java.util.List`): that
         // package's, where the project has it.
-        if let Some(path) = dotted_path_before(text, t.head)
+        if let Some(path) = path_before(text, t.head, ".")
             && self.look.packages.contains_key(path)
         {
             let types: Vec<DefIx> =
@@ -307,7 +305,6 @@ impl Resolver<'_> {
         })
     }
 
-    /// What a callable `m` returns.
     /// Of overloads that all take `args` arguments and that a call's
     /// arguments cannot tell apart, one that stands for them all where they
     /// all return the same type as written (Kotlin's `adapter(type)`,
@@ -323,6 +320,7 @@ impl Resolver<'_> {
         fit.all(|d| head(d) == Some(want) && self.p.defs[d].parent == self.p.defs[first].parent).then_some(first)
     }
 
+    /// What a callable `m` returns.
     pub(super) fn returns(&self, m: DefIx, depth: u8) -> Val {
         let _there = elsewhere(self.p.defs[m].file);
         let self_ty = self.enclosing_type(Some(m));
@@ -457,6 +455,7 @@ impl Resolver<'_> {
                 sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Name(name) => {
+                let scala = self.p.sources[fi].lang.rules.companion_objects;
                 // A scope written before a name (`ns::f`) is never a value.
                 if !scoped && let Some(b) = self.var(fi, scope, name) {
                     return self.bound(b, depth);
@@ -467,8 +466,8 @@ impl Resolver<'_> {
                     // object has `val NonEmptyMap = NonEmptyMapImpl` beside
                     // `type NonEmptyMap[K, A] = …`) is the val.
                     if !scoped
+                        && scala
                         && self.p.kind(t) == Kind::Type
-                        && self.p.sources[fi].lang.rules.companion_objects
                         && let Some(b) = self.val_beside(t)
                     {
                         return self.bound(b, depth);
@@ -480,13 +479,13 @@ impl Resolver<'_> {
                 }
                 // Scala's package written in full in an expression (`val
                 // Monoid = cats.kernel.Monoid`).
-                if !scoped && self.p.sources[fi].lang.rules.companion_objects && self.look.packages.contains_key(name) {
+                if !scoped && scala && self.look.packages.contains_key(name) {
                     return Val::Package(name.to_owned());
                 }
                 // Scala's method without parentheses (`toChain.iterator`):
                 // what calling it gives.
                 if !scoped
-                    && self.p.sources[fi].lang.rules.companion_objects
+                    && scala
                     && let Some(f) = self
                         .ladder_taking(fi, scope, name, Want::Callable, Some(0), |level| self.fitting(level, Some(0)))
                 {

@@ -65,22 +65,15 @@ fn what_a_function_type_returns() {
     assert_eq!(returned_by("fn(unclosed"), None);
 }
 
-/// The path written before `head` in the type `text` (`ast::parse` of
-/// `&'a ast::parse::ParserBuilder`), `head` being a part of `text`.
-pub(super) fn rust_path_before<'t>(text: &'t str, head: &str) -> Option<&'t str> {
+/// The path written before `head` in the type `text`, its segments joined
+/// by `sep` (`ast::parse` of `&'a ast::parse::ParserBuilder` with `::`,
+/// `cats.kernel` of `cats.kernel.Semigroup[A]` with `.`), `head` being a
+/// part of `text`.
+pub(super) fn path_before<'t>(text: &'t str, head: &str, sep: &str) -> Option<&'t str> {
     let at = (head.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|&at| at <= text.len())?;
-    let before = text.get(..at)?.strip_suffix("::")?;
-    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).map_or(0, |i| i + 1);
+    let before = text.get(..at)?.strip_suffix(sep)?;
+    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || sep.contains(c))).map_or(0, |i| i + 1);
     Some(&before[start..]).filter(|p| !p.is_empty())
-}
-
-/// The dotted path written before `head` in the type `text` (`cats.kernel`
-/// of `cats.kernel.Semigroup[A]`), `head` being a part of `text`.
-pub(super) fn dotted_path_before<'t>(text: &'t str, head: &str) -> Option<&'t str> {
-    let at = (head.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|&at| at <= text.len())?;
-    let before = text.get(..at)?.strip_suffix('.')?;
-    let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).map_or(0, |i| i + 1);
-    Some(&before[start..]).filter(|p| !p.is_empty() && !p.starts_with('.'))
 }
 
 /// What a wrapper of the standard libraries does with what it holds.
