@@ -162,9 +162,18 @@ def serve(signpost, directory):
                RUST_LOG="warn")
     started = time.monotonic()
     session = Session([signpost, "--project", str(directory)], env, name="questions")
-    # The first answer waits for the index.
-    tool(session, "search", {"query": "main"})
-    return session, time.monotonic() - started
+    # The first answer waits for the index, or for a few seconds of it: a
+    # larger project is served in part at first, and says so in every
+    # answer. The questions wait for the whole index.
+    first = None
+    while time.monotonic() - started < 300:
+        result = session.request("tools/call", {"name": "search", "arguments": {"query": "main"}})
+        first = first or time.monotonic() - started
+        text = json.dumps(result.get("content", []))
+        if "first index is still being built" not in text:
+            break
+        time.sleep(0.2)
+    return session, first
 
 
 def main():

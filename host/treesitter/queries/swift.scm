@@ -13,7 +13,11 @@
 (typealias_declaration name: (type_identifier) @name) @def.type
 (enum_entry name: (simple_identifier) @name) @def.constant
 (function_declaration name: (simple_identifier) @name) @params @def.function
-(function_declaration name: (simple_identifier) @name return_type: (_) @returns) @def.function
+; The type returned: the grammar names it `name` as well as `return_type`,
+; and a field named twice matches only its first child: the node after
+; the arrow.
+(function_declaration name: (simple_identifier) @name "->" . (_) @returns) @def.function
+(protocol_function_declaration name: (simple_identifier) @name "->" . (_) @returns) @def.method
 (protocol_function_declaration name: (simple_identifier) @name) @params @def.method
 (init_declaration "init" @name) @params @def.constructor
 (class_declaration "extension" name: (user_type (type_identifier) @owner)
@@ -35,6 +39,8 @@
 (parameter (simple_identifier) @var.name .
   [(user_type) (array_type) (optional_type) (dictionary_type) (tuple_type) (existential_type) (opaque_type)] @var.written)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name)
+  (type_annotation (_) @var.written))
+(protocol_property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name)
   (type_annotation (_) @var.written))
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) !value)
 (property_declaration name: (pattern bound_identifier: (simple_identifier) @var.name) value: (_) @var.value)

@@ -82,7 +82,7 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
             *i += 1;
         }
     };
-    // Prefixes: borrows, derefs, `await`, `new`.
+    // Prefixes: borrows, derefs, `await`, Swift's `try`, `new`.
     let mut awaits = 0;
     loop {
         skip_ws(&mut i);
@@ -92,6 +92,10 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
             i = rest;
         } else if let Some(rest) = keyword(b, i, "await") {
             awaits += 1;
+            i = rest;
+        } else if let Some(rest) = ["try", "try?", "try!"].iter().find_map(|w| keyword(b, i, w)) {
+            // Swift's `try`, `try?` and `try!`: the value tried (an
+            // optional of it is read as it).
             i = rest;
         } else {
             break;
@@ -567,6 +571,11 @@ mod tests {
             steps("await repo.find(id, 2)"),
             Some(vec![Name("repo"), Call { name: "find", args: 2, scoped: false }, Unwrap])
         );
+        assert_eq!(
+            steps("try? urlRequest.asURLRequest()"),
+            Some(vec![Name("urlRequest"), Call { name: "asURLRequest", args: 0, scoped: false }])
+        );
+        assert_eq!(steps("tryParse(x)"), Some(vec![Call { name: "tryParse", args: 1, scoped: false }]));
         assert_eq!(
             steps("(*self).items[i]?"),
             Some(vec![Name("self"), Member { name: "items", scoped: false }, Index, Unwrap])

@@ -981,6 +981,12 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "parsed:20 -CALLS-> Provider.argumentSet:2",
             "Failing.run:32 -CALLS-> Error.asShopError:4",
             "headersOf:46 -CALLS-> Parsed.argumentSet:6",
+            "reparsed:63 -CALLS-> ParsedConvertible.asParsed:55",
+            "reparsed:63 -CALLS-> Parsed.argumentSet:6",
+            "Managed.run:81 -CALLS-> ShopManager.parsed:75",
+            "Managed.run:81 -CALLS-> ParsedConvertible.asParsed:55",
+            "Managed.run:81 -CALLS-> Parsed.argumentSet:6",
+            "fill:98 -CALLS-> Values.set:91",
             // A method of the class and one of its extension with as many
             // parameters: two methods, each the scope of its own calls.
             "Request.validate:2 -CALLS-> Request.note:7",
@@ -999,6 +1005,10 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "providers:10 -CALLS-> Parsed.argumentSet:6",
             "Failing.run:32 -CALLS-> Parsed.argumentSet:6",
             "headersOf:46 -CALLS-> Provider.argumentSet:2",
+            "reparsed:63 -CALLS-> Loose.asParsed:59",
+            "reparsed:63 -CALLS-> Loose.argumentSet:60",
+            "Managed.run:81 -CALLS-> Loose.asParsed:59",
+            "fill:98 -CALLS-> Settings.set:95",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files

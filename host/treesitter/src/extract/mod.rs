@@ -308,10 +308,12 @@ pub struct Var {
     /// parameters (`@var.member`: PHP's promoted `public readonly Level
     /// $level`): its scope is the type, not the constructor.
     pub member: bool,
-    /// Where the expression of a [`Typed::Value`] or [`Typed::Element`]
-    /// starts (a byte offset): it is read as seen from there (`let a =
-    /// match x { Some(a) => a.f(), … }`: the arm's `a`).
-    pub at: usize,
+    /// The bytes of the expression of a [`Typed::Value`] or
+    /// [`Typed::Element`] (empty where the value is made up, as a variant's
+    /// field is): it is read as seen from its start (`let a = match x {
+    /// Some(a) => a.f(), … }`: the arm's `a`), and the name is not seen
+    /// from inside it (`var request = try request.asURLRequest()`).
+    pub at: (usize, usize),
 }
 
 /// The innermost of `ranges` (sorted by start) around byte `at`.

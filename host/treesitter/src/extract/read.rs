@@ -289,7 +289,7 @@ impl Reader {
                         written: Some("Error".into()),
                         within: Some((n.start_byte(), n.start_byte())),
                         member: false,
-                        at: n.start_byte(),
+                        at: (n.start_byte(), n.start_byte()),
                     }),
                     "tuple.fields" => facts.vars.extend(tuple_fields(n, text)),
                     "tuple.pattern" => facts.vars.extend(tuple_bindings(n, text)),
@@ -343,7 +343,7 @@ impl Reader {
                                 written: Some(doc),
                                 within: Some((n.start_byte(), n.start_byte())),
                                 member: get("var.member").is_some(),
-                                at: n.start_byte(),
+                                at: (n.start_byte(), n.start_byte()),
                             }),
                             (None, Some((ty, typed))) => Some(Var {
                                 name: txt(n),
@@ -364,7 +364,7 @@ impl Reader {
                                 // Set once every function literal is known.
                                 within: Some((n.start_byte(), n.start_byte())),
                                 member: get("var.member").is_some(),
-                                at: ty.start_byte(),
+                                at: (ty.start_byte(), ty.end_byte()),
                             }),
                             (None, None) => None,
                         };

@@ -40,7 +40,7 @@ pub(super) fn tuple_fields(list: Node<'_>, text: &[u8]) -> Vec<Var> {
             written: Some(compact(&txt(ty))),
             within: Some((ty.start_byte(), ty.start_byte())),
             member: false,
-            at: ty.start_byte(),
+            at: (ty.start_byte(), ty.start_byte()),
         });
     }
     out
@@ -74,7 +74,7 @@ pub(super) fn tuple_bindings(pattern: Node<'_>, text: &[u8]) -> Vec<Var> {
             written: None,
             within: Some((at.start_byte(), at.start_byte())),
             member: false,
-            at: at.start_byte(),
+            at: (at.start_byte(), at.start_byte()),
         });
     }
     out
@@ -118,7 +118,7 @@ pub(super) fn let_bindings(statement: Node<'_>, text: &[u8]) -> Vec<Var> {
             written: None,
             within: Some((name.start_byte(), name.start_byte())),
             member: false,
-            at: value.start_byte(),
+            at: (value.start_byte(), value.end_byte()),
         });
     }
     out

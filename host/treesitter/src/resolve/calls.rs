@@ -398,8 +398,11 @@ impl Resolver<'_> {
                     })
                     .chain(self.foreign_named.get(name).into_iter().flatten().copied())
                     .collect();
+                // Swift's labels make a full name of a common one
+                // (`set(_:forKey:inputOrigin:)` is no collection's `set`).
+                let labelled = c.labels.as_ref().is_some_and(|l| l.iter().filter(|l| *l != "_").count() >= 2);
                 match members[..] {
-                    _ if EVERYWHERE.contains(&name) => Bound::Outside,
+                    _ if EVERYWHERE.contains(&name) && !labelled => Bound::Outside,
                     [] => Bound::Outside,
                     // Where a value's type is all but always written (Java,
                     // Go, C#, Kotlin, Scala, Swift), a receiver not read is

@@ -257,10 +257,10 @@ pub(super) enum Binding {
     /// query gives it (`Arc<Mutex<State>>`).
     Type(Name, Option<String>),
     /// What an expression gives (`let o = Order::new(…)`), read when a call
-    /// needs it, as seen from where the expression is (a byte offset).
-    Value(String, usize),
+    /// needs it, as seen from where the expression is (its bytes).
+    Value(String, (usize, usize)),
     /// An element of what an expression gives (`for a in cmd.args()`).
-    Element(String, usize),
+    Element(String, (usize, usize)),
 }
 
 /// Typed names (variable, what it is bound to) by their scope.

@@ -57,13 +57,25 @@ fn visible(within: Option<(usize, usize)>) -> bool {
 /// declared in the innermost function literal or match arm around the use
 /// before one declared outside them, and of those, the last declared. A
 /// shadow bound to the name it shadows (Swift's `var request = request`)
-/// is the binding before it, where the scope has one.
-fn nearest<'v>(vars: &'v [lookup::TypedName], var: &str) -> Option<&'v Binding> {
+/// is the binding before it, where the scope has one. A name is never seen
+/// from its own value (`var request = try request.asURLRequest()`, and
+/// while that value is read): that is the binding before it too. `file` is
+/// the file that declares `vars`.
+fn nearest<'v>(file: usize, vars: &'v [lookup::TypedName], var: &str) -> Option<&'v Binding> {
     let width = |w: &Option<(usize, usize)>| w.map_or(usize::MAX, |(a, b)| b - a);
     let shadow = |b: &Binding| matches!(b, Binding::Value(e, _) if e == var);
+    let in_own_value = |b: &Binding| match b {
+        Binding::Value(_, (from, to)) | Binding::Element(_, (from, to)) => {
+            FILE.get() == file && (*from..*to).contains(&AT.get())
+        }
+        Binding::Type(..) => false,
+    };
     let best = |skip_shadows: bool| {
         let mut best: Option<&lookup::TypedName> = None;
-        for v in vars.iter().filter(|(n, b, w)| n == var && visible(*w) && !(skip_shadows && shadow(b))) {
+        let seen = |(n, b, w): &&lookup::TypedName| {
+            n == var && visible(*w) && !in_own_value(b) && !(skip_shadows && shadow(b))
+        };
+        for v in vars.iter().filter(seen) {
             if best.is_none_or(|b| width(&v.2) <= width(&b.2)) {
                 best = Some(v);
             }
@@ -86,7 +98,7 @@ impl Resolver<'_> {
                 }
             }
         }
-        let b = nearest(self.vars.0.get(&(fi, None))?, var)?;
+        let b = nearest(fi, self.vars.0.get(&(fi, None))?, var)?;
         Some((fi, None, b))
     }
 
@@ -95,7 +107,7 @@ impl Resolver<'_> {
     /// NonEmptyMap[K, A]`): what the name means as a value.
     fn val_beside(&self, t: DefIx) -> Option<(usize, Option<DefIx>, &Binding)> {
         let (df, parent) = (self.p.defs[t].file, self.p.defs[t].parent);
-        Some((df, parent, nearest(self.vars.0.get(&(df, parent))?, &self.p.fact(t).name)?))
+        Some((df, parent, nearest(df, self.vars.0.get(&(df, parent))?, &self.p.fact(t).name)?))
     }
 
     /// A name declared in the scope of definition `d` (a field of a type, a
@@ -107,7 +119,7 @@ impl Resolver<'_> {
         lookup::read(var);
         let in_part = |x: DefIx| {
             let df = self.p.defs[x].file;
-            let b = nearest(self.vars.0.get(&(df, Some(x)))?, var)?;
+            let b = nearest(df, self.vars.0.get(&(df, Some(x)))?, var)?;
             Some((df, Some(x), b))
         };
         let Some(parts) = self.parts.get(&d) else { return in_part(d) };
@@ -129,11 +141,11 @@ impl Resolver<'_> {
                 }
             }
             Binding::Type(name, None) => self.named_type(file, scope, name),
-            Binding::Value(expr, at) => {
+            Binding::Value(expr, (at, _)) => {
                 let _here = seen_from(file, *at);
                 self.eval(file, scope, expr, false, depth)
             }
-            Binding::Element(expr, at) => {
+            Binding::Element(expr, (at, _)) => {
                 let _here = seen_from(file, *at);
                 match self.eval(file, scope, expr, false, depth) {
                     Val::Written(w) => self.element(&w, depth),
@@ -689,7 +701,7 @@ impl Resolver<'_> {
                 let Some(d) = named.into_iter().find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
                 let file = self.p.defs[d].file;
                 let scope = self.p.defs[d].parent;
-                match self.vars.0.get(&(file, scope)).and_then(|vars| nearest(vars, name)) {
+                match self.vars.0.get(&(file, scope)).and_then(|vars| nearest(file, vars, name)) {
                     Some(b) => self.bound((file, scope, b), depth),
                     None => Val::Foreign,
                 }
