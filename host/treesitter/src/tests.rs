@@ -1018,6 +1018,27 @@ fn swift_types_protocols_initializers_and_implicit_self() {
         g.iter().filter(|n| n.fqn() == "Item.load").map(|n| format!("{}:{}", n.file(), n.line())).collect();
     loads.sort();
     assert_eq!(loads, ["Sources/Shop/ItemLoading.swift:3", "Sources/Shop/ItemRates.swift:4"]);
+    // Two `fileprivate` properties of one name in two extensions of one
+    // type: two symbols, each calling a `StringProtocol` extension's
+    // method on a `String`.
+    let mut completions: Vec<String> = g
+        .iter()
+        .filter(|n| n.fqn() == "Item.completion")
+        .map(|n| {
+            let key = g.parse_edge_key("CALLS").ok().flatten().expect("a base type");
+            let calls = g
+                .walk(n.ix(), Direction::Out, &key)
+                .into_iter()
+                .filter(|&m| g.node(m).fqn() == "StringProtocol.indentedShop")
+                .count();
+            format!("{}:{} calls {calls}", n.file(), n.line())
+        })
+        .collect();
+    completions.sort();
+    assert_eq!(
+        completions,
+        ["Sources/Shop/Completions+Zsh.swift:4 calls 1", "Sources/Shop/Completions.swift:12 calls 1"]
+    );
     // A method of an extension of a type the project does not define is
     // that type's, not a top-level function.
     assert_eq!(kind(&g, "String.slug"), "method");

@@ -457,17 +457,27 @@ impl Resolver<'_> {
     }
 
     /// The members called `name` that the project's extensions of type
-    /// `ty`, which it does not define, declare.
+    /// `ty`, which it does not define, declare; else those of its
+    /// extensions of the standard protocols `ty` conforms to (Swift's
+    /// `extension StringProtocol` for a `String`).
     pub(super) fn foreign_members(&self, ty: &str, name: &str) -> Vec<DefIx> {
         // What a use means changes with the extensions of that name.
         lookup::read(name);
-        self.foreign_extensions
-            .get(ty)
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .copied()
-            .filter(|&d| self.p.fact(d).name == name)
-            .collect()
+        let of = |ty: &str| -> Vec<DefIx> {
+            self.foreign_extensions
+                .get(ty)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .copied()
+                .filter(|&d| self.p.fact(d).name == name)
+                .collect()
+        };
+        let own = of(ty);
+        if !own.is_empty() {
+            return own;
+        }
+        let supers = STANDARD_SUPERTYPES.iter().find(|(t, _)| *t == ty).map_or(&[][..], |(_, s)| *s);
+        supers.iter().map(|s| of(s)).find(|found| !found.is_empty()).unwrap_or_default()
     }
 
     /// Of namesakes across the project, those nearest to file `fi`: sharing
@@ -508,6 +518,70 @@ impl Resolver<'_> {
         head.starts_with(|ch: char| ch.is_uppercase()) || self.package_alias(fi, head).is_some()
     }
 }
+
+/// The standard libraries' types and the protocols or interfaces they
+/// conform to, nearest first: a project's extension of one of those is a
+/// member of the type (Swift's `extension StringProtocol { func
+/// indentingEachLine(by:) }` called on a `String`, Kotlin's `fun
+/// CharSequence.words()` on a `String`).
+const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
+    ("String", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence", "CharSequence", "Comparable"]),
+    ("Substring", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence"]),
+    (
+        "Array",
+        &[
+            "RandomAccessCollection",
+            "MutableCollection",
+            "RangeReplaceableCollection",
+            "BidirectionalCollection",
+            "Collection",
+            "Sequence",
+        ],
+    ),
+    (
+        "ArraySlice",
+        &[
+            "RandomAccessCollection",
+            "MutableCollection",
+            "RangeReplaceableCollection",
+            "BidirectionalCollection",
+            "Collection",
+            "Sequence",
+        ],
+    ),
+    (
+        "ContiguousArray",
+        &[
+            "RandomAccessCollection",
+            "MutableCollection",
+            "RangeReplaceableCollection",
+            "BidirectionalCollection",
+            "Collection",
+            "Sequence",
+        ],
+    ),
+    (
+        "Data",
+        &[
+            "DataProtocol",
+            "RandomAccessCollection",
+            "MutableCollection",
+            "RangeReplaceableCollection",
+            "BidirectionalCollection",
+            "Collection",
+            "Sequence",
+        ],
+    ),
+    ("Dictionary", &["Collection", "Sequence"]),
+    ("Set", &["SetAlgebra", "Collection", "Sequence", "Iterable"]),
+    ("Int", &["FixedWidthInteger", "SignedInteger", "BinaryInteger", "SignedNumeric", "Numeric", "Comparable"]),
+    ("UInt", &["FixedWidthInteger", "UnsignedInteger", "BinaryInteger", "Numeric", "Comparable"]),
+    ("Double", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
+    ("Float", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
+    ("List", &["Collection", "Iterable"]),
+    ("MutableList", &["List", "MutableCollection", "Collection", "Iterable"]),
+    ("ArrayList", &["MutableList", "List", "MutableCollection", "Collection", "Iterable"]),
+];
 
 /// A directory of vendored code: copies of other projects, whose
 /// namesakes of the project's own functions are not what its calls mean.

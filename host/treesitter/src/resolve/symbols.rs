@@ -32,6 +32,8 @@ pub(super) fn symbols(p: &mut Project) {
     // (enclosing names, package, name): a callable's place.
     type Place<'a> = (Vec<&'a str>, &'a [String], &'a str);
     let mut overloads: HashMap<Place<'_>, u32> = HashMap::default();
+    // A Swift type's properties by place: the file of the first.
+    let mut terms: HashMap<Place<'_>, usize> = HashMap::default();
     // Kotlin's `actual` member is its `expect` member, declared in another
     // file with the same parameter types: one symbol.
     let mut expected: HashMap<(Place<'_>, Vec<String>), (usize, DefIx)> = HashMap::default();
@@ -164,6 +166,18 @@ pub(super) fn symbols(p: &mut Project) {
             d.push('.');
             push_name(&mut d, name);
             d.push('.');
+        } else if s.lang.rules.foreign_extensions && def.parent.is_some_and(|t| p.kind(t).is_type()) {
+            // Swift's `fileprivate var completionFunctions` in an extension
+            // of one type in each of two files: two properties, numbered
+            // per type as overloads are (`completionFunctions(+1).`).
+            let first = terms.entry((owner_names(ix), &s.package, name)).or_insert(def.file);
+            if *first == def.file {
+                d.push('.');
+            } else {
+                let k = overloads.entry((owner_names(ix), &s.package, name)).or_insert(1);
+                d.push_str(&format!("(+{k})."));
+                *k += 1;
+            }
         } else {
             d.push('.');
         }
