@@ -37,6 +37,19 @@
 (variable_declarator name: (identifier) @var.name (object_creation_expression type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)]))
 ; `var f = Configurator.GetFormatter(p)`: typed by its value.
 (variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var.name (invocation_expression) @var.value))
+; `var caseName = Enum.GetName(v)!`, `var first = words[0]`, `var n = o.Name`.
+(variable_declaration type: (implicit_type) (variable_declarator name: (identifier) @var.name
+  [(postfix_unary_expression) (member_access_expression) (element_access_expression) (await_expression)] @var.value))
+; A lambda given to a LINQ or a collection's method that calls it with each
+; element (`words.Select(word => word.Humanize())`): an element of the
+; receiver.
+(invocation_expression
+  function: (member_access_expression expression: (_) @var.of name: (identifier) @_each)
+  arguments: (argument_list . (argument (lambda_expression parameters: (implicit_parameter) @var.name)))
+  (#any-of? @_each "Select" "Where" "Any" "All" "First" "FirstOrDefault" "Last" "LastOrDefault" "Single"
+    "SingleOrDefault" "Count" "OrderBy" "OrderByDescending" "ThenBy" "ThenByDescending" "SelectMany" "ForEach"
+    "TakeWhile" "SkipWhile" "Sum" "Max" "Min" "GroupBy" "Exists" "Find" "FindAll" "FindIndex" "RemoveAll"
+    "TrueForAll" "DistinctBy" "MaxBy" "MinBy"))
 (parameter type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 ; A parameter, field or local of a built-in type (`string s`, `this string
 ; input`): its extension methods are called on it.

@@ -169,6 +169,10 @@ pub struct Rules {
     /// list<Item> $items` and `@return` above a function, `/** @var Item $x
     /// */` above an assignment), as PHPStan and Psalm read them.
     pub doc_types: bool,
+    /// A type admits `null` only where it is written nullable (C#'s `E?`,
+    /// Kotlin's `T?`, Swift's `T?`): a `null` argument is no value of a
+    /// plain enum parameter.
+    pub nullable_marked: bool,
 }
 
 impl Rules {
@@ -189,6 +193,7 @@ impl Rules {
         receiver_in_scope: false,
         applicable_levels: false,
         doc_types: false,
+        nullable_marked: false,
     };
 }
 
@@ -364,7 +369,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { applicable_levels: true, ..Rules::NONE },
+        rules: Rules { applicable_levels: true, nullable_marked: true, ..Rules::NONE },
     },
     Lang {
         name: "kotlin",
@@ -384,7 +389,13 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { expect_actual: true, receiver_in_scope: true, applicable_levels: true, ..Rules::NONE },
+        rules: Rules {
+            expect_actual: true,
+            receiver_in_scope: true,
+            applicable_levels: true,
+            nullable_marked: true,
+            ..Rules::NONE
+        },
     },
     Lang {
         name: "python",
@@ -548,7 +559,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { foreign_extensions: true, ..Rules::NONE },
+        rules: Rules { foreign_extensions: true, nullable_marked: true, ..Rules::NONE },
     },
     Lang {
         name: "scala",

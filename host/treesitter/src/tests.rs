@@ -1373,6 +1373,13 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Numbers.ToWords:26 -CALLS-> NS.Numbers.ToWords:31",
         "NS.Numbers.All:37 -CALLS-> NS.Numbers.Join:33",
         "NS.Numbers.Short:39 -CALLS-> NS.Numbers.ToWords:29",
+        // Strings from the standard library's members, a LINQ lambda's
+        // parameter; an extension called without a receiver.
+        "NS.Humanizing.Dehumanize:12 -CALLS-> NS.Humanizing.Humanize:8",
+        "NS.Humanizing.Named:19 -CALLS-> NS.Humanizing.Humanize:8",
+        "NS.EnumWords.Say:36 -CALLS-> NS.EnumWords.Say:38",
+        "NS.EnumWords.Say:40 -CALLS-> NS.EnumWords.Say:42",
+        "NS.EnumWords.Say:42 -CALLS-> NS.EnumWords.Say:38",
     ]
     .iter()
     .map(|s| e(s))
@@ -1392,6 +1399,11 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.Numbers.ToWords:26 -CALLS-> NS.Numbers.ToWords:29",
         "NS.Numbers.All:37 -CALLS-> NS.Numbers.Join:35",
         "NS.Numbers.Short:39 -CALLS-> NS.Numbers.ToWords:31",
+        "NS.Humanizing.Dehumanize:12 -CALLS-> NS.Counting.Humanize:28",
+        "NS.Humanizing.Named:19 -CALLS-> NS.Counting.Humanize:28",
+        "NS.EnumWords.Say:36 -CALLS-> NS.EnumWords.Say:42",
+        "NS.EnumWords.Say:40 -CALLS-> NS.EnumWords.Say:38",
+        "NS.EnumWords.Say:42 -CALLS-> NS.EnumWords.Say:42",
     ]
     .iter()
     .map(|s| e(s))

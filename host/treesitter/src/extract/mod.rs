@@ -166,6 +166,10 @@ pub struct Def {
     /// of that type find it. A C# extension's `this` parameter is left out
     /// of its arity and parameter types: calls do not pass it.
     pub extension: Option<String>,
+    /// A C# extension method (`this Reader r`): called without a receiver
+    /// (`Decode(r, 2)`, in the static class or as `Ext.Decode(r, 2)`), it
+    /// is given its `this` argument as its first.
+    pub this_param: bool,
     /// For a function in a Rust `impl` block: the impl's type and trait as
     /// written (`Circle`, `Shape`), which its symbol spells.
     pub impl_of: Option<(String, Option<String>)>,

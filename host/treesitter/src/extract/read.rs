@@ -500,6 +500,7 @@ impl Reader {
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
                             extension: None,
+                            this_param: false,
                             term: get("term").is_some(),
                             meta: get("meta").is_some(),
                             impl_of: get("impl.type")
@@ -753,6 +754,7 @@ fn errors(root: Node<'_>) -> (usize, usize) {
 fn extend(def: &mut Def, of: Option<String>, this_param: bool) {
     let Some(of) = of else { return };
     def.extension = Some(of);
+    def.this_param = this_param;
     if this_param {
         if !def.params.is_empty() {
             def.params.remove(0);

@@ -186,9 +186,14 @@ fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
             let t = compact(&txt());
             if t.len() <= 160 { Arg::Expr(t) } else { Arg::Other }
         }
-        // `(long[]) lhs`: a value of the type it is cast to.
+        // `(long[]) lhs`: a value of the type it is cast to, nullable
+        // where so written (C#'s `(LetterCasing?)casing`).
         "cast_expression" => match n.child_by_field_name("type") {
-            Some(t) => Arg::New(simple_type(t.utf8_text(text).unwrap_or(""))),
+            Some(t) => {
+                let written = t.utf8_text(text).unwrap_or("").trim();
+                let nullable = if written.ends_with('?') { "?" } else { "" };
+                Arg::New(format!("{}{nullable}", simple_type(written)))
+            }
             None => Arg::Other,
         },
         "object_creation_expression" | "new_expression" | "instance_creation_expression" => {

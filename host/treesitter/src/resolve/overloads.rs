@@ -72,10 +72,19 @@ impl Resolver<'_> {
         if let [one] = level[..] {
             return Bound::One(one);
         }
+        // A C# extension method called without a receiver is given its
+        // `this` argument first (`Humanize(input, casing, source)`).
+        let passes_this = |d: DefIx| c.receiver.is_none() && self.p.fact(d).this_param;
         let fit: Vec<DefIx> = level
             .iter()
             .copied()
-            .filter(|&d| c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))))
+            .filter(|&d| {
+                let n = match c.args {
+                    Some(n) if passes_this(d) => n.checked_sub(1),
+                    n => n,
+                };
+                (c.args.is_none() || n.is_some()) && n.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
+            })
             .collect();
         let several = |v: Vec<DefIx>| if v.len() > MOST_AMBIGUOUS { Bound::Unbound } else { Bound::Several(v) };
         match fit.len() {
@@ -84,8 +93,20 @@ impl Resolver<'_> {
             _ => {}
         }
         let given: Vec<Given> = c.given.iter().map(|a| self.given(fi, scope, a)).collect();
-        let scored: Vec<(DefIx, usize)> =
-            fit.iter().filter_map(|&d| self.matches(d, &given).map(|exact| (d, exact))).collect();
+        let scored: Vec<(DefIx, usize)> = fit
+            .iter()
+            .filter_map(|&d| {
+                if !passes_this(d) {
+                    return self.matches(d, &given).map(|exact| (d, exact));
+                }
+                // The `this` argument against the type extended.
+                let this = match (given.first(), self.p.fact(d).extension.as_deref()) {
+                    (Some(g), Some(ty)) => weight(self.fits(&crate::extract::simple_type(ty), g))?,
+                    _ => 0,
+                };
+                self.matches(d, given.get(1..).unwrap_or_default()).map(|exact| (d, this + exact))
+            })
+            .collect();
         match scored.len() {
             0 => several(fit),
             1 => Bound::One(scored[0].0),
@@ -112,6 +133,11 @@ impl Resolver<'_> {
     fn given(&self, fi: usize, scope: Option<DefIx>, a: &Arg) -> Given {
         match a {
             Arg::Literal(l) => Given::Literal(*l),
+            // C#'s cast to a nullable type (`(LetterCasing?)casing`).
+            Arg::New(t) if let Some(t) = t.strip_suffix('?') => match self.given_type(fi, scope, t) {
+                Given::Project(t) => Given::Nullable(t),
+                g => g,
+            },
             Arg::New(t) => self.given_type(fi, scope, t),
             Arg::Expr(e) => match self.eval(fi, scope, e, false, DEPTH) {
                 Val::Type(t) => Given::Project(t),
@@ -154,11 +180,25 @@ impl Resolver<'_> {
                 },
                 None => self.fits(&param, g),
             };
-            score += match fit {
-                Fit::No => return None,
-                Fit::Exact => 3,
-                Fit::Super => 2,
-                Fit::Maybe => 1,
+            let nullable = written.trim_end().ends_with('?');
+            // `null` is no value of an enum where nullable types are
+            // written so (C#, Kotlin, Swift): only of `E?`.
+            if matches!(g, Given::Literal(Lit::Null))
+                && !nullable
+                && self.p.sources[self.p.defs[d].file].lang.rules.nullable_marked
+                && self.look.named(&param).iter().any(|&t| self.p.kind(t) == Kind::Enum)
+            {
+                return None;
+            }
+            score += match (fit, g) {
+                // A value of a nullable type goes to `T?` only.
+                (_, Given::Nullable(_)) if !nullable => return None,
+                (fit, Given::Nullable(_)) => weight(fit)?,
+                // A value of the very type goes to `T` before `T?` (C#'s
+                // identity before a nullable conversion, Swift's value
+                // before an optional).
+                (Fit::Exact, _) if nullable => 2,
+                (fit, _) => weight(fit)?,
             };
         }
         Some(score)
@@ -211,6 +251,7 @@ impl Resolver<'_> {
                     Fit::Maybe
                 }
             }
+            Given::Nullable(t) => self.fits(param, &Given::Project(*t)),
             Given::Project(t) => {
                 let lineage = self.lineage(*t);
                 let names: Vec<&str> = lineage.iter().map(|&s| self.p.fact(s).name.as_str()).collect();
@@ -242,6 +283,17 @@ impl Resolver<'_> {
     }
 }
 
+/// How much a fit tells an overload apart: none if the argument cannot be
+/// passed.
+fn weight(fit: Fit) -> Option<usize> {
+    match fit {
+        Fit::No => None,
+        Fit::Exact => Some(3),
+        Fit::Super => Some(2),
+        Fit::Maybe => Some(1),
+    }
+}
+
 /// An argument's type, as far as can be told.
 #[derive(Debug, Clone)]
 enum Given {
@@ -249,6 +301,8 @@ enum Given {
     Literal(Lit),
     /// A type of the project.
     Project(DefIx),
+    /// A nullable value of a type of the project (C#'s `(E?)e`).
+    Nullable(DefIx),
     /// A type defined elsewhere, by its simple name.
     Named(String),
     /// Not known.

@@ -434,10 +434,18 @@ impl Resolver<'_> {
         };
         // A cast (`x as? T`, Go's `x.(T)`) gives a value of its type,
         // whatever came before it.
-        let (mut val, rest) = match steps.iter().rposition(|s| matches!(s, Step::Cast(_))) {
+        let (mut val, mut rest) = match steps.iter().rposition(|s| matches!(s, Step::Cast(_))) {
             Some(k) => (self.step(fi, scope, Val::Unknown, steps[k], depth), &steps[k + 1..]),
             None => (self.head(fi, scope, steps[0], head_scoped, depth), &steps[1..]),
         };
+        // A static member of a standard type (`Enum.GetName(v)`,
+        // `string.Join(…)`): what the standard library says it gives.
+        if let (Val::Unknown, Step::Name(ty), [Step::Call { name, .. }, after @ ..]) = (&val, steps[0], rest)
+            && let Some((_, _, r)) = written::STANDARD_RESULTS.iter().find(|(t, m, _)| *t == ty && m == name)
+        {
+            val = Val::Written(Written { text: (*r).to_owned(), file: fi, scope, self_ty: None });
+            rest = after;
+        }
         for step in rest {
             if matches!(val, Val::Unknown) {
                 break;
@@ -664,6 +672,9 @@ impl Resolver<'_> {
                 if matches!(v, Val::Unknown) || depth == 0 { v } else { self.step(fi, scope, v, step, depth - 1) }
             }
             (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) => inner(0),
+            // `name!` on a value of a nullable type (C#'s, TypeScript's,
+            // Swift's): the same value.
+            (None, Step::Unwrap) => Val::Written(w),
             (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
             (Some(Wrapper::Collection), Step::Index) => self.element(&w, depth),
             (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
@@ -674,6 +685,13 @@ impl Resolver<'_> {
                 Val::Written(w)
             }
             (_, Step::Call { name, .. }) if SAME_VALUE.contains(&name) => Val::Written(w),
+            // `s.Split(' ')`, `v.ToString()`: what the standard library says.
+            (_, Step::Call { name, .. } | Step::Member { name, .. })
+                if let Some(r) = written::standard_result(&crate::extract::simple_type(t.head), name)
+                    && self.foreign_members(&crate::extract::simple_type(t.head), name).is_empty() =>
+            {
+                Val::Written(Written { text: r.to_owned(), ..w })
+            }
             // A member that the project's extension of the type declares
             // (Swift's `extension URLRequest { var headers: HTTPHeaders }`,
             // Kotlin's `fun Type.canonicalize(): Type`): what it is

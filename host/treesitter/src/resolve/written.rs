@@ -215,3 +215,52 @@ pub(super) const ADAPTERS: &[&str] = &[
 
 /// Methods of every type that give a value of the same type.
 pub(super) const SAME_VALUE: &[&str] = &["clone", "to_owned", "as_ref", "as_mut", "default", "copy", "deepcopy"];
+
+/// What the standard libraries' members of a few types give, where a
+/// project's extensions of the result are called on it (C#'s
+/// `caseName.Split(' ')[0].Humanize()`, `Enum.GetName(v)!.Humanize()`):
+/// (type, member, result). `*` is any type. Static members are called on
+/// the type's name.
+pub(super) const STANDARD_RESULTS: &[(&str, &str, &str)] = &[
+    ("*", "ToString", "string"),
+    ("*", "toString", "String"),
+    ("*", "description", "String"),
+    ("string", "Split", "string[]"),
+    ("string", "Trim", "string"),
+    ("string", "TrimStart", "string"),
+    ("string", "TrimEnd", "string"),
+    ("string", "ToLower", "string"),
+    ("string", "ToUpper", "string"),
+    ("string", "ToLowerInvariant", "string"),
+    ("string", "ToUpperInvariant", "string"),
+    ("string", "Substring", "string"),
+    ("string", "Replace", "string"),
+    ("string", "Insert", "string"),
+    ("string", "Remove", "string"),
+    ("string", "PadLeft", "string"),
+    ("string", "PadRight", "string"),
+    ("string", "Normalize", "string"),
+    ("string", "Join", "string"),
+    ("string", "Concat", "string"),
+    ("string", "Format", "string"),
+    ("String", "Join", "string"),
+    ("String", "Concat", "string"),
+    ("String", "Format", "string"),
+    ("Enum", "GetName", "string"),
+    ("Enum", "GetNames", "string[]"),
+    ("String", "lowercased", "String"),
+    ("String", "uppercased", "String"),
+    ("String", "trimmingCharacters", "String"),
+    ("String", "replacingOccurrences", "String"),
+    ("String", "components", "[String]"),
+    ("String", "appending", "String"),
+    ("String", "trim", "String"),
+    ("String", "lowercase", "String"),
+    ("String", "uppercase", "String"),
+    ("String", "substring", "String"),
+];
+
+/// What member `name` of the standard type `ty` gives, if [`STANDARD_RESULTS`] says.
+pub(super) fn standard_result(ty: &str, name: &str) -> Option<&'static str> {
+    STANDARD_RESULTS.iter().find(|(t, m, _)| (*t == ty || *t == "*") && *m == name).map(|(_, _, r)| *r)
+}
