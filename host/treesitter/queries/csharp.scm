@@ -26,6 +26,9 @@
  (#eq? @extension.this "this"))
 (constructor_declaration name: (identifier) @name parameters: (parameter_list) @params) @def.constructor
 (property_declaration name: (identifier) @name) @def.property
+; An indexer (`this[TKey key]`), named as it is written: a member taking
+; its index, overloaded by it as methods are.
+(indexer_declaration "this" @name parameters: (bracketed_parameter_list) @params) @def.method
 (field_declaration (variable_declaration (variable_declarator name: (identifier) @name))) @def.field
 
 ; Headers: base classes and interfaces.
@@ -67,7 +70,7 @@
 ; References.
 (invocation_expression function: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)] arguments: (argument_list) @call.args)
 (invocation_expression
-  function: (member_access_expression expression: (_) @call.receiver name: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)])
+  function: (member_access_expression expression: _ @call.receiver name: [(identifier) @call (generic_name (identifier) @call (type_argument_list) @ref.generics)])
   arguments: (argument_list) @call.args)
 (object_creation_expression type: [(identifier) @new (generic_name (identifier) @new (type_argument_list) @ref.generics)] arguments: (argument_list) @call.args)
 (parameter type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
@@ -79,4 +82,5 @@
 (nullable_type type: [(identifier) @ref.type (generic_name (identifier) @ref.type (type_argument_list) @ref.generics)])
 
 ; Function literals: a name declared in one is seen only inside it.
-[(anonymous_method_expression) (lambda_expression)] @literal
+; A local function too (its parameters are not those of the method around it).
+[(anonymous_method_expression) (lambda_expression) (local_function_statement)] @literal

@@ -369,7 +369,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { applicable_levels: true, nullable_marked: true, ..Rules::NONE },
+        rules: Rules { applicable_levels: true, nullable_marked: true, generic_bounds: true, ..Rules::NONE },
     },
     Lang {
         name: "kotlin",
@@ -559,7 +559,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: true,
         global_names: true,
         builtins: &[],
-        rules: Rules { foreign_extensions: true, nullable_marked: true, ..Rules::NONE },
+        rules: Rules { foreign_extensions: true, nullable_marked: true, generic_bounds: true, ..Rules::NONE },
     },
     Lang {
         name: "scala",

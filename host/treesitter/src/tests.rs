@@ -987,6 +987,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Managed.run:81 -CALLS-> ParsedConvertible.asParsed:55",
             "Managed.run:81 -CALLS-> Parsed.argumentSet:6",
             "fill:98 -CALLS-> Values.set:91",
+            "Group.run:118 -CALLS-> Validating.check:108",
             // A method of the class and one of its extension with as many
             // parameters: two methods, each the scope of its own calls.
             "Request.validate:2 -CALLS-> Request.note:7",
@@ -1009,6 +1010,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "reparsed:63 -CALLS-> Loose.argumentSet:60",
             "Managed.run:81 -CALLS-> Loose.asParsed:59",
             "fill:98 -CALLS-> Settings.set:95",
+            "Group.run:118 -CALLS-> Checked.check:112",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files
@@ -1380,6 +1382,11 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.EnumWords.Say:36 -CALLS-> NS.EnumWords.Say:38",
         "NS.EnumWords.Say:40 -CALLS-> NS.EnumWords.Say:42",
         "NS.EnumWords.Say:42 -CALLS-> NS.EnumWords.Say:38",
+        // An indexer calling on `this`; a method's parameter past a local
+        // function's namesake; a type parameter bounded by a class.
+        "NS.Grouped.this:52 -CALLS-> NS.Grouped.Find:54",
+        "NS.Grouping.Insert:63 -CALLS-> NS.Grouped.Find:54",
+        "NS.Tasks.Monitor:78 -CALLS-> NS.Tasks.Awaitable:74",
     ]
     .iter()
     .map(|s| e(s))
@@ -1404,6 +1411,8 @@ fn csharp_generic_arity_partial_classes_and_constructor_ids() {
         "NS.EnumWords.Say:36 -CALLS-> NS.EnumWords.Say:42",
         "NS.EnumWords.Say:40 -CALLS-> NS.EnumWords.Say:38",
         "NS.EnumWords.Say:42 -CALLS-> NS.EnumWords.Say:42",
+        "NS.Grouped.this:52 -CALLS-> NS.Grouping.Find:59",
+        "NS.Grouped -CALLS-> NS.Grouped.Find:54",
     ]
     .iter()
     .map(|s| e(s))

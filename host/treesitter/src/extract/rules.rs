@@ -124,30 +124,41 @@ pub(super) fn let_bindings(statement: Node<'_>, text: &[u8]) -> Vec<Var> {
     out
 }
 
-/// Variables typed by a type parameter of their function (or its impl)
-/// that a trait bounds (`fn visit<V: Visitor>(visitor: V)`, `where V:
-/// Visitor`, `impl<V: Visitor> Walker<V>`), typed by that trait instead:
-/// what is called on them is the trait's.
+/// Variables typed by a type parameter of their function, its impl or its
+/// type that a trait, a protocol or a class bounds (Rust's `fn visit<V:
+/// Visitor>(visitor: V)`, `where V: Visitor`, `impl<V: Visitor>
+/// Walker<V>`; C#'s `where TTask : Task`; Swift's `struct
+/// OptionGroup<Value: ParsableArguments>`, `where T: P`), typed by that
+/// bound instead: what is called on them is the bound's.
 pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
     let txt = |n: Node<'_>| String::from_utf8_lossy(&text[n.byte_range()]).into_owned();
-    // The first trait bound of each type parameter a node declares.
+    let simple = |n: Node<'_>| crate::extract::simple_type(&txt(n));
+    // The first bound of each type parameter a node declares.
     let bounds_of = |n: Node<'_>, out: &mut Vec<(String, String)>| {
         let mut c = n.walk();
         for ch in n.children(&mut c) {
+            let mut c2 = ch.walk();
             match ch.kind() {
                 "type_parameters" => {
-                    let mut c2 = ch.walk();
                     for tp in ch.children(&mut c2) {
+                        // Rust's `V: Visitor`.
                         let name = tp.child_by_field_name("left").or_else(|| tp.child_by_field_name("name"));
                         if let (Some(l), Some(b)) = (name, tp.child_by_field_name("bounds"))
                             && let Some(t) = first_trait(b, &txt)
                         {
                             out.push((txt(l), t));
                         }
+                        // Swift's `Value: ParsableArguments`.
+                        if tp.kind() == "type_parameter"
+                            && let (Some(l), Some(b)) = (tp.named_child(0), tp.child_by_field_name("name"))
+                            && l.kind() == "type_identifier"
+                            && l.id() != b.id()
+                        {
+                            out.push((txt(l), simple(b)));
+                        }
                     }
                 }
                 "where_clause" => {
-                    let mut c2 = ch.walk();
                     for wp in ch.children(&mut c2).filter(|t| t.kind() == "where_predicate") {
                         if let (Some(l), Some(b)) = (wp.child_by_field_name("left"), wp.child_by_field_name("bounds"))
                             && let Some(t) = first_trait(b, &txt)
@@ -156,14 +167,40 @@ pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
                         }
                     }
                 }
+                // C#'s `where TTask : Task, new()`.
+                "type_parameter_constraints_clause" => {
+                    let target = ch.named_children(&mut c2).find(|t| t.kind() == "identifier");
+                    let mut c3 = ch.walk();
+                    let bound = ch
+                        .named_children(&mut c3)
+                        .filter(|t| t.kind() == "type_parameter_constraint")
+                        .find_map(|t| t.child_by_field_name("type"));
+                    if let (Some(l), Some(b)) = (target, bound) {
+                        out.push((txt(l), simple(b)));
+                    }
+                }
+                // Swift's `where T: P`.
+                "type_constraints" => {
+                    for tc in ch.named_children(&mut c2).filter(|t| t.kind() == "type_constraint") {
+                        let Some(ic) = tc.named_child(0).filter(|i| i.kind() == "inheritance_constraint") else {
+                            continue;
+                        };
+                        if let (Some(l), Some(b)) =
+                            (ic.child_by_field_name("constrained_type"), ic.child_by_field_name("name"))
+                        {
+                            out.push((txt(l), simple(b)));
+                        }
+                    }
+                }
                 _ => {}
             }
         }
     };
-    // Each callable's byte range, and its type parameters' bounds.
+    // Each callable's and type's byte range, and its type parameters'
+    // bounds.
     type Bounds = Vec<(String, String)>;
     let mut scopes: Vec<((usize, usize), Bounds)> = Vec::new();
-    for d in facts.defs.iter().filter(|d| d.kind.is_callable()) {
+    for d in facts.defs.iter().filter(|d| d.kind.is_callable() || d.kind.is_type()) {
         let Some(n) = node_of(root, &d.span) else { continue };
         let mut b = Vec::new();
         bounds_of(n, &mut b);
@@ -178,20 +215,21 @@ pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
     if scopes.is_empty() {
         return;
     }
+    // Innermost first.
+    scopes.sort_by_key(|((a, b), _)| b - a);
     for v in facts.vars.iter_mut().filter(|v| v.typed == Typed::Is) {
         let at = v.ty.span.bytes;
-        let bound =
-            scopes.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b).min_by_key(|((a, b), _)| b - a).and_then(
-                |(_, b)| {
-                    // `&'a mut W` is a `W`.
-                    let named =
-                        v.ty.name
-                            .trim_start_matches('&')
-                            .split_whitespace()
-                            .find(|w| !w.starts_with('\'') && !matches!(*w, "mut" | "dyn" | "impl"));
-                    b.iter().find(|(p, _)| Some(p.as_str()) == named)
-                },
-            );
+        // `&'a mut W` is a `W`; C#'s `TTask?` a `TTask`.
+        let named =
+            v.ty.name
+                .trim_start_matches('&')
+                .split_whitespace()
+                .find(|w| !w.starts_with('\'') && !matches!(*w, "mut" | "dyn" | "impl"))
+                .map(|w| w.trim_end_matches('?'));
+        let bound = scopes
+            .iter()
+            .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
+            .find_map(|(_, b)| b.iter().find(|(p, _)| Some(p.as_str()) == named));
         if let Some((_, t)) = bound {
             v.ty.name = t.clone();
             v.written = None;

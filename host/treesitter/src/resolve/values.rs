@@ -671,10 +671,11 @@ impl Resolver<'_> {
                 let v = inner(0);
                 if matches!(v, Val::Unknown) || depth == 0 { v } else { self.step(fi, scope, v, step, depth - 1) }
             }
-            (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) => inner(0),
+            (Some(Wrapper::Deref | Wrapper::Holds), Step::Unwrap) if !t.args.is_empty() => inner(0),
             // `name!` on a value of a nullable type (C#'s, TypeScript's,
-            // Swift's): the same value.
-            (None, Step::Unwrap) => Val::Written(w),
+            // Swift's): the same value; a plain `Task` too (awaited, it
+            // gives nothing to call on).
+            (_, Step::Unwrap) => Val::Written(w),
             (Some(Wrapper::Holds), Step::Call { name, .. }) if UNWRAPS.contains(&name) => inner(0),
             (Some(Wrapper::Collection), Step::Index) => self.element(&w, depth),
             (Some(Wrapper::Collection | Wrapper::Iterates), Step::Call { name, .. }) if ELEMENT.contains(&name) => {
