@@ -515,7 +515,7 @@ impl Reader {
                                 || std::iter::successors(n.parent(), |a| a.parent())
                                     .take_while(|a| !matches!(a.kind(), "class" | "module"))
                                     .any(|a| a.kind() == "singleton_class"),
-                            returns: get("returns").map(|r| compact(&txt(r))),
+                            returns: get("returns").or_else(|| after_arrow(n)).map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
                         };
@@ -661,6 +661,15 @@ fn query_of(lang: &'static Lang, grammar: &tree_sitter::Language) -> Result<&'st
         }
     };
     compiled.map_err(|e| Skip::Query(lang.name, e))
+}
+
+/// The type a callable declares after its arrow where no `@returns` gives
+/// it (Swift's `func f() throws -> URLRequest`): the node after `->`.
+fn after_arrow(n: Node<'_>) -> Option<Node<'_>> {
+    let mut c = n.walk();
+    let mut children = n.children(&mut c);
+    children.find(|k| k.kind() == "->")?;
+    children.find(|k| k.is_named())
 }
 
 /// Rows and columns of bytes of a text, asked in increasing order.
