@@ -527,39 +527,9 @@ impl Resolver<'_> {
 const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
     ("String", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence", "CharSequence", "Comparable"]),
     ("Substring", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence"]),
-    (
-        "Array",
-        &[
-            "RandomAccessCollection",
-            "MutableCollection",
-            "RangeReplaceableCollection",
-            "BidirectionalCollection",
-            "Collection",
-            "Sequence",
-        ],
-    ),
-    (
-        "ArraySlice",
-        &[
-            "RandomAccessCollection",
-            "MutableCollection",
-            "RangeReplaceableCollection",
-            "BidirectionalCollection",
-            "Collection",
-            "Sequence",
-        ],
-    ),
-    (
-        "ContiguousArray",
-        &[
-            "RandomAccessCollection",
-            "MutableCollection",
-            "RangeReplaceableCollection",
-            "BidirectionalCollection",
-            "Collection",
-            "Sequence",
-        ],
-    ),
+    ("Array", SWIFT_ARRAY),
+    ("ArraySlice", SWIFT_ARRAY),
+    ("ContiguousArray", SWIFT_ARRAY),
     (
         "Data",
         &[
@@ -581,6 +551,16 @@ const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
     ("List", &["Collection", "Iterable"]),
     ("MutableList", &["List", "MutableCollection", "Collection", "Iterable"]),
     ("ArrayList", &["MutableList", "List", "MutableCollection", "Collection", "Iterable"]),
+];
+
+/// What Swift's arrays conform to.
+const SWIFT_ARRAY: &[&str] = &[
+    "RandomAccessCollection",
+    "MutableCollection",
+    "RangeReplaceableCollection",
+    "BidirectionalCollection",
+    "Collection",
+    "Sequence",
 ];
 
 /// A directory of vendored code: copies of other projects, whose
