@@ -28,6 +28,11 @@
 (protocol_body (protocol_property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.property)
 (source_file (property_declaration name: (pattern bound_identifier: (simple_identifier) @name)) @def.variable)
 
+; An extension of an array type (`extension [ServerTrustEvaluating]`): its
+; methods are read as top-level functions, and `self` in them is such an
+; array.
+(class_declaration "extension" name: (array_type) @self.type)
+
 ; Headers: a superclass and the protocols adopted.
 (inheritance_specifier inherits_from: (user_type (type_identifier) @extends))
 

@@ -988,6 +988,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Managed.run:81 -CALLS-> Parsed.argumentSet:6",
             "fill:98 -CALLS-> Values.set:91",
             "Group.run:118 -CALLS-> Validating.check:108",
+            "checkAll:125 -CALLS-> Validating.check:108",
             // A method of the class and one of its extension with as many
             // parameters: two methods, each the scope of its own calls.
             "Request.validate:2 -CALLS-> Request.note:7",
@@ -1011,6 +1012,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Managed.run:81 -CALLS-> Loose.asParsed:59",
             "fill:98 -CALLS-> Settings.set:95",
             "Group.run:118 -CALLS-> Checked.check:112",
+            "checkAll:125 -CALLS-> Checked.check:112",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files

@@ -382,6 +382,10 @@ pub struct Facts {
     /// Bodies of anonymous classes (`new ToStringStyle() { … }`, `@anonymous`)
     /// and the type each extends: in one, that type's members are in scope.
     pub anonymous: Vec<((usize, usize), Name)>,
+    /// Bodies where `self` is a value of a type written so (`@self.type`:
+    /// Swift's `extension [ServerTrustEvaluating] { … }`, an array of the
+    /// protocol), with that type as written.
+    pub self_types: Vec<((usize, usize), String)>,
     /// Lines.
     pub lines: usize,
     /// Where the parser first met syntax it does not know (its 1-based

@@ -169,6 +169,7 @@ impl Reader {
             calls: Vec::new(),
             types: Vec::new(),
             anonymous: Vec::new(),
+            self_types: Vec::new(),
             lines,
             syntax_errors: None,
             macros: expanded.as_ref().map_or((0, unexpanded), |x| (x.expanded as u32, x.unread as u32)),
@@ -280,6 +281,13 @@ impl Reader {
                     // A block whose names are seen only inside it (Swift's
                     // `catch { … }`): a scope of variables, as a literal is.
                     "var.block" => var_blocks.push((n.start_byte(), n.end_byte())),
+                    // Swift's extension of an array type: in its body, `self`
+                    // is an array of that element.
+                    "self.type" => {
+                        if let Some(body) = n.parent() {
+                            facts.self_types.push(((body.start_byte(), body.end_byte()), compact(&txt(n))));
+                        }
+                    }
                     // Swift's `catch` without a pattern binds `error`, of a
                     // type the project does not define.
                     "catch.error" => facts.vars.push(Var {

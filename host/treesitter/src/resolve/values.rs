@@ -129,6 +129,14 @@ impl Resolver<'_> {
         near.chain(all().filter(|&x| self.p.defs[x].file != here)).find_map(in_part)
     }
 
+    /// What `self` is written as around `scope` of file `fi`, where the
+    /// file says (Swift's `extension [ServerTrustEvaluating]`).
+    fn self_type(&self, fi: usize, scope: Option<DefIx>) -> Option<&str> {
+        let at = self.p.fact(scope?).span.bytes;
+        let types = &self.p.sources[fi].facts.self_types;
+        types.iter().find(|((a, b), _)| *a <= at.0 && at.1 <= *b).map(|(_, t)| t.as_str())
+    }
+
     /// The value a binding gives, read where it was declared.
     pub(super) fn bound(&self, (file, scope, b): (usize, Option<DefIx>, &Binding), depth: u8) -> Val {
         let _there = elsewhere(file);
@@ -467,6 +475,9 @@ impl Resolver<'_> {
             // Where `this` is no keyword (Rust, Python, Go), a parameter
             // may be called so (anyhow's `this: Ref<Self>`).
             Step::Name("this") if !scoped && let Some(b) = self.var(fi, scope, "this") => self.bound(b, depth),
+            Step::Name("self") if let Some(text) = self.self_type(fi, scope) => {
+                Val::Written(Written { text: text.to_owned(), file: fi, scope, self_ty: None })
+            }
             Step::Name("this" | "self" | "Self" | "$this" | "static") => {
                 self.enclosing_type(scope).map_or(Val::Foreign, Val::Type)
             }
