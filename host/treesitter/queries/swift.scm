@@ -56,6 +56,10 @@
 ; A name bound in a pattern (`if case let .failure(error) = r`, `case let
 ; .success(v):`): of no type known, hiding what is named so around it.
 (pattern !bound_identifier . (simple_identifier) @var.name @var.unknown .)
+; `case let x as T:` in a `switch`: `x` is a `T`, seen only in its case.
+(switch_pattern (pattern (value_binding_pattern) . (pattern bound_identifier: (simple_identifier) @var.name)
+  . (user_type) @var.written))
+(switch_entry) @var.block
 ; `catch { … }` binds `error`, seen only in its block.
 (catch_block !error (catch_keyword) @catch.error) @var.block
 (catch_block) @var.block

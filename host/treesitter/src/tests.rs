@@ -989,6 +989,8 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "fill:98 -CALLS-> Values.set:91",
             "Group.run:118 -CALLS-> Validating.check:108",
             "checkAll:125 -CALLS-> Validating.check:108",
+            "Runnable.parse:147 -CALLS-> Helping.helpText:139",
+            "Runnable.parse:147 -CALLS-> Runnable.validate:134",
             // A method of the class and one of its extension with as many
             // parameters: two methods, each the scope of its own calls.
             "Request.validate:2 -CALLS-> Request.note:7",
@@ -1013,6 +1015,8 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "fill:98 -CALLS-> Settings.set:95",
             "Group.run:118 -CALLS-> Checked.check:112",
             "checkAll:125 -CALLS-> Checked.check:112",
+            "Runnable.parse:147 -CALLS-> Unrelated.helpText:143",
+            "Runnable.parse:147 -CALLS-> Helping.validate:138",
         ],
     );
     // Two methods of one name in two extensions of one type, in two files
