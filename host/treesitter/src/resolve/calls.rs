@@ -476,7 +476,7 @@ impl Resolver<'_> {
         if !own.is_empty() {
             return own;
         }
-        let supers = STANDARD_SUPERTYPES.iter().find(|(t, _)| *t == ty).map_or(&[][..], |(_, s)| *s);
+        let supers = written::STANDARD_SUPERTYPES.iter().find(|(t, _)| *t == ty).map_or(&[][..], |(_, s)| *s);
         supers.iter().map(|s| of(s)).find(|found| !found.is_empty()).unwrap_or_default()
     }
 
@@ -518,50 +518,6 @@ impl Resolver<'_> {
         head.starts_with(|ch: char| ch.is_uppercase()) || self.package_alias(fi, head).is_some()
     }
 }
-
-/// The standard libraries' types and the protocols or interfaces they
-/// conform to, nearest first: a project's extension of one of those is a
-/// member of the type (Swift's `extension StringProtocol { func
-/// indentingEachLine(by:) }` called on a `String`, Kotlin's `fun
-/// CharSequence.words()` on a `String`).
-const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
-    ("String", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence", "CharSequence", "Comparable"]),
-    ("Substring", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence"]),
-    ("Array", SWIFT_ARRAY),
-    ("ArraySlice", SWIFT_ARRAY),
-    ("ContiguousArray", SWIFT_ARRAY),
-    (
-        "Data",
-        &[
-            "DataProtocol",
-            "RandomAccessCollection",
-            "MutableCollection",
-            "RangeReplaceableCollection",
-            "BidirectionalCollection",
-            "Collection",
-            "Sequence",
-        ],
-    ),
-    ("Dictionary", &["Collection", "Sequence"]),
-    ("Set", &["SetAlgebra", "Collection", "Sequence", "Iterable"]),
-    ("Int", &["FixedWidthInteger", "SignedInteger", "BinaryInteger", "SignedNumeric", "Numeric", "Comparable"]),
-    ("UInt", &["FixedWidthInteger", "UnsignedInteger", "BinaryInteger", "Numeric", "Comparable"]),
-    ("Double", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
-    ("Float", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
-    ("List", &["Collection", "Iterable"]),
-    ("MutableList", &["List", "MutableCollection", "Collection", "Iterable"]),
-    ("ArrayList", &["MutableList", "List", "MutableCollection", "Collection", "Iterable"]),
-];
-
-/// What Swift's arrays conform to.
-const SWIFT_ARRAY: &[&str] = &[
-    "RandomAccessCollection",
-    "MutableCollection",
-    "RangeReplaceableCollection",
-    "BidirectionalCollection",
-    "Collection",
-    "Sequence",
-];
 
 /// A directory of vendored code: copies of other projects, whose
 /// namesakes of the project's own functions are not what its calls mean.

@@ -264,3 +264,47 @@ pub(super) const STANDARD_RESULTS: &[(&str, &str, &str)] = &[
 pub(super) fn standard_result(ty: &str, name: &str) -> Option<&'static str> {
     STANDARD_RESULTS.iter().find(|(t, m, _)| (*t == ty || *t == "*") && *m == name).map(|(_, _, r)| *r)
 }
+
+/// The standard libraries' types and the protocols or interfaces they
+/// conform to, nearest first: a project's extension of one of those is a
+/// member of the type (Swift's `extension StringProtocol { func
+/// indentingEachLine(by:) }` called on a `String`, Kotlin's `fun
+/// CharSequence.words()` on a `String`).
+pub(super) const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
+    ("String", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence", "CharSequence", "Comparable"]),
+    ("Substring", &["StringProtocol", "BidirectionalCollection", "Collection", "Sequence"]),
+    ("Array", SWIFT_ARRAY),
+    ("ArraySlice", SWIFT_ARRAY),
+    ("ContiguousArray", SWIFT_ARRAY),
+    (
+        "Data",
+        &[
+            "DataProtocol",
+            "RandomAccessCollection",
+            "MutableCollection",
+            "RangeReplaceableCollection",
+            "BidirectionalCollection",
+            "Collection",
+            "Sequence",
+        ],
+    ),
+    ("Dictionary", &["Collection", "Sequence"]),
+    ("Set", &["SetAlgebra", "Collection", "Sequence", "Iterable"]),
+    ("Int", &["FixedWidthInteger", "SignedInteger", "BinaryInteger", "SignedNumeric", "Numeric", "Comparable"]),
+    ("UInt", &["FixedWidthInteger", "UnsignedInteger", "BinaryInteger", "Numeric", "Comparable"]),
+    ("Double", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
+    ("Float", &["BinaryFloatingPoint", "FloatingPoint", "SignedNumeric", "Numeric", "Comparable"]),
+    ("List", &["Collection", "Iterable"]),
+    ("MutableList", &["List", "MutableCollection", "Collection", "Iterable"]),
+    ("ArrayList", &["MutableList", "List", "MutableCollection", "Collection", "Iterable"]),
+];
+
+/// What Swift's arrays conform to.
+const SWIFT_ARRAY: &[&str] = &[
+    "RandomAccessCollection",
+    "MutableCollection",
+    "RangeReplaceableCollection",
+    "BidirectionalCollection",
+    "Collection",
+    "Sequence",
+];
