@@ -288,6 +288,20 @@ impl Signpost {
         append_note(response, &note);
     }
 
+    /// Says so in a `describe` answer when the symbol's file is generated
+    /// code: an agent about to edit it is told where the change belongs.
+    fn mark_generated(response: &mut Response) {
+        if response.structured.get("generated").and_then(Value::as_bool) != Some(true) {
+            return;
+        }
+        let file = response.structured.pointer("/record/file").and_then(Value::as_str).unwrap_or("its file");
+        let note = format!(
+            "note: {file} is generated code: a change to it belongs in what it is generated from (its generator \
+             overwrites edits)"
+        );
+        append_note(response, &note);
+    }
+
     /// Says so in a `describe` answer when the symbol's file (a package's
     /// files) could be read only in part: a line of the host's own, as for
     /// unbound call sites.
@@ -382,6 +396,7 @@ impl Signpost {
         }
         if tool == Tool::Describe && !response.is_error {
             Signpost::mark_read_in_part(&mut response);
+            Signpost::mark_generated(&mut response);
         }
         self.mark_building(&mut response);
         let faulted = lease.faults() > 0;

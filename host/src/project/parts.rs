@@ -53,7 +53,7 @@ pub fn uncovered(lang: &Lang, files: &[PathBuf], scip_roots: &[(String, PathBuf)
 
 /// Runs the SCIP indexer of `lang` on the project at `dir` (inside the
 /// workspace `root`) into `partial`, then rewrites it for the workspace:
-/// paths relative to `root`, build outputs and generated files (a `.d.ts`
+/// paths relative to `root`, build outputs and copies of source (a `.d.ts`
 /// beside its `.ts`, anything under `dist/`, `node_modules/`, …) left out.
 /// Returns how many documents were left out.
 pub fn index_scip_part(

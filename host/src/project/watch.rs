@@ -89,9 +89,9 @@ pub(super) fn graph_path(root: &Path, cache: &Path, p: &Path) -> Option<String> 
     let ext = p.extension()?.to_str()?;
     let known = SCIP_EXTENSIONS.contains(&ext) || signpost_treesitter::languages::of_path(p).is_some();
     let rel = tree::spell(p.strip_prefix(root).ok()?);
-    // Build outputs, dependencies and generated files are not the graph's.
+    // Build outputs, dependencies and copies of source are not the graph's.
     let dir = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
-    (known && outside(cache, p) && !walk::in_skipped_dir(dir) && !walk::is_generated_name(root, p)).then_some(rel)
+    (known && outside(cache, p) && !walk::in_skipped_dir(dir) && !walk::is_copy(root, p)).then_some(rel)
 }
 
 /// For each SCIP project served from the last run's index (`ready`), its

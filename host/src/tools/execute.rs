@@ -83,10 +83,12 @@ pub fn execute(graph: &Graph, call: Parsed) -> Result<Value, ToolError> {
             clip_doc(&mut record.doc);
             clip_doc(&mut record.signature);
             let unbound_calls = unbound_calls(graph, &[ix]);
+            let generated = signpost_treesitter::walk::generated_name(record.file.rsplit('/').next().unwrap_or(""));
             to_value(&DescribeResult {
                 record,
                 edge_summary: graph.edge_summary(&[ix]),
                 stale: false,
+                generated,
                 unbound_calls,
                 read_in_part: read_in_part(graph, ix),
             })

@@ -83,6 +83,12 @@ pub struct DescribeResult {
     /// out of date until the file is indexed again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stale: bool,
+    /// Set when the symbol's file is generated code, by its name
+    /// (`*.pb.go`, `*_pb2.py`, T4's `*.g.cs`, `*.designer.cs`,
+    /// `zz_generated.*.go`): read and served like the rest, but a change
+    /// belongs in what it is generated from.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generated: bool,
     /// For a callable: call sites named like it that name resolution could
     /// not bind to one definition (a receiver of unknown type, namesakes
     /// it could not tell apart). Its callers may be more than its edges

@@ -55,9 +55,10 @@
     "TrueForAll" "DistinctBy" "MaxBy" "MinBy"))
 (parameter type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 ; A parameter, field or local of a built-in type (`string s`, `this string
-; input`): its extension methods are called on it.
-(parameter type: (predefined_type) @var.type name: (identifier) @var.name)
-(variable_declaration type: (predefined_type) @var.type (variable_declarator name: (identifier) @var.name))
+; input`): its extension methods are called on it. An array (`T[] array`):
+; it is passed to the overload of arrays.
+(parameter type: [(predefined_type) (array_type)] @var.type name: (identifier) @var.name)
+(variable_declaration type: [(predefined_type) (array_type)] @var.type (variable_declarator name: (identifier) @var.name))
 (property_declaration type: (predefined_type) @var.type name: (identifier) @var.name)
 (property_declaration type: [(identifier) @var.type (generic_name (identifier) @var.type (type_argument_list) @ref.generics)] name: (identifier) @var.name)
 ; The same, nullable (`IStore? store`).
