@@ -39,6 +39,8 @@ pub enum Step<'a> {
     Unwrap,
     /// `[…]`: an element of a collection.
     Index,
+    /// `[a...]`, `[..<n]`, `[1..]`: a part of the same collection.
+    Slice,
     /// `T { … }` right after the first name: Rust's struct literal.
     Literal,
     /// `.(T)` after a value: Go's type assertion, a value of type `T`.
@@ -236,8 +238,12 @@ fn read<'a>(b: &[u8], text: &'a str, mut i: usize, out: &mut Vec<Step<'a>>, nest
                 i += 1;
             }
             b'[' => {
-                out.push(Step::Index);
-                i = close(b, i)?.0;
+                let end = close(b, i)?.0;
+                // `[start...]`, `[..<n]`, `[1..]`: a range gives a part of
+                // the same collection, not an element.
+                let range = b.get(i + 1..end.saturating_sub(1)).is_some_and(|r| r.windows(2).any(|w| w == b".."));
+                out.push(if range { Step::Slice } else { Step::Index });
+                i = end;
             }
             b'(' => {
                 let (end, args) = close(b, i)?;

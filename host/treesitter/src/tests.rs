@@ -995,6 +995,13 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             // parameters: two methods, each the scope of its own calls.
             "Request.validate:2 -CALLS-> Request.note:7",
             "Request.validate:11 -CALLS-> Request.note:7",
+            // Overloads by their argument's type: an integer literal is an
+            // `Int`; a part of a collection (`tail[start...]`) holds its
+            // elements; a forced unwrap; labels place the arguments past
+            // a parameter with a default value.
+            "Arguments.remove:15 -CALLS-> Arguments.remove:14",
+            "Arguments.popAfter:18 -CALLS-> Arguments.remove:15",
+            "Arguments.marks:26 -CALLS-> Arguments.mark:24",
         ],
         &[
             "Request -CALLS-> Request.note:7",
@@ -1005,6 +1012,9 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "escape:39 -CALLS-> Set.joinedLines:36",
             "checkout:21 -CALLS-> Book.price:33",
             "Labeller.run:19 -CALLS-> Labeller.load:18",
+            "Arguments.remove:15 -CALLS-> Arguments.remove:15",
+            "Arguments.popAfter:18 -CALLS-> Arguments.remove:14",
+            "Arguments.marks:26 -CALLS-> Arguments.mark:25",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
             "providers:10 -CALLS-> Parsed.argumentSet:6",
             "Failing.run:32 -CALLS-> Parsed.argumentSet:6",

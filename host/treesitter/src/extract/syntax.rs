@@ -153,11 +153,21 @@ pub(super) fn args_given(list: Node<'_>, text: &[u8]) -> Vec<Arg> {
 /// `value_argument`) is what that child is.
 fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
     let mut n = n;
-    while n.named_child_count() == 1
-        && (n.kind().contains("argument") || n.kind() == "parenthesized_expression")
-        && let Some(c) = n.named_child(0)
-    {
-        n = c;
+    loop {
+        // Swift's labelled argument (`at: i`): its value.
+        if n.kind() == "value_argument"
+            && let Some(v) = n.child_by_field_name("value")
+            && v.id() != n.id()
+        {
+            n = v;
+        } else if n.named_child_count() == 1
+            && (n.kind().contains("argument") || n.kind() == "parenthesized_expression")
+            && let Some(c) = n.named_child(0)
+        {
+            n = c;
+        } else {
+            break;
+        }
     }
     let kind = n.kind();
     let txt = || n.utf8_text(text).unwrap_or("").trim().to_owned();
@@ -182,7 +192,10 @@ fn arg_of(n: Node<'_>, text: &[u8]) -> Arg {
         | "array_access"
         | "element_access_expression"
         | "subscript_expression"
-        | "index_expression" => {
+        | "index_expression"
+        // Swift's `value!`, C#'s `value!`.
+        | "postfix_expression"
+        | "postfix_unary_expression" => {
             let t = compact(&txt());
             if t.len() <= 160 { Arg::Expr(t) } else { Arg::Other }
         }
@@ -277,9 +290,14 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
             let t = t.utf8_text(text).unwrap_or("").trim_start_matches(':').trim();
             if spread { format!("{t}...") } else { t.to_owned() }
         });
-        // Go's `a, b int` declares two of one type.
+        // Go's `a, b int` declares two of one type (Swift's `at position:
+        // Int`, a label and a name, one).
         let mut pc = p.walk();
-        let names = p.children_by_field_name("name", &mut pc).count().max(1);
+        let names = if list.kind().ends_with("_declaration") {
+            1
+        } else {
+            p.children_by_field_name("name", &mut pc).count().max(1)
+        };
         out.extend(std::iter::repeat_n(written, names));
     }
     out

@@ -48,7 +48,7 @@ impl Resolver<'_> {
             return true;
         }
         let given = t.given.get_or_init(|| c.given.iter().map(|a| self.given(fi, scope, a)).collect());
-        self.matches(d, given).is_some()
+        self.matches(d, given, c.labels.as_deref()).is_some()
     }
 
     /// Of the definitions a call may mean (`level`, all of one rung), the
@@ -97,14 +97,14 @@ impl Resolver<'_> {
             .iter()
             .filter_map(|&d| {
                 if !passes_this(d) {
-                    return self.matches(d, &given).map(|exact| (d, exact));
+                    return self.matches(d, &given, c.labels.as_deref()).map(|exact| (d, exact));
                 }
                 // The `this` argument against the type extended.
                 let this = match (given.first(), self.p.fact(d).extension.as_deref()) {
                     (Some(g), Some(ty)) => weight(self.fits(&crate::extract::simple_type(ty), g))?,
                     _ => 0,
                 };
-                self.matches(d, given.get(1..).unwrap_or_default()).map(|exact| (d, this + exact))
+                self.matches(d, given.get(1..).unwrap_or_default(), None).map(|exact| (d, this + exact))
             })
             .collect();
         match scored.len() {
@@ -165,10 +165,27 @@ impl Resolver<'_> {
     /// one of them cannot be passed to its parameter; else how closely they
     /// match (the very type, then a supertype of the project, then a type
     /// not known to fit or not: the most specific overload scores most).
-    fn matches(&self, d: DefIx, given: &[Given]) -> Option<usize> {
-        let params = &self.p.fact(d).params;
+    /// Swift's `labels`, as the call writes them, place each argument at
+    /// its parameter (one with a default value may be left out between).
+    fn matches(&self, d: DefIx, given: &[Given], labels: Option<&[String]>) -> Option<usize> {
+        let fact = self.p.fact(d);
+        let params = &fact.params;
+        let slots: Vec<usize> = match (labels, &fact.labels) {
+            (Some(labels), Some(declared)) if declared.len() == params.len() => {
+                let mut next = 0;
+                labels
+                    .iter()
+                    .map(|l| {
+                        let at = declared.iter().skip(next).position(|d| d == l).map_or(next, |k| next + k);
+                        next = at + 1;
+                        at
+                    })
+                    .collect()
+            }
+            _ => (0..given.len()).collect(),
+        };
         let mut score = 0;
-        for (i, g) in given.iter().enumerate() {
+        for (&i, g) in slots.iter().zip(given) {
             // A variadic last parameter takes the rest: an array of its
             // elements, or elements.
             let Some(written) = params.get(i).or_else(|| params.last().filter(|p| p.ends_with("..."))) else { break };
@@ -413,7 +430,10 @@ fn literal_fits(l: Lit, param: &str) -> Fit {
             None => Fit::Maybe,
         },
         Lit::Int => match primitive(p) {
+            // Kotlin's, Scala's and Swift's integer literal is an `Int`
+            // unless a type says otherwise.
             Some(3) => Fit::Exact,
+            _ if p == "Int" => Fit::Exact,
             Some(8) => Fit::No,
             Some(_) => Fit::Maybe,
             None => Fit::Maybe,

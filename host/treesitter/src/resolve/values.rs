@@ -567,9 +567,13 @@ impl Resolver<'_> {
                     None => type_named(name).map_or(Val::Foreign, Val::Type),
                 }
             }
-            Step::Member { .. } | Step::Unwrap | Step::Index | Step::Literal | Step::Cast(_) | Step::Apply { .. } => {
-                Val::Unknown
-            }
+            Step::Member { .. }
+            | Step::Unwrap
+            | Step::Index
+            | Step::Slice
+            | Step::Literal
+            | Step::Cast(_)
+            | Step::Apply { .. } => Val::Unknown,
         }
     }
 
@@ -594,7 +598,7 @@ impl Resolver<'_> {
             return self.ty(fi, scope.unwrap_or(usize::MAX), &named).map_or(Val::Foreign, Val::Type);
         }
         match (val, step) {
-            (val, Step::Literal) => val,
+            (val, Step::Literal | Step::Slice) => val,
             (Val::Type(t), Step::Unwrap) => Val::Type(t),
             (Val::Type(t), Step::Member { name, scoped: true }) => {
                 self.nested_type(t, name).map_or(Val::Unknown, Val::Type)

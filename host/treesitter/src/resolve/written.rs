@@ -102,9 +102,10 @@ pub(super) fn wrapper(head: &str) -> Option<Wrapper> {
         "Option" | "Result" | "LockResult" | "TryLockResult" | "Mutex" | "RwLock" | "RefCell" | "Cell" | "OnceCell"
         | "OnceLock" | "Weak" | "Promise" | "PromiseLike" | "Awaitable" | "Future" | "CompletableFuture" | "Task"
         | "ValueTask" | "AtomicReference" | "Readonly" => Wrapper::Holds,
-        "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ReadonlyArray" | "Map"
-        | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict" | "Mapping" | "ArrayList" | "LinkedList"
-        | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary" | "IDictionary" | "array" => Wrapper::Collection,
+        "[]" | "Vec" | "VecDeque" | "HashMap" | "BTreeMap" | "IndexMap" | "Array" | "ArraySlice"
+        | "ContiguousArray" | "ReadonlyArray" | "Map" | "Record" | "List" | "list" | "Sequence" | "Dict" | "dict"
+        | "Mapping" | "ArrayList" | "LinkedList" | "Deque" | "map" | "IList" | "IReadOnlyList" | "Dictionary"
+        | "IDictionary" | "array" => Wrapper::Collection,
         "Iterator"
         | "IntoIterator"
         | "DoubleEndedIterator"
