@@ -74,7 +74,11 @@
 ; member of the type the context expects (lib.rs: its receiver is `.`).
 (call_expression (prefix_expression "." target: (simple_identifier) @call @call.implicit)
   (call_suffix (value_arguments) @call.args))
-; A call with only a trailing closure (`items.map { … }`).
+; A call with only a trailing closure (`items.map { … }`). A closure
+; given to a sequence's method that calls it with each element
+; (`items.forEach { $0.run() }`, `.first(where: { item in … })`) is read
+; in code (extract/read.rs `each_closures`): its first parameter is an
+; element of the receiver.
 (call_expression (simple_identifier) @call (call_suffix . (lambda_literal)))
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
   (call_suffix . (lambda_literal)))

@@ -1002,6 +1002,10 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Arguments.remove:15 -CALLS-> Arguments.remove:14",
             "Arguments.popAfter:18 -CALLS-> Arguments.remove:15",
             "Arguments.marks:26 -CALLS-> Arguments.mark:24",
+            // A closure given to `forEach`: its `$0` or first parameter an
+            // element of the receiver (a project type's own `Element`).
+            "Arguments.removeAll:40 -CALLS-> Arguments.remove:39",
+            "Arguments.removeAll:40 -CALLS-> Arguments.remove:15",
         ],
         &[
             "Request -CALLS-> Request.note:7",
@@ -1015,6 +1019,7 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Arguments.remove:15 -CALLS-> Arguments.remove:15",
             "Arguments.popAfter:18 -CALLS-> Arguments.remove:14",
             "Arguments.marks:26 -CALLS-> Arguments.mark:25",
+            "Arguments.removeAll:40 -CALLS-> Arguments.remove:14",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
             "providers:10 -CALLS-> Parsed.argumentSet:6",
             "Failing.run:32 -CALLS-> Parsed.argumentSet:6",

@@ -157,6 +157,10 @@ impl Resolver<'_> {
                 let _here = seen_from(file, *at);
                 match self.eval(file, scope, expr, false, depth) {
                     Val::Written(w) => self.element(&w, depth),
+                    // A Swift sequence of the project: its `Element`.
+                    Val::Type(t) if self.p.sources[file].lang.name == "swift" => {
+                        self.nested_type(t, "Element").map_or(Val::Unknown, Val::Type)
+                    }
                     _ => Val::Unknown,
                 }
             }
