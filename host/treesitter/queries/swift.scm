@@ -77,7 +77,7 @@
 ; A call with only a trailing closure (`items.map { … }`). A closure
 ; given to a sequence's method that calls it with each element
 ; (`items.forEach { $0.run() }`, `.first(where: { item in … })`) is read
-; in code (extract/read.rs `each_closures`): its first parameter is an
+; in code (extract/syntax.rs `each_closures`): its first parameter is an
 ; element of the receiver.
 (call_expression (simple_identifier) @call (call_suffix . (lambda_literal)))
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Arg, Arity, Call, Lit, Span};
+use super::{Arg, Arity, Call, Lit, Name, Span, Typed, Var};
 
 /// How many type parameters or arguments a list (`<T, U>`) holds: 0 for
 /// none.
@@ -501,4 +501,83 @@ pub(super) fn doc_above(def: Node<'_>, text: &[u8]) -> String {
         at = p;
     }
     lines.join("\n")
+}
+
+/// A variable's node's bytes, and whether it holds (what the variables
+/// read so far are found by).
+pub(super) type VarKey = (usize, usize, bool);
+
+/// Methods of Swift's sequences that call a closure with each element.
+const EACH: &[&str] = &[
+    "forEach",
+    "map",
+    "compactMap",
+    "flatMap",
+    "filter",
+    "first",
+    "last",
+    "contains",
+    "allSatisfy",
+    "firstIndex",
+    "lastIndex",
+    "drop",
+    "prefix",
+    "removeAll",
+    "sorted",
+    "min",
+    "max",
+    "partition",
+];
+
+/// For a call of one of a sequence's [`EACH`] methods (`name`, on
+/// `receiver`), the closures it is given (Swift's trailing closure, or an
+/// argument's: `items.forEach { $0.run() }`, `.first(where: { item in …
+/// })`): each one's `$0`, and its first parameter where it names one, an
+/// element of the receiver, seen in the closure only. A named parameter
+/// comes with its node's bytes, under which its own capture (of no type)
+/// is the same variable. Told by Swift's syntax (`call_suffix`,
+/// `lambda_literal`); nothing for other grammars.
+pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> Vec<(Option<VarKey>, Var)> {
+    let mut out = Vec::new();
+    if !name.utf8_text(text).is_ok_and(|n| EACH.contains(&n)) {
+        return out;
+    }
+    // name → navigation_suffix → navigation_expression → call_expression.
+    let Some(call) = name.parent().and_then(|s| s.parent()).and_then(|e| e.parent()) else { return out };
+    let Some(suffix) = call.named_children(&mut call.walk()).find(|c| c.kind() == "call_suffix") else { return out };
+    let mut closures = Vec::new();
+    for c in suffix.named_children(&mut suffix.walk()) {
+        match c.kind() {
+            "lambda_literal" => closures.push(c),
+            "value_arguments" => closures.extend(
+                c.named_children(&mut c.walk())
+                    .filter_map(|a| a.child_by_field_name("value"))
+                    .filter(|v| v.kind() == "lambda_literal"),
+            ),
+            _ => {}
+        }
+    }
+    let of = compact(receiver.utf8_text(text).unwrap_or(""));
+    for closure in closures {
+        let element = |name: String, at: Node<'_>| Var {
+            name,
+            ty: Name { name: of.clone(), qualifier: None, span: Span::of(at), generics: 0 },
+            typed: Typed::Element,
+            written: None,
+            // Seen in the closure only (its function literal, found later).
+            within: Some((closure.start_byte(), closure.start_byte())),
+            member: false,
+            at: (receiver.start_byte(), receiver.end_byte()),
+        };
+        out.push((None, element("$0".into(), closure)));
+        let named = closure
+            .child_by_field_name("type")
+            .and_then(|t| t.named_child(0))
+            .and_then(|ps| ps.named_child(0))
+            .and_then(|p| p.child_by_field_name("name"));
+        if let Some(p) = named {
+            out.push((Some((p.start_byte(), p.end_byte(), false)), element(p.utf8_text(text).unwrap_or("").into(), p)));
+        }
+    }
+    out
 }
