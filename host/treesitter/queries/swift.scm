@@ -34,7 +34,13 @@
 (class_declaration "extension" name: (array_type) @self.type)
 
 ; Headers: a superclass and the protocols adopted.
-(inheritance_specifier inherits_from: (user_type (type_identifier) @extends))
+; A qualified one (`Origins.Base`) by its last name in the type its
+; qualifier names, not as two supertypes.
+(inheritance_specifier inherits_from: (user_type . (type_identifier) @extends .))
+(inheritance_specifier inherits_from: (user_type . (type_identifier) @extends . (type_arguments) .))
+(inheritance_specifier inherits_from: (user_type (type_identifier) @ref.qualifier . (type_identifier) @extends .))
+(inheritance_specifier
+  inherits_from: (user_type (type_identifier) @ref.qualifier . (type_identifier) @extends . (type_arguments) .))
 
 ; Typed names: parameters, properties and locals, by written type or value.
 ; An existential or opaque type (`any URLRequestConvertible`, `some P`)
@@ -82,7 +88,10 @@
 (call_expression (simple_identifier) @call (call_suffix . (lambda_literal)))
 (call_expression (navigation_expression target: (_) @call.receiver suffix: (navigation_suffix suffix: (simple_identifier) @call))
   (call_suffix . (lambda_literal)))
-(user_type (type_identifier) @ref.type)
+; A type named through another (`Origins.Element`): each name after the
+; first in the one before it.
+(user_type . (type_identifier) @ref.type)
+(user_type (type_identifier) @ref.qualifier . (type_identifier) @ref.type)
 
 ; Function literals: a name declared in one is seen only inside it.
 (lambda_literal) @literal

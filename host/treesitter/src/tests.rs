@@ -1006,6 +1006,11 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             // element of the receiver (a project type's own `Element`).
             "Arguments.removeAll:40 -CALLS-> Arguments.remove:39",
             "Arguments.removeAll:40 -CALLS-> Arguments.remove:15",
+            // A type named through another (`Board.Kind`): the nested one,
+            // as a supertype and as a reference, not the top-level namesake.
+            "Rook -EXTENDS-> Board.Kind",
+            "place:10 -REFERENCES-> Board.Piece",
+            "loose:11 -REFERENCES-> Piece",
         ],
         &[
             "Request -CALLS-> Request.note:7",
@@ -1020,6 +1025,9 @@ fn swift_types_protocols_initializers_and_implicit_self() {
             "Arguments.popAfter:18 -CALLS-> Arguments.remove:14",
             "Arguments.marks:26 -CALLS-> Arguments.mark:25",
             "Arguments.removeAll:40 -CALLS-> Arguments.remove:14",
+            "Rook -EXTENDS-> Kind",
+            "Rook -EXTENDS-> Board",
+            "place:10 -REFERENCES-> Piece",
             "Labeller.run:19 -CALLS-> Error.asShopError:5",
             "providers:10 -CALLS-> Parsed.argumentSet:6",
             "Failing.run:32 -CALLS-> Parsed.argumentSet:6",

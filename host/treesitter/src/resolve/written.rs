@@ -277,18 +277,7 @@ pub(super) const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
     ("Array", SWIFT_ARRAY),
     ("ArraySlice", SWIFT_ARRAY),
     ("ContiguousArray", SWIFT_ARRAY),
-    (
-        "Data",
-        &[
-            "DataProtocol",
-            "RandomAccessCollection",
-            "MutableCollection",
-            "RangeReplaceableCollection",
-            "BidirectionalCollection",
-            "Collection",
-            "Sequence",
-        ],
-    ),
+    ("Data", SWIFT_DATA),
     ("Dictionary", &["Collection", "Sequence"]),
     ("Set", &["SetAlgebra", "Collection", "Sequence", "Iterable"]),
     ("Int", &["FixedWidthInteger", "SignedInteger", "BinaryInteger", "SignedNumeric", "Numeric", "Comparable"]),
@@ -300,8 +289,10 @@ pub(super) const STANDARD_SUPERTYPES: &[(&str, &[&str])] = &[
     ("ArrayList", &["MutableList", "List", "MutableCollection", "Collection", "Iterable"]),
 ];
 
-/// What Swift's arrays conform to.
-const SWIFT_ARRAY: &[&str] = &[
+/// What Swift's `Data` conforms to: a `DataProtocol`, and what an array
+/// conforms to.
+const SWIFT_DATA: &[&str] = &[
+    "DataProtocol",
     "RandomAccessCollection",
     "MutableCollection",
     "RangeReplaceableCollection",
@@ -309,3 +300,6 @@ const SWIFT_ARRAY: &[&str] = &[
     "Collection",
     "Sequence",
 ];
+
+/// What Swift's arrays conform to.
+const SWIFT_ARRAY: &[&str] = SWIFT_DATA.split_at(1).1;
