@@ -79,6 +79,11 @@
 ; References.
 (call_expression . (identifier) @call (value_arguments) @call.args)
 (call_expression . (navigation_expression . (_) @call.receiver (identifier) @call .) (value_arguments) @call.args)
+; A call given only a trailing lambda (`lock.withLock { … }`, `run { … }`):
+; one argument. (Given arguments and a lambda, the lambda is counted with
+; them: extract/syntax.rs `count_args`.)
+(call_expression . (identifier) @call . (annotated_lambda) @call.args)
+(call_expression . (navigation_expression . (_) @call.receiver (identifier) @call .) . (annotated_lambda) @call.args)
 (user_type . (identifier) @ref.type)
 
 ; Function literals: a name declared in one is seen only inside it.

@@ -291,9 +291,9 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The ten sources and build.gradle.kts (a Kotlin script); Layout.kt
+    // The eleven sources and build.gradle.kts (a Kotlin script); Layout.kt
     // read laid out as the grammar reads it.
-    assert_eq!((report.files, report.syntax_errors), (11, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (12, 0), "{report:?}");
     let io = |s: &&str| s.replace("IO", "com.example.shop.io");
     let want: Vec<String> = [
         // Overloads the argument cannot tell apart, all returning a
@@ -343,6 +343,12 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Sink.flush:11 -CALLS-> IO.Drain.drain:7",
         // A parameter of a qualified type (`Outer.Inner`).
         "IO.Qualified.size:72 -CALLS-> IO.Outer.Inner.count:64",
+        // A call given a trailing lambda, alone or after its arguments (the
+        // lambda is an argument); a lambda given to a collection's
+        // `forEach`, `map`: `it` and its one named parameter an element.
+        "IO.openAll:16 -CALLS-> IO.Vault.withLock:12",
+        "IO.openAll:16 -CALLS-> IO.Vault.guarded:13",
+        "IO.openAll:16 -CALLS-> IO.Lease.release:4",
     ]
     .iter()
     .map(io)
@@ -368,6 +374,10 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.Asking.one:57 -CALLS-> IO.Names.pick:49",
         "IO.Asking.three:59 -CALLS-> IO.Names.pick:49",
         "IO.Qualified.size:72 -CALLS-> IO.Outer.count:67",
+        "IO.openAll:16 -CALLS-> IO.Permit.release:8",
+        // The standard `require(cond) { message }`: two arguments, the
+        // lambda one of them, so not the class's own `require(count)`.
+        "IO.Guarded.check:25 -CALLS-> IO.Guarded.require:24",
     ]
     .iter()
     .map(io)

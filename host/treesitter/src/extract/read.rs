@@ -368,7 +368,11 @@ impl Reader {
                                     generics: generics(get("ref.generics")),
                                 },
                                 typed,
-                                written: get("var.written").map(|w| compact(&txt(w))),
+                                // Kotlin's generic type (`List<Item>`) whole: what
+                                // a collection holds, for its lambdas' `it`.
+                                written: get("var.written")
+                                    .or(get("var.path").filter(|p| txt(*p).contains('<')))
+                                    .map(|w| compact(&txt(w))),
                                 // Set once every function literal is known.
                                 within: Some((n.start_byte(), n.start_byte())),
                                 member: get("var.member").is_some(),
@@ -396,6 +400,16 @@ impl Reader {
                         }
                     }
                     "call" => {
+                        // Kotlin's grammar reads a class header it does not
+                        // know (`@OptIn(…) actual class A { … }`) as a call
+                        // of `A` given a lambda: no call.
+                        if get("call.args").is_some_and(|a| a.kind() == "annotated_lambda")
+                            && n.parent()
+                                .and_then(|c| c.prev_named_sibling())
+                                .is_some_and(|k| matches!(k.utf8_text(text), Ok("class" | "interface" | "object")))
+                        {
+                            continue;
+                        }
                         if let Some(of) = get("call.receiver") {
                             for (at, var) in each_closures(n, of, text) {
                                 // Before the parameter's own capture (of no type).

@@ -42,7 +42,14 @@ pub(super) fn count_args(list: Node<'_>) -> u32 {
     // Ruby's keyword arguments (`default_options max_age: 1, preload:
     // false`) are one hash, one argument.
     let (pairs, rest) = args.fold((0u32, 0u32), |(p, r), n| if n.kind() == "pair" { (p + 1, r) } else { (p, r + 1) });
-    rest + u32::from(pairs > 0)
+    // Kotlin's and Swift's trailing lambda after the list (`f(1) { … }`) is
+    // its last argument: Swift's beside the list, Kotlin's beside the call
+    // (the grammar wraps the call and the lambda in another call).
+    let lambda = |n: Option<Node<'_>>| n.is_some_and(|s| matches!(s.kind(), "annotated_lambda" | "lambda_literal"));
+    let call = list.parent().filter(|p| p.kind() == "call_expression");
+    let trailing = list.kind() == "value_arguments"
+        && (lambda(list.next_named_sibling()) || lambda(call.and_then(|c| c.next_named_sibling())));
+    rest + u32::from(pairs > 0) + u32::from(trailing)
 }
 
 /// The calls written in a macro's body (`name(`, not after `.`, `->` or
@@ -508,7 +515,7 @@ pub(super) fn doc_above(def: Node<'_>, text: &[u8]) -> String {
 pub(super) type VarKey = (usize, usize, bool);
 
 /// Methods of Swift's sequences that call a closure with each element.
-const EACH: &[&str] = &[
+const SWIFT_EACH: &[&str] = &[
     "forEach",
     "map",
     "compactMap",
@@ -529,31 +536,86 @@ const EACH: &[&str] = &[
     "partition",
 ];
 
-/// For a call of one of a sequence's [`EACH`] methods (`name`, on
-/// `receiver`), the closures it is given (Swift's trailing closure, or an
-/// argument's: `items.forEach { $0.run() }`, `.first(where: { item in …
-/// })`): each one's `$0`, and its first parameter where it names one, an
-/// element of the receiver, seen in the closure only. A named parameter
-/// comes with its node's bytes, under which its own capture (of no type)
-/// is the same variable. Told by Swift's syntax (`call_suffix`,
-/// `lambda_literal`); nothing for other grammars.
+/// Methods of Kotlin's collections and sequences that call a lambda with
+/// each element.
+const KOTLIN_EACH: &[&str] = &[
+    "forEach",
+    "onEach",
+    "map",
+    "mapNotNull",
+    "flatMap",
+    "filter",
+    "filterNot",
+    "first",
+    "firstOrNull",
+    "last",
+    "lastOrNull",
+    "find",
+    "single",
+    "singleOrNull",
+    "any",
+    "all",
+    "none",
+    "count",
+    "sumOf",
+    "sortedBy",
+    "sortedByDescending",
+    "groupBy",
+    "associateBy",
+    "associateWith",
+    "partition",
+    "takeWhile",
+    "dropWhile",
+    "maxBy",
+    "minBy",
+    "maxByOrNull",
+    "minByOrNull",
+    "distinctBy",
+    "removeAll",
+    "retainAll",
+];
+
+/// For a call of one of a sequence's methods that calls a closure with
+/// each element (`name`, on `receiver`), the closures it is given, as
+/// Swift and Kotlin write them (a trailing closure, or an argument's:
+/// `items.forEach { $0.run() }`, `.first(where: { item in … })`,
+/// `items.map { it.name }`, `.filter({ x -> x.ok })`): each one's implicit
+/// parameter (`$0`, `it`), and its parameter where it names exactly one
+/// (two are a pair's parts, a dictionary's key and value, or an index and
+/// an element), an element of the receiver, seen in the closure only. A
+/// named parameter comes with its node's bytes, under which its own
+/// capture (of no type) is the same variable. Told by the grammars'
+/// `navigation_expression`; nothing for other languages.
 pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> Vec<(Option<VarKey>, Var)> {
     let mut out = Vec::new();
-    if !name.utf8_text(text).is_ok_and(|n| EACH.contains(&n)) {
+    let Some(parent) = name.parent() else { return out };
+    // Swift: name → navigation_suffix → navigation_expression → call;
+    // Kotlin: name → navigation_expression → call.
+    let (call, each, implicit) = match parent.kind() {
+        "navigation_suffix" => (parent.parent().and_then(|e| e.parent()), SWIFT_EACH, "$0"),
+        "navigation_expression" => (parent.parent(), KOTLIN_EACH, "it"),
+        _ => return out,
+    };
+    let Some(call) = call.filter(|c| c.kind() == "call_expression") else { return out };
+    if !name.utf8_text(text).is_ok_and(|n| each.contains(&n)) {
         return out;
     }
-    // name → navigation_suffix → navigation_expression → call_expression.
-    let Some(call) = name.parent().and_then(|s| s.parent()).and_then(|e| e.parent()) else { return out };
-    let Some(suffix) = call.named_children(&mut call.walk()).find(|c| c.kind() == "call_suffix") else { return out };
     let mut closures = Vec::new();
-    for c in suffix.named_children(&mut suffix.walk()) {
+    let mut parts: Vec<Node<'_>> = call.named_children(&mut call.walk()).collect();
+    if let Some(suffix) = parts.iter().find(|c| c.kind() == "call_suffix").copied() {
+        parts = suffix.named_children(&mut suffix.walk()).collect();
+    }
+    let lambda = |n: Node<'_>| n.kind() == "lambda_literal";
+    for c in parts {
         match c.kind() {
             "lambda_literal" => closures.push(c),
-            "value_arguments" => closures.extend(
-                c.named_children(&mut c.walk())
-                    .filter_map(|a| a.child_by_field_name("value"))
-                    .filter(|v| v.kind() == "lambda_literal"),
-            ),
+            "annotated_lambda" => closures.extend(c.named_children(&mut c.walk()).filter(|n| lambda(*n))),
+            "value_arguments" => {
+                for a in c.named_children(&mut c.walk()) {
+                    let value = a.child_by_field_name("value").or_else(|| a.named_child(0));
+                    closures.extend(value.filter(|v| lambda(*v)));
+                }
+            }
             _ => {}
         }
     }
@@ -569,13 +631,15 @@ pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> 
             member: false,
             at: (receiver.start_byte(), receiver.end_byte()),
         };
-        out.push((None, element("$0".into(), closure)));
-        let named = closure
-            .child_by_field_name("type")
-            .and_then(|t| t.named_child(0))
-            .and_then(|ps| ps.named_child(0))
-            .and_then(|p| p.child_by_field_name("name"));
-        if let Some(p) = named {
+        out.push((None, element(implicit.into(), closure)));
+        // Swift's `{ item in … }`, Kotlin's `{ item -> … }`.
+        let params = match closure.child_by_field_name("type") {
+            Some(t) => t.named_child(0),
+            None => closure.named_children(&mut closure.walk()).find(|c| c.kind() == "lambda_parameters"),
+        };
+        let Some(params) = params.filter(|ps| ps.named_child_count() == 1) else { continue };
+        let named = params.named_child(0).and_then(|p| p.child_by_field_name("name").or_else(|| p.named_child(0)));
+        if let Some(p) = named.filter(|p| matches!(p.kind(), "simple_identifier" | "identifier")) {
             out.push((Some((p.start_byte(), p.end_byte(), false)), element(p.utf8_text(text).unwrap_or("").into(), p)));
         }
     }

@@ -401,8 +401,13 @@ impl Resolver<'_> {
                 // Swift's labels make a full name of a common one
                 // (`set(_:forKey:inputOrigin:)` is no collection's `set`).
                 let labelled = c.labels.as_ref().is_some_and(|l| l.iter().filter(|l| *l != "_").count() >= 2);
+                // Kotlin's scope functions, given their lambda (`x.apply {
+                // … }`, `stream.use { … }`): every value has them.
+                let scope_function = KOTLIN_SCOPE_FUNCTIONS.contains(&name)
+                    && c.args == Some(1)
+                    && self.p.sources[fi].lang.name == "kotlin";
                 match members[..] {
-                    _ if EVERYWHERE.contains(&name) && !labelled => Bound::Outside,
+                    _ if (EVERYWHERE.contains(&name) && !labelled) || scope_function => Bound::Outside,
                     [] => Bound::Outside,
                     // Where a value's type is all but always written (Java,
                     // Go, C#, Kotlin, Scala, Swift), a receiver not read is
@@ -524,6 +529,9 @@ impl Resolver<'_> {
 fn is_vendored(dir: &str) -> bool {
     matches!(dir, "deps" | "external" | "externals" | "extern" | "bundled" | "3rdparty" | "thirdparty" | "contrib")
 }
+
+/// Kotlin's standard functions every value has that take a lambda.
+const KOTLIN_SCOPE_FUNCTIONS: &[&str] = &["apply", "also", "let", "run", "takeIf", "takeUnless", "use", "with"];
 
 /// Methods the standard libraries' collections, strings and streams have
 /// in every language: called on a value whose type cannot be told, such a
