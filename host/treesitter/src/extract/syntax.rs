@@ -45,10 +45,11 @@ pub(super) fn count_args(list: Node<'_>) -> u32 {
     // Kotlin's and Swift's trailing lambda after the list (`f(1) { … }`) is
     // its last argument: Swift's beside the list, Kotlin's beside the call
     // (the grammar wraps the call and the lambda in another call).
+    // (A node's parent is found from the root: asked last.)
     let lambda = |n: Option<Node<'_>>| n.is_some_and(|s| matches!(s.kind(), "annotated_lambda" | "lambda_literal"));
-    let call = list.parent().filter(|p| p.kind() == "call_expression");
     let trailing = list.kind() == "value_arguments"
-        && (lambda(list.next_named_sibling()) || lambda(call.and_then(|c| c.next_named_sibling())));
+        && (lambda(list.next_named_sibling())
+            || lambda(list.parent().filter(|p| p.kind() == "call_expression").and_then(|c| c.next_named_sibling())));
     rest + u32::from(pairs > 0) + u32::from(trailing)
 }
 
@@ -588,6 +589,10 @@ const KOTLIN_EACH: &[&str] = &[
 /// `navigation_expression`; nothing for other languages.
 pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> Vec<(Option<VarKey>, Var)> {
     let mut out = Vec::new();
+    // A node's parent is found from the root: the name is checked first.
+    if !name.utf8_text(text).is_ok_and(|n| SWIFT_EACH.contains(&n) || KOTLIN_EACH.contains(&n)) {
+        return out;
+    }
     let Some(parent) = name.parent() else { return out };
     // Swift: name → navigation_suffix → navigation_expression → call;
     // Kotlin: name → navigation_expression → call.
