@@ -274,6 +274,44 @@ const PYTHON_BUILTINS: &[&str] = &[
     "zip",
 ];
 
+/// Kotlin's standard top-level functions, called bare everywhere
+/// (`require(cond) { … }`, `check(…)`, `listOf(…)`): a call of one that is
+/// in scope nowhere is not another package's function of that name.
+const KOTLIN_STANDARD: &[&str] = &[
+    "require",
+    "requireNotNull",
+    "check",
+    "checkNotNull",
+    "error",
+    "TODO",
+    "assert",
+    "repeat",
+    "run",
+    "with",
+    "synchronized",
+    "lazy",
+    "buildString",
+    "buildList",
+    "buildMap",
+    "buildSet",
+    "listOf",
+    "listOfNotNull",
+    "mutableListOf",
+    "arrayListOf",
+    "setOf",
+    "mutableSetOf",
+    "mapOf",
+    "mutableMapOf",
+    "emptyList",
+    "emptySet",
+    "emptyMap",
+    "arrayOf",
+    "println",
+    "print",
+    "maxOf",
+    "minOf",
+];
+
 /// The globals of JavaScript's runtimes (the language's, browsers' and
 /// Node's) that code calls without importing them.
 const SCRIPT_GLOBALS: &[&str] = &[
@@ -388,7 +426,7 @@ pub static LANGUAGES: &[Lang] = &[
         scip_command: "scip-java index --output {out}",
         unknown_receiver_is_ours: true,
         global_names: true,
-        builtins: &[],
+        builtins: KOTLIN_STANDARD,
         rules: Rules {
             expect_actual: true,
             receiver_in_scope: true,

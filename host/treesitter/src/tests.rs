@@ -291,9 +291,9 @@ fn csharp_hierarchy_calls_overloads_and_namespaces() {
 #[test]
 fn kotlin_hierarchy_calls_overloads_and_packages() {
     let (g, report) = graph_of(&fixture_dir("kotlin"), "kotlin");
-    // The eleven sources and build.gradle.kts (a Kotlin script); Layout.kt
+    // The twelve sources and build.gradle.kts (a Kotlin script); Layout.kt
     // read laid out as the grammar reads it.
-    assert_eq!((report.files, report.syntax_errors), (12, 0), "{report:?}");
+    assert_eq!((report.files, report.syntax_errors), (13, 0), "{report:?}");
     let io = |s: &&str| s.replace("IO", "com.example.shop.io");
     let want: Vec<String> = [
         // Overloads the argument cannot tell apart, all returning a
@@ -377,7 +377,10 @@ fn kotlin_hierarchy_calls_overloads_and_packages() {
         "IO.openAll:16 -CALLS-> IO.Permit.release:8",
         // The standard `require(cond) { message }`: two arguments, the
         // lambda one of them, so not the class's own `require(count)`.
-        "IO.Guarded.check:25 -CALLS-> IO.Guarded.require:24",
+        "IO.Guarded.verify:25 -CALLS-> IO.Guarded.require:24",
+        // The standard `check(cond) { … }`, in scope nowhere: not another
+        // package's `check` of that shape.
+        "IO.Guarded.verify:25 -CALLS-> com.example.shop.model.check:3",
     ]
     .iter()
     .map(io)
