@@ -300,11 +300,10 @@ pub(super) fn param_types(list: Node<'_>, text: &[u8]) -> Vec<String> {
         });
         // Go's `a, b int` declares two of one type (Swift's `at position:
         // Int`, a label and a name, one).
-        let mut pc = p.walk();
         let names = if list.kind().ends_with("_declaration") {
             1
         } else {
-            p.children_by_field_name("name", &mut pc).count().max(1)
+            p.children_by_field_name("name", &mut p.walk()).count().max(1)
         };
         out.extend(std::iter::repeat_n(written, names));
     }
@@ -589,8 +588,9 @@ const KOTLIN_EACH: &[&str] = &[
 /// `navigation_expression`; nothing for other languages.
 pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> Vec<(Option<VarKey>, Var)> {
     let mut out = Vec::new();
+    let Ok(method) = name.utf8_text(text) else { return out };
     // A node's parent is found from the root: the name is checked first.
-    if !name.utf8_text(text).is_ok_and(|n| SWIFT_EACH.contains(&n) || KOTLIN_EACH.contains(&n)) {
+    if !SWIFT_EACH.contains(&method) && !KOTLIN_EACH.contains(&method) {
         return out;
     }
     let Some(parent) = name.parent() else { return out };
@@ -601,10 +601,7 @@ pub(super) fn each_closures(name: Node<'_>, receiver: Node<'_>, text: &[u8]) -> 
         "navigation_expression" => (parent.parent(), KOTLIN_EACH, "it"),
         _ => return out,
     };
-    let Some(call) = call.filter(|c| c.kind() == "call_expression") else { return out };
-    if !name.utf8_text(text).is_ok_and(|n| each.contains(&n)) {
-        return out;
-    }
+    let Some(call) = call.filter(|c| c.kind() == "call_expression" && each.contains(&method)) else { return out };
     let mut closures = Vec::new();
     let mut parts: Vec<Node<'_>> = call.named_children(&mut call.walk()).collect();
     if let Some(suffix) = parts.iter().find(|c| c.kind() == "call_suffix").copied() {
