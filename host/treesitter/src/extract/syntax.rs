@@ -45,11 +45,18 @@ pub(super) fn count_args(list: Node<'_>) -> u32 {
     // Kotlin's and Swift's trailing lambda after the list (`f(1) { … }`) is
     // its last argument: Swift's beside the list, Kotlin's beside the call
     // (the grammar wraps the call and the lambda in another call).
-    // (A node's parent is found from the root: asked last.)
-    let lambda = |n: Option<Node<'_>>| n.is_some_and(|s| matches!(s.kind(), "annotated_lambda" | "lambda_literal"));
+    // (A node's parent is found from the root: asked only of a list that
+    // ends its call.)
+    let lambda = |n: Node<'_>| matches!(n.kind(), "annotated_lambda" | "lambda_literal");
     let trailing = list.kind() == "value_arguments"
-        && (lambda(list.next_named_sibling())
-            || lambda(list.parent().filter(|p| p.kind() == "call_expression").and_then(|c| c.next_named_sibling())));
+        && match list.next_named_sibling() {
+            Some(next) => lambda(next),
+            None => list
+                .parent()
+                .filter(|p| p.kind() == "call_expression")
+                .and_then(|c| c.next_named_sibling())
+                .is_some_and(lambda),
+        };
     rest + u32::from(pairs > 0) + u32::from(trailing)
 }
 
