@@ -151,7 +151,8 @@ const SHOWN_NOTES: usize = 200;
 /// One reload attempt.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReloadRecord {
-    /// `swapped` or `refused`.
+    /// `swapped`, `refused`, or `unchanged` (a part read again that gives
+    /// the same graph).
     pub result: &'static str,
     /// What was loaded, or why not.
     pub detail: String,
@@ -159,6 +160,18 @@ pub struct ReloadRecord {
     pub at: u64,
     /// How long it took.
     pub duration_ms: u64,
+}
+
+impl ReloadRecord {
+    /// A part read again that gives the graph it had: nothing to swap.
+    pub fn unchanged(path: &Path) -> ReloadRecord {
+        ReloadRecord {
+            result: "unchanged",
+            detail: format!("{}: the same graph", path.display()),
+            at: now(),
+            duration_ms: 0,
+        }
+    }
 }
 
 impl GraphStatus {
@@ -313,6 +326,13 @@ impl LiveGraph {
 
     /// Loads `sources` (none: the embedded sample), each kept as a part.
     pub fn open(sources: Vec<PathBuf>) -> Result<LiveGraph, GraphError> {
+        LiveGraph::open_with(sources, Vec::new())
+    }
+
+    /// [`LiveGraph::open`], with the parts of some sources given as the
+    /// graphs this process just wrote to them (`signpost --project`'s
+    /// first index): those are not read back.
+    pub fn open_with(sources: Vec<PathBuf>, built: Vec<(PathBuf, Arc<Graph>)>) -> Result<LiveGraph, GraphError> {
         let started = Instant::now();
         if sources.is_empty() {
             return Ok(LiveGraph::new(Graph::sample(), sources, started.elapsed()));
@@ -321,6 +341,9 @@ impl LiveGraph {
             .iter()
             .map(|p| {
                 let m = modified(p);
+                if let Some((_, g)) = built.iter().find(|(path, _)| path == p) {
+                    return Ok(Part { path: p.clone(), modified: m, graph: g.clone() });
+                }
                 graph::load(p)
                     .map(|g| Part { path: p.clone(), modified: m, graph: Arc::new(g) })
                     .map_err(|e| in_file(p, e))
@@ -369,6 +392,62 @@ impl LiveGraph {
         }
         drop(parts);
         self.swap(result, started, &what)
+    }
+
+    /// Patches the part read from `path`, and the served graph with it, in
+    /// one swap: `patch` makes the new graph from the old (a splice, say),
+    /// given for a graph merged from several parts the record another part
+    /// has of a node (see [`Graph::spliced`]). `None`, with nothing done,
+    /// when the part is not `base` any more (replaced since, by a precise
+    /// index say): the caller replaces it whole. Otherwise the record of
+    /// the swap and the part now.
+    pub fn patch_part(
+        &self,
+        path: &Path,
+        base: &Arc<Graph>,
+        patch: impl Fn(&Graph, &dyn Fn(&graph::RawId) -> Option<graph::Node>) -> Result<Graph, GraphError>,
+    ) -> Option<(ReloadRecord, Arc<Graph>)> {
+        let started = Instant::now();
+        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let i = parts.iter().position(|p| p.path == path)?;
+        if !Arc::ptr_eq(&parts[i].graph, base) {
+            return None;
+        }
+        let what = path.display().to_string();
+        let part = match patch(base, &|_| None) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                drop(parts);
+                return Some((self.swap(Err(e), started, &what), base.clone()));
+            }
+        };
+        let current = self.current.load_full();
+        let others = (0..parts.len()).filter(|&k| k != i && parts[k].graph.node_count() > 0).count();
+        // A merged graph (more than one part with symbols, before and
+        // after) is patched alike; otherwise the parts are joined as a
+        // swap joins them (one part: itself, no rebuild).
+        let merged = others > 0
+            && base.node_count() > 0
+            && part.node_count() > 0
+            && !parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current));
+        let result = if merged {
+            let fallback = |id: &graph::RawId| {
+                (0..parts.len())
+                    .filter(|&k| k != i)
+                    .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
+            };
+            // A symbol two parts define is merged again, not patched.
+            patch(&current, &fallback)
+                .map(Arc::new)
+                .or_else(|_| joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph })))
+        } else {
+            joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }))
+        };
+        if result.is_ok() {
+            parts[i].graph = part.clone();
+        }
+        drop(parts);
+        Some((self.swap(result, started, &what), part))
     }
 
     /// The graph the part read from `path` serves now.

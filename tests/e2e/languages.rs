@@ -581,6 +581,123 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     client.close().await;
 }
 
+/// Nodes and edges of a fresh `signpost index` of `dir`.
+fn fresh_counts(dir: &Path, out: &Path) -> (u64, u64) {
+    let (ok, text) = index_args(&[dir.as_os_str(), "--output".as_ref(), out.as_os_str()]);
+    assert!(ok, "{text}");
+    let graph = signpost::graph::load(out).unwrap_or_else(|e| panic!("{e}"));
+    (graph.node_count() as u64, graph.edge_count() as u64)
+}
+
+/// Waits until the served graph has the node and edge counts of a fresh
+/// index of `dir` (the last swap may still be under way).
+async fn until_fresh(client: &Client, dir: &Path, out: &Path, step: &str) {
+    let want = fresh_counts(dir, out);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let status = client.resource("signpost://graph").await;
+        let served = (status["nodes"].as_u64().unwrap_or(0), status["edges"].as_u64().unwrap_or(0));
+        if served == want {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{step}: served {served:?}, a fresh index {want:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// The names `id` reaches along `edge` in `direction`.
+async fn reached(client: &Client, id: &str, direction: &str, edge: &str) -> BTreeSet<String> {
+    let r = client.call("neighbors", json!({"ids": [id], "direction": direction, "edge_types": [edge]})).await;
+    assert!(!r.is_error, "{}", r.text);
+    other_names(&r)
+}
+
+/// Edits across files of a served Java project are patched into the graph
+/// per file (the log says so for every one), and after each the served
+/// graph is what a fresh index of the tree gives: a new method called from
+/// another file, a renamed method whose callers in another file lose and
+/// then regain the edge, a renamed base class with its subclass re-linked,
+/// a deleted file whose callers lose their edges. Unchanged symbols keep
+/// their ids; no call fails meanwhile.
+#[tokio::test(flavor = "multi_thread")]
+async fn edits_across_files_are_patched_in_and_serve_what_a_fresh_index_gives() {
+    let scratch = Scratch::new("patched");
+    let dir = scratch.path("shop");
+    copy_dir(&fixture("java"), &dir);
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh.scip"));
+    let client = served_with_log(&dir, &cache, &log).await;
+    let model = dir.join("src/main/java/com/example/shop/model");
+    let service_file = dir.join("src/main/java/com/example/shop/service/OrderService.java");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let write = |p: &Path, text: String| std::fs::write(p, text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let service = resolve_one(&client, "OrderService").await;
+    let place = resolve_one(&client, "OrderService.placeOrder").await;
+    until_fresh(&client, &dir, &out, "served").await;
+
+    // A method added in one file and called from another.
+    let order = read(&model.join("Order.java"));
+    write(
+        &model.join("Order.java"),
+        order.replacen(
+            "    public void add(",
+            "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
+            1,
+        ),
+    );
+    let text = read(&service_file);
+    write(&service_file, text.replace("notifyCustomer(order);", "notifyCustomer(order);\n        order.discount();"));
+    let discount = until_resolved(&client, "Order.discount", "one", &service).await;
+    let discount = discount.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    until_fresh(&client, &dir, &out, "a method added").await;
+    assert!(reached(&client, &discount, "in", "CALLS").await.contains("placeOrder"));
+    assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
+
+    // A method renamed: its caller in another file loses the edge, then
+    // calls the new name.
+    let get_id = resolve_one(&client, "Entity.getId").await;
+    let entity = read(&model.join("Entity.java"));
+    write(&model.join("Entity.java"), entity.replace("getId()", "identifier()"));
+    until_resolved(&client, "Entity.identifier", "one", &service).await;
+    until_fresh(&client, &dir, &out, "a method renamed").await;
+    assert!(client.call("describe", json!({"id": get_id})).await.is_error, "the old id is gone");
+    assert!(!reached(&client, &place, "out", "CALLS").await.contains("getId"));
+    let text = read(&service_file);
+    write(&service_file, text.replace("order.getId()", "order.identifier()"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !reached(&client, &place, "out", "CALLS").await.contains("identifier") {
+        assert!(std::time::Instant::now() < deadline, "the caller never called the new name");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    until_fresh(&client, &dir, &out, "a caller updated").await;
+
+    // A base class renamed with its subclass in another file.
+    let entity = read(&model.join("Entity.java"));
+    write(&model.join("Entity.java"), entity.replace("class Entity", "class Record"));
+    let order = read(&model.join("Order.java"));
+    write(&model.join("Order.java"), order.replace("extends Entity", "extends Record"));
+    let record = until_resolved(&client, "Record", "one", &service).await;
+    let record = record.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    until_resolved(&client, "Entity", "none", &service).await;
+    until_fresh(&client, &dir, &out, "a base class renamed").await;
+    assert!(reached(&client, &record, "in", "EXTENDS").await.contains("Order"));
+
+    // A file deleted: what called into it loses the edges.
+    assert!(reached(&client, &place, "out", "CALLS").await.contains("save"));
+    std::fs::remove_file(dir.join("src/main/java/com/example/shop/repo/AuditLog.java"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "AuditLog", "none", &service).await;
+    until_fresh(&client, &dir, &out, "a file deleted").await;
+    assert_eq!(resolve_one(&client, "OrderService").await, service, "an unchanged symbol keeps its id");
+    client.close().await;
+
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let edits: Vec<&str> = text.lines().filter(|l| l.contains("re-indexed after a change")).collect();
+    assert!(edits.len() >= 5, "{text}");
+    for line in &edits {
+        assert!(line.contains("how=\"patched"), "an edit is patched per file, not re-imported whole: {line}");
+    }
+}
+
 /// Serves the project at `dir` on `cache`, its log at info level in `log`
 /// (appended), its parts saved 50 ms after they are made.
 async fn served_with_log(dir: &Path, cache: &Path, log: &Path) -> Client {

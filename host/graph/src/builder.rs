@@ -238,7 +238,7 @@ impl GraphBuilder {
         let edges = std::mem::take(&mut self.edges);
         let mut graph = Graph {
             name: self.name,
-            text: self.text,
+            text: self.text.into(),
             ids: self.ids,
             recs: self.recs,
             kinds: self.kinds.names,

@@ -30,6 +30,7 @@ pub mod scip;
 mod scip_symbol;
 pub mod search;
 pub mod snapshot;
+mod splice;
 pub mod tree;
 
 pub use builder::{EXTERNAL, GraphBuilder, NodeSpec};
@@ -38,7 +39,8 @@ pub use edges::{Direction, EdgeKey, EdgeKeyError, EdgeSummary};
 use index::Index;
 pub use load::{Format, from_bytes, load, merge};
 pub use node::{Node, NodeRef};
-pub(crate) use node::{Rec, Span};
+pub(crate) use node::{Rec, Span, Text};
+pub use splice::Delta;
 
 /// The JSON graph sample compiled into the binary: a small Spring-style shop.
 pub const SAMPLE_GRAPH: &str = include_str!("../../data/sample-graph.json");
@@ -156,7 +158,7 @@ pub fn is_edge_type(s: &str) -> bool {
 #[derive(Debug)]
 pub struct Graph {
     pub(crate) name: String,
-    pub(crate) text: String,
+    pub(crate) text: Text,
     pub(crate) ids: Vec<RawId>,
     pub(crate) recs: Vec<Rec>,
     pub(crate) kinds: Vec<String>,
@@ -284,7 +286,8 @@ impl Graph {
 
     /// Number of distinct source files.
     pub fn file_count(&self) -> usize {
-        self.files.iter().filter(|f| !f.is_empty()).count()
+        // A patched graph may keep the name of a file that has no symbol left.
+        (1..self.files.len()).filter(|&f| !self.index.by_file.get(f).is_empty()).count()
     }
 
     /// The node at `ix`.
@@ -392,6 +395,50 @@ impl Graph {
         let mut v: Vec<&str> = self.roles.iter().map(String::as_str).collect();
         v.sort_unstable();
         v
+    }
+
+    /// The graph as sorted lines of text, one per node, edge and
+    /// diagnostic, by id and independent of node order: two graphs with
+    /// the same lines say the same (tests compare a patched graph with a
+    /// fresh import this way).
+    #[doc(hidden)]
+    pub fn canonical_lines(&self) -> Vec<String> {
+        let mut lines = Vec::with_capacity(self.node_count() + self.edge_count());
+        for n in self.iter() {
+            let mut roles: Vec<&str> = n.roles().collect();
+            roles.sort_unstable();
+            lines.push(format!(
+                "node {} {} {:?} {:?} {:?}:{} [{}] {:?} {:?}",
+                n.id(),
+                n.kind(),
+                n.name(),
+                n.fqn(),
+                n.file(),
+                n.line(),
+                roles.join(","),
+                n.doc(),
+                n.signature()
+            ));
+            for (t, m, how) in self.out_edges(n.ix()) {
+                lines.push(format!("edge {} {} {} {how:?}", n.id(), self.types[t as usize], self.node(m).id()));
+            }
+        }
+        for m in 0..self.node_count() as NodeIx {
+            for (t, s) in self.inn.edges(m) {
+                lines.push(format!("in {} {} {}", self.node(s).id(), self.types[t as usize], self.node(m).id()));
+            }
+        }
+        lines.extend(self.unresolved.iter().map(|(n, c)| format!("unresolved {n} {c}")));
+        lines.extend(self.unread.iter().map(|(f, l)| format!("unread {f} {l}")));
+        lines.sort_unstable();
+        lines
+    }
+
+    /// Whether the graph's indexes are those [`Index`] builds from its
+    /// nodes (tests check patched graphs with it).
+    #[doc(hidden)]
+    pub fn indexes_are_fresh(&self) -> bool {
+        Index::build(self) == self.index
     }
 
     /// The name indexes.

@@ -42,6 +42,81 @@ pub(crate) struct Span {
     pub len: u32,
 }
 
+/// The string arena nodes' spans point into: a part shared between a graph
+/// and the graphs patched from it (no copy per patch), and the strings
+/// patches appended after it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Text {
+    shared: std::sync::Arc<String>,
+    more: String,
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text { shared: std::sync::Arc::new(s), more: String::new() }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.len() == other.len() && self.to_one() == other.to_one()
+    }
+}
+
+impl Text {
+    /// The string at `s`; an empty one when `s` does not fit (checked
+    /// when a snapshot is read, see [`Text::fits`]).
+    pub fn get(&self, s: Span) -> &str {
+        let (start, n) = (s.start as usize, self.shared.len());
+        let (arena, at) =
+            if start < n || s.len == 0 { (self.shared.as_str(), start) } else { (&*self.more, start - n) };
+        arena.get(at..at + s.len as usize).unwrap_or("")
+    }
+
+    /// Whether `s` is a whole string of the arena (in range, on character
+    /// boundaries, within one part).
+    pub fn fits(&self, s: Span) -> bool {
+        let (start, end, n) = (s.start as usize, s.start as usize + s.len as usize, self.shared.len());
+        if s.len == 0 {
+            return true;
+        }
+        if start < n {
+            end <= n && self.shared.is_char_boundary(start) && self.shared.is_char_boundary(end)
+        } else {
+            end - n <= self.more.len() && self.more.is_char_boundary(start - n) && self.more.is_char_boundary(end - n)
+        }
+    }
+
+    /// Bytes in both parts.
+    pub fn len(&self) -> usize {
+        self.shared.len() + self.more.len()
+    }
+
+    /// Bytes held (the shared part counted whole, as each graph keeps it alive).
+    pub fn capacity(&self) -> usize {
+        self.shared.capacity() + self.more.capacity()
+    }
+
+    /// Appends `s`: its span.
+    pub fn push(&mut self, s: &str) -> Span {
+        if s.is_empty() {
+            return Span::default();
+        }
+        let start = self.len() as u32;
+        self.more.push_str(s);
+        Span { start, len: s.len() as u32 }
+    }
+
+    /// Both parts as one string (a snapshot stores it so).
+    pub fn to_one(&self) -> std::borrow::Cow<'_, str> {
+        if self.more.is_empty() {
+            std::borrow::Cow::Borrowed(self.shared.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("{}{}", self.shared, self.more))
+        }
+    }
+}
+
 /// One node's fixed-size record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Rec {
@@ -102,7 +177,7 @@ pub struct NodeRef<'g> {
 
 impl<'g> NodeRef<'g> {
     fn span(&self, s: Span) -> &'g str {
-        &self.graph.text[s.start as usize..(s.start + s.len) as usize]
+        self.graph.text.get(s)
     }
     /// Its index.
     pub fn ix(&self) -> NodeIx {

@@ -27,7 +27,7 @@ const HEADER: usize = 15 + 4 + 8 + 4;
 pub fn write(graph: &Graph) -> Vec<u8> {
     let mut w = Writer::default();
     w.strings(*b"NAME", std::slice::from_ref(&graph.name));
-    w.bytes(*b"TEXT", graph.text.as_bytes());
+    w.bytes(*b"TEXT", graph.text.to_one().as_bytes());
     w.section(*b"IDS_", graph.ids.len() * 20, |out| graph.ids.iter().for_each(|id| out.extend_from_slice(id)));
     w.u32s(*b"RECS", &graph.recs.iter().flat_map(|r| r.to_words()).collect::<Vec<u32>>());
     w.strings(*b"KIND", &graph.kinds);
@@ -182,7 +182,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     }
     let graph = Graph {
         name,
-        text,
+        text: text.into(),
         ids,
         recs,
         kinds,
@@ -240,8 +240,7 @@ fn check(g: &Graph) -> Result<(), String> {
     }
     for (i, r) in g.recs.iter().enumerate() {
         for s in [r.name, r.fqn, r.doc, r.signature] {
-            let end = s.start as usize + s.len as usize;
-            if end > g.text.len() || !g.text.is_char_boundary(s.start as usize) || !g.text.is_char_boundary(end) {
+            if !g.text.fits(s) {
                 return Err(format!("node {i}: a string span is out of range"));
             }
         }

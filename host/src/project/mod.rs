@@ -163,6 +163,18 @@ pub struct Project {
     /// missing (not when it restores the last run's, which serve
     /// meanwhile): since when, and how many files it reads.
     building_since: Option<(Instant, usize)>,
+    /// Each built-in language's part as this process last made it, with
+    /// the memo of the index it was imported from: an edit patches it per
+    /// file ([`signpost_graph::scip::delta`]) while it is still the part
+    /// served.
+    served: std::collections::HashMap<&'static str, Served>,
+}
+
+/// A built-in language's part as this process made it, and what a patch
+/// needs of the index it came from.
+struct Served {
+    graph: std::sync::Arc<signpost_graph::Graph>,
+    memo: signpost_graph::scip::Memo,
 }
 
 /// The SCIP projects and precise passes that may run on the tree at `root`
@@ -263,6 +275,7 @@ impl Project {
             saver: saved::Saver::start(),
             early: Vec::new(),
             building_since: None,
+            served: Default::default(),
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -535,17 +548,31 @@ impl Project {
 
     /// Writes `indexed` (of `ws`) as the part served from `out`, a
     /// snapshot (loaded by reading), and saves it for the next start.
-    fn write(&self, out: &Path, ws: &Workspace, indexed: &Indexed) -> anyhow::Result<()> {
+    fn write(&mut self, out: &Path, ws: &Workspace, indexed: &Indexed) -> anyhow::Result<()> {
         let r = &indexed.report;
         for note in r.notes.iter().take(20) {
             tracing::info!(note = note.as_str(), "indexing");
         }
         tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
         let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
-        let graph = signpost_graph::scip::import_index(&indexed.index, &opts)?;
+        let graph = std::sync::Arc::new(signpost_graph::scip::import_index(&indexed.index, &opts)?);
         write_whole(out, &signpost_graph::snapshot::write(&graph))?;
-        self.save(ws, std::sync::Arc::new(graph));
+        self.save(ws, graph.clone());
+        self.keep_served(indexed, graph);
         Ok(())
+    }
+
+    /// Keeps `graph`, imported from `indexed`, as the part an edit of its
+    /// language patches.
+    fn keep_served(&mut self, indexed: &Indexed, graph: std::sync::Arc<signpost_graph::Graph>) {
+        let memo = signpost_graph::scip::Memo::of(&indexed.index);
+        self.served.insert(indexed.lang.name, Served { graph, memo });
+    }
+
+    /// The parts this process built and wrote to their sources, to serve
+    /// as they are rather than read back ([`crate::LiveGraph::open_with`]).
+    pub fn built(&self) -> Vec<(PathBuf, std::sync::Arc<signpost_graph::Graph>)> {
+        self.served.iter().map(|(lang, s)| (self.built_in_file(lang), s.graph.clone())).collect()
     }
 
     /// Says in `graphs`' status what the start found: notes by topic, and

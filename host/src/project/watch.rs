@@ -13,9 +13,10 @@ use signpost_graph::{indexer, tree};
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::walk::{self, WalkOptions};
 
+use super::Served;
 use super::parts::{part_name, uncovered};
 use super::{Event, First, Project};
-use crate::live_graph::LiveGraph;
+use crate::live_graph::{LiveGraph, ReloadRecord};
 
 /// How long the tree must be quiet before changes are read: an editor's
 /// save (write, rename, chmod) is one change.
@@ -343,7 +344,13 @@ impl Project {
             let opts = signpost_graph::scip::Options { name: lang.to_owned() };
             match signpost_graph::scip::import_index(&indexed.index, &opts) {
                 Ok(graph) => {
-                    parts.push((self.built_in_file(lang), std::sync::Arc::new(graph)));
+                    let graph = std::sync::Arc::new(graph);
+                    if whole {
+                        self.keep_served(&indexed, graph.clone());
+                    } else {
+                        self.served.remove(lang);
+                    }
+                    parts.push((self.built_in_file(lang), graph));
                     self.early.retain(|(l, _)| *l != lang);
                     self.early.push((lang, whole));
                 }
@@ -367,7 +374,11 @@ impl Project {
             }
             let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             match signpost_graph::scip::import_index(&indexed.index, &opts) {
-                Ok(graph) => swapped.push((self.built_in_file(indexed.lang.name), std::sync::Arc::new(graph), ws)),
+                Ok(graph) => {
+                    let graph = std::sync::Arc::new(graph);
+                    self.keep_served(indexed, graph.clone());
+                    swapped.push((self.built_in_file(indexed.lang.name), graph, ws));
+                }
                 Err(e) => tracing::warn!(language = indexed.lang.name, error = %e, "the first index does not load"),
             }
         }
@@ -430,6 +441,55 @@ impl Project {
         }
     }
 
+    /// Serves a language's part read again: patched per file into the part
+    /// served when this process made that part ([`LiveGraph::patch_part`]),
+    /// imported whole otherwise. How (`patched N files`, `unchanged`, or
+    /// why whole), the swap's record, and the part now.
+    fn swap_in(
+        &mut self,
+        indexed: &signpost_treesitter::Indexed,
+        graphs: &LiveGraph,
+    ) -> anyhow::Result<(String, ReloadRecord, std::sync::Arc<signpost_graph::Graph>)> {
+        use signpost_graph::scip::{Memo, Patch, delta, import_index};
+        let lang = indexed.lang.name;
+        let path = self.built_in_file(lang);
+        let opts = signpost_graph::scip::Options { name: lang.to_owned() };
+        // Benchmarks compare the two paths in one build (BENCHMARKS.md).
+        let whole_only = std::env::var_os("SIGNPOST_EDITS_WHOLE").is_some_and(|v| !v.is_empty());
+        let why = match self.served.remove(lang) {
+            _ if whole_only => "SIGNPOST_EDITS_WHOLE is set",
+            Some(served) if graphs.part(&path).is_some_and(|p| std::sync::Arc::ptr_eq(&p, &served.graph)) => {
+                let (patch, memo) = delta(&served.graph, &served.memo, &indexed.index, &opts)?;
+                match patch {
+                    Patch::Unchanged => {
+                        let record = ReloadRecord::unchanged(&path);
+                        self.served.insert(lang, Served { graph: served.graph.clone(), memo });
+                        return Ok(("unchanged".into(), record, served.graph));
+                    }
+                    Patch::Delta(d) => {
+                        let patched = graphs.patch_part(&path, &served.graph, |g, fallback| g.spliced(&d, fallback));
+                        if let Some((record, graph)) = patched {
+                            if record.result == "swapped" {
+                                self.served.insert(lang, Served { graph: graph.clone(), memo });
+                            }
+                            return Ok((format!("patched {} files", d.files.len()), record, graph));
+                        }
+                        "the part was replaced since"
+                    }
+                    Patch::Whole(why) => why,
+                }
+            }
+            Some(_) => "the part was replaced since",
+            None => "no part made by this process",
+        };
+        let graph = std::sync::Arc::new(import_index(&indexed.index, &opts)?);
+        let record = graphs.replace_parts(vec![(path, graph.clone())]);
+        if record.result == "swapped" {
+            self.served.insert(lang, Served { graph: graph.clone(), memo: Memo::of(&indexed.index) });
+        }
+        Ok((format!("whole: {why}"), record, graph))
+    }
+
     /// Reads the changed files again and swaps in the parts they belong to;
     /// when a SCIP project's index came in (`covered`), its files leave
     /// the built-in indexer's part.
@@ -460,13 +520,11 @@ impl Project {
         let indexed_ms = started.elapsed().as_millis() as u64;
         for indexed in &updates {
             *self.edits.entry(indexed.lang.name).or_insert(0) += 1;
-            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
             let at = Instant::now();
-            let graph = std::sync::Arc::new(signpost_graph::scip::import_index(&indexed.index, &opts)?);
+            let (how, record, graph) = self.swap_in(indexed, graphs)?;
             let import_ms = at.elapsed().as_millis() as u64;
-            let record = graphs.replace_parts(vec![(self.built_in_file(indexed.lang.name), graph.clone())]);
             graphs.set_notes(indexed.lang.name, indexed.report.notes.clone());
-            if record.result == "swapped" {
+            if matches!(record.result, "swapped" | "unchanged") {
                 // Every file the part holds now, and the changed ones that
                 // are gone, is as current as what was read.
                 let part = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
@@ -482,6 +540,7 @@ impl Project {
                 language = indexed.lang.name,
                 changed = changed.len(),
                 result = record.result,
+                how,
                 ms = started.elapsed().as_millis() as u64,
                 indexed_ms,
                 import_ms,

@@ -143,6 +143,10 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     let opts = signpost_treesitter::Options::default();
     let (mut ws, opened) = signpost_treesitter::Workspace::open(root, l, files, &opts);
     let whole = opened.report.elapsed.as_secs_f64() * 1000.0;
+    // The graph an edit patches, as the server keeps it.
+    let gopts = signpost_graph::scip::Options { name: lang.to_owned() };
+    let mut graph = signpost_graph::scip::import_index(&opened.index, &gopts).expect("an import");
+    let mut memo = signpost_graph::scip::Memo::of(&opened.index);
     let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone();
     let original = std::fs::read_to_string(&largest).expect("read");
     let mut text = original.clone();
@@ -160,6 +164,23 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
         };
         std::fs::write(&largest, &text).expect("write");
         let indexed = ws.update(files, std::slice::from_ref(&largest)).expect("an update");
+        let at = std::time::Instant::now();
+        let (patch, next) = signpost_graph::scip::delta(&graph, &memo, &indexed.index, &gopts).expect("a delta");
+        let delta_ms = at.elapsed().as_secs_f64() * 1000.0;
+        let at = std::time::Instant::now();
+        if let signpost_graph::scip::Patch::Delta(d) = patch {
+            graph = graph.spliced(&d, &|_| None).expect("a splice");
+        }
+        let splice_ms = at.elapsed().as_secs_f64() * 1000.0;
+        memo = next;
+        let at = std::time::Instant::now();
+        let imported = signpost_graph::scip::import_index(&indexed.index, &gopts).expect("an import");
+        let import_ms = at.elapsed().as_secs_f64() * 1000.0;
+        assert_eq!((imported.node_count(), imported.edge_count()), (graph.node_count(), graph.edge_count()));
+        eprintln!(
+            "{lang}: the graph patched: delta {delta_ms:.0} ms (memo, import of the files), splice {splice_ms:.0} ms; \
+             a whole import {import_ms:.0} ms"
+        );
         let r = &indexed.report;
         eprintln!(
             "{lang}: {kind} added to one of {} files: updated in {:.0} ms ({:.2}x of opening whole, {whole:.0} ms); \

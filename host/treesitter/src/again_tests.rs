@@ -216,13 +216,21 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
+    let mut patches = BTreeMap::<&str, usize>::new();
+    // The first part of the last project and language, under other paths:
+    // merged with each part edited, as a server merges a project's parts.
+    let mut other: Option<signpost_graph::Graph> = None;
     for (n, fixture, root) in copied_fixtures(&scratch) {
         for (name, (lang, files)) in languages_of(&root) {
             let seed = 0x9e37_79b9_7f4a_7c15 ^ (n as u64) << 8 ^ name.len() as u64;
             let mut rng = Rng(seed);
-            let (mut ws, _) = crate::Workspace::open(&root, lang, &files, &opts);
+            let (mut ws, first) = crate::Workspace::open(&root, lang, &files, &opts);
+            let elsewhere = elsewhere(&first.index);
+            let mut served = Some(patched_from(&first.index));
+            let mut merged = other.as_ref().map(|o| merge_with(&served.as_ref().unwrap().0, o));
             let mut files = files;
             let mut log = Vec::new();
+            let next_other = Some(elsewhere);
             for step in 0..STEPS {
                 if files.is_empty() {
                     break;
@@ -241,18 +249,125 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                     log.join("\n  "),
                     difference(&a, &b)
                 );
+                let what = || {
+                    format!("{} ({name}, seed {seed:#x}): after edit {step}\n  {}", fixture.display(), log.join("\n  "))
+                };
+                let (next, d) = patch_equals_fresh(served.take(), &again.index, &fresh.index, &mut patches, what);
+                let d = d.as_deref();
+                if let (Some(m), Some(o)) = (merged.take(), &other) {
+                    merged = Some(merged_patch_equals_merge(m, o, &next.0, d, &mut patches, what));
+                }
+                served = Some(next);
                 edits += 1;
                 kept += usize::from(again.report.again.kept > 0);
                 if let Some(why) = again.report.again.all_because {
                     *all.entry(why).or_default() += 1;
                 }
             }
+            other = next_other;
         }
     }
+    assert!(patches.get("merged, spliced").copied().unwrap_or(0) > 100, "few merged graphs spliced: {patches:?}");
     let _ = std::fs::remove_dir_all(&scratch);
-    eprintln!("{edits} edits compared; {kept} kept some files' uses; every file resolved again: {all:?}");
+    eprintln!(
+        "{edits} edits compared; {kept} kept some files' uses; every file resolved again: {all:?}; graph patches: {patches:?}"
+    );
+    assert!(patches.get("spliced").copied().unwrap_or(0) * 2 > edits, "few edits spliced: {patches:?}");
     assert!(edits > 200, "{edits} edits compared");
     assert!(kept * 2 > edits, "resolving again kept files' uses after only {kept} of {edits} edits ({all:?})");
+}
+
+type Served = (signpost_graph::Graph, signpost_graph::scip::Memo);
+
+fn graph_opts() -> signpost_graph::scip::Options {
+    signpost_graph::scip::Options { name: "fixture".into() }
+}
+
+fn patched_from(index: &scip::types::Index) -> Served {
+    #[allow(clippy::unwrap_used)]
+    let graph = signpost_graph::scip::import_index(index, &graph_opts()).unwrap();
+    (graph, signpost_graph::scip::Memo::of(index))
+}
+
+/// The import of `index` with every document moved under `elsewhere/`:
+/// another part, with files of its own and the same external symbols.
+#[allow(clippy::unwrap_used)]
+fn elsewhere(index: &scip::types::Index) -> signpost_graph::Graph {
+    let mut moved = index.clone();
+    for d in &mut moved.documents {
+        d.relative_path = format!("elsewhere/{}", d.relative_path);
+    }
+    signpost_graph::scip::import_index(&moved, &graph_opts()).unwrap()
+}
+
+#[allow(clippy::unwrap_used)]
+fn merge_with(part: &signpost_graph::Graph, other: &signpost_graph::Graph) -> signpost_graph::Graph {
+    signpost_graph::merge("merged", [part, other]).unwrap()
+}
+
+/// The graph merged from the part and `other`, patched with the part's
+/// delta (merged again when the splice refuses, as the server does),
+/// equals the merge of the patched part and `other`.
+#[allow(clippy::unwrap_used)]
+fn merged_patch_equals_merge(
+    merged: signpost_graph::Graph,
+    other: &signpost_graph::Graph,
+    part: &signpost_graph::Graph,
+    delta: Option<&signpost_graph::Delta>,
+    counts: &mut BTreeMap<&'static str, usize>,
+    what: impl Fn() -> String,
+) -> signpost_graph::Graph {
+    let fallback = |id: &signpost_graph::RawId| other.lookup_raw(id).map(|n| other.node(n).to_node());
+    let (how, graph) = match delta.map(|d| merged.spliced(d, &fallback)) {
+        Some(Ok(g)) => ("merged, spliced", g),
+        Some(Err(_)) => ("merged, merged again", merge_with(part, other)),
+        None => ("merged, whole", merge_with(part, other)),
+    };
+    *counts.entry(how).or_default() += 1;
+    let (got, want) = (graph.canonical_lines(), merge_with(part, other).canonical_lines());
+    assert!(graph.indexes_are_fresh(), "{}: the merged graph's indexes are not those of its nodes", what());
+    if got != want {
+        panic!("{}: the merged graph patched ({how}) differs from a merge\n{}", what(), only_in(&got, &want));
+    }
+    graph
+}
+
+/// The lines only in `got`, and those only in `want` (a dozen of each).
+fn only_in(got: &[String], want: &[String]) -> String {
+    let only = |a: &[String], b: &[String]| {
+        let b: std::collections::HashSet<&String> = b.iter().collect();
+        a.iter().filter(|l| !b.contains(l)).take(12).cloned().collect::<Vec<_>>().join("\n    ")
+    };
+    format!("  only patched:\n    {}\n  only fresh:\n    {}", only(got, want), only(want, got))
+}
+
+/// The served graph patched with `again`'s changes equals `fresh`'s
+/// import; the patched graph and its memo, for the next edit, and the
+/// delta spliced, if one was.
+#[allow(clippy::unwrap_used)]
+fn patch_equals_fresh(
+    served: Option<Served>,
+    again: &scip::types::Index,
+    fresh: &scip::types::Index,
+    counts: &mut BTreeMap<&'static str, usize>,
+    what: impl Fn() -> String,
+) -> (Served, Option<Box<signpost_graph::Delta>>) {
+    use signpost_graph::scip::{Patch, delta, import_index};
+    let Some((base, memo)) = served else { return (patched_from(again), None) };
+    let (patch, memo) = delta(&base, &memo, again, &graph_opts()).unwrap();
+    let (how, graph, d) = match patch {
+        Patch::Unchanged => ("unchanged", base, None),
+        Patch::Delta(d) => ("spliced", base.spliced(&d, &|_| None).unwrap(), Some(d)),
+        Patch::Whole(why) => (why, import_index(again, &graph_opts()).unwrap(), None),
+    };
+    *counts.entry(how).or_default() += 1;
+    assert!(graph.indexes_are_fresh(), "{}: the patched graph's indexes are not those of its nodes", what());
+    let want = import_index(fresh, &graph_opts()).unwrap().canonical_lines();
+    let got = graph.canonical_lines();
+    if got != want {
+        panic!("{}: the graph patched ({how}) differs from a fresh import\n{}", what(), only_in(&got, &want));
+    }
+    ((graph, memo), d)
 }
 
 /// The edits random ones rarely make, each on a small project whose

@@ -174,8 +174,92 @@ impl FirstPass {
     }
 }
 
+/// The graph a delta import patches ([`super::delta`]): its nodes outside
+/// the files imported again are what those files reach of the rest.
+pub(super) struct Base<'b> {
+    pub(super) graph: &'b crate::Graph,
+    pub(super) files: &'b std::collections::HashSet<String>,
+}
+
+impl Base<'_> {
+    /// The base's node with id `id`, unless it belongs to the files
+    /// imported again.
+    fn node(&self, id: &crate::RawId) -> Option<NodeIx> {
+        let b = self.graph.lookup_raw(id)?;
+        let file = self.graph.node(b).file();
+        (file.is_empty() || !self.files.contains(file)).then_some(b)
+    }
+}
+
+/// Adds the base's node `b` to the delta's builder as it is (a stub the
+/// splice links to the base's node), its kind noted.
+fn stub(
+    base: &crate::Graph,
+    b: NodeIx,
+    to: &mut GraphBuilder,
+    kinds: &mut Vec<&'static str>,
+) -> Result<NodeIx, GraphError> {
+    let n = base.node(b);
+    let roles: Vec<&str> = n.roles().collect();
+    let ix = to.merge_node(NodeSpec {
+        id: *n.raw_id(),
+        kind: n.kind(),
+        name: n.name(),
+        fqn: n.fqn(),
+        file: n.file(),
+        line: n.line(),
+        roles: &roles,
+        doc: n.doc(),
+        signature: n.signature(),
+    })?;
+    note_kind(kinds, ix, static_kind(n.kind()));
+    Ok(ix)
+}
+
+/// The kinds an import gives, as the static strings its rules compare.
+fn static_kind(kind: &str) -> &'static str {
+    const KINDS: &[&str] = &[
+        "class",
+        "struct",
+        "trait",
+        "interface",
+        "enum",
+        "variant",
+        "union",
+        "function",
+        "method",
+        "constructor",
+        "field",
+        "property",
+        "constant",
+        "variable",
+        "module",
+        "macro",
+        "type",
+        "type_parameter",
+        "parameter",
+        "object",
+        "local",
+        "meta",
+    ];
+    KINDS.iter().find(|k| **k == kind).copied().unwrap_or("symbol")
+}
+
+/// The edge a relationship from a node of kind `a` to one of kind `t` is.
+fn relation_type(a: &str, t: &str) -> &'static str {
+    // An interface that names another (Java's `interface A extends B`,
+    // Go's embedding) extends it; a class implements it.
+    if is_callable(a) && is_callable(t) {
+        "OVERRIDES"
+    } else if matches!(t, "interface" | "trait") && !matches!(a, "interface" | "trait") {
+        "IMPLEMENTS"
+    } else {
+        "EXTENDS"
+    }
+}
+
 /// An import under way, after the first walk.
-pub(super) struct Import {
+pub(super) struct Import<'b> {
     dialect: Dialect,
     /// Every symbol met: parse, information, and what became of it.
     table: Table,
@@ -197,9 +281,11 @@ pub(super) struct Import {
     kinds: Vec<&'static str>,
     /// Nodes by canonical descriptor path (enclosing namespaces included).
     by_canonical: HashMap<String, NodeIx>,
+    /// The graph patched, for a delta import.
+    base: Option<Base<'b>>,
 }
 
-impl Import {
+impl<'b> Import<'b> {
     /// The graph builder, the rest dropped (the symbol table is most of
     /// the import's memory).
     pub(super) fn into_builder(self) -> GraphBuilder {
@@ -216,7 +302,7 @@ impl Import {
 
     /// The import of what `first` read, named by the project root of
     /// `meta` (or `opts.name`).
-    pub(super) fn new(first: FirstPass, meta: Option<&Metadata>, opts: &Options) -> Import {
+    pub(super) fn new(first: FirstPass, meta: Option<&Metadata>, opts: &Options, base: Option<Base<'b>>) -> Import<'b> {
         let tool = meta.and_then(|m| m.tool_info.as_ref()).map(|t| t.name.clone()).unwrap_or_default();
         let project = meta.map(|m| m.project_root.trim_end_matches('/').rsplit('/').next().unwrap_or("").to_owned());
         let name = project.filter(|p| !p.is_empty()).unwrap_or_else(|| opts.name.clone());
@@ -232,6 +318,7 @@ impl Import {
             b: GraphBuilder::new(&name),
             kinds: Vec::new(),
             by_canonical: HashMap::default(),
+            base,
         }
     }
 
@@ -305,6 +392,15 @@ impl Import {
                 let pkey = canonical_path(&sym.parsed, &path);
                 let (p, fresh) = match self.by_canonical.get(&pkey) {
                     Some(&p) => (p, false),
+                    // A delta reaches the rest of the graph as it is.
+                    None if let Some(b) =
+                        self.base.as_ref().and_then(|base| base.node(&id_of(&sym.parsed, &path, None))) =>
+                    {
+                        let Some(base) = &self.base else { unreachable!() };
+                        let p = stub(base.graph, b, &mut self.b, &mut self.kinds)?;
+                        self.by_canonical.insert(pkey, p);
+                        (p, false)
+                    }
                     None => {
                         let ns = matches!(path.last().and_then(suffix), Some(Suffix::Namespace | Suffix::Package));
                         let ty = path.last().and_then(suffix) == Some(Suffix::Type);
@@ -427,15 +523,25 @@ impl Import {
                         }
                         Err(e) => return Err(e),
                     };
-                    let node = describe(self.table.info[id as usize].as_deref(), &self.dialect, sym);
-                    if !keep(node.kind, sym) {
-                        self.table.slot[id as usize] = Slot::Skipped;
-                        continue;
+                    // A delta reaches the rest of the graph as it is.
+                    if slot == Slot::Met
+                        && let Some(base) = &self.base
+                        && let Some(b) = base.node(&sym.id)
+                    {
+                        let t = stub(base.graph, b, &mut self.b, &mut self.kinds)?;
+                        self.table.slot[id as usize] = Slot::External(t);
+                        t
+                    } else {
+                        let node = describe(self.table.info[id as usize].as_deref(), &self.dialect, sym);
+                        if !keep(node.kind, sym) {
+                            self.table.slot[id as usize] = Slot::Skipped;
+                            continue;
+                        }
+                        let t = self.b.merge_node(NodeSpec { id: sym.id, roles: &[EXTERNAL], ..node.spec() })?;
+                        self.table.slot[id as usize] = Slot::External(t);
+                        note_kind(&mut self.kinds, t, node.kind);
+                        t
                     }
-                    let t = self.b.merge_node(NodeSpec { id: sym.id, roles: &[EXTERNAL], ..node.spec() })?;
-                    self.table.slot[id as usize] = Slot::External(t);
-                    note_kind(&mut self.kinds, t, node.kind);
-                    t
                 }
             };
             let (a, t) = (self.kinds[from as usize], self.kinds[to as usize]);
@@ -491,23 +597,20 @@ impl Import {
             }
         }
         let mut relation_edges: Vec<(NodeIx, &'static str, NodeIx)> = Vec::new();
+        // Relationships to symbols a delta's files neither define nor
+        // reference: the base's nodes.
+        let mut elsewhere: Vec<(NodeIx, SymId)> = Vec::new();
         for def in &self.defs {
             let Some(ix) = table.node(def.sym) else { continue };
             if let Some(info) = table.info[def.sym as usize].as_deref() {
                 for &rel in &info.implements {
-                    let Some(target) = table.target(rel) else { continue };
-                    let (a, t) = (kinds[ix as usize], kinds[target as usize]);
-                    // An interface that names another (Java's `interface A
-                    // extends B`, Go's embedding) extends it; a class
-                    // implements it.
-                    let ty = if is_callable(a) && is_callable(t) {
-                        "OVERRIDES"
-                    } else if matches!(t, "interface" | "trait") && !matches!(a, "interface" | "trait") {
-                        "IMPLEMENTS"
-                    } else {
-                        "EXTENDS"
+                    let Some(target) = table.target(rel) else {
+                        if self.base.is_some() && table.slot[rel as usize] == Slot::Met {
+                            elsewhere.push((ix, rel));
+                        }
+                        continue;
                     };
-                    relation_edges.push((ix, ty, target));
+                    relation_edges.push((ix, relation_type(kinds[ix as usize], kinds[target as usize]), target));
                 }
             }
             let Some(sym) = table.syms[def.sym as usize].as_ref() else { continue };
@@ -539,6 +642,18 @@ impl Import {
                 relation_edges.push((owner, "IMPLEMENTS", t));
             }
         }
+        if let Some(base) = &self.base
+            && !elsewhere.is_empty()
+        {
+            let names = self.table.names();
+            for (ix, rel) in elsewhere {
+                let Some(&text) = names.get(&rel) else { continue };
+                let Ok(parsed) = crate::scip_symbol::parse(text) else { continue };
+                let Some(b) = base.node(&id_of(&parsed, &parsed.descriptors, None)) else { continue };
+                let target = stub(base.graph, b, &mut self.b, &mut self.kinds)?;
+                relation_edges.push((ix, relation_type(self.kinds[ix as usize], self.kinds[target as usize]), target));
+            }
+        }
         for (a, ty, t) in relation_edges {
             if a != t {
                 self.b.add_edge_as(a, ty, t, self.dialect.derivation)?;
@@ -555,7 +670,7 @@ fn changed_while_read() -> GraphError {
     )
 }
 
-impl Import {
+impl Import<'_> {
     /// Checks, after the second walk, that it met every document the
     /// first one did.
     pub(super) fn walked_all(&self) -> Result<(), GraphError> {

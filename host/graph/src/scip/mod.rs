@@ -22,6 +22,7 @@
 
 mod import;
 mod occurrences;
+mod patch;
 mod stream;
 mod symbols;
 mod table;
@@ -36,6 +37,7 @@ use scip::types::{Document, Index};
 
 use crate::{Graph, GraphError};
 use import::{FirstPass, Import};
+pub use patch::{Memo, Patch, delta};
 use stream::Source;
 
 /// Hash maps keyed by symbol strings: millions of lookups, so a fast hash
@@ -184,7 +186,7 @@ fn run(source: &mut dyn Source, opts: &Options) -> Result<Graph, GraphError> {
     }
     first.external_symbols(source.external_symbols())?;
     phase.done("definitions");
-    let mut import = Import::new(first, source.metadata(), opts);
+    let mut import = Import::new(first, source.metadata(), opts, None);
     import.nodes()?;
     phase.done("nodes");
     import.declares()?;

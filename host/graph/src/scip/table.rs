@@ -112,6 +112,11 @@ impl Table {
         }
     }
 
+    /// Every key by its id (a delta import's few lookups the other way).
+    pub(super) fn names(&self) -> HashMap<SymId, &str> {
+        self.ids.iter().map(|(k, &id)| (id, &**k)).collect()
+    }
+
     /// The node of a symbol, defined here or external.
     pub(super) fn target(&self, id: SymId) -> Option<NodeIx> {
         match self.slot[id as usize] {

@@ -66,7 +66,8 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         }
         None => None,
     };
-    let graphs = LiveGraph::open(sources).context("loading the graph")?;
+    let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
+    let graphs = LiveGraph::open_with(sources, built).context("loading the graph")?;
     let mut project = project;
     if let Some(project) = project.as_mut() {
         project.publish(&graphs);

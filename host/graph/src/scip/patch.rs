@@ -1,0 +1,328 @@
+//! An index imported per file against the graph it changes: [`delta`]
+//! finds the documents whose content changed since the last import (by a
+//! hash of each, kept in a [`Memo`]), widens that set until a splice of
+//! them alone gives what a full import would, imports those documents
+//! against the base graph and returns the [`Delta`] that
+//! [`Graph::spliced`] applies.
+//!
+//! The set is widened by two rules:
+//! - a symbol defined in several documents (a C# partial class's parts,
+//!   Kotlin's `expect` and `actual`, a Go package) has one node whose
+//!   record comes from the first and whose edges from all: its documents
+//!   are imported together, before and after the change;
+//! - a node the files define no more (or define as another kind) loses the
+//!   edges into it from other files, or those edges change type: the files
+//!   of those edges' sources are imported again too.
+//!
+//! Rust's impl blocks resolve traits by name over the whole index: a Rust
+//! index is imported whole ([`Patch::Whole`]), and so is any change that
+//! touches more than a quarter of the documents (a whole import is then
+//! about as quick).
+
+use std::collections::HashSet;
+
+use super::HashMap;
+use std::hash::{BuildHasher, Hasher};
+
+use scip::types::{Document, Index, Metadata, SymbolInformation};
+
+use super::import::{Base, FirstPass, Import};
+use super::occurrences::DEFINITION;
+use super::stream::{Source, Visit};
+use super::{Options, UNRESOLVED};
+use crate::splice::Delta;
+use crate::{Graph, GraphError};
+
+/// What a patch remembers of the index a graph was imported from.
+#[derive(Debug, Default, Clone)]
+pub struct Memo {
+    /// Each document by path: a hash of its content and its unbound call
+    /// sites by name.
+    docs: HashMap<String, DocMemo>,
+    /// Symbols defined in more than one document, with those documents.
+    shared: HashMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct DocMemo {
+    hash: u64,
+    unresolved: Vec<(String, u32)>,
+}
+
+/// A hash of what the importer reads of a document (every field of its
+/// occurrences and symbols; the text is not read): two documents with the
+/// same hash import alike.
+fn document_hash(d: &Document) -> u64 {
+    let mut h = foldhash::quality::FixedState::with_seed(0x5167_9057).build_hasher();
+    let text = |h: &mut foldhash::quality::FoldHasher<'_>, s: &str| {
+        h.write_usize(s.len());
+        h.write(s.as_bytes());
+    };
+    let ints = |h: &mut foldhash::quality::FoldHasher<'_>, v: &[i32]| {
+        h.write_usize(v.len());
+        for &x in v {
+            h.write_i32(x);
+        }
+    };
+    text(&mut h, &d.relative_path);
+    text(&mut h, &d.language);
+    h.write_usize(d.occurrences.len());
+    for o in &d.occurrences {
+        ints(&mut h, &o.range);
+        text(&mut h, &o.symbol);
+        h.write_i32(o.symbol_roles);
+        h.write_usize(o.override_documentation.len());
+        for t in &o.override_documentation {
+            text(&mut h, t);
+        }
+        h.write_i32(o.syntax_kind.value());
+        h.write_usize(o.diagnostics.len());
+        for x in &o.diagnostics {
+            h.write_i32(x.severity.value());
+            text(&mut h, &x.code);
+            text(&mut h, &x.message);
+            text(&mut h, &x.source);
+        }
+        ints(&mut h, &o.enclosing_range);
+        if o.typed_range.is_some() || o.typed_enclosing_range.is_some() {
+            text(&mut h, &format!("{:?}{:?}", o.typed_range, o.typed_enclosing_range));
+        }
+    }
+    h.write_usize(d.symbols.len());
+    for s in &d.symbols {
+        text(&mut h, &s.symbol);
+        h.write_usize(s.documentation.len());
+        for t in &s.documentation {
+            text(&mut h, t);
+        }
+        h.write_usize(s.relationships.len());
+        for r in &s.relationships {
+            text(&mut h, &r.symbol);
+            h.write_u8(
+                u8::from(r.is_reference)
+                    | u8::from(r.is_implementation) << 1
+                    | u8::from(r.is_type_definition) << 2
+                    | u8::from(r.is_definition) << 3,
+            );
+        }
+        h.write_i32(s.kind.value());
+        text(&mut h, &s.display_name);
+        text(&mut h, s.signature_documentation.as_ref().map_or("", |g| g.text.as_str()));
+        text(&mut h, &s.enclosing_symbol);
+    }
+    h.finish()
+}
+
+/// A document's unbound call sites, counted by name.
+fn unresolved_in(d: &Document) -> Vec<(String, u32)> {
+    let mut unresolved: Vec<(String, u32)> = Vec::new();
+    for o in d.occurrences.iter().filter(|o| o.symbol.is_empty()) {
+        for diag in o.diagnostics.iter().filter(|x| x.code == UNRESOLVED) {
+            match unresolved.iter_mut().find(|(n, _)| *n == diag.message) {
+                Some((_, c)) => *c += 1,
+                None => unresolved.push((diag.message.clone(), 1)),
+            }
+        }
+    }
+    unresolved
+}
+
+impl Memo {
+    /// What `index` gives a later patch to compare with.
+    pub fn of(index: &Index) -> Memo {
+        use rayon::prelude::*;
+        let each: Vec<DocMemo> = index
+            .documents
+            .par_iter()
+            .map(|d| DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) })
+            .collect();
+        let docs: HashMap<String, DocMemo> =
+            index.documents.iter().map(|d| d.relative_path.clone()).zip(each).collect();
+        let mut first: HashMap<&str, usize> = HashMap::default();
+        let mut shared: HashMap<&str, Vec<usize>> = HashMap::default();
+        for (i, d) in index.documents.iter().enumerate() {
+            for sym in defined(d) {
+                match first.get(sym) {
+                    None => {
+                        first.insert(sym, i);
+                    }
+                    Some(&j) if j != i => {
+                        let v = shared.entry(sym).or_insert_with(|| vec![j]);
+                        if !v.contains(&i) {
+                            v.push(i);
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let path = |i: usize| index.documents[i].relative_path.clone();
+        let shared = shared.into_iter().map(|(s, v)| (s.to_owned(), v.into_iter().map(path).collect())).collect();
+        Memo { docs, shared }
+    }
+}
+
+/// The global symbols document `d` defines: by an occurrence, or by
+/// describing them.
+fn defined(d: &Document) -> impl Iterator<Item = &str> {
+    let by_occurrence = d.occurrences.iter().filter(|o| o.symbol_roles & DEFINITION != 0).map(|o| o.symbol.as_str());
+    by_occurrence
+        .chain(d.symbols.iter().map(|s| s.symbol.as_str()))
+        .filter(|s| !s.is_empty() && !scip::symbol::is_local_symbol(s))
+}
+
+/// What a new index does to the graph imported from the last one.
+pub enum Patch {
+    /// No document changed.
+    Unchanged,
+    /// The change, to splice into the base.
+    Delta(Box<Delta>),
+    /// Import the index whole, for the reason given.
+    Whole(&'static str),
+}
+
+/// The documents of `index` at `docs`, in index order.
+struct Only<'i> {
+    index: &'i Index,
+    docs: Vec<usize>,
+}
+
+impl Source for Only<'_> {
+    fn documents(&mut self, f: &mut Visit<'_>) -> Result<(), GraphError> {
+        for (k, &i) in self.docs.iter().enumerate() {
+            f(k, &self.index.documents[i])?;
+        }
+        Ok(())
+    }
+    fn metadata(&self) -> Option<&Metadata> {
+        self.index.metadata.as_ref()
+    }
+    fn external_symbols(&self) -> &[SymbolInformation] {
+        &self.index.external_symbols
+    }
+}
+
+/// The patch that turns `base`, imported from the index `last` describes,
+/// into the import of `index`; and the memo of `index`, for the next one.
+pub fn delta(base: &Graph, last: &Memo, index: &Index, opts: &Options) -> Result<(Patch, Memo), GraphError> {
+    let started = std::time::Instant::now();
+    let memo = Memo::of(index);
+    tracing::debug!(us = started.elapsed().as_micros() as u64, documents = index.documents.len(), "patch: memo");
+    let tool = index.metadata.as_ref().and_then(|m| m.tool_info.as_ref()).map(|t| t.name.as_str()).unwrap_or("");
+    let language = index.documents.first().map(|d| d.language.to_ascii_lowercase()).unwrap_or_default();
+    if tool == "rust-analyzer" || language == "rust" {
+        return Ok((Patch::Whole("Rust's impl blocks are resolved over the whole index"), memo));
+    }
+    let mut files: HashSet<String> = HashSet::new();
+    for (path, doc) in &memo.docs {
+        if last.docs.get(path).is_none_or(|old| old.hash != doc.hash) {
+            files.insert(path.clone());
+        }
+    }
+    files.extend(last.docs.keys().filter(|p| !memo.docs.contains_key(*p)).cloned());
+    if files.is_empty() {
+        return Ok((Patch::Unchanged, memo));
+    }
+    let most = (memo.docs.len() / 4).max(32);
+    let position: HashMap<&str, usize> =
+        index.documents.iter().enumerate().map(|(i, d)| (d.relative_path.as_str(), i)).collect();
+    loop {
+        widen_by_shared(&mut files, &[&last.shared, &memo.shared]);
+        if files.len() > most {
+            return Ok((Patch::Whole("the change touches more than a quarter of the files"), memo));
+        }
+        let mut docs: Vec<usize> = files.iter().filter_map(|f| position.get(f.as_str()).copied()).collect();
+        docs.sort_unstable();
+        let graph = import_against(base, &files, index, docs, opts)?;
+        // Nodes of the files that the delta no longer defines alike: the
+        // files of the edges into them are imported again too.
+        let mut more: Vec<String> = Vec::new();
+        for b in 0..base.node_count() as crate::NodeIx {
+            let node = base.node(b);
+            if node.file().is_empty() || !files.contains(node.file()) {
+                continue;
+            }
+            let same = graph.lookup_raw(node.raw_id()).is_some_and(|x| {
+                let now = graph.node(x);
+                now.kind() == node.kind() && !now.file().is_empty()
+            });
+            if same {
+                continue;
+            }
+            let mut note = |f: &str| {
+                if !f.is_empty() && !files.contains(f) {
+                    more.push(f.to_owned());
+                }
+            };
+            for (_, s) in base.inn.edges(b) {
+                note(base.node(s).file());
+            }
+            for (t, c) in base.out.edges(b) {
+                if base.types[t as usize] == "DECLARES" {
+                    note(base.node(c).file());
+                }
+            }
+        }
+        tracing::debug!(
+            us = started.elapsed().as_micros() as u64,
+            files = files.len(),
+            more = more.len(),
+            "patch: delta"
+        );
+        if more.is_empty() {
+            let unresolved_before = unresolved_of(last, &files);
+            return Ok((Patch::Delta(Box::new(Delta { files, graph, unresolved_before })), memo));
+        }
+        files.extend(more);
+    }
+}
+
+/// Adds to `files` every document that shares a symbol with one of them,
+/// until none does.
+fn widen_by_shared(files: &mut HashSet<String>, maps: &[&HashMap<String, Vec<String>>]) {
+    loop {
+        let before = files.len();
+        for map in maps {
+            for docs in map.values() {
+                if docs.iter().any(|d| files.contains(d)) {
+                    files.extend(docs.iter().cloned());
+                }
+            }
+        }
+        if files.len() == before {
+            return;
+        }
+    }
+}
+
+/// The unbound call sites the files had in the last index, summed by name.
+fn unresolved_of(last: &Memo, files: &HashSet<String>) -> Vec<(String, u32)> {
+    let mut by_name: HashMap<&str, u32> = HashMap::default();
+    for f in files {
+        for (name, n) in last.docs.get(f).map_or(&[][..], |d| &d.unresolved) {
+            *by_name.entry(name).or_default() += n;
+        }
+    }
+    by_name.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+}
+
+/// The documents at `docs` imported with `base` for what they reach.
+fn import_against(
+    base: &Graph,
+    files: &HashSet<String>,
+    index: &Index,
+    docs: Vec<usize>,
+    opts: &Options,
+) -> Result<Graph, GraphError> {
+    let mut source = Only { index, docs };
+    let mut first = FirstPass::default();
+    source.documents(&mut |_, d| first.document(d))?;
+    first.external_symbols(source.external_symbols())?;
+    let mut import = Import::new(first, source.metadata(), opts, Some(Base { graph: base, files }));
+    import.nodes()?;
+    import.declares()?;
+    source.documents(&mut |di, d| import.references(di, d))?;
+    import.walked_all()?;
+    import.relationships()?;
+    import.into_builder().build()
+}
