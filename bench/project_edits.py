@@ -6,7 +6,12 @@ Serves DIR (a Go or Java project, e.g. the synthetic ones
 index` leaves), waits until it answers, then N times: appends a new
 function to one source file and measures the wall time from the write until
 `resolve` finds it (polling every 10 ms), while every call made meanwhile
-must succeed. Prints p50, p90 and max, the graph's size, and failed calls.
+must succeed. Prints p50, p90 and max, the graph's size, failed calls, and
+the server's resident and peak memory after the edits (Linux).
+
+`SIGNPOST_EDITS_WHOLE=1` in the environment makes the server import each
+edited language whole, as before edits were patched per file: the two
+paths compared in one build.
 
 Usage: bench/project_edits.py --project DIR [--bin target/release/signpost]
                               [--edits 20] [--lang go|java]
@@ -87,6 +92,10 @@ def main():
                 if time.monotonic() - t0 > 60:
                     raise SystemExit(f"{name} never appeared")
                 time.sleep(0.01)
+        # The server's memory once the last swap has settled.
+        time.sleep(2)
+        status = open(f"/proc/{server.pid}/status").read() if os.path.exists(f"/proc/{server.pid}/status") else ""
+        mem = {l.split(":")[0]: int(l.split()[1]) // 1024 for l in status.splitlines() if l.startswith(("VmRSS", "VmHWM"))}
     finally:
         with open(target, "w") as f:
             f.write(original)
@@ -96,6 +105,8 @@ def main():
     print(f"project {a.project}: {nodes} symbols; served after {ready:.1f} s")
     print(f"edit visible to resolve over {len(ms)} edits: p50 {statistics.median(ms):.0f} ms, "
           f"p90 {ms[int(len(ms) * 0.9) - 1]:.0f} ms, max {ms[-1]:.0f} ms; failed calls {failed}")
+    if mem:
+        print(f"server memory after the edits: {mem.get('VmRSS', 0)} MiB resident, peak {mem.get('VmHWM', 0)} MiB")
 
 
 if __name__ == "__main__":

@@ -37,23 +37,6 @@ impl Csr {
         Csr { offsets, items }
     }
 
-    /// From (key, node) pairs sorted by key then node, without repeats.
-    fn from_sorted(keys: usize, pairs: Vec<(u32, NodeIx)>) -> Csr {
-        let mut offsets = Vec::with_capacity(keys + 1);
-        offsets.push(0);
-        let mut items = Vec::with_capacity(pairs.len());
-        for (k, n) in pairs {
-            while offsets.len() <= k as usize {
-                offsets.push(items.len() as u32);
-            }
-            items.push(n);
-        }
-        while offsets.len() <= keys {
-            offsets.push(items.len() as u32);
-        }
-        Csr { offsets, items }
-    }
-
     /// From (key, node) pairs in ascending node order, counted out by key
     /// (no sort); a pair given twice counts once.
     fn counted(keys: usize, pairs: impl Iterator<Item = (u32, NodeIx)> + Clone) -> Csr {
@@ -119,6 +102,38 @@ fn inserted(
     let mut from = 0;
     for x in new {
         let at = from + kept[from..].partition_point(|&k| cmp(k, x).is_lt());
+        out.extend_from_slice(&kept[from..at]);
+        out.push(x);
+        from = at;
+    }
+    out.extend_from_slice(&kept[from..]);
+    out
+}
+
+/// The last segment of a qualified name.
+fn tail_of(f: &str) -> &str {
+    &f[tail_start(f)..]
+}
+
+/// The whole of a qualified name.
+fn whole(f: &str) -> &str {
+    f
+}
+
+/// `kept` with each of `new` (sorted by key, then node) inserted where
+/// `vs(kept node, key, new node)` says it sorts: a binary search each.
+fn inserted_keyed<K>(
+    kept: Vec<NodeIx>,
+    new: Vec<(K, NodeIx)>,
+    vs: impl Fn(NodeIx, &K, NodeIx) -> std::cmp::Ordering,
+) -> Vec<NodeIx> {
+    if new.is_empty() {
+        return kept;
+    }
+    let mut out = Vec::with_capacity(kept.len() + new.len());
+    let mut from = 0;
+    for (key, x) in new {
+        let at = from + kept[from..].partition_point(|&k| vs(k, &key, x).is_lt());
         out.extend_from_slice(&kept[from..at]);
         out.push(x);
         from = at;
@@ -374,11 +389,8 @@ impl Index {
     /// with no sort of it.
     pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Index {
         let n = g.node_count();
-        let carry = |list: &[NodeIx]| -> Vec<NodeIx> {
-            list.iter()
-                .filter_map(|&o| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]))
-                .collect()
-        };
+        let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
+        let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
         let new: Vec<NodeIx> = (0..n as NodeIx).filter(|&i| fresh[i as usize]).collect();
         // Ids.
         let mut ix = Index {
@@ -413,14 +425,21 @@ impl Index {
 
         // Qualified names.
         let lower_fqn = |i: NodeIx| lower(g.node(i).fqn());
-        let with_fqn: Vec<NodeIx> = new.iter().copied().filter(|&i| !g.node(i).fqn().is_empty()).collect();
-        ix.by_fqn =
-            inserted(carry(&self.by_fqn), with_fqn.clone(), |a, b| lower_fqn(a).cmp(&lower_fqn(b)).then(a.cmp(&b)));
-        let tail = |i: NodeIx| {
-            let l = lower_fqn(i);
-            l[tail_start(&l)..].to_owned()
+        let lowered = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
+        // Keys made once for the fresh nodes; a kept node's compared as
+        // it is lower-cased, with no string made (a few dozen compares).
+        let keyed = |key: &dyn Fn(&str) -> Vec<char>| -> Vec<(Vec<char>, NodeIx)> {
+            let mut v: Vec<(Vec<char>, NodeIx)> =
+                new.iter().filter(|&&i| !g.node(i).fqn().is_empty()).map(|&i| (key(g.node(i).fqn()), i)).collect();
+            v.sort_unstable();
+            v
         };
-        ix.by_tail = inserted(carry(&self.by_tail), with_fqn, |a, b| tail(a).cmp(&tail(b)).then(a.cmp(&b)));
+        let vs = |of: &dyn for<'s> Fn(&'s str) -> &'s str, k: NodeIx, key: &[char], x: NodeIx| {
+            of(g.node(k).fqn()).chars().flat_map(char::to_lowercase).cmp(key.iter().copied()).then(k.cmp(&x))
+        };
+        ix.by_fqn = inserted_keyed(carry(&self.by_fqn), keyed(&|f| lowered(f)), |k, key, x| vs(&whole, k, key, x));
+        ix.by_tail =
+            inserted_keyed(carry(&self.by_tail), keyed(&|f| lowered(tail_of(f))), |k, key, x| vs(&tail_of, k, key, x));
         let mut order = vec![NodeIx::MAX; self.fqn_rank.len()];
         for (o, &rank) in self.fqn_rank.iter().enumerate() {
             order[rank as usize] = o as NodeIx;
@@ -448,12 +467,11 @@ impl Index {
                 added.entry(c).or_default().push(i);
             }
         }
-        let mut pairs: Vec<(u32, NodeIx)> = Vec::new();
-        let mut push = |ix: &mut Index, name: &str, members: &mut dyn Iterator<Item = NodeIx>| {
-            let k = ix.container_starts.len() as u32;
-            let before = pairs.len();
-            pairs.extend(members.map(|m| (k, m)));
-            if pairs.len() > before {
+        let mut members = Csr { offsets: vec![0], items: Vec::with_capacity(self.members.items.len()) };
+        // Ends a container's members: it is kept if it has any.
+        let close = |ix: &mut Index, members: &mut Csr, name: &str| {
+            if members.items.len() > members.offsets[members.offsets.len() - 1] as usize {
+                members.offsets.push(members.items.len() as u32);
                 ix.container_starts.push(ix.containers.len() as u32);
                 ix.containers.push_str(name);
                 ix.containers.push('\0');
@@ -466,25 +484,30 @@ impl Index {
             while let Some((next, _)) = added.peek()
                 && next.as_str() < name
             {
-                let Some((next, members)) = added.next() else { break };
-                push(&mut ix, &next, &mut members.into_iter());
+                let Some((next, new_members)) = added.next() else { break };
+                members.items.extend(new_members);
+                close(&mut ix, &mut members, &next);
             }
-            let mut kept = carry(self.members.get(c));
+            let old = self.members.get(c);
             if let Some((next, _)) = added.peek()
                 && next == name
-                && let Some((_, members)) = added.next()
+                && let Some((_, new_members)) = added.next()
             {
-                kept.extend(members);
+                let mut kept = carry(old);
+                kept.extend(new_members);
                 kept.sort_unstable();
+                members.items.extend(kept);
+            } else {
+                members.items.extend(old.iter().filter_map(|&o| kept_as(o)));
             }
-            push(&mut ix, name, &mut kept.into_iter());
+            close(&mut ix, &mut members, name);
         }
-        for (next, members) in added {
-            push(&mut ix, &next, &mut members.into_iter());
+        for (next, new_members) in added {
+            members.items.extend(new_members);
+            close(&mut ix, &mut members, &next);
         }
-        let count = ix.container_starts.len();
         ix.container_starts.push(ix.containers.len() as u32);
-        ix.members = Csr::from_sorted(count, pairs);
+        ix.members = members;
 
         // Doc words: the old postings that carry over, and the fresh nodes'.
         let mut added: std::collections::BTreeMap<u64, Vec<NodeIx>> = std::collections::BTreeMap::new();
@@ -498,36 +521,42 @@ impl Index {
                 added.entry(h).or_default().push(i);
             }
         }
-        let mut pairs: Vec<(u32, NodeIx)> = Vec::new();
-        let mut added = added.into_iter().peekable();
-        let mut push = |ix: &mut Index, h: u64, members: Vec<NodeIx>| {
-            if !members.is_empty() {
-                let k = ix.doc_words.len() as u32;
+        let mut nodes = Csr { offsets: vec![0], items: Vec::with_capacity(self.doc_nodes.items.len()) };
+        // Ends a word's nodes: it is kept if it has any.
+        let close = |ix: &mut Index, nodes: &mut Csr, h: u64| {
+            if nodes.items.len() > nodes.offsets[nodes.offsets.len() - 1] as usize {
+                nodes.offsets.push(nodes.items.len() as u32);
                 ix.doc_words.push(h);
-                pairs.extend(members.into_iter().map(|m| (k, m)));
             }
         };
+        let mut added = added.into_iter().peekable();
         for (k, &h) in self.doc_words.iter().enumerate() {
             while let Some(&(next, _)) = added.peek()
                 && next < h
             {
-                let Some((next, members)) = added.next() else { break };
-                push(&mut ix, next, members);
+                let Some((next, new_nodes)) = added.next() else { break };
+                nodes.items.extend(new_nodes);
+                close(&mut ix, &mut nodes, next);
             }
-            let mut kept = carry(self.doc_nodes.get(k));
+            let old = self.doc_nodes.get(k);
             if let Some(&(next, _)) = added.peek()
                 && next == h
-                && let Some((_, members)) = added.next()
+                && let Some((_, new_nodes)) = added.next()
             {
-                kept.extend(members);
+                let mut kept = carry(old);
+                kept.extend(new_nodes);
                 kept.sort_unstable();
+                nodes.items.extend(kept);
+            } else {
+                nodes.items.extend(old.iter().filter_map(|&o| kept_as(o)));
             }
-            push(&mut ix, h, kept);
+            close(&mut ix, &mut nodes, h);
         }
-        for (next, members) in added {
-            push(&mut ix, next, members);
+        for (next, new_nodes) in added {
+            nodes.items.extend(new_nodes);
+            close(&mut ix, &mut nodes, next);
         }
-        ix.doc_nodes = Csr::from_sorted(ix.doc_words.len(), pairs);
+        ix.doc_nodes = nodes;
 
         // Kinds, files, roles: counted out in node order.
         ix.by_kind = Csr::counted(g.kinds.len(), g.recs.iter().enumerate().map(|(i, r)| (r.kind as u32, i as NodeIx)));

@@ -83,6 +83,8 @@ impl Project {
             let opts = signpost_graph::scip::Options { name: lang.name.to_owned() };
             match signpost_graph::scip::import_file(&file, &opts) {
                 Ok(graph) => {
+                    // The built-in part it replaces is not patched again.
+                    self.served.remove(lang.name);
                     let record =
                         graphs.replace_parts(vec![(self.built_in_file(lang.name), std::sync::Arc::new(graph))]);
                     tracing::info!(language = lang.name, indexer = %what, result = record.result, "the precise pass's index swaps in");

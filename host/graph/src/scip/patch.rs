@@ -131,17 +131,17 @@ impl Memo {
     /// What `index` gives a later patch to compare with.
     pub fn of(index: &Index) -> Memo {
         use rayon::prelude::*;
-        let each: Vec<DocMemo> = index
+        let each: Vec<(DocMemo, Vec<&str>)> = index
             .documents
             .par_iter()
-            .map(|d| DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) })
+            .map(|d| (DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) }, defined(d).collect()))
             .collect();
-        let docs: HashMap<String, DocMemo> =
-            index.documents.iter().map(|d| d.relative_path.clone()).zip(each).collect();
+        let mut docs: HashMap<String, DocMemo> = HashMap::default();
         let mut first: HashMap<&str, usize> = HashMap::default();
         let mut shared: HashMap<&str, Vec<usize>> = HashMap::default();
-        for (i, d) in index.documents.iter().enumerate() {
-            for sym in defined(d) {
+        for (i, (d, (memo, defined))) in index.documents.iter().zip(each).enumerate() {
+            docs.insert(d.relative_path.clone(), memo);
+            for sym in defined {
                 match first.get(sym) {
                     None => {
                         first.insert(sym, i);
@@ -237,11 +237,12 @@ pub fn delta(base: &Graph, last: &Memo, index: &Index, opts: &Options) -> Result
         // Nodes of the files that the delta no longer defines alike: the
         // files of the edges into them are imported again too.
         let mut more: Vec<String> = Vec::new();
+        let of_files: Vec<bool> = base.files.iter().map(|f| !f.is_empty() && files.contains(f)).collect();
         for b in 0..base.node_count() as crate::NodeIx {
-            let node = base.node(b);
-            if node.file().is_empty() || !files.contains(node.file()) {
+            if !of_files[base.recs[b as usize].file as usize] {
                 continue;
             }
+            let node = base.node(b);
             let same = graph.lookup_raw(node.raw_id()).is_some_and(|x| {
                 let now = graph.node(x);
                 now.kind() == node.kind() && !now.file().is_empty()
