@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use crate::{Graph, GraphBuilder, GraphError, NodeIx, NodeSpec, json, scip, snapshot};
+use crate::{Graph, GraphBuilder, GraphError, NodeIx, json, scip, snapshot};
 
 /// Bytes read first to tell the format ([`Format::detect`] reads 1 KiB).
 const HEAD: u64 = 4096;
@@ -90,18 +90,7 @@ pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Resu
     for g in parts {
         let mut map = Vec::with_capacity(g.node_count());
         for n in g.iter() {
-            let roles: Vec<&str> = n.roles().collect();
-            map.push(b.merge_node(NodeSpec {
-                id: *n.raw_id(),
-                kind: n.kind(),
-                name: n.name(),
-                fqn: n.fqn(),
-                file: n.file(),
-                line: n.line(),
-                roles: &roles,
-                doc: n.doc(),
-                signature: n.signature(),
-            })?);
+            map.push(n.merge_into(&mut b)?);
         }
         for n in 0..g.node_count() as NodeIx {
             for (t, m, how) in g.out_edges(n) {

@@ -228,6 +228,23 @@ impl<'g> NodeRef<'g> {
     pub fn has_role(&self, role: &str) -> bool {
         self.roles().any(|r| r.eq_ignore_ascii_case(role))
     }
+    /// Adds this node to `b` as it is, or joins it with the node of the
+    /// same id there ([`crate::GraphBuilder::merge_node`]).
+    pub(crate) fn merge_into(&self, b: &mut crate::GraphBuilder) -> Result<NodeIx, crate::GraphError> {
+        let roles: Vec<&str> = self.roles().collect();
+        b.merge_node(crate::NodeSpec {
+            id: *self.raw_id(),
+            kind: self.kind(),
+            name: self.name(),
+            fqn: self.fqn(),
+            file: self.file(),
+            line: self.line(),
+            roles: &roles,
+            doc: self.doc(),
+            signature: self.signature(),
+        })
+    }
+
     /// An owned copy of the whole record.
     pub fn to_node(&self) -> Node {
         Node {

@@ -468,13 +468,16 @@ impl Project {
                     }
                     Patch::Delta(d) => {
                         let patched = graphs.patch_part(&path, &served.graph, |g, fallback| g.spliced(&d, fallback));
-                        if let Some((record, graph)) = patched {
-                            if record.result == "swapped" {
+                        match patched {
+                            Some((record, graph)) if record.result == "swapped" => {
                                 self.served.insert(lang, Served { graph: graph.clone(), memo });
+                                return Ok((format!("patched {} files", d.files.len()), record, graph));
                             }
-                            return Ok((format!("patched {} files", d.files.len()), record, graph));
+                            // Refused (and said so in the status): the
+                            // part is imported whole at once instead.
+                            Some(_) => "the patch was refused",
+                            None => "the part was replaced since",
                         }
-                        "the part was replaced since"
                     }
                     Patch::Whole(why) => why,
                 }

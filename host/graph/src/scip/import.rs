@@ -200,18 +200,7 @@ fn stub(
     kinds: &mut Vec<&'static str>,
 ) -> Result<NodeIx, GraphError> {
     let n = base.node(b);
-    let roles: Vec<&str> = n.roles().collect();
-    let ix = to.merge_node(NodeSpec {
-        id: *n.raw_id(),
-        kind: n.kind(),
-        name: n.name(),
-        fqn: n.fqn(),
-        file: n.file(),
-        line: n.line(),
-        roles: &roles,
-        doc: n.doc(),
-        signature: n.signature(),
-    })?;
+    let ix = n.merge_into(to)?;
     note_kind(kinds, ix, static_kind(n.kind()));
     Ok(ix)
 }
