@@ -20,6 +20,7 @@
 //! says), so an import peaks at the graph plus that table, not at the
 //! decoded index.
 
+mod base;
 mod import;
 mod occurrences;
 mod patch;

@@ -26,7 +26,8 @@ use std::hash::{BuildHasher, Hasher};
 
 use scip::types::{Document, Index, Metadata, SymbolInformation};
 
-use super::import::{Base, FirstPass, Import};
+use super::base::Base;
+use super::import::{FirstPass, Import};
 use super::occurrences::DEFINITION;
 use super::stream::{Source, Visit};
 use super::{Options, UNRESOLVED};

@@ -1,0 +1,299 @@
+//! The indexes of a spliced graph, patched from the old graph's
+//! ([`Index::patched`]): what kept nodes had carries over, renumbered, and
+//! the fresh nodes are inserted where they sort.
+
+use super::{Csr, Index, lower, tail_start, word_hash, words};
+use crate::{Graph, NodeIx};
+
+impl Index {
+    /// The indexes of `g`, a graph spliced from the one whose indexes
+    /// these are ([`Graph::spliced`]): `remap[o]` is old node `o`'s index
+    /// in `g` (`NodeIx::MAX` when it is gone) and `fresh[i]` whether node
+    /// `i` of `g` has a record of its own (added or rewritten). What the
+    /// other nodes had carries over, renumbered (the renumbering keeps
+    /// their order); the fresh ones are inserted where they sort. The same
+    /// indexes as [`Index::build`] of `g`, in time linear in the graph but
+    /// with no sort of it.
+    pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Index {
+        let n = g.node_count();
+        let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
+        let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
+        let new: Vec<NodeIx> = (0..n as NodeIx).filter(|&i| fresh[i as usize]).collect();
+        // Ids.
+        let mut ix = Index {
+            by_id: inserted(carry(&self.by_id), new.clone(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize])),
+            ..Index::default()
+        };
+
+        // Lower-cased names, in node order: copied, or made for the fresh.
+        let mut back = vec![NodeIx::MAX; n];
+        for (o, &i) in remap.iter().enumerate() {
+            if i != NodeIx::MAX {
+                back[i as usize] = o as NodeIx;
+            }
+        }
+        ix.name_starts.reserve(n + 1);
+        ix.lower_names.reserve(self.lower_names.len());
+        for i in 0..n {
+            ix.name_starts.push(ix.lower_names.len() as u32);
+            if fresh[i] {
+                for c in g.node(i as NodeIx).name().chars().flat_map(char::to_lowercase) {
+                    ix.lower_names.push(if c == '\0' { ' ' } else { c });
+                }
+            } else {
+                ix.lower_names.push_str(self.lower_name(back[i]));
+            }
+            ix.lower_names.push('\0');
+        }
+        ix.name_starts.push(ix.lower_names.len() as u32);
+        let by_name =
+            inserted(carry(&self.by_name), new.clone(), |a, b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+        ix.by_name = by_name;
+
+        // Qualified names.
+        let lower_fqn = |i: NodeIx| lower(g.node(i).fqn());
+        let lowered = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
+        // Keys made once for the fresh nodes; a kept node's compared as
+        // it is lower-cased, with no string made (a few dozen compares).
+        let keyed = |key: &dyn Fn(&str) -> Vec<char>| -> Vec<(Vec<char>, NodeIx)> {
+            let mut v: Vec<(Vec<char>, NodeIx)> =
+                new.iter().filter(|&&i| !g.node(i).fqn().is_empty()).map(|&i| (key(g.node(i).fqn()), i)).collect();
+            v.sort_unstable();
+            v
+        };
+        let vs = |of: &dyn for<'s> Fn(&'s str) -> &'s str, k: NodeIx, key: &[char], x: NodeIx| {
+            of(g.node(k).fqn()).chars().flat_map(char::to_lowercase).cmp(key.iter().copied()).then(k.cmp(&x))
+        };
+        ix.by_fqn = inserted_keyed(carry(&self.by_fqn), keyed(&|f| lowered(f)), |k, key, x| vs(&whole, k, key, x));
+        ix.by_tail =
+            inserted_keyed(carry(&self.by_tail), keyed(&|f| lowered(tail_of(f))), |k, key, x| vs(&tail_of, k, key, x));
+        let mut order = vec![NodeIx::MAX; self.fqn_rank.len()];
+        for (o, &rank) in self.fqn_rank.iter().enumerate() {
+            order[rank as usize] = o as NodeIx;
+        }
+        let order = inserted(carry(&order), new.clone(), |a, b| {
+            let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
+            (x.len(), x, a).cmp(&(y.len(), y, b))
+        });
+        ix.fqn_rank = vec![0; n];
+        for (rank, &node) in order.iter().enumerate() {
+            ix.fqn_rank[node as usize] = rank as u32;
+        }
+
+        // Containers: the old ones with their members that carry over, and
+        // the fresh nodes' (new containers where they sort).
+        let container_of = |i: NodeIx| {
+            let l = lower_fqn(i);
+            let c = l[..tail_start(&l)].trim_end_matches(['.', '/', '#', ' ', ':']).to_owned();
+            c.chars().map(|c| if c == '\0' { ' ' } else { c }).collect::<String>()
+        };
+        let mut added: std::collections::BTreeMap<String, Vec<NodeIx>> = std::collections::BTreeMap::new();
+        for &i in &new {
+            let c = container_of(i);
+            if !c.is_empty() {
+                added.entry(c).or_default().push(i);
+            }
+        }
+        let mut members = Csr { offsets: vec![0], items: Vec::with_capacity(self.members.items.len()) };
+        // Ends a container's members: it is kept if it has any.
+        let close = |ix: &mut Index, members: &mut Csr, name: &str| {
+            if members.items.len() > members.offsets[members.offsets.len() - 1] as usize {
+                members.offsets.push(members.items.len() as u32);
+                ix.container_starts.push(ix.containers.len() as u32);
+                ix.containers.push_str(name);
+                ix.containers.push('\0');
+            }
+        };
+        let mut added = added.into_iter().peekable();
+        for c in 0..self.container_starts.len().saturating_sub(1) {
+            let (a, b) = (self.container_starts[c] as usize, self.container_starts[c + 1] as usize);
+            let name = &self.containers[a..b - 1];
+            while let Some((next, _)) = added.peek()
+                && next.as_str() < name
+            {
+                let Some((next, new_members)) = added.next() else { break };
+                members.items.extend(new_members);
+                close(&mut ix, &mut members, &next);
+            }
+            let old = self.members.get(c);
+            if let Some((next, _)) = added.peek()
+                && next == name
+                && let Some((_, new_members)) = added.next()
+            {
+                let mut kept = carry(old);
+                kept.extend(new_members);
+                kept.sort_unstable();
+                members.items.extend(kept);
+            } else {
+                members.items.extend(old.iter().filter_map(|&o| kept_as(o)));
+            }
+            close(&mut ix, &mut members, name);
+        }
+        for (next, new_members) in added {
+            members.items.extend(new_members);
+            close(&mut ix, &mut members, &next);
+        }
+        ix.container_starts.push(ix.containers.len() as u32);
+        ix.members = members;
+
+        // Doc words: the old postings that carry over, and the fresh nodes'.
+        let mut added: std::collections::BTreeMap<u64, Vec<NodeIx>> = std::collections::BTreeMap::new();
+        let mut hashes: Vec<u64> = Vec::new();
+        for &i in &new {
+            hashes.clear();
+            hashes.extend(words(g.node(i).doc()).map(|w| word_hash(&w)));
+            hashes.sort_unstable();
+            hashes.dedup();
+            for &h in &hashes {
+                added.entry(h).or_default().push(i);
+            }
+        }
+        let mut nodes = Csr { offsets: vec![0], items: Vec::with_capacity(self.doc_nodes.items.len()) };
+        // Ends a word's nodes: it is kept if it has any.
+        let close = |ix: &mut Index, nodes: &mut Csr, h: u64| {
+            if nodes.items.len() > nodes.offsets[nodes.offsets.len() - 1] as usize {
+                nodes.offsets.push(nodes.items.len() as u32);
+                ix.doc_words.push(h);
+            }
+        };
+        let mut added = added.into_iter().peekable();
+        for (k, &h) in self.doc_words.iter().enumerate() {
+            while let Some(&(next, _)) = added.peek()
+                && next < h
+            {
+                let Some((next, new_nodes)) = added.next() else { break };
+                nodes.items.extend(new_nodes);
+                close(&mut ix, &mut nodes, next);
+            }
+            let old = self.doc_nodes.get(k);
+            if let Some(&(next, _)) = added.peek()
+                && next == h
+                && let Some((_, new_nodes)) = added.next()
+            {
+                let mut kept = carry(old);
+                kept.extend(new_nodes);
+                kept.sort_unstable();
+                nodes.items.extend(kept);
+            } else {
+                nodes.items.extend(old.iter().filter_map(|&o| kept_as(o)));
+            }
+            close(&mut ix, &mut nodes, h);
+        }
+        for (next, new_nodes) in added {
+            nodes.items.extend(new_nodes);
+            close(&mut ix, &mut nodes, next);
+        }
+        ix.doc_nodes = nodes;
+
+        // Kinds, files, roles: counted out in node order.
+        ix.by_kind = Csr::counted(g.kinds.len(), g.recs.iter().enumerate().map(|(i, r)| (r.kind as u32, i as NodeIx)));
+        ix.by_file = Csr::counted(g.files.len(), g.recs.iter().enumerate().map(|(i, r)| (r.file, i as NodeIx)));
+        ix.by_role = Csr::counted(
+            g.roles.len(),
+            g.recs.iter().enumerate().flat_map(|(i, r)| {
+                g.role_lists[r.roles_start as usize..(r.roles_start as usize + r.roles_len as usize)]
+                    .iter()
+                    .map(move |&role| (role as u32, i as NodeIx))
+            }),
+        );
+        ix
+    }
+}
+
+impl Csr {
+    /// From (key, node) pairs in ascending node order, counted out by key
+    /// (no sort); a pair given twice counts once.
+    fn counted(keys: usize, pairs: impl Iterator<Item = (u32, NodeIx)> + Clone) -> Csr {
+        let mut offsets = vec![0u32; keys + 1];
+        for (k, _) in pairs.clone() {
+            offsets[k as usize + 1] += 1;
+        }
+        for k in 0..keys {
+            offsets[k + 1] += offsets[k];
+        }
+        let mut fill = offsets.clone();
+        let mut items = vec![0 as NodeIx; offsets[keys] as usize];
+        for (k, n) in pairs {
+            items[fill[k as usize] as usize] = n;
+            fill[k as usize] += 1;
+        }
+        let mut csr = Csr { offsets, items };
+        csr.dedup();
+        csr
+    }
+
+    /// Drops a node repeated under one key (pairs given twice).
+    fn dedup(&mut self) {
+        if (0..self.offsets.len().saturating_sub(1)).all(|k| self.get(k).windows(2).all(|w| w[0] < w[1])) {
+            return;
+        }
+        let mut items = Vec::with_capacity(self.items.len());
+        let mut offsets = Vec::with_capacity(self.offsets.len());
+        offsets.push(0);
+        for k in 0..self.offsets.len() - 1 {
+            let start = items.len();
+            for &n in self.get(k) {
+                if items.len() == start || items.last() != Some(&n) {
+                    items.push(n);
+                }
+            }
+            offsets.push(items.len() as u32);
+        }
+        *self = Csr { offsets, items };
+    }
+}
+
+/// `kept`, sorted by `cmp`, with `new` inserted where each sorts: a binary
+/// search each, then one copy.
+fn inserted(
+    kept: Vec<NodeIx>,
+    mut new: Vec<NodeIx>,
+    cmp: impl Fn(NodeIx, NodeIx) -> std::cmp::Ordering,
+) -> Vec<NodeIx> {
+    if new.is_empty() {
+        return kept;
+    }
+    new.sort_by(|&a, &b| cmp(a, b));
+    let mut out = Vec::with_capacity(kept.len() + new.len());
+    let mut from = 0;
+    for x in new {
+        let at = from + kept[from..].partition_point(|&k| cmp(k, x).is_lt());
+        out.extend_from_slice(&kept[from..at]);
+        out.push(x);
+        from = at;
+    }
+    out.extend_from_slice(&kept[from..]);
+    out
+}
+
+/// The last segment of a qualified name.
+fn tail_of(f: &str) -> &str {
+    &f[tail_start(f)..]
+}
+
+/// The whole of a qualified name.
+fn whole(f: &str) -> &str {
+    f
+}
+
+/// `kept` with each of `new` (sorted by key, then node) inserted where
+/// `vs(kept node, key, new node)` says it sorts: a binary search each.
+fn inserted_keyed<K>(
+    kept: Vec<NodeIx>,
+    new: Vec<(K, NodeIx)>,
+    vs: impl Fn(NodeIx, &K, NodeIx) -> std::cmp::Ordering,
+) -> Vec<NodeIx> {
+    if new.is_empty() {
+        return kept;
+    }
+    let mut out = Vec::with_capacity(kept.len() + new.len());
+    let mut from = 0;
+    for (key, x) in new {
+        let at = from + kept[from..].partition_point(|&k| vs(k, &key, x).is_lt());
+        out.extend_from_slice(&kept[from..at]);
+        out.push(x);
+        from = at;
+    }
+    out.extend_from_slice(&kept[from..]);
+    out
+}
