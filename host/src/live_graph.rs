@@ -430,19 +430,22 @@ impl LiveGraph {
             && base.node_count() > 0
             && part.node_count() > 0
             && !parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current));
-        let result = if merged {
+        let join = || joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }));
+        let (result, how) = if merged {
             let fallback = |id: &graph::RawId| {
                 (0..parts.len())
                     .filter(|&k| k != i)
                     .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
             };
             // A symbol two parts define is merged again, not patched.
-            patch(&current, &fallback)
-                .map(Arc::new)
-                .or_else(|_| joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph })))
+            match patch(&current, &fallback) {
+                Ok(g) => (Ok(Arc::new(g)), "the merged graph patched"),
+                Err(_) => (join(), "the parts merged again"),
+            }
         } else {
-            joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }))
+            (join(), "the part served")
         };
+        let what = format!("{what} ({how})");
         if result.is_ok() {
             parts[i].graph = part.clone();
         }

@@ -581,11 +581,21 @@ async fn a_served_project_follows_edits_adds_and_deletes() {
     client.close().await;
 }
 
-/// Nodes and edges of a fresh `signpost index` of `dir`.
+/// Nodes and edges of a fresh `signpost index` of `dir` into `out` (a
+/// file, or a directory of parts, merged as a server merges them).
 fn fresh_counts(dir: &Path, out: &Path) -> (u64, u64) {
     let (ok, text) = index_args(&[dir.as_os_str(), "--output".as_ref(), out.as_os_str()]);
     assert!(ok, "{text}");
-    let graph = signpost::graph::load(out).unwrap_or_else(|e| panic!("{e}"));
+    let parts: Vec<PathBuf> = if out.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(out).into_iter().flatten().flatten().map(|e| e.path()).collect();
+        v.sort();
+        v
+    } else {
+        vec![out.to_path_buf()]
+    };
+    let graphs: Vec<signpost::graph::Graph> =
+        parts.iter().map(|p| signpost::graph::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).collect();
+    let graph = signpost::graph::merge("fresh", graphs.iter()).unwrap_or_else(|e| panic!("{e}"));
     (graph.node_count() as u64, graph.edge_count() as u64)
 }
 
@@ -696,6 +706,40 @@ async fn edits_across_files_are_patched_in_and_serve_what_a_fresh_index_gives() 
     for line in &edits {
         assert!(line.contains("how=\"patched"), "an edit is patched per file, not re-imported whole: {line}");
     }
+}
+
+/// In a monorepo served as several parts (one a language), an edit
+/// patches its language's part and the merged graph with it: what another
+/// file calls is found, and the served graph has the counts of a fresh
+/// index of the tree, merged.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
+    let scratch = Scratch::new("patched-merged");
+    let dir = scratch.path("mono");
+    monorepo(&dir);
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
+    let client = served_with_log(&dir, &cache, &log).await;
+    let service = resolve_one(&client, "OrderService").await;
+    until_fresh(&client, &dir, &out, "served").await;
+    let model = dir.join("legacy/src/main/java/com/example/shop/model/Order.java");
+    let text = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
+    let text = text.replacen(
+        "    public void add(",
+        "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
+        1,
+    );
+    std::fs::write(&model, text).unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(&client, "Order.discount", "one", &service).await;
+    let discount = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
+    let _ = std::fs::remove_dir_all(&out);
+    until_fresh(&client, &dir, &out, "a method added").await;
+    client.close().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let java: Vec<&str> =
+        text.lines().filter(|l| l.contains("re-indexed after a change") && l.contains("language=\"java\"")).collect();
+    assert!(!java.is_empty() && java.iter().all(|l| l.contains("how=\"patched")), "{text}");
+    assert!(text.contains("(the merged graph patched)"), "several parts are served, merged and patched: {text}");
 }
 
 /// Serves the project at `dir` on `cache`, its log at info level in `log`
