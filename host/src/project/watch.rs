@@ -456,8 +456,9 @@ impl Project {
         let opts = signpost_graph::scip::Options { name: lang.to_owned() };
         // Benchmarks compare the two paths in one build (BENCHMARKS.md).
         let whole_only = std::env::var_os("SIGNPOST_EDITS_WHOLE").is_some_and(|v| !v.is_empty());
-        let why = match self.served.remove(lang) {
-            _ if whole_only => "SIGNPOST_EDITS_WHOLE is set",
+        // The memo of the new index, once made, serves the whole import too.
+        let (why, memo) = match self.served.remove(lang) {
+            _ if whole_only => ("SIGNPOST_EDITS_WHOLE is set", None),
             Some(served) if graphs.part(&path).is_some_and(|p| std::sync::Arc::ptr_eq(&p, &served.graph)) => {
                 let (patch, memo) = delta(&served.graph, &served.memo, &indexed.index, &opts)?;
                 match patch {
@@ -475,20 +476,22 @@ impl Project {
                             }
                             // Refused (and said so in the status): the
                             // part is imported whole at once instead.
-                            Some(_) => "the patch was refused",
-                            None => "the part was replaced since",
+                            Some(_) => ("the patch was refused", Some(memo)),
+                            None => ("the part was replaced since", Some(memo)),
                         }
                     }
-                    Patch::Whole(why) => why,
+                    Patch::Whole(why) => (why, Some(memo)),
                 }
             }
-            Some(_) => "the part was replaced since",
-            None => "no part made by this process",
+            Some(_) => ("the part was replaced since", None),
+            None => ("no part made by this process", None),
         };
         let graph = std::sync::Arc::new(import_index(&indexed.index, &opts)?);
         let record = graphs.replace_parts(vec![(path, graph.clone())]);
-        if record.result == "swapped" {
-            self.served.insert(lang, Served { graph: graph.clone(), memo: Memo::of(&indexed.index) });
+        // With patches off, nothing reads a memo.
+        if record.result == "swapped" && !whole_only {
+            let memo = memo.unwrap_or_else(|| Memo::of(&indexed.index));
+            self.served.insert(lang, Served { graph: graph.clone(), memo });
         }
         Ok((format!("whole: {why}"), record, graph))
     }

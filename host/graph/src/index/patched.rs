@@ -2,6 +2,9 @@
 //! ([`Index::patched`]): what kept nodes had carries over, renumbered, and
 //! the fresh nodes are inserted where they sort.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use super::{Csr, Index, lower, tail_start, word_hash, words};
 use crate::{Graph, NodeIx};
 
@@ -87,57 +90,27 @@ impl Index {
             let c = l[..tail_start(&l)].trim_end_matches(['.', '/', '#', ' ', ':']).to_owned();
             c.chars().map(|c| if c == '\0' { ' ' } else { c }).collect::<String>()
         };
-        let mut added: std::collections::BTreeMap<String, Vec<NodeIx>> = std::collections::BTreeMap::new();
+        let mut added: BTreeMap<Cow<'_, str>, Vec<NodeIx>> = BTreeMap::new();
         for &i in &new {
             let c = container_of(i);
             if !c.is_empty() {
-                added.entry(c).or_default().push(i);
+                added.entry(Cow::Owned(c)).or_default().push(i);
             }
         }
-        let mut members = Csr { offsets: vec![0], items: Vec::with_capacity(self.members.items.len()) };
-        // Ends a container's members: it is kept if it has any.
-        let close = |ix: &mut Index, members: &mut Csr, name: &str| {
-            if members.items.len() > members.offsets[members.offsets.len() - 1] as usize {
-                members.offsets.push(members.items.len() as u32);
-                ix.container_starts.push(ix.containers.len() as u32);
-                ix.containers.push_str(name);
-                ix.containers.push('\0');
-            }
-        };
-        let mut added = added.into_iter().peekable();
-        for c in 0..self.container_starts.len().saturating_sub(1) {
+        let old = (0..self.container_starts.len().saturating_sub(1)).map(|c| {
             let (a, b) = (self.container_starts[c] as usize, self.container_starts[c + 1] as usize);
-            let name = &self.containers[a..b - 1];
-            while let Some((next, _)) = added.peek()
-                && next.as_str() < name
-            {
-                let Some((next, new_members)) = added.next() else { break };
-                members.items.extend(new_members);
-                close(&mut ix, &mut members, &next);
-            }
-            let old = self.members.get(c);
-            if let Some((next, _)) = added.peek()
-                && next == name
-                && let Some((_, new_members)) = added.next()
-            {
-                let mut kept = carry(old);
-                kept.extend(new_members);
-                kept.sort_unstable();
-                members.items.extend(kept);
-            } else {
-                members.items.extend(old.iter().filter_map(|&o| kept_as(o)));
-            }
-            close(&mut ix, &mut members, name);
-        }
-        for (next, new_members) in added {
-            members.items.extend(new_members);
-            close(&mut ix, &mut members, &next);
-        }
+            (Cow::Borrowed(&self.containers[a..b - 1]), self.members.get(c))
+        });
+        let members = merged_postings(old, added, kept_as, self.members.items.len(), |name| {
+            ix.container_starts.push(ix.containers.len() as u32);
+            ix.containers.push_str(name);
+            ix.containers.push('\0');
+        });
         ix.container_starts.push(ix.containers.len() as u32);
         ix.members = members;
 
         // Doc words: the old postings that carry over, and the fresh nodes'.
-        let mut added: std::collections::BTreeMap<u64, Vec<NodeIx>> = std::collections::BTreeMap::new();
+        let mut added: BTreeMap<u64, Vec<NodeIx>> = BTreeMap::new();
         let mut hashes: Vec<u64> = Vec::new();
         for &i in &new {
             hashes.clear();
@@ -148,41 +121,8 @@ impl Index {
                 added.entry(h).or_default().push(i);
             }
         }
-        let mut nodes = Csr { offsets: vec![0], items: Vec::with_capacity(self.doc_nodes.items.len()) };
-        // Ends a word's nodes: it is kept if it has any.
-        let close = |ix: &mut Index, nodes: &mut Csr, h: u64| {
-            if nodes.items.len() > nodes.offsets[nodes.offsets.len() - 1] as usize {
-                nodes.offsets.push(nodes.items.len() as u32);
-                ix.doc_words.push(h);
-            }
-        };
-        let mut added = added.into_iter().peekable();
-        for (k, &h) in self.doc_words.iter().enumerate() {
-            while let Some(&(next, _)) = added.peek()
-                && next < h
-            {
-                let Some((next, new_nodes)) = added.next() else { break };
-                nodes.items.extend(new_nodes);
-                close(&mut ix, &mut nodes, next);
-            }
-            let old = self.doc_nodes.get(k);
-            if let Some(&(next, _)) = added.peek()
-                && next == h
-                && let Some((_, new_nodes)) = added.next()
-            {
-                let mut kept = carry(old);
-                kept.extend(new_nodes);
-                kept.sort_unstable();
-                nodes.items.extend(kept);
-            } else {
-                nodes.items.extend(old.iter().filter_map(|&o| kept_as(o)));
-            }
-            close(&mut ix, &mut nodes, h);
-        }
-        for (next, new_nodes) in added {
-            nodes.items.extend(new_nodes);
-            close(&mut ix, &mut nodes, next);
-        }
+        let old = self.doc_words.iter().enumerate().map(|(k, &h)| (h, self.doc_nodes.get(k)));
+        let nodes = merged_postings(old, added, kept_as, self.doc_nodes.items.len(), |&h| ix.doc_words.push(h));
         ix.doc_nodes = nodes;
 
         // Kinds, files, roles: counted out in node order.
@@ -264,6 +204,51 @@ fn inserted(
     }
     out.extend_from_slice(&kept[from..]);
     out
+}
+
+/// Postings under keys in ascending order: each old key's nodes that
+/// carry over (`kept_as`), with the fresh nodes' (`added`) merged in, new
+/// keys where they sort. `keep` is told each key left with nodes, in
+/// order (a key left with none is dropped).
+fn merged_postings<'o, K: Ord>(
+    old: impl Iterator<Item = (K, &'o [NodeIx])>,
+    added: BTreeMap<K, Vec<NodeIx>>,
+    kept_as: impl Fn(NodeIx) -> Option<NodeIx>,
+    capacity: usize,
+    mut keep: impl FnMut(&K),
+) -> Csr {
+    let mut csr = Csr { offsets: vec![0], items: Vec::with_capacity(capacity) };
+    let mut close = |csr: &mut Csr, key: &K| {
+        if csr.items.len() > csr.offsets[csr.offsets.len() - 1] as usize {
+            csr.offsets.push(csr.items.len() as u32);
+            keep(key);
+        }
+    };
+    let mut added = added.into_iter().peekable();
+    for (key, list) in old {
+        while let Some((next, _)) = added.peek()
+            && *next < key
+            && let Some((next, nodes)) = added.next()
+        {
+            csr.items.extend(nodes);
+            close(&mut csr, &next);
+        }
+        let start = csr.items.len();
+        csr.items.extend(list.iter().filter_map(|&o| kept_as(o)));
+        if let Some((next, _)) = added.peek()
+            && *next == key
+            && let Some((_, nodes)) = added.next()
+        {
+            csr.items.extend(nodes);
+            csr.items[start..].sort_unstable();
+        }
+        close(&mut csr, &key);
+    }
+    for (next, nodes) in added {
+        csr.items.extend(nodes);
+        close(&mut csr, &next);
+    }
+    csr
 }
 
 /// The last segment of a qualified name.

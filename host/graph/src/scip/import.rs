@@ -323,10 +323,9 @@ impl<'b> Import<'b> {
                 let (p, fresh) = match self.by_canonical.get(&pkey) {
                     Some(&p) => (p, false),
                     // A delta reaches the rest of the graph as it is.
-                    None if let Some(b) =
-                        self.base.as_ref().and_then(|base| base.node(&id_of(&sym.parsed, &path, None))) =>
+                    None if let Some(base) = &self.base
+                        && let Some(b) = base.node(&id_of(&sym.parsed, &path, None)) =>
                     {
-                        let Some(base) = &self.base else { unreachable!() };
                         let p = stub(base.graph, b, &mut self.b, &mut self.kinds)?;
                         self.by_canonical.insert(pkey, p);
                         (p, false)

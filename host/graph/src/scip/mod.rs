@@ -130,7 +130,7 @@ pub struct Options {
 
 /// Imports a SCIP index (protobuf bytes), decoding one document at a time.
 pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
-    run(&mut stream::Bytes::new(bytes), opts)
+    run(&mut stream::Bytes::new(bytes), opts, None)
 }
 
 /// Imports the SCIP index in the file at `path`, reading it as it goes:
@@ -142,14 +142,14 @@ pub fn import_file(path: &Path, opts: &Options) -> Result<Graph, GraphError> {
 /// [`import_file`] on a file already open (at any position: it is read
 /// from the start).
 pub(crate) fn import_open_file(file: File, opts: &Options) -> Result<Graph, GraphError> {
-    run(&mut stream::FileSource::new(file)?, opts)
+    run(&mut stream::FileSource::new(file)?, opts, None)
 }
 
 /// Imports a decoded SCIP index (an indexer in the same process: no
 /// protobuf round trip). Unlike the protobuf readers, it takes the index
 /// as it is: no check of its version or of unknown fields.
 pub fn import_index(index: &Index, opts: &Options) -> Result<Graph, GraphError> {
-    run(&mut stream::Decoded(index), opts)
+    run(&mut stream::Decoded(index), opts, None)
 }
 
 /// The id (`format_id` spelling) a global SCIP symbol's node gets, by the
@@ -166,7 +166,9 @@ pub fn symbol_id(symbol: &str) -> Result<String, String> {
 /// The import, over any source: a first walk over the documents (symbol
 /// information, definitions, attribute evidence), then nodes and DECLARES
 /// from what it kept, then a second walk (references), then relationships.
-fn run(source: &mut dyn Source, opts: &Options) -> Result<Graph, GraphError> {
+/// A delta import ([`delta`]) gives the graph it patches as `base`: what
+/// its documents reach outside themselves is that graph's.
+fn run(source: &mut dyn Source, opts: &Options, base: Option<base::Base<'_>>) -> Result<Graph, GraphError> {
     let mut phase = Phases::default();
     let mut first = FirstPass::default();
     // A document's error waits for the end of the walk, so that an index
@@ -187,7 +189,7 @@ fn run(source: &mut dyn Source, opts: &Options) -> Result<Graph, GraphError> {
     }
     first.external_symbols(source.external_symbols())?;
     phase.done("definitions");
-    let mut import = Import::new(first, source.metadata(), opts, None);
+    let mut import = Import::new(first, source.metadata(), opts, base);
     import.nodes()?;
     phase.done("nodes");
     import.declares()?;

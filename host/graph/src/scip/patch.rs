@@ -27,7 +27,6 @@ use std::hash::{BuildHasher, Hasher};
 use scip::types::{Document, Index, Metadata, SymbolInformation};
 
 use super::base::Base;
-use super::import::{FirstPass, Import};
 use super::occurrences::DEFINITION;
 use super::stream::{Source, Visit};
 use super::{Options, UNRESOLVED};
@@ -316,15 +315,5 @@ fn import_against(
     docs: Vec<usize>,
     opts: &Options,
 ) -> Result<Graph, GraphError> {
-    let mut source = Only { index, docs };
-    let mut first = FirstPass::default();
-    source.documents(&mut |_, d| first.document(d))?;
-    first.external_symbols(source.external_symbols())?;
-    let mut import = Import::new(first, source.metadata(), opts, Some(Base { graph: base, files }));
-    import.nodes()?;
-    import.declares()?;
-    source.documents(&mut |di, d| import.references(di, d))?;
-    import.walked_all()?;
-    import.relationships()?;
-    import.into_builder().build()
+    super::run(&mut Only { index, docs }, opts, Some(Base { graph: base, files }))
 }

@@ -472,13 +472,13 @@ fn an_index_that_changes_between_the_walks_is_refused() {
     shorter.documents.pop();
     for second in [reordered, shorter] {
         let mut source = Rewritten { walks: [index.clone(), second], walk: 0 };
-        let err = run(&mut source, &opts).expect_err("refused");
+        let err = run(&mut source, &opts, None).expect_err("refused");
         assert!(err.to_string().contains("changed while it was read"), "{err}");
     }
     // The same index twice is read as ever.
     let mut same = Rewritten { walks: [index.clone(), index.clone()], walk: 0 };
     assert_eq!(
-        run(&mut same, &opts).expect("reads").node_count(),
+        run(&mut same, &opts, None).expect("reads").node_count(),
         import_index(&index, &opts).expect("reads").node_count()
     );
 }
