@@ -106,7 +106,7 @@ enum Event {
     /// While the first index is built in the background, a language's
     /// part as soon as it is read: its definitions alone (`whole` false),
     /// then the whole part, each served at once.
-    Early { indexed: Indexed, whole: bool },
+    Early { indexed: Box<Indexed>, whole: bool },
     /// The watcher is in place: whatever changed while the first index
     /// read the tree (before anything watched it) is read again.
     CatchUp,
@@ -175,6 +175,9 @@ pub struct Project {
 struct Served {
     graph: std::sync::Arc<signpost_graph::Graph>,
     memo: signpost_graph::scip::Memo,
+    /// The generation of the index it was made from
+    /// ([`signpost_treesitter::Indexed::generation`]).
+    generation: u64,
 }
 
 /// The SCIP projects and precise passes that may run on the tree at `root`
@@ -367,16 +370,16 @@ impl Project {
                         return (ws, indexed, none);
                     };
                     let defs = |indexed: Indexed| {
-                        let _ = events.send(Event::Early { indexed, whole: false });
+                        let _ = events.send(Event::Early { indexed: Box::new(indexed), whole: false });
                     };
                     let (ws, mut indexed) = Workspace::open_early(&at, lang, &files, &reading, Some(defs));
                     // The whole part serves at once; the first index
                     // keeps its report.
                     let index = std::mem::take(&mut indexed.index);
-                    let report = indexed.report.clone();
-                    let _ = events
-                        .send(Event::Early { indexed: Indexed { lang, index, report: indexed.report }, whole: true });
-                    (ws, Indexed { lang, index: Default::default(), report }, true)
+                    let (report, generation) = (indexed.report.clone(), indexed.generation);
+                    let early = Box::new(Indexed { index, ..indexed });
+                    let _ = events.send(Event::Early { indexed: early, whole: true });
+                    (ws, Indexed { lang, index: Default::default(), report, generation, changed: None }, true)
                 })
                 .collect();
             let _ = done.send(first);
@@ -396,7 +399,7 @@ impl Project {
                 if let Some(heard) = &project.heard {
                     for event in heard.try_iter() {
                         if let Event::Early { indexed, whole: true } = event {
-                            sent.push(indexed);
+                            sent.push(*indexed);
                         }
                     }
                 }
@@ -566,7 +569,7 @@ impl Project {
     /// language patches.
     fn keep_served(&mut self, indexed: &Indexed, graph: std::sync::Arc<signpost_graph::Graph>) {
         let memo = signpost_graph::scip::Memo::of(&indexed.index);
-        self.served.insert(indexed.lang.name, Served { graph, memo });
+        self.served.insert(indexed.lang.name, Served { graph, memo, generation: indexed.generation });
     }
 
     /// The parts this process built and wrote to their sources, to serve

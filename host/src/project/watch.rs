@@ -252,7 +252,7 @@ impl Project {
                             early.retain(|(e, _): &(signpost_treesitter::Indexed, bool)| {
                                 !std::ptr::eq(e.lang, indexed.lang)
                             });
-                            early.push((indexed, whole));
+                            early.push((*indexed, whole));
                         }
                         Event::FirstIndex(first) => {
                             self.early_landed(std::mem::take(&mut early), &graphs);
@@ -450,7 +450,7 @@ impl Project {
         indexed: &signpost_treesitter::Indexed,
         graphs: &LiveGraph,
     ) -> anyhow::Result<(String, ReloadRecord, std::sync::Arc<signpost_graph::Graph>)> {
-        use signpost_graph::scip::{Memo, Patch, delta, import_index};
+        use signpost_graph::scip::{Memo, Patch, delta_known, import_index};
         let lang = indexed.lang.name;
         let path = self.built_in_file(lang);
         let opts = signpost_graph::scip::Options { name: lang.to_owned() };
@@ -460,18 +460,25 @@ impl Project {
         let (why, memo) = match self.served.remove(lang) {
             _ if whole_only => ("SIGNPOST_EDITS_WHOLE is set", None),
             Some(served) if graphs.part(&path).is_some_and(|p| std::sync::Arc::ptr_eq(&p, &served.graph)) => {
-                let (patch, memo) = delta(&served.graph, &served.memo, &indexed.index, &opts)?;
+                // What the workspace knows changed since the index served.
+                let changed = indexed.changed.as_ref().filter(|c| c.since == served.generation);
+                let changed = changed.map(|c| c.documents.as_slice());
+                let (patch, memo) = delta_known(&served.graph, &served.memo, &indexed.index, changed, &opts)?;
                 match patch {
                     Patch::Unchanged => {
                         let record = ReloadRecord::unchanged(&path);
-                        self.served.insert(lang, Served { graph: served.graph.clone(), memo });
+                        self.served
+                            .insert(lang, Served { graph: served.graph.clone(), memo, generation: indexed.generation });
                         return Ok(("unchanged".into(), record, served.graph));
                     }
                     Patch::Delta(d) => {
                         let patched = graphs.patch_part(&path, &served.graph, |g, fallback| g.spliced(&d, fallback));
                         match patched {
                             Some((record, graph)) if record.result == "swapped" => {
-                                self.served.insert(lang, Served { graph: graph.clone(), memo });
+                                self.served.insert(
+                                    lang,
+                                    Served { graph: graph.clone(), memo, generation: indexed.generation },
+                                );
                                 return Ok((format!("patched {} files", d.files.len()), record, graph));
                             }
                             // Refused (and said so in the status): the
@@ -491,7 +498,7 @@ impl Project {
         // With patches off, nothing reads a memo.
         if record.result == "swapped" && !whole_only {
             let memo = memo.unwrap_or_else(|| Memo::of(&indexed.index));
-            self.served.insert(lang, Served { graph: graph.clone(), memo });
+            self.served.insert(lang, Served { graph: graph.clone(), memo, generation: indexed.generation });
         }
         Ok((format!("whole: {why}"), record, graph))
     }

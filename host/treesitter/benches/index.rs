@@ -147,6 +147,7 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     let gopts = signpost_graph::scip::Options { name: lang.to_owned() };
     let mut graph = signpost_graph::scip::import_index(&opened.index, &gopts).expect("an import");
     let mut memo = signpost_graph::scip::Memo::of(&opened.index);
+    let mut generation = opened.generation;
     let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone();
     let original = std::fs::read_to_string(&largest).expect("read");
     let mut text = original.clone();
@@ -165,7 +166,12 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
         std::fs::write(&largest, &text).expect("write");
         let indexed = ws.update(files, std::slice::from_ref(&largest)).expect("an update");
         let at = std::time::Instant::now();
-        let (patch, next) = signpost_graph::scip::delta(&graph, &memo, &indexed.index, &gopts).expect("a delta");
+        // What the workspace knows changed since the index patched, as the
+        // server passes it on.
+        let changed = indexed.changed.as_ref().filter(|c| c.since == generation).map(|c| c.documents.as_slice());
+        generation = indexed.generation;
+        let (patch, next) =
+            signpost_graph::scip::delta_known(&graph, &memo, &indexed.index, changed, &gopts).expect("a delta");
         let delta_ms = at.elapsed().as_secs_f64() * 1000.0;
         let at = std::time::Instant::now();
         if let signpost_graph::scip::Patch::Delta(d) = patch {

@@ -216,6 +216,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
+    let mut warm = 0usize;
     let mut patches = BTreeMap::<&str, usize>::new();
     // The first part of the last project and language, under other paths:
     // merged with each part edited, as a server merges a project's parts.
@@ -226,7 +227,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
             let mut rng = Rng(seed);
             let (mut ws, first) = crate::Workspace::open(&root, lang, &files, &opts);
             let elsewhere = elsewhere(&first.index);
-            let mut served = Some(patched_from(&first.index));
+            let mut served = Some(patched_from(&first));
             let mut merged = other.as_ref().map(|o| merge_with(&served.as_ref().unwrap().0, o));
             let mut files = files;
             let mut log = Vec::new();
@@ -252,7 +253,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 let what = || {
                     format!("{} ({name}, seed {seed:#x}): after edit {step}\n  {}", fixture.display(), log.join("\n  "))
                 };
-                let (next, d) = patch_equals_fresh(served.take(), &again.index, &fresh.index, &mut patches, what);
+                let (next, d) = patch_equals_fresh(served.take(), &again, &fresh.index, &mut patches, what);
                 let d = d.as_deref();
                 if let (Some(m), Some(o)) = (merged.take(), &other) {
                     merged = Some(merged_patch_equals_merge(m, o, &next.0, d, &mut patches, what));
@@ -260,6 +261,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 served = Some(next);
                 edits += 1;
                 kept += usize::from(again.report.again.kept > 0);
+                warm += usize::from(again.report.again.definitions_kept);
                 if let Some(why) = again.report.again.all_because {
                     *all.entry(why).or_default() += 1;
                 }
@@ -270,23 +272,31 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     assert!(patches.get("merged, spliced").copied().unwrap_or(0) > 100, "few merged graphs spliced: {patches:?}");
     let _ = std::fs::remove_dir_all(&scratch);
     eprintln!(
-        "{edits} edits compared; {kept} kept some files' uses; every file resolved again: {all:?}; graph patches: {patches:?}"
+        "{edits} edits compared; {kept} kept some files' uses, {warm} every definition; every file resolved again: \
+         {all:?}; graph patches: {patches:?}"
+    );
+    assert!(warm * 5 > edits, "every definition kept after only {warm} of {edits} edits");
+    assert!(
+        patches.get("told what changed").is_some_and(|&n| n * 5 > edits),
+        "few patches told what changed: {patches:?}"
     );
     assert!(patches.get("spliced").copied().unwrap_or(0) * 2 > edits, "few edits spliced: {patches:?}");
     assert!(edits > 200, "{edits} edits compared");
     assert!(kept * 2 > edits, "resolving again kept files' uses after only {kept} of {edits} edits ({all:?})");
 }
 
-type Served = (signpost_graph::Graph, signpost_graph::scip::Memo);
+/// A graph, the memo of the index it was made from, and that index's
+/// generation.
+type Served = (signpost_graph::Graph, signpost_graph::scip::Memo, u64);
 
 fn graph_opts() -> signpost_graph::scip::Options {
     signpost_graph::scip::Options { name: "fixture".into() }
 }
 
-fn patched_from(index: &scip::types::Index) -> Served {
+fn patched_from(indexed: &crate::Indexed) -> Served {
     #[allow(clippy::unwrap_used)]
-    let graph = signpost_graph::scip::import_index(index, &graph_opts()).unwrap();
-    (graph, signpost_graph::scip::Memo::of(index))
+    let graph = signpost_graph::scip::import_index(&indexed.index, &graph_opts()).unwrap();
+    (graph, signpost_graph::scip::Memo::of(&indexed.index), indexed.generation)
 }
 
 /// The import of `index` with every document moved under `elsewhere/`:
@@ -347,14 +357,20 @@ fn only_in(got: &[String], want: &[String]) -> String {
 #[allow(clippy::unwrap_used)]
 fn patch_equals_fresh(
     served: Option<Served>,
-    again: &scip::types::Index,
+    indexed: &crate::Indexed,
     fresh: &scip::types::Index,
     counts: &mut BTreeMap<&'static str, usize>,
     what: impl Fn() -> String,
 ) -> (Served, Option<Box<signpost_graph::Delta>>) {
-    use signpost_graph::scip::{Patch, delta, import_index};
-    let Some((base, memo)) = served else { return (patched_from(again), None) };
-    let (patch, memo) = delta(&base, &memo, again, &graph_opts()).unwrap();
+    use signpost_graph::scip::{Patch, delta_known, import_index};
+    let Some((base, memo, generation)) = served else { return (patched_from(indexed), None) };
+    let again = &indexed.index;
+    // What the workspace knows changed, as the server passes it on.
+    let changed = indexed.changed.as_ref().filter(|c| c.since == generation).map(|c| c.documents.as_slice());
+    if changed.is_some() {
+        *counts.entry("told what changed").or_default() += 1;
+    }
+    let (patch, memo) = delta_known(&base, &memo, again, changed, &graph_opts()).unwrap();
     let (how, graph, d) = match patch {
         Patch::Unchanged => ("unchanged", base, None),
         Patch::Delta(d) => ("spliced", base.spliced(&d, &|_| None).unwrap(), Some(d)),
@@ -367,7 +383,7 @@ fn patch_equals_fresh(
     if got != want {
         panic!("{}: the graph patched ({how}) differs from a fresh import\n{}", what(), only_in(&got, &want));
     }
-    ((graph, memo), d)
+    ((graph, memo, indexed.generation), d)
 }
 
 /// The edits random ones rarely make, each on a small project whose

@@ -48,40 +48,81 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
     }
 }
 
-/// The SCIP index of `project`, rooted at `root` (an absolute path).
+/// The SCIP index of `project`, rooted at `root` (an absolute path). Each
+/// file's document is written on its own, in parallel.
 pub fn emit(project: &Project, root: &std::path::Path) -> Index {
-    // Each file's occurrences counted first: the vectors are the size they
-    // end, not twice as large (a large project's uses are millions).
-    let mut sizes = vec![0usize; project.sources.len()];
-    for d in &project.defs {
-        sizes[d.file] += 1;
+    use rayon::prelude::*;
+    // Each file's uses and unbound calls, in the order the project has
+    // them (a macro's expansions come after every file's own uses).
+    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
+    for (i, u) in project.uses.iter().enumerate() {
+        uses[u.file].push(i as u32);
     }
-    for u in &project.uses {
-        sizes[u.file] += 1;
+    let mut unbound: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
+    for (i, c) in project.unbound.iter().enumerate() {
+        unbound[c.file].push(i as u32);
     }
-    for c in &project.unbound {
-        sizes[c.file] += 1;
+    // A member declared in its type and defined apart (C++) is written
+    // once, where its body is, so that references in the body belong to
+    // it; the declaration's comment and relationships go with it.
+    let declared_apart: std::collections::HashSet<usize> = project.defs.iter().filter_map(|d| d.twin_of).collect();
+    let mut docs: Vec<Document> = (0..project.sources.len())
+        .into_par_iter()
+        .map(|fi| document(project, fi, &declared_apart, &uses[fi], &unbound[fi]))
+        .collect();
+    // A symbol defined in several documents (Kotlin's `expect` and its
+    // `actual`s) is placed at its first definition: the documents that
+    // declare `expect`s come first.
+    if project.sources.iter().any(|s| s.facts.expects) {
+        let mut keyed: Vec<(bool, Document)> =
+            project.sources.iter().map(|s| !s.facts.expects).zip(std::mem::take(&mut docs)).collect();
+        keyed.sort_by_key(|(later, _)| *later);
+        docs = keyed.into_iter().map(|(_, d)| d).collect();
     }
-    let mut docs: Vec<Document> = project
-        .sources
-        .iter()
-        .zip(&sizes)
-        .map(|(s, &n)| Document {
-            language: s.lang.name.to_owned(),
-            relative_path: s.path.clone(),
-            occurrences: Vec::with_capacity(n + 1),
+    let root = root.to_string_lossy();
+    Index {
+        metadata: Some(Metadata {
+            tool_info: Some(ToolInfo {
+                name: TOOL.to_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                ..Default::default()
+            })
+            .into(),
+            project_root: format!("file://{}", root.trim_end_matches('/')),
+            text_document_encoding: TextEncoding::UTF8.into(),
             ..Default::default()
         })
-        .collect();
+        .into(),
+        documents: docs,
+        ..Default::default()
+    }
+}
+
+/// File `fi`'s document: its module, its definitions with their
+/// relationships, its uses and unbound calls (`uses`, `unbound`: their
+/// places in the project's).
+fn document(
+    project: &Project,
+    fi: usize,
+    declared_apart: &std::collections::HashSet<usize>,
+    uses: &[u32],
+    unbound: &[u32],
+) -> Document {
+    let src = &project.sources[fi];
+    let defs = project.defs_of_file(fi);
+    let mut doc = Document {
+        language: src.lang.name.to_owned(),
+        relative_path: src.path.clone(),
+        // The size it ends: a large project's uses are millions.
+        occurrences: Vec::with_capacity(defs.len() + uses.len() + unbound.len() + 1),
+        ..Default::default()
+    };
     // A file that is its module (Python) defines it: the module node has a
     // place, and what the file's top level does is the module's.
-    for (fi, src) in project.sources.iter().enumerate() {
-        let crate_root = src.lang.packages == Packages::CratePath && src.package.is_empty();
-        if !matches!(src.lang.packages, Packages::ModuleFile | Packages::FilePath | Packages::CratePath)
-            || (src.package.is_empty() && !crate_root)
-        {
-            continue;
-        }
+    let crate_root = src.lang.packages == Packages::CratePath && src.package.is_empty();
+    if matches!(src.lang.packages, Packages::ModuleFile | Packages::FilePath | Packages::CratePath)
+        && (!src.package.is_empty() || crate_root)
+    {
         // scip-python defines a module as its `__init__:` meta descriptor;
         // scip-typescript as the file's namespace.
         // rust-analyzer's crate root is `crate/`.
@@ -92,7 +133,7 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         };
         let lines = src.facts.lines.max(1) as u32;
         let whole = Span { start: (0, 0), end: (lines, 0), bytes: (0, usize::MAX) };
-        docs[fi].occurrences.push(Occurrence {
+        doc.occurrences.push(Occurrence {
             symbol: symbol.clone(),
             symbol_roles: DEFINITION,
             range: range(&Span { start: (0, 0), end: (0, 0), bytes: (0, 0) }),
@@ -105,25 +146,21 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
             _ if crate_root => src.module.as_str(),
             _ => src.package.last().map_or("", String::as_str),
         };
-        docs[fi].symbols.push(SymbolInformation {
+        doc.symbols.push(SymbolInformation {
             symbol,
             kind: ScipKind::Module.into(),
             display_name: name.to_owned(),
             ..Default::default()
         });
     }
-    // A member declared in its type and defined apart (C++) is written
-    // once, where its body is, so that references in the body belong to
-    // it; the declaration's comment and relationships go with it.
-    let declared_apart: std::collections::HashSet<usize> = project.defs.iter().filter_map(|d| d.twin_of).collect();
-    for (ix, d) in project.defs.iter().enumerate() {
+    for ix in defs {
         if declared_apart.contains(&ix) {
             continue;
         }
+        let d = &project.defs[ix];
         let same: Vec<usize> = std::iter::once(ix).chain(d.twin_of).collect();
         let f = project.def(ix);
         let doc_text = same.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
-        let doc = &mut docs[d.file];
         doc.occurrences.push(Occurrence {
             symbol: d.symbol.clone(),
             symbol_roles: DEFINITION,
@@ -191,22 +228,22 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
         source: TOOL.to_owned(),
         ..Default::default()
     };
-    for u in &project.uses {
+    for u in uses.iter().map(|&i| &project.uses[i as usize]) {
         let diagnostics = if u.ambiguous {
             // Its code says it; a call that fits nine overloads has nine.
             vec![note(signpost_graph::scip::AMBIGUOUS, String::new())]
         } else {
             Vec::new()
         };
-        docs[u.file].occurrences.push(Occurrence {
+        doc.occurrences.push(Occurrence {
             symbol: project.defs[u.target].symbol.clone(),
             range: range(&u.span),
             diagnostics,
             ..Default::default()
         });
     }
-    for c in &project.unbound {
-        docs[c.file].occurrences.push(Occurrence {
+    for c in unbound.iter().map(|&i| &project.unbound[i as usize]) {
+        doc.occurrences.push(Occurrence {
             range: range(&c.span),
             diagnostics: vec![note(signpost_graph::scip::UNRESOLVED, c.name.clone())],
             ..Default::default()
@@ -214,42 +251,15 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     }
     // A file the grammar could not read whole says where it stopped
     // reading it as written: an occurrence of no symbol on that line.
-    for (fi, src) in project.sources.iter().enumerate() {
-        if let Some(line) = src.facts.syntax_errors {
-            let row = line.saturating_sub(1) as i32;
-            docs[fi].occurrences.push(Occurrence {
-                range: vec![row, 0, 0],
-                diagnostics: vec![note(signpost_graph::scip::UNREAD, format!("the {} grammar", src.lang.name))],
-                ..Default::default()
-            });
-        }
-    }
-    // A symbol defined in several documents (Kotlin's `expect` and its
-    // `actual`s) is placed at its first definition: the documents that
-    // declare `expect`s come first.
-    if project.sources.iter().any(|s| s.facts.expects) {
-        let mut keyed: Vec<(bool, Document)> =
-            project.sources.iter().map(|s| !s.facts.expects).zip(std::mem::take(&mut docs)).collect();
-        keyed.sort_by_key(|(later, _)| *later);
-        docs = keyed.into_iter().map(|(_, d)| d).collect();
-    }
-    let root = root.to_string_lossy();
-    Index {
-        metadata: Some(Metadata {
-            tool_info: Some(ToolInfo {
-                name: TOOL.to_owned(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                ..Default::default()
-            })
-            .into(),
-            project_root: format!("file://{}", root.trim_end_matches('/')),
-            text_document_encoding: TextEncoding::UTF8.into(),
+    if let Some(line) = src.facts.syntax_errors {
+        let row = line.saturating_sub(1) as i32;
+        doc.occurrences.push(Occurrence {
+            range: vec![row, 0, 0],
+            diagnostics: vec![note(signpost_graph::scip::UNREAD, format!("the {} grammar", src.lang.name))],
             ..Default::default()
-        })
-        .into(),
-        documents: docs,
-        ..Default::default()
+        });
     }
+    doc
 }
 
 /// An index of no documents for `root`: what a language's part serves until

@@ -103,9 +103,33 @@ pub struct Indexed {
     pub index: scip::types::Index,
     /// What happened.
     pub report: Report,
+    /// This index's number, unique in the process.
+    pub generation: u64,
+    /// What changed since an earlier index of the same workspace, when it
+    /// is known: a patch compares only those documents.
+    pub changed: Option<Changed>,
+}
+
+/// The documents of an index that may differ from an earlier index's of
+/// the same part; every other document is the same, and every document
+/// defines the symbols it defined.
+#[derive(Debug, Clone)]
+pub struct Changed {
+    /// The earlier index's [`Indexed::generation`].
+    pub since: u64,
+    /// The documents' paths.
+    pub documents: Vec<String>,
 }
 
 impl Indexed {
+    /// An index of `lang` with what happened, numbered; nothing known of
+    /// what changed.
+    pub fn new(lang: &'static Lang, index: scip::types::Index, report: Report) -> Indexed {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let generation = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Indexed { lang, index, report, generation, changed: None }
+    }
+
     /// The index as SCIP protobuf bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, protobuf::Error> {
         protobuf::Message::write_to_bytes(&self.index)
@@ -133,6 +157,8 @@ pub struct Workspace {
     /// The last resolve and what it kept for the next: a change resolves
     /// again the uses of the files it may move, not every file's.
     last: Option<(resolve::Project, resolve::Memo)>,
+    /// The generation of the index the last resolve wrote.
+    last_written: u64,
 }
 
 impl Workspace {
@@ -149,6 +175,7 @@ impl Workspace {
             files: Default::default(),
             stamps: Default::default(),
             last: None,
+            last_written: 0,
         }
     }
 
@@ -404,7 +431,7 @@ impl Workspace {
         let project = resolve::definitions_only(sources);
         let index = emit::emit(&project, &self.root);
         report.elapsed = started.elapsed();
-        Indexed { lang: self.lang, index, report }
+        Indexed::new(self.lang, index, report)
     }
 
     /// Resolves and writes the whole part.
@@ -426,9 +453,16 @@ impl Workspace {
             "indexed"
         );
         let mut project = project;
+        let documents = report.again.touched.take();
+        let changed = documents.filter(|_| self.last_written != 0).map(|fs| Changed {
+            since: self.last_written,
+            documents: fs.iter().map(|&f| project.sources[f].path.clone()).collect(),
+        });
         project.keep_for_next();
         self.last = Some((project, memo));
-        Indexed { lang, index, report }
+        let indexed = Indexed { changed, ..Indexed::new(lang, index, report) };
+        self.last_written = indexed.generation;
+        indexed
     }
 }
 

@@ -160,6 +160,25 @@ impl Memo {
         let shared = shared.into_iter().map(|(s, v)| (s.to_owned(), v.into_iter().map(path).collect())).collect();
         Memo { docs, shared }
     }
+
+    /// The memo of `index`, given that only the documents at `changed` may
+    /// differ from those of the index `self` remembers, and that every
+    /// document defines the symbols it did: only those are hashed again.
+    /// An index of other documents is remembered whole.
+    pub fn again(&self, index: &Index, changed: &[String]) -> Memo {
+        let same_documents = index.documents.len() == self.docs.len()
+            && changed.len() * 4 <= index.documents.len().max(4)
+            && index.documents.iter().all(|d| self.docs.contains_key(&d.relative_path));
+        if !same_documents {
+            return Memo::of(index);
+        }
+        let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
+        let mut memo = self.clone();
+        for d in index.documents.iter().filter(|d| changed.contains(d.relative_path.as_str())) {
+            memo.docs.insert(d.relative_path.clone(), DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) });
+        }
+        memo
+    }
 }
 
 /// The global symbols document `d` defines: by an occurrence, or by
@@ -205,8 +224,24 @@ impl Source for Only<'_> {
 /// The patch that turns `base`, imported from the index `last` describes,
 /// into the import of `index`; and the memo of `index`, for the next one.
 pub fn delta(base: &Graph, last: &Memo, index: &Index, opts: &Options) -> Result<(Patch, Memo), GraphError> {
+    delta_known(base, last, index, None, opts)
+}
+
+/// [`delta`], told which documents may have changed (`changed`, as
+/// [`Memo::again`] takes them) where the indexer knows: only those are
+/// compared.
+pub fn delta_known(
+    base: &Graph,
+    last: &Memo,
+    index: &Index,
+    changed: Option<&[String]>,
+    opts: &Options,
+) -> Result<(Patch, Memo), GraphError> {
     let started = std::time::Instant::now();
-    let memo = Memo::of(index);
+    let memo = match changed {
+        Some(changed) => last.again(index, changed),
+        None => Memo::of(index),
+    };
     tracing::debug!(us = started.elapsed().as_micros() as u64, documents = index.documents.len(), "patch: memo");
     let tool = index.metadata.as_ref().and_then(|m| m.tool_info.as_ref()).map(|t| t.name.as_str()).unwrap_or("");
     let language = index.documents.first().map(|d| d.language.to_ascii_lowercase()).unwrap_or_default();

@@ -211,6 +211,53 @@ pub struct Def {
     pub doc: String,
 }
 
+impl Def {
+    /// Whether `other` declares the same as this, wherever each is and
+    /// whatever its comment says: what the whole project's lookups, symbols
+    /// and overrides read of a definition.
+    pub fn same_but_places(&self, other: &Def) -> bool {
+        let Def {
+            kind,
+            name,
+            span: _,
+            name_span: _,
+            owner,
+            extension,
+            this_param,
+            impl_of,
+            term,
+            meta,
+            arity,
+            generics,
+            params,
+            labels,
+            expands,
+            decorated,
+            singleton,
+            returns,
+            signature,
+            doc: _,
+        } = self;
+        *kind == other.kind
+            && *name == other.name
+            && *owner == other.owner
+            && *extension == other.extension
+            && *this_param == other.this_param
+            && *impl_of == other.impl_of
+            && *term == other.term
+            && *meta == other.meta
+            && *arity == other.arity
+            && *generics == other.generics
+            && *params == other.params
+            && *labels == other.labels
+            && *expands == other.expands
+            && *decorated == other.decorated
+            && *singleton == other.singleton
+            && *returns == other.returns
+            && *signature == other.signature
+    }
+}
+
 /// A name used somewhere: a type in a header or an annotation, a called
 /// name, a typed variable's type.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

@@ -41,6 +41,9 @@ pub(super) struct FileUses {
 pub struct Memo {
     pub(super) files: Vec<FileUses>,
     pub(super) shape: Shape,
+    /// What the uses were resolved against (lookups, supertypes,
+    /// overrides), for an edit that keeps every definition.
+    pub(super) warm: Option<Box<super::warm::Warm>>,
 }
 
 /// What the uses of every file may depend on, by symbol (as
@@ -67,7 +70,7 @@ impl Shape {
         extensions: &HashMap<DefIx, Vec<DefIx>>,
         foreign_extensions: &HashMap<String, Vec<DefIx>>,
         partial: &HashMap<DefIx, DefIx>,
-        look: &Lookup<'_>,
+        look: &Lookup,
     ) -> Shape {
         let sym = |d: &DefIx| name_key(&p.defs[*d].symbol);
         let pairs = |m: &HashMap<DefIx, Vec<DefIx>>| -> BTreeSet<(u64, u64)> {
@@ -105,13 +108,10 @@ pub(super) enum Plan {
 }
 
 /// What each file of `p` needs, given the last resolve `old` and its memo
-/// (whose files' uses it takes).
-pub(super) fn plan(old: &Project, memo: Memo, p: &Project, shape: &Shape) -> Plan {
+/// (whose files' uses it takes), once the shape is known to be the same.
+pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     if memo.files.len() != old.sources.len() {
         return Plan::All("no record of the last resolve");
-    }
-    if memo.shape != *shape {
-        return Plan::All("what types extend, their extensions, or the packages changed");
     }
     let old_at: HashMap<&str, usize> = old.sources.iter().enumerate().map(|(i, s)| (s.path.as_str(), i)).collect();
     let new_at: HashMap<&str, usize> = p.sources.iter().enumerate().map(|(i, s)| (s.path.as_str(), i)).collect();

@@ -3,45 +3,49 @@
 
 use super::*;
 
-/// Methods that override (or implement) a method of a supertype: the
-/// nearest one of the same name whose parameters it takes (their number,
-/// then their types where both write them), never from a static method.
-/// The methods of an anonymous class (`new ToStringStyle() { … }`)
-/// override those of the type it extends.
+/// Callable members but constructors (a Kotlin `fun` in a class is a
+/// function by its syntax, a method by its place).
+fn method(k: Kind) -> bool {
+    matches!(k, Kind::Method | Kind::Function)
+}
+
+/// The method of the nearest of `supertypes` that `m` overrides (or
+/// implements): of the same name, taking its parameters (their number, then
+/// their types where both write them), never a static one.
+fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, supertypes: &[DefIx]) -> Option<DefIx> {
+    let f = p.fact(m);
+    if is_static(&f.signature) {
+        return None;
+    }
+    supertypes.iter().find_map(|s| {
+        let same: Vec<DefIx> = members
+            .get(s)?
+            .iter()
+            .copied()
+            .filter(|&o| {
+                method(p.kind(o))
+                    && p.fact(o).name == f.name
+                    && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
+                    && !is_static(&p.fact(o).signature)
+            })
+            .collect();
+        match same[..] {
+            [] => None,
+            [one] => Some(one),
+            _ => {
+                let fit: Vec<DefIx> =
+                    same.iter().copied().filter(|&o| same_params(&p.fact(o).params, &f.params)).collect();
+                if let [one] = fit[..] { Some(one) } else { None }
+            }
+        }
+    })
+}
+
+/// Methods that override (or implement) a method of a supertype of their
+/// type ([`overridden`]).
 pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(DefIx, Vec<DefIx>)> {
     let p = r.p;
     let mut out = Vec::new();
-    // Callable members but constructors (a Kotlin `fun` in a class is a
-    // function by its syntax, a method by its place).
-    let method = |k: Kind| matches!(k, Kind::Method | Kind::Function);
-    let overridden = |m: DefIx, supertypes: &[DefIx]| {
-        let f = p.fact(m);
-        if is_static(&f.signature) {
-            return None;
-        }
-        supertypes.iter().find_map(|s| {
-            let same: Vec<DefIx> = members
-                .get(s)?
-                .iter()
-                .copied()
-                .filter(|&o| {
-                    method(p.kind(o))
-                        && p.fact(o).name == f.name
-                        && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
-                        && !is_static(&p.fact(o).signature)
-                })
-                .collect();
-            match same[..] {
-                [] => None,
-                [one] => Some(one),
-                _ => {
-                    let fit: Vec<DefIx> =
-                        same.iter().copied().filter(|&o| same_params(&p.fact(o).params, &f.params)).collect();
-                    if let [one] = fit[..] { Some(one) } else { None }
-                }
-            }
-        })
-    };
     // A Scala object's methods override its traits' (`object Inherit
     // extends ProcessOutput`).
     let object = |t: DefIx| p.kind(t) == Kind::Module && p.fact(t).term;
@@ -51,37 +55,50 @@ pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) 
         }
         let lineage = r.lineage(t);
         for &m in ms.iter().filter(|&&m| method(p.kind(m))) {
-            if let Some(o) = overridden(m, &lineage[1..]) {
+            if let Some(o) = overridden(p, members, m, &lineage[1..]) {
                 out.push((m, vec![o]));
             }
         }
     }
-    for (fi, s) in p.sources.iter().enumerate() {
-        if s.facts.anonymous.is_empty() {
-            continue;
-        }
-        for (ix, d) in p.defs.iter().enumerate().filter(|(ix, d)| d.file == fi && method(p.kind(*ix))) {
-            let at = p.fact(ix).span.bytes;
-            // The innermost anonymous body around it, inside its parent.
-            let Some((_, ty)) = s
-                .facts
-                .anonymous
-                .iter()
-                .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
-                .filter(|((a, b), _)| {
-                    d.parent.is_none_or(|par| {
-                        let pb = p.fact(par).span.bytes;
-                        pb.0 <= *a && *b <= pb.1
-                    })
+    out
+}
+
+/// The methods of file `fi`'s anonymous classes (`new ToStringStyle() {
+/// … }`) that override one of the type each extends. A file's own: read
+/// again when only its file changed.
+pub(super) fn anonymous_overrides(
+    r: &Resolver<'_>,
+    members: &HashMap<DefIx, Vec<DefIx>>,
+    fi: usize,
+) -> Vec<(DefIx, Vec<DefIx>)> {
+    let p = r.p;
+    let s = &p.sources[fi];
+    let mut out = Vec::new();
+    if s.facts.anonymous.is_empty() {
+        return out;
+    }
+    for ix in p.defs_of_file(fi).filter(|&ix| method(p.kind(ix))) {
+        let d = &p.defs[ix];
+        let at = p.fact(ix).span.bytes;
+        // The innermost anonymous body around it, inside its parent.
+        let Some((_, ty)) = s
+            .facts
+            .anonymous
+            .iter()
+            .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
+            .filter(|((a, b), _)| {
+                d.parent.is_none_or(|par| {
+                    let pb = p.fact(par).span.bytes;
+                    pb.0 <= *a && *b <= pb.1
                 })
-                .min_by_key(|((a, b), _)| b - a)
-            else {
-                continue;
-            };
-            let Some(t) = r.ty(fi, d.parent.unwrap_or(usize::MAX), ty) else { continue };
-            if let Some(o) = overridden(ix, &r.lineage(t)) {
-                out.push((ix, vec![o]));
-            }
+            })
+            .min_by_key(|((a, b), _)| b - a)
+        else {
+            continue;
+        };
+        let Some(t) = r.ty(fi, d.parent.unwrap_or(usize::MAX), ty) else { continue };
+        if let Some(o) = overridden(p, members, ix, &r.lineage(t)) {
+            out.push((ix, vec![o]));
         }
     }
     out

@@ -6,7 +6,7 @@ use super::*;
 
 pub(super) struct Resolver<'a> {
     pub(super) p: &'a Project,
-    pub(super) look: &'a Lookup<'a>,
+    pub(super) look: &'a Lookup,
     pub(super) members: &'a HashMap<DefIx, Vec<DefIx>>,
     pub(super) vars: &'a Vars,
     pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
@@ -31,6 +31,51 @@ pub(super) struct Resolver<'a> {
     /// The same, by their own name: what a call on a value of unknown type
     /// may mean.
     pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
+}
+
+/// What a resolver works out before any file's uses, and owns: kept
+/// with the lookups for the next resolve ([`super::Warm`]).
+#[derive(Default)]
+pub(super) struct Held {
+    pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
+    pub(super) extensions: HashMap<DefIx, Vec<DefIx>>,
+    pub(super) foreign_extensions: HashMap<String, Vec<DefIx>>,
+    pub(super) receivers: HashMap<DefIx, DefIx>,
+    pub(super) parts: HashMap<DefIx, Vec<DefIx>>,
+    pub(super) whole: HashMap<DefIx, DefIx>,
+    pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver of `p`'s names through `look`, with what `held` holds.
+    pub(super) fn new(
+        p: &'a Project,
+        look: &'a Lookup,
+        members: &'a HashMap<DefIx, Vec<DefIx>>,
+        vars: &'a Vars,
+        held: Held,
+    ) -> Resolver<'a> {
+        let Held { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named } = held;
+        Resolver {
+            p,
+            look,
+            members,
+            vars,
+            supers,
+            extensions,
+            foreign_extensions,
+            receivers,
+            parts,
+            whole,
+            foreign_named,
+        }
+    }
+
+    /// What it holds, for the next resolve.
+    pub(super) fn held(self) -> Held {
+        let Resolver { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named, .. } = self;
+        Held { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named }
+    }
 }
 
 impl Resolver<'_> {

@@ -22,16 +22,19 @@ impl Names {
 
 /// What a name may mean, by where it is defined: the indexes every rung of
 /// the resolution ladder reads, so a name costs its own definitions, never
-/// every definition of the project.
-pub(super) struct Lookup<'p> {
-    /// Everything by name.
-    pub(super) by_name: HashMap<&'p str, Vec<DefIx>>,
+/// every definition of the project. It owns its names (interned), so that
+/// a resolve after an edit that keeps every definition reuses it.
+pub(super) struct Lookup {
+    /// Each name defined, numbered.
+    names: HashMap<Box<str>, u32>,
+    /// Everything by name number.
+    by_name: Vec<Vec<DefIx>>,
     /// Members by their owner and name.
-    pub(super) by_owner: HashMap<(DefIx, &'p str), Vec<DefIx>>,
+    by_owner: HashMap<(DefIx, u32), Vec<DefIx>>,
     /// Top-level definitions by file and name.
-    pub(super) by_file: HashMap<(usize, &'p str), Vec<DefIx>>,
+    by_file: HashMap<(usize, u32), Vec<DefIx>>,
     /// Top-level definitions by package (dotted) and name.
-    pub(super) by_package: HashMap<(u32, &'p str), Vec<DefIx>>,
+    by_package: HashMap<(u32, u32), Vec<DefIx>>,
     /// Each package (dotted) met, numbered: lookups by package allocate
     /// nothing.
     pub(super) packages: HashMap<String, u32>,
@@ -118,26 +121,31 @@ pub(super) fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
     (out, reads)
 }
 
-impl<'p> Lookup<'p> {
+impl Lookup {
+    /// The number of a name some definition has.
+    fn number(&self, name: &str) -> Option<u32> {
+        self.names.get(name).copied()
+    }
+
     /// Every definition called `name`.
     pub(super) fn named(&self, name: &str) -> &[DefIx] {
         read(name);
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
+        self.number(name).map_or(&[], |n| self.by_name[n as usize].as_slice())
     }
 
     /// The members of `t` called `name`.
-    pub(super) fn owned<'s>(&'s self, t: DefIx, name: &'s str) -> &'s [DefIx] {
+    pub(super) fn owned(&self, t: DefIx, name: &str) -> &[DefIx] {
         read(name);
-        Lookup::get(&self.by_owner, &(t, name))
+        self.number(name).map_or(&[], |n| Lookup::get(&self.by_owner, &(t, n)))
     }
 
     /// The top-level definitions of file `fi` called `name`.
-    pub(super) fn in_file<'s>(&'s self, fi: usize, name: &'s str) -> &'s [DefIx] {
+    pub(super) fn in_file(&self, fi: usize, name: &str) -> &[DefIx] {
         read(name);
-        Lookup::get(&self.by_file, &(fi, name))
+        self.number(name).map_or(&[], |n| Lookup::get(&self.by_file, &(fi, n)))
     }
 
-    pub(super) fn of(p: &'p Project) -> Lookup<'p> {
+    pub(super) fn of(p: &Project) -> Lookup {
         let mut packages: HashMap<String, u32> = HashMap::default();
         let file_package: Vec<u32> = p
             .sources
@@ -153,7 +161,8 @@ impl<'p> Lookup<'p> {
             package_files.entry(n).or_default().push(f);
         }
         let mut l = Lookup {
-            by_name: HashMap::default(),
+            names: HashMap::default(),
+            by_name: Vec::new(),
             by_owner: HashMap::default(),
             by_file: HashMap::default(),
             by_package: HashMap::default(),
@@ -170,17 +179,26 @@ impl<'p> Lookup<'p> {
                 continue;
             }
             let name = p.fact(ix).name.as_str();
-            l.by_name.entry(name).or_default().push(ix);
+            let n = match l.names.get(name) {
+                Some(&n) => n,
+                None => {
+                    let n = l.by_name.len() as u32;
+                    l.names.insert(name.into(), n);
+                    l.by_name.push(Vec::new());
+                    n
+                }
+            };
+            l.by_name[n as usize].push(ix);
             // A Ruby module's names are its own (its mixins' are looked up
             // through them) as well as its file's, as a namespace's are.
             match d.parent {
-                Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, name)).or_default().push(ix),
+                Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, n)).or_default().push(ix),
                 _ => {
                     if let Some(par) = d.parent.filter(|_| p.sources[d.file].lang.rules.nested_modules) {
-                        l.by_owner.entry((par, name)).or_default().push(ix);
+                        l.by_owner.entry((par, n)).or_default().push(ix);
                     }
-                    l.by_file.entry((d.file, name)).or_default().push(ix);
-                    l.by_package.entry((l.file_package[d.file], name)).or_default().push(ix);
+                    l.by_file.entry((d.file, n)).or_default().push(ix);
+                    l.by_package.entry((l.file_package[d.file], n)).or_default().push(ix);
                 }
             }
         }
@@ -188,7 +206,7 @@ impl<'p> Lookup<'p> {
     }
 
     /// The top-level definitions called `name` of the package `pkg`.
-    pub(super) fn in_package<'s>(&'s self, pkg: &str, name: &'s str) -> &'s [DefIx] {
+    pub(super) fn in_package(&self, pkg: &str, name: &str) -> &[DefIx] {
         match self.packages.get(pkg) {
             Some(&n) => self.in_package_of(n, name),
             None => &[],
@@ -196,9 +214,9 @@ impl<'p> Lookup<'p> {
     }
 
     /// The same, by package number.
-    pub(super) fn in_package_of<'s>(&'s self, pkg: u32, name: &'s str) -> &'s [DefIx] {
+    pub(super) fn in_package_of(&self, pkg: u32, name: &str) -> &[DefIx] {
         read(name);
-        Lookup::get(&self.by_package, &(pkg, name))
+        self.number(name).map_or(&[], |n| Lookup::get(&self.by_package, &(pkg, n)))
     }
 
     pub(super) fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
@@ -268,39 +286,54 @@ pub(super) enum Binding {
 /// it is declared in (its bytes), if any.
 pub(super) type TypedName = (String, Binding, Option<(usize, usize)>);
 
-pub(super) struct Vars(pub(super) HashMap<Scope, Vec<TypedName>>);
+/// Each file's typed names, by the definition they are in (none: the
+/// file's top level).
+pub(super) struct Vars(Vec<HashMap<Option<DefIx>, Vec<TypedName>>>);
 
 impl Vars {
     pub(super) fn of(p: &Project) -> Vars {
-        let mut m: HashMap<Scope, Vec<TypedName>> = HashMap::default();
+        Vars((0..p.sources.len()).into_par_iter().map(|fi| Vars::of_file(p, fi)).collect())
+    }
+
+    /// The typed names in scope `(file, definition)`.
+    pub(super) fn get(&self, (fi, scope): Scope) -> Option<&Vec<TypedName>> {
+        self.0.get(fi)?.get(&scope)
+    }
+
+    /// File `fi`'s typed names read again (its file changed, and nothing
+    /// it defines did).
+    pub(super) fn read_again(&mut self, p: &Project, fi: usize) {
+        self.0[fi] = Vars::of_file(p, fi);
+    }
+
+    fn of_file(p: &Project, fi: usize) -> HashMap<Option<DefIx>, Vec<TypedName>> {
+        let mut m: HashMap<Option<DefIx>, Vec<TypedName>> = HashMap::default();
         // What collections hold, by scope: an element of one (`for shape in
         // shapes`) is of that type.
-        let mut holds: HashMap<Scope, Vec<(String, Name)>> = HashMap::default();
-        for (fi, s) in p.sources.iter().enumerate() {
-            for v in &s.facts.vars {
-                let scope = if v.member {
-                    innermost_in(p, fi, &v.ty.span, |k| k.is_type())
-                } else {
-                    innermost_in(p, fi, &v.ty.span, |k| k.is_scope())
-                };
-                let bound = match v.typed {
-                    Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
-                    Typed::Value => Binding::Value(v.ty.name.clone(), v.at),
-                    Typed::Element => Binding::Element(v.ty.name.clone(), v.at),
-                    Typed::Holds => {
-                        holds.entry((fi, scope)).or_default().push((v.name.clone(), v.ty.clone()));
-                        continue;
-                    }
-                    Typed::Like => {
-                        let held = holds.get(&(fi, scope)).and_then(|h| h.iter().rev().find(|(n, _)| *n == v.ty.name));
-                        let Some((_, ty)) = held else { continue };
-                        Binding::Type(Name { span: v.ty.span, ..ty.clone() }, None)
-                    }
-                };
-                m.entry((fi, scope)).or_default().push((v.name.clone(), bound, v.within));
-            }
+        let mut holds: HashMap<Option<DefIx>, Vec<(String, Name)>> = HashMap::default();
+        for v in &p.sources[fi].facts.vars {
+            let scope = if v.member {
+                innermost_in(p, fi, &v.ty.span, |k| k.is_type())
+            } else {
+                innermost_in(p, fi, &v.ty.span, |k| k.is_scope())
+            };
+            let bound = match v.typed {
+                Typed::Is => Binding::Type(v.ty.clone(), v.written.clone()),
+                Typed::Value => Binding::Value(v.ty.name.clone(), v.at),
+                Typed::Element => Binding::Element(v.ty.name.clone(), v.at),
+                Typed::Holds => {
+                    holds.entry(scope).or_default().push((v.name.clone(), v.ty.clone()));
+                    continue;
+                }
+                Typed::Like => {
+                    let held = holds.get(&scope).and_then(|h| h.iter().rev().find(|(n, _)| *n == v.ty.name));
+                    let Some((_, ty)) = held else { continue };
+                    Binding::Type(Name { span: v.ty.span, ..ty.clone() }, None)
+                }
+            };
+            m.entry(scope).or_default().push((v.name.clone(), bound, v.within));
         }
-        Vars(m)
+        m
     }
 }
 

@@ -28,12 +28,13 @@ mod lookup;
 mod overloads;
 mod symbols;
 mod values;
+mod warm;
 mod written;
 
 pub use again::Memo;
 use again::{FileUses, Plan, Shape};
 pub use calls::Bound;
-use hierarchy::{implicit_interfaces, overrides};
+use hierarchy::{anonymous_overrides, implicit_interfaces, overrides};
 use ladder::Resolver;
 use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
 use overloads::Taking;
@@ -62,7 +63,7 @@ pub struct Source {
 }
 
 /// A definition with its place in the project.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Def {
     /// The file.
     pub file: usize,
@@ -155,7 +156,7 @@ impl Project {
     }
 
     /// The definitions of file `f`, in source order.
-    fn defs_of_file(&self, f: usize) -> std::ops::Range<DefIx> {
+    pub(crate) fn defs_of_file(&self, f: usize) -> std::ops::Range<DefIx> {
         self.first_def[f]..self.first_def[f] + self.sources[f].facts.defs.len()
     }
 
@@ -181,7 +182,7 @@ pub fn resolve(sources: Vec<std::sync::Arc<Source>>) -> Project {
 }
 
 /// How much of a resolve was done again.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Again {
     /// Files whose uses were resolved.
     pub resolved: usize,
@@ -189,6 +190,12 @@ pub struct Again {
     pub kept: usize,
     /// Why every file was resolved, when the last resolve was given.
     pub all_because: Option<&'static str>,
+    /// Every definition was what it was: the lookups, supertypes and
+    /// overrides of the last resolve were kept.
+    pub definitions_kept: bool,
+    /// When every definition was kept: the files whose uses were resolved
+    /// again. Every other file's document is what the last resolve wrote.
+    pub touched: Option<Vec<usize>>,
 }
 
 /// Resolves `sources`; given the last resolve of the same workspace (its
@@ -197,6 +204,10 @@ pub struct Again {
 /// the same result as resolving everything. Returns the memo for the next.
 pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project, Memo)>) -> (Project, Memo, Again) {
     let mut step = Steps(std::time::Instant::now());
+    let mut last = last;
+    if let Some(done) = warm::again(&mut last, &sources, &mut step) {
+        return done;
+    }
     let (p, partial) = definitions(sources, &mut step);
     resolve_uses(p, partial, last, step)
 }
@@ -329,26 +340,15 @@ fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Proje
 /// The uses of `p`'s files resolved (again only those the change may move,
 /// given the `last` resolve), with the supertypes and the counts.
 fn resolve_uses(
-    mut p: Project,
+    p: Project,
     partial: HashMap<DefIx, DefIx>,
     last: Option<(Project, Memo)>,
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
     step.done("lookups");
-    let mut r = Resolver {
-        p: &p,
-        look: &look,
-        members: &members,
-        vars: &vars,
-        supers: HashMap::default(),
-        extensions: HashMap::default(),
-        foreign_extensions: HashMap::default(),
-        receivers: HashMap::default(),
-        parts: HashMap::default(),
-        whole: partial.clone(),
-        foreign_named: HashMap::default(),
-    };
+    let held = ladder::Held { whole: partial.clone(), ..Default::default() };
+    let mut r = Resolver::new(&p, &look, &members, &vars, held);
     for (&part, &one) in &partial {
         r.parts.entry(one).or_default().push(part);
     }
@@ -440,19 +440,51 @@ fn resolve_uses(
     implicit_interfaces(&p, &members, &mut r.supers);
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
+    let anonymous = (0..p.sources.len()).map(|fi| anonymous_overrides(&r, &members, fi)).collect();
     step.done("overrides");
+    let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
+    let held = r.held();
+    let warm = warm::Warm { look, members, vars, held, overrides, anonymous, counts };
+    resolve_files(p, warm, Some(shape), last, step)
+}
+
+/// The uses of `p`'s files resolved against `warm` (again only those the
+/// change may move, given the `last` resolve), with the supertypes and the
+/// counts. `shape` is none when it is the last resolve's (every definition
+/// kept).
+fn resolve_files(
+    mut p: Project,
+    warm: warm::Warm,
+    shape: Option<Shape>,
+    last: Option<(Project, Memo)>,
+    mut step: Steps,
+) -> (Project, Memo, Again) {
+    let definitions_kept = shape.is_none();
+    let warm::Warm { look, members, vars, held, overrides, anonymous, mut counts } = warm;
+    let r = Resolver::new(&p, &look, &members, &vars, held);
     // Files resolve independently of each other from here on: in
     // parallel, their uses kept in file order; those the last resolve's
     // still hold are kept.
-    let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
-    let (mut kept, all_because) = match last.map(|(old, memo)| again::plan(&old, memo, &p, &shape)) {
-        Some(Plan::Some(kept)) => (kept, None),
-        Some(Plan::All(why)) => (Vec::new(), Some(why)),
-        None => (Vec::new(), None),
+    let (mut kept, all_because, shape) = match last {
+        None => (Vec::new(), None, shape.unwrap_or_default()),
+        Some((old, mut memo)) => {
+            let last_shape = std::mem::take(&mut memo.shape);
+            match shape {
+                Some(shape) if shape != last_shape => {
+                    (Vec::new(), Some("what types extend, their extensions, or the packages changed"), shape)
+                }
+                shape => match again::plan(&old, memo, &p) {
+                    Plan::Some(kept) => (kept, None, shape.unwrap_or(last_shape)),
+                    Plan::All(why) => (Vec::new(), Some(why), shape.unwrap_or(last_shape)),
+                },
+            }
+        }
     };
     kept.resize_with(p.sources.len(), || None);
     let kept_files = kept.iter().filter(|k| k.is_some()).count();
-    let again = Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because };
+    let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| kept[f].is_none()).collect());
+    let again =
+        Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because, definitions_kept, touched };
     let per_file: Vec<FileUses> = kept
         .into_par_iter()
         .enumerate()
@@ -476,14 +508,22 @@ fn resolve_uses(
     }
     expand_macros(&p, &mut uses);
     step.done("uses");
-    tracing::debug!(resolved = again.resolved, kept = again.kept, all_because = again.all_because, "files' uses");
-    let mut supers = std::mem::take(&mut r.supers);
-    supers.extend(overrides);
+    tracing::debug!(
+        resolved = again.resolved,
+        kept = again.kept,
+        all_because = again.all_because,
+        definitions_kept,
+        "files' uses"
+    );
+    let held = r.held();
+    let mut supers = held.supers.clone();
+    supers.extend(overrides.iter().chain(anonymous.iter().flatten()).cloned());
     p.supers = supers;
     p.uses = uses;
     p.unbound = unbound;
     p.counts = counts;
-    (p, Memo { files: per_file, shape }, again)
+    let warm = warm::Warm { look, members, vars, held, overrides, anonymous, counts };
+    (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
 }
 
 /// The uses in file `fi`: its type names and calls, resolved.

@@ -1,0 +1,161 @@
+//! Resolving again after an edit that keeps every definition: a body, a
+//! call, a comment changed. Most edits are such.
+//!
+//! What a resolve works out before any file's uses (the definitions, their
+//! symbols, the lookups by name, the supertypes and extensions, the
+//! overrides) depends on each file's definitions and their nesting, its
+//! package and imports, its headers and its anonymous classes, never on
+//! where in the file they are. When every changed file says the same of
+//! those, all of it is what the last resolve had: it is kept ([`Warm`]),
+//! and only the changed files' typed names and anonymous overrides are read
+//! again. The uses are then resolved as after any edit (`again.rs`). The
+//! workspace's tests check, edit after random edit, that what this gives
+//! is what resolving from scratch gives.
+
+use std::sync::Arc;
+
+use super::ladder::Held;
+use super::*;
+
+/// What every file's uses were resolved against, kept for the next
+/// resolve.
+pub(super) struct Warm {
+    pub(super) look: Lookup,
+    pub(super) members: HashMap<DefIx, Vec<DefIx>>,
+    pub(super) vars: Vars,
+    pub(super) held: Held,
+    /// The methods that override one of a supertype of their type.
+    pub(super) overrides: Vec<(DefIx, Vec<DefIx>)>,
+    /// Each file's anonymous classes' methods that override one.
+    pub(super) anonymous: Vec<Vec<(DefIx, Vec<DefIx>)>>,
+    /// The headers met and resolved.
+    pub(super) counts: Counts,
+}
+
+impl std::fmt::Debug for Warm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warm").field("overrides", &self.overrides.len()).finish_non_exhaustive()
+    }
+}
+
+/// Resolves `sources` again from the `last` resolve (which it takes) when
+/// every definition is kept; otherwise leaves `last` as it is.
+pub(super) fn again(
+    last: &mut Option<(Project, Memo)>,
+    sources: &[Arc<Source>],
+    step: &mut Steps,
+) -> Option<(Project, Memo, Again)> {
+    let (old, memo) = last.as_ref()?;
+    memo.warm.as_ref()?;
+    let changed = kept(old, sources)?;
+    let (old, mut memo) = last.take()?;
+    let mut warm = *memo.warm.take()?;
+    let p = Project {
+        sources: sources.to_vec(),
+        defs: old.defs.clone(),
+        first_def: old.first_def.clone(),
+        ..Project::default()
+    };
+    for &fi in &changed {
+        warm.vars.read_again(&p, fi);
+    }
+    {
+        let r = Resolver::new(&p, &warm.look, &warm.members, &warm.vars, std::mem::take(&mut warm.held));
+        for &fi in &changed {
+            warm.anonymous[fi] = anonymous_overrides(&r, &warm.members, fi);
+        }
+        warm.held = r.held();
+    }
+    step.done("definitions kept");
+    let step = std::mem::replace(step, Steps(std::time::Instant::now()));
+    Some(resolve_files(p, warm, None, Some((old, memo)), step))
+}
+
+/// The files of `sources` that changed since `old`, when each says the
+/// same as before of everything but the uses: the same files in the same
+/// order, and in each changed one the same definitions nested the same
+/// way, package, imports, headers and anonymous classes.
+fn kept(old: &Project, sources: &[Arc<Source>]) -> Option<Vec<usize>> {
+    if old.sources.len() != sources.len() || old.first_def.len() != sources.len() {
+        return None;
+    }
+    let mut changed = Vec::new();
+    for (fi, (a, b)) in old.sources.iter().zip(sources).enumerate() {
+        if Arc::ptr_eq(a, b) {
+            continue;
+        }
+        if !says_the_same(a, b) {
+            return None;
+        }
+        changed.push(fi);
+    }
+    Some(changed)
+}
+
+/// Whether two readings of a file say the same but for places, uses and
+/// comments.
+fn says_the_same(a: &Source, b: &Source) -> bool {
+    fn name(n: &Name) -> (&str, Option<&str>, u8) {
+        (n.name.as_str(), n.qualifier.as_deref(), n.generics)
+    }
+    let (x, y) = (&a.facts, &b.facts);
+    a.path == b.path
+        && a.lang.name == b.lang.name
+        && a.package == b.package
+        && a.module == b.module
+        && x.package == y.package
+        && x.expects == y.expects
+        && x.imports.len() == y.imports.len()
+        && x.imports.iter().zip(&y.imports).all(|(i, j)| i.path == j.path && i.alias == j.alias)
+        && x.defs.len() == y.defs.len()
+        && x.defs.iter().zip(&y.defs).all(|(d, e)| d.same_but_places(e))
+        && nesting(x) == nesting(y)
+        && x.supers.len() == y.supers.len()
+        && x.supers.iter().zip(&y.supers).all(|(s, t)| name(s) == name(t))
+        && x.supers.iter().map(|s| around(x, s.span.bytes)).eq(y.supers.iter().map(|s| around(y, s.span.bytes)))
+        && x.anonymous.len() == y.anonymous.len()
+        && x.anonymous.iter().zip(&y.anonymous).all(|((_, s), (_, t))| name(s) == name(t))
+        && x.anonymous.iter().map(|(b, _)| around(x, *b)).eq(y.anonymous.iter().map(|(b, _)| around(y, *b)))
+        && anonymous_of(x) == anonymous_of(y)
+        && x.self_types.len() == y.self_types.len()
+        && x.self_types.iter().zip(&y.self_types).all(|((_, s), (_, t))| s == t)
+        && x.self_types.iter().map(|(b, _)| around(x, *b)).eq(y.self_types.iter().map(|(b, _)| around(y, *b)))
+}
+
+/// Each definition's innermost container among the file's definitions.
+fn nesting(f: &Facts) -> Vec<Option<usize>> {
+    let mut out = Vec::with_capacity(f.defs.len());
+    let mut stack: Vec<usize> = Vec::new();
+    for (at, d) in f.defs.iter().enumerate() {
+        while stack.last().is_some_and(|&s| !f.defs[s].span.contains(&d.span)) {
+            stack.pop();
+        }
+        out.push(stack.last().copied());
+        stack.push(at);
+    }
+    out
+}
+
+/// The innermost definition of the file around `bytes`.
+fn around(f: &Facts, bytes: (usize, usize)) -> Option<usize> {
+    f.defs.iter().rposition(|d| d.span.bytes.0 <= bytes.0 && bytes.1 <= d.span.bytes.1)
+}
+
+/// For each definition, the anonymous class bodies around it.
+fn anonymous_of(f: &Facts) -> Vec<Vec<usize>> {
+    if f.anonymous.is_empty() {
+        return Vec::new();
+    }
+    f.defs
+        .iter()
+        .map(|d| {
+            let at = d.span.bytes;
+            (0..f.anonymous.len())
+                .filter(|&i| {
+                    let (a, b) = f.anonymous[i].0;
+                    a <= at.0 && at.1 <= b
+                })
+                .collect()
+        })
+        .collect()
+}
