@@ -3,21 +3,30 @@
 
 Serves DIR (a Go or Java project, e.g. the synthetic ones
 `SIGNPOST_BENCH_KEEP=/tmp/tsb cargo bench -p signpost-treesitter --bench
-index` leaves), waits until it answers, then N times: appends a new
-function to one source file and measures the wall time from the write until
-`resolve` finds it (polling every 10 ms), while every call made meanwhile
-must succeed. Prints p50, p90 and max, the graph's size, failed calls, and
-the server's resident and peak memory after the edits (Linux).
+index` leaves), waits until it answers, then N times edits one source file
+and measures the wall time from the write until the edit is visible
+(polling every 10 ms), while every call made meanwhile must succeed:
+
+- `--kind method` (the default): appends a new function; visible when
+  `resolve` finds it;
+- `--kind call`: changes the call in one function's body (the functions
+  are added before the server starts, so every edit keeps the file's
+  definitions, as most edits do); visible when `neighbors` gives the new
+  callee its caller.
+
+Prints p50, p90 and max, the graph's size, failed calls, and the server's
+resident and peak memory after the edits (Linux).
 
 `SIGNPOST_EDITS_WHOLE=1` in the environment makes the server import each
 edited language whole, as before edits were patched per file: the two
 paths compared in one build.
 
 Usage: bench/project_edits.py --project DIR [--bin target/release/signpost]
-                              [--edits 20] [--lang go|java]
+                              [--edits 20] [--lang go|java] [--kind method|call]
 """
 
 import argparse
+import atexit
 import json
 import os
 import statistics
@@ -32,7 +41,33 @@ def main():
     p.add_argument("--project", required=True)
     p.add_argument("--edits", type=int, default=20)
     p.add_argument("--lang", default="go", choices=["go", "java"])
+    p.add_argument("--kind", default="method", choices=["method", "call"])
     a = p.parse_args()
+    target = first_file(a.project, "." + a.lang)
+    original = open(target).read()
+    go = a.lang == "go"
+    caller, callee = ("EditedCaller", "EditedCallee") if go else ("editedCaller", "editedCallee")
+
+    def with_caller(n):
+        """The file with a caller calling callee `n` (none: no call) and
+        every callee."""
+        call = "" if n is None else f"{callee}{n}()"
+        if go:
+            added = f"\nfunc {caller}() {{\n\t{call}\n}}\n" + "".join(
+                f"\nfunc {callee}{i}() {{\n}}\n" for i in range(a.edits))
+            return original + added
+        added = f"\n    public void {caller}() {{\n        {call + ';' if call else ''}\n    }}\n" + "".join(
+            f"\n    public void {callee}{i}() {{\n    }}\n" for i in range(a.edits))
+        return original.rstrip().rstrip("}") + added + "}\n"
+
+    def restore():
+        with open(target, "w") as f:
+            f.write(original)
+
+    atexit.register(restore)
+    if a.kind == "call":
+        with open(target, "w") as f:
+            f.write(with_caller(None))
     cache = tempfile.mkdtemp(prefix="signpost-edits-")
     started = time.monotonic()
     server = subprocess.Popen([a.bin, "--project", a.project], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -58,23 +93,42 @@ def main():
     status = rpc("resources/read", {"uri": "signpost://graph"})["result"]["contents"][0]["text"]
     nodes = json.loads(status)["nodes"]
 
-    # The file to edit: the first source file of the language.
-    ext = "." + a.lang
-    target = None
-    for root, dirs, files in os.walk(a.project):
-        dirs.sort()
-        for f in sorted(files):
-            if f.endswith(ext):
-                target = os.path.join(root, f)
-                break
-        if target:
-            break
-    original = open(target).read()
     latencies, failed = [], 0
+
+    def resolved(name):
+        nonlocal failed
+        r = rpc("tools/call", {"name": "resolve", "arguments": {"identifier": name}})["result"]
+        failed += bool(r.get("isError"))
+        s = r.get("structuredContent", {})
+        return s["candidates"][0]["id"] if s.get("status") == "one" else None
+
+    def called_by_caller(id):
+        nonlocal failed
+        r = rpc("tools/call", {"name": "neighbors",
+                               "arguments": {"ids": [id], "direction": "in", "edge_types": ["CALLS"]}})["result"]
+        failed += bool(r.get("isError"))
+        return f"{caller}" in json.dumps(r.get("structuredContent", {}))
+
     try:
+        callees = []
+        if a.kind == "call":
+            # Until the first index is whole: answers say while it is not.
+            while True:
+                r = rpc("tools/call", {"name": "resolve", "arguments": {"identifier": f"{callee}0"}})["result"]
+                text = "".join(c.get("text", "") for c in r.get("content", []))
+                if r.get("structuredContent", {}).get("status") == "one" and "being built" not in text:
+                    break
+                if time.monotonic() - started > 300:
+                    raise SystemExit("the first index never finished")
+                time.sleep(0.1)
+            callees = [resolved(f"{callee}{n}") for n in range(a.edits)]
+            if None in callees:
+                raise SystemExit("the callees added before the start were not indexed")
         for n in range(a.edits):
             name = f"EditedLater{n}"
-            if a.lang == "go":
+            if a.kind == "call":
+                text = with_caller(n)
+            elif go:
                 text = original + f"\nfunc {name}() int {{\n\treturn {n}\n}}\n"
             else:
                 cut = original.rstrip().rstrip("}")
@@ -83,30 +137,37 @@ def main():
             with open(target, "w") as f:
                 f.write(text)
             while True:
-                r = rpc("tools/call", {"name": "resolve", "arguments": {"identifier": name}})["result"]
-                if r.get("isError"):
-                    failed += 1
-                if r.get("structuredContent", {}).get("status") == "one":
+                seen = called_by_caller(callees[n]) if a.kind == "call" else resolved(name) is not None
+                if seen:
                     latencies.append(time.monotonic() - t0)
                     break
                 if time.monotonic() - t0 > 60:
-                    raise SystemExit(f"{name} never appeared")
+                    raise SystemExit(f"edit {n} never visible")
                 time.sleep(0.01)
         # The server's memory once the last swap has settled.
         time.sleep(2)
         status = open(f"/proc/{server.pid}/status").read() if os.path.exists(f"/proc/{server.pid}/status") else ""
         mem = {l.split(":")[0]: int(l.split()[1]) // 1024 for l in status.splitlines() if l.startswith(("VmRSS", "VmHWM"))}
     finally:
-        with open(target, "w") as f:
-            f.write(original)
+        restore()
         server.kill()
     latencies.sort()
     ms = [x * 1000 for x in latencies]
     print(f"project {a.project}: {nodes} symbols; served after {ready:.1f} s")
-    print(f"edit visible to resolve over {len(ms)} edits: p50 {statistics.median(ms):.0f} ms, "
+    print(f"{a.kind} edit visible over {len(ms)} edits: p50 {statistics.median(ms):.0f} ms, "
           f"p90 {ms[int(len(ms) * 0.9) - 1]:.0f} ms, max {ms[-1]:.0f} ms; failed calls {failed}")
     if mem:
         print(f"server memory after the edits: {mem.get('VmRSS', 0)} MiB resident, peak {mem.get('VmHWM', 0)} MiB")
+
+
+def first_file(project, ext):
+    """The first source file of the language, in path order."""
+    for root, dirs, files in os.walk(project):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(ext):
+                return os.path.join(root, f)
+    raise SystemExit(f"no {ext} file under {project}")
 
 
 if __name__ == "__main__":

@@ -400,12 +400,13 @@ impl LiveGraph {
     /// has of a node (see [`Graph::spliced`]). `None`, with nothing done,
     /// when the part is not `base` any more (replaced since, by a precise
     /// index say): the caller replaces it whole. Otherwise the record of
-    /// the swap and the part now.
+    /// the swap and the part now. The part and the merged graph are
+    /// patched side by side, on two threads.
     pub fn patch_part(
         &self,
         path: &Path,
         base: &Arc<Graph>,
-        patch: impl Fn(&Graph, &dyn Fn(&graph::RawId) -> Option<graph::Node>) -> Result<Graph, GraphError>,
+        patch: impl Fn(&Graph, &(dyn Fn(&graph::RawId) -> Option<graph::Node> + Sync)) -> Result<Graph, GraphError> + Sync,
     ) -> Option<(ReloadRecord, Arc<Graph>)> {
         let started = Instant::now();
         let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -414,36 +415,35 @@ impl LiveGraph {
             return None;
         }
         let what = path.display().to_string();
-        let part = match patch(base, &|_| None) {
+        let current = self.current.load_full();
+        let others = (0..parts.len()).filter(|&k| k != i && parts[k].graph.node_count() > 0).count();
+        // A merged graph (more than one part with symbols, before and
+        // after) is patched alike, beside the part; otherwise the parts are
+        // joined as a swap joins them (one part: itself, no rebuild).
+        let merged = others > 0 && base.node_count() > 0 && !parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current));
+        let fallback = |id: &graph::RawId| {
+            (0..parts.len())
+                .filter(|&k| k != i)
+                .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
+        };
+        let (part, whole) = std::thread::scope(|s| {
+            let whole = merged.then(|| s.spawn(|| patch(&current, &fallback)));
+            let part = patch(base, &|_| None);
+            (part, whole.map(|w| w.join()))
+        });
+        let part = match part {
             Ok(g) => Arc::new(g),
             Err(e) => {
                 drop(parts);
                 return Some((self.swap(Err(e), started, &what), base.clone()));
             }
         };
-        let current = self.current.load_full();
-        let others = (0..parts.len()).filter(|&k| k != i && parts[k].graph.node_count() > 0).count();
-        // A merged graph (more than one part with symbols, before and
-        // after) is patched alike; otherwise the parts are joined as a
-        // swap joins them (one part: itself, no rebuild).
-        let merged = others > 0
-            && base.node_count() > 0
-            && part.node_count() > 0
-            && !parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current));
         let join = || joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }));
-        let (result, how) = if merged {
-            let fallback = |id: &graph::RawId| {
-                (0..parts.len())
-                    .filter(|&k| k != i)
-                    .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
-            };
+        let (result, how) = match whole {
+            Some(Ok(Ok(g))) if part.node_count() > 0 => (Ok(Arc::new(g)), "the merged graph patched"),
             // A symbol two parts define is merged again, not patched.
-            match patch(&current, &fallback) {
-                Ok(g) => (Ok(Arc::new(g)), "the merged graph patched"),
-                Err(_) => (join(), "the parts merged again"),
-            }
-        } else {
-            (join(), "the part served")
+            Some(_) if part.node_count() > 0 => (join(), "the parts merged again"),
+            _ => (join(), "the part served"),
         };
         let what = format!("{what} ({how})");
         if result.is_ok() {

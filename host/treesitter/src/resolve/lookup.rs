@@ -287,23 +287,20 @@ pub(super) enum Binding {
 pub(super) type TypedName = (String, Binding, Option<(usize, usize)>);
 
 /// Each file's typed names, by the definition they are in (none: the
-/// file's top level).
-pub(super) struct Vars(Vec<HashMap<Option<DefIx>, Vec<TypedName>>>);
+/// file's top level): read from a file's facts when first asked, so that a
+/// resolve of a few files reads the typed names of those and of the types
+/// they reach, not every file's.
+pub(super) struct Vars(Vec<std::sync::OnceLock<HashMap<Option<DefIx>, Vec<TypedName>>>>);
 
 impl Vars {
+    /// The typed names of `p`'s files, none read yet.
     pub(super) fn of(p: &Project) -> Vars {
-        Vars((0..p.sources.len()).into_par_iter().map(|fi| Vars::of_file(p, fi)).collect())
+        Vars((0..p.sources.len()).map(|_| std::sync::OnceLock::new()).collect())
     }
 
-    /// The typed names in scope `(file, definition)`.
-    pub(super) fn get(&self, (fi, scope): Scope) -> Option<&Vec<TypedName>> {
-        self.0.get(fi)?.get(&scope)
-    }
-
-    /// File `fi`'s typed names read again (its file changed, and nothing
-    /// it defines did).
-    pub(super) fn read_again(&mut self, p: &Project, fi: usize) {
-        self.0[fi] = Vars::of_file(p, fi);
+    /// The typed names in scope `(file, definition)` of `p`.
+    pub(super) fn get<'v>(&'v self, p: &Project, (fi, scope): Scope) -> Option<&'v Vec<TypedName>> {
+        self.0.get(fi)?.get_or_init(|| Vars::of_file(p, fi)).get(&scope)
     }
 
     fn of_file(p: &Project, fi: usize) -> HashMap<Option<DefIx>, Vec<TypedName>> {

@@ -345,7 +345,8 @@ fn resolve_uses(
     last: Option<(Project, Memo)>,
     mut step: Steps,
 ) -> (Project, Memo, Again) {
-    let ((members, vars), look) = rayon::join(|| rayon::join(|| members_of(&p), || Vars::of(&p)), || Lookup::of(&p));
+    let (members, look) = rayon::join(|| members_of(&p), || Lookup::of(&p));
+    let vars = Vars::of(&p);
     step.done("lookups");
     let held = ladder::Held { whole: partial.clone(), ..Default::default() };
     let mut r = Resolver::new(&p, &look, &members, &vars, held);
@@ -444,7 +445,7 @@ fn resolve_uses(
     step.done("overrides");
     let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
     let held = r.held();
-    let warm = warm::Warm { look, members, vars, held, overrides, anonymous, counts };
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
     resolve_files(p, warm, Some(shape), last, step)
 }
 
@@ -460,7 +461,8 @@ fn resolve_files(
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let definitions_kept = shape.is_none();
-    let warm::Warm { look, members, vars, held, overrides, anonymous, mut counts } = warm;
+    let warm::Warm { look, members, held, overrides, anonymous, mut counts } = warm;
+    let vars = Vars::of(&p);
     let r = Resolver::new(&p, &look, &members, &vars, held);
     // Files resolve independently of each other from here on: in
     // parallel, their uses kept in file order; those the last resolve's
@@ -522,7 +524,7 @@ fn resolve_files(
     p.uses = uses;
     p.unbound = unbound;
     p.counts = counts;
-    let warm = warm::Warm { look, members, vars, held, overrides, anonymous, counts };
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
 }
 

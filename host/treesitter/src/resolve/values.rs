@@ -98,7 +98,7 @@ impl Resolver<'_> {
                 }
             }
         }
-        let b = nearest(fi, self.vars.get((fi, None))?, var)?;
+        let b = nearest(fi, self.vars.get(self.p, (fi, None))?, var)?;
         Some((fi, None, b))
     }
 
@@ -107,7 +107,7 @@ impl Resolver<'_> {
     /// NonEmptyMap[K, A]`): what the name means as a value.
     fn val_beside(&self, t: DefIx) -> Option<(usize, Option<DefIx>, &Binding)> {
         let (df, parent) = (self.p.defs[t].file, self.p.defs[t].parent);
-        Some((df, parent, nearest(df, self.vars.get((df, parent))?, &self.p.fact(t).name)?))
+        Some((df, parent, nearest(df, self.vars.get(self.p, (df, parent))?, &self.p.fact(t).name)?))
     }
 
     /// A name declared in the scope of definition `d` (a field of a type, a
@@ -119,7 +119,7 @@ impl Resolver<'_> {
         lookup::read(var);
         let in_part = |x: DefIx| {
             let df = self.p.defs[x].file;
-            let b = nearest(df, self.vars.get((df, Some(x)))?, var)?;
+            let b = nearest(df, self.vars.get(self.p, (df, Some(x)))?, var)?;
             Some((df, Some(x), b))
         };
         let Some(parts) = self.parts.get(&d) else { return in_part(d) };
@@ -739,7 +739,7 @@ impl Resolver<'_> {
                 let Some(d) = named.into_iter().find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
                 let file = self.p.defs[d].file;
                 let scope = self.p.defs[d].parent;
-                match self.vars.get((file, scope)).and_then(|vars| nearest(file, vars, name)) {
+                match self.vars.get(self.p, (file, scope)).and_then(|vars| nearest(file, vars, name)) {
                     Some(b) => self.bound((file, scope, b), depth),
                     None => Val::Foreign,
                 }

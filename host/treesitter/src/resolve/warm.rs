@@ -7,8 +7,7 @@
 //! package and imports, its headers and its anonymous classes, never on
 //! where in the file they are. When every changed file says the same of
 //! those, all of it is what the last resolve had: it is kept ([`Warm`]),
-//! and only the changed files' typed names and anonymous overrides are read
-//! again. The uses are then resolved as after any edit (`again.rs`). The
+//! and only the changed files' anonymous overrides are read again. The uses are then resolved as after any edit (`again.rs`). The
 //! workspace's tests check, edit after random edit, that what this gives
 //! is what resolving from scratch gives.
 
@@ -22,7 +21,6 @@ use super::*;
 pub(super) struct Warm {
     pub(super) look: Lookup,
     pub(super) members: HashMap<DefIx, Vec<DefIx>>,
-    pub(super) vars: Vars,
     pub(super) held: Held,
     /// The methods that override one of a supertype of their type.
     pub(super) overrides: Vec<(DefIx, Vec<DefIx>)>,
@@ -56,11 +54,9 @@ pub(super) fn again(
         first_def: old.first_def.clone(),
         ..Project::default()
     };
-    for &fi in &changed {
-        warm.vars.read_again(&p, fi);
-    }
     {
-        let r = Resolver::new(&p, &warm.look, &warm.members, &warm.vars, std::mem::take(&mut warm.held));
+        let vars = Vars::of(&p);
+        let r = Resolver::new(&p, &warm.look, &warm.members, &vars, std::mem::take(&mut warm.held));
         for &fi in &changed {
             warm.anonymous[fi] = anonymous_overrides(&r, &warm.members, fi);
         }
