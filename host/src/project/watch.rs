@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use signpost_graph::scip::patches_language;
 use signpost_graph::{indexer, tree};
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::walk::{self, WalkOptions};
@@ -26,6 +27,13 @@ const QUIET: Duration = Duration::from_millis(80);
 /// code generator, a formatter over the tree): edits are read at least
 /// this often.
 const MAX_BATCH: Duration = Duration::from_secs(1);
+
+/// Whether an edit's part is imported whole, never patched
+/// (`SIGNPOST_EDITS_WHOLE`): benchmarks compare the two paths in one build
+/// (BENCHMARKS.md).
+fn whole_only() -> bool {
+    std::env::var_os("SIGNPOST_EDITS_WHOLE").is_some_and(|v| !v.is_empty())
+}
 
 /// Not in signpost's cache, not in `.git`.
 fn outside(cache: &Path, p: &Path) -> bool {
@@ -450,19 +458,25 @@ impl Project {
         indexed: &signpost_treesitter::Indexed,
         graphs: &LiveGraph,
     ) -> anyhow::Result<(String, ReloadRecord, std::sync::Arc<signpost_graph::Graph>)> {
-        use signpost_graph::scip::{Memo, Patch, delta_known, import_index};
+        use signpost_graph::scip::{Patch, delta_known};
         let lang = indexed.lang.name;
         let path = self.built_in_file(lang);
         let opts = signpost_graph::scip::Options { name: lang.to_owned() };
-        // Benchmarks compare the two paths in one build (BENCHMARKS.md).
-        let whole_only = std::env::var_os("SIGNPOST_EDITS_WHOLE").is_some_and(|v| !v.is_empty());
-        // The memo of the new index, once made, serves the whole import too.
+        let whole_only = whole_only();
+        // An index written in part: only a patch of the index served reads
+        // it; a whole import reads the workspace's whole index.
+        let only = indexed.changed.as_ref().is_some_and(|c| c.only);
+        // The memo of the new index, once made, serves the whole import too
+        // (not one of an index written in part).
         let (why, memo) = match self.served.remove(lang) {
             _ if whole_only => ("SIGNPOST_EDITS_WHOLE is set", None),
             Some(served) if graphs.part(&path).is_some_and(|p| std::sync::Arc::ptr_eq(&p, &served.graph)) => {
                 // What the workspace knows changed since the index served.
                 let changed = indexed.changed.as_ref().filter(|c| c.since == served.generation);
                 let changed = changed.map(|c| c.documents.as_slice());
+                if only && changed.is_none() {
+                    return self.whole(indexed, graphs, "the index written in part is of another base", None);
+                }
                 let (patch, memo) = delta_known(&served.graph, &served.memo, &indexed.index, changed, &opts)?;
                 match patch {
                     Patch::Unchanged => {
@@ -493,11 +507,33 @@ impl Project {
             Some(_) => ("the part was replaced since", None),
             None => ("no part made by this process", None),
         };
-        let graph = std::sync::Arc::new(import_index(&indexed.index, &opts)?);
+        self.whole(indexed, graphs, why, memo.filter(|_| !only && !whole_only))
+    }
+
+    /// Imports a language's part read again whole (the workspace's whole
+    /// index when `indexed` holds only what changed), for the reason `why`;
+    /// `memo` is the index's when already made.
+    fn whole(
+        &mut self,
+        indexed: &signpost_treesitter::Indexed,
+        graphs: &LiveGraph,
+        why: &str,
+        memo: Option<signpost_graph::scip::Memo>,
+    ) -> anyhow::Result<(String, ReloadRecord, std::sync::Arc<signpost_graph::Graph>)> {
+        use signpost_graph::scip::{Memo, import_index};
+        let lang = indexed.lang.name;
+        let path = self.built_in_file(lang);
+        let opts = signpost_graph::scip::Options { name: lang.to_owned() };
+        let written = indexed.changed.as_ref().filter(|c| c.only).map(|_| {
+            let ws = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
+            ws.map(|w| w.written()).unwrap_or_default()
+        });
+        let index = written.as_ref().unwrap_or(&indexed.index);
+        let graph = std::sync::Arc::new(import_index(index, &opts)?);
         let record = graphs.replace_parts(vec![(path, graph.clone())]);
         // With patches off, nothing reads a memo.
-        if record.result == "swapped" && !whole_only {
-            let memo = memo.unwrap_or_else(|| Memo::of(&indexed.index));
+        if record.result == "swapped" && !whole_only() {
+            let memo = memo.unwrap_or_else(|| Memo::of(index));
             self.served.insert(lang, Served { graph: graph.clone(), memo, generation: indexed.generation });
         }
         Ok((format!("whole: {why}"), record, graph))
@@ -526,7 +562,12 @@ impl Project {
                     found.iter().find(|(l, _)| std::ptr::eq(*l, ws.lang())).map_or(&[][..], |(_, f)| f.as_slice());
                 uncovered(ws.lang(), all, &self.scip_roots)
             };
-            if let Some(indexed) = ws.update(&files, changed) {
+            // Only the documents that changed are written when a patch of
+            // the part served will read them.
+            let name = ws.lang().name;
+            let in_part = self.served.contains_key(name) && patches_language(name) && !whole_only();
+            let update = if in_part { ws.update_in_part(&files, changed) } else { ws.update(&files, changed) };
+            if let Some(indexed) = update {
                 updates.push(indexed);
             }
         }

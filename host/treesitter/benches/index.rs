@@ -164,7 +164,10 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
             }
         };
         std::fs::write(&largest, &text).expect("write");
-        let indexed = ws.update(files, std::slice::from_ref(&largest)).expect("an update");
+        // As the server asks: only the documents that changed, when known.
+        let indexed = ws.update_in_part(files, std::slice::from_ref(&largest)).expect("an update");
+        let only = indexed.changed.as_ref().is_some_and(|c| c.only);
+        let written = if only { ws.written() } else { indexed.index.clone() };
         let at = std::time::Instant::now();
         // What the workspace knows changed since the index patched, as the
         // server passes it on.
@@ -174,13 +177,19 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
             signpost_graph::scip::delta_known(&graph, &memo, &indexed.index, changed, &gopts).expect("a delta");
         let delta_ms = at.elapsed().as_secs_f64() * 1000.0;
         let at = std::time::Instant::now();
-        if let signpost_graph::scip::Patch::Delta(d) = patch {
-            graph = graph.spliced(&d, &|_| None).expect("a splice");
+        memo = next;
+        match patch {
+            signpost_graph::scip::Patch::Delta(d) => graph = graph.spliced(&d, &|_| None).expect("a splice"),
+            signpost_graph::scip::Patch::Unchanged => {}
+            signpost_graph::scip::Patch::Whole(why) => {
+                eprintln!("{lang}: imported whole: {why}");
+                graph = signpost_graph::scip::import_index(&written, &gopts).expect("an import");
+                memo = signpost_graph::scip::Memo::of(&written);
+            }
         }
         let splice_ms = at.elapsed().as_secs_f64() * 1000.0;
-        memo = next;
         let at = std::time::Instant::now();
-        let imported = signpost_graph::scip::import_index(&indexed.index, &gopts).expect("an import");
+        let imported = signpost_graph::scip::import_index(&written, &gopts).expect("an import");
         let import_ms = at.elapsed().as_secs_f64() * 1000.0;
         assert_eq!((imported.node_count(), imported.edge_count()), (graph.node_count(), graph.edge_count()));
         eprintln!(

@@ -51,6 +51,16 @@ fn scip_kind(k: Kind, parent: Option<Kind>) -> ScipKind {
 /// The SCIP index of `project`, rooted at `root` (an absolute path). Each
 /// file's document is written on its own, in parallel.
 pub fn emit(project: &Project, root: &std::path::Path) -> Index {
+    emit_files(project, root, None)
+}
+
+/// The same, of the documents of files `only` alone (given, in the order
+/// the whole index has them).
+pub fn emit_only(project: &Project, root: &std::path::Path, only: &[usize]) -> Index {
+    emit_files(project, root, Some(only))
+}
+
+fn emit_files(project: &Project, root: &std::path::Path, only: Option<&[usize]>) -> Index {
     use rayon::prelude::*;
     // Each file's uses and unbound calls, in the order the project has
     // them (a macro's expansions come after every file's own uses).
@@ -66,16 +76,18 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     // once, where its body is, so that references in the body belong to
     // it; the declaration's comment and relationships go with it.
     let declared_apart: std::collections::HashSet<usize> = project.defs.iter().filter_map(|d| d.twin_of).collect();
-    let mut docs: Vec<Document> = (0..project.sources.len())
-        .into_par_iter()
-        .map(|fi| document(project, fi, &declared_apart, &uses[fi], &unbound[fi]))
-        .collect();
+    let files: Vec<usize> = match only {
+        Some(only) => only.to_vec(),
+        None => (0..project.sources.len()).collect(),
+    };
+    let mut docs: Vec<Document> =
+        files.par_iter().map(|&fi| document(project, fi, &declared_apart, &uses[fi], &unbound[fi])).collect();
     // A symbol defined in several documents (Kotlin's `expect` and its
     // `actual`s) is placed at its first definition: the documents that
     // declare `expect`s come first.
     if project.sources.iter().any(|s| s.facts.expects) {
         let mut keyed: Vec<(bool, Document)> =
-            project.sources.iter().map(|s| !s.facts.expects).zip(std::mem::take(&mut docs)).collect();
+            files.iter().map(|&f| !project.sources[f].facts.expects).zip(std::mem::take(&mut docs)).collect();
         keyed.sort_by_key(|(later, _)| *later);
         docs = keyed.into_iter().map(|(_, d)| d).collect();
     }

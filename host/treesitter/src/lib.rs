@@ -119,6 +119,10 @@ pub struct Changed {
     pub since: u64,
     /// The documents' paths.
     pub documents: Vec<String>,
+    /// The index holds only those documents and the ones that share a
+    /// symbol with them ([`Workspace::update_in_part`]); the whole index
+    /// is [`Workspace::written`].
+    pub only: bool,
 }
 
 impl Indexed {
@@ -202,7 +206,7 @@ impl Workspace {
         if let Some(early) = early.filter(|_| !files.is_empty()) {
             early(ws.definitions(started));
         }
-        let indexed = ws.index(started);
+        let indexed = ws.index(started, false);
         (ws, indexed)
     }
 
@@ -237,7 +241,7 @@ impl Workspace {
         ws.keep(same.into_iter());
         let read = ws.read_all(&drift.changed);
         ws.keep(drift.changed.iter().cloned().zip(read));
-        let indexed = ws.index(started);
+        let indexed = ws.index(started, false);
         Ok((ws, indexed, drift))
     }
 
@@ -275,6 +279,24 @@ impl Workspace {
     /// now): files no longer there are dropped, new ones read, and `changed`
     /// ones read again. None when nothing of this part changed.
     pub fn update(&mut self, files: &[PathBuf], changed: &[PathBuf]) -> Option<Indexed> {
+        self.update_with(files, changed, false)
+    }
+
+    /// [`Workspace::update`], writing only the documents that changed when
+    /// it knows which ([`Changed::only`]): an edit that keeps every
+    /// definition. What a patch needs; [`Workspace::written`] gives the
+    /// whole index.
+    pub fn update_in_part(&mut self, files: &[PathBuf], changed: &[PathBuf]) -> Option<Indexed> {
+        self.update_with(files, changed, true)
+    }
+
+    /// The whole index of the last update (or opening), written again.
+    pub fn written(&self) -> scip::types::Index {
+        let rebuilt = self.last.as_ref().and_then(|(p, memo)| memo.rebuilt(p));
+        emit::emit(rebuilt.as_ref().unwrap_or(&resolve::Project::default()), &self.root)
+    }
+
+    fn update_with(&mut self, files: &[PathBuf], changed: &[PathBuf], in_part: bool) -> Option<Indexed> {
         let started = Instant::now();
         let now: std::collections::BTreeSet<&PathBuf> = files.iter().collect();
         let before = self.files.len();
@@ -298,7 +320,7 @@ impl Workspace {
         }
         let read = self.read_all(&stale);
         self.keep(stale.into_iter().zip(read));
-        Some(self.index(started))
+        Some(self.index(started, in_part))
     }
 
     fn keep(&mut self, read: impl Iterator<Item = (PathBuf, Stamped)>) {
@@ -434,30 +456,34 @@ impl Workspace {
         Indexed::new(self.lang, index, report)
     }
 
-    /// Resolves and writes the whole part.
-    fn index(&mut self, started: Instant) -> Indexed {
+    /// Resolves and writes the part: the documents that changed alone when
+    /// `in_part` and it knows which, else every document.
+    fn index(&mut self, started: Instant, in_part: bool) -> Indexed {
         let lang = self.lang;
         let (mut report, sources) = self.gather();
         let gathered = started.elapsed();
-        let (project, memo, again) = resolve::resolve_again(sources, self.last.take());
+        let (mut project, memo, mut again) = resolve::resolve_again(sources, self.last.take());
         let resolved = started.elapsed();
         report.counts = project.counts;
+        // Files whose documents may differ from the last index written.
+        let anew = again.touched.take().filter(|_| self.last_written != 0);
         report.again = again;
-        let index = emit::emit(&project, &self.root);
+        let paths = |fs: &[usize]| fs.iter().map(|&f| project.sources[f].path.clone()).collect();
+        let only = anew.as_deref().filter(|_| in_part).and_then(|fs| memo.with_sharing(fs));
+        let index = match &only {
+            Some(files) => emit::emit_only(&project, &self.root, files),
+            None => emit::emit(&project, &self.root),
+        };
+        let changed = anew.map(|fs| Changed { since: self.last_written, documents: paths(&fs), only: only.is_some() });
         report.elapsed = started.elapsed();
         tracing::debug!(
             language = lang.name,
             read_ms = gathered.as_millis() as u64,
             resolve_ms = (resolved - gathered).as_millis() as u64,
             emit_ms = (report.elapsed - resolved).as_millis() as u64,
+            documents = index.documents.len(),
             "indexed"
         );
-        let mut project = project;
-        let documents = report.again.touched.take();
-        let changed = documents.filter(|_| self.last_written != 0).map(|fs| Changed {
-            since: self.last_written,
-            documents: fs.iter().map(|&f| project.sources[f].path.clone()).collect(),
-        });
         project.keep_for_next();
         self.last = Some((project, memo));
         let indexed = Indexed { changed, ..Indexed::new(lang, index, report) };

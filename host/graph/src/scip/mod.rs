@@ -38,7 +38,7 @@ use scip::types::{Document, Index};
 
 use crate::{Graph, GraphError};
 use import::{FirstPass, Import};
-pub use patch::{Memo, Patch, delta, delta_known};
+pub use patch::{Memo, Patch, delta, delta_known, patches_language};
 use stream::Source;
 
 /// Hash maps keyed by symbol strings: millions of lookups, so a fast hash

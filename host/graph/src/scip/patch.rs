@@ -162,23 +162,30 @@ impl Memo {
     }
 
     /// The memo of `index`, given that only the documents at `changed` may
-    /// differ from those of the index `self` remembers, and that every
-    /// document defines the symbols it did: only those are hashed again.
-    /// An index of other documents is remembered whole.
-    pub fn again(&self, index: &Index, changed: &[String]) -> Memo {
-        let same_documents = index.documents.len() == self.docs.len()
-            && changed.len() * 4 <= index.documents.len().max(4)
-            && index.documents.iter().all(|d| self.docs.contains_key(&d.relative_path));
-        if !same_documents {
-            return Memo::of(index);
+    /// differ from those of the index `self` remembers, that every document
+    /// defines the symbols it did, and that any document `index` does not
+    /// hold is the one `self` remembers: only the changed ones are hashed
+    /// again. None when `index` lacks one of them or holds one `self` does
+    /// not know.
+    pub fn again(&self, index: &Index, changed: &[String]) -> Option<Memo> {
+        let held: HashSet<&str> = index.documents.iter().map(|d| d.relative_path.as_str()).collect();
+        if !changed.iter().all(|c| held.contains(c.as_str())) || !held.iter().all(|h| self.docs.contains_key(*h)) {
+            return None;
         }
         let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
         let mut memo = self.clone();
         for d in index.documents.iter().filter(|d| changed.contains(d.relative_path.as_str())) {
             memo.docs.insert(d.relative_path.clone(), DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) });
         }
-        memo
+        Some(memo)
     }
+}
+
+/// Whether an index of `language` (a SCIP document's language, or a
+/// part's name) is patched per document: not Rust's, whose impl blocks
+/// bind traits by name over the whole index.
+pub fn patches_language(language: &str) -> bool {
+    !language.eq_ignore_ascii_case("rust")
 }
 
 /// The global symbols document `d` defines: by an occurrence, or by
@@ -229,7 +236,11 @@ pub fn delta(base: &Graph, last: &Memo, index: &Index, opts: &Options) -> Result
 
 /// [`delta`], told which documents may have changed (`changed`, as
 /// [`Memo::again`] takes them) where the indexer knows: only those are
-/// compared.
+/// compared, and `index` may hold only some documents (at least those,
+/// and those sharing a symbol with them): one it does not hold is the last
+/// index's. A patch that needs a document it does not hold is `Whole`,
+/// and then the memo is the last one's: the caller makes the memo of the
+/// whole index it imports.
 pub fn delta_known(
     base: &Graph,
     last: &Memo,
@@ -238,14 +249,15 @@ pub fn delta_known(
     opts: &Options,
 ) -> Result<(Patch, Memo), GraphError> {
     let started = std::time::Instant::now();
-    let memo = match changed {
-        Some(changed) => last.again(index, changed),
+    let memo = match changed.map(|c| last.again(index, c)) {
+        Some(Some(memo)) => memo,
+        Some(None) => return Ok((Patch::Whole("the index lacks a document it says changed"), last.clone())),
         None => Memo::of(index),
     };
     tracing::debug!(us = started.elapsed().as_micros() as u64, documents = index.documents.len(), "patch: memo");
     let tool = index.metadata.as_ref().and_then(|m| m.tool_info.as_ref()).map(|t| t.name.as_str()).unwrap_or("");
-    let language = index.documents.first().map(|d| d.language.to_ascii_lowercase()).unwrap_or_default();
-    if tool == "rust-analyzer" || language == "rust" {
+    let language = index.documents.first().map(|d| d.language.as_str()).unwrap_or_default();
+    if tool == "rust-analyzer" || !patches_language(language) {
         return Ok((Patch::Whole("Rust's impl blocks are resolved over the whole index"), memo));
     }
     let mut files: HashSet<String> = HashSet::new();
@@ -265,6 +277,11 @@ pub fn delta_known(
         widen_by_shared(&mut files, &[&last.shared, &memo.shared]);
         if files.len() > most {
             return Ok((Patch::Whole("the change touches more than a quarter of the files"), memo));
+        }
+        // A file the index does not hold is gone, or, when the index
+        // holds only some, the last index's: then the patch cannot read it.
+        if changed.is_some() && files.iter().any(|f| !position.contains_key(f.as_str()) && memo.docs.contains_key(f)) {
+            return Ok((Patch::Whole("the patch needs a document the index does not hold"), memo));
         }
         let mut docs: Vec<usize> = files.iter().filter_map(|f| position.get(f.as_str()).copied()).collect();
         docs.sort_unstable();

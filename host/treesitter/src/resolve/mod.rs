@@ -445,7 +445,8 @@ fn resolve_uses(
     step.done("overrides");
     let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
     let held = r.held();
-    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
+    let sharing = warm::sharing(&p);
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     resolve_files(p, warm, Some(shape), last, step)
 }
 
@@ -461,7 +462,7 @@ fn resolve_files(
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let definitions_kept = shape.is_none();
-    let warm::Warm { look, members, held, overrides, anonymous, mut counts } = warm;
+    let warm::Warm { look, members, held, overrides, anonymous, mut counts, sharing } = warm;
     let vars = Vars::of(&p);
     let r = Resolver::new(&p, &look, &members, &vars, held);
     // Files resolve independently of each other from here on: in
@@ -524,7 +525,7 @@ fn resolve_files(
     p.uses = uses;
     p.unbound = unbound;
     p.counts = counts;
-    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
 }
 

@@ -28,6 +28,81 @@ pub(super) struct Warm {
     pub(super) anonymous: Vec<Vec<(DefIx, Vec<DefIx>)>>,
     /// The headers met and resolved.
     pub(super) counts: Counts,
+    /// Each file that shares a symbol with others (a C# partial class's
+    /// parts, Kotlin's `expect` and `actual`, a Ruby module reopened), with
+    /// those others: a patch reads them together.
+    pub(super) sharing: HashMap<usize, Vec<usize>>,
+}
+
+/// The files of `p` that define a symbol another file defines too, each
+/// with those other files.
+pub(super) fn sharing(p: &Project) -> HashMap<usize, Vec<usize>> {
+    let mut first: HashMap<&str, usize> = HashMap::default();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    for d in p.defs.iter().filter(|d| !d.symbol.is_empty() && !d.symbol.starts_with("local ")) {
+        match first.get(d.symbol.as_str()) {
+            None => {
+                first.insert(d.symbol.as_str(), d.file);
+            }
+            Some(&f) if f != d.file => {
+                let g = groups.entry(d.symbol.as_str()).or_insert_with(|| vec![f]);
+                if !g.contains(&d.file) {
+                    g.push(d.file);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    let mut out: HashMap<usize, Vec<usize>> = HashMap::default();
+    for g in groups.values() {
+        for &a in g {
+            let with = out.entry(a).or_default();
+            for &b in g {
+                if b != a && !with.contains(&b) {
+                    with.push(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Memo {
+    /// `files` with the files that share a symbol with one of them, sorted;
+    /// none when this memo keeps no record of which do.
+    pub(crate) fn with_sharing(&self, files: &[usize]) -> Option<Vec<usize>> {
+        let warm = self.warm.as_ref()?;
+        let mut out: Vec<usize> = files.to_vec();
+        for f in files {
+            out.extend(warm.sharing.get(f).into_iter().flatten().copied());
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
+    }
+
+    /// The project `p` (as the last resolve kept it) with what it dropped
+    /// made again from this memo: its uses, unbound calls and supertypes,
+    /// to write its whole index again.
+    pub(crate) fn rebuilt(&self, p: &Project) -> Option<Project> {
+        let warm = self.warm.as_ref()?;
+        let mut uses: Vec<Use> = self.files.iter().flat_map(|f| f.uses.iter().copied()).collect();
+        let unbound: Vec<Unbound> = self.files.iter().flat_map(|f| f.unbound.iter().cloned()).collect();
+        let mut q = Project {
+            sources: p.sources.clone(),
+            defs: p.defs.clone(),
+            first_def: p.first_def.clone(),
+            counts: p.counts,
+            ..Project::default()
+        };
+        expand_macros(&q, &mut uses);
+        let mut supers = warm.held.supers.clone();
+        supers.extend(warm.overrides.iter().chain(warm.anonymous.iter().flatten()).cloned());
+        q.supers = supers;
+        q.uses = uses;
+        q.unbound = unbound;
+        Some(q)
+    }
 }
 
 impl std::fmt::Debug for Warm {
