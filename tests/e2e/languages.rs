@@ -706,6 +706,15 @@ async fn edits_across_files_are_patched_in_and_serve_what_a_fresh_index_gives() 
     for line in &edits {
         assert!(line.contains("how=\"patched"), "an edit is patched per file, not re-imported whole: {line}");
     }
+    // The caller's edit kept every definition: the last resolve's lookups
+    // were kept, and only its document was written.
+    assert!(
+        edits.iter().any(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            fields.contains(&"definitions_kept=true") && fields.contains(&"documents=1")
+        }),
+        "no edit kept the definitions and wrote one document: {edits:#?}"
+    );
 }
 
 /// In a monorepo served as several parts (one a language), an edit

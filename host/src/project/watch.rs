@@ -600,6 +600,8 @@ impl Project {
                 import_ms,
                 swap_ms = record.duration_ms,
                 resolved_files = indexed.report.again.resolved,
+                definitions_kept = indexed.report.again.definitions_kept,
+                documents = indexed.index.documents.len(),
                 "re-indexed after a change"
             );
         }
