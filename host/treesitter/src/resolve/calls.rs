@@ -43,6 +43,7 @@ impl Resolver<'_> {
         // Extension functions of the type or of a supertype, nearest first.
         for t in self.lineage(t) {
             let level: Vec<DefIx> = self
+                .held
                 .extensions
                 .get(&t)
                 .map_or(&[][..], Vec::as_slice)
@@ -133,7 +134,7 @@ impl Resolver<'_> {
                 // Java's `super(…)`: the class it extends.
                 "super" => self
                     .enclosing_type(scope)
-                    .and_then(|t| self.supers.get(&t)?.iter().copied().find(|&s| self.p.kind(s) == Kind::Class)),
+                    .and_then(|t| self.held.supers.get(&t)?.iter().copied().find(|&s| self.p.kind(s) == Kind::Class)),
                 _ => self.ty(
                     fi,
                     scope.unwrap_or(usize::MAX),
@@ -159,6 +160,7 @@ impl Resolver<'_> {
                 // A type the project does not define, with initializers a
                 // Swift extension of it declares (`URLRequest(url:method:)`).
                 let inits: Vec<DefIx> = self
+                    .held
                     .foreign_extensions
                     .get(&c.name)
                     .map_or(&[][..], Vec::as_slice)
@@ -357,7 +359,7 @@ impl Resolver<'_> {
             // Foundation call), if only one is.
             Some((_, Receiver::External(None))) if c.labels.is_some() => {
                 lookup::read(name);
-                let named = self.foreign_named.get(name).map_or(&[][..], Vec::as_slice);
+                let named = self.held.foreign_named.get(name).map_or(&[][..], Vec::as_slice);
                 let fit: Vec<DefIx> = named
                     .iter()
                     .copied()
@@ -396,7 +398,7 @@ impl Resolver<'_> {
                             && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
                             && !self.p.fact(d).impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
                     })
-                    .chain(self.foreign_named.get(name).into_iter().flatten().copied())
+                    .chain(self.held.foreign_named.get(name).into_iter().flatten().copied())
                     .collect();
                 // Swift's labels make a full name of a common one
                 // (`set(_:forKey:inputOrigin:)` is no collection's `set`).
@@ -469,7 +471,8 @@ impl Resolver<'_> {
         // What a use means changes with the extensions of that name.
         lookup::read(name);
         let of = |ty: &str| -> Vec<DefIx> {
-            self.foreign_extensions
+            self.held
+                .foreign_extensions
                 .get(ty)
                 .map_or(&[][..], Vec::as_slice)
                 .iter()

@@ -50,7 +50,7 @@ pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) 
     // extends ProcessOutput`).
     let object = |t: DefIx| p.kind(t) == Kind::Module && p.fact(t).term;
     for (&t, ms) in members {
-        if !(p.kind(t).is_type() || object(t)) || !r.supers.contains_key(&t) {
+        if !(p.kind(t).is_type() || object(t)) || !r.held.supers.contains_key(&t) {
             continue;
         }
         let lineage = r.lineage(t);

@@ -9,6 +9,15 @@ pub(super) struct Resolver<'a> {
     pub(super) look: &'a Lookup,
     pub(super) members: &'a HashMap<DefIx, Vec<DefIx>>,
     pub(super) vars: &'a Vars,
+    /// What it works out before any file's uses.
+    pub(super) held: Held,
+}
+
+/// What a resolver works out before any file's uses, and owns: kept
+/// with the lookups for the next resolve ([`super::warm::Warm`]).
+#[derive(Default)]
+pub(super) struct Held {
+    /// Each type's supertypes, nearest first.
     pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
     /// The extension functions of each type (Kotlin's `fun Reader.decode()`,
     /// C#'s `this Reader r`), found by calls on its values when the type
@@ -33,19 +42,6 @@ pub(super) struct Resolver<'a> {
     pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
 }
 
-/// What a resolver works out before any file's uses, and owns: kept
-/// with the lookups for the next resolve ([`super::Warm`]).
-#[derive(Default)]
-pub(super) struct Held {
-    pub(super) supers: HashMap<DefIx, Vec<DefIx>>,
-    pub(super) extensions: HashMap<DefIx, Vec<DefIx>>,
-    pub(super) foreign_extensions: HashMap<String, Vec<DefIx>>,
-    pub(super) receivers: HashMap<DefIx, DefIx>,
-    pub(super) parts: HashMap<DefIx, Vec<DefIx>>,
-    pub(super) whole: HashMap<DefIx, DefIx>,
-    pub(super) foreign_named: HashMap<String, Vec<DefIx>>,
-}
-
 impl<'a> Resolver<'a> {
     /// A resolver of `p`'s names through `look`, with what `held` holds.
     pub(super) fn new(
@@ -55,26 +51,12 @@ impl<'a> Resolver<'a> {
         vars: &'a Vars,
         held: Held,
     ) -> Resolver<'a> {
-        let Held { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named } = held;
-        Resolver {
-            p,
-            look,
-            members,
-            vars,
-            supers,
-            extensions,
-            foreign_extensions,
-            receivers,
-            parts,
-            whole,
-            foreign_named,
-        }
+        Resolver { p, look, members, vars, held }
     }
 
     /// What it holds, for the next resolve.
     pub(super) fn held(self) -> Held {
-        let Resolver { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named, .. } = self;
-        Held { supers, extensions, foreign_extensions, receivers, parts, whole, foreign_named }
+        self.held
     }
 }
 
@@ -93,7 +75,7 @@ impl Resolver<'_> {
     /// extension function extends right after it where that type's
     /// members are in its scope (Kotlin).
     pub(super) fn scopes(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
-        self.chain(d).flat_map(|x| std::iter::once(x).chain(self.receivers.get(&x).copied()))
+        self.chain(d).flat_map(|x| std::iter::once(x).chain(self.held.receivers.get(&x).copied()))
     }
 
     /// The one of `level` that takes `args` arguments (any, when not
@@ -133,10 +115,10 @@ impl Resolver<'_> {
     /// `t` and its supertypes, nearest first, each once (of a type declared
     /// in parts, from the part that holds its members).
     pub(super) fn lineage(&self, t: DefIx) -> Vec<DefIx> {
-        let mut out = vec![self.whole.get(&t).copied().unwrap_or(t)];
+        let mut out = vec![self.held.whole.get(&t).copied().unwrap_or(t)];
         let mut i = 0;
         while i < out.len() && out.len() < 64 {
-            for &s in self.supers.get(&out[i]).map_or(&[][..], Vec::as_slice) {
+            for &s in self.held.supers.get(&out[i]).map_or(&[][..], Vec::as_slice) {
                 if !out.contains(&s) {
                     out.push(s);
                 }
@@ -530,7 +512,7 @@ impl Resolver<'_> {
                 }
                 let outer = Name { name: outer_name.to_owned(), qualifier: None, span: name.span, generics: 0 };
                 let outer = self.ladder(fi, from, outer_name, Want::Type, |l| self.one_type(l, &outer))?;
-                let outer = self.whole.get(&outer).copied().unwrap_or(outer);
+                let outer = self.held.whole.get(&outer).copied().unwrap_or(outer);
                 let found: Vec<DefIx> = self
                     .look
                     .owned(outer, &name.name)

@@ -351,9 +351,9 @@ fn resolve_uses(
     let held = ladder::Held { whole: partial.clone(), ..Default::default() };
     let mut r = Resolver::new(&p, &look, &members, &vars, held);
     for (&part, &one) in &partial {
-        r.parts.entry(one).or_default().push(part);
+        r.held.parts.entry(one).or_default().push(part);
     }
-    r.parts.values_mut().for_each(|parts| parts.sort_unstable());
+    r.held.parts.values_mut().for_each(|parts| parts.sort_unstable());
     // Headers first: calls look up through them.
     let mut counts = Counts::default();
     for (fi, s) in p.sources.iter().enumerate() {
@@ -399,7 +399,7 @@ fn resolve_uses(
             if let Some(t) = found {
                 counts.supers_resolved += 1;
                 if t != owner {
-                    r.supers.entry(owner).or_default().push(t);
+                    r.held.supers.entry(owner).or_default().push(t);
                 }
             }
         }
@@ -416,7 +416,7 @@ fn resolve_uses(
                 Some(t) => {
                     extensions.entry(t).or_default().push(ix);
                     if p.sources[def.file].lang.rules.receiver_in_scope {
-                        r.receivers.insert(ix, t);
+                        r.held.receivers.insert(ix, t);
                     }
                 }
                 None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
@@ -431,19 +431,19 @@ fn resolve_uses(
             foreign.entry(crate::extract::simple_type(owner)).or_default().push(ix);
         }
     }
-    r.extensions = extensions;
+    r.held.extensions = extensions;
     for ds in foreign.values() {
         for &d in ds {
-            r.foreign_named.entry(p.fact(d).name.clone()).or_default().push(d);
+            r.held.foreign_named.entry(p.fact(d).name.clone()).or_default().push(d);
         }
     }
-    r.foreign_extensions = foreign;
-    implicit_interfaces(&p, &members, &mut r.supers);
+    r.held.foreign_extensions = foreign;
+    implicit_interfaces(&p, &members, &mut r.held.supers);
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
     let anonymous = (0..p.sources.len()).map(|fi| anonymous_overrides(&r, &members, fi)).collect();
     step.done("overrides");
-    let shape = Shape::of(&p, &r.supers, &r.extensions, &r.foreign_extensions, &partial, &look);
+    let shape = Shape::of(&p, &r.held.supers, &r.held.extensions, &r.held.foreign_extensions, &partial, &look);
     let held = r.held();
     let sharing = warm::sharing(&p);
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };

@@ -122,7 +122,7 @@ impl Resolver<'_> {
             let b = nearest(df, self.vars.get(self.p, (df, Some(x)))?, var)?;
             Some((df, Some(x), b))
         };
-        let Some(parts) = self.parts.get(&d) else { return in_part(d) };
+        let Some(parts) = self.held.parts.get(&d) else { return in_part(d) };
         let here = FILE.get();
         let all = || std::iter::once(d).chain(parts.iter().copied());
         let near = all().filter(|&x| self.p.defs[x].file == here);
@@ -486,7 +486,7 @@ impl Resolver<'_> {
                 self.enclosing_type(scope).map_or(Val::Foreign, Val::Type)
             }
             Step::Name("super" | "parent") => {
-                let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
+                let sup = self.enclosing_type(scope).and_then(|t| self.held.supers.get(&t)?.first().copied());
                 sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Name(name) => {
@@ -558,7 +558,7 @@ impl Resolver<'_> {
             ),
             // Python's `super()`: the class the enclosing one extends.
             Step::Call { name: "super", args: 0, .. } => {
-                let sup = self.enclosing_type(scope).and_then(|t| self.supers.get(&t)?.first().copied());
+                let sup = self.enclosing_type(scope).and_then(|t| self.held.supers.get(&t)?.first().copied());
                 sup.map_or(Val::Unknown, Val::Type)
             }
             Step::Call { name, args, .. } => {
