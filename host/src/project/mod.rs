@@ -307,8 +307,23 @@ impl Project {
         // (its files changed since are marked stale), and only what changed
         // is read again.
         let reading = signpost_treesitter::Options::default();
-        let states: Vec<Option<saved::State>> =
-            jobs.iter().map(|(lang, files)| project.saved_state(lang, files, &reading)).collect();
+        let states: Vec<Option<saved::State>> = jobs
+            .iter()
+            .map(|(lang, files)| {
+                let state = project.saved_state(lang, files, &reading)?;
+                // Files a SCIP project's index covers now (it came in after
+                // the save): the saved part is not this part any more.
+                let covered = |g: &PathBuf| uncovered(lang, std::slice::from_ref(g), &project.scip_roots).is_empty();
+                if state.drift.gone.iter().any(covered) {
+                    tracing::info!(
+                        language = lang.name,
+                        "the saved part is not used: a SCIP project's index covers some of its files now"
+                    );
+                    return None;
+                }
+                Some(state)
+            })
+            .collect();
         let all_saved = jobs.iter().zip(&states).all(|((_, files), state)| state.is_some() || files.is_empty());
         let unchanged = all_saved && states.iter().flatten().all(|s| s.drift.is_empty());
         for ((lang, files), state) in jobs.iter().zip(&states) {
