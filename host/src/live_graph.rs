@@ -429,7 +429,13 @@ impl LiveGraph {
         let (part, whole) = std::thread::scope(|s| {
             let whole = merged.then(|| s.spawn(|| patch(&current, &fallback)));
             let part = patch(base, &|_| None);
-            (part, whole.map(|w| w.join()))
+            let whole = whole.map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    tracing::warn!(what = %what, "patching the merged graph panicked: the parts are merged again");
+                    Err(GraphError::Format("patching the merged graph panicked".into()))
+                })
+            });
+            (part, whole)
         });
         let part = match part {
             Ok(g) => Arc::new(g),
@@ -440,7 +446,7 @@ impl LiveGraph {
         };
         let join = || joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }));
         let (result, how) = match whole {
-            Some(Ok(Ok(g))) if part.node_count() > 0 => (Ok(Arc::new(g)), "the merged graph patched"),
+            Some(Ok(g)) if part.node_count() > 0 => (Ok(Arc::new(g)), "the merged graph patched"),
             // A symbol two parts define is merged again, not patched.
             Some(_) if part.node_count() > 0 => (join(), "the parts merged again"),
             _ => (join(), "the part served"),

@@ -524,10 +524,13 @@ impl Project {
         let lang = indexed.lang.name;
         let path = self.built_in_file(lang);
         let opts = signpost_graph::scip::Options { name: lang.to_owned() };
-        let written = indexed.changed.as_ref().filter(|c| c.only).map(|_| {
-            let ws = self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang));
-            ws.map(|w| w.written()).unwrap_or_default()
-        });
+        let written = match indexed.changed.as_ref().filter(|c| c.only) {
+            Some(_) => match self.parts.iter().find(|w| std::ptr::eq(w.lang(), indexed.lang)) {
+                Some(ws) => Some(ws.written()),
+                None => anyhow::bail!("no workspace of {lang} to write its whole index (a bug in signpost)"),
+            },
+            None => None,
+        };
         let index = written.as_ref().unwrap_or(&indexed.index);
         let graph = std::sync::Arc::new(import_index(index, &opts)?);
         let record = graphs.replace_parts(vec![(path, graph.clone())]);

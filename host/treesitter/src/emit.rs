@@ -54,8 +54,8 @@ pub fn emit(project: &Project, root: &std::path::Path) -> Index {
     emit_files(project, root, None)
 }
 
-/// The same, of the documents of files `only` alone (given, in the order
-/// the whole index has them).
+/// The same, of the documents of files `only` alone (in file order; the
+/// documents come in the order the whole index gives them).
 pub fn emit_only(project: &Project, root: &std::path::Path, only: &[usize]) -> Index {
     emit_files(project, root, Some(only))
 }

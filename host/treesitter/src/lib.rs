@@ -465,16 +465,23 @@ impl Workspace {
         let (mut project, memo, mut again) = resolve::resolve_again(sources, self.last.take());
         let resolved = started.elapsed();
         report.counts = project.counts;
-        // Files whose documents may differ from the last index written.
-        let anew = again.touched.take().filter(|_| self.last_written != 0);
+        // Files whose documents may differ from the last index written:
+        // those whose uses were resolved again, and those that go with
+        // them (a symbol they share, a C++ declaration's comment).
+        let anew = again.touched.take().filter(|_| self.last_written != 0).and_then(|fs| memo.with_sharing(&fs));
         report.again = again;
-        let paths = |fs: &[usize]| fs.iter().map(|&f| project.sources[f].path.clone()).collect();
-        let only = anew.as_deref().filter(|_| in_part).and_then(|fs| memo.with_sharing(fs));
-        let index = match &only {
+        // Written alone when asked and they are few (a C++ namespace or a
+        // Ruby module in every file makes a patch whole anyway).
+        let only = anew.as_ref().filter(|fs| in_part && fs.len() * 4 <= project.sources.len().max(4));
+        let index = match only {
             Some(files) => emit::emit_only(&project, &self.root, files),
             None => emit::emit(&project, &self.root),
         };
-        let changed = anew.map(|fs| Changed { since: self.last_written, documents: paths(&fs), only: only.is_some() });
+        let changed = anew.as_ref().map(|fs| Changed {
+            since: self.last_written,
+            documents: fs.iter().map(|&f| project.sources[f].path.clone()).collect(),
+            only: only.is_some(),
+        });
         report.elapsed = started.elapsed();
         tracing::debug!(
             language = lang.name,

@@ -238,9 +238,9 @@ pub fn delta(base: &Graph, last: &Memo, index: &Index, opts: &Options) -> Result
 /// [`Memo::again`] takes them) where the indexer knows: only those are
 /// compared, and `index` may hold only some documents (at least those,
 /// and those sharing a symbol with them): one it does not hold is the last
-/// index's. A patch that needs a document it does not hold is `Whole`,
-/// and then the memo is the last one's: the caller makes the memo of the
-/// whole index it imports.
+/// index's. A patch that needs a document it does not hold is `Whole`;
+/// the memo given with it is of `index` as it is, so a caller that imports
+/// another, whole index makes that one's memo.
 pub fn delta_known(
     base: &Graph,
     last: &Memo,
@@ -251,7 +251,7 @@ pub fn delta_known(
     let started = std::time::Instant::now();
     let memo = match changed.map(|c| last.again(index, c)) {
         Some(Some(memo)) => memo,
-        Some(None) => return Ok((Patch::Whole("the index lacks a document it says changed"), last.clone())),
+        Some(None) => return Ok((Patch::Whole("the index lacks a document it says changed"), Memo::of(index))),
         None => Memo::of(index),
     };
     tracing::debug!(us = started.elapsed().as_micros() as u64, documents = index.documents.len(), "patch: memo");

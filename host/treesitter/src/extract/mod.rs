@@ -213,8 +213,10 @@ pub struct Def {
 
 impl Def {
     /// Whether `other` declares the same as this, wherever each is and
-    /// whatever its comment says: what the whole project's lookups, symbols
-    /// and overrides read of a definition.
+    /// whatever its comment says: what the whole project's lookups and
+    /// overrides read of a definition, and its symbol but for one thing of
+    /// its place (whether a Python module variable starts a line, which
+    /// the caller compares).
     pub fn same_but_places(&self, other: &Def) -> bool {
         let Def {
             kind,

@@ -1,5 +1,5 @@
 //! Resolving again after an edit that keeps every definition: a body, a
-//! call, a comment changed. Most edits are such.
+//! call, a comment changed.
 //!
 //! What a resolve works out before any file's uses (the definitions, their
 //! symbols, the lookups by name, the supertypes and extensions, the
@@ -28,53 +28,69 @@ pub(super) struct Warm {
     pub(super) anonymous: Vec<Vec<(DefIx, Vec<DefIx>)>>,
     /// The headers met and resolved.
     pub(super) counts: Counts,
-    /// Each file that shares a symbol with others (a C# partial class's
-    /// parts, Kotlin's `expect` and `actual`, a Ruby module reopened), with
-    /// those others: a patch reads them together.
-    pub(super) sharing: HashMap<usize, Vec<usize>>,
+    /// The files that share a symbol, or write each other's.
+    pub(super) sharing: Sharing,
 }
 
-/// The files of `p` that define a symbol another file defines too, each
-/// with those other files.
-pub(super) fn sharing(p: &Project) -> HashMap<usize, Vec<usize>> {
+/// Files whose documents go together: those defining one symbol (a C#
+/// partial class's parts, Kotlin's `expect` and `actual`, a Ruby module
+/// reopened, a C++ namespace), and a C++ member declared in one file and
+/// defined in another (whose document carries the declaration's comment).
+#[derive(Default)]
+pub(super) struct Sharing {
+    groups: Vec<Vec<usize>>,
+    of_file: HashMap<usize, Vec<u32>>,
+}
+
+/// The files of `p` that go together ([`Sharing`]).
+pub(super) fn sharing(p: &Project) -> Sharing {
     let mut first: HashMap<&str, usize> = HashMap::default();
-    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    let mut group_of: HashMap<&str, usize> = HashMap::default();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
     for d in p.defs.iter().filter(|d| !d.symbol.is_empty() && !d.symbol.starts_with("local ")) {
         match first.get(d.symbol.as_str()) {
             None => {
                 first.insert(d.symbol.as_str(), d.file);
             }
             Some(&f) if f != d.file => {
-                let g = groups.entry(d.symbol.as_str()).or_insert_with(|| vec![f]);
-                if !g.contains(&d.file) {
-                    g.push(d.file);
-                }
+                let g = *group_of.entry(d.symbol.as_str()).or_insert_with(|| {
+                    groups.push(vec![f]);
+                    groups.len() - 1
+                });
+                groups[g].push(d.file);
             }
             Some(_) => {}
         }
     }
-    let mut out: HashMap<usize, Vec<usize>> = HashMap::default();
-    for g in groups.values() {
-        for &a in g {
-            let with = out.entry(a).or_default();
-            for &b in g {
-                if b != a && !with.contains(&b) {
-                    with.push(b);
-                }
-            }
+    for d in &p.defs {
+        if let Some(t) = d.twin_of.filter(|&t| p.defs[t].file != d.file) {
+            groups.push(vec![d.file, p.defs[t].file]);
         }
     }
-    out
+    let mut of_file: HashMap<usize, Vec<u32>> = HashMap::default();
+    for (g, files) in groups.iter_mut().enumerate() {
+        files.sort_unstable();
+        files.dedup();
+        for &f in files.iter() {
+            of_file.entry(f).or_default().push(g as u32);
+        }
+    }
+    Sharing { groups, of_file }
 }
 
 impl Memo {
-    /// `files` with the files that share a symbol with one of them, sorted;
-    /// none when this memo keeps no record of which do.
+    /// `files` with the files that go together with one of them
+    /// ([`Sharing`]), sorted; none when this memo keeps no record of which
+    /// do.
     pub(crate) fn with_sharing(&self, files: &[usize]) -> Option<Vec<usize>> {
-        let warm = self.warm.as_ref()?;
+        let sharing = &self.warm.as_ref()?.sharing;
+        let mut groups: Vec<u32> =
+            files.iter().flat_map(|f| sharing.of_file.get(f).into_iter().flatten()).copied().collect();
+        groups.sort_unstable();
+        groups.dedup();
         let mut out: Vec<usize> = files.to_vec();
-        for f in files {
-            out.extend(warm.sharing.get(f).into_iter().flatten().copied());
+        for g in groups {
+            out.extend_from_slice(&sharing.groups[g as usize]);
         }
         out.sort_unstable();
         out.dedup();
@@ -179,7 +195,9 @@ fn says_the_same(a: &Source, b: &Source) -> bool {
         && x.imports.len() == y.imports.len()
         && x.imports.iter().zip(&y.imports).all(|(i, j)| i.path == j.path && i.alias == j.alias)
         && x.defs.len() == y.defs.len()
-        && x.defs.iter().zip(&y.defs).all(|(d, e)| d.same_but_places(e))
+        // scip-python spells a module variable written at column 0 apart
+        // (`symbols.rs`): that much of a place is part of the symbol.
+        && x.defs.iter().zip(&y.defs).all(|(d, e)| d.same_but_places(e) && (d.span.start.1 == 0) == (e.span.start.1 == 0))
         && nesting(x) == nesting(y)
         && x.supers.len() == y.supers.len()
         && x.supers.iter().zip(&y.supers).all(|(s, t)| name(s) == name(t))
