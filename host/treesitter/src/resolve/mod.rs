@@ -27,6 +27,7 @@ mod ladder;
 mod lookup;
 mod overloads;
 mod symbols;
+mod uses;
 mod values;
 mod warm;
 mod written;
@@ -40,6 +41,7 @@ use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
 use overloads::Taking;
 pub use symbols::package_symbol;
 use symbols::symbols;
+use uses::{expand_macros, resolve_files};
 use values::{REEXPORTS, Receiver};
 
 /// Index of a definition in [`Project::defs`].
@@ -450,120 +452,6 @@ fn resolve_uses(
     resolve_files(p, warm, Some(shape), last, step)
 }
 
-/// The uses of `p`'s files resolved against `warm` (again only those the
-/// change may move, given the `last` resolve), with the supertypes and the
-/// counts. `shape` is none when it is the last resolve's (every definition
-/// kept).
-fn resolve_files(
-    mut p: Project,
-    warm: warm::Warm,
-    shape: Option<Shape>,
-    last: Option<(Project, Memo)>,
-    mut step: Steps,
-) -> (Project, Memo, Again) {
-    let definitions_kept = shape.is_none();
-    let warm::Warm { look, members, held, overrides, anonymous, mut counts, sharing } = warm;
-    let vars = Vars::of(&p);
-    let r = Resolver::new(&p, &look, &members, &vars, held);
-    // Files resolve independently of each other from here on: in
-    // parallel, their uses kept in file order; those the last resolve's
-    // still hold are kept.
-    let (mut kept, all_because, shape) = match last {
-        None => (Vec::new(), None, shape.unwrap_or_default()),
-        Some((old, mut memo)) => {
-            let last_shape = std::mem::take(&mut memo.shape);
-            match shape {
-                Some(shape) if shape != last_shape => {
-                    (Vec::new(), Some("what types extend, their extensions, or the packages changed"), shape)
-                }
-                shape => match again::plan(&old, memo, &p) {
-                    Plan::Some(kept) => (kept, None, shape.unwrap_or(last_shape)),
-                    Plan::All(why) => (Vec::new(), Some(why), shape.unwrap_or(last_shape)),
-                },
-            }
-        }
-    };
-    kept.resize_with(p.sources.len(), || None);
-    let kept_files = kept.iter().filter(|k| k.is_some()).count();
-    let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| kept[f].is_none()).collect());
-    let again =
-        Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because, definitions_kept, touched };
-    let per_file: Vec<FileUses> = kept
-        .into_par_iter()
-        .enumerate()
-        .map(|(fi, kept)| {
-            kept.unwrap_or_else(|| {
-                let (mut out, reads) = lookup::recording(|| uses_of(&r, fi));
-                out.reads = reads;
-                out
-            })
-        })
-        .collect();
-    counts.calls = p.sources.iter().map(|s| s.facts.calls.iter().filter(|c| !c.read).count()).sum();
-    counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
-    counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
-    counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
-    let mut uses = Vec::with_capacity(per_file.iter().map(|f| f.uses.len()).sum());
-    let mut unbound = Vec::with_capacity(counts.calls_unbound);
-    for f in &per_file {
-        uses.extend_from_slice(&f.uses);
-        unbound.extend_from_slice(&f.unbound);
-    }
-    expand_macros(&p, &mut uses);
-    step.done("uses");
-    tracing::debug!(
-        resolved = again.resolved,
-        kept = again.kept,
-        all_because = again.all_because,
-        definitions_kept,
-        "files' uses"
-    );
-    let held = r.held();
-    let mut supers = held.supers.clone();
-    supers.extend(overrides.iter().chain(anonymous.iter().flatten()).cloned());
-    p.supers = supers;
-    p.uses = uses;
-    p.unbound = unbound;
-    p.counts = counts;
-    let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
-    (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
-}
-
-/// The uses in file `fi`: its type names and calls, resolved.
-fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
-    let facts = &r.p.sources[fi].facts;
-    let mut out = FileUses::default();
-    for t in &facts.types {
-        values::at(fi, t.span.bytes.0);
-        let scope = r.innermost(fi, &t.span, |_| true);
-        if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
-            out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
-        }
-    }
-    for c in &facts.calls {
-        values::at(fi, c.span.bytes.0);
-        let scope = r.innermost(fi, &c.span, |k| k.is_scope());
-        match r.call(fi, scope, c) {
-            Bound::One(target) => {
-                out.resolved += usize::from(!c.read);
-                out.uses.push(Use { file: fi, span: c.span, target, ambiguous: false });
-            }
-            Bound::Several(targets) => {
-                out.resolved += usize::from(!c.read);
-                out.ambiguous += usize::from(!c.read);
-                for target in targets {
-                    out.uses.push(Use { file: fi, span: c.span, target, ambiguous: true });
-                }
-            }
-            Bound::Unbound if !c.read => {
-                out.unbound.push(Unbound { file: fi, span: c.span, name: c.name.clone() });
-            }
-            Bound::Unbound | Bound::Outside => {}
-        }
-    }
-    out
-}
-
 /// The types called `name` at the top level of a file or in a namespace
 /// that `also` admits.
 fn top_level_types(p: &Project, names: &Names, name: &str, also: impl Fn(DefIx) -> bool) -> Vec<DefIx> {
@@ -616,32 +504,4 @@ impl Steps {
         tracing::debug!(step, ms = self.0.elapsed().as_millis() as u64, "resolve");
         self.0 = std::time::Instant::now();
     }
-}
-
-/// A call to a C or C++ function-like macro calls, once expanded, what the
-/// macro's body calls: each such callee is a use at the macro call's place
-/// too (one level: a macro's macros are expanded by their own uses).
-fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
-    if !p.sources.iter().any(|s| s.facts.defs.iter().any(|d| d.expands)) {
-        return;
-    }
-    let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
-    for u in uses.iter() {
-        let scope = innermost_in(p, u.file, &u.span, |k| k.is_callable());
-        if let Some(m) = scope.filter(|&m| p.fact(m).expands && u.target != m) {
-            let v = callees.entry(m).or_default();
-            if !v.contains(&u.target) {
-                v.push(u.target);
-            }
-        }
-    }
-    if callees.is_empty() {
-        return;
-    }
-    let expanded: Vec<Use> = uses
-        .iter()
-        .filter_map(|u| Some((u, callees.get(&u.target)?)))
-        .flat_map(|(u, targets)| targets.iter().map(move |&target| Use { target, ..*u }))
-        .collect();
-    uses.extend(expanded);
 }
