@@ -41,7 +41,7 @@ use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
 use overloads::Taking;
 pub use symbols::package_symbol;
 use symbols::symbols;
-use uses::{expand_macros, resolve_files};
+use uses::resolve_files;
 use values::{REEXPORTS, Receiver};
 
 /// Index of a definition in [`Project::defs`].

@@ -58,13 +58,7 @@ pub(super) fn resolve_files(
     counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
-    let mut uses = Vec::with_capacity(per_file.iter().map(|f| f.uses.len()).sum());
-    let mut unbound = Vec::with_capacity(counts.calls_unbound);
-    for f in &per_file {
-        uses.extend_from_slice(&f.uses);
-        unbound.extend_from_slice(&f.unbound);
-    }
-    expand_macros(&p, &mut uses);
+    let (uses, unbound) = joined(&p, &per_file);
     step.done("uses");
     tracing::debug!(
         resolved = again.resolved,
@@ -74,13 +68,11 @@ pub(super) fn resolve_files(
         "files' uses"
     );
     let held = r.held();
-    let mut supers = held.supers.clone();
-    supers.extend(overrides.iter().chain(anonymous.iter().flatten()).cloned());
-    p.supers = supers;
     p.uses = uses;
     p.unbound = unbound;
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
+    p.supers = warm.supers();
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
 }
 
@@ -119,10 +111,23 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
     out
 }
 
+/// Every file's uses and unbound calls, in file order, with the uses a
+/// macro's expansion adds.
+pub(super) fn joined(p: &Project, files: &[FileUses]) -> (Vec<Use>, Vec<Unbound>) {
+    let mut uses = Vec::with_capacity(files.iter().map(|f| f.uses.len()).sum());
+    let mut unbound = Vec::with_capacity(files.iter().map(|f| f.unbound.len()).sum());
+    for f in files {
+        uses.extend_from_slice(&f.uses);
+        unbound.extend_from_slice(&f.unbound);
+    }
+    expand_macros(p, &mut uses);
+    (uses, unbound)
+}
+
 /// A call to a C or C++ function-like macro calls, once expanded, what the
 /// macro's body calls: each such callee is a use at the macro call's place
 /// too (one level: a macro's macros are expanded by their own uses).
-pub(super) fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
+fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
     if !p.sources.iter().any(|s| s.facts.defs.iter().any(|d| d.expands)) {
         return;
     }

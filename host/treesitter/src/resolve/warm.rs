@@ -102,22 +102,27 @@ impl Memo {
     /// to write its whole index again.
     pub(crate) fn rebuilt(&self, p: &Project) -> Option<Project> {
         let warm = self.warm.as_ref()?;
-        let mut uses: Vec<Use> = self.files.iter().flat_map(|f| f.uses.iter().copied()).collect();
-        let unbound: Vec<Unbound> = self.files.iter().flat_map(|f| f.unbound.iter().cloned()).collect();
         let mut q = Project {
             sources: p.sources.clone(),
             defs: p.defs.clone(),
             first_def: p.first_def.clone(),
             counts: p.counts,
+            supers: warm.supers(),
             ..Project::default()
         };
-        expand_macros(&q, &mut uses);
-        let mut supers = warm.held.supers.clone();
-        supers.extend(warm.overrides.iter().chain(warm.anonymous.iter().flatten()).cloned());
-        q.supers = supers;
-        q.uses = uses;
-        q.unbound = unbound;
+        (q.uses, q.unbound) = super::uses::joined(&q, &self.files);
         Some(q)
+    }
+}
+
+impl Warm {
+    /// Each definition's supertypes as written out: the headers' and Go's
+    /// implicit interfaces, then what each method overrides (a later one
+    /// replaces an earlier, as before).
+    pub(super) fn supers(&self) -> HashMap<DefIx, Vec<DefIx>> {
+        let mut supers = self.held.supers.clone();
+        supers.extend(self.overrides.iter().chain(self.anonymous.iter().flatten()).cloned());
+        supers
     }
 }
 
