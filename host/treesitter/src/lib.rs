@@ -569,7 +569,8 @@ fn source_of(
             (package, module)
         }
     };
-    Ok(Source { path: shown, lang, facts, package, module })
+    let body = crate::extract::Body::of(&mut facts);
+    Ok(Source { path: shown, lang, facts, body, package, module })
 }
 
 /// A Rust file's module path in its crate, one namespace each:

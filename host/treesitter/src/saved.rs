@@ -19,14 +19,14 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use signpost_graph::tree::{self, Stamp};
 
-use crate::extract::Facts;
+use crate::extract::{Body, Facts, Packed};
 use crate::languages::Lang;
 use crate::resolve::Source;
 
 const MAGIC: &[u8; 16] = b"SIGNPOST-READING";
 
 /// The layout's version: a reading of another layout is read again.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// What read the files: readings of another build are not trusted.
 pub const DIGEST: &str = env!("SIGNPOST_READING_DIGEST");
@@ -44,11 +44,15 @@ pub struct Header {
     files: Vec<(PathBuf, Option<Stamp>)>,
 }
 
-/// A file's facts as written (borrowed from the workspace).
+/// A file's facts as written (borrowed from the workspace); its body as
+/// it is held, packed.
 #[derive(Serialize)]
 struct SourceRef<'a> {
     path: &'a str,
     facts: &'a Facts,
+    uses: Bytes<&'a [u8]>,
+    vars: Bytes<&'a [u8]>,
+    calls: usize,
     package: &'a [String],
     module: &'a str,
 }
@@ -58,8 +62,53 @@ struct SourceRef<'a> {
 struct SourceOwned {
     path: String,
     facts: Facts,
+    uses: Bytes<Vec<u8>>,
+    vars: Bytes<Vec<u8>>,
+    calls: usize,
     package: Vec<String>,
     module: String,
+}
+
+impl SourceOwned {
+    /// The file, once its packed body is checked to unpack.
+    fn source(self, lang: &'static Lang) -> Result<Source, String> {
+        let why = |e: postcard::Error| format!("{}: its packed facts do not decode: {e}", self.path);
+        let body = Body {
+            uses: Packed::checked(self.uses.0).map_err(why)?,
+            vars: Packed::checked(self.vars.0).map_err(why)?,
+            calls: self.calls,
+        };
+        Ok(Source { path: self.path, lang, facts: self.facts, body, package: self.package, module: self.module })
+    }
+}
+
+/// Bytes written as one run (postcard: their length, then themselves),
+/// not one element at a time.
+struct Bytes<B>(B);
+
+impl Serialize for Bytes<&[u8]> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Bytes<Vec<u8>> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+        }
+        d.deserialize_byte_buf(Visit).map(Bytes)
+    }
 }
 
 /// A workspace's reading, held apart from it (its files' facts are
@@ -104,7 +153,15 @@ impl Reading {
             .reads
             .iter()
             .map(|r| match r {
-                Ok(s) => Ok(SourceRef { path: &s.path, facts: &s.facts, package: &s.package, module: &s.module }),
+                Ok(s) => Ok(SourceRef {
+                    path: &s.path,
+                    facts: &s.facts,
+                    uses: Bytes(s.body.uses.bytes()),
+                    vars: Bytes(s.body.vars.bytes()),
+                    calls: s.body.calls,
+                    package: &s.package,
+                    module: &s.module,
+                }),
                 Err(note) => Err(note.as_str()),
             })
             .collect();
@@ -221,17 +278,18 @@ impl<'a> Saved<'a> {
         if body.len() != self.header.files.len() {
             return Err(format!("{} files named, {} read", self.header.files.len(), body.len()));
         }
-        Ok(self
-            .header
+        use rayon::prelude::*;
+        self.header
             .files
-            .into_iter()
+            .into_par_iter()
             .zip(body)
             .map(|((path, stamp), read)| {
-                let read = read.map(|s| {
-                    Arc::new(Source { path: s.path, lang, facts: s.facts, package: s.package, module: s.module })
-                });
-                (path, (read, stamp))
+                let read = match read {
+                    Ok(s) => Ok(Arc::new(s.source(lang)?)),
+                    Err(note) => Err(note),
+                };
+                Ok((path, (read, stamp)))
             })
-            .collect())
+            .collect()
     }
 }

@@ -8,10 +8,12 @@ use std::time::Duration;
 use tree_sitter::Node;
 
 mod doctypes;
+mod packed;
 mod read;
 mod rules;
 mod syntax;
 
+pub use packed::{Body, Packed, Uses};
 pub use read::Reader;
 pub use syntax::simple_type;
 
@@ -412,7 +414,7 @@ pub struct Import {
 }
 
 /// Everything one file says.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Facts {
     /// Its package declaration.
     pub package: Option<String>,
@@ -450,6 +452,21 @@ pub struct Facts {
     /// declaration and its `actual`s are one symbol, the symbol is placed
     /// at the `expect` one.
     pub expects: bool,
+}
+
+impl Facts {
+    /// Gives back what its lists hold beyond their length: a file's facts
+    /// are held for as long as it is served.
+    fn shrink_to_fit(&mut self) {
+        self.imports.shrink_to_fit();
+        self.defs.shrink_to_fit();
+        self.supers.shrink_to_fit();
+        self.anonymous.shrink_to_fit();
+        self.self_types.shrink_to_fit();
+        for d in &mut self.defs {
+            d.params.shrink_to_fit();
+        }
+    }
 }
 
 /// Where the query over a file stopped, out of time.

@@ -237,8 +237,9 @@ fn dirty_names(
     fn bindings(q: &Project, f: usize) -> Vec<(String, String)> {
         let s = &q.sources[f];
         let mut held: HashMap<(String, String), String> = HashMap::default();
-        s.facts
+        s.body
             .vars
+            .unpack()
             .iter()
             .filter_map(|v| {
                 let scope = innermost_in(q, f, &v.ty.span, |k| k.is_scope());

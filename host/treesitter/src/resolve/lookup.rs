@@ -308,7 +308,7 @@ impl Vars {
         // What collections hold, by scope: an element of one (`for shape in
         // shapes`) is of that type.
         let mut holds: HashMap<Option<DefIx>, Vec<(String, Name)>> = HashMap::default();
-        for v in &p.sources[fi].facts.vars {
+        for v in &p.sources[fi].body.vars.unpack() {
             let scope = if v.member {
                 innermost_in(p, fi, &v.ty.span, |k| k.is_type())
             } else {

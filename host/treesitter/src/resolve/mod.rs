@@ -54,8 +54,11 @@ pub struct Source {
     pub path: String,
     /// Its language.
     pub lang: &'static Lang,
-    /// What it says.
+    /// What it says, but for its calls, type names and typed names,
+    /// which `body` holds packed.
     pub facts: Facts,
+    /// Its calls, type names and typed names, unpacked when read.
+    pub body: crate::extract::Body,
     /// The package namespace its top-level definitions live in
     /// (descriptor names, outermost first).
     pub package: Vec<String>,

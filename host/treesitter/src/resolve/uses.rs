@@ -54,7 +54,7 @@ pub(super) fn resolve_files(
             })
         })
         .collect();
-    counts.calls = p.sources.iter().map(|s| s.facts.calls.iter().filter(|c| !c.read).count()).sum();
+    counts.calls = p.sources.iter().map(|s| s.body.calls).sum();
     counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
@@ -78,7 +78,7 @@ pub(super) fn resolve_files(
 
 /// The uses in file `fi`: its type names and calls, resolved.
 fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
-    let facts = &r.p.sources[fi].facts;
+    let facts = r.p.sources[fi].body.uses.unpack();
     let mut out = FileUses::default();
     for t in &facts.types {
         values::at(fi, t.span.bytes.0);
