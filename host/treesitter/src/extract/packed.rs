@@ -24,10 +24,15 @@ pub struct Packed<T> {
 impl<T: Serialize + DeserializeOwned> Packed<T> {
     /// `value`, packed.
     pub fn pack(value: &T) -> Packed<T> {
-        // Encoding into a Vec fails only for types postcard cannot write
-        // (maps of unknown length, `serialize_any`): none of these.
-        let bytes = postcard::to_allocvec(value).expect("facts encode");
-        Packed { bytes: bytes.into_boxed_slice(), of: PhantomData }
+        // Encoding fails only for types postcard cannot write (maps of
+        // unknown length, `serialize_any`): none of these. Sized first, so
+        // that the bytes are allocated once, to their length: a project's
+        // files are packed by the thousand, and each grown buffer freed
+        // would stay with the allocator.
+        let len = postcard::experimental::serialized_size(value).expect("facts encode");
+        let mut bytes = vec![0u8; len].into_boxed_slice();
+        postcard::to_slice(value, &mut bytes).expect("facts encode to their size");
+        Packed { bytes, of: PhantomData }
     }
 
     /// The value packed. Its bytes were made by [`Packed::pack`] of this
