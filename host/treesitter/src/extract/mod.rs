@@ -424,11 +424,12 @@ pub struct Facts {
     pub defs: Vec<Def>,
     /// Header types (`extends`, `implements`, embedded types).
     pub supers: Vec<Name>,
-    /// Typed names.
+    /// Typed names. (In a [`crate::resolve::Source`], empty: its `body`
+    /// holds them, packed.)
     pub vars: Vec<Var>,
-    /// Calls.
+    /// Calls (in a `Source`, empty: its `body` holds them).
     pub calls: Vec<Call>,
-    /// Type names used.
+    /// Type names used (in a `Source`, empty: its `body` holds them).
     pub types: Vec<Name>,
     /// Bodies of anonymous classes (`new ToStringStyle() { … }`, `@anonymous`)
     /// and the type each extends: in one, that type's members are in scope.

@@ -7,9 +7,10 @@
 //! package and imports, its headers and its anonymous classes, never on
 //! where in the file they are. When every changed file says the same of
 //! those, all of it is what the last resolve had: it is kept ([`Warm`]),
-//! and only the changed files' anonymous overrides are read again. The uses are then resolved as after any edit (`again.rs`). The
-//! workspace's tests check, edit after random edit, that what this gives
-//! is what resolving from scratch gives.
+//! and only the changed files' anonymous overrides are read again. The
+//! uses are then resolved as after any edit (`again.rs`). The workspace's
+//! tests check, edit after random edit, that what this gives is what
+//! resolving from scratch gives.
 
 use std::sync::Arc;
 
