@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, bail};
+use sha2::Digest;
 
 const TARGET: &str = "wasm32-wasip2";
 
@@ -51,6 +52,12 @@ fn main() -> anyhow::Result<()> {
         let wasm = out_dir.join(format!("{var}.wasm"));
         std::fs::copy(&built, &wasm).with_context(|| format!("copying {} to {}", built.display(), wasm.display()))?;
         println!("cargo:rustc-env={var}={}", wasm.display());
+        if var == "SIGNPOST_DEFAULT_POLICY" {
+            // For `signpost --version`: the digest the policy status reports.
+            let digest = sha2::Sha256::digest(std::fs::read(&wasm)?);
+            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+            println!("cargo:rustc-env=SIGNPOST_DEFAULT_POLICY_SHA256={hex}");
+        }
     }
     default_cases(root, &out_dir)
 }

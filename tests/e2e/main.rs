@@ -25,6 +25,7 @@ mod properties;
 mod proxy;
 mod rollout;
 mod sandbox;
+mod setup;
 mod terminal;
 mod trails;
 mod trails_redis;

@@ -319,8 +319,8 @@ fn same_skeleton(a: &str, b: &str) -> bool {
 
 /// The program's subcommands besides one per tool: `signpost <a tool or one
 /// of these>` is a shell command ([`is_subcommand`]).
-pub const OTHER_SUBCOMMANDS: [&str; 9] =
-    ["call", "policy", "index", "graph", "canary", "serve", "proxy", "trust", "help"];
+pub const OTHER_SUBCOMMANDS: [&str; 10] =
+    ["call", "policy", "index", "graph", "canary", "serve", "proxy", "trust", "setup", "help"];
 
 /// Whether `word` is one of the program's subcommands.
 pub fn is_subcommand(word: &str) -> bool {

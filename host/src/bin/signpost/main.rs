@@ -22,6 +22,7 @@ mod policy;
 mod query;
 mod scaffold;
 mod serve;
+mod setup;
 
 use args::{ProxyArgs, ServeArgs};
 use graph::{GraphCommand, graph_import, graph_info, graph_symbols, index_project, trust};
@@ -42,9 +43,12 @@ use signpost::terminal::Query;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `signpost --version`: the policy interfaces this host accepts.
+/// `signpost --version`: the version, the embedded policy (by the digest
+/// `signpost://policy` reports) and the policy interfaces this host accepts.
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
+    "\nembedded policy: signpost-default, sha256 ",
+    env!("SIGNPOST_DEFAULT_POLICY_SHA256"),
     "\naccepts policy components that export signpost:policy/policy@",
     signpost::wit_version!(),
     " (WIT package signpost:policy@",
@@ -154,6 +158,15 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Add Signpost to the agents on this machine (Claude Code, Codex,
+    /// Cursor, VS Code, Claude Desktop), serving the repository it runs in:
+    /// each configuration edited in place (other servers, comments and
+    /// layout kept; a backup beside it); --remove undoes it.
+    #[command(after_help = "Examples:\n  signpost setup                          ask for each agent found\n  \
+                            signpost setup --client claude-code --guide\n  \
+                            signpost setup --yes --dry-run           show the changes as a diff\n  \
+                            signpost setup --remove --yes")]
+    Setup(setup::SetupArgs),
     /// Promote or drop the canary of a running HTTP server (a stdio server:
     /// `kill -USR1 PID` promotes, `kill -USR2 PID` drops).
     #[command(after_help = "Examples:\n  signpost canary promote --url http://127.0.0.1:8080 --token-file token")]
@@ -179,7 +192,12 @@ fn main() -> ExitCode {
     let one_shot = matches!(
         cli.command,
         Some(
-            Command::Policy(_) | Command::Index { .. } | Command::Graph(_) | Command::Canary { .. } | Command::Query(_)
+            Command::Policy(_)
+                | Command::Index { .. }
+                | Command::Graph(_)
+                | Command::Canary { .. }
+                | Command::Query(_)
+                | Command::Setup(_)
         )
     );
     let default_level = match &cli.command {
@@ -225,6 +243,7 @@ fn main() -> ExitCode {
         Some(Command::Graph(GraphCommand::Symbols { files, name })) => graph_symbols(&files, name.as_deref()),
         Some(Command::Canary { action, url, token_file }) => canary(action, &url, token_file.as_deref()),
         Some(Command::Trust { dir, remove, list }) => trust(&dir, remove, list),
+        Some(Command::Setup(args)) => setup::setup(args),
         Some(Command::Query(q)) => query(q, &cli.serve, &serve_only_flags(&matches)),
         Some(Command::Serve(args)) => serve(*args, None),
         Some(Command::Proxy(args)) => args.backend.required().and_then(|backend| serve(args.serve, Some(backend))),
