@@ -319,3 +319,33 @@ async fn the_version_names_the_embedded_policy_the_server_runs() {
     assert!(version.contains("accepts policy components that export signpost:policy/policy@"), "{version}");
     client.close().await;
 }
+
+/// On a terminal, setup asks for each agent found, and the answers pick
+/// them (`script` gives it a terminal; an empty answer is yes).
+#[cfg(unix)]
+#[test]
+fn on_a_terminal_setup_asks_for_each_agent_found() {
+    use std::io::Write;
+    let m = Machine::new("asks");
+    let before = m.files();
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &format!("'{}' setup", BIN.replace('\'', r"'\''")), "/dev/null"])
+        .current_dir(&m.repo)
+        .env("HOME", &m.home)
+        .env("XDG_CONFIG_HOME", m.home.join(".config"))
+        .env("CODEX_HOME", m.home.join(".codex"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("script (util-linux) runs setup on a terminal: {e}"));
+    // Claude Code no, Codex yes, Cursor (empty) yes, VS Code no, Claude Desktop no.
+    child.stdin.take().map(|mut i| i.write_all(b"n\ny\n\nno\nN\n")).transpose().unwrap_or_else(|e| panic!("{e}"));
+    let out = child.wait_with_output().unwrap_or_else(|e| panic!("{e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.matches("? [Y/n] ").count(), 5, "one question per agent found: {text}");
+    let after = m.files();
+    let changed: Vec<&str> = before.iter().zip(&after).filter(|(b, a)| b != a).map(|(b, _)| b.0).collect();
+    assert_eq!(changed, [".codex/config.toml", "repo/.cursor/mcp.json"], "{text}");
+}
