@@ -87,6 +87,19 @@ impl Default for Options {
 /// early: then its index is left empty here).
 type First = Vec<(Workspace, Indexed, bool)>;
 
+/// A language's part read while the first index is built.
+struct Early {
+    indexed: Indexed,
+    /// Its definitions alone (false), or the whole part.
+    whole: bool,
+    /// The definitions, imported already on the thread that read them
+    /// (their index is then left empty): there the import runs before the
+    /// uses resolve takes both cores, where on the project's thread it ran
+    /// beside it, 2.5 times slower on Kafka (BENCHMARKS.md, issue 47 sixth
+    /// part).
+    graph: Option<std::sync::Arc<signpost_graph::Graph>>,
+}
+
 /// What the project's thread hears about.
 enum Event {
     /// A path under the root changed (the watcher).
@@ -104,9 +117,9 @@ enum Event {
     /// The first index, built in the background past [`Options::first_wait`].
     FirstIndex(First),
     /// While the first index is built in the background, a language's
-    /// part as soon as it is read: its definitions alone (`whole` false),
-    /// then the whole part, each served at once.
-    Early { indexed: Box<Indexed>, whole: bool },
+    /// part as soon as it is read: its definitions alone, then the whole
+    /// part, each served at once.
+    Early(Box<Early>),
     /// The watcher is in place: whatever changed while the first index
     /// read the tree (before anything watched it) is read again.
     CatchUp,
@@ -384,16 +397,25 @@ impl Project {
                         let (ws, indexed) = Workspace::open(&at, lang, &files, &reading);
                         return (ws, indexed, none);
                     };
-                    let defs = |indexed: Indexed| {
-                        let _ = events.send(Event::Early { indexed: Box::new(indexed), whole: false });
+                    let defs = |mut indexed: Indexed| {
+                        let opts = signpost_graph::scip::Options { name: lang.name.to_owned() };
+                        match signpost_graph::scip::import_index(&std::mem::take(&mut indexed.index), &opts) {
+                            Ok(graph) => {
+                                let graph = Some(std::sync::Arc::new(graph));
+                                let _ = events.send(Event::Early(Box::new(Early { indexed, whole: false, graph })));
+                            }
+                            Err(e) => {
+                                tracing::warn!(language = lang.name, error = %e, "a part read early does not load")
+                            }
+                        }
                     };
                     let (ws, mut indexed) = Workspace::open_early(&at, lang, &files, &reading, Some(defs));
                     // The whole part serves at once; the first index
                     // keeps its report.
                     let index = std::mem::take(&mut indexed.index);
                     let (report, generation) = (indexed.report.clone(), indexed.generation);
-                    let early = Box::new(Indexed { index, ..indexed });
-                    let _ = events.send(Event::Early { indexed: early, whole: true });
+                    let early = Early { indexed: Indexed { index, ..indexed }, whole: true, graph: None };
+                    let _ = events.send(Event::Early(Box::new(early)));
                     (ws, Indexed { lang, index: Default::default(), report, generation, changed: None }, true)
                 })
                 .collect();
@@ -413,8 +435,10 @@ impl Project {
                 let mut sent: Vec<Indexed> = Vec::new();
                 if let Some(heard) = &project.heard {
                     for event in heard.try_iter() {
-                        if let Event::Early { indexed, whole: true } = event {
-                            sent.push(*indexed);
+                        if let Event::Early(early) = event
+                            && early.whole
+                        {
+                            sent.push(early.indexed);
                         }
                     }
                 }

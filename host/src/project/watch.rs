@@ -16,7 +16,7 @@ use signpost_treesitter::walk::{self, WalkOptions};
 
 use super::Served;
 use super::parts::{part_name, uncovered};
-use super::{Event, First, Project};
+use super::{Early, Event, First, Project};
 use crate::live_graph::{LiveGraph, ReloadRecord};
 
 /// How long the tree must be quiet before changes are read: an editor's
@@ -254,13 +254,11 @@ impl Project {
                                 covered = true;
                             }
                         }
-                        Event::Early { indexed, whole } => {
+                        Event::Early(part) => {
                             // The newest of each language in the batch, all
                             // swapped in at once.
-                            early.retain(|(e, _): &(signpost_treesitter::Indexed, bool)| {
-                                !std::ptr::eq(e.lang, indexed.lang)
-                            });
-                            early.push((*indexed, whole));
+                            early.retain(|e: &Early| !std::ptr::eq(e.indexed.lang, part.indexed.lang));
+                            early.push(*part);
                         }
                         Event::FirstIndex(first) => {
                             self.early_landed(std::mem::take(&mut early), &graphs);
@@ -342,17 +340,20 @@ impl Project {
     /// definitions alone, or whole) serve at once, with one join. None
     /// once the first index has landed: a server that waited for it
     /// already serves it.
-    fn early_landed(&mut self, early: Vec<(signpost_treesitter::Indexed, bool)>, graphs: &LiveGraph) {
+    fn early_landed(&mut self, early: Vec<Early>, graphs: &LiveGraph) {
         if !self.first_pending || early.is_empty() {
             return;
         }
         let mut parts = Vec::new();
-        for (indexed, whole) in early {
+        for Early { indexed, whole, graph } in early {
             let lang = indexed.lang.name;
             let opts = signpost_graph::scip::Options { name: lang.to_owned() };
-            match signpost_graph::scip::import_index(&indexed.index, &opts) {
+            let graph = match graph {
+                Some(graph) => Ok(graph),
+                None => signpost_graph::scip::import_index(&indexed.index, &opts).map(std::sync::Arc::new),
+            };
+            match graph {
                 Ok(graph) => {
-                    let graph = std::sync::Arc::new(graph);
                     if whole {
                         self.keep_served(&indexed, graph.clone());
                     } else {
