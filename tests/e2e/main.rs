@@ -19,6 +19,7 @@ mod languages;
 mod mcp_stdio;
 mod notations;
 mod other_hosts;
+mod packages;
 mod policy_languages;
 mod policy_native;
 mod properties;

@@ -22,6 +22,13 @@ pub enum Client {
     ClaudeDesktop,
 }
 
+/// What an agent runs to start Signpost: a program and the arguments
+/// before Signpost's own.
+pub struct Run {
+    pub program: String,
+    pub args: Vec<String>,
+}
+
 /// Where the servers are in a client's file.
 pub enum Servers {
     /// A JSON object, under these keys from the top.
@@ -119,10 +126,12 @@ impl Client {
         }
     }
 
-    /// The fields of its entry that serves `root` with `command`.
-    pub fn fields(self, command: &Path, root: &Path) -> Vec<(&'static str, Value)> {
-        let command = json!(command.to_string_lossy());
-        let args = json!(["--project", root.to_string_lossy()]);
+    /// The fields of its entry that serves `root` with `run`.
+    pub fn fields(self, run: &Run, root: &Path) -> Vec<(&'static str, Value)> {
+        let command = json!(run.program);
+        let mut args = run.args.clone();
+        args.extend(["--project".to_owned(), root.to_string_lossy().into_owned()]);
+        let args = json!(args);
         match self {
             Client::ClaudeCode | Client::Vscode => vec![("type", json!("stdio")), ("command", command), ("args", args)],
             Client::Codex | Client::Cursor | Client::ClaudeDesktop => vec![("command", command), ("args", args)],

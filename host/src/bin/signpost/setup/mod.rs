@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clients::{Client, Guide, Places, Servers};
+use clients::{Client, Guide, Places, Run, Servers};
 
 /// `signpost setup`'s flags.
 #[derive(clap::Args)]
@@ -52,8 +52,39 @@ pub struct SetupArgs {
     #[arg(long, default_value = "signpost", value_parser = server_name)]
     name: String,
     /// The program the agents run [default: this signpost binary].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "launcher")]
     command: Option<PathBuf>,
+    /// Have the agents start Signpost through a package runner, `uvx
+    /// signpost-mcp` or `npx -y signpost-mcp`, instead of a binary's path;
+    /// `none` for this binary's path. [default: the runner this binary was
+    /// started from, when it runs from uv's or npm's cache; else none]
+    #[arg(long, value_enum)]
+    launcher: Option<Launcher>,
+}
+
+/// A package runner the agents can start Signpost with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Launcher {
+    Uvx,
+    Npx,
+    None,
+}
+
+impl Launcher {
+    /// The runner a binary at `exe` was started from: one in npm's `_npx`
+    /// cache or uv's cache is gone when that cache is cleaned, so the
+    /// agents had better run the package again than its path.
+    fn of(exe: &Path) -> Launcher {
+        let parts: Vec<String> = exe.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+        let within = |a: &str, b: &str| parts.windows(2).any(|w| w[0] == a && w[1] == b);
+        if parts.iter().any(|p| p == "_npx") {
+            Launcher::Npx
+        } else if within(".cache", "uv") || parts.iter().any(|p| p.starts_with("archive-v")) {
+            Launcher::Uvx
+        } else {
+            Launcher::None
+        }
+    }
 }
 
 /// A name an agent's configuration can key a server by.
@@ -74,9 +105,16 @@ struct Change {
 
 pub fn setup(args: SetupArgs) -> anyhow::Result<ExitCode> {
     let root = project_root(args.project.as_deref())?;
-    let command = match &args.command {
-        Some(c) => c.clone(),
-        None => std::env::current_exe().and_then(|p| p.canonicalize()).context("finding this program's path")?,
+    let run = match &args.command {
+        Some(c) => Run { program: c.to_string_lossy().into_owned(), args: Vec::new() },
+        None => {
+            let exe = std::env::current_exe().and_then(|p| p.canonicalize()).context("finding this program's path")?;
+            match args.launcher.unwrap_or_else(|| Launcher::of(&exe)) {
+                Launcher::Uvx => Run { program: "uvx".into(), args: vec!["signpost-mcp".into()] },
+                Launcher::Npx => Run { program: "npx".into(), args: vec!["-y".into(), "signpost-mcp".into()] },
+                Launcher::None => Run { program: exe.to_string_lossy().into_owned(), args: Vec::new() },
+            }
+        }
     };
     let places = Places::from_env(root)?;
     let chosen = choose(&args, &places)?;
@@ -87,7 +125,7 @@ pub fn setup(args: SetupArgs) -> anyhow::Result<ExitCode> {
         if args.guide && client.guide(&places).is_none() {
             outln!("{}: no guidance (it reads no project's files)", client.label());
         }
-        let changes = plan(client, &args, &places, &command);
+        let changes = plan(client, &args, &places, &run);
         for change in changes {
             if let Ok(c) = &change
                 && !planned.insert(c.file.clone())
@@ -168,15 +206,15 @@ fn choose(args: &SetupArgs, places: &Places) -> anyhow::Result<Vec<Client>> {
 
 /// The changes for one client: its configuration, and its guidance when
 /// asked for (or, on removal, when there is some).
-fn plan(client: Client, args: &SetupArgs, at: &Places, command: &Path) -> Vec<anyhow::Result<Change>> {
-    let mut changes = vec![config_change(client, args, at, command)];
+fn plan(client: Client, args: &SetupArgs, at: &Places, run: &Run) -> Vec<anyhow::Result<Change>> {
+    let mut changes = vec![config_change(client, args, at, run)];
     if let Some(guide) = client.guide(at).filter(|_| args.guide || args.remove) {
         changes.push(guide_change(&guide, args));
     }
     changes
 }
 
-fn config_change(client: Client, args: &SetupArgs, at: &Places, command: &Path) -> anyhow::Result<Change> {
+fn config_change(client: Client, args: &SetupArgs, at: &Places, run: &Run) -> anyhow::Result<Change> {
     let file = client.file(at);
     let before = read(&file)?;
     let text = before.as_deref().unwrap_or("");
@@ -184,10 +222,10 @@ fn config_change(client: Client, args: &SetupArgs, at: &Places, command: &Path) 
     let after = match (client.servers(at), args.remove) {
         (Servers::Json(path), false) => {
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            Some(edit::json_set(text, &path, &args.name, &client.fields(command, &at.root)).map_err(unreadable)?)
+            Some(edit::json_set(text, &path, &args.name, &client.fields(run, &at.root)).map_err(unreadable)?)
         }
         (Servers::Toml(table), false) => {
-            Some(edit::toml_set(text, table, &args.name, &client.fields(command, &at.root)).map_err(unreadable)?)
+            Some(edit::toml_set(text, table, &args.name, &client.fields(run, &at.root)).map_err(unreadable)?)
         }
         (Servers::Json(path), true) => {
             let path: Vec<&str> = path.iter().map(String::as_str).collect();

@@ -1,0 +1,129 @@
+//! The packages operators install, built from the suite's binary by
+//! `packaging/build.py`: the Python wheel installed into a fresh virtual
+//! environment with pip, the npm packages packed and installed into an
+//! empty prefix with npm, each installed command driven over MCP on a
+//! project, and `signpost setup` run from each writing what an agent must
+//! run to start it again.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::common::swap::Scratch;
+use crate::common::toolchain::{Node, require, run_ok};
+use crate::common::{BIN, Client};
+
+/// The largest package allowed (the bound).
+const MAX_BYTES: u64 = 30 * 1024 * 1024;
+
+fn project() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/treesitter/go")
+}
+
+/// The installed command, serving the Go fixture over MCP, resolves one of
+/// its symbols; its `--version` is the suite's binary's.
+async fn serves(command: &Path, cache: &Path) {
+    let version = run_ok(Command::new(command).arg("--version")).unwrap_or_else(|e| panic!("{e}"));
+    let (_, ours) = crate::common::run_cli(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&version.stdout), ours, "{}", command.display());
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.arg("--project").arg(project()).env("XDG_CACHE_HOME", cache);
+    let client = Client::spawn_command(cmd, Stdio::null()).await;
+    let r = client.call("resolve", json!({"identifier": "service.Service"})).await;
+    assert_eq!(r.structured["status"], "one", "{}: {}", command.display(), r.text);
+    client.close().await;
+}
+
+/// `COMMAND setup --client cursor` in a repository of its own: the entry
+/// written for Cursor.
+fn setup_entry(command: &Path, scratch: &Scratch, name: &str) -> Value {
+    let repo = scratch.path(name);
+    std::fs::create_dir_all(repo.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = Command::new(command);
+    cmd.args(["setup", "--client", "cursor"]).current_dir(&repo).env("HOME", scratch.path("home"));
+    run_ok(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(repo.join(".cursor/mcp.json")).unwrap_or_else(|e| panic!("{e}"));
+    let config: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    let repo = repo.canonicalize().unwrap_or_else(|e| panic!("{e}")).display().to_string();
+    let entry = config["mcpServers"]["signpost"].clone();
+    assert_eq!(entry["args"].as_array().and_then(|a| a.last()), Some(&json!(repo)), "{text}");
+    entry
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_wheel_and_the_npm_packages_install_into_a_clean_prefix_and_serve() {
+    let scratch = Scratch::new("packages");
+    let out = scratch.path("dist");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/build.py");
+    let built = run_ok(Command::new("python3").arg(&script).arg("--binary").arg(BIN).arg("--out").arg(&out))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listed = String::from_utf8_lossy(&built.stdout).into_owned();
+    let wheel = out.join(format!("signpost_mcp-{}-py3-none-manylinux_2_", env!("CARGO_PKG_VERSION")));
+    let wheel = listed
+        .lines()
+        .filter_map(|l| l.split('\t').next())
+        .map(PathBuf::from)
+        .find(|p| {
+            p.display().to_string().starts_with(&wheel.display().to_string())
+                && p.extension().is_some_and(|e| e == "whl")
+        })
+        .unwrap_or_else(|| panic!("no wheel made: {listed}"));
+    assert!(wheel.display().to_string().ends_with(&format!("_{}.whl", std::env::consts::ARCH)), "{}", wheel.display());
+
+    // The wheel, into a fresh virtual environment, from the file alone.
+    let venv = scratch.path("venv");
+    run_ok(Command::new("python3").args(["-m", "venv"]).arg(&venv)).unwrap_or_else(|e| panic!("{e}"));
+    run_ok(
+        Command::new(venv.join("bin/pip"))
+            .args(["install", "--no-index", "--quiet", "--disable-pip-version-check"])
+            .arg(&wheel),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    for command in ["signpost-mcp", "signpost"] {
+        serves(&venv.join("bin").join(command), &scratch.path("cache")).await;
+    }
+    let entry = setup_entry(&venv.join("bin/signpost-mcp"), &scratch, "repo-pip");
+    let program = PathBuf::from(entry["command"].as_str().unwrap_or_default());
+    assert!(program.starts_with(venv.canonicalize().unwrap_or_default()), "the installed binary: {entry}");
+    assert!(program.is_file(), "{entry}");
+
+    // The npm packages, packed and installed into an empty prefix (its
+    // path holds `_npx`, as npx's cache does).
+    let Some(node) = require("Node 18 and npm", Node::find(18)) else { return };
+    let packed = scratch.path("packed");
+    std::fs::create_dir_all(&packed).unwrap_or_else(|e| panic!("{e}"));
+    let mut tarballs = Vec::new();
+    for package in [format!("signpost-mcp-linux-{}", npm_cpu()), "signpost-mcp".to_owned()] {
+        let mut pack = node.npm();
+        pack.args(["pack", "--silent", "--pack-destination"]).arg(&packed).current_dir(out.join("npm").join(&package));
+        let name = run_ok(&mut pack).unwrap_or_else(|e| panic!("{e}"));
+        let name = String::from_utf8_lossy(&name.stdout).lines().last().unwrap_or_default().trim().to_owned();
+        tarballs.push(packed.join(name));
+    }
+    for file in tarballs.iter().chain([&wheel]) {
+        let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or_default();
+        assert!(size > 0 && size <= MAX_BYTES, "{}: {size} bytes", file.display());
+    }
+    let prefix = scratch.path("_npx/5d1f9c");
+    std::fs::create_dir_all(&prefix).unwrap_or_else(|e| panic!("{e}"));
+    let mut install = node.npm();
+    install.args(["install", "--no-audit", "--no-fund", "--offline", "--prefix"]).arg(&prefix).args(&tarballs);
+    run_ok(&mut install).unwrap_or_else(|e| panic!("{e}"));
+    let bin = prefix.join("node_modules/.bin");
+    for command in ["signpost-mcp", "signpost"] {
+        serves(&bin.join(command), &scratch.path("cache")).await;
+    }
+    let entry = setup_entry(&bin.join("signpost-mcp"), &scratch, "repo-npx");
+    assert_eq!(entry["command"], "npx", "run from npx's cache, the agents run npx: {entry}");
+    assert_eq!((&entry["args"][0], &entry["args"][1]), (&json!("-y"), &json!("signpost-mcp")), "{entry}");
+}
+
+/// npm's name for this machine's architecture.
+fn npm_cpu() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    }
+}
