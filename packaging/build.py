@@ -12,7 +12,13 @@ writes into OUT:
   (`npx -y signpost-mcp`) and the one per platform that carries the binary,
   found by the first through its optional dependency (the pattern of the
   Rust and Go tools on npm), each packed to a `.tgz` beside it when `npm`
-  is on PATH.
+  is on PATH;
+- `signpost-VERSION-PLATFORM.mcpb`: a bundle for the desktop clients that
+  install MCP Bundles, its `manifest.json` also written beside it in
+  `mcpb/`, listing the tools the binary serves (asked over MCP);
+- `server.json`: the entry for the MCP registry, naming the PyPI and npm
+  packages above (each carries the `mcp-name` the registry checks
+  ownership by).
 
 The binary is copied stripped of its debug info and symbols (`strip`), as
 `cargo build --profile dist` makes it. Its platform is read from the binary
@@ -38,6 +44,8 @@ import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAME = "signpost-mcp"
+# The server's name in the MCP registry.
+MCP_NAME = "io.github.signpost-mcp/signpost"
 
 # ELF e_machine -> (wheel architecture, npm cpu)
 MACHINES = {62: ("x86_64", "x64"), 183: ("aarch64", "arm64")}
@@ -109,6 +117,7 @@ def wheel(binary, meta, tag, out):
         (f"{info}/METADATA", (
             f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\nSummary: {summary}\n"
             f"Home-page: {repository}\nLicense: {license_}\nRequires-Python: >=3.8\n"
+            f"Description-Content-Type: text/markdown\n\n{summary}.\n\nmcp-name: {MCP_NAME}\n"
         ).encode(), 0o644),
         (f"{info}/WHEEL", (
             f"Wheel-Version: 1.0\nGenerator: signpost packaging/build.py\nRoot-Is-Purelib: false\nTag: py3-none-{tag}\n"
@@ -169,7 +178,7 @@ def npm(binary, meta, os_name, cpu, out):
         os.makedirs(os.path.join(d, "bin"))
     common = {"version": version, "license": license_, "repository": repository}
     with open(os.path.join(top, "package.json"), "w", encoding="utf-8") as f:
-        json.dump({"name": NAME, **common, "description": summary,
+        json.dump({"name": NAME, **common, "description": summary, "mcpName": MCP_NAME,
                    "bin": {"signpost": "bin/signpost.js", NAME: "bin/signpost.js"},
                    "files": ["bin"], "engines": {"node": ">=18"},
                    "optionalDependencies": {platform_pkg: version}}, f, indent=2)
@@ -191,6 +200,101 @@ def npm(binary, meta, os_name, cpu, out):
     return top, plat, packed
 
 
+def tools_of(binary):
+    """The tools the binary serves: (name, description) from `tools/list`."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "packaging", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "RUST_LOG": "error"})
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
+        proc.stdin.flush()
+        for line in proc.stdout:
+            reply = json.loads(line)
+            if reply.get("id") == 2:
+                return [(t["name"], t["description"]) for t in reply["result"]["tools"]]
+    finally:
+        proc.kill()
+        proc.wait()
+    sys.exit("packaging: the binary listed no tools over MCP")
+
+
+def bundle(binary, meta, os_name, cpu, out):
+    """The MCP Bundle: manifest.json and the binary, zipped."""
+    version, license_, repository, summary = meta
+    manifest = {
+        "manifest_version": "0.3",
+        "name": "signpost",
+        "display_name": "Signpost",
+        "version": version,
+        "description": summary,
+        "long_description": "A code graph of the repository you choose (symbols, calls, references, "
+                            "inheritance), kept up to date as its files change, with hints telling the agent "
+                            "which call to make next; the hints run in a sandboxed WebAssembly policy.",
+        "author": {"name": "The Signpost authors"},
+        "repository": {"type": "git", "url": repository},
+        "license": license_,
+        "keywords": ["code graph", "code navigation", "mcp"],
+        "server": {
+            "type": "binary",
+            "entry_point": "server/signpost",
+            "mcp_config": {"command": "${__dirname}/server/signpost", "args": ["--project", "${user_config.project}"]},
+        },
+        "tools": [{"name": n, "description": d} for n, d in tools_of(binary)],
+        "user_config": {
+            "project": {"type": "directory", "title": "Repository",
+                        "description": "The repository to serve: its code graph, kept up to date as it changes",
+                        "required": True},
+        },
+        "compatibility": {"platforms": [os_name]},
+    }
+    stage = os.path.join(out, "mcpb")
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(os.path.join(stage, "server"))
+    with open(os.path.join(stage, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2)
+        f.write("\n")
+    shutil.copyfile(binary, os.path.join(stage, "server", "signpost"))
+    os.chmod(os.path.join(stage, "server", "signpost"), 0o755)
+    path = os.path.join(out, f"signpost-{version}-{os_name}-{cpu}.mcpb")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for rel, mode in (("manifest.json", 0o644), ("server/signpost", 0o755)):
+            entry = zipfile.ZipInfo(rel, date_time=(2026, 1, 1, 0, 0, 0))
+            entry.external_attr = (stat.S_IFREG | mode) << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            with open(os.path.join(stage, rel), "rb") as f:
+                z.writestr(entry, f.read())
+    return path
+
+
+def server_json(meta, out):
+    """The MCP registry's entry: the PyPI and npm packages."""
+    version, _, repository, summary = meta
+    project = {"type": "named", "name": "--project", "format": "filepath",
+               "description": "The repository to serve", "isRequired": True}
+    package = lambda registry, hint: {  # noqa: E731
+        "registryType": registry, "identifier": NAME, "version": version, "runtimeHint": hint,
+        "transport": {"type": "stdio"}, "packageArguments": [project],
+    }
+    entry = {
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json",
+        "name": MCP_NAME,
+        "description": summary[:100],
+        "repository": {"url": repository, "source": "github"},
+        "version": version,
+        "packages": [package("pypi", "uvx"), package("npm", "npx")],
+    }
+    path = os.path.join(out, "server.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(entry, f, indent=2)
+        f.write("\n")
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--binary", required=True, help="the built signpost binary (target/release/signpost)")
@@ -203,6 +307,8 @@ def main():
         exe = stripped(args.binary, work)
         made = [wheel(exe, meta, tag, args.out)]
         made += npm(exe, meta, os_name, cpu, args.out)[2]
+        made.append(bundle(exe, meta, os_name, cpu, args.out))
+    made.append(server_json(meta, args.out))
     for path in made:
         print(f"{path}\t{os.path.getsize(path)}")
 

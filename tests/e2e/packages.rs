@@ -3,7 +3,10 @@
 //! environment with pip, the npm packages packed and installed into an
 //! empty prefix with npm, each installed command driven over MCP on a
 //! project, and `signpost setup` run from each writing what an agent must
-//! run to start it again.
+//! run to start it again; the MCP Bundle's manifest checked by the
+//! validator its authors publish (`@anthropic-ai/mcpb`) and its server
+//! started as a desktop client starts it; the registry's `server.json`
+//! naming the packages built.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,6 +86,13 @@ async fn the_wheel_and_the_npm_packages_install_into_a_clean_prefix_and_serve() 
     for command in ["signpost-mcp", "signpost"] {
         serves(&venv.join("bin").join(command), &scratch.path("cache")).await;
     }
+    // The name the MCP registry checks the package's ownership by.
+    let metadata = run_ok(
+        Command::new(venv.join("bin/python"))
+            .args(["-c", "import importlib.metadata as m; print(m.metadata('signpost-mcp').get_payload())"]),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(String::from_utf8_lossy(&metadata.stdout).contains("mcp-name: io.github.signpost-mcp/signpost\n"));
     let entry = setup_entry(&venv.join("bin/signpost-mcp"), &scratch, "repo-pip");
     let program = PathBuf::from(entry["command"].as_str().unwrap_or_default());
     assert!(program.starts_with(venv.canonicalize().unwrap_or_default()), "the installed binary: {entry}");
@@ -118,6 +128,84 @@ async fn the_wheel_and_the_npm_packages_install_into_a_clean_prefix_and_serve() 
     assert_eq!(entry["command"], "npx", "run from npx's cache, the agents run npx: {entry}");
     assert_eq!((&entry["args"][0], &entry["args"][1]), (&json!("-y"), &json!("signpost-mcp")), "{entry}");
 }
+
+/// The MCP Bundle and the registry entry made beside the packages.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_bundle_validates_and_serves_and_the_registry_entry_names_the_packages() {
+    let scratch = Scratch::new("bundle");
+    let out = scratch.path("dist");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/build.py");
+    run_ok(Command::new("python3").arg(&script).arg("--binary").arg(BIN).arg("--out").arg(&out))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let version = env!("CARGO_PKG_VERSION");
+
+    // The manifest lists the tools the server serves, and the bundle's
+    // authors' validator passes it (and fails one made wrong).
+    let manifest_path = out.join("mcpb/manifest.json");
+    let text = std::fs::read_to_string(&manifest_path).unwrap_or_else(|e| panic!("{e}"));
+    let manifest: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let tools: Vec<&str> =
+        manifest["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, signpost::tools::Tool::NAMES, "{text}");
+    assert_eq!(manifest["version"], version);
+    if let Some((node, dir)) = require(MCPB, crate::common::toolchain::npm_tools("mcpb", 18, None, &[MCPB])) {
+        let cli = dir.join("node_modules/@anthropic-ai/mcpb/dist/cli/cli.js");
+        let validate = |path: &Path| Command::new(&node.node).arg(&cli).arg("validate").arg(path).output();
+        let passed = validate(&manifest_path).unwrap_or_else(|e| panic!("{e}"));
+        let said = String::from_utf8_lossy(&passed.stdout).into_owned() + &String::from_utf8_lossy(&passed.stderr);
+        assert!(passed.status.success() && said.contains("validation passes"), "{said}");
+        let wrong = scratch.file("wrong.json", text.replace("\"binary\"", "\"rust\"").as_bytes());
+        let failed = validate(&wrong).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!failed.status.success(), "the validator passes a server of type rust");
+    }
+    // Unpacked, its server starts as its `mcp_config` says.
+    let bundle = out.join(format!("signpost-{version}-linux-{}.mcpb", npm_cpu()));
+    let unpacked = scratch.path("unpacked");
+    run_ok(Command::new("python3").args(["-m", "zipfile", "-e"]).arg(&bundle).arg(&unpacked))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let server = unpacked.join("server/signpost");
+    run_ok(Command::new("chmod").arg("+x").arg(&server)).unwrap_or_else(|e| panic!("{e}"));
+    let config = &manifest["server"]["mcp_config"];
+    let program =
+        config["command"].as_str().unwrap_or_default().replace("${__dirname}", &unpacked.display().to_string());
+    let mut cmd = tokio::process::Command::new(program);
+    for arg in config["args"].as_array().into_iter().flatten() {
+        let project = project().display().to_string();
+        cmd.arg(arg.as_str().unwrap_or_default().replace("${user_config.project}", &project));
+    }
+    cmd.env("XDG_CACHE_HOME", scratch.path("cache"));
+    let client = Client::spawn_command(cmd, Stdio::null()).await;
+    let r = client.call("resolve", json!({"identifier": "service.Service"})).await;
+    assert_eq!(r.structured["status"], "one", "{}", r.text);
+    client.close().await;
+
+    // The registry entry names the packages built, by the name each carries.
+    let entry: Value = serde_json::from_str(&std::fs::read_to_string(out.join("server.json")).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let name = entry["name"].as_str().unwrap_or_default();
+    assert!(name.split('/').count() == 2 && entry["description"].as_str().is_some_and(|d| d.len() <= 100), "{entry}");
+    let npm: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("npm/signpost-mcp/package.json")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(npm["mcpName"], name);
+    let registries: Vec<(&str, &str, &str)> = entry["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["registryType"].as_str().unwrap_or(""),
+                p["identifier"].as_str().unwrap_or(""),
+                p["version"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(registries, [("pypi", "signpost-mcp", version), ("npm", "signpost-mcp", version)]);
+    assert_eq!(npm["name"], "signpost-mcp");
+}
+
+/// The MCP Bundle tools, whose `validate` checks a manifest.
+const MCPB: &str = "@anthropic-ai/mcpb@2.1.2";
 
 /// npm's name for this machine's architecture.
 fn npm_cpu() -> &'static str {

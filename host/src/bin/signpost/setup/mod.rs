@@ -354,3 +354,32 @@ fn shown(path: &Path) -> String {
         _ => path.display().to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runner_is_told_from_the_cache_the_binary_runs_from() {
+        let cases = [
+            ("/home/a/.npm/_npx/5d1f9c/node_modules/signpost-mcp-linux-x64/bin/signpost", Launcher::Npx),
+            ("/home/a/.cache/uv/archive-v0/Xy12/lib/python3.12/site-packages/signpost_mcp/bin/signpost", Launcher::Uvx),
+            ("/home/a/.local/share/pipx/venvs/signpost-mcp/bin/signpost", Launcher::None),
+            ("/work/signpost/target/release/signpost", Launcher::None),
+            ("/opt/uv/signpost", Launcher::None),
+        ];
+        for (path, launcher) in cases {
+            assert_eq!(Launcher::of(Path::new(path)), launcher, "{path}");
+        }
+    }
+
+    #[test]
+    fn server_names_are_keys_an_agent_can_use() {
+        for ok in ["signpost", "signpost-shop", "sp_2"] {
+            assert!(server_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a/b", "../x", "a b", "é", &"x".repeat(65)] {
+            assert!(server_name(bad).is_err(), "{bad}");
+        }
+    }
+}
