@@ -11,7 +11,7 @@
 //! changes nothing the second time.
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
 use serde_json::Value;
 use toml_edit::{DocumentMut, Item, TableLike};
 
@@ -28,15 +28,15 @@ pub fn json_set(text: &str, path: &[&str], name: &str, fields: &Fields) -> Resul
         Some(top) => top.as_object().ok_or("its top level is not a JSON object")?,
     };
     for key in path {
-        servers = match servers.get(key) {
+        servers = match only(&servers, key)? {
             Some(prop) => prop.object_value().ok_or_else(|| format!("`{key}` is not a JSON object"))?,
             None => servers.object_value_or_set(key),
         };
     }
-    match servers.get(name).map(|prop| (prop.object_value(), prop)) {
+    match only(&servers, name)?.map(|prop| (prop.object_value(), prop)) {
         Some((Some(entry), _)) => {
             for (key, value) in fields {
-                match entry.get(key) {
+                match only(&entry, key)? {
                     Some(field) if field.value().and_then(|v| v.to_serde_value()).as_ref() == Some(value) => {}
                     Some(field) => field.set_value(cst_value(value)),
                     None => {
@@ -66,11 +66,11 @@ pub fn json_remove(text: &str, path: &[&str], name: &str) -> Result<Option<Strin
     let mut chain: Vec<(CstObject, &str)> = Vec::new();
     let mut at = top;
     for key in path {
-        let Some(next) = at.object_value(key) else { return Ok(None) };
+        let Some(next) = only(&at, key)?.and_then(|p| p.object_value()) else { return Ok(None) };
         chain.push((at, key));
         at = next;
     }
-    let Some(entry) = at.get(name) else { return Ok(None) };
+    let Some(entry) = only(&at, name)? else { return Ok(None) };
     entry.remove();
     while let Some((parent, key)) = chain.pop() {
         let emptied = parent.object_value(key).is_some_and(|o| o.properties().is_empty());
@@ -119,6 +119,18 @@ pub fn toml_remove(text: &str, table: &str, name: &str) -> Result<Option<String>
         doc.remove(table);
     }
     Ok(Some(doc.to_string()))
+}
+
+/// The property `key` of `object`. A key written twice is refused: readers
+/// differ on which one counts (JavaScript's `JSON.parse` takes the last),
+/// so an edit of either could be the one not read.
+fn only(object: &CstObject, key: &str) -> Result<Option<CstObjectProp>, String> {
+    let mut found = object.properties().into_iter().filter(|p| p.decoded_name().as_deref() == Some(key));
+    let first = found.next();
+    if found.next().is_some() {
+        return Err(format!("`{key}` is written twice in one object: keep one, then run setup again"));
+    }
+    Ok(first)
 }
 
 fn json_parse(text: &str) -> Result<CstRootNode, String> {
@@ -237,6 +249,16 @@ mod tests {
 
     #[test]
     fn json_that_does_not_parse_or_is_not_an_object_is_refused() {
+        let twice = [
+            r#"{"mcpServers": {}, "mcpServers": {}}"#,
+            r#"{"mcpServers": {"signpost": {}, "signpost": {"command": "x"}}}"#,
+            r#"{"mcpServers": {"signpost": {"args": [], "args": ["--project", "/x"]}}}"#,
+        ];
+        for text in twice {
+            let e = json_set(text, &["mcpServers"], "signpost", &fields()).unwrap_err();
+            assert!(e.contains("written twice"), "{text}: {e}");
+        }
+        assert!(json_remove(twice[1], &["mcpServers"], "signpost").is_err());
         for text in ["{\"mcpServers\": {", "[1, 2]", "{\"mcpServers\": 3}", "nul"] {
             assert!(json_set(text, &["mcpServers"], "signpost", &fields()).is_err(), "{text}");
         }

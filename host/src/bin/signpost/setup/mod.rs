@@ -5,9 +5,9 @@
 //!
 //! Each file is edited in place ([`edit`]): the other servers, comments and
 //! layout stay. A file that would not change is not written; one that
-//! would is first copied beside itself (`FILE.signpost-backup`), then
-//! replaced whole by a rename, so that an agent reading it never sees half
-//! a file. A file that cannot be read as its format is left untouched, with
+//! would is first copied beside itself (`FILE.signpost-backup`; not one
+//! deleted, which held only what setup wrote), then replaced whole by a
+//! rename, so that an agent reading it never sees half a file. A file that cannot be read as its format is left untouched, with
 //! the reason, and the other clients are still set up.
 
 mod clients;
@@ -65,8 +65,11 @@ pub struct SetupArgs {
 /// A package runner the agents can start Signpost with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Launcher {
+    /// `uvx signpost-mcp`: the PyPI package, run by uv.
     Uvx,
+    /// `npx -y signpost-mcp`: the npm package, run by npm.
     Npx,
+    /// This binary's own path.
     None,
 }
 
