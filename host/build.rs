@@ -26,6 +26,11 @@ fn main() -> anyhow::Result<()> {
     let root = manifest_dir.parent().context("host/ has a parent")?;
     let out_dir = PathBuf::from(env::var("OUT_DIR")?);
     println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    // A packaged crate (`cargo package`, `cargo install signpost-mcp`) has
+    // no policy sources beside it: it carries the default policy prebuilt.
+    if !root.join("hints-component/Cargo.toml").is_file() {
+        return prebuilt(&manifest_dir, &out_dir);
+    }
     ensure_target()?;
 
     // (crate dir, features, wasm file name, exported env var)
@@ -54,12 +59,50 @@ fn main() -> anyhow::Result<()> {
         println!("cargo:rustc-env={var}={}", wasm.display());
         if var == "SIGNPOST_DEFAULT_POLICY" {
             // For `signpost --version`: the digest the policy status reports.
-            let digest = sha2::Sha256::digest(std::fs::read(&wasm)?);
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-            println!("cargo:rustc-env=SIGNPOST_DEFAULT_POLICY_SHA256={hex}");
+            println!("cargo:rustc-env=SIGNPOST_DEFAULT_POLICY_SHA256={}", sha256_hex(&std::fs::read(&wasm)?));
         }
     }
-    default_cases(root, &out_dir)
+    cases_index(&root.join("tests/fixtures/scip/rust/index.scip"))?;
+    default_cases(&root.join("hints-component/cases"), &out_dir)
+}
+
+/// The Rust index the default policy's cases run on, for `include_bytes!`.
+fn cases_index(path: &Path) -> anyhow::Result<()> {
+    println!("cargo:rerun-if-changed={}", path.display());
+    anyhow::ensure!(path.is_file(), "{}: the default policy's cases' index is missing", path.display());
+    println!("cargo:rustc-env=SIGNPOST_CASES_RUST_INDEX={}", path.display());
+    Ok(())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The packaged crate's build: the default policy from `prebuilt/` (put
+/// there by `packaging/crate.sh` from a build of the repository), checked
+/// against the digest written beside it, and its golden cases with the
+/// index they run on; no test policies (the tests are not packaged).
+fn prebuilt(manifest_dir: &Path, out_dir: &Path) -> anyhow::Result<()> {
+    let dir = manifest_dir.join("prebuilt");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let wasm = dir.join("signpost_hints.wasm");
+    let bytes = std::fs::read(&wasm).with_context(|| {
+        format!(
+            "{}: neither the policy's sources (../hints-component) nor the prebuilt policy are here",
+            wasm.display()
+        )
+    })?;
+    let want = std::fs::read_to_string(dir.join("signpost_hints.wasm.sha256"))?;
+    let got = sha256_hex(&bytes);
+    if got != want.trim() {
+        bail!("{}: sha256 {got}, not the {} written beside it", wasm.display(), want.trim());
+    }
+    let out = out_dir.join("SIGNPOST_DEFAULT_POLICY.wasm");
+    std::fs::write(&out, &bytes)?;
+    println!("cargo:rustc-env=SIGNPOST_DEFAULT_POLICY={}", out.display());
+    println!("cargo:rustc-env=SIGNPOST_DEFAULT_POLICY_SHA256={got}");
+    cases_index(&dir.join("cases-rust-index.scip"))?;
+    default_cases(&dir.join("cases"), out_dir)
 }
 
 /// The guests' target directory: `guest/` in the outer target directory
@@ -78,10 +121,9 @@ fn guest_target_dir(out_dir: &Path) -> PathBuf {
 /// `default_cases.rs` in `OUT_DIR`: the default policy's golden cases
 /// (`hints-component/cases/*.json`), embedded for `signpost policy
 /// export-default --cases DIR`, as `(file name, text)` in name order.
-fn default_cases(root: &Path, out_dir: &Path) -> anyhow::Result<()> {
-    let dir = root.join("hints-component/cases");
+fn default_cases(dir: &Path, out_dir: &Path) -> anyhow::Result<()> {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))

@@ -40,7 +40,7 @@ include!(concat!(env!("OUT_DIR"), "/default_cases.rs"));
 /// The Rust index the default policy's cases 20–23 run on
 /// (`tests/fixtures/scip/rust/index.scip`), written beside them by
 /// `signpost policy export-default --cases DIR`.
-pub const DEFAULT_CASES_RUST_INDEX: &[u8] = include_bytes!("../../tests/fixtures/scip/rust/index.scip");
+pub const DEFAULT_CASES_RUST_INDEX: &[u8] = include_bytes!(env!("SIGNPOST_CASES_RUST_INDEX"));
 
 /// The code graph ([`signpost_graph`]): its formats, queries and indexers.
 pub use signpost_graph as graph;

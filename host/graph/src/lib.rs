@@ -43,7 +43,7 @@ pub(crate) use node::{Rec, Span, Text};
 pub use splice::Delta;
 
 /// The JSON graph sample compiled into the binary: a small Spring-style shop.
-pub const SAMPLE_GRAPH: &str = include_str!("../../data/sample-graph.json");
+pub const SAMPLE_GRAPH: &str = include_str!("../data/sample-graph.json");
 
 /// Most edges one composed key may chain.
 pub const MAX_COMPOSED: usize = 3;

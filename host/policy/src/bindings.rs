@@ -13,7 +13,7 @@
 /// `signpost:policy@0.3.0`.
 pub mod v0_3 {
     wasmtime::component::bindgen!({
-        path: "../../wit",
+        path: "wit",
         world: "hints",
         // Bounded: too many ids, or a call past the deadline, traps.
         imports: {
@@ -26,7 +26,7 @@ pub mod v0_3 {
 /// `signpost:policy@0.2.0`, its types those of 0.3.0.
 pub mod v0_2 {
     wasmtime::component::bindgen!({
-        path: "../../wit/0.2.0",
+        path: "wit/0.2.0",
         world: "hints",
         with: {
             "signpost:policy/types": crate::bindings::v0_3::signpost::policy::types,
@@ -37,7 +37,7 @@ pub mod v0_2 {
 /// `signpost:policy@0.1.0`, its types those of 0.3.0.
 pub mod v0_1 {
     wasmtime::component::bindgen!({
-        path: "../../wit/0.1.0",
+        path: "wit/0.1.0",
         world: "hints",
         with: {
             "signpost:policy/types": crate::bindings::v0_3::signpost::policy::types,

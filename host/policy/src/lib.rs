@@ -52,11 +52,11 @@ pub use rules::{Rules, ToolSet};
 
 /// The WIT package new policies implement, the newest
 /// (`signpost policy wit DIR` writes it).
-pub const WIT: &str = include_str!("../../../wit/policy.wit");
+pub const WIT: &str = include_str!("../wit/policy.wit");
 /// The WIT package of 0.2.0, still served (`signpost policy wit --version 0.2.0 DIR`).
-pub const WIT_0_2: &str = include_str!("../../../wit/0.2.0/policy.wit");
+pub const WIT_0_2: &str = include_str!("../wit/0.2.0/policy.wit");
 /// The WIT package of 0.1.0, still served (`signpost policy wit --version 0.1.0 DIR`).
-pub const WIT_0_1: &str = include_str!("../../../wit/0.1.0/policy.wit");
+pub const WIT_0_1: &str = include_str!("../wit/0.1.0/policy.wit");
 
 /// The WIT text of a served interface version.
 pub fn wit_of(interface: Interface) -> &'static str {

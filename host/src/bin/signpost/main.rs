@@ -73,7 +73,7 @@ Examples:
 Connect an MCP client over stdio, e.g.: claude mcp add signpost -- signpost --project /abs/path/to/repo";
 
 #[derive(clap::Parser)]
-#[command(version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
+#[command(name = "signpost", version, long_version = LONG_VERSION, about, after_help = EXAMPLES)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
