@@ -127,7 +127,12 @@ def wheel(binary, meta, tag, out):
     ]
     record = [record_line(p, d) for p, d, _ in files] + [f"{info}/RECORD,,"]
     files.append((f"{info}/RECORD", ("\n".join(record) + "\n").encode(), 0o644))
-    path = os.path.join(out, f"{dist}-{version}-py3-none-{tag}.whl")
+    return write_zip(os.path.join(out, f"{dist}-{version}-py3-none-{tag}.whl"), files)
+
+
+def write_zip(path, files):
+    """A zip of (name, bytes, mode) entries, each with its Unix mode (installers
+    keep the executable bit) and a fixed date (the same input, the same file)."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         for name, data, mode in files:
             entry = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
@@ -260,15 +265,11 @@ def bundle(binary, meta, os_name, cpu, out):
         f.write("\n")
     shutil.copyfile(binary, os.path.join(stage, "server", "signpost"))
     os.chmod(os.path.join(stage, "server", "signpost"), 0o755)
-    path = os.path.join(out, f"signpost-{version}-{os_name}-{cpu}.mcpb")
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-        for rel, mode in (("manifest.json", 0o644), ("server/signpost", 0o755)):
-            entry = zipfile.ZipInfo(rel, date_time=(2026, 1, 1, 0, 0, 0))
-            entry.external_attr = (stat.S_IFREG | mode) << 16
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            with open(os.path.join(stage, rel), "rb") as f:
-                z.writestr(entry, f.read())
-    return path
+    files = []
+    for rel, mode in (("manifest.json", 0o644), ("server/signpost", 0o755)):
+        with open(os.path.join(stage, rel), "rb") as f:
+            files.append((rel, f.read(), mode))
+    return write_zip(os.path.join(out, f"signpost-{version}-{os_name}-{cpu}.mcpb"), files)
 
 
 def server_json(meta, out):
