@@ -100,6 +100,12 @@ struct Early {
     graph: Option<std::sync::Arc<signpost_graph::Graph>>,
 }
 
+/// A built-in language's part, imported as the graph it serves.
+fn imported(indexed: &Indexed) -> Result<std::sync::Arc<signpost_graph::Graph>, signpost_graph::GraphError> {
+    let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
+    signpost_graph::scip::import_index(&indexed.index, &opts).map(std::sync::Arc::new)
+}
+
 /// What the project's thread hears about.
 enum Event {
     /// A path under the root changed (the watcher).
@@ -398,10 +404,11 @@ impl Project {
                         return (ws, indexed, none);
                     };
                     let defs = |mut indexed: Indexed| {
-                        let opts = signpost_graph::scip::Options { name: lang.name.to_owned() };
-                        match signpost_graph::scip::import_index(&std::mem::take(&mut indexed.index), &opts) {
+                        let graph = imported(&indexed);
+                        indexed.index = Default::default();
+                        match graph {
                             Ok(graph) => {
-                                let graph = Some(std::sync::Arc::new(graph));
+                                let graph = Some(graph);
                                 let _ = events.send(Event::Early(Box::new(Early { indexed, whole: false, graph })));
                             }
                             Err(e) => {
@@ -596,8 +603,7 @@ impl Project {
             tracing::info!(note = note.as_str(), "indexing");
         }
         tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
-        let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
-        let graph = std::sync::Arc::new(signpost_graph::scip::import_index(&indexed.index, &opts)?);
+        let graph = imported(indexed)?;
         write_whole(out, &signpost_graph::snapshot::write(&graph))?;
         self.save(ws, graph.clone());
         self.keep_served(indexed, graph);

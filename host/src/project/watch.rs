@@ -16,7 +16,7 @@ use signpost_treesitter::walk::{self, WalkOptions};
 
 use super::Served;
 use super::parts::{part_name, uncovered};
-use super::{Early, Event, First, Project};
+use super::{Early, Event, First, Project, imported};
 use crate::live_graph::{LiveGraph, ReloadRecord};
 
 /// How long the tree must be quiet before changes are read: an editor's
@@ -347,12 +347,7 @@ impl Project {
         let mut parts = Vec::new();
         for Early { indexed, whole, graph } in early {
             let lang = indexed.lang.name;
-            let opts = signpost_graph::scip::Options { name: lang.to_owned() };
-            let graph = match graph {
-                Some(graph) => Ok(graph),
-                None => signpost_graph::scip::import_index(&indexed.index, &opts).map(std::sync::Arc::new),
-            };
-            match graph {
+            match graph.map_or_else(|| imported(&indexed), Ok) {
                 Ok(graph) => {
                     if whole {
                         self.keep_served(&indexed, graph.clone());
@@ -381,10 +376,8 @@ impl Project {
             if *same {
                 continue;
             }
-            let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
-            match signpost_graph::scip::import_index(&indexed.index, &opts) {
+            match imported(indexed) {
                 Ok(graph) => {
-                    let graph = std::sync::Arc::new(graph);
                     self.keep_served(indexed, graph.clone());
                     swapped.push((self.built_in_file(indexed.lang.name), graph, ws));
                 }
