@@ -298,12 +298,18 @@ impl Workspace {
 
     fn update_with(&mut self, files: &[PathBuf], changed: &[PathBuf], in_part: bool) -> Option<Indexed> {
         let started = Instant::now();
-        let now: std::collections::BTreeSet<&PathBuf> = files.iter().collect();
+        // Hashed: compared, two paths walk their components.
+        let now: resolve::HashSet<&Path> = files.iter().map(PathBuf::as_path).collect();
         let before = self.files.len();
-        self.files.retain(|p, _| now.contains(p));
-        self.stamps.retain(|p, _| now.contains(p));
+        self.files.retain(|p, _| now.contains(p.as_path()));
+        self.stamps.retain(|p, _| now.contains(p.as_path()));
         let gone = self.files.len() != before;
-        let mut stale: Vec<PathBuf> = files.iter().filter(|f| !self.files.contains_key(*f)).cloned().collect();
+        // Every file it holds is one of `files` now: those it lacks are new.
+        let mut stale: Vec<PathBuf> = if self.files.len() < now.len() {
+            files.iter().filter(|f| !self.files.contains_key(*f)).cloned().collect()
+        } else {
+            Vec::new()
+        };
         // A changed go.mod or package.json moves packages: read every file
         // again.
         let markers = module_markers(self.lang);

@@ -110,7 +110,9 @@ pub(super) enum Plan {
 /// What each file of `p` needs, given the last resolve `old` and its memo
 /// (whose files' uses it takes), once the shape is known to be the same.
 pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
-    if memo.files.len() != old.sources.len() {
+    let Memo { files: memo_files, warm, .. } = memo;
+    drop_aside(warm);
+    if memo_files.len() != old.sources.len() {
         return Plan::All("no record of the last resolve");
     }
     let old_at: HashMap<&str, usize> = old.sources.iter().enumerate().map(|(i, s)| (s.path.as_str(), i)).collect();
@@ -177,7 +179,7 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
             _ => None,
         }
     };
-    let mut files: Vec<Option<FileUses>> = memo.files.into_iter().map(Some).collect();
+    let mut files: Vec<Option<FileUses>> = memo_files.into_iter().map(Some).collect();
     let keep = same
         .iter()
         .enumerate()
@@ -362,7 +364,7 @@ fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
 }
 
 /// Whether two definitions' types (or scopes) are the same symbol.
-fn same_parent(old: &Project, d: DefIx, p: &Project, e: DefIx) -> bool {
+pub(super) fn same_parent(old: &Project, d: DefIx, p: &Project, e: DefIx) -> bool {
     old.defs[d].parent.map(|x| old.defs[x].symbol.as_str()) == p.defs[e].parent.map(|x| p.defs[x].symbol.as_str())
         && old.defs[d].twin_of.map(|x| old.defs[x].symbol.as_str())
             == p.defs[e].twin_of.map(|x| p.defs[x].symbol.as_str())

@@ -13,7 +13,8 @@
 /// Hash maps keyed by names and definition numbers: millions of lookups
 /// per resolve, over the project's own names (no adversary to flood them).
 pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+/// Hash sets of the same.
+pub type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use crate::expr::{self, Step, TypeText};
 use crate::extract::{Facts, Kind, Name, Span, Typed};
@@ -496,6 +497,13 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
         }
     }
     partial
+}
+
+/// Drops `value` on a thread of its own: freeing what a large project's
+/// last resolve held takes milliseconds that an edit need not wait for.
+fn drop_aside<T: Send + 'static>(value: T) {
+    // Should the thread not start, the value is dropped here, as before.
+    let _ = std::thread::Builder::new().name("signpost-drop".into()).spawn(move || drop(value));
 }
 
 /// Time per resolve step, logged at debug level

@@ -31,13 +31,16 @@ pub(super) fn symbols(p: &mut Project) {
     };
     // (enclosing names, package, name): a callable's place.
     type Place<'a> = (Vec<&'a str>, &'a [String], &'a str);
-    let mut overloads: HashMap<Place<'_>, u32> = HashMap::default();
+    // Sized to the definitions: grown instead, the maps rehash a large
+    // project's keys many times over.
+    let mut overloads: HashMap<Place<'_>, u32> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     // A Swift type's properties by place: the file of the first.
     let mut terms: HashMap<Place<'_>, usize> = HashMap::default();
     // Kotlin's `actual` member is its `expect` member, declared in another
     // file with the same parameter types: one symbol.
     let mut expected: HashMap<(Place<'_>, Vec<String>), (usize, DefIx)> = HashMap::default();
-    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> = HashMap::default();
+    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> =
+        HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     let mut own: Vec<String> = vec![String::new(); p.defs.len()];
     // Default values are written in the declaration only: count parameters.
     let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
@@ -291,7 +294,10 @@ pub(super) fn symbols(p: &mut Project) {
                     prefix.push(']');
                 }
             }
-            done[d] = Some(prefix + &own[d]);
+            let mut symbol = String::with_capacity(prefix.len() + own[d].len());
+            symbol.push_str(&prefix);
+            symbol.push_str(&own[d]);
+            done[d] = Some(symbol);
         }
     }
     for (def, sym) in p.defs.iter_mut().zip(done) {
@@ -368,6 +374,10 @@ fn as_rust_analyzer_spells<'a>(text: &str, real: &impl Fn(&str) -> Option<&'a st
 /// under the method's class: those whose descriptor no member of the class,
 /// and no other function so nested in it, has.
 fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
+    let python = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModuleFile;
+    if !(0..p.defs.len()).any(python) {
+        return HashSet::default();
+    }
     let class_of = |d: DefIx| {
         let m = p.defs[d].parent?;
         let c = p.defs[m].parent?;
@@ -378,7 +388,8 @@ fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
         nested.then_some(c)
     };
     let mut spelled: HashMap<(DefIx, &str), u32> = HashMap::default();
-    for (d, descriptor) in own.iter().enumerate() {
+    // Only a Python class's members are counted: no other is hoisted.
+    for (d, descriptor) in own.iter().enumerate().filter(|(d, _)| python(*d)) {
         let class = class_of(d).or_else(|| p.defs[d].parent.filter(|&c| p.kind(c).is_type()));
         if let Some(c) = class {
             *spelled.entry((c, descriptor.as_str())).or_insert(0) += 1;

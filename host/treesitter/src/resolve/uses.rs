@@ -23,6 +23,9 @@ pub(super) fn resolve_files(
     // Files resolve independently of each other from here on: in
     // parallel, their uses kept in file order; those the last resolve's
     // still hold are kept.
+    // The last resolve's project, and (when some definitions changed) the
+    // supertypes it wrote, to tell which documents the change moves.
+    let mut before: Option<(Project, HashMap<DefIx, Vec<DefIx>>)> = None;
     let (mut kept, all_because, shape) = match last {
         None => (Vec::new(), None, shape.unwrap_or_default()),
         Some((old, mut memo)) => {
@@ -31,16 +34,30 @@ pub(super) fn resolve_files(
                 Some(shape) if shape != last_shape => {
                     (Vec::new(), Some("what types extend, their extensions, or the packages changed"), shape)
                 }
-                shape => match again::plan(&old, memo, &p) {
-                    Plan::Some(kept) => (kept, None, shape.unwrap_or(last_shape)),
-                    Plan::All(why) => (Vec::new(), Some(why), shape.unwrap_or(last_shape)),
-                },
+                shape => {
+                    let old_supers = memo.warm.as_ref().filter(|_| !definitions_kept).map(|w| w.supers());
+                    let plan = again::plan(&old, memo, &p);
+                    match old_supers {
+                        Some(s) => before = Some((old, s)),
+                        None => drop_aside(old),
+                    }
+                    match plan {
+                        Plan::Some(kept) => (kept, None, shape.unwrap_or(last_shape)),
+                        Plan::All(why) => {
+                            if let Some(old) = before.take() {
+                                drop_aside(old);
+                            }
+                            (Vec::new(), Some(why), shape.unwrap_or(last_shape))
+                        }
+                    }
+                }
             }
         }
     };
     kept.resize_with(p.sources.len(), || None);
     let kept_files = kept.iter().filter(|k| k.is_some()).count();
-    let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| kept[f].is_none()).collect());
+    let resolved: Vec<bool> = kept.iter().map(Option::is_none).collect();
+    let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| resolved[f]).collect());
     let again =
         Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because, definitions_kept, touched };
     let per_file: Vec<FileUses> = kept
@@ -73,7 +90,64 @@ pub(super) fn resolve_files(
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
+    let mut again = again;
+    if let Some((old, old_supers)) = before {
+        again.touched = moved(&old, &old_supers, &p, &resolved);
+        drop_aside((old, old_supers));
+    }
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
+}
+
+/// After an edit that changed some definitions: the files whose documents
+/// may differ from those the last resolve (`old`, with the supertypes
+/// `old_supers` it wrote) gave, when that can be told per file; `resolved`
+/// marks the files whose uses were resolved again (every changed one among
+/// them). None when the files are not the same ones (added, gone,
+/// reordered) or a definition of an unchanged file is spelled otherwise
+/// now (an overload numbered across files): every document is written.
+///
+/// Of an unchanged file whose uses were kept, only what its definitions
+/// relate to can move: their types' symbols and kinds, their declarations
+/// written apart, their supertypes (a method added to an interface is
+/// overridden elsewhere). Its kept uses point at definitions of the same
+/// symbols (`again::plan` renumbers them by symbol).
+fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, resolved: &[bool]) -> Option<Vec<usize>> {
+    let same_files = old.sources.len() == p.sources.len()
+        && old.first_def.len() == p.sources.len()
+        && old.sources.iter().zip(&p.sources).all(|(a, b)| a.path == b.path);
+    if !same_files {
+        return None;
+    }
+    fn symbols(q: &Project, ds: Vec<DefIx>) -> Vec<&str> {
+        ds.into_iter().map(|d| q.defs[d].symbol.as_str()).collect()
+    }
+    let mut touched = Vec::new();
+    for (f, (a, b)) in old.sources.iter().zip(&p.sources).enumerate() {
+        if resolved[f] || !std::sync::Arc::ptr_eq(a, b) {
+            touched.push(f);
+            continue;
+        }
+        let all = b.lang.all_supertypes;
+        let mut moves = false;
+        for at in 0..b.facts.defs.len() {
+            let (x, y) = (old.first_def[f] + at, p.first_def[f] + at);
+            if old.defs[x].symbol != p.defs[y].symbol {
+                return None;
+            }
+            moves = moves
+                || !again::same_parent(old, x, p, y)
+                || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
+                || symbols(old, crate::emit::written_supers(old_supers, all, x, old.defs[x].twin_of))
+                    != symbols(p, crate::emit::written_supers(&p.supers, all, y, p.defs[y].twin_of));
+            if moves {
+                break;
+            }
+        }
+        if moves {
+            touched.push(f);
+        }
+    }
+    Some(touched)
 }
 
 /// The uses in file `fi`: its type names and calls, resolved.

@@ -45,7 +45,7 @@ pub(super) struct Sharing {
 
 /// The files of `p` that go together ([`Sharing`]).
 pub(super) fn sharing(p: &Project) -> Sharing {
-    let mut first: HashMap<&str, usize> = HashMap::default();
+    let mut first: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     for d in p.defs.iter().filter(|d| !d.symbol.is_empty() && !d.symbol.starts_with("local ")) {
