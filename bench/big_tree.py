@@ -14,8 +14,9 @@ Python: 1.40M lines), 18 copies give 25.2M lines:
     python3 bench/big_tree.py --source /tmp/kafka --copies 18 --out /tmp/big25
 
 In copy K, `org.apache.kafka` becomes `org.apache.kafkaK` everywhere (the
-Java packages, their imports and qualified names), and the Scala packages
-`kafka.…` become `kafkaK.…` where a `package` or `import` names them.
+Java packages, their imports and qualified names), and the other packages
+(`kafka.…`, Java's and Scala's, and `test.plugins`) become `kafkaK.…` and
+`testK.…` where a `package` or `import` names them.
 Prints the files and lines written. The tree is a git repository (one
 commit), as a served project usually is.
 
@@ -29,7 +30,7 @@ import subprocess
 import sys
 
 EXTENSIONS = (".java", ".scala", ".py")
-SCALA_PACKAGE = re.compile(r"^(\s*(?:package|import)\s+)kafka\b", re.M)
+OTHER_PACKAGES = re.compile(r"^(\s*(?:package|import)\s+(?:static\s+)?)(kafka|test)\b", re.M)
 
 
 def main():
@@ -54,8 +55,8 @@ def main():
     for k in range(1, a.copies + 1):
         for rel, text in texts.items():
             text = text.replace("org.apache.kafka", f"org.apache.kafka{k}")
-            if rel.endswith(".scala"):
-                text = SCALA_PACKAGE.sub(lambda m: f"{m.group(1)}kafka{k}", text)
+            if not rel.endswith(".py"):
+                text = OTHER_PACKAGES.sub(lambda m: f"{m.group(1)}{m.group(2)}{k}", text)
             path = os.path.join(a.out, f"copy{k:02}", rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:

@@ -121,29 +121,36 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
     fn symbols(q: &Project, ds: Vec<DefIx>) -> Vec<&str> {
         ds.into_iter().map(|d| q.defs[d].symbol.as_str()).collect()
     }
+    // Per file: none when one of its definitions is spelled otherwise now
+    // (every definition is looked at: another file's kept uses may point
+    // at any), else whether its document moves.
+    let per_file: Vec<Option<bool>> = (0..p.sources.len())
+        .into_par_iter()
+        .map(|f| {
+            let (a, b) = (&old.sources[f], &p.sources[f]);
+            if !std::sync::Arc::ptr_eq(a, b) {
+                // Changed: the uses pointing into it were renumbered by symbol.
+                return Some(true);
+            }
+            let mut moves = resolved[f];
+            let all = b.lang.all_supertypes;
+            for at in 0..b.facts.defs.len() {
+                let (x, y) = (old.first_def[f] + at, p.first_def[f] + at);
+                if old.defs[x].symbol != p.defs[y].symbol {
+                    return None;
+                }
+                moves = moves
+                    || !again::same_parent(old, x, p, y)
+                    || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
+                    || symbols(old, crate::emit::written_supers(old_supers, all, x, old.defs[x].twin_of))
+                        != symbols(p, crate::emit::written_supers(&p.supers, all, y, p.defs[y].twin_of));
+            }
+            Some(moves)
+        })
+        .collect();
     let mut touched = Vec::new();
-    for (f, (a, b)) in old.sources.iter().zip(&p.sources).enumerate() {
-        if resolved[f] || !std::sync::Arc::ptr_eq(a, b) {
-            touched.push(f);
-            continue;
-        }
-        let all = b.lang.all_supertypes;
-        let mut moves = false;
-        for at in 0..b.facts.defs.len() {
-            let (x, y) = (old.first_def[f] + at, p.first_def[f] + at);
-            if old.defs[x].symbol != p.defs[y].symbol {
-                return None;
-            }
-            moves = moves
-                || !again::same_parent(old, x, p, y)
-                || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
-                || symbols(old, crate::emit::written_supers(old_supers, all, x, old.defs[x].twin_of))
-                    != symbols(p, crate::emit::written_supers(&p.supers, all, y, p.defs[y].twin_of));
-            if moves {
-                break;
-            }
-        }
-        if moves {
+    for (f, moves) in per_file.into_iter().enumerate() {
+        if moves? {
             touched.push(f);
         }
     }

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""A large tree served by `signpost --project DIR`, as a new user meets it
+(over MCP stdio, a fresh cache): for issue 47's large-tree figures.
+
+Prints, from the spawn:
+- the first answer: `resolve SYMBOL` finds it (definitions are served
+  before the edges), with the server's resident memory then;
+- the whole index: an answer no longer says the index is being built;
+- queries on the whole graph, p50 and p99 of each: `resolve SYMBOL`,
+  `describe` and `neighbors` (callers) of its first candidate, and a broad
+  `search` (`--search`);
+- N one-file edits (a method appended to the first Java file, as
+  `bench/project_edits.py --kind method` does): from the write until
+  `resolve` finds it, p50 and max;
+- the resident memory after, and the peak (Linux). Every call made
+  meanwhile must succeed.
+
+Usage: bench/serve_large.py --project DIR --symbol NAME [--bin target/release/signpost]
+                            [--edits 5] [--queries 50] [--search Admin]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+
+from mcp_stdio import Session
+from project_edits import first_file
+
+
+def memory(pid):
+    out = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(("VmRSS", "VmHWM")):
+                k, v = line.split(":")
+                out[k] = int(v.split()[0]) // 1024
+    return f"{out['VmRSS']} MiB resident, peak {out['VmHWM']} MiB"
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", default="target/release/signpost")
+    p.add_argument("--project", required=True)
+    p.add_argument("--symbol", required=True)
+    p.add_argument("--edits", type=int, default=5)
+    p.add_argument("--queries", type=int, default=50)
+    p.add_argument("--search", default="Admin")
+    a = p.parse_args()
+    cache = tempfile.mkdtemp(prefix="signpost-large-")
+    env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), "XDG_CACHE_HOME": cache}
+    started = time.monotonic()
+    s = Session([a.bin, "--project", a.project], env, name="serve-large")
+    failed = 0
+
+    def call(name, args):
+        nonlocal failed
+        r = s.request("tools/call", {"name": name, "arguments": args})
+        failed += bool(r.get("isError"))
+        return r
+
+    def text(r):
+        return "".join(c.get("text", "") for c in r.get("content", []))
+
+    def found(name):
+        r = call("resolve", {"identifier": name})
+        return r, r.get("structuredContent", {}).get("status") in ("one", "many")
+
+    try:
+        while not found(a.symbol)[1]:
+            time.sleep(0.05)
+        print(f"first answer after {time.monotonic() - started:.1f} s; {memory(s.proc.pid)}")
+        while True:
+            r, ok = found(a.symbol)
+            if ok and "being built" not in text(r):
+                break
+            time.sleep(0.5)
+        print(f"whole index after {time.monotonic() - started:.1f} s; {memory(s.proc.pid)}")
+        first = r["structuredContent"]["candidates"][0]["id"]
+        asks = {
+            "resolve": ("resolve", {"identifier": a.symbol}),
+            "describe": ("describe", {"id": first}),
+            "neighbors (callers)": ("neighbors", {"ids": [first], "direction": "in", "edge_types": ["CALLS"]}),
+            f"search {a.search!r}": ("search", {"query": a.search}),
+        }
+        for label, (tool, args) in asks.items():
+            times = []
+            for _ in range(a.queries):
+                t0 = time.perf_counter()
+                call(tool, args)
+                times.append((time.perf_counter() - t0) * 1000)
+            times.sort()
+            p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+            print(f"{label}: p50 {statistics.median(times):.2f} ms, p99 {p99:.2f} ms ({a.queries} calls, round trip)")
+        target = first_file(a.project, ".java")
+        original = open(target).read()
+        latencies = []
+        try:
+            for n in range(a.edits):
+                name = f"EditedLarge{n}"
+                cut = original.rstrip().rstrip("}")
+                with open(target, "w") as f:
+                    f.write(cut + f"\n    public int {name}() {{\n        return {n};\n    }}\n}}\n")
+                t0 = time.monotonic()
+                while call("resolve", {"identifier": name}).get("structuredContent", {}).get("status") != "one":
+                    time.sleep(0.01)
+                latencies.append((time.monotonic() - t0) * 1000)
+        finally:
+            with open(target, "w") as f:
+                f.write(original)
+        if latencies:
+            print(f"method edit visible over {len(latencies)} edits: p50 {statistics.median(latencies):.0f} ms, "
+                  f"max {max(latencies):.0f} ms")
+        print(f"after: {memory(s.proc.pid)}; failed calls {failed}")
+    finally:
+        s.proc.kill()
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
