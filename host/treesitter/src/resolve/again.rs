@@ -179,12 +179,16 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
             _ => None,
         }
     };
+    // Each new file's old uses moved to its place, then checked and
+    // renumbered per file in parallel (a large project's are millions).
     let mut files: Vec<Option<FileUses>> = memo_files.into_iter().map(Some).collect();
-    let keep = same
-        .iter()
+    let placed: Vec<Option<FileUses>> = same.iter().map(|o| files[(*o)?].take()).collect();
+    drop_aside(files);
+    let keep = placed
+        .into_par_iter()
         .enumerate()
-        .map(|(nf, o)| {
-            let mut before = files[(*o)?].take()?;
+        .map(|(nf, before)| {
+            let mut before = before?;
             if before.reads.iter().any(|r| dirty.contains(r)) {
                 return None;
             }
