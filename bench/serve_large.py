@@ -29,16 +29,12 @@ import time
 
 from mcp_stdio import Session
 from project_edits import first_file
+from project_restart import rss
 
 
 def memory(pid):
-    out = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(("VmRSS", "VmHWM")):
-                k, v = line.split(":")
-                out[k] = int(v.split()[0]) // 1024
-    return f"{out['VmRSS']} MiB resident, peak {out['VmHWM']} MiB"
+    m = rss(pid)
+    return f"{m['VmRSS']} MiB resident, peak {m['VmHWM']} MiB"
 
 
 def main():
