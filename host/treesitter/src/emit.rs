@@ -205,7 +205,7 @@ fn document(
             .into();
         }
         let all = project.sources[d.file].lang.all_supertypes;
-        for s in written_supers(&project.supers, all, ix, d.twin_of) {
+        for s in crate::resolve::written_supers(&project.supers, all, ix, d.twin_of) {
             info.relationships.push(Relationship {
                 symbol: project.defs[s].symbol.clone(),
                 is_implementation: true,
@@ -257,32 +257,6 @@ fn document(
         });
     }
     doc
-}
-
-/// The supertypes written as definition `ix`'s relationships (with those
-/// of its declaration `twin`, for a member defined apart): the direct
-/// ones, or every one up the hierarchy (64 at most) where the language's
-/// indexer writes them all (`all`).
-pub(crate) fn written_supers(
-    supers: &crate::resolve::HashMap<usize, Vec<usize>>,
-    all: bool,
-    ix: usize,
-    twin: Option<usize>,
-) -> Vec<usize> {
-    let of = |t: &usize| supers.get(t).map_or(&[][..], Vec::as_slice);
-    let mut out: Vec<usize> = std::iter::once(ix).chain(twin).flat_map(|t| of(&t).iter().copied()).collect();
-    if all {
-        let mut i = 0;
-        while i < out.len() && out.len() < 64 {
-            for &s in of(&out[i]) {
-                if s != ix && !out.contains(&s) {
-                    out.push(s);
-                }
-            }
-            i += 1;
-        }
-    }
-    out
 }
 
 /// An index of no documents for `root`: what a language's part serves until

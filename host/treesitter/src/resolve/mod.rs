@@ -499,6 +499,32 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     partial
 }
 
+/// The supertypes written as definition `ix`'s relationships (with those
+/// of its declaration `twin`, for a member defined apart): the direct
+/// ones, or every one up the hierarchy (64 at most) where the language's
+/// indexer writes them all (`all`).
+pub(crate) fn written_supers(
+    supers: &HashMap<DefIx, Vec<DefIx>>,
+    all: bool,
+    ix: DefIx,
+    twin: Option<DefIx>,
+) -> Vec<DefIx> {
+    let of = |t: &DefIx| supers.get(t).map_or(&[][..], Vec::as_slice);
+    let mut out: Vec<DefIx> = std::iter::once(ix).chain(twin).flat_map(|t| of(&t).iter().copied()).collect();
+    if all {
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            for &s in of(&out[i]) {
+                if s != ix && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Drops `value` on a thread of its own: freeing what a large project's
 /// last resolve held takes milliseconds that an edit need not wait for.
 fn drop_aside<T: Send + 'static>(value: T) {

@@ -142,8 +142,8 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
                 moves = moves
                     || !again::same_parent(old, x, p, y)
                     || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
-                    || symbols(old, crate::emit::written_supers(old_supers, all, x, old.defs[x].twin_of))
-                        != symbols(p, crate::emit::written_supers(&p.supers, all, y, p.defs[y].twin_of));
+                    || symbols(old, written_supers(old_supers, all, x, old.defs[x].twin_of))
+                        != symbols(p, written_supers(&p.supers, all, y, p.defs[y].twin_of));
             }
             Some(moves)
         })
