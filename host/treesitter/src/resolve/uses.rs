@@ -20,12 +20,12 @@ pub(super) fn resolve_files(
     let warm::Warm { look, members, held, overrides, anonymous, mut counts, sharing } = warm;
     let vars = Vars::of(&p);
     let r = Resolver::new(&p, &look, &members, &vars, held);
-    // Files resolve independently of each other from here on: in
-    // parallel, their uses kept in file order; those the last resolve's
-    // still hold are kept.
     // The last resolve's project, and (when some definitions changed) the
     // supertypes it wrote, to tell which documents the change moves.
     let mut before: Option<(Project, HashMap<DefIx, Vec<DefIx>>)> = None;
+    // Files resolve independently of each other from here on: in
+    // parallel, their uses kept in file order; those the last resolve's
+    // still hold are kept.
     let (mut kept, all_because, shape) = match last {
         None => (Vec::new(), None, shape.unwrap_or_default()),
         Some((old, mut memo)) => {
@@ -36,17 +36,17 @@ pub(super) fn resolve_files(
                 }
                 shape => {
                     let old_supers = memo.warm.as_ref().filter(|_| !definitions_kept).map(|w| w.supers());
-                    let plan = again::plan(&old, memo, &p);
-                    match old_supers {
-                        Some(s) => before = Some((old, s)),
-                        None => drop_aside(old),
-                    }
-                    match plan {
-                        Plan::Some(kept) => (kept, None, shape.unwrap_or(last_shape)),
-                        Plan::All(why) => {
-                            if let Some(old) = before.take() {
-                                drop_aside(old);
-                            }
+                    match (again::plan(&old, memo, &p), old_supers) {
+                        (Plan::Some(kept), Some(supers)) => {
+                            before = Some((old, supers));
+                            (kept, None, shape.unwrap_or(last_shape))
+                        }
+                        (Plan::Some(kept), None) => {
+                            drop_aside(old);
+                            (kept, None, shape.unwrap_or(last_shape))
+                        }
+                        (Plan::All(why), _) => {
+                            drop_aside(old);
                             (Vec::new(), Some(why), shape.unwrap_or(last_shape))
                         }
                     }
@@ -58,7 +58,7 @@ pub(super) fn resolve_files(
     let kept_files = kept.iter().filter(|k| k.is_some()).count();
     let resolved: Vec<bool> = kept.iter().map(Option::is_none).collect();
     let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| resolved[f]).collect());
-    let again =
+    let mut again =
         Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because, definitions_kept, touched };
     let per_file: Vec<FileUses> = kept
         .into_par_iter()
@@ -90,7 +90,6 @@ pub(super) fn resolve_files(
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
-    let mut again = again;
     if let Some((old, old_supers)) = before {
         again.touched = moved(&old, &old_supers, &p, &resolved);
         drop_aside((old, old_supers));
