@@ -173,6 +173,13 @@ pub struct Rules {
     /// Kotlin's `T?`, Swift's `T?`): a `null` argument is no value of a
     /// plain enum parameter.
     pub nullable_marked: bool,
+    /// A module's imports are names of the module to its importers
+    /// (Python's `from .x import y` in a package's `__init__`, Rust's `pub
+    /// use`, TypeScript's `export … from`, C++'s `using namespace` inside
+    /// a namespace): a name a package does not define is followed through
+    /// what its files import. Elsewhere (Java, Kotlin, C#, Go…) an import
+    /// is the importing file's alone.
+    pub reexports: bool,
 }
 
 impl Rules {
@@ -194,6 +201,7 @@ impl Rules {
         applicable_levels: false,
         doc_types: false,
         nullable_marked: false,
+        reexports: false,
     };
 }
 
@@ -456,7 +464,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: false,
         global_names: true,
         builtins: PYTHON_BUILTINS,
-        rules: Rules { overload_stubs: true, decorators_inside: true, ..Rules::NONE },
+        rules: Rules { overload_stubs: true, decorators_inside: true, reexports: true, ..Rules::NONE },
     },
     Lang {
         name: "cpp",
@@ -478,7 +486,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: false,
         global_names: true,
         builtins: &[],
-        rules: Rules::NONE,
+        rules: Rules { reexports: true, ..Rules::NONE },
     },
     Lang {
         name: "typescript",
@@ -505,7 +513,7 @@ pub static LANGUAGES: &[Lang] = &[
         unknown_receiver_is_ours: false,
         global_names: true,
         builtins: SCRIPT_GLOBALS,
-        rules: Rules { module_objects_only: true, overload_stubs: true, ..Rules::NONE },
+        rules: Rules { module_objects_only: true, overload_stubs: true, reexports: true, ..Rules::NONE },
     },
     Lang {
         name: "rust",
@@ -533,6 +541,7 @@ pub static LANGUAGES: &[Lang] = &[
             cfg_alternatives: true,
             generic_bounds: true,
             scoped_variants: true,
+            reexports: true,
             ..Rules::NONE
         },
     },

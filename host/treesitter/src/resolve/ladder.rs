@@ -201,26 +201,55 @@ impl Resolver<'_> {
 
     /// The top-level definitions called `name` of package `pkg`; where it
     /// defines none, what its files import under that name (Rust's `pub
-    /// use`, a Python package's `__init__`), followed at most `hops` times.
+    /// use`, a Python package's `__init__`), followed at most `hops` times,
+    /// in the languages whose imports re-export ([`Rules::reexports`]).
+    ///
+    /// Breadth first, each package and name once: packages that import
+    /// each other, or many files of one package importing the same module,
+    /// cost one visit each, not one per path through them (followed per
+    /// path, a C# namespace's `using`s fanned out as files × imports per
+    /// hop: minutes for one library). The first visit of a pair is the one
+    /// with the most hops left, so nothing is found that the paths would not.
+    ///
+    /// [`Rules::reexports`]: crate::languages::Rules::reexports
     pub(super) fn exported(&self, pkg: &str, name: &str, hops: u8) -> Vec<DefIx> {
         let direct = self.look.in_package(pkg, name);
         if !direct.is_empty() || hops == 0 {
             return direct.to_vec();
         }
-        let Some(n) = self.look.packages.get(pkg) else { return Vec::new() };
-        lookup::read_key(lookup::reexports_key(pkg));
         let mut out = Vec::new();
-        for &f in Lookup::get(&self.look.package_files, n) {
-            for i in &self.p.sources[f].facts.imports {
-                let (from, last) = i.path.rsplit_once('.').unwrap_or(("", &i.path));
-                // A file's own name re-exported as its `default` is followed.
-                if from == pkg && i.alias.as_deref() != Some("default") {
+        let mut seen: super::HashSet<(&str, &str)> = super::HashSet::default();
+        seen.insert((pkg, name));
+        let mut queue = std::collections::VecDeque::from([(pkg, name, hops)]);
+        while let Some((pkg, name, hops)) = queue.pop_front() {
+            let direct = self.look.in_package(pkg, name);
+            if !direct.is_empty() || hops == 0 {
+                out.extend_from_slice(direct);
+                continue;
+            }
+            let Some(n) = self.look.packages.get(pkg) else { continue };
+            lookup::read_key(lookup::reexports_key(pkg));
+            for &f in Lookup::get(&self.look.package_files, n) {
+                let s = &self.p.sources[f];
+                if !s.lang.rules.reexports {
                     continue;
                 }
-                if last == "*" {
-                    out.extend(self.exported(from, name, hops - 1));
-                } else if i.alias.as_deref().unwrap_or(last) == name {
-                    out.extend(self.exported(from, last, hops - 1));
+                for i in &s.facts.imports {
+                    let (from, last) = i.path.rsplit_once('.').unwrap_or(("", &i.path));
+                    // A file's own name re-exported as its `default` is followed.
+                    if from == pkg && i.alias.as_deref() != Some("default") {
+                        continue;
+                    }
+                    let next = if last == "*" {
+                        (from, name)
+                    } else if i.alias.as_deref().unwrap_or(last) == name {
+                        (from, last)
+                    } else {
+                        continue;
+                    };
+                    if seen.insert(next) {
+                        queue.push_back((next.0, next.1, hops - 1));
+                    }
                 }
             }
         }
