@@ -60,54 +60,90 @@ pub fn emit_only(project: &Project, root: &std::path::Path, only: &[usize]) -> I
     emit_files(project, root, Some(only))
 }
 
-fn emit_files(project: &Project, root: &std::path::Path, only: Option<&[usize]>) -> Index {
-    use rayon::prelude::*;
-    // Each file's uses and unbound calls, in the order the project has
-    // them (a macro's expansions come after every file's own uses).
-    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-    for (i, u) in project.uses.iter().enumerate() {
-        uses[u.file].push(i as u32);
+/// What writing some of a project's documents needs: which files, in the
+/// order the index gives them, and each file's uses and unbound calls.
+struct Plan {
+    files: Vec<usize>,
+    uses: Vec<Vec<u32>>,
+    unbound: Vec<Vec<u32>>,
+    declared_apart: std::collections::HashSet<usize>,
+}
+
+impl Plan {
+    fn of(project: &Project, only: Option<&[usize]>) -> Plan {
+        // Each file's uses and unbound calls, in the order the project has
+        // them (a macro's expansions come after every file's own uses).
+        let mut uses: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
+        for (i, u) in project.uses.iter().enumerate() {
+            uses[u.file].push(i as u32);
+        }
+        let mut unbound: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
+        for (i, c) in project.unbound.iter().enumerate() {
+            unbound[c.file].push(i as u32);
+        }
+        // A member declared in its type and defined apart (C++) is written
+        // once, where its body is, so that references in the body belong to
+        // it; the declaration's comment and relationships go with it.
+        let declared_apart = project.defs.iter().filter_map(|d| d.twin_of).collect();
+        let mut files: Vec<usize> = match only {
+            Some(only) => only.to_vec(),
+            None => (0..project.sources.len()).collect(),
+        };
+        // A symbol defined in several documents (Kotlin's `expect` and its
+        // `actual`s) is placed at its first definition: the documents that
+        // declare `expect`s come first.
+        files.sort_by_key(|&f| !project.sources[f].facts.expects);
+        Plan { files, uses, unbound, declared_apart }
     }
-    let mut unbound: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-    for (i, c) in project.unbound.iter().enumerate() {
-        unbound[c.file].push(i as u32);
+
+    fn document(&self, project: &Project, fi: usize) -> Document {
+        document(project, fi, &self.declared_apart, &self.uses[fi], &self.unbound[fi])
     }
-    // A member declared in its type and defined apart (C++) is written
-    // once, where its body is, so that references in the body belong to
-    // it; the declaration's comment and relationships go with it.
-    let declared_apart: std::collections::HashSet<usize> = project.defs.iter().filter_map(|d| d.twin_of).collect();
-    let files: Vec<usize> = match only {
-        Some(only) => only.to_vec(),
-        None => (0..project.sources.len()).collect(),
-    };
-    let mut docs: Vec<Document> =
-        files.par_iter().map(|&fi| document(project, fi, &declared_apart, &uses[fi], &unbound[fi])).collect();
-    // A symbol defined in several documents (Kotlin's `expect` and its
-    // `actual`s) is placed at its first definition: the documents that
-    // declare `expect`s come first.
-    if project.sources.iter().any(|s| s.facts.expects) {
-        let mut keyed: Vec<(bool, Document)> =
-            files.iter().map(|&f| !project.sources[f].facts.expects).zip(std::mem::take(&mut docs)).collect();
-        keyed.sort_by_key(|(later, _)| *later);
-        docs = keyed.into_iter().map(|(_, d)| d).collect();
-    }
+}
+
+fn metadata(root: &std::path::Path) -> Metadata {
     let root = root.to_string_lossy();
-    Index {
-        metadata: Some(Metadata {
-            tool_info: Some(ToolInfo {
-                name: TOOL.to_owned(),
-                version: env!("CARGO_PKG_VERSION").to_owned(),
-                ..Default::default()
-            })
-            .into(),
-            project_root: format!("file://{}", root.trim_end_matches('/')),
-            text_document_encoding: TextEncoding::UTF8.into(),
+    Metadata {
+        tool_info: Some(ToolInfo {
+            name: TOOL.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
             ..Default::default()
         })
         .into(),
-        documents: docs,
+        project_root: format!("file://{}", root.trim_end_matches('/')),
+        text_document_encoding: TextEncoding::UTF8.into(),
         ..Default::default()
     }
+}
+
+fn emit_files(project: &Project, root: &std::path::Path, only: Option<&[usize]>) -> Index {
+    use rayon::prelude::*;
+    let plan = Plan::of(project, only);
+    let docs: Vec<Document> = plan.files.par_iter().map(|&fi| plan.document(project, fi)).collect();
+    Index { metadata: Some(metadata(root)).into(), documents: docs, ..Default::default() }
+}
+
+/// The bytes of [`emit`]'s index, written to `out` as the documents are
+/// made, a few hundred at a time: the index is never in memory whole (at
+/// 20M lines of Java it is several GB decoded, and its encoding 1.4 GB).
+pub fn write(project: &Project, root: &std::path::Path, out: &mut dyn std::io::Write) -> protobuf::Result<()> {
+    use rayon::prelude::*;
+    // An index is its metadata (field 1), then each document (field 2),
+    // as an encoder writes a whole `Index`.
+    const BATCH: usize = 512;
+    let plan = Plan::of(project, None);
+    let mut os = protobuf::CodedOutputStream::new(out);
+    os.write_message(1, &metadata(root))?;
+    for batch in plan.files.chunks(BATCH) {
+        let docs: Vec<Vec<u8>> = batch
+            .par_iter()
+            .map(|&fi| protobuf::Message::write_to_bytes(&plan.document(project, fi)))
+            .collect::<protobuf::Result<_>>()?;
+        for doc in docs {
+            os.write_bytes(2, &doc)?;
+        }
+    }
+    os.flush()
 }
 
 /// File `fi`'s document: its module, its definitions with their

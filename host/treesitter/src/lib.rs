@@ -145,6 +145,28 @@ pub fn index(root: &Path, lang: &'static Lang, files: &[PathBuf], opts: &Options
     Workspace::open(root, lang, files, opts).1
 }
 
+/// [`index`], encoded into `out` as each document is made
+/// ([`emit::write`]): the same bytes, without the whole index in memory.
+/// What happened, or the writer's error.
+pub fn index_to(
+    root: &Path,
+    lang: &'static Lang,
+    files: &[PathBuf],
+    opts: &Options,
+    out: &mut dyn std::io::Write,
+) -> Result<Report, protobuf::Error> {
+    let started = Instant::now();
+    let mut ws = Workspace::empty(root, lang, files, opts);
+    let read = ws.read_all(files);
+    ws.keep(files.iter().cloned().zip(read));
+    let (mut report, sources) = ws.gather();
+    let project = resolve::resolve(sources);
+    report.counts = project.counts;
+    emit::write(&project, &ws.root, out)?;
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
 /// One language's part of a project, kept in memory so that a change to a
 /// few files costs reading those files again, not the whole project. What
 /// is resolved (and written) is always the whole part: an edit to one file

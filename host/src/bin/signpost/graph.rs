@@ -316,12 +316,21 @@ fn read_built_in(
     out: &Path,
 ) -> anyhow::Result<()> {
     let partial = Partial::of(out);
-    let indexed = signpost::indexer::with_progress(
+    // Encoded into the file as the documents are made: neither the index
+    // nor its bytes are ever whole in memory, nor held while `place` loads
+    // the file back.
+    let file = std::fs::File::create(&partial.0).with_context(|| format!("writing {}", partial.0.display()))?;
+    let mut writer = std::io::BufWriter::new(file);
+    let r = signpost::indexer::with_progress(
         &format!("indexing {} {} files with tree-sitter", files.len(), lang.name),
-        || signpost_treesitter::index(dir, lang, files, &signpost_treesitter::Options::default()),
-    );
-    std::fs::write(&partial.0, indexed.to_bytes()?).with_context(|| format!("writing {}", partial.0.display()))?;
-    let r = &indexed.report;
+        || signpost_treesitter::index_to(dir, lang, files, &signpost_treesitter::Options::default(), &mut writer),
+    )
+    .with_context(|| format!("writing {}", partial.0.display()))?;
+    writer
+        .into_inner()
+        .map_err(std::io::IntoInnerError::into_error)
+        .with_context(|| format!("writing {}", partial.0.display()))?;
+    let r = &r;
     place(&partial.0, out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
     const SHOWN: usize = 20;
     for note in r.notes.iter().take(SHOWN) {
