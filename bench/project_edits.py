@@ -21,14 +21,22 @@ resident and peak memory after the edits (Linux).
 edited language whole, as before edits were patched per file: the two
 paths compared in one build.
 
+The edited file is the first of the language in path order, or `--file`
+(for a tree of several projects: one file of each language in turn). A
+function is appended at the end of a Go, C, C++ or Kotlin file, before the
+last brace of a Java file, and just inside the first class of a C# file
+(whose last brace may close a namespace).
+
 Usage: bench/project_edits.py --project DIR [--bin target/release/signpost]
-                              [--edits 20] [--lang go|java] [--kind method|call]
+                              [--edits 20] [--lang go|java|kotlin|c|cpp|csharp]
+                              [--kind method|call] [--file PATH]
 """
 
 import argparse
 import atexit
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -40,10 +48,11 @@ def main():
     p.add_argument("--bin", default="target/release/signpost")
     p.add_argument("--project", required=True)
     p.add_argument("--edits", type=int, default=20)
-    p.add_argument("--lang", default="go", choices=["go", "java"])
+    p.add_argument("--lang", default="go", choices=sorted(EXTENSIONS))
     p.add_argument("--kind", default="method", choices=["method", "call"])
+    p.add_argument("--file", help="the file to edit (default: the language's first)")
     a = p.parse_args()
-    target = first_file(a.project, "." + a.lang)
+    target = a.file or first_file(a.project, EXTENSIONS[a.lang])
     original = open(target).read()
     go = a.lang == "go"
     caller, callee = ("EditedCaller", "EditedCallee") if go else ("editedCaller", "editedCallee")
@@ -51,14 +60,9 @@ def main():
     def with_caller(n):
         """The file with a caller calling callee `n` (none: no call) and
         every callee."""
-        call = "" if n is None else f"{callee}{n}()"
-        if go:
-            added = f"\nfunc {caller}() {{\n\t{call}\n}}\n" + "".join(
-                f"\nfunc {callee}{i}() {{\n}}\n" for i in range(a.edits))
-            return original + added
-        added = f"\n    public void {caller}() {{\n        {call + ';' if call else ''}\n    }}\n" + "".join(
-            f"\n    public void {callee}{i}() {{\n    }}\n" for i in range(a.edits))
-        return original.rstrip().rstrip("}") + added + "}\n"
+        call = None if n is None else f"{callee}{n}"
+        added = function(a.lang, caller, call) + "".join(function(a.lang, f"{callee}{i}") for i in range(a.edits))
+        return placed(a.lang, original, added)
 
     def restore():
         with open(target, "w") as f:
@@ -126,13 +130,7 @@ def main():
                 raise SystemExit("the callees added before the start were not indexed")
         for n in range(a.edits):
             name = f"EditedLater{n}"
-            if a.kind == "call":
-                text = with_caller(n)
-            elif go:
-                text = original + f"\nfunc {name}() int {{\n\treturn {n}\n}}\n"
-            else:
-                cut = original.rstrip().rstrip("}")
-                text = cut + f"\n    public int {name}() {{\n        return {n};\n    }}\n}}\n"
+            text = with_caller(n) if a.kind == "call" else placed(a.lang, original, function(a.lang, name))
             t0 = time.monotonic()
             with open(target, "w") as f:
                 f.write(text)
@@ -158,6 +156,35 @@ def main():
           f"p90 {ms[int(len(ms) * 0.9) - 1]:.0f} ms, max {ms[-1]:.0f} ms; failed calls {failed}")
     if mem:
         print(f"server memory after the edits: {mem.get('VmRSS', 0)} MiB resident, peak {mem.get('VmHWM', 0)} MiB")
+
+
+EXTENSIONS = {"go": ".go", "java": ".java", "kotlin": ".kt", "c": ".c", "cpp": ".cc", "csharp": ".cs"}
+
+
+def function(lang, name, call=None):
+    """A function (a method in Java and C#) called `name`, whose body calls
+    `call` when given."""
+    body = "" if call is None else f"{call}()"
+    if lang == "go":
+        return f"\nfunc {name}() {{\n\t{body}\n}}\n"
+    if lang == "kotlin":
+        return f"\nfun {name}() {{\n    {body}\n}}\n"
+    if lang in ("c", "cpp"):
+        params = "void" if lang == "c" else ""
+        return f"\nvoid {name}({params}) {{\n    {body + ';' if body else ''}\n}}\n"
+    return f"\n    public void {name}() {{\n        {body + ';' if body else ''}\n    }}\n"
+
+
+def placed(lang, original, added):
+    """`original` with the functions `added` where the language takes them."""
+    if lang == "java":
+        return original.rstrip().rstrip("}") + added + "}\n"
+    if lang == "csharp":
+        m = re.search(r"\bclass\s+\w+[^{;]*\{", original)
+        if not m:
+            raise SystemExit("no class in the C# file to add methods to")
+        return original[:m.end()] + added + original[m.end():]
+    return original + added
 
 
 def first_file(project, ext):

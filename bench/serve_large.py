@@ -10,13 +10,15 @@ Prints, from the spawn:
   `describe` and `neighbors` (callers) of its first candidate, and a broad
   `search` (`--search`);
 - N one-file edits (a method appended to the first Java file, as
-  `bench/project_edits.py --kind method` does): from the write until
-  `resolve` finds it, p50 and max;
+  `bench/project_edits.py --kind method` does, or to each `--edit
+  LANG:FILE` in turn, for a tree of several languages): from the write
+  until `resolve` finds it, p50 and max;
 - the resident memory after, and the peak (Linux). Every call made
   meanwhile must succeed.
 
 Usage: bench/serve_large.py --project DIR --symbol NAME [--bin target/release/signpost]
                             [--edits 5] [--queries 50] [--search Admin]
+                            [--edit LANG:FILE ...]
 """
 
 import argparse
@@ -28,7 +30,7 @@ import tempfile
 import time
 
 from mcp_stdio import Session
-from project_edits import first_file
+from project_edits import first_file, function, placed
 from project_restart import rss
 
 
@@ -45,6 +47,8 @@ def main():
     p.add_argument("--edits", type=int, default=5)
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--search", default="Admin")
+    p.add_argument("--edit", action="append", default=[],
+                   help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
     a = p.parse_args()
     cache = tempfile.mkdtemp(prefix="signpost-large-")
     env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), "XDG_CACHE_HOME": cache}
@@ -91,25 +95,28 @@ def main():
             times.sort()
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
             print(f"{label}: p50 {statistics.median(times):.2f} ms, p99 {p99:.2f} ms ({a.queries} calls, round trip)")
-        target = first_file(a.project, ".java")
-        original = open(target).read()
-        latencies = []
-        try:
-            for n in range(a.edits):
-                name = f"EditedLarge{n}"
-                cut = original.rstrip().rstrip("}")
+        edits = [e.split(":", 1) for e in a.edit] or [("java", first_file(a.project, ".java"))]
+        for lang, target in edits:
+            original = open(target).read()
+            latencies = []
+            try:
+                for n in range(a.edits):
+                    name = f"editedLarge{n}"
+                    with open(target, "w") as f:
+                        f.write(placed(lang, original, function(lang, name)))
+                    t0 = time.monotonic()
+                    while call("resolve", {"identifier": name}).get("structuredContent", {}).get("status") != "one":
+                        if time.monotonic() - t0 > 120:
+                            raise SystemExit(f"{lang}: edit {n} of {target} never visible")
+                        time.sleep(0.01)
+                    latencies.append((time.monotonic() - t0) * 1000)
+            finally:
                 with open(target, "w") as f:
-                    f.write(cut + f"\n    public int {name}() {{\n        return {n};\n    }}\n}}\n")
-                t0 = time.monotonic()
-                while call("resolve", {"identifier": name}).get("structuredContent", {}).get("status") != "one":
-                    time.sleep(0.01)
-                latencies.append((time.monotonic() - t0) * 1000)
-        finally:
-            with open(target, "w") as f:
-                f.write(original)
-        if latencies:
-            print(f"method edit visible over {len(latencies)} edits: p50 {statistics.median(latencies):.0f} ms, "
-                  f"max {max(latencies):.0f} ms")
+                    f.write(original)
+            # The restored file swaps in before the next language's edits.
+            time.sleep(2)
+            print(f"{lang} method edit visible over {len(latencies)} edits: p50 {statistics.median(latencies):.0f} ms, "
+                  f"max {max(latencies):.0f} ms ({os.path.relpath(target, a.project)})")
         print(f"after: {memory(s.proc.pid)}; failed calls {failed}")
     finally:
         s.proc.kill()

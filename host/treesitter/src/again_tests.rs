@@ -538,6 +538,22 @@ def run():
             "shape.h",
             "// The area, old.|// The area, new.",
         ),
+        // Every definition kept, a macro's body changed: a file that calls
+        // the macro keeps its own uses, but its call expands to the new
+        // body's callees.
+        (
+            "cpp",
+            &[
+                ("dict.h", "void *dictFind(void *d);\nvoid *dictScan(void *d);\n#define DICT_GET(d) dictFind((d))\n"),
+                (
+                    "dict.c",
+                    "#include \"dict.h\"\nvoid *dictFind(void *d) { return d; }\nvoid *dictScan(void *d) { return d; }\n",
+                ),
+                ("server.c", "#include \"dict.h\"\nvoid *serve(void *d) { return DICT_GET(d); }\n"),
+            ],
+            "dict.h",
+            "#define DICT_GET(d) dictFind((d))|#define DICT_GET(d) dictScan((d))",
+        ),
     ];
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-cases-{}", std::process::id()));

@@ -1352,6 +1352,8 @@ fn c_and_cpp_vendored_namesakes_export_macros_macro_bodies_and_nested_namespaces
             "miniLookup:6 -CALLS-> dictFind:2",
             // Through the macro, to what it expands to.
             "lookupTwice:10 -CALLS-> dictFind:4",
+            // Through a header's macro, from another file.
+            "serveAgain:7 -CALLS-> dictFind:4",
             // A class declared with an export macro, and its base.
             "lib.console_sink -EXTENDS-> lib.sink",
             "lib.console_sink.log:21 -CALLS-> lib.detail.clamp:7",
@@ -1874,4 +1876,114 @@ fn python_src_layout_relative_imports_decorated_functions_and_typed_splats_with_
         let s = format!("{core}{s}");
         assert!(symbols.contains(&s), "{s} in {symbols:#?}");
     }
+}
+
+/// Indexes `files` (path, text) of `lang` in a scratch directory on a
+/// thread of its own, and fails, instead of hanging, when that takes more
+/// than a few minutes: the shapes given here take well under a second.
+fn indexed_within_minutes(name: &str, lang: &str, files: &[(String, String)]) -> (Graph, crate::Report) {
+    let dir = std::env::temp_dir().join(format!("signpost-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a dir");
+        std::fs::write(path, text).expect("written");
+    }
+    let dir = std::fs::canonicalize(&dir).expect("canonical");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (at, lang) = (dir.clone(), lang.to_owned());
+    std::thread::spawn(move || {
+        // The receiver gone (it gave up waiting): nothing to tell.
+        let _ = tx.send(Box::new(graph_of(&at, &lang)));
+    });
+    let done = rx.recv_timeout(std::time::Duration::from_secs(300));
+    let _ = std::fs::remove_dir_all(&dir);
+    *done.unwrap_or_else(|_| panic!("{name}: indexing did not finish in 5 minutes"))
+}
+
+#[test]
+fn namespaces_that_all_use_each_other_resolve_at_once() {
+    // Thirty C# namespaces of four files, each file `using` all thirty,
+    // naming types and calling methods no namespace defines. A `using` is
+    // the file's own, never a name of its namespace: followed as a
+    // re-export, each name no namespace defines fanned out as files ×
+    // imports per hop (minutes for Newtonsoft.Json, whose 190k lines
+    // stalled every language of a tree behind them).
+    const N: usize = 30;
+    let usings: String = (0..N).map(|k| format!("using N{k};\n")).collect();
+    let mut files = Vec::new();
+    for k in 0..N {
+        for j in 0..4 {
+            let class = format!(
+                "{usings}namespace N{k}\n{{\n    public class C{k}x{j} : IMissing{j}\n    {{\n        public static void \
+                 Make() {{ }}\n        public void Run() {{ Missing(); new Absent(); Gone.Away(); C{}x0.Make(); }}\n    \
+                 }}\n}}\n",
+                (k + 1) % N
+            );
+            files.push((format!("N{k}/C{k}x{j}.cs"), class));
+        }
+    }
+    let (g, report) = indexed_within_minutes("usings", "csharp", &files);
+    assert_eq!(report.files, N * 4);
+    let all = edges(&g);
+    assert_edges(&all, &["N0.C0x0.Run:36 -CALLS-> N1.C1x0.Make:35", "N29.C29x3.Run:36 -CALLS-> N0.C0x0.Make:35"], &[]);
+}
+
+#[test]
+fn python_reexports_are_followed_once_each_through_cycles() {
+    // Thirty packages whose `__init__` imports every package's names (a
+    // cycle through all of them), one of which re-exports a function
+    // from a module of its own: found through two hops, each package
+    // visited once, however many paths lead to it.
+    const N: usize = 30;
+    let stars: String = (0..N).map(|k| format!("from p{k} import *\n")).collect();
+    let mut files = Vec::new();
+    for k in 0..N {
+        let own = if k == 3 { "from p3.mod import f3\n" } else { "" };
+        files.push((format!("p{k}/__init__.py"), format!("{stars}{own}")));
+        files.push((format!("p{k}/mod.py"), format!("def f{k}():\n    return {k}\n")));
+    }
+    let calls: String = (0..40).map(|i| format!("    p0.missing{i}()\n")).collect();
+    files.push(("main.py".into(), format!("import p0\n\n\ndef main():\n{calls}    return p0.f3()\n")));
+    let (g, _) = indexed_within_minutes("reexports", "python", &files);
+    let all = edges(&g);
+    let found = all.iter().any(|e| e.starts_with("main.main:") && e.contains("-CALLS-> p3.mod.f3:"));
+    assert!(found, "main() calls p3.mod.f3 through p0 and p3's re-exports: {all:#?}");
+}
+
+#[test]
+fn an_index_written_as_it_is_made_is_the_index_encoded() {
+    // Kotlin's `expect` documents come first; C++ writes members defined
+    // apart once; Java is the plain case.
+    for lang in ["kotlin", "cpp", "java", "go"] {
+        let dir = fixture_dir(lang);
+        let l = languages::by_name(lang).expect("a language");
+        let (found, _) = sources(&dir, &WalkOptions::default());
+        let files = found.into_iter().find(|(x, _)| std::ptr::eq(*x, l)).map(|(_, f)| f).unwrap_or_default();
+        let whole = crate::index(&dir, l, &files, &crate::Options::default());
+        let mut streamed = Vec::new();
+        let report = crate::index_to(&dir, l, &files, &crate::Options::default(), &mut streamed).expect("written");
+        assert!(whole.index.documents.len() > 2, "{lang}");
+        assert!(streamed == whole.to_bytes().expect("encodes"), "{lang}: the bytes differ");
+        assert_eq!(
+            (report.files, report.counts.calls_resolved),
+            (whole.report.files, whole.report.counts.calls_resolved)
+        );
+    }
+    // A writer that fails says so.
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let dir = fixture_dir("java");
+    let l = languages::by_name("java").expect("java");
+    let (found, _) = sources(&dir, &WalkOptions::default());
+    let files = found.into_iter().find(|(x, _)| std::ptr::eq(*x, l)).map(|(_, f)| f).unwrap_or_default();
+    let err = crate::index_to(&dir, l, &files, &crate::Options::default(), &mut Full).expect_err("a full disk");
+    assert!(err.to_string().contains("disk full"), "{err}");
 }

@@ -13,10 +13,12 @@
 //! What this cannot follow by names falls back to resolving every file:
 //! a change of what the project's types extend or implement (a header, a
 //! Go method set that satisfies another interface), of its extension
-//! functions, of its packages or the names their files declare, of a type
-//! written in parts, or any file with a C or C++ function-like macro. The
-//! workspace's tests check, edit after random edit, that what this gives
-//! is what resolving from scratch gives.
+//! functions, of its packages or the names their files declare, or of a
+//! type written in parts. (A C or C++ function-like macro expands into
+//! what its body calls after every file's uses are resolved: a file that
+//! calls a macro of a changed file keeps its uses, and its document is
+//! written again, `uses.rs`.) The workspace's tests check, edit after
+//! random edit, that what this gives is what resolving from scratch gives.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -130,11 +132,6 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     // The files that changed, were added or went, old side and new side.
     let changed_old: Vec<usize> = (0..old.sources.len()).filter(|&o| !unchanged_old[o]).collect();
     let changed_new: Vec<usize> = (0..p.sources.len()).filter(|&f| same[f].is_none()).collect();
-    let macros =
-        |q: &Project, files: &[usize]| files.iter().any(|&f| q.sources[f].facts.defs.iter().any(|d| d.expands));
-    if macros(old, &changed_old) || macros(p, &changed_new) {
-        return Plan::All("a changed file has a function-like macro");
-    }
     let mut dirty = dirty_names(old, &changed_old, p, &changed_new, &old_at, &new_at);
     // A definition of an unchanged file declared apart from its type (Go's
     // receivers, C++'s `Type::f`, a Rust `impl`) finds its type by name in

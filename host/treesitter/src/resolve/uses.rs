@@ -76,6 +76,15 @@ pub(super) fn resolve_files(
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
     let (uses, unbound) = joined(&p, &per_file);
+    // The files that call a macro of a file resolved again: their own uses
+    // were kept, but what the call expands to is the macro body's uses.
+    let mut moved_too = resolved.clone();
+    for f in macro_callers(&p, &per_file, &resolved) {
+        moved_too[f] = true;
+    }
+    if let Some(touched) = again.touched.as_mut() {
+        *touched = (0..moved_too.len()).filter(|&f| moved_too[f]).collect();
+    }
     step.done("uses");
     tracing::debug!(
         resolved = again.resolved,
@@ -91,7 +100,7 @@ pub(super) fn resolve_files(
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
     if let Some((old, old_supers)) = before {
-        again.touched = moved(&old, &old_supers, &p, &resolved);
+        again.touched = moved(&old, &old_supers, &p, &moved_too);
         drop_aside((old, old_supers));
     }
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
@@ -154,6 +163,22 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
         }
     }
     Some(touched)
+}
+
+/// The files whose uses were kept (not `resolved`) and that call a C or
+/// C++ function-like macro of a file whose uses were resolved again: each
+/// such call expands to what the macro's body calls now
+/// ([`expand_macros`]), so their documents may move though their own uses
+/// did not.
+fn macro_callers(p: &Project, per_file: &[FileUses], resolved: &[bool]) -> Vec<usize> {
+    let changed_macro = |d: DefIx| p.fact(d).expands && resolved[p.defs[d].file];
+    if !(0..p.defs.len()).any(changed_macro) {
+        return Vec::new();
+    }
+    (0..per_file.len())
+        .into_par_iter()
+        .filter(|&f| !resolved[f] && per_file[f].uses.iter().any(|u| changed_macro(u.target)))
+        .collect()
 }
 
 /// The uses in file `fi`: its type names and calls, resolved.
