@@ -30,5 +30,21 @@ sha256sum host/prebuilt/signpost_hints.wasm | cut -d' ' -f1 > host/prebuilt/sign
 cp hints-component/cases/*.json host/prebuilt/cases/
 cp tests/fixtures/scip/rust/index.scip host/prebuilt/cases-rust-index.scip
 
+# Cargo unpacks the packaged crates of the check into its registry source
+# cache (a directory per local registry, named `-<hash>`) and, the version
+# being the same, reuses an earlier unpacking; and it fingerprints a crate
+# from a registry by its version alone, so what it built from the earlier
+# sources is linked again. On a machine that ran this before, a crate
+# would be checked against another crate's old sources: the unpackings
+# and what was built from them go first (the workspace's own dev builds
+# of these crates with them; they are made again when needed).
+registry_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+debug="${CARGO_TARGET_DIR:-target}/debug"
+for crate in signpost-graph signpost-policy signpost-treesitter signpost-mcp; do
+    rm -rf "$registry_src"/-*/"$crate"-[0-9]* "$debug"/.fingerprint/"$crate"-* "$debug"/build/"$crate"-*
+done
+rm -f "$debug"/deps/libsignpost-* "$debug"/deps/signpost-* \
+    "$debug"/deps/*signpost_graph-* "$debug"/deps/*signpost_policy-* "$debug"/deps/*signpost_treesitter-*
+
 cargo package --workspace --locked --allow-dirty "$@"
 ls -l target/package/*.crate
