@@ -13,22 +13,27 @@ fn fixture_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/treesitter").join(name)
 }
 
+/// Language `lang` and its files under `dir`, as the walk finds them, with
+/// the walk's notes.
+fn files_of(dir: &Path, lang: &str) -> (&'static languages::Lang, Vec<PathBuf>, Vec<String>) {
+    let lang = languages::by_name(lang).expect("a language");
+    let (found, notes) = sources(dir, &WalkOptions::default());
+    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    (lang, files, notes)
+}
+
 /// The SCIP symbols the built-in indexer writes for one language of a
 /// directory, as its SCIP indexer would spell them.
 fn scip_symbols(dir: &Path, lang: &str) -> Vec<String> {
-    let lang = languages::by_name(lang).expect("a language");
-    let (found, _) = sources(dir, &WalkOptions::default());
-    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
+    let (lang, files, _) = files_of(dir, lang);
     let indexed = crate::index(dir, lang, &files, &crate::Options::default());
     indexed.index.documents.iter().flat_map(|d| d.symbols.iter().map(|s| s.symbol.clone())).collect()
 }
 
 /// Indexes one language of a directory and imports the index.
 fn graph_of(dir: &Path, lang: &str) -> (Graph, crate::Report) {
-    let (found, notes) = sources(dir, &WalkOptions::default());
+    let (lang, files, notes) = files_of(dir, lang);
     assert!(notes.is_empty(), "{notes:?}");
-    let lang = languages::by_name(lang).expect("a language");
-    let files = found.into_iter().find(|(l, _)| std::ptr::eq(*l, lang)).map(|(_, f)| f).unwrap_or_default();
     let indexed = crate::index(dir, lang, &files, &crate::Options::default());
     let bytes = indexed.index.write_to_bytes().expect("encodes");
     let g = signpost_graph::scip::import(&bytes, &signpost_graph::scip::Options { name: "fixture".into() })
@@ -1957,9 +1962,7 @@ fn an_index_written_as_it_is_made_is_the_index_encoded() {
     // apart once; Java is the plain case.
     for lang in ["kotlin", "cpp", "java", "go"] {
         let dir = fixture_dir(lang);
-        let l = languages::by_name(lang).expect("a language");
-        let (found, _) = sources(&dir, &WalkOptions::default());
-        let files = found.into_iter().find(|(x, _)| std::ptr::eq(*x, l)).map(|(_, f)| f).unwrap_or_default();
+        let (l, files, _) = files_of(&dir, lang);
         let whole = crate::index(&dir, l, &files, &crate::Options::default());
         let mut streamed = Vec::new();
         let report = crate::index_to(&dir, l, &files, &crate::Options::default(), &mut streamed).expect("written");
@@ -1981,9 +1984,7 @@ fn an_index_written_as_it_is_made_is_the_index_encoded() {
         }
     }
     let dir = fixture_dir("java");
-    let l = languages::by_name("java").expect("java");
-    let (found, _) = sources(&dir, &WalkOptions::default());
-    let files = found.into_iter().find(|(x, _)| std::ptr::eq(*x, l)).map(|(_, f)| f).unwrap_or_default();
+    let (l, files, _) = files_of(&dir, "java");
     let err = crate::index_to(&dir, l, &files, &crate::Options::default(), &mut Full).expect_err("a full disk");
     assert!(err.to_string().contains("disk full"), "{err}");
 }

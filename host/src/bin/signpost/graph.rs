@@ -321,7 +321,7 @@ fn read_built_in(
     // the file back.
     let file = std::fs::File::create(&partial.0).with_context(|| format!("writing {}", partial.0.display()))?;
     let mut writer = std::io::BufWriter::new(file);
-    let r = signpost::indexer::with_progress(
+    let report = signpost::indexer::with_progress(
         &format!("indexing {} {} files with tree-sitter", files.len(), lang.name),
         || signpost_treesitter::index_to(dir, lang, files, &signpost_treesitter::Options::default(), &mut writer),
     )
@@ -330,7 +330,7 @@ fn read_built_in(
         .into_inner()
         .map_err(std::io::IntoInnerError::into_error)
         .with_context(|| format!("writing {}", partial.0.display()))?;
-    let r = &r;
+    let r = &report;
     place(&partial.0, out, "the tree-sitter indexer", &format!("{}, tree-sitter", lang.name))?;
     const SHOWN: usize = 20;
     for note in r.notes.iter().take(SHOWN) {

@@ -78,12 +78,15 @@ pub(super) fn resolve_files(
     let (uses, unbound) = joined(&p, &per_file);
     // The files that call a macro of a file resolved again: their own uses
     // were kept, but what the call expands to is the macro body's uses.
-    let mut moved_too = resolved.clone();
-    for f in macro_callers(&p, &per_file, &resolved) {
-        moved_too[f] = true;
-    }
-    if let Some(touched) = again.touched.as_mut() {
-        *touched = (0..moved_too.len()).filter(|&f| moved_too[f]).collect();
+    let callers = macro_callers(&p, &per_file, &resolved);
+    let mut moved_too = resolved;
+    if !callers.is_empty() {
+        for &f in &callers {
+            moved_too[f] = true;
+        }
+        if let Some(touched) = again.touched.as_mut() {
+            *touched = (0..moved_too.len()).filter(|&f| moved_too[f]).collect();
+        }
     }
     step.done("uses");
     tracing::debug!(
@@ -172,7 +175,9 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
 /// did not.
 fn macro_callers(p: &Project, per_file: &[FileUses], resolved: &[bool]) -> Vec<usize> {
     let changed_macro = |d: DefIx| p.fact(d).expands && resolved[p.defs[d].file];
-    if !(0..p.defs.len()).any(changed_macro) {
+    // Looked for among the resolved files' definitions only; none kept, no caller.
+    let some_changed = (0..resolved.len()).filter(|&f| resolved[f]).any(|f| p.defs_of_file(f).any(changed_macro));
+    if !some_changed || resolved.iter().all(|&r| r) {
         return Vec::new();
     }
     (0..per_file.len())
