@@ -598,6 +598,96 @@ def run():
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// A namespace block in every file (C++, C#) is spliced per file: an edit
+/// of one of its files patches that file alone, whether it is the
+/// namespace's first file or another; and the edits that move where the
+/// namespace's node comes from (its first file leaving it, a file before
+/// it joining it) still give what a fresh import gives.
+#[test]
+fn a_namespace_in_every_file_is_patched_per_file() {
+    type Edit = (&'static str, &'static str, &'static str, Option<usize>);
+    let cpp = |i: usize| {
+        let call = if i > 0 { format!(" int c{i}() {{ return f{}(1); }}", i - 1) } else { String::new() };
+        (format!("a{i}.cpp"), format!("namespace db {{\nint f{i}(int x) {{ return x + {i}; }}{call}\n}}\n"))
+    };
+    let csharp = |i: usize| {
+        let call = if i > 0 { format!(" int C() {{ return new K{}().F(); }}", i - 1) } else { String::new() };
+        (
+            format!("A{i}.cs"),
+            format!("namespace Db {{\n  class K{i} {{ public int F() {{ return {i}; }}{call} }}\n}}\n"),
+        )
+    };
+    type Case = (&'static str, Vec<(String, String)>, Vec<Edit>);
+    let cases: Vec<Case> = vec![
+        (
+            "cpp",
+            std::iter::once(("0.cpp".to_owned(), "namespace other {\nint h() { return 0; }\n}\n".to_owned()))
+                .chain((0..8).map(cpp))
+                .chain([("z.cpp".to_owned(), "namespace solo {\nint s() { return 1; }\n}\n".to_owned())])
+                .collect(),
+            vec![
+                // Another file: a function added, a call changed.
+                ("a5.cpp", "int f5(int x)", "int g5() { return f2(1); }\nint f5(int x)", Some(1)),
+                ("a6.cpp", "return f5(1);", "return f3(1);", Some(1)),
+                // The namespace's first file.
+                ("a0.cpp", "int f0(int x)", "int g0() { return 0; }\nint f0(int x)", Some(1)),
+                // A file ahead of the first joins the namespace; the first
+                // leaves it.
+                ("0.cpp", "namespace other", "namespace db", None),
+                ("0.cpp", "namespace db", "namespace other", None),
+                ("a0.cpp", "namespace db", "namespace moved", None),
+                ("a3.cpp", "int f3(int x)", "int g3() { return 3; }\nint f3(int x)", Some(1)),
+                // A file ahead of a namespace of one file opens it too.
+                ("0.cpp", "namespace other", "namespace solo", None),
+                ("a2.cpp", "int f2(int x)", "int g2() { return 2; }\nint f2(int x)", Some(1)),
+            ],
+        ),
+        (
+            "csharp",
+            (0..8).map(csharp).collect(),
+            vec![
+                ("A4.cs", "public int F()", "public int G() { return 4; } public int F()", Some(1)),
+                ("A0.cs", "public int F()", "public int G() { return 0; } public int F()", Some(1)),
+                ("A6.cs", "new K5()", "new K2()", Some(1)),
+            ],
+        ),
+    ];
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let scratch = std::env::temp_dir().join(format!("signpost-namespaces-{}", std::process::id()));
+    let mut patches = BTreeMap::<&str, usize>::new();
+    for (n, (lang, files, edits)) in cases.iter().enumerate() {
+        let root = scratch.join(n.to_string());
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        for (name, text) in files {
+            std::fs::write(root.join(name), text).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        let (l, all) = languages_of(&root).remove(lang).unwrap_or_else(|| panic!("{lang} files"));
+        let (mut ws, before) = crate::Workspace::open(&root, l, &all, &opts);
+        let mut served = Some(patched_from(&before));
+        for (file, from, to, alone) in edits {
+            let path = root.join(file);
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(text.contains(from), "{file}: {from}");
+            std::fs::write(&path, text.replacen(from, to, 1)).unwrap_or_else(|e| panic!("{e}"));
+            let again = ws.update_in_part(&all, std::slice::from_ref(&path));
+            let again = again.unwrap_or_else(|| panic!("{lang}: an update"));
+            let whole = if again.changed.as_ref().is_some_and(|c| c.only) { ws.written() } else { again.index.clone() };
+            let (_, fresh) = crate::Workspace::open(&root, l, &all, &opts);
+            let what = || format!("{lang}, {file}: {from} -> {to}");
+            let (next, delta) = patch_equals_fresh(served.take(), &again, &whole, &fresh.index, &mut patches, what);
+            if let Some(alone) = alone {
+                let files = delta.as_ref().map(|d| d.files.len());
+                assert_eq!(files, Some(*alone), "{}: the files patched", what());
+            }
+            served = Some(next);
+        }
+    }
+    assert!(patches.get("spliced").copied().unwrap_or(0) >= 7, "{patches:?}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 /// A reading saved by one process and restored by the next, after edits
 /// made while nothing watched (lines changed, files removed and added),
 /// gives what reading the edited tree from scratch gives; only the changed

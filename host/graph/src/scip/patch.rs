@@ -9,7 +9,13 @@
 //! - a symbol defined in several documents (a C# partial class's parts,
 //!   Kotlin's `expect` and `actual`, a Go package) has one node whose
 //!   record comes from the first and whose edges from all: its documents
-//!   are imported together, before and after the change;
+//!   are imported together, before and after the change. Not when its
+//!   definitions after the first scope no reference (a C++ or C#
+//!   namespace block) and its first document stays first: then its record
+//!   and its edges out are the first document's alone, the `DECLARES` into
+//!   its children are theirs, and the splice keeps the node and replaces
+//!   those (a namespace in every file of a tree would otherwise make every
+//!   patch whole);
 //! - a node the files define no more (or define as another kind) loses the
 //!   edges into it from other files, or those edges change type: the files
 //!   of those edges' sources are imported again too.
@@ -39,8 +45,15 @@ pub struct Memo {
     /// Each document by path: a hash of its content and its unbound call
     /// sites by name.
     docs: HashMap<String, DocMemo>,
-    /// Symbols defined in more than one document, with those documents.
+    /// Symbols defined in more than one document, with those documents
+    /// (in index order: the first gives the node its record).
     shared: HashMap<String, Vec<String>>,
+    /// Of those, the ones no definition after the first makes a scope of
+    /// references (it has no enclosing range): a C++ or C# namespace.
+    unscoped: HashSet<String>,
+    /// Symbols one document alone defines, without a scope, with that
+    /// document: a namespace of one file, which another may come to open.
+    lone: HashMap<String, String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -131,34 +144,50 @@ impl Memo {
     /// What `index` gives a later patch to compare with.
     pub fn of(index: &Index) -> Memo {
         use rayon::prelude::*;
-        let each: Vec<(DocMemo, Vec<&str>)> = index
+        let each: Vec<(DocMemo, Vec<(&str, Scope)>)> = index
             .documents
             .par_iter()
-            .map(|d| (DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) }, defined(d).collect()))
+            .map(|d| (DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) }, definitions(d)))
             .collect();
         let mut docs: HashMap<String, DocMemo> = HashMap::default();
         let mut first: HashMap<&str, usize> = HashMap::default();
         let mut shared: HashMap<&str, Vec<usize>> = HashMap::default();
+        // Shared symbols a document after their first scopes references
+        // with, and symbols some definition does not scope with.
+        let (mut scoped, mut unscoping): (HashSet<&str>, HashSet<&str>) = Default::default();
         for (i, (d, (memo, defined))) in index.documents.iter().zip(each).enumerate() {
             docs.insert(d.relative_path.clone(), memo);
-            for sym in defined {
+            for (sym, scope) in defined {
+                if scope == Scope::None {
+                    unscoping.insert(sym);
+                }
                 match first.get(sym) {
                     None => {
                         first.insert(sym, i);
                     }
                     Some(&j) if j != i => {
                         let v = shared.entry(sym).or_insert_with(|| vec![j]);
-                        if !v.contains(&i) {
+                        // Documents come in order: `i` is the last if held.
+                        if v.last() != Some(&i) {
                             v.push(i);
+                        }
+                        if scope == Scope::Some {
+                            scoped.insert(sym);
                         }
                     }
                     Some(_) => {}
                 }
             }
         }
+        let unscoped = shared.keys().filter(|s| !scoped.contains(*s)).map(|s| (*s).to_owned()).collect();
         let path = |i: usize| index.documents[i].relative_path.clone();
+        let lone = unscoping
+            .into_iter()
+            .filter(|s| !shared.contains_key(s))
+            .filter_map(|s| Some((s.to_owned(), path(*first.get(s)?))))
+            .collect();
         let shared = shared.into_iter().map(|(s, v)| (s.to_owned(), v.into_iter().map(path).collect())).collect();
-        Memo { docs, shared }
+        Memo { docs, shared, unscoped, lone }
     }
 
     /// The memo of `index`, given that only the documents at `changed` may
@@ -176,8 +205,48 @@ impl Memo {
         let mut memo = self.clone();
         for d in index.documents.iter().filter(|d| changed.contains(d.relative_path.as_str())) {
             memo.docs.insert(d.relative_path.clone(), DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) });
+            memo.defines_again(d);
         }
         Some(memo)
+    }
+
+    /// Takes in what the changed document `d` defines now. An unscoped
+    /// symbol stays so while each of its documents still defines it
+    /// without a scope, and no other comes to define it (where a new one
+    /// falls in the order is not known here: the symbol is then shared,
+    /// its documents imported together). A lone namespace another document
+    /// comes to define is shared from then on.
+    fn defines_again(&mut self, d: &Document) {
+        let mut here: HashMap<&str, Scope> = HashMap::default();
+        for (s, scope) in definitions(d) {
+            let at = here.entry(s).or_insert(scope);
+            *at = (*at).max(scope);
+        }
+        let path = d.relative_path.as_str();
+        let shared = &mut self.shared;
+        self.unscoped.retain(|s| {
+            let docs = shared.get(s).map_or(&[][..], Vec::as_slice);
+            match (docs.iter().position(|p| p == path), here.get(s.as_str())) {
+                (Some(k), Some(&scope)) => k == 0 || scope != Scope::Some,
+                (Some(_), None) => false,
+                (None, defined) => defined.is_none(),
+            }
+        });
+        for (&s, _) in here.iter() {
+            if let Some(docs) = shared.get_mut(s) {
+                if !docs.iter().any(|p| p == path) {
+                    docs.push(path.to_owned());
+                }
+            } else if let Some(other) = self.lone.get(s).filter(|o| *o != path) {
+                shared.insert(s.to_owned(), vec![other.clone(), path.to_owned()]);
+                self.lone.remove(s);
+            }
+        }
+        for (&s, &scope) in &here {
+            if scope == Scope::None && !shared.contains_key(s) {
+                self.lone.entry(s.to_owned()).or_insert_with(|| path.to_owned());
+            }
+        }
     }
 }
 
@@ -188,13 +257,30 @@ pub fn patches_language(language: &str) -> bool {
     !language.eq_ignore_ascii_case("rust")
 }
 
+/// How a definition scopes the references in its range, ordered from
+/// least to most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Scope {
+    /// Described, with no definition occurrence.
+    Described,
+    /// Defined by an occurrence without an enclosing range: no scope.
+    None,
+    /// Defined with an enclosing range (or one that does not read, as the
+    /// importer would take it).
+    Some,
+}
+
 /// The global symbols document `d` defines: by an occurrence, or by
-/// describing them.
-fn defined(d: &Document) -> impl Iterator<Item = &str> {
-    let by_occurrence = d.occurrences.iter().filter(|o| o.symbol_roles & DEFINITION != 0).map(|o| o.symbol.as_str());
+/// describing them; each with how that definition scopes references.
+fn definitions(d: &Document) -> Vec<(&str, Scope)> {
+    let by_occurrence = d.occurrences.iter().filter(|o| o.symbol_roles & DEFINITION != 0).map(|o| {
+        let none = matches!(super::occurrences::enclosing_of(o), Ok(None));
+        (o.symbol.as_str(), if none { Scope::None } else { Scope::Some })
+    });
     by_occurrence
-        .chain(d.symbols.iter().map(|s| s.symbol.as_str()))
-        .filter(|s| !s.is_empty() && !scip::symbol::is_local_symbol(s))
+        .chain(d.symbols.iter().map(|s| (s.symbol.as_str(), Scope::Described)))
+        .filter(|(s, _)| !s.is_empty() && !scip::symbol::is_local_symbol(s))
+        .collect()
 }
 
 /// What a new index does to the graph imported from the last one.
@@ -274,7 +360,7 @@ pub fn delta_known(
     let position: HashMap<&str, usize> =
         index.documents.iter().enumerate().map(|(i, d)| (d.relative_path.as_str(), i)).collect();
     loop {
-        widen_by_shared(&mut files, &[&last.shared, &memo.shared]);
+        widen_by_shared(&mut files, last, &memo);
         if files.len() > most {
             return Ok((Patch::Whole("the change touches more than a quarter of the files"), memo));
         }
@@ -331,12 +417,22 @@ pub fn delta_known(
 }
 
 /// Adds to `files` every document that shares a symbol with one of them,
-/// until none does.
-fn widen_by_shared(files: &mut HashSet<String>, maps: &[&HashMap<String, Vec<String>>]) {
+/// in the last index or the new one, until none does; but for a symbol
+/// unscoped in both whose first document is the same (see the module
+/// docs).
+fn widen_by_shared(files: &mut HashSet<String>, last: &Memo, now: &Memo) {
+    let apart = |s: &str| {
+        last.unscoped.contains(s)
+            && now.unscoped.contains(s)
+            && last.shared.get(s).and_then(|d| d.first()) == now.shared.get(s).and_then(|d| d.first())
+    };
     loop {
         let before = files.len();
-        for map in maps {
-            for docs in map.values() {
+        for map in [&last.shared, &now.shared] {
+            for (s, docs) in map {
+                if apart(s) {
+                    continue;
+                }
                 if docs.iter().any(|d| files.contains(d)) {
                     files.extend(docs.iter().cloned());
                 }

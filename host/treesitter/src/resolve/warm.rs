@@ -33,10 +33,12 @@ pub(super) struct Warm {
     pub(super) sharing: Sharing,
 }
 
-/// Files whose documents go together: those defining one symbol (a C#
-/// partial class's parts, Kotlin's `expect` and `actual`, a Ruby module
-/// reopened, a C++ namespace), and a C++ member declared in one file and
-/// defined in another (whose document carries the declaration's comment).
+/// Files whose documents go together: those defining one symbol that
+/// scopes references (a C# partial class's parts, Kotlin's `expect` and
+/// `actual`, a Ruby module reopened; not a C++ or C# namespace block, which
+/// the graph splices per file: [`crate::emit::scopes`]), and a C++ member
+/// declared in one file and defined in another (whose document carries the
+/// declaration's comment).
 #[derive(Default)]
 pub(super) struct Sharing {
     groups: Vec<Vec<usize>>,
@@ -48,7 +50,10 @@ pub(super) fn sharing(p: &Project) -> Sharing {
     let mut first: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for d in p.defs.iter().filter(|d| !d.symbol.is_empty() && !d.symbol.starts_with("local ")) {
+    let shared = |(ix, d): &(usize, &Def)| {
+        !d.symbol.is_empty() && !d.symbol.starts_with("local ") && crate::emit::scopes(p, *ix)
+    };
+    for (_, d) in p.defs.iter().enumerate().filter(shared) {
         match first.get(d.symbol.as_str()) {
             None => {
                 first.insert(d.symbol.as_str(), d.file);
