@@ -11,6 +11,7 @@ pub mod http;
 pub mod live_graph;
 pub mod live_policy;
 pub mod metrics;
+pub mod oci;
 pub mod pipeline;
 pub mod precise;
 pub mod project;

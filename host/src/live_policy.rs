@@ -172,7 +172,14 @@ struct SwapState {
 
 fn build_json(policy: &Policy) -> Value {
     let id = policy.identity();
-    json!({"name": id.name, "version": id.version, "sha256": id.sha256, "build": id.build(), "source": id.source})
+    json!({
+        "name": id.name,
+        "version": id.version,
+        "sha256": id.sha256,
+        "build": id.build(),
+        "source": id.source,
+        "digest": crate::oci::digest_in(&id.source),
+    })
 }
 
 /// Whether `policy` never faulted on a live call: fit to roll back to.
@@ -347,6 +354,9 @@ impl LivePolicy {
                 "sha256": id.sha256,
                 "build": id.build(),
                 "source": id.source,
+                // An OCI artifact's manifest digest: the same on every
+                // replica that serves the same build.
+                "digest": crate::oci::digest_in(&id.source),
                 "loaded_at_unix_ms": unix_ms(id.loaded_at),
                 "from_cache": id.from_cache,
                 // Whether its calls run on the worker that took them, with no

@@ -96,6 +96,10 @@ pub struct RecordedPolicy {
     pub version: String,
     /// Its sha256.
     pub sha256: String,
+    /// The manifest digest of the OCI artifact it came from, if it did
+    /// (`--policy oci://…`): replicas that serve the same build log the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
 }
 
 /// Where and how much to record.
@@ -275,7 +279,7 @@ mod tests {
             hints: Vec::new(),
             follow: None,
             arm: "live".into(),
-            policy: RecordedPolicy { name: "p".into(), version: "1".into(), sha256: "0".into() },
+            policy: RecordedPolicy { name: "p".into(), version: "1".into(), sha256: "0".into(), digest: None },
             graph: "g".into(),
             latency_us: 1,
             text_bytes: 1,

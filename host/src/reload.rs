@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::golden;
 use crate::live_policy::{SwapRecord, SwapResult};
+use crate::oci::follow::Follower;
 use crate::policy::{Identity, LoadError, Policy, PolicyEngine};
 use crate::proxy::Upstream;
 use crate::sanitize;
@@ -118,12 +119,50 @@ impl Role {
     }
 }
 
+/// Where a reloader reads its candidates.
+pub enum Candidates {
+    /// A file, watched.
+    File(PathBuf),
+    /// An OCI reference (`oci://…`), its tag polled every `every`; SIGHUP
+    /// polls at once.
+    Oci {
+        /// Pulls and verifies.
+        follower: Arc<Follower>,
+        /// The poll interval.
+        every: Duration,
+    },
+}
+
+impl Candidates {
+    fn name(&self) -> String {
+        match self {
+            Candidates::File(path) => path.display().to_string(),
+            Candidates::Oci { follower, .. } => follower.reference().to_string(),
+        }
+    }
+
+    /// The candidate's bytes, how its identity names where it came from,
+    /// and its OCI digest.
+    fn read(&self) -> Result<(Vec<u8>, String, Option<String>), String> {
+        match self {
+            Candidates::File(path) => {
+                let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+                Ok((bytes, path.display().to_string(), None))
+            }
+            Candidates::Oci { follower, .. } => match follower.current() {
+                Some(p) => Ok((p.component.clone(), p.source.clone(), Some(p.digest.clone()))),
+                None => Err("nothing verified has been pulled yet".into()),
+            },
+        }
+    }
+}
+
 /// Reloads a policy file (the live policy, the canary or the shadow) into a
 /// running [`Signpost`].
 pub struct Reloader {
     signpost: Arc<Signpost>,
     engine: PolicyEngine,
-    path: PathBuf,
+    from: Candidates,
     role: Role,
     /// The sha256 of the content this reloader last put in service: only a
     /// change of the file's content acts, so a SIGHUP or a `touch` never
@@ -140,9 +179,14 @@ pub struct Reloader {
 impl Reloader {
     /// Watches `path` for `signpost`, compiling with `engine`.
     pub fn new(signpost: Arc<Signpost>, engine: PolicyEngine, path: PathBuf) -> Self {
+        Self::from(signpost, engine, Candidates::File(path))
+    }
+
+    /// Reads candidates from `from` for `signpost`, compiling with `engine`.
+    pub fn from(signpost: Arc<Signpost>, engine: PolicyEngine, from: Candidates) -> Self {
         let acted = std::sync::Mutex::new(Some(signpost.live().current().identity().sha256.clone()));
         let requests = Arc::new(AtomicU64::new(0));
-        Reloader { signpost, engine, path, role: Role::Live, acted, requests, cases: None }
+        Reloader { signpost, engine, from, role: Role::Live, acted, requests, cases: None }
     }
 
     /// Candidates must also pass the golden cases in `dir` (strictly).
@@ -182,13 +226,19 @@ impl Reloader {
     fn reload_unless(&self, superseded: &dyn Fn() -> bool) -> SwapRecord {
         let started = Instant::now();
         let live = self.signpost.live();
-        let source = self.path.display().to_string();
-        let bytes = match std::fs::read(&self.path) {
-            Ok(bytes) => bytes,
+        let (bytes, source, digest) = match self.from.read() {
+            Ok(read) => read,
             Err(e) => {
-                let record = SwapRecord::new(SwapResult::Rejected, &source, None, format!("cannot read: {e}"));
+                let record = SwapRecord::new(SwapResult::Rejected, &self.from.name(), None, e);
                 live.refuse(record.clone());
                 return record;
+            }
+        };
+        // A digest that passed every check and serves is the one a restart
+        // without the registry serves.
+        let adopted = |this: &Self| {
+            if let (Candidates::Oci { follower, .. }, Some(d)) = (&this.from, &digest) {
+                follower.adopted(d);
             }
         };
         let sha256 = crate::policy::sha256_hex(&bytes);
@@ -217,6 +267,7 @@ impl Reloader {
                 record.duration_ms = started.elapsed().as_millis() as u64;
                 live.publish(policy, record.clone());
                 *self.acted() = record.sha256.clone();
+                adopted(self);
                 return record;
             }
             Ok((policy, _)) => {
@@ -232,6 +283,7 @@ impl Reloader {
                     Ok(result) => {
                         let message = format!("{named} is the {}", self.role.name());
                         *self.acted() = Some(sha256.clone());
+                        adopted(self);
                         let mut record = SwapRecord::new(result, &source, Some(sha256), message);
                         record.duration_ms = started.elapsed().as_millis() as u64;
                         return record;
@@ -256,27 +308,42 @@ impl Reloader {
         record
     }
 
-    /// Starts the triggers: a watcher on the file's directory (unless
-    /// `watch` is false) and SIGHUP. Returns the channel that requests a
-    /// reload, for other triggers. Needs a tokio runtime.
+    /// Starts the triggers: a watcher on the file's directory, or the
+    /// poll of an OCI tag (unless `watch` is false), and SIGHUP. Returns
+    /// the channel that requests a reload, for other triggers. Needs a
+    /// tokio runtime.
     pub fn start(self: Arc<Self>, watch: bool) -> anyhow::Result<mpsc::Sender<()>> {
         let (tx, rx) = mpsc::channel::<()>(16);
-        if watch {
-            let watcher = watch_file(&self.path, tx.clone(), self.requests.clone(), self.role.name())?;
-            // The watcher lives as long as the reload task.
-            tokio::spawn(self.clone().run(rx, Some(watcher)));
-        } else {
-            tokio::spawn(self.clone().run(rx, None));
+        let poll_now = Arc::new(tokio::sync::Notify::new());
+        match &self.from {
+            Candidates::File(path) if watch => {
+                let watcher = watch_file(path, tx.clone(), self.requests.clone(), self.role.name())?;
+                // The watcher lives as long as the reload task.
+                tokio::spawn(self.clone().run(rx, Some(watcher)));
+            }
+            Candidates::Oci { follower, every } if watch && follower.polls() => {
+                tokio::spawn(self.clone().poll(follower.clone(), *every, tx.clone(), poll_now.clone()));
+                tokio::spawn(self.clone().run(rx, None));
+            }
+            _ => {
+                tokio::spawn(self.clone().run(rx, None));
+            }
         }
         #[cfg(unix)]
         {
             let tx = tx.clone();
             let requests = self.requests.clone();
-            let (self_path, role) = (self.path.clone(), self.role);
+            let (name, role) = (self.from.name(), self.role);
+            let oci = matches!(self.from, Candidates::Oci { .. });
             let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
-                    tracing::info!(file = %self_path.display(), "SIGHUP: reloading the {}", role.name());
+                    if oci {
+                        tracing::info!(reference = %name, "SIGHUP: asking the registry for the {}", role.name());
+                        poll_now.notify_one();
+                        continue;
+                    }
+                    tracing::info!(file = %name, "SIGHUP: reloading the {}", role.name());
                     requests.fetch_add(1, Ordering::SeqCst);
                     if tx.send(()).await.is_err() {
                         break;
@@ -285,6 +352,46 @@ impl Reloader {
             });
         }
         Ok(tx)
+    }
+
+    /// Polls the tag `follower` follows every `every` (or at once when
+    /// `now` is notified): a new digest, pulled and verified, is handed to
+    /// the reload task; a failure is recorded once until it changes, and
+    /// the policy serving stays.
+    async fn poll(
+        self: Arc<Self>,
+        follower: Arc<Follower>,
+        every: Duration,
+        tx: mpsc::Sender<()>,
+        now: Arc<tokio::sync::Notify>,
+    ) {
+        let mut last_error: Option<String> = None;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                () = now.notified() => {}
+            }
+            match follower.poll().await {
+                Ok(Some(p)) => {
+                    last_error = None;
+                    tracing::info!(reference = %follower.reference(), digest = %p.digest, "a new policy digest; checking it");
+                    self.requests.fetch_add(1, Ordering::SeqCst);
+                    if tx.send(()).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(None) => last_error = None,
+                Err(e) => {
+                    let message = format!("{}: {e}; the {} serving stays", follower.reference(), self.role.name());
+                    if last_error.as_deref() != Some(message.as_str()) {
+                        let record =
+                            SwapRecord::new(SwapResult::Rejected, &follower.reference().to_string(), None, message.clone());
+                        self.signpost.live().refuse(record);
+                        last_error = Some(message);
+                    }
+                }
+            }
+        }
     }
 
     async fn run(self: Arc<Self>, mut rx: mpsc::Receiver<()>, _watcher: Option<Vec<notify::RecommendedWatcher>>) {

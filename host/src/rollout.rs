@@ -142,7 +142,14 @@ fn bucket(key: SessionKey) -> u32 {
 
 fn identity_json(p: &Policy) -> Value {
     let id = p.identity();
-    json!({"name": id.name, "version": id.version, "sha256": id.sha256, "build": id.build(), "source": id.source})
+    json!({
+        "name": id.name,
+        "version": id.version,
+        "sha256": id.sha256,
+        "build": id.build(),
+        "source": id.source,
+        "digest": crate::oci::digest_in(&id.source),
+    })
 }
 
 impl Trials {

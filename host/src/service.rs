@@ -188,11 +188,13 @@ impl Signpost {
         let metrics = self.evidence.metrics.as_ref()?;
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let mut policy_counters = Vec::new();
+        let mut serving = Vec::new();
         let mut policies = vec![(Arm::Live, self.live.current())];
         policies.extend(self.trials.policies());
         for (arm, policy) in policies {
             let stats = policy.stats();
             let revision = Revision::of(policy.identity());
+            serving.push((arm, revision.clone(), policy.identity().source.clone()));
             policy_counters.extend(
                 [
                     ("calls", n(&stats.calls)),
@@ -211,6 +213,7 @@ impl Signpost {
             policy_counters,
             swaps: self.live.swap_counts(),
             in_flight: self.in_flight() as u64,
+            serving,
         }))
     }
 
@@ -611,7 +614,12 @@ impl Signpost {
                 .collect(),
             follow,
             arm: served.arm.as_str().to_owned(),
-            policy: RecordedPolicy { name: id.name.clone(), version: id.version.clone(), sha256: id.sha256.clone() },
+            policy: RecordedPolicy {
+                name: id.name.clone(),
+                version: id.version.clone(),
+                sha256: id.sha256.clone(),
+                digest: crate::oci::digest_in(&id.source).map(str::to_owned),
+            },
             graph: served.graph.to_owned(),
             latency_us: served.latency.as_micros() as u64,
             text_bytes: response.text.len(),

@@ -17,6 +17,9 @@ pub struct Extra {
     pub swaps: Vec<(&'static str, u64)>,
     /// Tool calls in flight.
     pub in_flight: u64,
+    /// (arm, revision, source): the policy each arm serves, and where it
+    /// came from (a file, `embedded`, or an OCI artifact by digest).
+    pub serving: Vec<(Arm, Revision, String)>,
 }
 
 #[derive(Debug)]
@@ -121,6 +124,23 @@ impl Collector for Snapshot {
             "Policy swap attempts by result",
             self.extra.swaps.iter().map(|(result, n)| (vec![("result", (*result).to_owned())], *n)),
         )?;
+        let mut family = encoder.encode_descriptor(
+            "policy_serving",
+            "The policy each arm serves (always 1): its revision, where it came from, and for an OCI artifact its \
+             manifest digest, the same on every replica that serves the same build",
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for (arm, rev, source) in &self.extra.serving {
+            let labels: Labels = vec![
+                ("arm", arm.as_str().to_owned()),
+                ("policy", rev.policy.to_string()),
+                ("revision", rev.sha.to_string()),
+                ("digest", crate::oci::digest_in(source).unwrap_or("").to_owned()),
+                ("source", source.clone()),
+            ];
+            ConstGauge::new(1i64).encode(family.encode_family(&labels)?)?;
+        }
         let gauge = ConstGauge::new(self.extra.in_flight as i64);
         gauge.encode(encoder.encode_descriptor("in_flight", "Tool calls running now", None, gauge.metric_type())?)?;
         Ok(())

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use signpost::oci::PolicySource;
+use signpost::oci::follow::{Follower, Trust};
 use signpost::policy::{Limits, PolicyEngine};
 
 #[derive(clap::Args, Clone)]
@@ -134,10 +136,33 @@ pub(super) struct ServeArgs {
     /// projects: `rust = "builtin"`).
     #[arg(long, value_name = "LANG=builtin", requires = "project", value_parser = builtin_choice)]
     pub(super) indexer: Vec<String>,
-    /// A policy component (default: the embedded default policy). The file is
-    /// watched: a new version that passes every check replaces the live one.
-    #[arg(long, value_name = "PATH")]
-    pub(super) policy: Option<PathBuf>,
+    /// A policy component (default: the embedded default policy): a file,
+    /// watched, or an OCI artifact, `oci://REGISTRY/REPO:TAG` (its tag
+    /// polled) or `…@sha256:DIGEST`, verified with --policy-key. A new
+    /// version that passes every check replaces the live one.
+    #[arg(long, value_name = "PATH|oci://…")]
+    pub(super) policy: Option<PolicySource>,
+    /// The public key (PEM, ECDSA P-256 or Ed25519, as `cosign.pub`) that
+    /// an OCI policy, canary or shadow must carry a cosign signature by;
+    /// an unsigned one, or one signed by another key, is never served.
+    #[arg(long, value_name = "FILE")]
+    pub(super) policy_key: Option<PathBuf>,
+    /// Serve OCI policies without a signature, on the registry's word alone.
+    #[arg(long, conflicts_with = "policy_key")]
+    pub(super) policy_unsigned: bool,
+    /// Seconds between two polls of an OCI policy's tag (a digest never moves).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub(super) policy_poll_secs: u64,
+    /// The largest policy component pulled from a registry, in bytes.
+    #[arg(long, default_value_t = signpost::oci::DEFAULT_MAX_COMPONENT, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
+    pub(super) policy_max_bytes: u64,
+    /// Seconds each registry request may take, its body read included.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub(super) registry_timeout_secs: u64,
+    /// A registry reached over plain HTTP (HOST:PORT; a loopback one always
+    /// is), repeatable.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub(super) registry_plain_http: Vec<String>,
     /// Golden cases (a directory of `signpost policy test` case files)
     /// every policy file must pass, strictly, before it serves: at start,
     /// on every swap, and for a canary or a shadow.
@@ -217,8 +242,8 @@ pub(super) struct ServeArgs {
     /// swap. Promote or drop it with SIGUSR1 / SIGUSR2 or `signpost canary`;
     /// it is dropped on its own when it faults or its follow-through falls
     /// clearly below the live policy's (docs/metrics.md).
-    #[arg(long, value_name = "FILE")]
-    pub(super) canary: Option<PathBuf>,
+    #[arg(long, value_name = "FILE|oci://…")]
+    pub(super) canary: Option<PolicySource>,
     /// The share of sessions the canary serves, from 0 to 1.
     #[arg(long, default_value_t = 0.1, value_parser = share, requires = "canary")]
     pub(super) canary_share: f64,
@@ -240,8 +265,8 @@ pub(super) struct ServeArgs {
     /// A shadow policy component: it computes hints for every call, after
     /// the response is sent, which agents never see; the metrics compare
     /// them with what agents did next.
-    #[arg(long, value_name = "FILE")]
-    pub(super) shadow: Option<PathBuf>,
+    #[arg(long, value_name = "FILE|oci://…")]
+    pub(super) shadow: Option<PolicySource>,
 }
 
 fn share(s: &str) -> Result<f64, String> {
@@ -303,13 +328,7 @@ impl ServeArgs {
         if self.no_cache {
             return Ok(engine);
         }
-        let dir = self.cache_dir.clone().or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-                .map(|d| d.join("signpost"))
-        });
-        match dir {
+        match self.cache_root() {
             Some(dir) => match engine.clone().with_cache(dir.clone()) {
                 Ok(engine) => Ok(engine),
                 Err(e) => {
@@ -319,6 +338,50 @@ impl ServeArgs {
             },
             None => Ok(engine),
         }
+    }
+
+    /// The cache's directory (compiled policies; OCI artifacts under
+    /// `oci/`): --cache-dir, else `$XDG_CACHE_HOME/signpost` or
+    /// `~/.cache/signpost`; none with --no-cache.
+    fn cache_root(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            return None;
+        }
+        self.cache_dir.clone().or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+                .map(|d| d.join("signpost"))
+        })
+    }
+
+    /// How registries are reached (--registry-*, --policy-max-bytes).
+    pub(super) fn oci_access(&self) -> signpost::oci::Access {
+        signpost::oci::Access {
+            timeout: Duration::from_secs(self.registry_timeout_secs),
+            max_component: self.policy_max_bytes,
+            plain_http: self.registry_plain_http.clone(),
+            auth: None,
+        }
+    }
+
+    /// A follower of `reference` with the key, bounds and cache given.
+    pub(super) fn follower(&self, reference: &signpost::oci::PolicyRef) -> anyhow::Result<Arc<Follower>> {
+        let trust = match (&self.policy_key, self.policy_unsigned) {
+            (Some(key), _) => Trust::Key(signpost::oci::sign::VerifyingKey::read(key)?),
+            (None, true) => Trust::Unsigned,
+            (None, false) => anyhow::bail!(
+                "{reference}: an OCI policy is served only when signed: give --policy-key PUB (the public key its \
+                 cosign signature must verify with), or --policy-unsigned to serve it on the registry's word alone"
+            ),
+        };
+        let cache = self.cache_root().map(|d| d.join("oci"));
+        Ok(Arc::new(Follower::new(reference.clone(), self.oci_access(), trust, cache)?))
+    }
+
+    /// The poll interval of OCI tags.
+    pub(super) fn policy_poll(&self) -> Duration {
+        Duration::from_secs(self.policy_poll_secs)
     }
 
     fn limits(&self) -> Limits {

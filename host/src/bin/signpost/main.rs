@@ -20,6 +20,7 @@ mod args;
 mod graph;
 mod policy;
 mod query;
+mod registry;
 mod scaffold;
 mod serve;
 mod setup;

@@ -12,6 +12,7 @@ use signpost::reload;
 use signpost::validate::HintValidator;
 
 use super::args::{BackendArgs, ServeArgs};
+use super::registry::{self, RegistryArgs};
 use super::scaffold;
 
 /// `signpost policy test --help`: the case format, then examples.
@@ -129,6 +130,70 @@ pub(super) enum PolicyCommand {
         #[arg(long, default_value_t = 10)]
         diffs: usize,
     },
+    /// Publish a policy component to an OCI registry, after the checks a
+    /// swap runs: the WebAssembly OCI layout (the component as its one
+    /// layer), its name, version, sha256 and WIT version in the manifest's
+    /// annotations; with --key, signed in cosign's format. Prints the
+    /// artifact's reference by digest. Credentials: SIGNPOST_REGISTRY_USER
+    /// and SIGNPOST_REGISTRY_PASSWORD, or SIGNPOST_REGISTRY_TOKEN, else
+    /// Docker's config.json.
+    #[command(after_help = "Examples:\n  signpost policy keygen fleet\n  \
+                      signpost policy push policy.wasm oci://registry.example.com/policies/hints:stable --key fleet.key\n  \
+                      signpost --policy oci://registry.example.com/policies/hints:stable --policy-key fleet.pub")]
+    Push {
+        /// The component file (.wasm).
+        file: PathBuf,
+        /// Where: oci://REGISTRY/REPOSITORY:TAG.
+        reference: String,
+        /// Sign it with this private key (PEM: ECDSA P-256 or Ed25519).
+        #[arg(long, value_name = "KEY")]
+        key: Option<PathBuf>,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Sign a pushed policy (by tag or digest) in cosign's format: a
+    /// signature at tag `sha256-<digest>.sig`, beside any already there,
+    /// which `cosign verify --key` checks too.
+    #[command(after_help = "Examples:\n  signpost policy sign oci://registry.example.com/policies/hints:stable --key fleet.key")]
+    Sign {
+        /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
+        reference: String,
+        /// The private key (PEM: ECDSA P-256 or Ed25519, PKCS#8).
+        #[arg(long, value_name = "KEY")]
+        key: PathBuf,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Check a pushed policy as a server would before serving it: a cosign
+    /// signature by the key, the WebAssembly layout, the component's
+    /// digest and size, then every check a swap runs. Exit 1 if refused.
+    #[command(after_help = "Examples:\n  signpost policy verify oci://registry.example.com/policies/hints:stable --key fleet.pub")]
+    Verify {
+        /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
+        reference: String,
+        /// The public key (PEM, as `cosign.pub`).
+        #[arg(long, value_name = "PUB")]
+        key: PathBuf,
+        /// The largest component accepted, in bytes.
+        #[arg(long, default_value_t = signpost::oci::DEFAULT_MAX_COMPONENT)]
+        max_bytes: u64,
+        #[command(flatten)]
+        registry: RegistryArgs,
+    },
+    /// Write a signing key pair: PREFIX.key (PKCS#8 PEM, mode 0600: it signs
+    /// policies) and PREFIX.pub (for servers' --policy-key and `cosign
+    /// verify --key`).
+    #[command(after_help = "Examples:\n  signpost policy keygen fleet\n  signpost policy keygen fleet --ed25519")]
+    Keygen {
+        /// The files' prefix.
+        prefix: PathBuf,
+        /// An Ed25519 key instead of ECDSA P-256 (cosign's default kind).
+        #[arg(long)]
+        ed25519: bool,
+        /// Replace existing files.
+        #[arg(long)]
+        force: bool,
+    },
     /// Run golden cases (JSON files: calls and what the response must show)
     /// against a component, on the embedded sample graph or against a real
     /// backend server; exit non-zero if any fails, or if the host had to
@@ -176,6 +241,14 @@ pub(super) fn policy_command(command: PolicyCommand, top: &ServeArgs) -> anyhow:
         PolicyCommand::Replay { logs, policies, graph, json, diffs } => {
             replay(&top.engine()?, &logs, &policies, &graph, json, diffs)
         }
+        PolicyCommand::Push { file, reference, key, registry } => {
+            registry::push(&top.engine()?, &file, &reference, key.as_deref(), &registry)
+        }
+        PolicyCommand::Sign { reference, key, registry } => registry::sign(&reference, &key, &registry),
+        PolicyCommand::Verify { reference, key, max_bytes, registry } => {
+            registry::verify(&top.engine()?, &reference, &key, max_bytes, &registry)
+        }
+        PolicyCommand::Keygen { prefix, ed25519, force } => registry::keygen(&prefix, ed25519, force),
     }
 }
 

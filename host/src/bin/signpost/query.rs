@@ -28,7 +28,14 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
         options.graph.clone_from(&top.graph);
     }
     if options.policy.is_none() {
-        options.policy.clone_from(&top.policy);
+        match &top.policy {
+            Some(signpost::oci::PolicySource::File(path)) => options.policy = Some(path.clone()),
+            Some(signpost::oci::PolicySource::Oci(r)) => {
+                say(&format!("signpost: a tool command reads a policy file, not {r}: serve it, or pull it first"));
+                return Ok(ExitCode::from(2));
+            }
+            None => {}
+        }
     }
     if options.state.is_none() {
         options.state.clone_from(&top.state);

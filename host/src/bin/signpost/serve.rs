@@ -11,7 +11,8 @@ use anyhow::Context;
 use rmcp::ServiceExt;
 use signpost::live_graph::LiveGraph;
 use signpost::policy::{Policy, PolicyEngine};
-use signpost::reload::{self, Reloader};
+use signpost::oci::PolicySource;
+use signpost::reload::{self, Candidates, Reloader};
 use signpost::server::Handler;
 use signpost::service::Signpost;
 use signpost::validate::HintValidator;
@@ -82,9 +83,16 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
     );
     let engine = args.engine()?;
     let cases = args.policy_cases.as_deref();
-    let policy = initial_policy(&engine, args.policy.as_ref(), cases)?;
-    // The runtime first: a shared trail store's connection lives on it.
+    // The runtime first: a shared trail store's connection and a registry's
+    // pulls live on it.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (policy, live_from) = match &args.policy {
+        Some(source) => {
+            let (policy, from) = start_policy(&args, &engine, source, "policy", cases, &runtime)?;
+            (policy, Some(from))
+        }
+        None => (initial_policy(&engine, None, cases)?, None),
+    };
     let (idle, max) = (Duration::from_secs(args.trail_idle_secs), args.max_trails as usize);
     let state = args.state.clone().or_else(|| std::env::var("SIGNPOST_STATE").ok().filter(|s| !s.is_empty()));
     let trails = match &state {
@@ -100,11 +108,16 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         tracing::info!(backend = %upstream.describe(), tools = upstream.catalogue().tools().len(), "proxying");
         signpost = signpost.with_upstream(upstream);
     }
-    if let Some(path) = &args.canary {
-        signpost = signpost.with_canary(checked_policy(&engine, path, "the canary policy", cases)?, args.canary_share);
+    let mut trials = Vec::new();
+    if let Some(source) = &args.canary {
+        let (policy, from) = start_policy(&args, &engine, source, "the canary policy", cases, &runtime)?;
+        signpost = signpost.with_canary(policy, args.canary_share);
+        trials.push((from, reload::Role::Canary { share: args.canary_share }));
     }
-    if let Some(path) = &args.shadow {
-        signpost = signpost.with_shadow(checked_policy(&engine, path, "the shadow policy", cases)?)?;
+    if let Some(source) = &args.shadow {
+        let (policy, from) = start_policy(&args, &engine, source, "the shadow policy", cases, &runtime)?;
+        signpost = signpost.with_shadow(policy)?;
+        trials.push((from, reload::Role::Shadow));
     }
     let signpost = Arc::new(signpost);
     runtime.block_on(async move {
@@ -115,22 +128,17 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
             }
         }
         canary_signals(signpost.clone())?;
-        if let Some(path) = &args.policy {
-            let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone());
+        if let Some(from) = live_from {
+            let reloader = Reloader::from(signpost.clone(), engine.clone(), from);
             Arc::new(reloader.with_cases(args.policy_cases.clone())).start(!args.no_watch)?;
         }
-        // The canary and shadow files are watched too: a new version that
+        // The canary and shadow are followed too: a new version that
         // passes every check becomes the canary (again, after a promotion or
         // a drop) or the shadow.
-        let trials =
-            [(&args.canary, reload::Role::Canary { share: args.canary_share }), (&args.shadow, reload::Role::Shadow)];
-        for (path, role) in trials {
-            if let Some(path) = path {
-                let reloader = Reloader::new(signpost.clone(), engine.clone(), path.clone())
-                    .with_role(role)
-                    .with_cases(args.policy_cases.clone());
-                Arc::new(reloader).start(!args.no_watch)?;
-            }
+        for (from, role) in trials {
+            let reloader =
+                Reloader::from(signpost.clone(), engine.clone(), from).with_role(role).with_cases(args.policy_cases.clone());
+            Arc::new(reloader).start(!args.no_watch)?;
         }
         if let Some(addr) = &args.http {
             let opts = args.http_options(addr)?;
@@ -150,7 +158,7 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
                 serve.extend(["--project".to_owned(), p.display().to_string()]);
             }
             if let Some(p) = &args.policy {
-                serve.extend(["--policy".to_owned(), p.display().to_string()]);
+                serve.extend(["--policy".to_owned(), p.to_string()]);
             }
             let serve = shlex::try_join(serve.iter().map(String::as_str)).unwrap_or(program.clone());
             let program = shlex::try_quote(&program).map(|p| p.into_owned()).unwrap_or(program);
@@ -232,18 +240,58 @@ pub(super) fn checked_policy(
     cases: Option<&Path>,
 ) -> anyhow::Result<Arc<Policy>> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {role} {}", path.display()))?;
+    checked_bytes(engine, &bytes, &path.display().to_string(), role, cases)
+}
+
+/// A component's bytes, from `source`, through every check a swap runs.
+fn checked_bytes(
+    engine: &PolicyEngine,
+    bytes: &[u8],
+    source: &str,
+    role: &str,
+    cases: Option<&Path>,
+) -> anyhow::Result<Arc<Policy>> {
     let validator = HintValidator::new()?;
-    let (policy, report) = reload::prepare(
-        engine,
-        &validator,
-        &bytes,
-        &path.display().to_string(),
-        reload::Gate { cases, backend: None },
-        &|| false,
-    )
-    .map_err(|e| anyhow::anyhow!("{role} {} refused: {e}", path.display()))?;
+    let gate = reload::Gate { cases, backend: None };
+    let (policy, report) = reload::prepare(engine, &validator, bytes, source, gate, &|| false)
+        .map_err(|e| anyhow::anyhow!("{role} {source} refused: {e}"))?;
     tracing::info!(%report, "{role} passed its self-check");
     Ok(policy)
+}
+
+/// The policy to start with in `role` from `source`, through every check a
+/// swap runs, and where its later versions come from: the file, or the
+/// OCI artifact (pulled and verified; the last one verified, from the
+/// cache, when the registry does not give one).
+fn start_policy(
+    args: &ServeArgs,
+    engine: &PolicyEngine,
+    source: &PolicySource,
+    role: &str,
+    cases: Option<&Path>,
+    runtime: &tokio::runtime::Runtime,
+) -> anyhow::Result<(Arc<Policy>, Candidates)> {
+    match source {
+        PolicySource::File(path) => {
+            Ok((checked_policy(engine, path, role, cases)?, Candidates::File(path.clone())))
+        }
+        PolicySource::Oci(reference) => {
+            let follower = args.follower(reference)?;
+            let pulled = runtime.block_on(follower.start()).with_context(|| format!("{role} {reference}"))?;
+            let policy = checked_bytes(engine, &pulled.component, &pulled.source, role, cases)?;
+            follower.adopted(&pulled.digest);
+            let signer = pulled.signature.as_ref().map_or("nobody (--policy-unsigned)", |s| s.key.as_str());
+            match &pulled.from_cache {
+                Some(why) => say(&format!(
+                    "signpost: {role} {}: the registry did not give it ({why}); serving the last one verified, from \
+                     the cache, signed by {signer}",
+                    pulled.source
+                )),
+                None => tracing::info!(source = %pulled.source, signed_by = signer, "{role} pulled and verified"),
+            }
+            Ok((policy, Candidates::Oci { follower, every: args.policy_poll() }))
+        }
+    }
 }
 
 /// SIGUSR1 promotes the canary, SIGUSR2 drops it.
