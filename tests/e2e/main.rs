@@ -18,6 +18,7 @@ mod http;
 mod languages;
 mod mcp_stdio;
 mod notations;
+mod oci;
 mod other_hosts;
 mod packages;
 mod policy_languages;

@@ -460,22 +460,24 @@ impl Registry {
     /// A client of `registry` (`host[:port]`) with `access`'s deadlines
     /// and schemes.
     pub fn new(access: Access, registry: &str) -> Result<Registry, OciError> {
-        install_crypto();
         let mut plain: Vec<String> = access.plain_http.clone();
         if access.scheme(registry) == "http" {
             plain.push(registry.to_owned());
         }
+        // Each request is bounded by `access.timeout` here; the clients'
+        // own deadlines are a second later, so that the message says which.
+        let late = access.timeout + Duration::from_secs(1);
         let config = oci_client::client::ClientConfig {
             protocol: oci_client::client::ClientProtocol::HttpsExcept(plain),
-            read_timeout: Some(access.timeout),
-            connect_timeout: Some(access.timeout.min(Duration::from_secs(10))),
+            read_timeout: Some(late),
+            connect_timeout: Some(late),
             user_agent: concat!("signpost/", env!("CARGO_PKG_VERSION")),
             ..Default::default()
         };
         let http = reqwest::Client::builder()
-            .connect_timeout(access.timeout.min(Duration::from_secs(10)))
-            .read_timeout(access.timeout)
-            .timeout(access.timeout)
+            .connect_timeout(late)
+            .read_timeout(late)
+            .timeout(late)
             .user_agent(concat!("signpost/", env!("CARGO_PKG_VERSION")))
             .redirect(reqwest::redirect::Policy::limited(5))
             .build()
@@ -519,14 +521,14 @@ impl Registry {
         r.inner.clone()
     }
 
-    async fn with_deadline<T, E: std::fmt::Display>(
+    async fn with_deadline<T, E: std::error::Error>(
         &self,
         r: &PolicyRef,
         f: impl std::future::Future<Output = Result<T, E>>,
     ) -> Result<T, OciError> {
         match tokio::time::timeout(self.access.timeout, f).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(self.unreachable(r, e)),
+            Ok(Err(e)) => Err(self.unreachable(r, chain(&e))),
             Err(_) => Err(self.unreachable(r, format!("no answer within {:?}", self.access.timeout))),
         }
     }
@@ -757,23 +759,24 @@ fn wasm_config(layer_digest: &str, exports: &[String], imports: &[String], creat
     serde_json::to_vec(&config).unwrap_or_default()
 }
 
-/// A reqwest error without its URL's query (tokens never go in a URL
-/// here, but a realm could carry one).
+/// A reqwest error of a read and its causes (its URL is the registry's,
+/// which carries no secret: tokens go in headers).
 fn without_url(e: &reqwest::Error) -> String {
+    chain(e)
+}
+
+/// An error and its causes, `: `-separated.
+fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
+        let text = inner.to_string();
+        if !s.ends_with(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
         source = inner.source();
     }
     s
 }
 
-/// rustls's process-wide crypto provider (ring), once.
-fn install_crypto() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}

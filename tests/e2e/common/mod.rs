@@ -7,6 +7,7 @@ pub mod conformance;
 pub mod http;
 pub mod projects;
 pub mod redis;
+pub mod registry;
 pub mod swap;
 pub mod toolchain;
 pub mod trails;

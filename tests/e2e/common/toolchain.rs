@@ -2,9 +2,9 @@
 //! (the MCP conformance suite, jco), PyPI packages (componentize-py,
 //! wasmtime-py, the MCP Python SDK) and crates' binaries (cargo-component).
 //! Each is installed once, by pinned version, under the cargo target dir
-//! (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs. Redis is
-//! the exception: a server from the system's packages (apt-get, when
-//! missing).
+//! (`CARGO_TARGET_TMPDIR/tools/<name>`), and reused by later runs. Redis
+//! and the OCI registry are the exceptions: servers from the system's
+//! packages (apt-get, when missing).
 //!
 //! An install goes to a staging directory that is renamed into place when it
 //! succeeds, so an interrupted run never leaves a half-installed tool behind.
@@ -79,12 +79,24 @@ fn ensure_pip() -> Result<(), String> {
 /// The `redis-server` executable: the machine's, else (as root, on
 /// Debian-like systems) the Debian package's, installed with apt-get.
 pub fn redis_server() -> Result<PathBuf, String> {
+    debian_tool("redis-server", "redis-server")
+}
+
+/// The `docker-registry` executable (the reference OCI distribution
+/// server), as [`redis_server`] finds or installs its package.
+pub fn docker_registry() -> Result<PathBuf, String> {
+    debian_tool("docker-registry", "docker-registry")
+}
+
+/// The executable `exe` of the Debian package `package`: the machine's,
+/// else (as root, on Debian-like systems) installed with apt-get.
+fn debian_tool(exe: &str, package: &str) -> Result<PathBuf, String> {
     let _guard = lock();
     let found = || {
         std::env::var_os("PATH")
             .into_iter()
             .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
-            .map(|dir| dir.join("redis-server"))
+            .map(|dir| dir.join(exe))
             .find(|exe| exe.is_file())
     };
     if let Some(exe) = found() {
@@ -92,12 +104,12 @@ pub fn redis_server() -> Result<PathBuf, String> {
     }
     let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
     if !root {
-        return Err("redis-server is not installed, and installing it needs root: apt-get install redis-server".into());
+        return Err(format!("{exe} is not installed, and installing it needs root: apt-get install {package}"));
     }
-    eprintln!("installing redis-server with apt-get");
+    eprintln!("installing {package} with apt-get");
     let install = || {
         let mut cmd = Command::new("apt-get");
-        cmd.args(["install", "-y", "-q", "--no-install-recommends", "redis-server"]);
+        cmd.args(["install", "-y", "-q", "--no-install-recommends", package]);
         cmd.env("DEBIAN_FRONTEND", "noninteractive");
         run_ok(&mut cmd)
     };
@@ -105,7 +117,7 @@ pub fn redis_server() -> Result<PathBuf, String> {
         run_ok(Command::new("apt-get").args(["update", "-q"]))?;
         install()?;
     }
-    found().ok_or_else(|| "apt-get installed redis-server, but it is not on PATH".into())
+    found().ok_or_else(|| format!("apt-get installed {package}, but {exe} is not on PATH"))
 }
 
 /// PyPI packages installed with `pip --target`: the directory to put on
