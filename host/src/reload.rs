@@ -384,8 +384,12 @@ impl Reloader {
                 Err(e) => {
                     let message = format!("{}: {e}; the {} serving stays", follower.reference(), self.role.name());
                     if last_error.as_deref() != Some(message.as_str()) {
-                        let record =
-                            SwapRecord::new(SwapResult::Rejected, &follower.reference().to_string(), None, message.clone());
+                        let record = SwapRecord::new(
+                            SwapResult::Rejected,
+                            &follower.reference().to_string(),
+                            None,
+                            message.clone(),
+                        );
                         self.signpost.live().refuse(record);
                         last_error = Some(message);
                     }

@@ -147,8 +147,7 @@ async fn a_policy_pushed_signed_verified_and_served_reports_its_digest() {
     let record_arg = record.display().to_string();
     let port = free_port().to_string();
     let args = ["--policy", &stable, "--policy-key", &fleet_pub, "--cache-dir", &cache];
-    let client =
-        Client::spawn(&[&args[..], &["--metrics", &port, "--record", &record_arg]].concat()).await;
+    let client = Client::spawn(&[&args[..], &["--metrics", &port, "--record", &record_arg]].concat()).await;
     let status = client.status().await;
     assert_eq!(digest(&status), d1, "{status:#}");
     assert_eq!(status["active"]["source"], format!("{stable}@{d1}"), "{status:#}");
@@ -205,9 +204,31 @@ async fn two_replicas_follow_one_tag_to_a_new_build() {
     for r in &replicas {
         assert_eq!(digest(&r.status().await), d1);
     }
+    // A third replica serves the file it was given, and the tag as its
+    // canary and its shadow.
+    let canary = reg.reference("fleet/hints:canary");
+    let dc = push(&write(&dir, "c.wasm", &variant("canary", 0)), &canary, Some(&fleet_key));
+    let args = [
+        "--policy",
+        DEFAULT_POLICY,
+        "--canary",
+        &canary,
+        "--shadow",
+        &stable,
+        "--policy-key",
+        &fleet_pub,
+        "--policy-poll-secs",
+        "1",
+        "--no-cache",
+    ];
+    let trial = Client::spawn(&args).await;
+    let status = trial.status().await;
+    assert_eq!(status["canary"]["policy"]["digest"], dc, "{status:#}");
+    assert_eq!(status["shadow"]["policy"]["digest"], d1, "{status:#}");
+    assert!(status["active"]["digest"].is_null(), "a file has no digest: {status:#}");
     let v2 = write(&dir, "v2.wasm", &variant("v2", 0));
-    let moved = Instant::now();
     let d2 = push(&v2, &stable, Some(&fleet_key));
+    let moved = Instant::now();
     assert_ne!(d1, d2);
     for r in &replicas {
         let status = r.wait_status(Duration::from_secs(30), |s| digest(s) == d2).await;
@@ -215,7 +236,9 @@ async fn two_replicas_follow_one_tag_to_a_new_build() {
         assert_eq!(status["swaps"]["published"], 1, "{status:#}");
     }
     eprintln!("both replicas served the moved tag {:?} after the push", moved.elapsed());
-    for r in replicas {
+    let status = trial.wait_status(Duration::from_secs(30), |s| s["shadow"]["policy"]["digest"] == d2).await;
+    assert_eq!(status["shadow"]["policy"]["digest"], d2, "the shadow follows its tag: {status:#}");
+    for r in replicas.into_iter().chain([trial]) {
         r.close().await;
     }
     let _ = std::fs::remove_dir_all(&dir);
@@ -354,7 +377,8 @@ fn impostor(answer: Option<Vec<u8>>) -> u16 {
 async fn hostile_registries_are_refused_with_a_reason() {
     let keys = Keys::new("hostile");
     let fleet_pub = keys.path("fleet.pub");
-    let garbage = b"HTTP/1.1 200 OK\r\nContent-Length: 23\r\nConnection: close\r\n\r\n{\"schemaVersion\": \"lol\"".to_vec();
+    let garbage =
+        b"HTTP/1.1 200 OK\r\nContent-Length: 23\r\nConnection: close\r\n\r\n{\"schemaVersion\": \"lol\"".to_vec();
     // 100 MB announced, then bytes until the reader gives up.
     let mut huge = b"HTTP/1.1 200 OK\r\nContent-Length: 104857600\r\nConnection: close\r\n\r\n".to_vec();
     huge.resize(huge.len() + (2 << 20), b'{');
@@ -367,13 +391,11 @@ async fn hostile_registries_are_refused_with_a_reason() {
         let port = impostor(answer);
         let reference = format!("oci://127.0.0.1:{port}/policies/hints:stable");
         let started = Instant::now();
-        let (ok, out) =
-            run_cli(&["policy", "verify", &reference, "--key", &fleet_pub, "--registry-timeout-secs", "2"]);
+        let (ok, out) = run_cli(&["policy", "verify", &reference, "--key", &fleet_pub, "--registry-timeout-secs", "2"]);
         assert!(!ok && out.contains(fragment), "{what}: {out}");
         assert!(started.elapsed() < Duration::from_secs(60), "{what}: took {:?}", started.elapsed());
         // A server pointed at it does not start on it, and says why.
-        let args =
-            ["--policy", &reference, "--policy-key", &fleet_pub, "--registry-timeout-secs", "2", "--no-cache"];
+        let args = ["--policy", &reference, "--policy-key", &fleet_pub, "--registry-timeout-secs", "2", "--no-cache"];
         let err = refused_start(&args);
         assert!(err.contains(fragment), "{what}: {err}");
     }

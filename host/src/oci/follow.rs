@@ -51,7 +51,12 @@ pub struct Follower {
 impl Follower {
     /// Follows `reference` with `access`, trusting per `trust`, caching
     /// under `cache` (none: no cache).
-    pub fn new(reference: PolicyRef, access: Access, trust: Trust, cache: Option<PathBuf>) -> Result<Follower, OciError> {
+    pub fn new(
+        reference: PolicyRef,
+        access: Access,
+        trust: Trust,
+        cache: Option<PathBuf>,
+    ) -> Result<Follower, OciError> {
         let access = access.with_credentials_for(&reference);
         let registry = Registry::new(access, reference.registry())?;
         Ok(Follower { reference, registry, trust, cache, current: Mutex::new(None) })
@@ -130,7 +135,10 @@ impl Follower {
 
     async fn resolve(&self) -> Result<String, OciError> {
         self.registry.resolve(&self.reference).await?.ok_or_else(|| {
-            OciError::Invalid(format!("{}: no such tag in the registry (push one: `signpost policy push`)", self.reference))
+            OciError::Invalid(format!(
+                "{}: no such tag in the registry (push one: `signpost policy push`)",
+                self.reference
+            ))
         })
     }
 
@@ -212,8 +220,8 @@ impl Follower {
         }
         let signature = match &self.trust {
             Trust::Key(key) => {
-                let text = read("signature.json")
-                    .map_err(|_| stale("no signature kept for it, and a key is configured"))?;
+                let text =
+                    read("signature.json").map_err(|_| stale("no signature kept for it, and a key is configured"))?;
                 let kept: Verified =
                     serde_json::from_slice(&text).map_err(|_| stale("its signature record does not parse"))?;
                 use base64::Engine;

@@ -272,7 +272,12 @@ pub fn signature_tag(digest: &str) -> String {
 
 /// Verifies that `digest` of `r`'s repository carries a signature by
 /// `key`; the first that does.
-pub async fn verify(registry: &Registry, r: &PolicyRef, digest: &str, key: &VerifyingKey) -> Result<Verified, OciError> {
+pub async fn verify(
+    registry: &Registry,
+    r: &PolicyRef,
+    digest: &str,
+    key: &VerifyingKey,
+) -> Result<Verified, OciError> {
     let tag = r.tagged(&signature_tag(digest));
     let Some(bytes) = registry.manifest_bytes(&tag).await? else {
         return Err(OciError::Unverified(format!(

@@ -213,7 +213,7 @@ fn document(
             symbol: d.symbol.clone(),
             symbol_roles: DEFINITION,
             range: range(&f.name_span),
-            enclosing_range: if scopes(project, ix) { range(&f.span) } else { Vec::new() },
+            enclosing_range: if crate::resolve::scopes(project, ix) { range(&f.span) } else { Vec::new() },
             ..Default::default()
         });
         let mut info = SymbolInformation {
@@ -291,19 +291,4 @@ fn document(
 pub fn empty(root: &std::path::Path) -> Result<Vec<u8>, protobuf::Error> {
     let project = Project::default();
     protobuf::Message::write_to_bytes(&emit(&project, root))
-}
-
-/// Whether a module's body is code that runs (Ruby's `module Shop … end`,
-/// Scala's `object`), not only a namespace of definitions.
-/// Whether definition `ix` is written as a scope of references (with an
-/// enclosing range). A namespace block (C++, C#, Rust) is not: what is in
-/// it outside any definition the indexer knows (a form of function its
-/// query does not read) is left out rather than credited to the namespace;
-/// and so a namespace defined in many files is spliced per file (the graph
-/// imports the documents of a symbol that scopes references in several
-/// together). A Ruby module's body and a Scala object's run: what they
-/// call, the module calls.
-pub(crate) fn scopes(project: &Project, ix: usize) -> bool {
-    let lang = project.sources[project.defs[ix].file].lang;
-    project.def(ix).kind != Kind::Module || lang.rules.nested_modules || lang.rules.companion_objects
 }

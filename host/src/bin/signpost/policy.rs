@@ -154,7 +154,9 @@ pub(super) enum PolicyCommand {
     /// Sign a pushed policy (by tag or digest) in cosign's format: a
     /// signature at tag `sha256-<digest>.sig`, beside any already there,
     /// which `cosign verify --key` checks too.
-    #[command(after_help = "Examples:\n  signpost policy sign oci://registry.example.com/policies/hints:stable --key fleet.key")]
+    #[command(
+        after_help = "Examples:\n  signpost policy sign oci://registry.example.com/policies/hints:stable --key fleet.key"
+    )]
     Sign {
         /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
         reference: String,
@@ -167,7 +169,9 @@ pub(super) enum PolicyCommand {
     /// Check a pushed policy as a server would before serving it: a cosign
     /// signature by the key, the WebAssembly layout, the component's
     /// digest and size, then every check a swap runs. Exit 1 if refused.
-    #[command(after_help = "Examples:\n  signpost policy verify oci://registry.example.com/policies/hints:stable --key fleet.pub")]
+    #[command(
+        after_help = "Examples:\n  signpost policy verify oci://registry.example.com/policies/hints:stable --key fleet.pub"
+    )]
     Verify {
         /// oci://REGISTRY/REPOSITORY:TAG or …@sha256:DIGEST.
         reference: String,

@@ -89,9 +89,8 @@ pub(super) fn push(
     let bytes = std::fs::read(file).with_context(|| format!("reading policy {}", file.display()))?;
     let validator = HintValidator::new()?;
     let source = file.display().to_string();
-    let (policy, report) =
-        reload::prepare(engine, &validator, &bytes, &source, reload::Gate::default(), &|| false)
-            .map_err(|e| anyhow::anyhow!("{source} refused, not pushed: {e}"))?;
+    let (policy, report) = reload::prepare(engine, &validator, &bytes, &source, reload::Gate::default(), &|| false)
+        .map_err(|e| anyhow::anyhow!("{source} refused, not pushed: {e}"))?;
     let id = policy.identity().clone();
     let (imports, exports) = interfaces(&bytes);
     let created = chrono_now();
@@ -123,9 +122,8 @@ pub(super) fn sign(reference: &str, key: &Path, registry: &RegistryArgs) -> anyh
     let key = SigningKey::read(key)?;
     let client = registry.registry(&r)?;
     let rt = runtime()?;
-    let digest = rt
-        .block_on(client.resolve(&r))?
-        .ok_or_else(|| anyhow::anyhow!("{r}: no such artifact in the registry"))?;
+    let digest =
+        rt.block_on(client.resolve(&r))?.ok_or_else(|| anyhow::anyhow!("{r}: no such artifact in the registry"))?;
     rt.block_on(signpost::oci::sign::sign(&client, &r, &digest, &key))?;
     outln!("signed   {} by {}", r.at(&digest), key.verifying().fingerprint());
     Ok(ExitCode::SUCCESS)
@@ -148,10 +146,12 @@ pub(super) fn verify(
         client = Registry::new(access, r.registry())?;
     }
     let rt = runtime()?;
+    let started = std::time::Instant::now();
     let checked = rt.block_on(async {
-        let digest = client.resolve(&r).await?.ok_or_else(|| {
-            signpost::oci::OciError::Invalid(format!("{r}: no such artifact in the registry"))
-        })?;
+        let digest = client
+            .resolve(&r)
+            .await?
+            .ok_or_else(|| signpost::oci::OciError::Invalid(format!("{r}: no such artifact in the registry")))?;
         let signature = signpost::oci::sign::verify(&client, &r, &digest, &key).await?;
         let (manifest, component) = client.pull(&r, &digest).await?;
         Ok::<_, signpost::oci::OciError>((digest, signature, manifest, component))
@@ -163,8 +163,15 @@ pub(super) fn verify(
             return Ok(ExitCode::FAILURE);
         }
     };
+    let fetched = started.elapsed();
     outln!("artifact {}", r.at(&digest));
     outln!("signed   by {}", signature.key);
+    outln!(
+        "fetched  in {:.1} ms: the tag resolved, the signature verified, the manifest and the component ({} bytes) \
+         pulled and hashed",
+        fetched.as_secs_f64() * 1000.0,
+        component.len()
+    );
     let validator = HintValidator::new()?;
     let source = r.at(&digest).to_string();
     match reload::prepare(engine, &validator, &component, &source, reload::Gate::default(), &|| false) {

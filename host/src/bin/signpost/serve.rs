@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::Context;
 use rmcp::ServiceExt;
 use signpost::live_graph::LiveGraph;
-use signpost::policy::{Policy, PolicyEngine};
 use signpost::oci::PolicySource;
+use signpost::policy::{Policy, PolicyEngine};
 use signpost::reload::{self, Candidates, Reloader};
 use signpost::server::Handler;
 use signpost::service::Signpost;
@@ -136,8 +136,9 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         // passes every check becomes the canary (again, after a promotion or
         // a drop) or the shadow.
         for (from, role) in trials {
-            let reloader =
-                Reloader::from(signpost.clone(), engine.clone(), from).with_role(role).with_cases(args.policy_cases.clone());
+            let reloader = Reloader::from(signpost.clone(), engine.clone(), from)
+                .with_role(role)
+                .with_cases(args.policy_cases.clone());
             Arc::new(reloader).start(!args.no_watch)?;
         }
         if let Some(addr) = &args.http {
@@ -272,9 +273,7 @@ fn start_policy(
     runtime: &tokio::runtime::Runtime,
 ) -> anyhow::Result<(Arc<Policy>, Candidates)> {
     match source {
-        PolicySource::File(path) => {
-            Ok((checked_policy(engine, path, role, cases)?, Candidates::File(path.clone())))
-        }
+        PolicySource::File(path) => Ok((checked_policy(engine, path, role, cases)?, Candidates::File(path.clone()))),
         PolicySource::Oci(reference) => {
             let follower = args.follower(reference)?;
             let pulled = runtime.block_on(follower.start()).with_context(|| format!("{role} {reference}"))?;

@@ -542,3 +542,16 @@ impl Steps {
         self.0 = std::time::Instant::now();
     }
 }
+
+/// Whether definition `ix` is written as a scope of references (with an
+/// enclosing range). A namespace block (C++, C#, Rust) is not: what is in
+/// it outside any definition the indexer knows (a form of function its
+/// query does not read) is left out rather than credited to the namespace;
+/// and so a namespace defined in many files is spliced per file (the graph
+/// imports the documents of a symbol that scopes references in several
+/// together). A Ruby module's body and a Scala object's run: what they
+/// call, the module calls.
+pub(crate) fn scopes(project: &Project, ix: DefIx) -> bool {
+    let lang = project.sources[project.defs[ix].file].lang;
+    project.def(ix).kind != Kind::Module || lang.rules.nested_modules || lang.rules.companion_objects
+}

@@ -36,7 +36,7 @@ pub(super) struct Warm {
 /// Files whose documents go together: those defining one symbol that
 /// scopes references (a C# partial class's parts, Kotlin's `expect` and
 /// `actual`, a Ruby module reopened; not a C++ or C# namespace block, which
-/// the graph splices per file: [`crate::emit::scopes`]), and a C++ member
+/// the graph splices per file: [`scopes`]), and a C++ member
 /// declared in one file and defined in another (whose document carries the
 /// declaration's comment).
 #[derive(Default)]
@@ -50,9 +50,7 @@ pub(super) fn sharing(p: &Project) -> Sharing {
     let mut first: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    let shared = |(ix, d): &(usize, &Def)| {
-        !d.symbol.is_empty() && !d.symbol.starts_with("local ") && crate::emit::scopes(p, *ix)
-    };
+    let shared = |(ix, d): &(usize, &Def)| !d.symbol.is_empty() && !d.symbol.starts_with("local ") && scopes(p, *ix);
     for (_, d) in p.defs.iter().enumerate().filter(shared) {
         match first.get(d.symbol.as_str()) {
             None => {
