@@ -418,6 +418,20 @@ async fn a_restart_without_the_registry_serves_the_last_policy_verified() {
     // without the registry falls back to.
     let v2 = write(&dir, "v2.wasm", &variant("v2", 0));
     push(&v2, &stable, Some(&fleet_key));
+    // And a build the checks refuse, signed and at the tag: the restart
+    // serves the last one that passed.
+    let (registry, r) = registry_of(&stable);
+    let signer = sign::SigningKey::read(Path::new(&fleet_key)).unwrap_or_else(|e| panic!("{e}"));
+    let bad = push_raw_policy(&registry, &r, b"\0asm garbage").await;
+    sign::sign(&registry, &r, &bad, &signer).await.unwrap_or_else(|e| panic!("{e}"));
+    let log = dir.join("refused.log");
+    let file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));
+    let client = Client::spawn_logging(&args, "warn", file).await;
+    let status = client.status().await;
+    assert_eq!(digest(&status), d1, "a refused build at the tag falls back to the last served: {status:#}");
+    let said = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(said.contains("from the cache") && said.contains("refused"), "{said}");
+    client.close().await;
     reg.stop();
     let log = dir.join("stderr.log");
     let file = std::fs::File::create(&log).unwrap_or_else(|e| panic!("{e}"));

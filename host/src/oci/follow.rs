@@ -111,6 +111,21 @@ impl Follower {
         }
     }
 
+    /// The last artifact served from this reference, from the cache and
+    /// verified again, when it is not the one pulled now (which `why`
+    /// says was refused): it becomes [`Follower::current`]. None when the
+    /// cache holds no other.
+    pub fn fall_back(&self, why: &str) -> Result<Option<Arc<Pulled>>, OciError> {
+        let now = self.current().map(|c| c.digest.clone());
+        match self.cached(why)? {
+            Some(p) if Some(&p.digest) != now.as_ref() => {
+                self.set_current(p.clone());
+                Ok(Some(p))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Asks the registry what the reference names now; a new digest is
     /// pulled and verified and becomes [`Follower::current`]. Some when it
     /// did, none when nothing changed.

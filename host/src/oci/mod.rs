@@ -151,7 +151,7 @@ impl Manifest {
         if parsed.config.media_type != CONFIG_MEDIA_TYPE {
             return Err(not(format!(
                 "its config is `{}`, not `{CONFIG_MEDIA_TYPE}`",
-                crate::sanitize::escape(&parsed.config.media_type, 100)
+                signpost_policy::text::escape(&parsed.config.media_type, 100)
             )));
         }
         let layers: Vec<&OciDescriptor> = parsed.layers.iter().collect();
@@ -161,7 +161,7 @@ impl Manifest {
         if layer.media_type != LAYER_MEDIA_TYPE {
             return Err(not(format!(
                 "its layer is `{}`, not `{LAYER_MEDIA_TYPE}`",
-                crate::sanitize::escape(&layer.media_type, 100)
+                signpost_policy::text::escape(&layer.media_type, 100)
             )));
         }
         check_descriptor(layer)?;
@@ -197,7 +197,7 @@ pub(crate) fn parse_manifest(bytes: &[u8]) -> Result<OciImageManifest, OciError>
     {
         return Err(OciError::Invalid(format!(
             "manifest of type `{}`, not `{MANIFEST_MEDIA_TYPE}`",
-            crate::sanitize::escape(t, 100)
+            signpost_policy::text::escape(t, 100)
         )));
     }
     Ok(parsed)
@@ -207,7 +207,7 @@ pub(crate) fn check_descriptor(d: &OciDescriptor) -> Result<(), OciError> {
     if !is_sha256(&d.digest) || d.size < 0 {
         return Err(OciError::Invalid(format!(
             "a descriptor with digest `{}` and size {}: expected sha256:HEX and a size",
-            crate::sanitize::escape(&d.digest, 100),
+            signpost_policy::text::escape(&d.digest, 100),
             d.size
         )));
     }

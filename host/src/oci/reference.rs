@@ -19,7 +19,7 @@ impl FromStr for PolicyRef {
     type Err = OciError;
 
     fn from_str(s: &str) -> Result<Self, OciError> {
-        let bad = |why: &str| OciError::Reference(crate::sanitize::escape(s, 200), why.to_owned());
+        let bad = |why: &str| OciError::Reference(signpost_policy::text::escape(s, 200), why.to_owned());
         let rest = s.strip_prefix(SCHEME).unwrap_or(s);
         if rest.is_empty() || rest.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad("empty, or spaces or control characters in it"));

@@ -157,7 +157,10 @@ impl Registry {
     }
 
     fn unreachable(&self, r: &PolicyRef, e: impl std::fmt::Display) -> OciError {
-        OciError::Unreachable { registry: r.registry().to_owned(), why: crate::sanitize::escape(&e.to_string(), 400) }
+        OciError::Unreachable {
+            registry: r.registry().to_owned(),
+            why: signpost_policy::text::escape(&e.to_string(), 400),
+        }
     }
 
     /// The `Authorization` header for `r` (pull, or push too), from the
@@ -242,7 +245,7 @@ impl Registry {
                 let body = if body.trim().is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", crate::sanitize::escape(body.trim(), 300))
+                    format!(": {}", signpost_policy::text::escape(body.trim(), 300))
                 };
                 return Err(OciError::Status {
                     registry: r.registry().to_owned(),

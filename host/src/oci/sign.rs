@@ -253,12 +253,12 @@ pub fn check(payload: &[u8], signature: &str, digest: &str, key: &VerifyingKey) 
     let p: Payload =
         serde_json::from_slice(payload).map_err(|e| format!("its payload is not cosign's simple signing JSON: {e}"))?;
     if p.critical.kind != PAYLOAD_TYPE {
-        return Err(format!("its payload's type is `{}`", crate::sanitize::escape(&p.critical.kind, 80)));
+        return Err(format!("its payload's type is `{}`", signpost_policy::text::escape(&p.critical.kind, 80)));
     }
     if p.critical.image.docker_manifest_digest != digest {
         return Err(format!(
             "it signs {}, not {digest}",
-            crate::sanitize::escape(&p.critical.image.docker_manifest_digest, 80)
+            signpost_policy::text::escape(&p.critical.image.docker_manifest_digest, 80)
         ));
     }
     let b64 = base64::engine::general_purpose::STANDARD;

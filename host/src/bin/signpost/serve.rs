@@ -276,14 +276,28 @@ fn start_policy(
         PolicySource::File(path) => Ok((checked_policy(engine, path, role, cases)?, Candidates::File(path.clone()))),
         PolicySource::Oci(reference) => {
             let follower = args.follower(reference)?;
-            let pulled = runtime.block_on(follower.start()).with_context(|| format!("{role} {reference}"))?;
-            let policy = checked_bytes(engine, &pulled.component, &pulled.source, role, cases)?;
+            let mut pulled = runtime.block_on(follower.start()).with_context(|| format!("{role} {reference}"))?;
+            let policy = match checked_bytes(engine, &pulled.component, &pulled.source, role, cases) {
+                Ok(policy) => policy,
+                // What the tag names now is refused: the last build that
+                // passed, if the cache holds it, serves instead.
+                Err(e) => match follower.fall_back(&format!("{e:#}")) {
+                    Ok(Some(last)) => {
+                        let policy = checked_bytes(engine, &last.component, &last.source, role, cases)
+                            .with_context(|| format!("{e:#}; and the last one served"))?;
+                        pulled = last;
+                        policy
+                    }
+                    Ok(None) => return Err(e),
+                    Err(c) => return Err(e.context(format!("and the cache: {c}"))),
+                },
+            };
             follower.adopted(&pulled.digest);
             let signer = pulled.signature.as_ref().map_or("nobody (--policy-unsigned)", |s| s.key.as_str());
             match &pulled.from_cache {
                 Some(why) => say(&format!(
-                    "signpost: {role} {}: the registry did not give it ({why}); serving the last one verified, from \
-                     the cache, signed by {signer}",
+                    "signpost: {role} {}: the registry did not give a policy that passes ({why}); serving the last \
+                     one verified, from the cache, signed by {signer}",
                     pulled.source
                 )),
                 None => tracing::info!(source = %pulled.source, signed_by = signer, "{role} pulled and verified"),
