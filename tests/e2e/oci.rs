@@ -3,7 +3,8 @@
 //! replicas following one tag; every refusal (unsigned, another key, not a
 //! component, too large, a tampered layer, a registry that hangs or
 //! answers garbage) leaving the old policy serving; a restart without the
-//! registry serving the last policy verified, from the cache.
+//! registry serving the last policy verified, from the cache; a registry
+//! that asks for credentials.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -451,4 +452,44 @@ async fn a_restart_without_the_registry_serves_the_last_policy_verified() {
     let err = refused_start(&args);
     assert!(err.contains("does not hash"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The user and password of the registry that asks for them, and their
+/// htpasswd line (bcrypt, cost 5: made once with Python's `bcrypt`).
+const USER: (&str, &str) = ("fleet", "fleet-secret-1234");
+const HTPASSWD: &str = "fleet:$2b$05$bYZnDJizKVDqV6yMSHHTje19HU5e/YERnD.fL9Pnq.47mIA3N.o1i";
+
+#[tokio::test]
+async fn a_registry_that_asks_for_credentials_gets_them_from_the_environment() {
+    let Some(reg) = toolchain::require("docker-registry", OciRegistry::start_with(Some(HTPASSWD))) else { return };
+    let keys = Keys::new("auth");
+    let (fleet_key, fleet_pub) = (keys.path("fleet.key"), keys.path("fleet.pub"));
+    let stable = reg.reference("private/hints:stable");
+    let creds = [("SIGNPOST_REGISTRY_USER", USER.0), ("SIGNPOST_REGISTRY_PASSWORD", USER.1)];
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = std::process::Command::new(BIN).args(args).envs(env.iter().copied()).stdin(Stdio::null()).output();
+        let out = out.unwrap_or_else(|e| panic!("{e}"));
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        (out.status.success(), text)
+    };
+    let push = ["policy", "push", DEFAULT_POLICY, &stable, "--key", &fleet_key];
+    let (ok, out) = run(&push, &[]);
+    assert!(!ok && out.contains("SIGNPOST_REGISTRY_USER"), "without credentials: {out}");
+    let wrong = [("SIGNPOST_REGISTRY_USER", USER.0), ("SIGNPOST_REGISTRY_PASSWORD", "not-the-password")];
+    let (ok, out) = run(&push, &wrong);
+    assert!(!ok && out.contains("SIGNPOST_REGISTRY_USER"), "a wrong password: {out}");
+    let (ok, out) = run(&push, &creds);
+    assert!(ok, "{out}");
+    let d1 = out.lines().rev().find_map(|l| l.rsplit_once('@')).map(|(_, d)| d.trim().to_owned()).unwrap_or_default();
+    let (ok, out) = run(&["policy", "verify", &stable, "--key", &fleet_pub], &[]);
+    assert!(!ok && out.contains("401") && out.contains("SIGNPOST_REGISTRY_USER"), "{out}");
+    let (ok, out) = run(&["policy", "verify", &stable, "--key", &fleet_pub], &creds);
+    assert!(ok, "{out}");
+    // A server given the credentials follows the tag; one without is refused at start.
+    let args = ["--policy", &stable, "--policy-key", &fleet_pub, "--no-cache"];
+    let client = Client::spawn_with(&args, &creds, Stdio::null()).await;
+    assert_eq!(digest(&client.status().await), d1);
+    client.close().await;
+    let err = refused_start(&args);
+    assert!(err.contains("401") && err.contains("SIGNPOST_REGISTRY_USER"), "{err}");
 }

@@ -28,6 +28,10 @@ pub struct Access {
     pub auth: Option<(String, Credentials)>,
 }
 
+/// What a refusal for want of credentials adds.
+const CREDENTIALS: &str = " (credentials: SIGNPOST_REGISTRY_USER and SIGNPOST_REGISTRY_PASSWORD, or \
+     SIGNPOST_REGISTRY_TOKEN, or `docker login`)";
+
 /// Credentials for one registry.
 #[derive(Clone)]
 pub enum Credentials {
@@ -157,10 +161,14 @@ impl Registry {
     }
 
     fn unreachable(&self, r: &PolicyRef, e: impl std::fmt::Display) -> OciError {
-        OciError::Unreachable {
-            registry: r.registry().to_owned(),
-            why: signpost_policy::text::escape(&e.to_string(), 400),
+        let mut why = signpost_policy::text::escape(&e.to_string(), 400);
+        if ["UNAUTHORIZED", "DENIED", "code: 401", "code: 403", "Authentication failure"]
+            .iter()
+            .any(|m| why.contains(m))
+        {
+            why.push_str(CREDENTIALS);
         }
+        OciError::Unreachable { registry: r.registry().to_owned(), why }
     }
 
     /// The `Authorization` header for `r` (pull, or push too), from the
@@ -247,11 +255,12 @@ impl Registry {
                 } else {
                     format!(": {}", signpost_policy::text::escape(body.trim(), 300))
                 };
+                let hint = if matches!(status.as_u16(), 401 | 403) { CREDENTIALS } else { "" };
                 return Err(OciError::Status {
                     registry: r.registry().to_owned(),
                     status: status.as_u16(),
                     what: what(),
-                    body,
+                    body: format!("{body}{hint}"),
                 });
             }
             let too_large = || OciError::TooLarge {

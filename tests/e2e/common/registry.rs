@@ -17,10 +17,16 @@ pub struct OciRegistry {
 
 impl OciRegistry {
     pub fn start() -> Result<OciRegistry, String> {
+        OciRegistry::start_with(None)
+    }
+
+    /// One that asks for HTTP basic credentials: `htpasswd` is a line of
+    /// an htpasswd file (`user:bcrypt-hash`).
+    pub fn start_with(htpasswd: Option<&str>) -> Result<OciRegistry, String> {
         let mut last = String::new();
         // A free port can be taken between the probe and the bind: retry.
         for attempt in 0..5 {
-            match OciRegistry::start_at(crate::common::free_port(), attempt) {
+            match OciRegistry::start_at(crate::common::free_port(), attempt, htpasswd) {
                 Ok(r) => return Ok(r),
                 Err(e) => last = e,
             }
@@ -28,7 +34,7 @@ impl OciRegistry {
         Err(last)
     }
 
-    fn start_at(port: u16, attempt: u32) -> Result<OciRegistry, String> {
+    fn start_at(port: u16, attempt: u32, htpasswd: Option<&str>) -> Result<OciRegistry, String> {
         let exe = toolchain::docker_registry()?;
         let dir = std::env::temp_dir().join(format!("signpost-registry-{}-{port}-{attempt}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -39,6 +45,12 @@ impl OciRegistry {
              enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
             storage.display()
         );
+        let mut config = config;
+        if let Some(line) = htpasswd {
+            let file = dir.join("htpasswd");
+            std::fs::write(&file, format!("{line}\n")).map_err(|e| e.to_string())?;
+            config.push_str(&format!("auth:\n  htpasswd:\n    realm: signpost-tests\n    path: {}\n", file.display()));
+        }
         let config_path = dir.join("config.yml");
         std::fs::write(&config_path, config).map_err(|e| e.to_string())?;
         let mut child = std::process::Command::new(&exe)
