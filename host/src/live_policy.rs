@@ -170,7 +170,8 @@ struct SwapState {
     trials: [u64; 4],
 }
 
-fn build_json(policy: &Policy) -> Value {
+/// A build as the status documents name it.
+pub(crate) fn build_json(policy: &Policy) -> Value {
     let id = policy.identity();
     json!({
         "name": id.name,

@@ -140,18 +140,6 @@ fn bucket(key: SessionKey) -> u32 {
     (foldhash::quality::FixedState::with_seed(0x0063_616e_6172_7921).hash_one(key.0) % 10_000) as u32
 }
 
-fn identity_json(p: &Policy) -> Value {
-    let id = p.identity();
-    json!({
-        "name": id.name,
-        "version": id.version,
-        "sha256": id.sha256,
-        "build": id.build(),
-        "source": id.source,
-        "digest": crate::oci::digest_in(&id.source),
-    })
-}
-
 impl Trials {
     /// No canary, no shadow.
     pub fn new() -> Self {
@@ -318,7 +306,7 @@ impl Trials {
                 })
             };
             json!({
-                "policy": identity_json(&c.policy),
+                "policy": crate::live_policy::build_json(&c.policy),
                 "share": f64::from(c.share) / 10_000.0,
                 "sessions": c.sessions.load(Ordering::Relaxed),
                 "calls": c.calls.load(Ordering::Relaxed),
@@ -333,7 +321,7 @@ impl Trials {
         });
         let shadow = self.shadow.load_full().map(|s| {
             json!({
-                "policy": identity_json(&s.policy),
+                "policy": crate::live_policy::build_json(&s.policy),
                 "computed": s.computed.load(Ordering::Relaxed),
                 "faulted": s.faulted.load(Ordering::Relaxed),
                 "dropped": s.dropped.load(Ordering::Relaxed),

@@ -493,3 +493,65 @@ async fn a_registry_that_asks_for_credentials_gets_them_from_the_environment() {
     let err = refused_start(&args);
     assert!(err.contains("401") && err.contains("SIGNPOST_REGISTRY_USER"), "{err}");
 }
+
+/// A registry whose bearer tokens expire: `/v2/` asks for a token, the
+/// token endpoint gives `tok-1`, `tok-2`, …, and any other request with
+/// the first token is refused as expired (401), with a later one answered
+/// with a manifest that is garbage. Past the 401, a client took a new token.
+fn expiring_tokens() -> u16 {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"));
+    let issued = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let issued = issued.clone();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(&stream);
+                let (mut first, mut auth) = (String::new(), String::new());
+                let _ = reader.read_line(&mut first);
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if line.to_ascii_lowercase().starts_with("authorization:") {
+                        auth = line.trim().to_owned();
+                    }
+                }
+                let mut words = first.split(' ');
+                let (method, path) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+                let challenge =
+                    format!("WWW-Authenticate: Bearer realm=\"http://127.0.0.1:{port}/token\",service=\"t\"");
+                let reply = if path == "/v2/" {
+                    format!(
+                        "HTTP/1.1 401 Unauthorized\r\n{challenge}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
+                } else if path.starts_with("/token") {
+                    let n = issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    let body = format!("{{\"token\": \"tok-{n}\"}}");
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                } else if auth.is_empty() || auth.ends_with("tok-1") {
+                    format!(
+                        "HTTP/1.1 401 Unauthorized\r\n{challenge}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
+                } else {
+                    let body = if method == "HEAD" { "" } else { "[]" };
+                    format!("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{body}")
+                };
+                let _ = (&stream).write_all(reply.as_bytes());
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn an_expired_registry_token_is_exchanged_for_a_new_one() {
+    let keys = Keys::new("tokens");
+    let port = expiring_tokens();
+    let reference = format!("oci://127.0.0.1:{port}/policies/hints:stable");
+    let (ok, out) = run_cli(&["policy", "verify", &reference, "--key", &keys.path("fleet.pub")]);
+    // Past the refusal of the expired token: the garbage manifest is what is refused.
+    assert!(!ok && out.contains("not an OCI image manifest") && !out.contains("401"), "{out}");
+}

@@ -36,12 +36,8 @@ impl FromStr for PolicyRef {
         {
             return Err(bad("a digest is sha256: and 64 lowercase hex digits"));
         }
-        let tag =
-            if inner.digest().is_some() && !rest.contains(':') || inner.digest().is_some() && inner.tag().is_none() {
-                None
-            } else {
-                inner.tag().map(str::to_owned)
-            };
+        // oci-spec names `latest` when neither a tag nor a digest is given.
+        let tag = inner.tag().map(str::to_owned);
         Ok(PolicyRef { inner, tag })
     }
 }
@@ -139,6 +135,34 @@ impl std::fmt::Display for PolicySource {
         match self {
             PolicySource::File(p) => write!(f, "{}", p.display()),
             PolicySource::Oci(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_parse_and_print_back() {
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let cases = [
+            ("oci://127.0.0.1:5000/p/hints:stable".to_owned(), Some("stable"), false),
+            ("oci://registry.example.com/p/hints".to_owned(), Some("latest"), false),
+            (format!("oci://localhost/hints@sha256:{a}"), None, true),
+            (format!("oci://ghcr.io/o/p:v1@sha256:{b}"), Some("v1"), true),
+        ];
+        for (text, tag, digest) in cases {
+            let r: PolicyRef = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(r.tag(), tag, "{text}");
+            assert_eq!(r.digest().is_some(), digest, "{text}");
+            let shown = r.to_string();
+            let want = if tag == Some("latest") { format!("{text}:latest") } else { text.clone() };
+            assert_eq!(shown, want);
+            assert_eq!(shown.parse::<PolicyRef>().ok().as_ref(), Some(&r), "{text} -> {shown}");
+        }
+        for bad in ["", "oci://", "oci://hints:stable", "oci://a b/c", "oci://h.io/x@sha256:AB", "oci://h.io/x\n"] {
+            assert!(bad.parse::<PolicyRef>().is_err(), "{bad:?}");
         }
     }
 }

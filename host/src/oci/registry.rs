@@ -215,8 +215,32 @@ impl Registry {
     }
 
     /// GET (or HEAD) `path` of `r`'s repository, its body read up to `max`
-    /// bytes within the deadline. None on 404.
+    /// bytes within the deadline. None on 404. A 401 with an authorization
+    /// already known (a registry's tokens expire: five minutes on the
+    /// large ones, and a tag is polled for days) asks for a new one and
+    /// tries once more.
     async fn get(
+        &self,
+        r: &PolicyRef,
+        path: &str,
+        accept: &[&str],
+        max: u64,
+        head: bool,
+    ) -> Result<Option<(Vec<u8>, reqwest::header::HeaderMap)>, OciError> {
+        match self.get_once(r, path, accept, max, head).await {
+            Err(OciError::Status { status: 401, .. }) if self.forget_authorization(r).await => {
+                self.get_once(r, path, accept, max, head).await
+            }
+            other => other,
+        }
+    }
+
+    /// Drops the authorization known for reading `r`; whether there was one.
+    async fn forget_authorization(&self, r: &PolicyRef) -> bool {
+        self.authorized.lock().await.remove(&(r.repository_path(), false)).flatten().is_some()
+    }
+
+    async fn get_once(
         &self,
         r: &PolicyRef,
         path: &str,
