@@ -346,37 +346,37 @@ impl LivePolicy {
         let id = current.identity();
         let stats = current.stats();
         let n = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        // The build as every status document names it (with an OCI
+        // artifact's digest, the same on every replica serving it), and
+        // what only the serving one has.
+        let mut active = build_json(&current);
+        let more = json!({
+            "interface": current.interface().name(),
+            "loaded_at_unix_ms": unix_ms(id.loaded_at),
+            "from_cache": id.from_cache,
+            // Whether its calls run on the worker that took them, with no
+            // thread hand-off (until one runs long: `Policy::run`).
+            "runs_in_place": current.runs_in_place(),
+            "on_probation": (!state.fallbacks.is_empty() && state.health.calls < PROBATION_CALLS)
+                .then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
+            "health": {
+                "calls": state.health.calls,
+                "faulted": state.health.faulted,
+                "window_calls": state.health.window.len(),
+                "window_faulted": state.health.window_faulted,
+                "degraded": state.health.degraded,
+                "rollback_rule": format!(
+                    "roll back when at least {ROLLBACK_MIN_FAULTS} of the last {FAULT_WINDOW} calls faulted and more than {}%",
+                    (ROLLBACK_SHARE * 100.0) as u32
+                ),
+            },
+        });
+        if let (Some(active), Value::Object(more)) = (active.as_object_mut(), more) {
+            active.extend(more);
+        }
         json!({
             "accepts": crate::policy::Interface::ALL.map(|i| i.name()),
-            "active": {
-                "interface": current.interface().name(),
-                "name": id.name,
-                "version": id.version,
-                "sha256": id.sha256,
-                "build": id.build(),
-                "source": id.source,
-                // An OCI artifact's manifest digest: the same on every
-                // replica that serves the same build.
-                "digest": crate::oci::digest_in(&id.source),
-                "loaded_at_unix_ms": unix_ms(id.loaded_at),
-                "from_cache": id.from_cache,
-                // Whether its calls run on the worker that took them, with no
-                // thread hand-off (until one runs long: `Policy::run`).
-                "runs_in_place": current.runs_in_place(),
-                "on_probation": (!state.fallbacks.is_empty() && state.health.calls < PROBATION_CALLS)
-                    .then(|| json!({"calls": state.health.calls, "faulted": state.health.faulted, "of": PROBATION_CALLS})),
-                "health": {
-                    "calls": state.health.calls,
-                    "faulted": state.health.faulted,
-                    "window_calls": state.health.window.len(),
-                    "window_faulted": state.health.window_faulted,
-                    "degraded": state.health.degraded,
-                    "rollback_rule": format!(
-                        "roll back when at least {ROLLBACK_MIN_FAULTS} of the last {FAULT_WINDOW} calls faulted and more than {}%",
-                        (ROLLBACK_SHARE * 100.0) as u32
-                    ),
-                },
-            },
+            "active": active,
             "counters": {
                 "tool_calls": n(&stats.tool_calls),
                 "faulted_tool_calls": n(&stats.faulted_tool_calls),

@@ -12,7 +12,7 @@ use super::sign::{self, Verified, VerifyingKey};
 use super::{Access, Manifest, OciError, PolicyRef, Registry, digest_of};
 
 /// A verified artifact, ready for the policy checks.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Pulled {
     /// Its manifest's digest.
     pub digest: String,
@@ -136,7 +136,7 @@ impl Follower {
         }
         if let Some(c) = self.current().filter(|c| c.digest == digest) {
             // Served from the cache at start; the registry now confirms it.
-            let fresh = Arc::new(Pulled { from_cache: None, ..clone_pulled(&c) });
+            let fresh = Arc::new(Pulled { from_cache: None, ..(*c).clone() });
             self.set_current(fresh);
             return Ok(None);
         }
@@ -257,17 +257,6 @@ impl Follower {
             signature,
             from_cache: Some(why.to_owned()),
         })))
-    }
-}
-
-fn clone_pulled(p: &Pulled) -> Pulled {
-    Pulled {
-        digest: p.digest.clone(),
-        source: p.source.clone(),
-        component: p.component.clone(),
-        manifest: p.manifest.clone(),
-        signature: p.signature.clone(),
-        from_cache: p.from_cache.clone(),
     }
 }
 

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use oci_client::RegistryOperation;
 use oci_client::manifest::{OciDescriptor, OciImageManifest};
 use oci_client::secrets::RegistryAuth;
-use oci_client::{Reference, RegistryOperation};
 
 use super::{
     CONFIG_MEDIA_TYPE, DEFAULT_MAX_COMPONENT, LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, MAX_MANIFEST, Manifest, OciError,
@@ -172,7 +172,8 @@ impl Registry {
     }
 
     /// The `Authorization` header for `r` (pull, or push too), from the
-    /// token exchange the registry asks for.
+    /// token exchange the registry asks for, once per repository and
+    /// operation (oci-client keeps the token for its pushes too).
     async fn authorization(&self, r: &PolicyRef, push: bool) -> Result<Option<String>, OciError> {
         let key = (r.repository_path(), push);
         if let Some(known) = self.authorized.lock().await.get(&key) {
@@ -180,7 +181,7 @@ impl Registry {
         }
         let auth = self.access.registry_auth(r.registry());
         let op = if push { RegistryOperation::Push } else { RegistryOperation::Pull };
-        let token = self.with_deadline(r, self.client.auth(&self.oci_ref(r), &auth, op)).await?;
+        let token = self.with_deadline(r, self.client.auth(r.oci(), &auth, op)).await?;
         let header = match (token, &auth) {
             (Some(t), _) => Some(format!("Bearer {t}")),
             (None, RegistryAuth::Basic(u, p)) => {
@@ -191,11 +192,6 @@ impl Registry {
         };
         self.authorized.lock().await.insert(key, header.clone());
         Ok(header)
-    }
-
-    /// `r` as oci-client takes it.
-    fn oci_ref(&self, r: &PolicyRef) -> Reference {
-        r.oci().clone()
     }
 
     async fn with_deadline<T, E: std::error::Error>(
@@ -258,7 +254,7 @@ impl Registry {
             if let Some(a) = &auth {
                 req = req.header(reqwest::header::AUTHORIZATION, a);
             }
-            let mut resp = req.send().await.map_err(|e| self.unreachable(r, without_url(&e)))?;
+            let mut resp = req.send().await.map_err(|e| self.unreachable(r, chain(&e)))?;
             let status = resp.status();
             if status == reqwest::StatusCode::NOT_FOUND {
                 return Ok(None);
@@ -301,7 +297,7 @@ impl Registry {
             }
             let mut body = Vec::new();
             if !head {
-                while let Some(chunk) = resp.chunk().await.map_err(|e| self.unreachable(r, without_url(&e)))? {
+                while let Some(chunk) = resp.chunk().await.map_err(|e| self.unreachable(r, chain(&e)))? {
                     if (body.len() + chunk.len()) as u64 > max {
                         return Err(too_large());
                     }
@@ -388,15 +384,11 @@ impl Registry {
     /// Uploads `data` as a blob of `r`'s repository (unless it is there).
     pub async fn push_blob(&self, r: &PolicyRef, data: &[u8]) -> Result<OciDescriptor, OciError> {
         let digest = digest_of(data);
-        let reference = self.oci_ref(r);
-        self.with_deadline(
-            r,
-            self.client.auth(&reference, &self.access.registry_auth(r.registry()), RegistryOperation::Push),
-        )
-        .await?;
-        let exists = self.with_deadline(r, self.client.blob_exists(&reference, &digest)).await.unwrap_or(false);
+        let reference = r.oci();
+        self.authorization(r, true).await?;
+        let exists = self.with_deadline(r, self.client.blob_exists(reference, &digest)).await.unwrap_or(false);
         if !exists {
-            self.with_deadline(r, self.client.push_blob(&reference, data.to_vec(), &digest)).await?;
+            self.with_deadline(r, self.client.push_blob(reference, data.to_vec(), &digest)).await?;
         }
         Ok(OciDescriptor {
             media_type: String::new(),
@@ -418,14 +410,10 @@ impl Registry {
     /// Puts manifest bytes as they are (tests push hostile ones).
     pub async fn push_manifest_bytes(&self, r: &PolicyRef, bytes: Vec<u8>) -> Result<String, OciError> {
         let digest = digest_of(&bytes);
-        let reference = self.oci_ref(r);
-        self.with_deadline(
-            r,
-            self.client.auth(&reference, &self.access.registry_auth(r.registry()), RegistryOperation::Push),
-        )
-        .await?;
+        let reference = r.oci();
+        self.authorization(r, true).await?;
         let content_type = reqwest::header::HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
-        self.with_deadline(r, self.client.push_manifest_raw(&reference, bytes, content_type)).await?;
+        self.with_deadline(r, self.client.push_manifest_raw(reference, bytes, content_type)).await?;
         Ok(digest)
     }
 
@@ -475,13 +463,8 @@ fn wasm_config(layer_digest: &str, exports: &[String], imports: &[String], creat
     serde_json::to_vec(&config).unwrap_or_default()
 }
 
-/// A reqwest error of a read and its causes (its URL is the registry's,
-/// which carries no secret: tokens go in headers).
-fn without_url(e: &reqwest::Error) -> String {
-    chain(e)
-}
-
-/// An error and its causes, `: `-separated.
+/// An error and its causes, `: `-separated (a reqwest error's URL is the
+/// registry's, which carries no secret: tokens go in headers).
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut source = e.source();

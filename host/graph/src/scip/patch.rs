@@ -232,7 +232,7 @@ impl Memo {
                 (None, defined) => defined.is_none(),
             }
         });
-        for (&s, _) in here.iter() {
+        for (&s, &scope) in &here {
             if let Some(docs) = shared.get_mut(s) {
                 if !docs.iter().any(|p| p == path) {
                     docs.push(path.to_owned());
@@ -240,10 +240,7 @@ impl Memo {
             } else if let Some(other) = self.lone.get(s).filter(|o| *o != path) {
                 shared.insert(s.to_owned(), vec![other.clone(), path.to_owned()]);
                 self.lone.remove(s);
-            }
-        }
-        for (&s, &scope) in &here {
-            if scope == Scope::None && !shared.contains_key(s) {
+            } else if scope == Scope::None {
                 self.lone.entry(s.to_owned()).or_insert_with(|| path.to_owned());
             }
         }
