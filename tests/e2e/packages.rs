@@ -6,7 +6,7 @@
 //! run to start it again; the MCP Bundle's manifest checked by the
 //! validator its authors publish (`@anthropic-ai/mcpb`) and its server
 //! started as a desktop client starts it; the registry's `server.json`
-//! naming the packages built.
+//! naming the packages built and holding to the registry's schema.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -202,6 +202,75 @@ async fn the_bundle_validates_and_serves_and_the_registry_entry_names_the_packag
         .collect();
     assert_eq!(registries, [("pypi", "signpost-mcp", version), ("npm", "signpost-mcp", version)]);
     assert_eq!(npm["name"], "signpost-mcp");
+
+    // The entry holds to the rules of the registry's published schema
+    // (2025-09-29), and an entry that breaks one is refused by the check.
+    let registry = jsonschema::validator_for(&registry_rules()).unwrap_or_else(|e| panic!("{e}"));
+    let broken: Vec<String> = registry.iter_errors(&entry).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(broken.is_empty(), "{broken:?}\n{entry}");
+    for (pointer, wrong) in [
+        ("/name", json!("signpost")),
+        ("/description", json!("x".repeat(101))),
+        ("/packages/0/version", json!("latest")),
+        ("/packages/1/transport", json!({"type": "pipe"})),
+        ("/packages/0/packageArguments/0/type", json!("flag")),
+    ] {
+        let mut bad = entry.clone();
+        *bad.pointer_mut(pointer).unwrap_or_else(|| panic!("{pointer} in {entry}")) = wrong;
+        assert!(!registry.is_valid(&bad), "{pointer} broken, yet valid");
+    }
+}
+
+/// The rules the MCP registry's `server.schema.json` (2025-09-29) sets for
+/// what an entry of packages holds, as a JSON Schema. Neither the schema's
+/// address nor the registry's own validator (`mcp-publisher validate`, a Go
+/// program) can be reached from these machines' package registries.
+fn registry_rules() -> Value {
+    let input = json!({
+        "type": "object",
+        "properties": {
+            "description": {"type": "string"}, "isRequired": {"type": "boolean"},
+            "format": {"enum": ["string", "number", "boolean", "filepath"]},
+            "value": {"type": "string"}, "isSecret": {"type": "boolean"}, "default": {"type": "string"},
+            "isRepeated": {"type": "boolean"},
+        },
+    });
+    let argument = json!({"anyOf": [
+        {"allOf": [input, {"required": ["type"], "properties": {"type": {"enum": ["positional"]}},
+                           "anyOf": [{"required": ["valueHint"]}, {"required": ["value"]}]}]},
+        {"allOf": [input, {"required": ["type", "name"],
+                           "properties": {"type": {"enum": ["named"]}, "name": {"type": "string"}}}]},
+    ]});
+    json!({
+        "type": "object",
+        "required": ["name", "description", "version"],
+        "properties": {
+            "$schema": {"type": "string", "format": "uri"},
+            "name": {"type": "string", "pattern": "^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$", "minLength": 3, "maxLength": 200},
+            "description": {"type": "string", "minLength": 1, "maxLength": 100},
+            "version": {"type": "string", "maxLength": 255},
+            "repository": {"type": "object", "required": ["url", "source"],
+                           "properties": {"url": {"type": "string", "format": "uri"}, "source": {"type": "string"}}},
+            "packages": {"type": "array", "items": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["registryType", "identifier", "version", "transport"],
+                "properties": {
+                    "registryType": {"type": "string"},
+                    "registryBaseUrl": {"type": "string", "format": "uri"},
+                    "identifier": {"type": "string"},
+                    "version": {"type": "string", "minLength": 1, "not": {"const": "latest"}},
+                    "fileSha256": {"type": "string", "pattern": "^[a-f0-9]{64}$"},
+                    "runtimeHint": {"type": "string"},
+                    "transport": {"type": "object", "required": ["type"],
+                                  "properties": {"type": {"enum": ["stdio", "streamable-http", "sse"]}}},
+                    "runtimeArguments": {"type": "array", "items": argument},
+                    "packageArguments": {"type": "array", "items": argument},
+                    "environmentVariables": {"type": "array", "items": {"allOf": [input, {"required": ["name"]}]}},
+                },
+            }},
+        },
+    })
 }
 
 /// The MCP Bundle tools, whose `validate` checks a manifest.
