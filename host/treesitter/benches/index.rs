@@ -14,7 +14,8 @@
 //! added: a new name), each followed by `Workspace::update`, timed against
 //! opening the workspace whole. `SIGNPOST_BENCH_PROJECT=DIR` (with
 //! `SIGNPOST_BENCH_LANG`, default java) times the edits on a real project
-//! instead of the synthetic ones.
+//! instead of the synthetic ones; `SIGNPOST_BENCH_FILE` (relative to the
+//! project) edits that file instead of the largest.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -148,7 +149,11 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     let mut graph = signpost_graph::scip::import_index(&opened.index, &gopts).expect("an import");
     let mut memo = signpost_graph::scip::Memo::of(&opened.index);
     let mut generation = opened.generation;
-    let largest = files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone();
+    // The largest file, or the one `SIGNPOST_BENCH_FILE` names.
+    let largest = match std::env::var_os("SIGNPOST_BENCH_FILE") {
+        Some(f) => root.join(f),
+        None => files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone(),
+    };
     let original = std::fs::read_to_string(&largest).expect("read");
     let mut text = original.clone();
     for (kind, n) in (0..5).map(|n| ("a comment", n)).chain((0..5).map(|n| ("a method", n))) {

@@ -554,6 +554,21 @@ def run():
             "dict.h",
             "#define DICT_GET(d) dictFind((d))|#define DICT_GET(d) dictScan((d))",
         ),
+        // A definition added ahead of a kept file's macro: what the macro's
+        // body calls, kept with the file's uses, is renumbered with them.
+        (
+            "cpp",
+            &[
+                ("dict.h", "void *dictFind(void *d);\nvoid *dictScan(void *d);\n#define DICT_GET(d) dictFind((d))\n"),
+                (
+                    "dict.c",
+                    "#include \"dict.h\"\nvoid *dictFind(void *d) { return d; }\nvoid *dictScan(void *d) { return d; }\n",
+                ),
+                ("server.c", "#include \"dict.h\"\nvoid *serve(void *d) { return DICT_GET(d); }\n"),
+            ],
+            "dict.c",
+            "void *dictScan(void *d) { return d; }|void *dictScan(void *d) { return d; }\nvoid *dictNew(void) { return 0; }",
+        ),
     ];
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-cases-{}", std::process::id()));

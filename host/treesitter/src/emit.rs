@@ -73,12 +73,22 @@ impl Plan {
     fn of(project: &Project, only: Option<&[usize]>) -> Plan {
         // Each file's uses and unbound calls, in the order the project has
         // them (a macro's expansions come after every file's own uses).
+        // Only the files written are listed (an edit writes one of
+        // thousands).
+        let wanted: Option<Vec<bool>> = only.map(|only| {
+            let mut wanted = vec![false; project.sources.len()];
+            for &f in only {
+                wanted[f] = true;
+            }
+            wanted
+        });
+        let written = |f: usize| wanted.as_ref().is_none_or(|w| w[f]);
         let mut uses: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-        for (i, u) in project.uses.iter().enumerate() {
+        for (i, u) in project.uses.iter().enumerate().filter(|(_, u)| written(u.file)) {
             uses[u.file].push(i as u32);
         }
         let mut unbound: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-        for (i, c) in project.unbound.iter().enumerate() {
+        for (i, c) in project.unbound.iter().enumerate().filter(|(_, c)| written(c.file)) {
             unbound[c.file].push(i as u32);
         }
         // A member declared in its type and defined apart (C++) is written

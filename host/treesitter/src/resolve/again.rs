@@ -35,6 +35,9 @@ pub(super) struct FileUses {
     pub(super) ambiguous: usize,
     /// The names looked up, as [`name_key`]s, sorted.
     pub(super) reads: Vec<u64>,
+    /// The uses in the body of a C or C++ function-like macro of the file:
+    /// (the macro, what the use means), in the uses' order.
+    pub(super) expansions: Vec<(DefIx, DefIx)>,
 }
 
 /// What a resolve keeps for the next one: each file's uses, and the shape
@@ -194,6 +197,9 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
             }
             for u in &mut before.unbound {
                 u.file = nf;
+            }
+            for (m, target) in &mut before.expansions {
+                (*m, *target) = (new_ix(*m)?, new_ix(*target)?);
             }
             Some(before)
         })

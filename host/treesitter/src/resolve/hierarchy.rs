@@ -44,23 +44,27 @@ fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, super
 /// Methods that override (or implement) a method of a supertype of their
 /// type ([`overridden`]).
 pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) -> Vec<(DefIx, Vec<DefIx>)> {
+    use rayon::prelude::*;
     let p = r.p;
-    let mut out = Vec::new();
     // A Scala object's methods override its traits' (`object Inherit
     // extends ProcessOutput`).
     let object = |t: DefIx| p.kind(t) == Kind::Module && p.fact(t).term;
-    for (&t, ms) in members {
-        if !(p.kind(t).is_type() || object(t)) || !r.held.supers.contains_key(&t) {
-            continue;
-        }
-        let lineage = r.lineage(t);
-        for &m in ms.iter().filter(|&&m| method(p.kind(m))) {
-            if let Some(o) = overridden(p, members, m, &lineage[1..]) {
-                out.push((m, vec![o]));
-            }
-        }
-    }
-    out
+    let types: Vec<(DefIx, &Vec<DefIx>)> = members
+        .iter()
+        .filter(|(t, _)| (p.kind(**t).is_type() || object(**t)) && r.held.supers.contains_key(*t))
+        .map(|(&t, ms)| (t, ms))
+        .collect();
+    // Each type's methods apart from every other's: in parallel.
+    types
+        .into_par_iter()
+        .flat_map_iter(|(t, ms)| {
+            let lineage = r.lineage(t);
+            ms.iter()
+                .filter(|&&m| method(p.kind(m)))
+                .filter_map(|&m| overridden(p, members, m, &lineage[1..]).map(|o| (m, vec![o])))
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// The methods of file `fi`'s anonymous classes (`new ToStringStyle() {
@@ -130,6 +134,7 @@ pub(super) fn implicit_interfaces(
     members: &HashMap<DefIx, Vec<DefIx>>,
     supers: &mut HashMap<DefIx, Vec<DefIx>>,
 ) {
+    use rayon::prelude::*;
     let go = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModulePath;
     // The methods of `t` and of what it embeds (its supertypes from its
     // header), nearest first: a name met again is shadowed.
@@ -180,18 +185,31 @@ pub(super) fn implicit_interfaces(
         };
         h.name == w.name && arity && types && returns
     };
-    let mut found: Vec<(DefIx, DefIx)> = Vec::new();
-    for t in (0..p.defs.len()).filter(|&d| go(d) && matches!(p.kind(d), Kind::Struct | Kind::Type)) {
-        let have = method_set(t);
-        if have.is_empty() {
-            continue;
-        }
-        for (i, want) in &interfaces {
-            if want.iter().all(|&w| have.iter().any(|&h| same(h, w))) {
-                found.push((t, *i));
-            }
-        }
+    // Each interface by the name of its first method: a type without a
+    // method of that name satisfies none of them (a project's types are
+    // not each checked against all its interfaces).
+    let mut by_first: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (k, (_, want)) in interfaces.iter().enumerate() {
+        by_first.entry(p.fact(want[0]).name.as_str()).or_default().push(k);
     }
+    let types: Vec<DefIx> =
+        (0..p.defs.len()).filter(|&d| go(d) && matches!(p.kind(d), Kind::Struct | Kind::Type)).collect();
+    let found: Vec<(DefIx, DefIx)> = types
+        .into_par_iter()
+        .flat_map_iter(|t| {
+            let have = method_set(t);
+            let mut candidates: Vec<usize> =
+                have.iter().filter_map(|&h| by_first.get(p.fact(h).name.as_str())).flatten().copied().collect();
+            // In the interfaces' order, as every one was checked before.
+            candidates.sort_unstable();
+            candidates.dedup();
+            candidates
+                .into_iter()
+                .filter(|&k| interfaces[k].1.iter().all(|&w| have.iter().any(|&h| same(h, w))))
+                .map(|k| (t, interfaces[k].0))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     for (t, i) in found {
         let e = supers.entry(t).or_default();
         if !e.contains(&i) {

@@ -4,19 +4,31 @@
 use super::*;
 
 /// Definitions by name.
-pub(super) struct Names(HashMap<String, Vec<DefIx>>);
+pub(super) struct Names(HashMap<String, Defs>);
+
+/// Definitions of one name (in one place): most names have one, held
+/// without an allocation of its own.
+pub(super) type Defs = smallvec::SmallVec<[DefIx; 1]>;
 
 impl Names {
     pub(super) fn of(p: &Project) -> Names {
-        let mut m: HashMap<String, Vec<DefIx>> = HashMap::default();
+        // About one name in two definitions is new: sized so, seldom rehashed.
+        let mut m: HashMap<String, Defs> = HashMap::with_capacity_and_hasher(p.defs.len() / 2, Default::default());
         for ix in 0..p.defs.len() {
-            m.entry(p.fact(ix).name.clone()).or_default().push(ix);
+            // Each name copied once, not once a definition.
+            let name = &p.fact(ix).name;
+            match m.get_mut(name.as_str()) {
+                Some(defs) => defs.push(ix),
+                None => {
+                    m.insert(name.clone(), smallvec::smallvec![ix]);
+                }
+            }
         }
         Names(m)
     }
 
     pub(super) fn get(&self, name: &str) -> &[DefIx] {
-        self.0.get(name).map_or(&[], Vec::as_slice)
+        self.0.get(name).map_or(&[], |d| d.as_slice())
     }
 }
 
@@ -28,13 +40,13 @@ pub(super) struct Lookup {
     /// Each name defined, numbered.
     names: HashMap<Box<str>, u32>,
     /// Everything by name number.
-    by_name: Vec<Vec<DefIx>>,
+    by_name: Vec<Defs>,
     /// Members by their owner and name.
-    by_owner: HashMap<(DefIx, u32), Vec<DefIx>>,
+    by_owner: HashMap<(DefIx, u32), Defs>,
     /// Top-level definitions by file and name.
-    by_file: HashMap<(usize, u32), Vec<DefIx>>,
+    by_file: HashMap<(usize, u32), Defs>,
     /// Top-level definitions by package (dotted) and name.
-    by_package: HashMap<(u32, u32), Vec<DefIx>>,
+    by_package: HashMap<(u32, u32), Defs>,
     /// Each package (dotted) met, numbered: lookups by package allocate
     /// nothing.
     pub(super) packages: HashMap<String, u32>,
@@ -160,10 +172,13 @@ impl Lookup {
         for (f, &n) in file_package.iter().enumerate() {
             package_files.entry(n).or_default().push(f);
         }
+        // Sized to the definitions: grown instead, the maps rehash a large
+        // project's keys many times over.
+        let sized = || HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
         let mut l = Lookup {
             names: HashMap::default(),
             by_name: Vec::new(),
-            by_owner: HashMap::default(),
+            by_owner: sized(),
             by_file: HashMap::default(),
             by_package: HashMap::default(),
             packages,
@@ -184,7 +199,7 @@ impl Lookup {
                 None => {
                     let n = l.by_name.len() as u32;
                     l.names.insert(name.into(), n);
-                    l.by_name.push(Vec::new());
+                    l.by_name.push(Defs::new());
                     n
                 }
             };
@@ -219,8 +234,8 @@ impl Lookup {
         self.number(name).map_or(&[], |n| Lookup::get(&self.by_package, &(pkg, n)))
     }
 
-    pub(super) fn get<'a, K: std::hash::Hash + Eq>(map: &'a HashMap<K, Vec<DefIx>>, key: &K) -> &'a [DefIx] {
-        map.get(key).map_or(&[], Vec::as_slice)
+    pub(super) fn get<'a, K: std::hash::Hash + Eq, V: AsRef<[DefIx]>>(map: &'a HashMap<K, V>, key: &K) -> &'a [DefIx] {
+        map.get(key).map_or(&[], |d| d.as_ref())
     }
 }
 
@@ -252,7 +267,9 @@ fn source_roots(p: &Project, packages: &mut HashMap<String, u32>) {
 }
 
 pub(super) fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
-    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
+    // About one parent in four definitions (a type's members, a method's
+    // locals): sized so, the map seldom rehashes.
+    let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::with_capacity_and_hasher(p.defs.len() / 4, Default::default());
     for (ix, d) in p.defs.iter().enumerate() {
         if d.twin_of.is_some() {
             continue;

@@ -269,14 +269,16 @@ fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Proje
         }
     }
     p.first_def = starts;
-    let names = Names::of(&p);
     // Owners declared apart (Go's receivers, C++'s `Type::method`): a type
-    // of the same package, at its top level or in a namespace.
+    // of the same package, at its top level or in a namespace. The names
+    // they are looked up by are tabled only where some are (none in Java).
+    let mut tabled: Option<Names> = None;
     for ix in 0..p.defs.len() {
         let Some(owner) = p.fact(ix).owner.clone() else { continue };
+        let names = tabled.get_or_insert_with(|| Names::of(&p));
         let file = p.defs[ix].file;
         let pkg = &p.sources[file].package;
-        let found = top_level_types(&p, &names, &owner, |t| p.sources[p.defs[t].file].package == *pkg);
+        let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file].package == *pkg);
         if let [t] = found[..] {
             p.defs[ix].parent = Some(t);
             continue;
@@ -314,7 +316,7 @@ fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Proje
                 || (i.alias.is_none() && i.path.rsplit(['.', ':']).next() == Some(owner.as_str()))
         };
         if found.is_empty() && s.lang.impl_blocks && s.facts.imports.iter().any(imports_it) {
-            let found = top_level_types(&p, &names, &owner, |t| p.sources[p.defs[t].file].lang.name == s.lang.name);
+            let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file].lang.name == s.lang.name);
             // Namesakes in other modules (a test crate's own `Error`): the
             // one in the module the import names.
             let from: Vec<&str> = s
@@ -447,7 +449,7 @@ fn resolve_uses(
     implicit_interfaces(&p, &members, &mut r.held.supers);
     step.done("implicit interfaces");
     let overrides = overrides(&r, &members);
-    let anonymous = (0..p.sources.len()).map(|fi| anonymous_overrides(&r, &members, fi)).collect();
+    let anonymous = (0..p.sources.len()).into_par_iter().map(|fi| anonymous_overrides(&r, &members, fi)).collect();
     step.done("overrides");
     let shape = Shape::of(&p, &r.held.supers, &r.held.extensions, &r.held.foreign_extensions, &partial, &look);
     let held = r.held();

@@ -17,20 +17,23 @@ pub(super) fn symbols(p: &mut Project) {
     // a type declared in parts (a Swift extension, a C# partial class, a
     // Ruby class reopened, Kotlin's `expect` and `actual`) numbers its
     // members across all of them, so that two of them never share a
-    // symbol. The type is named by its enclosing names.
-    let owner_names = |ix: DefIx| {
-        let mut names: Vec<&str> = Vec::new();
-        let mut at = p.defs[ix].parent;
-        while let Some(par) = at
-            && names.len() < 64
-        {
-            names.push(&p.fact(par).name);
-            at = p.defs[par].parent;
-        }
-        names
+    // symbol. The type is named by its enclosing names (64 at most), each
+    // list of them by a number, counted once per parent.
+    let mut owners = Owners::default();
+    let mut owner_of = |ix: DefIx| owners.of(p, p.defs[ix].parent);
+    // Each file's package, numbered.
+    let package: Vec<u32> = {
+        let mut numbered: HashMap<&[String], u32> = HashMap::default();
+        p.sources
+            .iter()
+            .map(|s| {
+                let next = numbered.len() as u32;
+                *numbered.entry(s.package.as_slice()).or_insert(next)
+            })
+            .collect()
     };
     // (enclosing names, package, name): a callable's place.
-    type Place<'a> = (Vec<&'a str>, &'a [String], &'a str);
+    type Place<'a> = (u32, u32, &'a str);
     // Sized to the definitions: grown instead, the maps rehash a large
     // project's keys many times over.
     let mut overloads: HashMap<Place<'_>, u32> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
@@ -54,6 +57,8 @@ pub(super) fn symbols(p: &mut Project) {
     let mut properties: HashMap<(usize, &str), u32> = HashMap::default();
     let mut taken: HashSet<DefIx> = HashSet::default();
     let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
+    // Declarations are looked up by the definitions apart alone.
+    let any_apart = !second.is_empty();
     // C#'s types of one name and different numbers of type parameters
     // (`IValidator`, `IValidator<T>`) are different types. scip-dotnet
     // spells each by its name alone, the same symbol; here a generic one
@@ -103,7 +108,7 @@ pub(super) fn symbols(p: &mut Project) {
                 continue;
             }
         }
-        let mut d = String::new();
+        let mut d = String::with_capacity(name.len() + 8);
         if f.meta {
             let n = properties.entry((def.file, name)).or_insert(0);
             push_name(&mut d, &format!("{name}{n}"));
@@ -129,10 +134,10 @@ pub(super) fn symbols(p: &mut Project) {
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
         } else if f.kind.is_callable() {
-            let owner = owner_names(ix);
+            let owner = owner_of(ix);
             if s.lang.rules.expect_actual && def.parent.is_some() {
                 let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
-                match expected.entry(((owner.clone(), &s.package, name), types)) {
+                match expected.entry(((owner, package[def.file], name), types)) {
                     hash_map::Entry::Occupied(e) if e.get().0 != def.file => {
                         own[ix] = own[e.get().1].clone();
                         continue;
@@ -143,7 +148,7 @@ pub(super) fn symbols(p: &mut Project) {
                     }
                 }
             }
-            let k = overloads.entry((owner, &s.package, name)).or_insert(0);
+            let k = overloads.entry((owner, package[def.file], name)).or_insert(0);
             match *k {
                 0 => d.push_str("()."),
                 n => d.push_str(&format!("(+{n}).")),
@@ -151,7 +156,7 @@ pub(super) fn symbols(p: &mut Project) {
             *k += 1;
             // Only a declaration in its type is a definition's twin (two
             // definitions apart, e.g. Go's per-platform files, stay two).
-            if !apart(ix) {
+            if any_apart && !apart(ix) {
                 declared.entry((def.parent, name)).or_default().push(ix);
             }
         } else if f.kind.is_type() {
@@ -173,11 +178,12 @@ pub(super) fn symbols(p: &mut Project) {
             // Swift's `fileprivate var completionFunctions` in an extension
             // of one type in each of two files: two properties, numbered
             // per type as overloads are (`completionFunctions(+1).`).
-            let first = terms.entry((owner_names(ix), &s.package, name)).or_insert(def.file);
+            let owner = owner_of(ix);
+            let first = terms.entry((owner, package[def.file], name)).or_insert(def.file);
             if *first == def.file {
                 d.push('.');
             } else {
-                let k = overloads.entry((owner_names(ix), &s.package, name)).or_insert(1);
+                let k = overloads.entry((owner, package[def.file], name)).or_insert(1);
                 d.push_str(&format!("(+{k})."));
                 *k += 1;
             }
@@ -230,8 +236,13 @@ pub(super) fn symbols(p: &mut Project) {
     // Whole symbols, parents first (a Go method's type may come later).
     let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
+    // Each file's package symbol, made once.
+    let mut packages: Vec<Option<String>> = vec![None; p.sources.len()];
+    let mut package_of = |file: usize| packages[file].get_or_insert_with(|| package_symbol(&p.sources[file])).clone();
+    let mut path: Vec<DefIx> = Vec::new();
     for ix in 0..p.defs.len() {
-        let mut path = vec![ix];
+        path.clear();
+        path.push(ix);
         while let Some(par) = p.defs[*path.last().expect("not empty")].parent {
             if done[par].is_some() || path.len() > 64 || path.contains(&par) {
                 break;
@@ -241,9 +252,23 @@ pub(super) fn symbols(p: &mut Project) {
         for &d in path.iter().rev() {
             let parent =
                 if hoisted.contains(&d) { p.defs[d].parent.and_then(|m| p.defs[m].parent) } else { p.defs[d].parent };
+            let foreign = p.defs[d].parent.is_none()
+                && p.sources[p.defs[d].file].lang.rules.foreign_extensions
+                && p.fact(d).owner.is_some();
+            // The common case: the parent's symbol and the descriptor.
+            if !foreign
+                && !impl_spelled(d)
+                && let Some(parent) = parent.and_then(|par| done[par].as_deref())
+            {
+                let mut symbol = String::with_capacity(parent.len() + own[d].len());
+                symbol.push_str(parent);
+                symbol.push_str(&own[d]);
+                done[d] = Some(symbol);
+                continue;
+            }
             let mut prefix = match parent.and_then(|par| done[par].clone()) {
                 Some(parent) => parent,
-                None => package_symbol(&p.sources[p.defs[d].file]),
+                None => package_of(p.defs[d].file),
             };
             // A method of a Swift extension of a type the project does not
             // define (`extension String { func slug() }`): still the
@@ -266,7 +291,7 @@ pub(super) fn symbols(p: &mut Project) {
                         .take_while(|&x| p.kind(x) == Kind::Module)
                         .collect();
                     chain.reverse();
-                    prefix = package_symbol(&p.sources[p.defs[d].file]);
+                    prefix = package_of(p.defs[d].file);
                     for x in chain {
                         prefix.push_str(&own[x]);
                     }
@@ -276,7 +301,7 @@ pub(super) fn symbols(p: &mut Project) {
                     } else {
                         // A type of another module (`use crate::Error;`):
                         // the impl is spelled in its own module.
-                        prefix = package_symbol(&p.sources[p.defs[d].file]);
+                        prefix = package_of(p.defs[d].file);
                     }
                 }
                 let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
@@ -414,9 +439,42 @@ pub(super) fn escape_field(s: &str) -> String {
     if s.is_empty() { ".".into() } else { s.replace(' ', "  ") }
 }
 
+/// The enclosing names of definitions (their parents' names, innermost
+/// first, 64 at most), each list numbered: two parents in different files
+/// with the same names (a type declared in parts) share a number.
+#[derive(Default)]
+struct Owners<'a> {
+    numbered: HashMap<Vec<&'a str>, u32>,
+    by_parent: HashMap<Option<DefIx>, u32>,
+}
+
+impl<'a> Owners<'a> {
+    fn of(&mut self, p: &'a Project, parent: Option<DefIx>) -> u32 {
+        if let Some(&n) = self.by_parent.get(&parent) {
+            return n;
+        }
+        let mut names: Vec<&str> = Vec::new();
+        let mut at = parent;
+        while let Some(par) = at
+            && names.len() < 64
+        {
+            names.push(&p.fact(par).name);
+            at = p.defs[par].parent;
+        }
+        let next = self.numbered.len() as u32;
+        let n = *self.numbered.entry(names).or_insert(next);
+        self.by_parent.insert(parent, n);
+        n
+    }
+}
+
 /// A descriptor name: plain when simple, else in backticks.
 pub(super) fn push_name(out: &mut String, name: &str) {
-    if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '$')) {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '_' | '+' | '-' | '$');
+    if !name.is_empty()
+        && (name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'+' | b'-' | b'$'))
+            || name.chars().all(plain))
+    {
         out.push_str(name);
     } else {
         out.push('`');

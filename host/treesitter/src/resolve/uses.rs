@@ -17,6 +17,8 @@ pub(super) fn resolve_files(
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let definitions_kept = shape.is_none();
+    let started = std::time::Instant::now();
+    let part = |what: &str| tracing::trace!(part = what, us = started.elapsed().as_micros() as u64, "uses");
     let warm::Warm { look, members, held, overrides, anonymous, mut counts, sharing } = warm;
     let vars = Vars::of(&p);
     let r = Resolver::new(&p, &look, &members, &vars, held);
@@ -54,6 +56,7 @@ pub(super) fn resolve_files(
             }
         }
     };
+    part("plan");
     kept.resize_with(p.sources.len(), || None);
     let kept_files = kept.iter().filter(|k| k.is_some()).count();
     let resolved: Vec<bool> = kept.iter().map(Option::is_none).collect();
@@ -71,6 +74,7 @@ pub(super) fn resolve_files(
             })
         })
         .collect();
+    part("files");
     counts.calls = p.sources.iter().map(|s| s.body.calls).sum();
     counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
@@ -78,6 +82,7 @@ pub(super) fn resolve_files(
     let (uses, unbound) = joined(&p, &per_file);
     // The files that call a macro of a file resolved again: their own uses
     // were kept, but what the call expands to is the macro body's uses.
+    part("joined");
     let callers = macro_callers(&p, &per_file, &resolved);
     let mut moved_too = resolved;
     if !callers.is_empty() {
@@ -102,10 +107,12 @@ pub(super) fn resolve_files(
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
+    part("supers");
     if let Some((old, old_supers)) = before {
         again.touched = moved(&old, &old_supers, &p, &moved_too);
         drop_aside((old, old_supers));
     }
+    part("moved");
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
 }
 
@@ -150,11 +157,18 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
                 if old.defs[x].symbol != p.defs[y].symbol {
                     return None;
                 }
+                // Most definitions have no supertype on either side: none
+                // listed to compare.
+                let (tx, ty) = (old.defs[x].twin_of, p.defs[y].twin_of);
+                let listed = |s: &HashMap<DefIx, Vec<DefIx>>, d: DefIx, twin: Option<DefIx>| {
+                    s.contains_key(&d) || twin.is_some_and(|t| s.contains_key(&t))
+                };
                 moves = moves
                     || !again::same_parent(old, x, p, y)
                     || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
-                    || symbols(old, written_supers(old_supers, all, x, old.defs[x].twin_of))
-                        != symbols(p, written_supers(&p.supers, all, y, p.defs[y].twin_of));
+                    || ((listed(old_supers, x, tx) || listed(&p.supers, y, ty))
+                        && symbols(old, written_supers(old_supers, all, x, tx))
+                            != symbols(p, written_supers(&p.supers, all, y, ty)));
             }
             Some(moves)
         })
@@ -218,6 +232,7 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
             Bound::Unbound | Bound::Outside => {}
         }
     }
+    out.expansions = expansions(r.p, fi, &out.uses);
     out
 }
 
@@ -230,34 +245,59 @@ pub(super) fn joined(p: &Project, files: &[FileUses]) -> (Vec<Use>, Vec<Unbound>
         uses.extend_from_slice(&f.uses);
         unbound.extend_from_slice(&f.unbound);
     }
-    expand_macros(p, &mut uses);
+    expand_macros(p, files, &mut uses);
     (uses, unbound)
 }
 
 /// A call to a C or C++ function-like macro calls, once expanded, what the
 /// macro's body calls: each such callee is a use at the macro call's place
-/// too (one level: a macro's macros are expanded by their own uses).
-fn expand_macros(p: &Project, uses: &mut Vec<Use>) {
-    if !p.sources.iter().any(|s| s.facts.defs.iter().any(|d| d.expands)) {
-        return;
-    }
+/// too (one level: a macro's macros are expanded by their own uses). What
+/// each macro's body calls is read from the files' [`FileUses::expansions`].
+fn expand_macros(p: &Project, files: &[FileUses], uses: &mut Vec<Use>) {
     let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
-    for u in uses.iter() {
-        let scope = innermost_in(p, u.file, &u.span, |k| k.is_callable());
-        if let Some(m) = scope.filter(|&m| p.fact(m).expands && u.target != m) {
-            let v = callees.entry(m).or_default();
-            if !v.contains(&u.target) {
-                v.push(u.target);
-            }
+    for &(m, target) in files.iter().flat_map(|f| &f.expansions) {
+        let v = callees.entry(m).or_default();
+        if !v.contains(&target) {
+            v.push(target);
         }
     }
     if callees.is_empty() {
         return;
     }
+    // Looked up by place, not hashed: every use of the project is asked.
+    let mut expands = vec![false; p.defs.len()];
+    for &m in callees.keys() {
+        expands[m] = true;
+    }
     let expanded: Vec<Use> = uses
         .iter()
+        .filter(|u| expands[u.target])
         .filter_map(|u| Some((u, callees.get(&u.target)?)))
         .flat_map(|(u, targets)| targets.iter().map(move |&target| Use { target, ..*u }))
         .collect();
     uses.extend(expanded);
+}
+
+/// The uses among `uses` (file `fi`'s) that are in the body of a C or C++
+/// function-like macro of the file, as (the macro, what the use means).
+fn expansions(p: &Project, fi: usize, uses: &[Use]) -> Vec<(DefIx, DefIx)> {
+    let defs = &p.sources[fi].facts.defs;
+    // Sorted by start (as definitions are) and apart from each other (a
+    // `#define` is its own lines): the last that starts before a use is the
+    // only one that may hold it.
+    let bodies: Vec<(usize, usize)> = defs.iter().filter(|d| d.expands).map(|d| d.span.bytes).collect();
+    if bodies.is_empty() {
+        return Vec::new();
+    }
+    let in_a_body = |u: &Use| {
+        let upto = bodies.partition_point(|&(a, _)| a <= u.span.bytes.0);
+        upto > 0 && u.span.bytes.1 <= bodies[upto - 1].1
+    };
+    uses.iter()
+        .filter(|u| in_a_body(u))
+        .filter_map(|u| {
+            let scope = innermost_in(p, fi, &u.span, |k| k.is_callable());
+            scope.filter(|&m| p.fact(m).expands && u.target != m).map(|m| (m, u.target))
+        })
+        .collect()
 }
