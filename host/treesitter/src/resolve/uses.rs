@@ -139,6 +139,10 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
     fn symbols(q: &Project, ds: Vec<DefIx>) -> Vec<&str> {
         ds.into_iter().map(|d| q.defs[d].symbol.as_str()).collect()
     }
+    // Whether a definition (or its declaration) has supertypes written.
+    fn listed(supers: &HashMap<DefIx, Vec<DefIx>>, d: DefIx, twin: Option<DefIx>) -> bool {
+        supers.contains_key(&d) || twin.is_some_and(|t| supers.contains_key(&t))
+    }
     // Per file: none when one of its definitions is spelled otherwise now
     // (every definition is looked at: another file's kept uses may point
     // at any), else whether its document moves.
@@ -160,9 +164,6 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
                 // Most definitions have no supertype on either side: none
                 // listed to compare.
                 let (tx, ty) = (old.defs[x].twin_of, p.defs[y].twin_of);
-                let listed = |s: &HashMap<DefIx, Vec<DefIx>>, d: DefIx, twin: Option<DefIx>| {
-                    s.contains_key(&d) || twin.is_some_and(|t| s.contains_key(&t))
-                };
                 moves = moves
                     || !again::same_parent(old, x, p, y)
                     || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
