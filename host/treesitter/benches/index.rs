@@ -150,11 +150,11 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
     let mut memo = signpost_graph::scip::Memo::of(&opened.index);
     let mut generation = opened.generation;
     // The largest file, or the one `SIGNPOST_BENCH_FILE` names.
-    let largest = match std::env::var_os("SIGNPOST_BENCH_FILE") {
+    let edited = match std::env::var_os("SIGNPOST_BENCH_FILE") {
         Some(f) => root.join(f),
         None => files.iter().max_by_key(|f| std::fs::metadata(f).map_or(0, |m| m.len())).expect("files").clone(),
     };
-    let original = std::fs::read_to_string(&largest).expect("read");
+    let original = std::fs::read_to_string(&edited).expect("read");
     let mut text = original.clone();
     for (kind, n) in (0..5).map(|n| ("a comment", n)).chain((0..5).map(|n| ("a method", n))) {
         text = if kind == "a comment" {
@@ -168,9 +168,9 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
                 }
             }
         };
-        std::fs::write(&largest, &text).expect("write");
+        std::fs::write(&edited, &text).expect("write");
         // As the server asks: only the documents that changed, when known.
-        let indexed = ws.update_in_part(files, std::slice::from_ref(&largest)).expect("an update");
+        let indexed = ws.update_in_part(files, std::slice::from_ref(&edited)).expect("an update");
         let only = indexed.changed.as_ref().is_some_and(|c| c.only);
         let written = if only { ws.written() } else { indexed.index.clone() };
         let at = std::time::Instant::now();
@@ -213,7 +213,7 @@ fn edits(root: &Path, lang: &str, files: &[PathBuf]) {
             r.again.all_because.map(|w| format!(" (every file: {w})")).unwrap_or_default()
         );
     }
-    std::fs::write(&largest, original).expect("restore");
+    std::fs::write(&edited, original).expect("restore");
 }
 
 /// `SIGNPOST_BENCH_WHOLE=DIR:LANG[,DIR:LANG…]`: each project indexed whole

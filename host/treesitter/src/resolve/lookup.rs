@@ -172,13 +172,12 @@ impl Lookup {
         for (f, &n) in file_package.iter().enumerate() {
             package_files.entry(n).or_default().push(f);
         }
-        // Sized to the definitions: grown instead, the maps rehash a large
-        // project's keys many times over.
-        let sized = || HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
         let mut l = Lookup {
             names: HashMap::default(),
             by_name: Vec::new(),
-            by_owner: sized(),
+            // Sized to the definitions: grown instead, the map rehashes a
+            // large project's keys many times over.
+            by_owner: HashMap::with_capacity_and_hasher(p.defs.len(), Default::default()),
             by_file: HashMap::default(),
             by_package: HashMap::default(),
             packages,
