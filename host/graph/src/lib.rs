@@ -435,10 +435,21 @@ impl Graph {
     }
 
     /// Whether the graph's indexes are those [`Index`] builds from its
-    /// nodes (tests check patched graphs with it).
+    /// nodes, and its in-edges its out-edges reversed, each node's sorted
+    /// by (type, other end) as lookups expect (tests check patched graphs
+    /// with it).
     #[doc(hidden)]
     pub fn indexes_are_fresh(&self) -> bool {
-        Index::build(self) == self.index
+        let sorted = |a: &Adjacency| {
+            (0..self.node_count() as NodeIx).all(|u| {
+                let list: Vec<(TypeIx, NodeIx)> = a.edges(u).collect();
+                list.windows(2).all(|w| w[0] < w[1])
+            })
+        };
+        let reversed = self.out.targets.len() == self.inn.targets.len()
+            && (0..self.node_count() as NodeIx)
+                .all(|u| self.out.edges(u).all(|(t, m)| self.inn.position(m, t, u).is_some()));
+        Index::build(self) == self.index && sorted(&self.out) && sorted(&self.inn) && reversed
     }
 
     /// The name indexes.

@@ -51,6 +51,8 @@ enum From {
 }
 
 const GONE: NodeIx = NodeIx::MAX;
+
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 const DECLARES: &str = "DECLARES";
 
 fn placeholder(g: &Graph, n: NodeIx) -> bool {
@@ -69,8 +71,18 @@ impl Graph {
         let base = self;
         let d = &delta.graph;
         let n = base.node_count();
-        let in_file: Vec<bool> = base.files.iter().map(|f| !f.is_empty() && delta.files.contains(f)).collect();
-        let replaced = |b: NodeIx| in_file[base.recs[b as usize].file as usize];
+        // The nodes the files had, from the by-file index: no pass over
+        // every record.
+        let mut replaced_nodes: Vec<NodeIx> = (base.files.iter().enumerate())
+            .filter(|(_, f)| !f.is_empty() && delta.files.contains(*f))
+            .flat_map(|(f, _)| base.index.by_file.get(f).iter().copied())
+            .collect();
+        replaced_nodes.sort_unstable();
+        let mut is_replaced = vec![false; n];
+        for &b in &replaced_nodes {
+            is_replaced[b as usize] = true;
+        }
+        let replaced = |b: NodeIx| is_replaced[b as usize];
 
         // What becomes of each base node, and where each delta node goes.
         let mut from: Vec<Option<From>> = (0..n as NodeIx).map(|b| (!replaced(b)).then_some(From::Base(b))).collect();
@@ -106,10 +118,7 @@ impl Graph {
         // that part's placeholder stands in for it when it is removed; a
         // definition there means its edges are two parts' (which is whose,
         // a merged graph does not say): the parts are merged again instead.
-        for b in 0..n as NodeIx {
-            if !replaced(b) {
-                continue;
-            }
+        for &b in &replaced_nodes {
             let Some(node) = fallback(&base.ids[b as usize]) else { continue };
             if !node.file.is_empty() && !node.roles.iter().any(|r| r == EXTERNAL) {
                 return Err(GraphError::Invalid {
@@ -123,12 +132,16 @@ impl Graph {
         }
         let alive = |from: &[Option<From>], x: NodeIx| (x as usize) >= n || from[x as usize].is_some();
 
-        // Out-edges, in pre-splice indexes (base, then added): the base's
-        // kept ones and the delta's, per node.
-        let mut extra: Vec<Vec<(TypeIx, NodeIx, u8)>> = vec![Vec::new(); total];
+        // The delta's out-edges, in pre-splice indexes (base, then added),
+        // by source: the few nodes whose edges are not the base's alone.
+        let mut extra: Map<NodeIx, Vec<(TypeIx, NodeIx, u8)>> = Map::default();
         for x in 0..d.node_count() as NodeIx {
             for (t, m, how) in d.out_edges(x) {
-                extra[to_base[x as usize] as usize].push((d_type[t as usize], to_base[m as usize], how.rank()));
+                extra.entry(to_base[x as usize]).or_default().push((
+                    d_type[t as usize],
+                    to_base[m as usize],
+                    how.rank(),
+                ));
             }
         }
         let edges_of = |from: &[Option<From>], u: usize, out: &mut Vec<(TypeIx, NodeIx, u8)>| {
@@ -141,10 +154,11 @@ impl Graph {
                     }
                 }
             }
+            let more = extra.get(&(u as NodeIx)).map_or(&[][..], Vec::as_slice);
             if alive(from, u as NodeIx) {
-                out.extend(extra[u].iter().filter(|e| alive(from, e.1)));
+                out.extend(more.iter().filter(|e| alive(from, e.1)));
             }
-            if !extra[u].is_empty() {
+            if !more.is_empty() {
                 out.sort_unstable();
                 out.dedup_by_key(|e| (e.0, e.1));
             }
@@ -153,20 +167,17 @@ impl Graph {
         // Placeholders with no edge out and none in but DECLARES go, and
         // their parents with them when that was their last child. Only the
         // nodes next to what the files had can lose their last edge.
-        let mut delta_in: std::collections::HashMap<NodeIx, Vec<NodeIx>, foldhash::fast::RandomState> =
-            Default::default();
-        for (u, list) in extra.iter().enumerate() {
+        let mut delta_in: Map<NodeIx, Vec<NodeIx>> = Map::default();
+        for (&u, list) in &extra {
             for &(t, m, _) in list {
                 // DECLARES parents, or a mark (`GONE`) for any other edge.
-                delta_in.entry(m).or_default().push(if Some(t) == declares { u as NodeIx } else { GONE });
+                delta_in.entry(m).or_default().push(if Some(t) == declares { u } else { GONE });
             }
         }
         let mut work: Vec<NodeIx> = Vec::new();
-        for b in 0..n as NodeIx {
-            if replaced(b) {
-                work.extend(base.out.edges(b).map(|(_, m)| m));
-                work.extend(base.inn.edges(b).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
-            }
+        for &b in &replaced_nodes {
+            work.extend(base.out.edges(b).map(|(_, m)| m));
+            work.extend(base.inn.edges(b).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
             if matches!(from[b as usize], Some(From::Own(_))) {
                 work.push(b);
             }
@@ -178,6 +189,7 @@ impl Graph {
             None => false,
         };
         let mut buf = Vec::new();
+        let mut dropped: Vec<NodeIx> = Vec::new();
         while let Some(u) = work.pop() {
             let u = u as usize;
             if u >= n || from[u].is_none() || !is_placeholder(&from, u) {
@@ -194,6 +206,7 @@ impl Graph {
                 continue;
             }
             from[u] = None;
+            dropped.push(u as NodeIx);
             work.extend(base.inn.edges(u as NodeIx).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
             work.extend(parents.iter().copied());
         }
@@ -214,7 +227,7 @@ impl Graph {
         // along, the others' appended), the fresh ones copied in.
         let kinds = merged_names(&base.kinds, &d.kinds);
         let roles = merged_names(&base.roles, &d.roles);
-        let mut files = merged_names(&base.files, &[]);
+        let mut files = Files { names: base.files.clone(), seen: Map::default() };
         let mut g = Graph {
             name: base.name.clone(),
             text: base.text.clone(),
@@ -240,8 +253,18 @@ impl Graph {
             },
             index: Index::default(),
         };
-        for u in 0..total {
+        let mut u = 0;
+        while u < total {
             if remap[u] == GONE {
+                u += 1;
+                continue;
+            }
+            // A run of the base's records kept as they are: copied at once.
+            let run = from[u.min(n)..].iter().take_while(|f| matches!(f, Some(From::Base(_)))).count();
+            if u < n && run > 0 {
+                g.ids.extend_from_slice(&base.ids[u..u + run]);
+                g.recs.extend_from_slice(&base.recs[u..u + run]);
+                u += run;
                 continue;
             }
             let source = if u < n { from[u].as_ref() } else { None };
@@ -256,61 +279,174 @@ impl Graph {
             };
             g.ids.push(id);
             g.recs.push(rec);
+            u += 1;
         }
         g.kinds = kinds.names;
         g.roles = roles.names;
         g.files = files.names;
         g.compact();
         phase("records");
-        // Out-edges laid out in the new indexes (the remap keeps order, so
-        // a node's kept base edges stay sorted), and the in-edges from them.
-        let mut out = Adjacency { offsets: Vec::with_capacity(count + 1), targets: Vec::new(), types: Vec::new() };
-        let mut ranks: Vec<u8> = Vec::new();
-        out.offsets.push(0);
-        for u in 0..total {
-            if remap[u] == GONE {
-                continue;
-            }
-            edges_of(&from, u, &mut buf);
-            for &(t, m, how) in &buf {
-                if remap[m as usize] != GONE {
-                    out.targets.push(remap[m as usize]);
-                    out.types.push(t);
-                    ranks.push(how);
-                }
-            }
-            out.offsets.push(out.targets.len() as u32);
-        }
-        let bits = |at_least: u8| {
-            if !ranks.iter().any(|&r| r >= at_least) {
-                return Vec::new();
-            }
-            let mut bits = vec![0u64; ranks.len().div_ceil(64)];
-            for (i, &r) in ranks.iter().enumerate() {
-                if r >= at_least {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            bits
-        };
-        g.inferred = bits(crate::Derivation::Inferred.rank());
-        g.ambiguous = bits(crate::Derivation::Ambiguous.rank());
-        g.inn = reversed(&out, count);
-        g.out = out;
-        phase("edges");
+
+        // Edges. A node's out-edges are the base's, renumbered, unless it
+        // is replaced, added, has edges in the delta, or an edge to a node
+        // replaced or gone: the few *own* nodes, whose edges are made
+        // again. A node's in-edges are the base's, renumbered, unless some
+        // own node had or has an edge to it, or it is replaced: the few
+        // *touched* nodes. The renumbering keeps order, so what is copied
+        // stays sorted, and runs of nodes neither own nor touched are
+        // copied at once (as they are when no node is gone). The name
+        // indexes, which read only the records, are made beside them.
         let mut fresh = vec![false; count];
         for u in 0..total {
             if remap[u] != GONE && !matches!(from.get(u), Some(Some(From::Base(_)))) {
                 fresh[remap[u] as usize] = true;
             }
         }
-        g.index = base.index.patched(&g, &remap[..n], &fresh);
-        phase("index");
+        let edges = || {
+            let mut own = vec![false; total];
+            own[n..].fill(true);
+            for &u in replaced_nodes.iter().chain(&dropped) {
+                own[u as usize] = true;
+                for (_, s) in base.inn.edges(u) {
+                    own[s as usize] = true;
+                }
+            }
+            for &u in extra.keys() {
+                own[u as usize] = true;
+            }
+            let same_numbers = count == total;
+            let renumbered = |dst: &mut Vec<NodeIx>, src: &[NodeIx]| {
+                if same_numbers {
+                    dst.extend_from_slice(src)
+                } else {
+                    dst.extend(src.iter().map(|&m| remap[m as usize]))
+                }
+            };
+            // Copies the base's lists of nodes `u..end` (of `adj`) to `to`.
+            let copy_run = |to: &mut Adjacency, adj: &Adjacency, u: usize, end: usize| {
+                let (a, b) = (adj.offsets[u] as usize, adj.offsets[end] as usize);
+                let shift = to.targets.len() as i64 - a as i64;
+                to.offsets.extend(adj.offsets[u + 1..=end].iter().map(|&o| (o as i64 + shift) as u32));
+                renumbered(&mut to.targets, &adj.targets[a..b]);
+                to.types.extend_from_slice(&adj.types[a..b]);
+                a..b
+            };
+            let edge_room = base.out.targets.len() + extra.values().map(Vec::len).sum::<usize>();
+            let mut out = Adjacency {
+                offsets: Vec::with_capacity(count + 1),
+                targets: Vec::with_capacity(edge_room),
+                types: Vec::with_capacity(edge_room),
+            };
+            let mut ranks: Vec<u8> = Vec::with_capacity(edge_room);
+            // The own nodes' edges, by target (new indexes): (type, source).
+            let mut into: Map<NodeIx, Vec<(TypeIx, NodeIx)>> = Map::default();
+            out.offsets.push(0);
+            let mut u = 0;
+            while u < total {
+                let at = remap[u];
+                if at == GONE {
+                    u += 1;
+                } else if own[u] {
+                    edges_of(&from, u, &mut buf);
+                    for &(t, m, how) in &buf {
+                        let to = remap[m as usize];
+                        if to != GONE {
+                            out.targets.push(to);
+                            out.types.push(t);
+                            ranks.push(how);
+                            into.entry(to).or_default().push((t, at));
+                        }
+                    }
+                    out.offsets.push(out.targets.len() as u32);
+                    u += 1;
+                } else {
+                    // (a node not own is the base's and alive)
+                    let end = u + own[u..n].iter().take_while(|&&o| !o).count();
+                    let r = copy_run(&mut out, &base.out, u, end);
+                    if base.inferred.is_empty() && base.ambiguous.is_empty() {
+                        ranks.resize(ranks.len() + r.len(), 0);
+                    } else {
+                        ranks.extend(r.map(|k| base.derivation_at(k).rank()));
+                    }
+                    u = end;
+                }
+            }
+            let mut touched = vec![false; count];
+            for &to in into.keys() {
+                touched[to as usize] = true;
+            }
+            for u in (0..n).filter(|&u| own[u]) {
+                for &m in &base.out.targets[base.out.offsets[u] as usize..base.out.offsets[u + 1] as usize] {
+                    if remap[m as usize] != GONE {
+                        touched[remap[m as usize] as usize] = true;
+                    }
+                }
+                if remap[u] != GONE && replaced(u as NodeIx) {
+                    touched[remap[u] as usize] = true;
+                }
+            }
+            let mut inn = Adjacency {
+                offsets: Vec::with_capacity(count + 1),
+                targets: Vec::with_capacity(out.targets.len()),
+                types: Vec::with_capacity(out.targets.len()),
+            };
+            inn.offsets.push(0);
+            let mut list: Vec<(TypeIx, NodeIx)> = Vec::new();
+            let untouched = |u: usize| u < n && remap[u] != GONE && !touched[remap[u] as usize];
+            let mut u = 0;
+            while u < total {
+                let at = remap[u];
+                if at == GONE {
+                    u += 1;
+                } else if untouched(u) {
+                    // (a source of an untouched node's edges is not own, so
+                    // its edges are the base's, and it is alive)
+                    let end = u + (u..n).take_while(|&k| untouched(k)).count();
+                    copy_run(&mut inn, &base.inn, u, end);
+                    u = end;
+                } else {
+                    // The base's edges from nodes not own (kept as their out-
+                    // edges are), and the own nodes' edges made above.
+                    list.clear();
+                    if u < n {
+                        for (t, s) in base.inn.edges(u as NodeIx) {
+                            if !own[s as usize] {
+                                list.push((t, remap[s as usize]));
+                            }
+                        }
+                    }
+                    list.extend(into.get(&at).map_or(&[][..], Vec::as_slice));
+                    list.sort_unstable();
+                    inn.types.extend(list.iter().map(|e| e.0));
+                    inn.targets.extend(list.iter().map(|e| e.1));
+                    inn.offsets.push(inn.targets.len() as u32);
+                    u += 1;
+                }
+            }
+            debug_assert_eq!(inn.targets.len(), out.targets.len(), "every edge out is an edge in");
+            let bits = |at_least: u8| {
+                if !ranks.iter().any(|&r| r >= at_least) {
+                    return Vec::new();
+                }
+                let mut bits = vec![0u64; ranks.len().div_ceil(64)];
+                for (i, &r) in ranks.iter().enumerate() {
+                    if r >= at_least {
+                        bits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                bits
+            };
+            (out, inn, bits(crate::Derivation::Inferred.rank()), bits(crate::Derivation::Ambiguous.rank()))
+        };
+        let ((out, inn, inferred, ambiguous), index) =
+            rayon::join(edges, || base.index.patched(&g, &remap[..n], &fresh));
+        (g.out, g.inn, g.inferred, g.ambiguous, g.index) = (out, inn, inferred, ambiguous, index);
+        phase("edges and index");
         Ok(g)
     }
 
     /// Copies node `x` of `src`'s record into this graph's arrays.
-    fn copy_rec(&mut self, src: &Graph, x: NodeIx, kinds: &Names, roles: &Names, files: &mut Names) -> Rec {
+    fn copy_rec(&mut self, src: &Graph, x: NodeIx, kinds: &Names, roles: &Names, files: &mut Files) -> Rec {
         let r = src.recs[x as usize];
         let node = src.node(x);
         let roles_start = self.role_lists.len() as u32;
@@ -329,7 +465,7 @@ impl Graph {
     }
 
     /// An owned node's record, its kind and roles interned as they come.
-    fn own_rec(&mut self, node: &Node, kinds: &Names, roles: &Names, files: &mut Names) -> Result<Rec, GraphError> {
+    fn own_rec(&mut self, node: &Node, kinds: &Names, roles: &Names, files: &mut Files) -> Result<Rec, GraphError> {
         let known = |names: &Names, s: &str| {
             names.names.iter().position(|k| k == s).ok_or_else(|| GraphError::Invalid {
                 at: "splice".into(),
@@ -415,6 +551,27 @@ impl Names {
     }
 }
 
+/// A graph's file names, the base's then new ones: the few a splice looks
+/// up are found by a scan (no table of every file made per splice).
+struct Files {
+    names: Vec<String>,
+    seen: Map<String, u32>,
+}
+
+impl Files {
+    fn ix(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.seen.get(s) {
+            return i;
+        }
+        let i = self.names.iter().position(|f| f == s).unwrap_or_else(|| {
+            self.names.push(s.to_owned());
+            self.names.len() - 1
+        }) as u32;
+        self.seen.insert(s.to_owned(), i);
+        i
+    }
+}
+
 fn merged_names(base: &[String], more: &[String]) -> Names {
     let mut names = Names::default();
     for s in base.iter().chain(more) {
@@ -434,42 +591,4 @@ fn unresolved(base: &[(String, u32)], before: &[(String, u32)], now: &[(String, 
         *counts.entry(k).or_default() += *c as i64;
     }
     counts.into_iter().filter(|(_, c)| *c > 0).map(|(k, c)| (k.to_owned(), c.min(u32::MAX as i64) as u32)).collect()
-}
-
-/// The in-edges of `out`: each node's sorted by (type, source).
-fn reversed(out: &Adjacency, n: usize) -> Adjacency {
-    let mut offsets = vec![0u32; n + 1];
-    for &m in &out.targets {
-        offsets[m as usize + 1] += 1;
-    }
-    for i in 0..n {
-        offsets[i + 1] += offsets[i];
-    }
-    let mut fill = offsets.clone();
-    let mut targets = vec![0 as NodeIx; out.targets.len()];
-    let mut types = vec![0 as TypeIx; out.targets.len()];
-    for s in 0..n {
-        for k in out.offsets[s] as usize..out.offsets[s + 1] as usize {
-            let m = out.targets[k] as usize;
-            let at = fill[m] as usize;
-            targets[at] = s as NodeIx;
-            types[at] = out.types[k];
-            fill[m] += 1;
-        }
-    }
-    // Sources came in ascending order; a node reached by several types
-    // needs its slice ordered by type first.
-    for m in 0..n {
-        let r = offsets[m] as usize..offsets[m + 1] as usize;
-        let ts = &types[r.clone()];
-        if ts.windows(2).any(|w| w[0] > w[1]) {
-            let mut pairs: Vec<(TypeIx, NodeIx)> = ts.iter().copied().zip(targets[r.clone()].iter().copied()).collect();
-            pairs.sort_unstable();
-            for (k, (t, s)) in pairs.into_iter().enumerate() {
-                types[r.start + k] = t;
-                targets[r.start + k] = s;
-            }
-        }
-    }
-    Adjacency { offsets, targets, types }
 }

@@ -19,14 +19,29 @@ use super::parts::{part_name, uncovered};
 use super::{Early, Event, First, Project, imported};
 use crate::live_graph::{LiveGraph, ReloadRecord};
 
-/// How long the tree must be quiet before changes are read: an editor's
-/// save (write, rename, chmod) is one change.
+/// How long the tree must be quiet before changes are read, once a batch
+/// holds more than one file's changes (a checkout, a formatter over the
+/// tree, a refactoring across files): they are read together.
 const QUIET: Duration = Duration::from_millis(80);
+
+/// How long it must be quiet while a batch holds one file's changes: an
+/// editor's save (write, rename, chmod) comes within a few milliseconds,
+/// and every event after the batch closes is read again in the next one,
+/// so waiting longer only delays what the agent sees.
+const QUIET_ONE: Duration = Duration::from_millis(20);
 
 /// Longest a batch of changes stays open while changes keep coming (a
 /// code generator, a formatter over the tree): edits are read at least
 /// this often.
 const MAX_BATCH: Duration = Duration::from_secs(1);
+
+/// Whether a batch is one file's changes and nothing else.
+fn one_file(batch: &[Event]) -> bool {
+    match batch {
+        [Event::Changed(p), rest @ ..] => rest.iter().all(|e| matches!(e, Event::Changed(q) if q == p)),
+        _ => false,
+    }
+}
 
 /// Whether an edit's part is imported whole, never patched
 /// (`SIGNPOST_EDITS_WHOLE`): benchmarks compare the two paths in one build
@@ -213,7 +228,8 @@ impl Project {
                     if left.is_zero() {
                         break;
                     }
-                    match rx.recv_timeout(QUIET.min(left)) {
+                    let quiet = if one_file(&batch) { QUIET_ONE } else { QUIET };
+                    match rx.recv_timeout(quiet.min(left)) {
                         Ok(e) => batch.push(e),
                         Err(_) => break,
                     }
@@ -611,5 +627,21 @@ impl Project {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_closes_early_only_while_it_is_one_files_changes() {
+        let a = || Event::Changed(PathBuf::from("src/a.rs"));
+        assert!(one_file(&[a()]));
+        assert!(one_file(&[a(), a(), a()]), "an editor's write, rename and chmod of one file");
+        assert!(!one_file(&[a(), Event::Changed(PathBuf::from("src/b.rs"))]), "two files: a checkout, a formatter");
+        assert!(!one_file(&[a(), Event::CatchUp]));
+        assert!(!one_file(&[Event::CatchUp]));
+        assert!(!one_file(&[]));
     }
 }

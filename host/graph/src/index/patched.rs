@@ -37,16 +37,28 @@ impl Index {
         }
         ix.name_starts.reserve(n + 1);
         ix.lower_names.reserve(self.lower_names.len());
-        for i in 0..n {
-            ix.name_starts.push(ix.lower_names.len() as u32);
+        let mut i = 0;
+        while i < n {
             if fresh[i] {
+                ix.name_starts.push(ix.lower_names.len() as u32);
                 for c in g.node(i as NodeIx).name().chars().flat_map(char::to_lowercase) {
                     ix.lower_names.push(if c == '\0' { ' ' } else { c });
                 }
-            } else {
-                ix.lower_names.push_str(self.lower_name(back[i]));
+                ix.lower_names.push('\0');
+                i += 1;
+                continue;
             }
-            ix.lower_names.push('\0');
+            // A run of kept nodes that were neighbours: their names copied
+            // at once, their starts shifted.
+            let (first, mut end) = (back[i] as usize, i + 1);
+            while end < n && !fresh[end] && back[end] as usize == first + (end - i) {
+                end += 1;
+            }
+            let old = &self.name_starts[first..=first + (end - i)];
+            let shift = ix.lower_names.len() as i64 - old[0] as i64;
+            ix.name_starts.extend(old[..end - i].iter().map(|&s| (s as i64 + shift) as u32));
+            ix.lower_names.push_str(&self.lower_names[old[0] as usize..old[end - i] as usize]);
+            i = end;
         }
         ix.name_starts.push(ix.lower_names.len() as u32);
         let by_name =
@@ -125,61 +137,46 @@ impl Index {
         let nodes = merged_postings(old, added, kept_as, self.doc_nodes.items.len(), |&h| ix.doc_words.push(h));
         ix.doc_nodes = nodes;
 
-        // Kinds, files, roles: counted out in node order.
-        ix.by_kind = Csr::counted(g.kinds.len(), g.recs.iter().enumerate().map(|(i, r)| (r.kind as u32, i as NodeIx)));
-        ix.by_file = Csr::counted(g.files.len(), g.recs.iter().enumerate().map(|(i, r)| (r.file, i as NodeIx)));
-        ix.by_role = Csr::counted(
-            g.roles.len(),
-            g.recs.iter().enumerate().flat_map(|(i, r)| {
-                g.role_lists[r.roles_start as usize..(r.roles_start as usize + r.roles_len as usize)]
-                    .iter()
-                    .map(move |&role| (role as u32, i as NodeIx))
-            }),
-        );
+        // Kinds, files, roles (whose numbers a splice keeps): carried
+        // over, and the fresh nodes' merged in.
+        let rec = |i: NodeIx| &g.recs[i as usize];
+        ix.by_kind =
+            self.by_kind.carried(g.kinds.len(), kept_as, new.iter().map(|&i| (rec(i).kind as u32, i)).collect());
+        ix.by_file = self.by_file.carried(g.files.len(), kept_as, new.iter().map(|&i| (rec(i).file, i)).collect());
+        let roles = new.iter().flat_map(|&i| {
+            let r = rec(i);
+            g.role_lists[r.roles_start as usize..][..r.roles_len as usize].iter().map(move |&role| (role as u32, i))
+        });
+        ix.by_role = self.by_role.carried(g.roles.len(), kept_as, roles.collect());
         ix
     }
 }
 
 impl Csr {
-    /// From (key, node) pairs in ascending node order, counted out by key
-    /// (no sort); a pair given twice counts once.
-    fn counted(keys: usize, pairs: impl Iterator<Item = (u32, NodeIx)> + Clone) -> Csr {
-        let mut offsets = vec![0u32; keys + 1];
-        for (k, _) in pairs.clone() {
-            offsets[k as usize + 1] += 1;
-        }
-        for k in 0..keys {
-            offsets[k + 1] += offsets[k];
-        }
-        let mut fill = offsets.clone();
-        let mut items = vec![0 as NodeIx; offsets[keys] as usize];
-        for (k, n) in pairs {
-            items[fill[k as usize] as usize] = n;
-            fill[k as usize] += 1;
-        }
-        let mut csr = Csr { offsets, items };
-        csr.dedup();
-        csr
-    }
-
-    /// Drops a node repeated under one key (pairs given twice).
-    fn dedup(&mut self) {
-        if (0..self.offsets.len().saturating_sub(1)).all(|k| self.get(k).windows(2).all(|w| w[0] < w[1])) {
-            return;
-        }
-        let mut items = Vec::with_capacity(self.items.len());
-        let mut offsets = Vec::with_capacity(self.offsets.len());
+    /// These postings carried over to a spliced graph (`kept_as`, which
+    /// keeps their order) under `keys` keys, the same for the keys they
+    /// had, with the `fresh` (key, node) pairs merged in.
+    fn carried(&self, keys: usize, kept_as: impl Fn(NodeIx) -> Option<NodeIx>, mut fresh: Vec<(u32, NodeIx)>) -> Csr {
+        fresh.sort_unstable();
+        fresh.dedup();
+        let mut offsets = Vec::with_capacity(keys + 1);
+        let mut items = Vec::with_capacity(self.items.len() + fresh.len());
         offsets.push(0);
-        for k in 0..self.offsets.len() - 1 {
+        let mut f = 0;
+        for k in 0..keys {
             let start = items.len();
-            for &n in self.get(k) {
-                if items.len() == start || items.last() != Some(&n) {
-                    items.push(n);
-                }
+            items.extend(self.get(k).iter().filter_map(|&o| kept_as(o)));
+            let (kept, from) = (items.len() - start, f);
+            while f < fresh.len() && fresh[f].0 as usize == k {
+                items.push(fresh[f].1);
+                f += 1;
+            }
+            if kept > 0 && f > from {
+                items[start..].sort_unstable();
             }
             offsets.push(items.len() as u32);
         }
-        *self = Csr { offsets, items };
+        Csr { offsets, items }
     }
 }
 
