@@ -240,21 +240,25 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
 /// Every file's uses and unbound calls, in file order, with the uses a
 /// macro's expansion adds.
 pub(super) fn joined(p: &Project, files: &[FileUses]) -> (Vec<Use>, Vec<Unbound>) {
-    let mut uses = Vec::with_capacity(files.iter().map(|f| f.uses.len()).sum());
+    // The expansions first, so that the whole list is allocated once (a
+    // large C project's is tens of megabytes).
+    let expanded = expand_macros(p, files);
+    let mut uses = Vec::with_capacity(files.iter().map(|f| f.uses.len()).sum::<usize>() + expanded.len());
     let mut unbound = Vec::with_capacity(files.iter().map(|f| f.unbound.len()).sum());
     for f in files {
         uses.extend_from_slice(&f.uses);
         unbound.extend_from_slice(&f.unbound);
     }
-    expand_macros(p, files, &mut uses);
+    uses.extend(expanded);
     (uses, unbound)
 }
 
 /// A call to a C or C++ function-like macro calls, once expanded, what the
 /// macro's body calls: each such callee is a use at the macro call's place
-/// too (one level: a macro's macros are expanded by their own uses). What
-/// each macro's body calls is read from the files' [`FileUses::expansions`].
-fn expand_macros(p: &Project, files: &[FileUses], uses: &mut Vec<Use>) {
+/// too (one level: a macro's macros are expanded by their own uses), in
+/// the order of the files' uses. What each macro's body calls is read from
+/// the files' [`FileUses::expansions`].
+fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<Use> {
     let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     for &(m, target) in files.iter().flat_map(|f| &f.expansions) {
         let v = callees.entry(m).or_default();
@@ -263,20 +267,20 @@ fn expand_macros(p: &Project, files: &[FileUses], uses: &mut Vec<Use>) {
         }
     }
     if callees.is_empty() {
-        return;
+        return Vec::new();
     }
     // Looked up by place, not hashed: every use of the project is asked.
     let mut expands = vec![false; p.defs.len()];
     for &m in callees.keys() {
         expands[m] = true;
     }
-    let expanded: Vec<Use> = uses
+    files
         .iter()
+        .flat_map(|f| &f.uses)
         .filter(|u| expands[u.target])
         .filter_map(|u| Some((u, callees.get(&u.target)?)))
         .flat_map(|(u, targets)| targets.iter().map(move |&target| Use { target, ..*u }))
-        .collect();
-    uses.extend(expanded);
+        .collect()
 }
 
 /// The uses among `uses` (file `fi`'s) that are in the body of a C or C++
