@@ -501,17 +501,25 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     partial
 }
 
+/// Each definition's supertypes as the index writes them, wherever they
+/// are held.
+pub(crate) trait SuperTypes {
+    /// Definition `d`'s, when it has some listed.
+    fn of(&self, d: DefIx) -> Option<&[DefIx]>;
+}
+
+impl SuperTypes for HashMap<DefIx, Vec<DefIx>> {
+    fn of(&self, d: DefIx) -> Option<&[DefIx]> {
+        self.get(&d).map(Vec::as_slice)
+    }
+}
+
 /// The supertypes written as definition `ix`'s relationships (with those
 /// of its declaration `twin`, for a member defined apart): the direct
 /// ones, or every one up the hierarchy (64 at most) where the language's
 /// indexer writes them all (`all`).
-pub(crate) fn written_supers(
-    supers: &HashMap<DefIx, Vec<DefIx>>,
-    all: bool,
-    ix: DefIx,
-    twin: Option<DefIx>,
-) -> Vec<DefIx> {
-    let of = |t: &DefIx| supers.get(t).map_or(&[][..], Vec::as_slice);
+pub(crate) fn written_supers(supers: &impl SuperTypes, all: bool, ix: DefIx, twin: Option<DefIx>) -> Vec<DefIx> {
+    let of = |t: &DefIx| supers.of(*t).unwrap_or_default();
     let mut out: Vec<DefIx> = std::iter::once(ix).chain(twin).flat_map(|t| of(&t).iter().copied()).collect();
     if all {
         let mut i = 0;

@@ -24,7 +24,7 @@ pub(super) fn resolve_files(
     let r = Resolver::new(&p, &look, &members, &vars, held);
     // The last resolve's project, and (when some definitions changed) the
     // supertypes it wrote, to tell which documents the change moves.
-    let mut before: Option<(Project, HashMap<DefIx, Vec<DefIx>>)> = None;
+    let mut before: Option<(Project, Box<warm::Warm>)> = None;
     // Files resolve independently of each other from here on: in
     // parallel, their uses kept in file order; those the last resolve's
     // still hold are kept.
@@ -37,10 +37,12 @@ pub(super) fn resolve_files(
                     (Vec::new(), Some("what types extend, their extensions, or the packages changed"), shape)
                 }
                 shape => {
-                    let old_supers = memo.warm.as_ref().filter(|_| !definitions_kept).map(|w| w.supers());
-                    match (again::plan(&old, memo, &p), old_supers) {
-                        (Plan::Some(kept), Some(supers)) => {
-                            before = Some((old, supers));
+                    // The last resolve's supertypes stay in its memo's
+                    // warm part, compared where they are held.
+                    let warm_before = if definitions_kept { None } else { memo.warm.take() };
+                    match (again::plan(&old, memo, &p), warm_before) {
+                        (Plan::Some(kept), Some(warm)) => {
+                            before = Some((old, warm));
                             (kept, None, shape.unwrap_or(last_shape))
                         }
                         (Plan::Some(kept), None) => {
@@ -108,9 +110,9 @@ pub(super) fn resolve_files(
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
     part("supers");
-    if let Some((old, old_supers)) = before {
-        again.touched = moved(&old, &old_supers, &p, &moved_too);
-        drop_aside((old, old_supers));
+    if let Some((old, old_warm)) = before {
+        again.touched = moved(&old, &old_warm.supers_view(), &p, &moved_too);
+        drop_aside((old, old_warm));
     }
     part("moved");
     (p, Memo { files: per_file, shape, warm: Some(Box::new(warm)) }, again)
@@ -129,7 +131,7 @@ pub(super) fn resolve_files(
 /// written apart, their supertypes (a method added to an interface is
 /// overridden elsewhere). Its kept uses point at definitions of the same
 /// symbols (`again::plan` renumbers them by symbol).
-fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, resolved: &[bool]) -> Option<Vec<usize>> {
+fn moved(old: &Project, old_supers: &(impl SuperTypes + Sync), p: &Project, resolved: &[bool]) -> Option<Vec<usize>> {
     let same_files = old.sources.len() == p.sources.len()
         && old.first_def.len() == p.sources.len()
         && old.sources.iter().zip(&p.sources).all(|(a, b)| a.path == b.path);
@@ -140,8 +142,8 @@ fn moved(old: &Project, old_supers: &HashMap<DefIx, Vec<DefIx>>, p: &Project, re
         ds.into_iter().map(|d| q.defs[d].symbol.as_str()).collect()
     }
     // Whether a definition (or its declaration) has supertypes written.
-    fn listed(supers: &HashMap<DefIx, Vec<DefIx>>, d: DefIx, twin: Option<DefIx>) -> bool {
-        supers.contains_key(&d) || twin.is_some_and(|t| supers.contains_key(&t))
+    fn listed(supers: &impl SuperTypes, d: DefIx, twin: Option<DefIx>) -> bool {
+        supers.of(d).is_some() || twin.is_some_and(|t| supers.of(t).is_some())
     }
     // Per file: none when one of its definitions is spelled otherwise now
     // (every definition is looked at: another file's kept uses may point

@@ -119,7 +119,26 @@ impl Memo {
     }
 }
 
+/// What [`Warm::supers`] lists, looked up where it is held, not copied
+/// (the last resolve's, compared once with the new).
+pub(super) struct SupersView<'a> {
+    held: &'a HashMap<DefIx, Vec<DefIx>>,
+    later: HashMap<DefIx, &'a [DefIx]>,
+}
+
+impl SuperTypes for SupersView<'_> {
+    fn of(&self, d: DefIx) -> Option<&[DefIx]> {
+        self.later.get(&d).copied().or_else(|| self.held.get(&d).map(Vec::as_slice))
+    }
+}
+
 impl Warm {
+    /// [`Warm::supers`] without the copy.
+    pub(super) fn supers_view(&self) -> SupersView<'_> {
+        let later = self.overrides.iter().chain(self.anonymous.iter().flatten()).map(|(d, s)| (*d, s.as_slice()));
+        SupersView { held: &self.held.supers, later: later.collect() }
+    }
+
     /// Each definition's supertypes as written out: the headers' and Go's
     /// implicit interfaces, then what each method overrides (a later one
     /// replaces an earlier, as before).
