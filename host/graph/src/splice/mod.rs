@@ -25,6 +25,8 @@
 //!   too is refused (its edges are two parts', and a merged graph does not
 //!   say whose): such parts are merged again.
 
+mod edges;
+
 use std::collections::HashSet;
 
 use crate::builder::EXTERNAL;
@@ -60,6 +62,115 @@ fn placeholder(g: &Graph, n: NodeIx) -> bool {
     node.rec.file == 0 || node.has_role(EXTERNAL)
 }
 
+/// What a splice has decided of each node, in pre-splice indexes (the
+/// base's, then the delta's added ones): where each base node's record
+/// comes from (none: gone), which the files had, and the delta's edges by
+/// source.
+struct Fate<'a> {
+    base: &'a Graph,
+    d: &'a Graph,
+    /// The base's nodes.
+    n: usize,
+    from: Vec<Option<From>>,
+    /// The base's nodes the files had, ascending, and each node's mark.
+    replaced_nodes: Vec<NodeIx>,
+    replaced: Vec<bool>,
+    declares: Option<TypeIx>,
+    /// The delta's out-edges by source: (type, target, rank).
+    extra: Map<NodeIx, Vec<(TypeIx, NodeIx, u8)>>,
+}
+
+impl Fate<'_> {
+    fn alive(&self, x: NodeIx) -> bool {
+        (x as usize) >= self.n || self.from[x as usize].is_some()
+    }
+
+    /// Whether the base's edge `s -t-> m` is kept: unless it leaves a
+    /// replaced node (but to a child defined elsewhere) or declares one.
+    fn keep_base(&self, s: NodeIx, t: TypeIx, m: NodeIx) -> bool {
+        let decl = Some(t) == self.declares;
+        let replaced = |b: NodeIx| self.replaced[b as usize];
+        if replaced(s) { decl && !replaced(m) && self.base.recs[m as usize].file != 0 } else { !(decl && replaced(m)) }
+    }
+
+    /// Node `u`'s out-edges now: the base's it keeps and the delta's, to
+    /// nodes alive, sorted.
+    fn edges_of(&self, u: usize, out: &mut Vec<(TypeIx, NodeIx, u8)>) {
+        let base = self.base;
+        out.clear();
+        if u < self.n && self.from[u].is_some() {
+            let start = base.out.offsets[u] as usize;
+            for (k, (t, m)) in base.out.edges(u as NodeIx).enumerate() {
+                if self.alive(m) && self.keep_base(u as NodeIx, t, m) {
+                    out.push((t, m, base.derivation_at(start + k).rank()));
+                }
+            }
+        }
+        let more = self.extra.get(&(u as NodeIx)).map_or(&[][..], Vec::as_slice);
+        if self.alive(u as NodeIx) {
+            out.extend(more.iter().filter(|e| self.alive(e.1)));
+        }
+        if !more.is_empty() {
+            out.sort_unstable();
+            out.dedup_by_key(|e| (e.0, e.1));
+        }
+    }
+
+    fn is_placeholder(&self, u: usize) -> bool {
+        match &self.from[u] {
+            Some(From::Base(b)) => placeholder(self.base, *b),
+            Some(From::Delta(x)) => placeholder(self.d, *x),
+            Some(From::Own(node)) => node.file.is_empty() || node.roles.iter().any(|r| r == EXTERNAL),
+            None => false,
+        }
+    }
+
+    /// Placeholders with no edge out and none in but DECLARES go, and
+    /// their parents with them when that was their last child. Only the
+    /// nodes next to what the files had can lose their last edge. Returns
+    /// those that went.
+    fn drop_placeholders(&mut self) -> Vec<NodeIx> {
+        let (base, declares) = (self.base, self.declares);
+        let mut delta_in: Map<NodeIx, Vec<NodeIx>> = Map::default();
+        for (&u, list) in &self.extra {
+            for &(t, m, _) in list {
+                // DECLARES parents, or a mark (`GONE`) for any other edge.
+                delta_in.entry(m).or_default().push(if Some(t) == declares { u } else { GONE });
+            }
+        }
+        let mut work: Vec<NodeIx> = Vec::new();
+        for &b in &self.replaced_nodes {
+            work.extend(base.out.edges(b).map(|(_, m)| m));
+            work.extend(base.inn.edges(b).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
+            if matches!(self.from[b as usize], Some(From::Own(_))) {
+                work.push(b);
+            }
+        }
+        let mut buf = Vec::new();
+        let mut dropped: Vec<NodeIx> = Vec::new();
+        while let Some(u) = work.pop() {
+            let u = u as usize;
+            if u >= self.n || self.from[u].is_none() || !self.is_placeholder(u) {
+                continue;
+            }
+            self.edges_of(u, &mut buf);
+            let parents = delta_in.get(&(u as NodeIx)).map_or(&[][..], Vec::as_slice);
+            let reached = parents.contains(&GONE)
+                || base.inn.edges(u as NodeIx).any(|(t, s)| {
+                    Some(t) != declares && self.from[s as usize].is_some() && self.keep_base(s, t, u as NodeIx)
+                });
+            if !buf.is_empty() || reached {
+                continue;
+            }
+            self.from[u] = None;
+            dropped.push(u as NodeIx);
+            work.extend(base.inn.edges(u as NodeIx).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
+            work.extend(parents.iter().copied());
+        }
+        dropped
+    }
+}
+
 impl Graph {
     /// This graph with `delta` spliced in (see the module docs). `fallback`
     /// gives, for a graph merged from parts, the record another part has of
@@ -78,21 +189,20 @@ impl Graph {
             .flat_map(|(f, _)| base.index.by_file.get(f).iter().copied())
             .collect();
         replaced_nodes.sort_unstable();
-        let mut is_replaced = vec![false; n];
+        let mut replaced = vec![false; n];
         for &b in &replaced_nodes {
-            is_replaced[b as usize] = true;
+            replaced[b as usize] = true;
         }
-        let replaced = |b: NodeIx| is_replaced[b as usize];
 
         // What becomes of each base node, and where each delta node goes.
-        let mut from: Vec<Option<From>> = (0..n as NodeIx).map(|b| (!replaced(b)).then_some(From::Base(b))).collect();
+        let mut from: Vec<Option<From>> = (0..n).map(|b| (!replaced[b]).then_some(From::Base(b as NodeIx))).collect();
         let mut to_base: Vec<NodeIx> = vec![GONE; d.node_count()];
         let mut added: Vec<NodeIx> = Vec::new();
         for x in 0..d.node_count() as NodeIx {
             match base.lookup_raw(&d.ids[x as usize]) {
                 Some(b) => {
                     to_base[x as usize] = b;
-                    if replaced(b) || (placeholder(base, b) && !placeholder(d, x)) {
+                    if replaced[b as usize] || (placeholder(base, b) && !placeholder(d, x)) {
                         from[b as usize] = Some(From::Delta(x));
                     }
                 }
@@ -106,13 +216,6 @@ impl Graph {
         let types = merged_names(&base.types, &d.types);
         let declares = types.names.iter().position(|t| t == DECLARES).map(|t| t as TypeIx);
         let d_type: Vec<TypeIx> = d.types.iter().map(|t| types.get(t) as TypeIx).collect();
-
-        // A base edge is kept unless it leaves a replaced node (but to a
-        // child defined elsewhere) or declares one.
-        let keep_base = |s: NodeIx, t: TypeIx, m: NodeIx| {
-            let decl = Some(t) == declares;
-            if replaced(s) { decl && !replaced(m) && base.recs[m as usize].file != 0 } else { !(decl && replaced(m)) }
-        };
 
         // A node of the files that another part of a merged graph has too:
         // that part's placeholder stands in for it when it is removed; a
@@ -130,101 +233,65 @@ impl Graph {
                 from[b as usize] = Some(From::Own(Box::new(node)));
             }
         }
-        let alive = |from: &[Option<From>], x: NodeIx| (x as usize) >= n || from[x as usize].is_some();
 
-        // The delta's out-edges, in pre-splice indexes (base, then added),
-        // by source: the few nodes whose edges are not the base's alone.
+        // The delta's out-edges, in pre-splice indexes, by source: the few
+        // nodes whose edges are not the base's alone.
         let mut extra: Map<NodeIx, Vec<(TypeIx, NodeIx, u8)>> = Map::default();
         for x in 0..d.node_count() as NodeIx {
             for (t, m, how) in d.out_edges(x) {
-                extra.entry(to_base[x as usize]).or_default().push((
-                    d_type[t as usize],
-                    to_base[m as usize],
-                    how.rank(),
-                ));
+                let edge = (d_type[t as usize], to_base[m as usize], how.rank());
+                extra.entry(to_base[x as usize]).or_default().push(edge);
             }
         }
-        let edges_of = |from: &[Option<From>], u: usize, out: &mut Vec<(TypeIx, NodeIx, u8)>| {
-            out.clear();
-            if u < n && from[u].is_some() {
-                let start = base.out.offsets[u] as usize;
-                for (k, (t, m)) in base.out.edges(u as NodeIx).enumerate() {
-                    if alive(from, m) && keep_base(u as NodeIx, t, m) {
-                        out.push((t, m, base.derivation_at(start + k).rank()));
-                    }
-                }
-            }
-            let more = extra.get(&(u as NodeIx)).map_or(&[][..], Vec::as_slice);
-            if alive(from, u as NodeIx) {
-                out.extend(more.iter().filter(|e| alive(from, e.1)));
-            }
-            if !more.is_empty() {
-                out.sort_unstable();
-                out.dedup_by_key(|e| (e.0, e.1));
-            }
-        };
-
-        // Placeholders with no edge out and none in but DECLARES go, and
-        // their parents with them when that was their last child. Only the
-        // nodes next to what the files had can lose their last edge.
-        let mut delta_in: Map<NodeIx, Vec<NodeIx>> = Map::default();
-        for (&u, list) in &extra {
-            for &(t, m, _) in list {
-                // DECLARES parents, or a mark (`GONE`) for any other edge.
-                delta_in.entry(m).or_default().push(if Some(t) == declares { u } else { GONE });
-            }
-        }
-        let mut work: Vec<NodeIx> = Vec::new();
-        for &b in &replaced_nodes {
-            work.extend(base.out.edges(b).map(|(_, m)| m));
-            work.extend(base.inn.edges(b).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
-            if matches!(from[b as usize], Some(From::Own(_))) {
-                work.push(b);
-            }
-        }
-        let is_placeholder = |from: &[Option<From>], u: usize| match &from[u] {
-            Some(From::Base(b)) => placeholder(base, *b),
-            Some(From::Delta(x)) => placeholder(d, *x),
-            Some(From::Own(node)) => node.file.is_empty() || node.roles.iter().any(|r| r == EXTERNAL),
-            None => false,
-        };
-        let mut buf = Vec::new();
-        let mut dropped: Vec<NodeIx> = Vec::new();
-        while let Some(u) = work.pop() {
-            let u = u as usize;
-            if u >= n || from[u].is_none() || !is_placeholder(&from, u) {
-                continue;
-            }
-            edges_of(&from, u, &mut buf);
-            let parents = delta_in.get(&(u as NodeIx)).map_or(&[][..], Vec::as_slice);
-            let reached = parents.contains(&GONE)
-                || base
-                    .inn
-                    .edges(u as NodeIx)
-                    .any(|(t, s)| Some(t) != declares && from[s as usize].is_some() && keep_base(s, t, u as NodeIx));
-            if !buf.is_empty() || reached {
-                continue;
-            }
-            from[u] = None;
-            dropped.push(u as NodeIx);
-            work.extend(base.inn.edges(u as NodeIx).filter(|&(t, _)| Some(t) == declares).map(|(_, p)| p));
-            work.extend(parents.iter().copied());
-        }
+        let mut fate = Fate { base, d, n, from, replaced_nodes, replaced, declares, extra };
+        let dropped = fate.drop_placeholders();
         phase("placeholders");
 
         // New indexes: surviving base nodes in order, then added ones.
-        let mut remap = vec![GONE; total];
         let mut next: NodeIx = 0;
-        for u in 0..total {
-            if u >= n || from[u].is_some() {
-                remap[u] = next;
-                next += 1;
-            }
-        }
+        let remap: Vec<NodeIx> = (0..total as NodeIx)
+            .map(|u| {
+                let alive = fate.alive(u);
+                next += NodeIx::from(alive);
+                if alive { next - 1 } else { GONE }
+            })
+            .collect();
         let count = next as usize;
 
         // Records: the base's as they are (its text, roles and files come
         // along, the others' appended), the fresh ones copied in.
+        let g = fate.records(delta, &types, &added, &remap, count)?;
+        phase("records");
+
+        // The edges, and beside them the name indexes, which read only the
+        // records.
+        let mut fresh = vec![false; count];
+        for u in 0..total {
+            if remap[u] != GONE && !matches!(fate.from.get(u), Some(Some(From::Base(_)))) {
+                fresh[remap[u] as usize] = true;
+            }
+        }
+        let (edges, index) =
+            rayon::join(|| fate.edges(&dropped, &remap, count), || base.index.patched(&g, &remap[..n], &fresh));
+        let g =
+            Graph { out: edges.out, inn: edges.inn, inferred: edges.inferred, ambiguous: edges.ambiguous, index, ..g };
+        phase("edges and index");
+        Ok(g)
+    }
+}
+
+impl Fate<'_> {
+    /// The spliced graph's records (no edges, no indexes yet): `remap`
+    /// gives each pre-splice node's new index, `count` of them.
+    fn records(
+        &self,
+        delta: &Delta,
+        types: &Names,
+        added: &[NodeIx],
+        remap: &[NodeIx],
+        count: usize,
+    ) -> Result<Graph, GraphError> {
+        let (base, d, n, from) = (self.base, self.d, self.n, &self.from);
         let kinds = merged_names(&base.kinds, &d.kinds);
         let roles = merged_names(&base.roles, &d.roles);
         let mut files = Files { names: base.files.clone(), seen: Map::default() };
@@ -254,7 +321,7 @@ impl Graph {
             index: Index::default(),
         };
         let mut u = 0;
-        while u < total {
+        while u < remap.len() {
             if remap[u] == GONE {
                 u += 1;
                 continue;
@@ -285,166 +352,11 @@ impl Graph {
         g.roles = roles.names;
         g.files = files.names;
         g.compact();
-        phase("records");
-
-        // Edges. A node's out-edges are the base's, renumbered, unless it
-        // is replaced, added, has edges in the delta, or an edge to a node
-        // replaced or gone: the few *own* nodes, whose edges are made
-        // again. A node's in-edges are the base's, renumbered, unless some
-        // own node had or has an edge to it, or it is replaced: the few
-        // *touched* nodes. The renumbering keeps order, so what is copied
-        // stays sorted, and runs of nodes neither own nor touched are
-        // copied at once (as they are when no node is gone). The name
-        // indexes, which read only the records, are made beside them.
-        let mut fresh = vec![false; count];
-        for u in 0..total {
-            if remap[u] != GONE && !matches!(from.get(u), Some(Some(From::Base(_)))) {
-                fresh[remap[u] as usize] = true;
-            }
-        }
-        let edges = || {
-            let mut own = vec![false; total];
-            own[n..].fill(true);
-            for &u in replaced_nodes.iter().chain(&dropped) {
-                own[u as usize] = true;
-                for (_, s) in base.inn.edges(u) {
-                    own[s as usize] = true;
-                }
-            }
-            for &u in extra.keys() {
-                own[u as usize] = true;
-            }
-            let same_numbers = count == total;
-            let renumbered = |dst: &mut Vec<NodeIx>, src: &[NodeIx]| {
-                if same_numbers {
-                    dst.extend_from_slice(src)
-                } else {
-                    dst.extend(src.iter().map(|&m| remap[m as usize]))
-                }
-            };
-            // Copies the base's lists of nodes `u..end` (of `adj`) to `to`.
-            let copy_run = |to: &mut Adjacency, adj: &Adjacency, u: usize, end: usize| {
-                let (a, b) = (adj.offsets[u] as usize, adj.offsets[end] as usize);
-                let shift = to.targets.len() as i64 - a as i64;
-                to.offsets.extend(adj.offsets[u + 1..=end].iter().map(|&o| (o as i64 + shift) as u32));
-                renumbered(&mut to.targets, &adj.targets[a..b]);
-                to.types.extend_from_slice(&adj.types[a..b]);
-                a..b
-            };
-            let edge_room = base.out.targets.len() + extra.values().map(Vec::len).sum::<usize>();
-            let mut out = Adjacency {
-                offsets: Vec::with_capacity(count + 1),
-                targets: Vec::with_capacity(edge_room),
-                types: Vec::with_capacity(edge_room),
-            };
-            let mut ranks: Vec<u8> = Vec::with_capacity(edge_room);
-            // The own nodes' edges, by target (new indexes): (type, source).
-            let mut into: Map<NodeIx, Vec<(TypeIx, NodeIx)>> = Map::default();
-            out.offsets.push(0);
-            let mut u = 0;
-            while u < total {
-                let at = remap[u];
-                if at == GONE {
-                    u += 1;
-                } else if own[u] {
-                    edges_of(&from, u, &mut buf);
-                    for &(t, m, how) in &buf {
-                        let to = remap[m as usize];
-                        if to != GONE {
-                            out.targets.push(to);
-                            out.types.push(t);
-                            ranks.push(how);
-                            into.entry(to).or_default().push((t, at));
-                        }
-                    }
-                    out.offsets.push(out.targets.len() as u32);
-                    u += 1;
-                } else {
-                    // (a node not own is the base's and alive)
-                    let end = u + own[u..n].iter().take_while(|&&o| !o).count();
-                    let r = copy_run(&mut out, &base.out, u, end);
-                    if base.inferred.is_empty() && base.ambiguous.is_empty() {
-                        ranks.resize(ranks.len() + r.len(), 0);
-                    } else {
-                        ranks.extend(r.map(|k| base.derivation_at(k).rank()));
-                    }
-                    u = end;
-                }
-            }
-            let mut touched = vec![false; count];
-            for &to in into.keys() {
-                touched[to as usize] = true;
-            }
-            for u in (0..n).filter(|&u| own[u]) {
-                for &m in &base.out.targets[base.out.offsets[u] as usize..base.out.offsets[u + 1] as usize] {
-                    if remap[m as usize] != GONE {
-                        touched[remap[m as usize] as usize] = true;
-                    }
-                }
-                if remap[u] != GONE && replaced(u as NodeIx) {
-                    touched[remap[u] as usize] = true;
-                }
-            }
-            let mut inn = Adjacency {
-                offsets: Vec::with_capacity(count + 1),
-                targets: Vec::with_capacity(out.targets.len()),
-                types: Vec::with_capacity(out.targets.len()),
-            };
-            inn.offsets.push(0);
-            let mut list: Vec<(TypeIx, NodeIx)> = Vec::new();
-            let untouched = |u: usize| u < n && remap[u] != GONE && !touched[remap[u] as usize];
-            let mut u = 0;
-            while u < total {
-                let at = remap[u];
-                if at == GONE {
-                    u += 1;
-                } else if untouched(u) {
-                    // (a source of an untouched node's edges is not own, so
-                    // its edges are the base's, and it is alive)
-                    let end = u + (u..n).take_while(|&k| untouched(k)).count();
-                    copy_run(&mut inn, &base.inn, u, end);
-                    u = end;
-                } else {
-                    // The base's edges from nodes not own (kept as their out-
-                    // edges are), and the own nodes' edges made above.
-                    list.clear();
-                    if u < n {
-                        for (t, s) in base.inn.edges(u as NodeIx) {
-                            if !own[s as usize] {
-                                list.push((t, remap[s as usize]));
-                            }
-                        }
-                    }
-                    list.extend(into.get(&at).map_or(&[][..], Vec::as_slice));
-                    list.sort_unstable();
-                    inn.types.extend(list.iter().map(|e| e.0));
-                    inn.targets.extend(list.iter().map(|e| e.1));
-                    inn.offsets.push(inn.targets.len() as u32);
-                    u += 1;
-                }
-            }
-            debug_assert_eq!(inn.targets.len(), out.targets.len(), "every edge out is an edge in");
-            let bits = |at_least: u8| {
-                if !ranks.iter().any(|&r| r >= at_least) {
-                    return Vec::new();
-                }
-                let mut bits = vec![0u64; ranks.len().div_ceil(64)];
-                for (i, &r) in ranks.iter().enumerate() {
-                    if r >= at_least {
-                        bits[i / 64] |= 1 << (i % 64);
-                    }
-                }
-                bits
-            };
-            (out, inn, bits(crate::Derivation::Inferred.rank()), bits(crate::Derivation::Ambiguous.rank()))
-        };
-        let ((out, inn, inferred, ambiguous), index) =
-            rayon::join(edges, || base.index.patched(&g, &remap[..n], &fresh));
-        (g.out, g.inn, g.inferred, g.ambiguous, g.index) = (out, inn, inferred, ambiguous, index);
-        phase("edges and index");
         Ok(g)
     }
+}
 
+impl Graph {
     /// Copies node `x` of `src`'s record into this graph's arrays.
     fn copy_rec(&mut self, src: &Graph, x: NodeIx, kinds: &Names, roles: &Names, files: &mut Files) -> Rec {
         let r = src.recs[x as usize];
