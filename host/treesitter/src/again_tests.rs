@@ -217,6 +217,8 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
     let mut warm = 0usize;
+    // Edits that changed definitions and kept the other files' symbols.
+    let mut respelled = 0usize;
     // Edits that changed definitions and still told what changed.
     let mut told_moved = 0usize;
     let mut patches = BTreeMap::<&str, usize>::new();
@@ -272,6 +274,7 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 edits += 1;
                 kept += usize::from(again.report.again.kept > 0);
                 warm += usize::from(again.report.again.definitions_kept);
+                respelled += usize::from(!again.report.again.definitions_kept && again.report.again.symbols_kept);
                 told_moved += usize::from(!again.report.again.definitions_kept && again.changed.is_some());
                 if let Some(why) = again.report.again.all_because {
                     *all.entry(why).or_default() += 1;
@@ -283,9 +286,12 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     assert!(patches.get("merged, spliced").copied().unwrap_or(0) > 100, "few merged graphs spliced: {patches:?}");
     let _ = std::fs::remove_dir_all(&scratch);
     eprintln!(
-        "{edits} edits compared; {kept} kept some files' uses, {warm} every definition, {told_moved} changed some \
-         and told which documents moved; every file resolved again: {all:?}; graph patches: {patches:?}"
+        "{edits} edits compared; {kept} kept some files' uses, {warm} every definition, {respelled} the other \
+         files' symbols, {told_moved} changed some and told which documents moved; every file resolved again: \
+         {all:?}; graph patches: {patches:?}"
     );
+    // (each checked against spelling every symbol: `symbols/kept.rs`)
+    assert!(respelled * 20 > edits, "the other files' symbols kept after only {respelled} of {edits} edits");
     assert!(told_moved * 5 > edits, "few edits of definitions told which documents moved: {told_moved} of {edits}");
     assert!(warm * 5 > edits, "every definition kept after only {warm} of {edits} edits");
     let told = patches.get("told what changed, written in part").copied().unwrap_or(0);

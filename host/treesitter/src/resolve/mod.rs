@@ -40,8 +40,8 @@ use hierarchy::{anonymous_overrides, implicit_interfaces, overrides};
 use ladder::Resolver;
 use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
 use overloads::Taking;
-pub use symbols::package_symbol;
 use symbols::symbols;
+pub use symbols::{package_symbol, spelled_alone};
 use uses::resolve_files;
 use values::{REEXPORTS, Receiver};
 
@@ -202,6 +202,10 @@ pub struct Again {
     /// When every definition was kept: the files whose uses were resolved
     /// again. Every other file's document is what the last resolve wrote.
     pub touched: Option<Vec<usize>>,
+    /// The symbols of the files that did not change were the last
+    /// resolve's, and only the changed files' were spelled (as when every
+    /// definition was kept).
+    pub symbols_kept: bool,
 }
 
 /// Resolves `sources`; given the last resolve of the same workspace (its
@@ -214,20 +218,28 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
     if let Some(done) = warm::again(&mut last, &sources, &mut step) {
         return done;
     }
-    let (p, partial) = definitions(sources, &mut step);
-    resolve_uses(p, partial, last, step)
+    let (p, partial, symbols_kept) = definitions(sources, last.as_ref().map(|(p, _)| p), &mut step);
+    let (p, memo, mut again) = resolve_uses(p, partial, last, step);
+    again.symbols_kept = symbols_kept;
+    (p, memo, again)
 }
 
 /// The definitions of `sources` alone: their owners and symbols (the ids
 /// the whole resolve gives them too), no use resolved, no supertype. What
 /// resolve, find and search answer from while the rest is resolved.
 pub fn definitions_only(sources: Vec<std::sync::Arc<Source>>) -> Project {
-    definitions(sources, &mut Steps(std::time::Instant::now())).0
+    definitions(sources, None, &mut Steps(std::time::Instant::now())).0
 }
 
 /// The definitions of `sources`, their lexical parents and owners, their
-/// symbols, and the parts of each partial type joined (part → the type).
-fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Project, HashMap<DefIx, DefIx>) {
+/// symbols (those `last`, the last resolve of the same files, still holds
+/// kept: then true), and the parts of each partial type joined (part → the
+/// type).
+fn definitions(
+    sources: Vec<std::sync::Arc<Source>>,
+    last: Option<&Project>,
+    step: &mut Steps,
+) -> (Project, HashMap<DefIx, DefIx>, bool) {
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
     let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
@@ -339,10 +351,10 @@ fn definitions(sources: Vec<std::sync::Arc<Source>>, step: &mut Steps) -> (Proje
         }
     }
     step.done("definitions and owners");
-    symbols(&mut p);
+    let kept = symbols(&mut p, last);
     let partial = join_partial_types(&mut p);
     step.done("symbols");
-    (p, partial)
+    (p, partial, kept)
 }
 
 /// The uses of `p`'s files resolved (again only those the change may move,

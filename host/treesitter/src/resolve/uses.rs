@@ -63,8 +63,14 @@ pub(super) fn resolve_files(
     let kept_files = kept.iter().filter(|k| k.is_some()).count();
     let resolved: Vec<bool> = kept.iter().map(Option::is_none).collect();
     let touched = definitions_kept.then(|| (0..kept.len()).filter(|&f| resolved[f]).collect());
-    let mut again =
-        Again { resolved: p.sources.len() - kept_files, kept: kept_files, all_because, definitions_kept, touched };
+    let mut again = Again {
+        resolved: p.sources.len() - kept_files,
+        kept: kept_files,
+        all_because,
+        definitions_kept,
+        touched,
+        symbols_kept: definitions_kept,
+    };
     let per_file: Vec<FileUses> = kept
         .into_par_iter()
         .enumerate()

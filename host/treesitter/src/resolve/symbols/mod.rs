@@ -5,81 +5,191 @@ use std::collections::hash_map;
 
 use super::*;
 
+mod kept;
+
 /// SCIP symbols: `<scheme> <manager> <module> . <descriptors>`, package
 /// namespaces first, then each enclosing definition; overloads of a name
 /// in one owner get `(+1)`, `(+2)`… in source order, as scip-java's do.
-pub(super) fn symbols(p: &mut Project) {
-    // Each definition's own descriptor. A callable defined apart from its
-    // type (C++'s `double Circle::area() const { … }`) is the member its
-    // type declares with that name and parameters, not an overload: those
-    // come after the rest.
-    // Overloads are numbered per declaring type, not per definition of it:
-    // a type declared in parts (a Swift extension, a C# partial class, a
-    // Ruby class reopened, Kotlin's `expect` and `actual`) numbers its
-    // members across all of them, so that two of them never share a
-    // symbol. The type is named by its enclosing names (64 at most), each
-    // list of them by a number, counted once per parent.
-    let mut owners = Owners::default();
-    let mut owner_of = |ix: DefIx| owners.of(p, p.defs[ix].parent);
-    // Each file's package, numbered.
-    let package: Vec<u32> = {
-        let mut numbered: HashMap<&[String], u32> = HashMap::default();
-        p.sources
-            .iter()
-            .map(|s| {
-                let next = numbered.len() as u32;
-                *numbered.entry(s.package.as_slice()).or_insert(next)
-            })
-            .collect()
-    };
-    // (enclosing names, package, name): a callable's place.
-    type Place<'a> = (u32, u32, &'a str);
-    // Sized to the definitions: grown instead, the maps rehash a large
-    // project's keys many times over.
-    let mut overloads: HashMap<Place<'_>, u32> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
-    // A Swift type's properties by place: the file of the first.
-    let mut terms: HashMap<Place<'_>, usize> = HashMap::default();
-    // Kotlin's `actual` member is its `expect` member, declared in another
-    // file with the same parameter types: one symbol.
-    let mut expected: HashMap<(Place<'_>, Vec<String>), (usize, DefIx)> = HashMap::default();
-    let mut declared: HashMap<(Option<DefIx>, &str), Vec<DefIx>> =
-        HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
-    let mut own: Vec<String> = vec![String::new(); p.defs.len()];
-    // Default values are written in the declaration only: count parameters.
-    let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
-    let apart = |ix: DefIx| {
-        p.fact(ix).kind.is_callable()
-            && p.fact(ix).owner.is_some()
-            && p.defs[ix].parent.is_some_and(|t| p.kind(t).is_type())
-    };
-    let mut twins: Vec<(DefIx, DefIx)> = Vec::new();
-    // Object literals' properties, numbered per name in each file.
-    let mut properties: HashMap<(usize, &str), u32> = HashMap::default();
-    let mut taken: HashSet<DefIx> = HashSet::default();
-    let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..p.defs.len()).partition(|&ix| !apart(ix));
-    // Declarations are looked up by the definitions apart alone.
-    let any_apart = !second.is_empty();
-    // C#'s types of one name and different numbers of type parameters
-    // (`IValidator`, `IValidator<T>`) are different types. scip-dotnet
-    // spells each by its name alone, the same symbol; here a generic one
-    // with a namesake of another arity in its scope is spelled by its
-    // metadata name (`` `IValidator`1`# ``), every other type as
-    // scip-dotnet does.
-    type Scope<'a> = (Option<DefIx>, &'a [String], &'a str);
-    let mut arities: HashMap<Scope<'_>, HashSet<u8>> = HashMap::default();
-    for ix in 0..p.defs.len() {
-        let f = p.fact(ix);
-        if f.kind.is_type() && p.sources[p.defs[ix].file].lang.name == "csharp" {
-            let pkg = p.sources[p.defs[ix].file].package.as_slice();
-            arities.entry((p.defs[ix].parent, pkg, &f.name)).or_default().insert(f.generics);
+/// Given the `last` resolve of the same files, the definitions of the files
+/// that did not change keep their symbols where no change can move them
+/// (`kept.rs`), and only the changed files' are spelled: then true.
+pub(super) fn symbols(p: &mut Project, last: Option<&Project>) -> bool {
+    if let Some(old) = last {
+        match kept::respelled(p, old) {
+            Ok(()) => {
+                #[cfg(test)]
+                kept::check_against_whole(p);
+                return true;
+            }
+            Err(why) => tracing::debug!(why, "every symbol spelled"),
         }
     }
-    for ix in first.into_iter().chain(second) {
+    spell_all(p);
+    false
+}
+
+/// Whether the symbols of `p`'s definitions are those they have in any
+/// project of more files that come after these in path order: no
+/// language of its spells a definition by what other files hold (those
+/// `kept.rs` spells whole), and none of its definitions is declared apart
+/// from its owner (a Go method, C++'s `Type::method`, Ruby's `class
+/// A::B`), which a later file may define. Overloads are numbered in path
+/// order, so later files number theirs after these.
+pub fn spelled_alone(p: &Project) -> bool {
+    let mut langs: Vec<&'static Lang> = Vec::new();
+    for s in &p.sources {
+        if !langs.iter().any(|l| std::ptr::eq(*l, s.lang)) {
+            langs.push(s.lang);
+        }
+    }
+    langs.iter().all(|l| kept::keeps(l)) && p.sources.iter().all(|s| s.facts.defs.iter().all(|d| d.owner.is_none()))
+}
+
+/// Every definition's symbol spelled.
+fn spell_all(p: &mut Project) {
+    let n = p.defs.len();
+    let (own, twins) = {
+        let mut s = Spelling::new(p, n);
+        let mut own: Vec<String> = vec![String::new(); n];
+        // A callable defined apart from its type (C++'s `double
+        // Circle::area() const { … }`) is the member its type declares
+        // with that name and parameters, not an overload: those come after
+        // the rest.
+        let (first, second): (Vec<DefIx>, Vec<DefIx>) = (0..n).partition(|&ix| !s.apart(ix));
+        // Declarations are looked up by the definitions apart alone.
+        s.any_apart = !second.is_empty();
+        for ix in first.into_iter().chain(second) {
+            s.descriptor(ix, &mut own);
+        }
+        (own, s.twins)
+    };
+    let done = whole_symbols(p, &own);
+    for (def, sym) in p.defs.iter_mut().zip(done) {
+        def.symbol = sym.unwrap_or_default();
+    }
+    for (body, declaration) in twins {
+        p.defs[body].twin_of = Some(declaration);
+    }
+}
+
+/// (enclosing names, package, name): a callable's place.
+type Place<'a> = (u32, u32, &'a str);
+/// (parent, package, name): a C# type's scope.
+type Scope<'a> = (Option<DefIx>, &'a [String], &'a str);
+
+/// What spelling each definition's own descriptor counts as it goes, in
+/// the order definitions are spelled.
+///
+/// Overloads are numbered per declaring type, not per definition of it: a
+/// type declared in parts (a Swift extension, a C# partial class, a Ruby
+/// class reopened, Kotlin's `expect` and `actual`) numbers its members
+/// across all of them, so that two of them never share a symbol. The type
+/// is named by its enclosing names (64 at most), each list of them by a
+/// number, counted once per parent.
+struct Spelling<'a> {
+    p: &'a Project,
+    owners: Owners<'a>,
+    /// Each file's package, numbered.
+    package: Vec<u32>,
+    /// Sized to the definitions: grown instead, the maps rehash a large
+    /// project's keys many times over.
+    overloads: HashMap<Place<'a>, u32>,
+    /// A Swift type's properties by place: the file of the first.
+    terms: HashMap<Place<'a>, usize>,
+    /// Kotlin's `actual` member is its `expect` member, declared in another
+    /// file with the same parameter types: one symbol.
+    expected: HashMap<(Place<'a>, Vec<String>), (usize, DefIx)>,
+    /// The declarations in each type, by name: what a definition apart
+    /// may be the body of.
+    declared: HashMap<(Option<DefIx>, &'a str), Vec<DefIx>>,
+    /// Object literals' properties, numbered per name in each file.
+    properties: HashMap<(usize, &'a str), u32>,
+    /// The declarations a definition apart was paired with.
+    taken: HashSet<DefIx>,
+    /// C#'s types of one name and different numbers of type parameters
+    /// (`IValidator`, `IValidator<T>`) are different types. scip-dotnet
+    /// spells each by its name alone, the same symbol; here a generic one
+    /// with a namesake of another arity in its scope is spelled by its
+    /// metadata name (`` `IValidator`1`# ``), every other type as
+    /// scip-dotnet does.
+    arities: HashMap<Scope<'a>, HashSet<u8>>,
+    /// Whether any definition is apart: declarations are tabled only then.
+    any_apart: bool,
+    /// (definition apart, the declaration it is the body of).
+    twins: Vec<(DefIx, DefIx)>,
+}
+
+impl<'a> Spelling<'a> {
+    /// For spelling about `count` definitions of `p`.
+    fn new(p: &'a Project, count: usize) -> Self {
+        let package: Vec<u32> = {
+            let mut numbered: HashMap<&[String], u32> = HashMap::default();
+            p.sources
+                .iter()
+                .map(|s| {
+                    let next = numbered.len() as u32;
+                    *numbered.entry(s.package.as_slice()).or_insert(next)
+                })
+                .collect()
+        };
+        let mut arities: HashMap<Scope<'_>, HashSet<u8>> = HashMap::default();
+        if p.sources.iter().any(|s| s.lang.name == "csharp") {
+            for ix in 0..p.defs.len() {
+                let f = p.fact(ix);
+                if f.kind.is_type() && p.sources[p.defs[ix].file].lang.name == "csharp" {
+                    let pkg = p.sources[p.defs[ix].file].package.as_slice();
+                    arities.entry((p.defs[ix].parent, pkg, &f.name)).or_default().insert(f.generics);
+                }
+            }
+        }
+        Spelling {
+            p,
+            owners: Owners::default(),
+            package,
+            overloads: HashMap::with_capacity_and_hasher(count, Default::default()),
+            terms: HashMap::default(),
+            expected: HashMap::default(),
+            declared: HashMap::with_capacity_and_hasher(count, Default::default()),
+            properties: HashMap::default(),
+            taken: HashSet::default(),
+            arities,
+            any_apart: false,
+            twins: Vec::new(),
+        }
+    }
+
+    /// The name definition `ix` is spelled by (a constructor by its
+    /// language's name for one, where it has one).
+    fn name(&self, ix: DefIx) -> &'a str {
+        kept::spelled(self.p, ix)
+    }
+
+    /// Whether `ix` is a callable defined apart from its type.
+    fn apart(&self, ix: DefIx) -> bool {
+        kept::apart(self.p, ix)
+    }
+
+    /// Whether `ix` is spelled as a callable, numbered among its namesakes
+    /// of the same place, enclosing names and package (`name().`,
+    /// `name(+1).`…).
+    fn numbered(p: &Project, ix: DefIx) -> bool {
+        let (f, lang) = (p.fact(ix), p.sources[p.defs[ix].file].lang);
+        f.kind.is_callable()
+            && f.kind != Kind::Macro
+            && !f.meta
+            && !f.term
+            && !(lang.impl_blocks && f.impl_of.is_some())
+    }
+
+    /// Definition `ix`'s own descriptor, into `own[ix]`.
+    fn descriptor(&mut self, ix: DefIx, own: &mut [String]) {
+        let p = self.p;
         let def = &p.defs[ix];
         let s = &p.sources[def.file];
         let f = p.fact(ix);
-        let name =
-            if f.kind == Kind::Constructor && !s.lang.constructor.is_empty() { s.lang.constructor } else { &f.name };
+        let name = self.name(ix);
+        // Default values are written in the declaration only: count parameters.
+        let params = |a: Option<crate::extract::Arity>| a.map(|a| a.max);
         // Paired one to one, and only when one declaration fits, by the
         // number of parameters, then by their types as written (two
         // overloads with as many parameters, `set(int)` and `set(double)`);
@@ -87,13 +197,14 @@ pub(super) fn symbols(p: &mut Project) {
         // A Swift extension's method is a member of its own, never the
         // definition of one its type declares (`validate(statusCode:)` in
         // `extension DataRequest` is not the class's `validate(_:)`).
-        if apart(ix) && !s.lang.rules.foreign_extensions {
+        if self.apart(ix) && !s.lang.rules.foreign_extensions {
             let same_types = |d: DefIx| {
                 let (a, b) = (&p.fact(d).params, &f.params);
                 a.len() == b.len()
                     && a.iter().zip(b).all(|(x, y)| crate::extract::simple_type(x) == crate::extract::simple_type(y))
             };
-            let mut fitting: Vec<DefIx> = declared
+            let mut fitting: Vec<DefIx> = self
+                .declared
                 .get(&(def.parent, name))
                 .map(|ds| ds.iter().copied().filter(|d| params(p.fact(*d).arity) == params(f.arity)).collect())
                 .unwrap_or_default();
@@ -101,25 +212,25 @@ pub(super) fn symbols(p: &mut Project) {
                 fitting.retain(|&d| same_types(d));
             }
             if let [same] = fitting[..]
-                && taken.insert(same)
+                && self.taken.insert(same)
             {
                 own[ix] = own[same].clone();
-                twins.push((ix, same));
-                continue;
+                self.twins.push((ix, same));
+                return;
             }
         }
         let mut d = String::with_capacity(name.len() + 8);
         if f.meta {
-            let n = properties.entry((def.file, name)).or_insert(0);
+            let n = self.properties.entry((def.file, name)).or_insert(0);
             push_name(&mut d, &format!("{name}{n}"));
             d.push(':');
             *n += 1;
             own[ix] = d;
-            continue;
+            return;
         }
         let arity_named = f.kind.is_type()
             && f.generics > 0
-            && arities.get(&(def.parent, s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
+            && self.arities.get(&(def.parent, s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
         if arity_named {
             push_name(&mut d, &format!("{name}`{}", f.generics));
         } else {
@@ -134,13 +245,14 @@ pub(super) fn symbols(p: &mut Project) {
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
         } else if f.kind.is_callable() {
-            let owner = owner_of(ix);
+            let owner = self.owners.of(p, def.parent);
+            let package = self.package[def.file];
             if s.lang.rules.expect_actual && def.parent.is_some() {
                 let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
-                match expected.entry(((owner, package[def.file], name), types)) {
+                match self.expected.entry(((owner, package, name), types)) {
                     hash_map::Entry::Occupied(e) if e.get().0 != def.file => {
                         own[ix] = own[e.get().1].clone();
-                        continue;
+                        return;
                     }
                     hash_map::Entry::Occupied(_) => {}
                     hash_map::Entry::Vacant(e) => {
@@ -148,7 +260,7 @@ pub(super) fn symbols(p: &mut Project) {
                     }
                 }
             }
-            let k = overloads.entry((owner, package[def.file], name)).or_insert(0);
+            let k = self.overloads.entry((owner, package, name)).or_insert(0);
             match *k {
                 0 => d.push_str("()."),
                 n => d.push_str(&format!("(+{n}).")),
@@ -156,8 +268,8 @@ pub(super) fn symbols(p: &mut Project) {
             *k += 1;
             // Only a declaration in its type is a definition's twin (two
             // definitions apart, e.g. Go's per-platform files, stay two).
-            if any_apart && !apart(ix) {
-                declared.entry((def.parent, name)).or_default().push(ix);
+            if self.any_apart && !self.apart(ix) {
+                self.declared.entry((def.parent, name)).or_default().push(ix);
             }
         } else if f.kind.is_type() {
             d.push('#');
@@ -178,12 +290,13 @@ pub(super) fn symbols(p: &mut Project) {
             // Swift's `fileprivate var completionFunctions` in an extension
             // of one type in each of two files: two properties, numbered
             // per type as overloads are (`completionFunctions(+1).`).
-            let owner = owner_of(ix);
-            let first = terms.entry((owner, package[def.file], name)).or_insert(def.file);
+            let owner = self.owners.of(p, def.parent);
+            let package = self.package[def.file];
+            let first = self.terms.entry((owner, package, name)).or_insert(def.file);
             if *first == def.file {
                 d.push('.');
             } else {
-                let k = overloads.entry((owner, package[def.file], name)).or_insert(1);
+                let k = self.overloads.entry((owner, package, name)).or_insert(1);
                 d.push_str(&format!("(+{k})."));
                 *k += 1;
             }
@@ -192,10 +305,15 @@ pub(super) fn symbols(p: &mut Project) {
         }
         own[ix] = d;
     }
+}
+
+/// Each definition's whole symbol, from the descriptors `own`: its
+/// parents' (or its package's), then its own.
+fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
     // scip-python spells a function nested in a method as a member of the
     // method's class (`Group#decorator().` for `Group.command`'s nested
     // `decorator`), where no other member of the class is spelled so.
-    let hoisted = python_hoisted(p, &own);
+    let hoisted = python_hoisted(p, own);
     // Names a Rust crate imports under another name (`use std::error::Error
     // as StdError;`): rust-analyzer spells an impl's types by what they
     // stand for. One name aliased to two things is left as written.
@@ -325,12 +443,7 @@ pub(super) fn symbols(p: &mut Project) {
             done[d] = Some(symbol);
         }
     }
-    for (def, sym) in p.defs.iter_mut().zip(done) {
-        def.symbol = sym.unwrap_or_default();
-    }
-    for (body, declaration) in twins {
-        p.defs[body].twin_of = Some(declaration);
-    }
+    done
 }
 
 /// A Rust type as rust-analyzer spells it in an impl's descriptor: a name
