@@ -40,6 +40,18 @@ pub(super) fn keeps(lang: &Lang) -> bool {
 /// first, 64 at most, as [`Owners`] lists them), its package, its name.
 type Place<'a> = (Vec<&'a str>, &'a [String], &'a str);
 
+/// The callables of the changed files in one place: how many are not
+/// apart (numbered first, in order), before the edit and after; whether
+/// one apart was not the body of a declaration before (numbered after
+/// every other); those apart now.
+#[derive(Default)]
+struct Counted {
+    before: u32,
+    now: u32,
+    unpaired_before: bool,
+    apart_now: Vec<DefIx>,
+}
+
 fn place<'a>(p: &'a Project, ix: DefIx, name: &'a str) -> Place<'a> {
     let mut names: Vec<&str> = Vec::new();
     let mut at = p.defs[ix].parent;
@@ -92,6 +104,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     }
     let defs_of = |q: &Project, f: usize| q.first_def[f]..q.first_def[f] + q.sources[f].facts.defs.len();
     let (mut old_changed, mut new_changed) = (Vec::new(), Vec::new());
+    let new_changed_files: Vec<usize> = (0..files).filter(|&f| changed[f]).collect();
     for f in (0..files).filter(|&f| changed[f]) {
         old_changed.extend(defs_of(old, f));
         new_changed.extend(defs_of(p, f));
@@ -132,15 +145,23 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
             }
         }
     }
-    // No callable of a changed file, before or after, is numbered in a
-    // place one of an unchanged file is numbered in.
-    let mut places: HashSet<Place<'_>> = HashSet::default();
+    // The places the changed files' callables are numbered in, before and
+    // after: how many each has there, and whether one is apart (numbered
+    // after every other, [`Spelling`]'s order).
+    let mut places: HashMap<Place<'_>, Counted> = HashMap::default();
     let mut names: HashSet<&str> = HashSet::default();
-    for (q, ds) in [(old, &old_changed), (&*p, &new_changed)] {
+    for (q, ds, now) in [(old, &old_changed, false), (&*p, &new_changed, true)] {
         for &ix in ds.iter().filter(|&&ix| Spelling::numbered(q, ix)) {
             let name = spelled(q, ix);
             names.insert(name);
-            places.insert(place(q, ix, name));
+            let counted = places.entry(place(q, ix, name)).or_default();
+            if !apart(q, ix) {
+                *if now { &mut counted.now } else { &mut counted.before } += 1;
+            } else if now {
+                counted.apart_now.push(ix);
+            } else {
+                counted.unpaired_before |= q.defs[ix].twin_of.is_none();
+            }
         }
     }
     // No definition apart of a changed file, before or after, is of the
@@ -162,31 +183,72 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
         }
     }
     // Each unchanged file's callables looked at (on every core: a large
-    // part has a hundred thousand), the rest passed by.
+    // part has a hundred thousand), the rest passed by; those numbered in
+    // a place of the changed files' listed.
     let names: Vec<&str> = names.into_iter().collect();
     let q: &Project = p;
-    let scan = |f: usize| -> Result<(), &'static str> {
+    let scan = |f: usize| -> Result<Vec<(Place<'_>, DefIx)>, &'static str> {
         let s = &q.sources[f];
+        let mut shared = Vec::new();
         for (at, d) in s.facts.defs.iter().enumerate().filter(|(_, d)| d.kind.is_callable()) {
             let ix = q.first_def[f] + at;
             let name = spelled(q, ix);
-            if names.contains(&name) && Spelling::numbered(q, ix) && places.contains(&place(q, ix, name)) {
-                return Err("an overload's place shared");
+            if names.contains(&name) && Spelling::numbered(q, ix) {
+                let at = place(q, ix, name);
+                if places.contains_key(&at) {
+                    shared.push((at, ix));
+                }
             }
             let body_of = |t: DefIx| unmapped(t).is_some_and(|x| bodies.contains(&(old.defs[x].symbol.as_str(), name)));
             if d.owner.is_some() && !bodies.is_empty() && apart(q, ix) && q.defs[ix].parent.is_some_and(body_of) {
                 return Err("a declaration's bodies in several files");
             }
         }
-        Ok(())
+        Ok(shared)
     };
-    (0..files).into_par_iter().filter(|&f| !changed[f]).try_for_each(scan)?;
+    let shared: Vec<Vec<(Place<'_>, DefIx)>> =
+        (0..files).into_par_iter().filter(|&f| !changed[f]).map(scan).collect::<Result<_, _>>()?;
+    // A place one changed file shares with unchanged ones: its callables
+    // there are numbered after those of the files before it, and those of
+    // the files after it keep their numbers where it has as many as it had.
+    // A definition apart (a C++ `Type::method`) is the body of its type's
+    // declaration and numbered not at all, or numbered after every other:
+    // in a shared place, the changed file's must each be a body, now (told
+    // once spelled, `paired`) and before; an unchanged file's keeps its
+    // number where the changed file has as many as it had.
+    let mut before: HashMap<&Place<'_>, u32> = HashMap::default();
+    let mut paired: Vec<DefIx> = Vec::new();
+    for (at, ix) in shared.iter().flatten() {
+        let counted = &places[at];
+        let [one] = new_changed_files[..] else { return Err("a place of several changed files shared") };
+        if counted.unpaired_before {
+            return Err("a place of a definition apart shared");
+        }
+        paired.extend_from_slice(&counted.apart_now);
+        if apart(q, *ix) {
+            if unmapped(*ix).is_some_and(|x| old.defs[x].twin_of.is_none()) && counted.before != counted.now {
+                return Err("a place of a definition apart shared");
+            }
+        } else if *ix < q.first_def[one] {
+            *before.entry(at).or_default() += 1;
+        } else if counted.before != counted.now {
+            return Err("an overload's place shared with later files");
+        }
+    }
     // The changed files' definitions spelled, with the declarations of
     // unchanged types their bodies may be.
     let mut own: Vec<String> = vec![String::new(); p.defs.len()];
     let twins = {
         let mut s = Spelling::new(p, new_changed.len());
         s.any_apart = new_changed.iter().any(|&ix| s.apart(ix));
+        // Numbered after those of the files before.
+        for &ix in new_changed.iter().filter(|&&ix| Spelling::numbered(p, ix)) {
+            let name = spelled(p, ix);
+            if let Some(&n) = before.get(&place(p, ix, name)) {
+                let key = (s.owners.of(p, p.defs[ix].parent), s.package[p.defs[ix].file], name);
+                s.overloads.insert(key, n);
+            }
+        }
         if s.any_apart {
             for &(t, name) in &seeds {
                 let parent = &old.defs[old.first_def[p.defs[t].file] + p.defs[t].at].symbol;
@@ -205,6 +267,9 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
         let (first, second): (Vec<DefIx>, Vec<DefIx>) = new_changed.iter().partition(|&&ix| !s.apart(ix));
         for ix in first.into_iter().chain(second) {
             s.descriptor(ix, &mut own);
+        }
+        if !paired.iter().all(|ix| s.twins.iter().any(|(body, _)| body == ix)) {
+            return Err("a place of a definition apart shared");
         }
         s.twins
     };
