@@ -414,6 +414,67 @@ async fn a_slow_first_index_does_not_hold_initialize_and_edits_made_meanwhile_ar
     client.close().await;
 }
 
+/// A large part serves the definitions of its first quarter of files (in
+/// path order) while the rest is read: a class there answers, says the
+/// index is still being built and how many of the part's files its answer
+/// comes from, with the id it keeps once the whole part is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_part_serves_its_first_files_definitions_while_the_rest_is_read() {
+    let scratch = Scratch::new("untrusted-first-files");
+    let tree = scratch.path("tree");
+    let count = signpost_treesitter::EARLY_FILES;
+    for i in 0..count {
+        write(
+            &tree.join(format!("src/a/F{i:04}.java")),
+            &format!("package a;\npublic class F{i:04} {{\n    void run() {{}}\n    void run(int n) {{}}\n}}\n"),
+        );
+    }
+    // Last in path order, each taking the whole per-file deadline (5 s).
+    for i in 0..2 {
+        write(&tree.join(format!("src/z/Slow{i}.java")), &pathological_java(&format!("Slow{i}"), 400_000));
+    }
+    let env = isolated(&scratch);
+    let client = Client::spawn_with(&["--project", &tree.display().to_string()], &pairs(&env), Stdio::null()).await;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (building, early) = loop {
+        let building = client.resource("signpost://graph").await["building"].as_str().map(str::to_owned);
+        let r = client.call("resolve", json!({"identifier": "F0001.run"})).await;
+        if r.structured["status"] != "none" {
+            break (building, r);
+        }
+        assert!(Instant::now() < deadline, "F0001.run never showed: {}", r.text);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let building = building.unwrap_or_else(|| panic!("F0001 came only with the whole index: {}", early.text));
+    let total = count + 2;
+    assert!(building.contains(&format!("java's first {} of {total} files", total / 4)), "{building}");
+    assert!(building.contains("the rest being read"), "{building}");
+    assert!(early.text.contains("still being built"), "every answer says so: {}", early.text);
+    // A class of the last files is not there yet, and the answer says it
+    // may not be final.
+    let late = client.call("resolve", json!({"identifier": "F1999"})).await;
+    if late.structured["status"] == "none" {
+        assert!(late.text.contains("may not be final"), "{}", late.text);
+    }
+    // Whole: the same ids.
+    let ids = |r: &crate::common::Reply| -> BTreeSet<String> {
+        let c = r.structured["candidates"].as_array().cloned().unwrap_or_default();
+        c.iter().filter_map(|c| c["id"].as_str().map(str::to_owned)).collect()
+    };
+    loop {
+        let r = client.call("resolve", json!({"identifier": "Slow1"})).await;
+        if r.structured["status"] == "one" && client.resource("signpost://graph").await.get("building").is_none() {
+            let whole = client.call("resolve", json!({"identifier": "F0001.run"})).await;
+            assert_eq!(ids(&early), ids(&whole), "{}\n{}", early.text, whole.text);
+            assert_eq!(ids(&whole).len(), 2, "both overloads: {}", whole.text);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the first index never landed: {}", r.text);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.close().await;
+}
+
 /// While a slow first index is built, each language's part serves as soon
 /// as it is read: a fast language's symbols and callers answer while a slow
 /// one is still being read, every answer says that the index is still

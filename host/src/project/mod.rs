@@ -176,8 +176,10 @@ pub struct Project {
     /// Writes the parts' states for the next start.
     saver: saved::Saver,
     /// Languages served early while the first index is built: whether
-    /// whole, or only their definitions so far.
-    early: Vec<(&'static str, bool)>,
+    /// whole, or only their definitions so far, and then how many files
+    /// those are of and how many are still to read (the definitions of a
+    /// large part's first files: [`Workspace::open_early`]).
+    early: Vec<(&'static str, bool, (usize, usize))>,
     /// While the first index is built in the background with parts
     /// missing (not when it restores the last run's, which serve
     /// meanwhile): since when, and how many files it reads.
@@ -638,9 +640,17 @@ impl Project {
     /// is built: how far it is, and that an answer may not be final.
     fn building(&self) -> String {
         let (files, secs) = self.building_since.map_or((0, 0.0), |(s, f)| (f, s.elapsed().as_secs_f64()));
-        let langs =
-            |whole: bool| -> Vec<&str> { self.early.iter().filter(|(_, w)| *w == whole).map(|(l, _)| *l).collect() };
-        let (whole, defs) = (langs(true), langs(false));
+        let langs = |whole: bool, part: bool| -> Vec<String> {
+            let early = self.early.iter().filter(|(_, w, (_, left))| *w == whole && (*left > 0) == part);
+            early
+                .map(
+                    |(l, _, (read, left))| {
+                        if part { format!("{l}'s first {read} of {} files", read + left) } else { l.to_string() }
+                    },
+                )
+                .collect()
+        };
+        let (whole, defs, first) = (langs(true, false), langs(false, false), langs(false, true));
         let mut served = Vec::new();
         if !whole.is_empty() {
             served.push(format!("{} served whole", whole.join(", ")));
@@ -648,6 +658,9 @@ impl Project {
         if !defs.is_empty() {
             served
                 .push(format!("the definitions of {} served, their callers and other edges not yet", defs.join(", ")));
+        }
+        if !first.is_empty() {
+            served.push(format!("the definitions in {} served, the rest being read", first.join(", ")));
         }
         if served.is_empty() {
             served.push("nothing served yet".to_owned());

@@ -371,8 +371,8 @@ impl Project {
                         self.served.remove(lang);
                     }
                     parts.push((self.built_in_file(lang), graph));
-                    self.early.retain(|(l, _)| *l != lang);
-                    self.early.push((lang, whole));
+                    self.early.retain(|(l, _, _)| *l != lang);
+                    self.early.push((lang, whole, (indexed.report.files, indexed.report.pending)));
                 }
                 Err(e) => tracing::warn!(language = lang, error = %e, "a part read early does not load"),
             }
@@ -417,7 +417,7 @@ impl Project {
         // Parts served whole early are saved now, with their workspace.
         for (ws, indexed, _) in &first {
             let lang = indexed.lang.name;
-            if self.early.contains(&(lang, true))
+            if self.early.iter().any(|&(l, whole, _)| l == lang && whole)
                 && let Some(graph) = graphs.part(&self.built_in_file(lang))
             {
                 self.save(ws, graph);

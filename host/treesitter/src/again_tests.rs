@@ -813,3 +813,58 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
     }
     assert!(parts > 20, "{parts} parts");
 }
+
+/// The definitions of a part's first files, given before the rest is read,
+/// are spelled as the whole part spells them: every one's symbol (id) is
+/// one the whole part defines, in the same file but for a C++ member
+/// declared in a header, whose body a later file holds (the whole part
+/// puts its definition there). Where that cannot hold (a Go method whose
+/// type a later file may define), none are given until every file is read.
+#[test]
+fn the_definitions_of_a_parts_first_files_are_the_whole_parts() {
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let definitions = |index: &scip::types::Index| -> std::collections::BTreeSet<(String, String)> {
+        let mut out = std::collections::BTreeSet::new();
+        for d in &index.documents {
+            for o in d.occurrences.iter().filter(|o| o.symbol_roles & 1 == 1) {
+                out.insert((d.relative_path.clone(), o.symbol.clone()));
+            }
+        }
+        out
+    };
+    let (mut given, mut held) = (Vec::new(), Vec::new());
+    for fixture in fixtures() {
+        for (name, (lang, files)) in languages_of(&fixture) {
+            if files.len() < 2 {
+                continue;
+            }
+            let first = files.len() / 2;
+            let mut early: Vec<crate::Indexed> = Vec::new();
+            let (_, whole) =
+                crate::Workspace::open_early_after(&fixture, lang, &files, &opts, first, Some(|i| early.push(i)));
+            let whole = definitions(&whole.index);
+            let label = format!("{} ({name})", fixture.display());
+            match &early[..] {
+                [all] => {
+                    assert_eq!(all.report.pending, 0, "{label}");
+                    held.push(label);
+                }
+                [part, all] => {
+                    assert_eq!((part.report.pending, all.report.pending), (files.len() - first, 0), "{label}");
+                    let part = definitions(&part.index);
+                    let symbols: std::collections::BTreeSet<&String> = whole.iter().map(|(_, s)| s).collect();
+                    let moved: Vec<_> = part.difference(&whole).collect();
+                    assert!(!part.is_empty() && moved.iter().all(|(_, s)| symbols.contains(s)), "{label}: {moved:?}");
+                    let declared =
+                        |(path, _): &&(String, String)| [".h", ".hpp", ".hh", ".hxx"].iter().any(|x| path.ends_with(x));
+                    assert!(moved.iter().all(declared), "{label}: {moved:?}");
+                    given.push(label);
+                }
+                _ => panic!("{label}: {} definitions given early", early.len()),
+            }
+        }
+    }
+    // Java's given early, and languages spelled whole (Kotlin, C#…) held.
+    assert!(given.iter().any(|l| l.contains("(java)")), "given: {given:?}");
+    assert!(held.iter().any(|l| l.contains("(kotlin)")), "held: {held:?}");
+}

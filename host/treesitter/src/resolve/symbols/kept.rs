@@ -3,19 +3,21 @@
 //! A definition's symbol is its parents' (or its package's) and its own
 //! descriptor, and a descriptor depends on other files in three ways only:
 //! an overload's number counts the callables of the same name in the same
-//! place (enclosing names and package) before it, across files; a callable
-//! defined apart from its type (C++'s `Type::method`, a Go method) takes
-//! the symbol of the one declaration in its type that fits it, unless
-//! another took it first; and a parent may be in another file (an owner
-//! declared apart). So when, after an edit, every definition of an
-//! unchanged file has the parent it had, no unchanged file's parent is in
-//! a changed file, no callable of a changed file (before or after the
-//! edit) shares its place with one of an unchanged file, and no definition
-//! apart of a changed file shares its type and name with one of an
-//! unchanged file, then every unchanged file's definitions keep their
-//! symbols, and spelling the changed files' alone, in order, counts what
-//! spelling every file would count for them. Otherwise every symbol is
-//! spelled ([`super::spell_all`]).
+//! place (enclosing names and package) before it, across files, those
+//! apart from their type after every other; a callable defined apart from
+//! its type (C++'s `Type::method`, a Go method) takes the symbol of the one
+//! declaration in its type that fits it, unless another took it first; and
+//! a parent may be in another file (an owner declared apart). So when,
+//! after an edit, every definition of an unchanged file has the parent it
+//! had (none in a changed file), no definition apart of a changed file
+//! shares its type and name with one of an unchanged file, and every place
+//! a changed file's callables share with unchanged files' is one changed
+//! file's, whose callables there are the bodies of declarations where
+//! apart, and as many as before where files after it number some there,
+//! then every unchanged file's definitions keep their symbols, and
+//! spelling the changed files' alone, in order, each shared place counted
+//! from the callables of the files before, gives what spelling every file
+//! would. Otherwise every symbol is spelled ([`super::spell_all`]).
 //!
 //! Languages whose spelling reads more of the project (Kotlin's `expect`
 //! and `actual`, Swift's extensions, Rust's impls and aliases, Python's
