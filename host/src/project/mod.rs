@@ -53,7 +53,8 @@ use parts::{has_index, write_whole};
 use watch::changed_while_stopped;
 
 /// How long a start waits for the built-in indexer's first index before
-/// it serves what is ready (and the rest swaps in when done).
+/// it serves what is ready (and the rest swaps in when done); no longer
+/// once a large part has sent its first files' definitions.
 pub const FIRST_WAIT: Duration = Duration::from_secs(3);
 
 /// How to serve a project.
@@ -381,6 +382,10 @@ impl Project {
         // Past the wait, a server answers from each language's definitions
         // as soon as its files are read, then from its whole part.
         let early = (opts.first_wait.is_some() && !all_saved).then(|| project.events.clone());
+        // Set once a large part sends its first files' definitions: the
+        // first index will not be done within the wait, which ends then.
+        let large = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let heard_large = large.clone();
         let (done, built) = mpsc::channel();
         let at = root.clone();
         std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
@@ -411,7 +416,11 @@ impl Project {
                         match graph {
                             Ok(graph) => {
                                 let graph = Some(graph);
+                                let first_files = indexed.report.pending > 0;
                                 let _ = events.send(Event::Early(Box::new(Early { indexed, whole: false, graph })));
+                                if first_files {
+                                    large.store(true, std::sync::atomic::Ordering::Release);
+                                }
                             }
                             Err(e) => {
                                 tracing::warn!(language = lang.name, error = %e, "a part read early does not load")
@@ -431,10 +440,20 @@ impl Project {
             let _ = done.send(first);
         })?;
         // Saved parts serve at once; otherwise the first index is waited
-        // for a moment.
+        // for a moment, until a large part's first files are served.
         let wait = if all_saved { Some(Duration::ZERO) } else { opts.first_wait };
         let waited = match wait.filter(|_| opts.first_wait.is_some()) {
-            Some(wait) => built.recv_timeout(wait),
+            Some(wait) => {
+                let until = Instant::now() + wait;
+                loop {
+                    let left = until.saturating_duration_since(Instant::now());
+                    match built.recv_timeout(left.min(Duration::from_millis(20))) {
+                        Err(mpsc::RecvTimeoutError::Timeout)
+                            if !left.is_zero() && !heard_large.load(std::sync::atomic::Ordering::Acquire) => {}
+                        waited => break waited,
+                    }
+                }
+            }
             None => built.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
         };
         match waited {
