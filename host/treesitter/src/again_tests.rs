@@ -774,6 +774,18 @@ fn a_saved_reading_restored_after_edits_gives_what_reading_from_scratch_gives() 
     assert!(restored > 20, "{restored} readings restored");
 }
 
+/// An index's definitions: (document, symbol) of each occurrence that
+/// defines.
+fn definitions(index: &scip::types::Index) -> std::collections::BTreeSet<(String, String)> {
+    let mut out = std::collections::BTreeSet::new();
+    for d in &index.documents {
+        for o in d.occurrences.iter().filter(|o| o.symbol_roles & 1 == 1) {
+            out.insert((d.relative_path.clone(), o.symbol.clone()));
+        }
+    }
+    out
+}
+
 /// The definitions given early (before any use is resolved) are the whole
 /// part's, with the same symbols (ids), and nothing else: no reference, no
 /// relationship. What resolve, find and search answer from them stays true
@@ -781,15 +793,6 @@ fn a_saved_reading_restored_after_edits_gives_what_reading_from_scratch_gives() 
 #[test]
 fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
-    let definitions = |index: &scip::types::Index| -> std::collections::BTreeSet<(String, String)> {
-        let mut out = std::collections::BTreeSet::new();
-        for d in &index.documents {
-            for o in d.occurrences.iter().filter(|o| o.symbol_roles & 1 == 1) {
-                out.insert((d.relative_path.clone(), o.symbol.clone()));
-            }
-        }
-        out
-    };
     let mut parts = 0;
     for fixture in fixtures() {
         for (name, (lang, files)) in languages_of(&fixture) {
@@ -823,15 +826,6 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
 #[test]
 fn the_definitions_of_a_parts_first_files_are_the_whole_parts() {
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
-    let definitions = |index: &scip::types::Index| -> std::collections::BTreeSet<(String, String)> {
-        let mut out = std::collections::BTreeSet::new();
-        for d in &index.documents {
-            for o in d.occurrences.iter().filter(|o| o.symbol_roles & 1 == 1) {
-                out.insert((d.relative_path.clone(), o.symbol.clone()));
-            }
-        }
-        out
-    };
     let (mut given, mut held) = (Vec::new(), Vec::new());
     for fixture in fixtures() {
         for (name, (lang, files)) in languages_of(&fixture) {
