@@ -106,8 +106,8 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     }
     let defs_of = |q: &Project, f: usize| q.first_def[f]..q.first_def[f] + q.sources[f].facts.defs.len();
     let (mut old_changed, mut new_changed) = (Vec::new(), Vec::new());
-    let new_changed_files: Vec<usize> = (0..files).filter(|&f| changed[f]).collect();
-    for f in (0..files).filter(|&f| changed[f]) {
+    let changed_files: Vec<usize> = (0..files).filter(|&f| changed[f]).collect();
+    for &f in &changed_files {
         old_changed.extend(defs_of(old, f));
         new_changed.extend(defs_of(p, f));
     }
@@ -222,7 +222,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     let mut paired: Vec<DefIx> = Vec::new();
     for (at, ix) in shared.iter().flatten() {
         let counted = &places[at];
-        let [one] = new_changed_files[..] else { return Err("a place of several changed files shared") };
+        let [one] = changed_files[..] else { return Err("a place of several changed files shared") };
         if counted.unpaired_before {
             return Err("a place of a definition apart shared");
         }
