@@ -26,7 +26,7 @@ use crate::resolve::Source;
 const MAGIC: &[u8; 16] = b"SIGNPOST-READING";
 
 /// The layout's version: a reading of another layout is read again.
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// What read the files: readings of another build are not trusted.
 pub const DIGEST: &str = env!("SIGNPOST_READING_DIGEST");
@@ -72,7 +72,7 @@ struct SourceOwned {
 impl SourceOwned {
     /// The file, once its packed body is checked to unpack.
     fn source(self, lang: &'static Lang) -> Result<Source, String> {
-        let why = |e: postcard::Error| format!("{}: its packed facts do not decode: {e}", self.path);
+        let why = |e: crate::extract::Unpack| format!("{}: its packed facts do not decode: {e}", self.path);
         let body = Body {
             uses: Packed::checked(self.uses.0).map_err(why)?,
             vars: Packed::checked(self.vars.0).map_err(why)?,

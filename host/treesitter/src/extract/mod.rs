@@ -13,7 +13,7 @@ mod read;
 mod rules;
 mod syntax;
 
-pub use packed::{Body, Packed, Uses};
+pub use packed::{Body, Packed, Unpack, Uses};
 pub use read::Reader;
 pub use syntax::simple_type;
 
