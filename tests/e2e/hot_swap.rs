@@ -114,7 +114,9 @@ async fn bad_candidates_leave_the_previous_policy_serving() {
 async fn a_policy_that_faults_on_live_calls_is_rolled_back_past_builds_that_faulted() {
     let s = Scratch::new("swap-rollback");
     s.install(&read(DEFAULT_POLICY));
-    let client = Client::spawn(&["--policy", &s.policy_arg(), "--no-cache", "--policy-timeout-ms", "50"]).await;
+    // The faults counted here are traps: a deadline a starved CI machine
+    // cannot miss, so that no timeout is counted with them.
+    let client = Client::spawn(&["--policy", &s.policy_arg(), "--no-cache", "--policy-timeout-ms", "5000"]).await;
     let default_build = client.status().await["active"]["build"].as_str().unwrap_or("?").to_owned();
     assert_eq!(default_build.len(), 12, "a build is named by 12 hex digits of its sha256");
     // chaos passes the self-check, then traps on live traffic: once, which
