@@ -19,6 +19,14 @@ fn engine() -> PolicyEngine {
     engine_with(Duration::from_millis(50))
 }
 
+/// For checks of what reaches the agent or how a fault is counted, not of
+/// the deadline: one a starved CI machine cannot miss (at 50 ms a cold
+/// instance could time out before it trapped, and a starved call lost
+/// every hint).
+fn patient_engine() -> PolicyEngine {
+    engine_with(Duration::from_secs(10))
+}
+
 fn engine_with(timeout: Duration) -> PolicyEngine {
     let limits = Limits { memory_bytes: 16 << 20, timeout, ..Limits::default() };
     PolicyEngine::new(limits).unwrap_or_else(|e| panic!("engine: {e}"))
@@ -55,10 +63,9 @@ fn default_policy_loads_and_identifies_itself() {
 
 #[test]
 fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
-    // Only the loop needs the short deadline: a trap is checked under one a
-    // starved CI machine cannot miss, or it could be counted as a timeout.
+    // Only the loop needs the short deadline.
     let quick = signpost_with(CHAOS_POLICY);
-    let patient = signpost_on(engine_with(Duration::from_secs(10)), CHAOS_POLICY);
+    let patient = signpost_on(patient_engine(), CHAOS_POLICY);
     for (mode, fault_counter) in [("chaos:panic", "traps"), ("chaos:loop", "timeouts"), ("chaos:oom", "traps")] {
         let sp = if fault_counter == "timeouts" { &quick } else { &patient };
         let policy = sp.policy();
@@ -86,9 +93,8 @@ fn traps_timeouts_and_memory_bombs_cost_only_the_hints() {
 /// retires the instance while it still has room, and no answer loses hints.
 #[test]
 fn instances_whose_memory_only_grows_are_retired_before_the_cap() {
-    // 16 MiB per instance; chaos:leak keeps 1 MiB a policy call. A deadline a
-    // starved CI machine cannot miss: a timeout would lose the text too.
-    let sp = signpost_on(engine_with(Duration::from_secs(10)), CHAOS_POLICY);
+    // 16 MiB per instance; chaos:leak keeps 1 MiB a policy call.
+    let sp = signpost_on(patient_engine(), CHAOS_POLICY);
     let policy = sp.policy();
     let stats = policy.stats();
     for i in 0..40 {
@@ -103,9 +109,7 @@ fn instances_whose_memory_only_grows_are_retired_before_the_cap() {
 
 #[test]
 fn garbage_from_the_policy_never_reaches_the_agent() {
-    // What reaches the agent, not how fast: a deadline a busy CI machine
-    // cannot miss (at 50 ms a starved call faulted, and lost every hint).
-    let sp = signpost_on(engine_with(Duration::from_secs(5)), CHAOS_POLICY);
+    let sp = signpost_on(patient_engine(), CHAOS_POLICY);
     let r = call(&sp, "search", json!({"query": "order chaos:garbage"}));
     assert!(!r.is_error);
     let hints = r.structured["hints"].as_array().cloned().unwrap_or_default();
@@ -196,10 +200,7 @@ fn lease_faults_are_reported_precisely() {
     assert_eq!(policy.cold_lease().prerequisites(&call, &session).err(), Some(PolicyFault::Timeout));
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(45) && took < Duration::from_secs(2), "deadline honoured: {took:?}");
-    // A trap is a trap whatever the deadline: checked under one a starved CI
-    // machine cannot miss (under 50 ms a cold instance could time out first,
-    // and the fault read Timeout).
-    let patient = engine_with(Duration::from_secs(10)).load(&bytes, "chaos").unwrap_or_else(|e| panic!("{e}"));
+    let patient = patient_engine().load(&bytes, "chaos").unwrap_or_else(|e| panic!("{e}"));
     let call = signpost::policy::Call { tool: "search".into(), args: r#"{"query":"chaos:panic"}"#.into() };
     let fault = patient.cold_lease().prerequisites(&call, &session).err();
     assert!(matches!(fault, Some(PolicyFault::Trap(_))), "{fault:?}");
