@@ -61,36 +61,14 @@ pub fn emit_only(project: &Project, root: &std::path::Path, only: &[usize]) -> I
 }
 
 /// What writing some of a project's documents needs: which files, in the
-/// order the index gives them, and each file's uses and unbound calls.
+/// order the index gives them.
 struct Plan {
     files: Vec<usize>,
-    uses: Vec<Vec<u32>>,
-    unbound: Vec<Vec<u32>>,
     declared_apart: std::collections::HashSet<usize>,
 }
 
 impl Plan {
     fn of(project: &Project, only: Option<&[usize]>) -> Plan {
-        // Each file's uses and unbound calls, in the order the project has
-        // them (a macro's expansions come after every file's own uses).
-        // Only the files written are listed (an edit writes one of
-        // thousands).
-        let wanted: Option<Vec<bool>> = only.map(|only| {
-            let mut wanted = vec![false; project.sources.len()];
-            for &f in only {
-                wanted[f] = true;
-            }
-            wanted
-        });
-        let written = |f: usize| wanted.as_ref().is_none_or(|w| w[f]);
-        let mut uses: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-        for (i, u) in project.uses.iter().enumerate().filter(|(_, u)| written(u.file)) {
-            uses[u.file].push(i as u32);
-        }
-        let mut unbound: Vec<Vec<u32>> = vec![Vec::new(); project.sources.len()];
-        for (i, c) in project.unbound.iter().enumerate().filter(|(_, c)| written(c.file)) {
-            unbound[c.file].push(i as u32);
-        }
         // A member declared in its type and defined apart (C++) is written
         // once, where its body is, so that references in the body belong to
         // it; the declaration's comment and relationships go with it.
@@ -103,11 +81,11 @@ impl Plan {
         // `actual`s) is placed at its first definition: the documents that
         // declare `expect`s come first.
         files.sort_by_key(|&f| !project.sources[f].facts.expects);
-        Plan { files, uses, unbound, declared_apart }
+        Plan { files, declared_apart }
     }
 
     fn document(&self, project: &Project, fi: usize) -> Document {
-        document(project, fi, &self.declared_apart, &self.uses[fi], &self.unbound[fi])
+        document(project, fi, &self.declared_apart)
     }
 }
 
@@ -159,20 +137,15 @@ pub fn write(project: &Project, root: &std::path::Path, out: &mut dyn std::io::W
 /// File `fi`'s document: its module, its definitions with their
 /// relationships, its uses and unbound calls (`uses`, `unbound`: their
 /// places in the project's).
-fn document(
-    project: &Project,
-    fi: usize,
-    declared_apart: &std::collections::HashSet<usize>,
-    uses: &[u32],
-    unbound: &[u32],
-) -> Document {
+fn document(project: &Project, fi: usize, declared_apart: &std::collections::HashSet<usize>) -> Document {
     let src = &project.sources[fi];
     let defs = project.defs_of_file(fi);
+    let unbound = project.unbound_of(fi);
     let mut doc = Document {
         language: src.lang.name.to_owned(),
         relative_path: src.path.clone(),
         // The size it ends: a large project's uses are millions.
-        occurrences: Vec::with_capacity(defs.len() + uses.len() + unbound.len() + 1),
+        occurrences: Vec::with_capacity(defs.len() + project.uses_of(fi).count() + unbound.len() + 1),
         ..Default::default()
     };
     // A file that is its module (Python) defines it: the module node has a
@@ -262,7 +235,7 @@ fn document(
         source: TOOL.to_owned(),
         ..Default::default()
     };
-    for u in uses.iter().map(|&i| &project.uses[i as usize]) {
+    for u in project.uses_of(fi) {
         let diagnostics = if u.ambiguous {
             // Its code says it; a call that fits nine overloads has nine.
             vec![note(signpost_graph::scip::AMBIGUOUS, String::new())]
@@ -276,7 +249,7 @@ fn document(
             ..Default::default()
         });
     }
-    for c in unbound.iter().map(|&i| &project.unbound[i as usize]) {
+    for c in unbound {
         doc.occurrences.push(Occurrence {
             range: range(&c.span),
             diagnostics: vec![note(signpost_graph::scip::UNRESOLVED, c.name.clone())],

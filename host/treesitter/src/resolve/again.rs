@@ -44,7 +44,9 @@ pub(super) struct FileUses {
 /// of what every file's uses depend on globally.
 #[derive(Debug, Default)]
 pub struct Memo {
-    pub(super) files: Vec<FileUses>,
+    /// Each file's uses, shared with the project resolved until it is
+    /// written ([`Project::keep_for_next`]).
+    pub(super) files: Arc<Vec<FileUses>>,
     pub(super) shape: Shape,
     /// What the uses were resolved against (lookups, supertypes,
     /// overrides), for an edit that keeps every definition.
@@ -117,6 +119,8 @@ pub(super) enum Plan {
 pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     let Memo { files: memo_files, warm, .. } = memo;
     drop_aside(warm);
+    // Its own once the last project was written; copied otherwise.
+    let memo_files = Arc::try_unwrap(memo_files).unwrap_or_else(|shared| shared.as_ref().clone());
     if memo_files.len() != old.sources.len() {
         return Plan::All("no record of the last resolve");
     }

@@ -122,11 +122,15 @@ pub struct Project {
     /// Each definition's supertypes (resolved headers, and Go's implicit
     /// interface satisfaction).
     pub supers: HashMap<DefIx, Vec<DefIx>>,
-    /// Uses of names: calls and type references.
-    pub uses: Vec<Use>,
-    /// Calls not bound to one definition of the project that has some of
-    /// that name: counted, so that no "nobody calls it" is silent.
-    pub unbound: Vec<Unbound>,
+    /// Each file's uses of names (calls and type references) and its calls
+    /// not bound to one definition of the project that has some of that
+    /// name (counted, so that no "nobody calls it" is silent): the very
+    /// lists the resolve's [`Memo`] keeps for the next, shared, not copied
+    /// (a large project's uses are millions). See [`Project::uses_of`].
+    uses: std::sync::Arc<Vec<FileUses>>,
+    /// What the calls to C or C++ function-like macros expand to: uses at
+    /// each call's place, in the order of the files' uses.
+    expanded: Vec<Use>,
     /// Calls found / resolved, type names found / resolved.
     pub counts: Counts,
     /// Each file's first definition in `defs` (its definitions follow in
@@ -156,9 +160,24 @@ impl Project {
     /// unbound calls and the supertypes: its memo has each file's), once
     /// the project is written.
     pub fn keep_for_next(&mut self) {
-        self.uses = Vec::new();
-        self.unbound = Vec::new();
+        self.uses = std::sync::Arc::default();
+        self.expanded = Vec::new();
         self.supers = HashMap::default();
+    }
+
+    /// The uses in file `f`: its own calls and type names, in the order
+    /// they were resolved, then what the macros it calls expand to.
+    pub fn uses_of(&self, f: usize) -> impl Iterator<Item = &Use> {
+        let own = self.uses.get(f).map_or(&[][..], |u| &u.uses[..]);
+        let from = self.expanded.partition_point(|u| u.file < f);
+        let to = self.expanded.partition_point(|u| u.file <= f);
+        own.iter().chain(&self.expanded[from..to])
+    }
+
+    /// The calls in file `f` bound to none of the definitions of their
+    /// name.
+    pub fn unbound_of(&self, f: usize) -> &[Unbound] {
+        self.uses.get(f).map_or(&[], |u| &u.unbound[..])
     }
 
     /// The definitions of file `f`, in source order.

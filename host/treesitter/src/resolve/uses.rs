@@ -87,10 +87,10 @@ pub(super) fn resolve_files(
     counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
-    let (uses, unbound) = joined(&p, &per_file);
+    let expanded = expand_macros(&p, &per_file);
     // The files that call a macro of a file resolved again: their own uses
     // were kept, but what the call expands to is the macro body's uses.
-    part("joined");
+    part("expanded");
     let callers = macro_callers(&p, &per_file, &resolved);
     let mut moved_too = resolved;
     if !callers.is_empty() {
@@ -110,8 +110,9 @@ pub(super) fn resolve_files(
         "files' uses"
     );
     let held = r.held();
-    p.uses = uses;
-    p.unbound = unbound;
+    let per_file = std::sync::Arc::new(per_file);
+    p.uses = per_file.clone();
+    p.expanded = expanded;
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();
@@ -197,15 +198,25 @@ fn moved(old: &Project, old_supers: &(impl SuperTypes + Sync), p: &Project, reso
 /// ([`expand_macros`]), so their documents may move though their own uses
 /// did not.
 fn macro_callers(p: &Project, per_file: &[FileUses], resolved: &[bool]) -> Vec<usize> {
-    let changed_macro = |d: DefIx| p.fact(d).expands && resolved[p.defs[d].file];
-    // Looked for among the resolved files' definitions only; none kept, no caller.
-    let some_changed = (0..resolved.len()).filter(|&f| resolved[f]).any(|f| p.defs_of_file(f).any(changed_macro));
-    if !some_changed || resolved.iter().all(|&r| r) {
+    if resolved.iter().all(|&r| r) {
+        return Vec::new();
+    }
+    // Looked for among the resolved files' definitions only; none kept, no
+    // caller. Marked by place: every kept use of the project is asked.
+    let mut changed = vec![false; p.defs.len()];
+    let mut some_changed = false;
+    for f in (0..resolved.len()).filter(|&f| resolved[f]) {
+        for d in p.defs_of_file(f).filter(|&d| p.fact(d).expands) {
+            changed[d] = true;
+            some_changed = true;
+        }
+    }
+    if !some_changed {
         return Vec::new();
     }
     (0..per_file.len())
         .into_par_iter()
-        .filter(|&f| !resolved[f] && per_file[f].uses.iter().any(|u| changed_macro(u.target)))
+        .filter(|&f| !resolved[f] && per_file[f].uses.iter().any(|u| changed[u.target]))
         .collect()
 }
 
@@ -245,28 +256,12 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
     out
 }
 
-/// Every file's uses and unbound calls, in file order, with the uses a
-/// macro's expansion adds.
-pub(super) fn joined(p: &Project, files: &[FileUses]) -> (Vec<Use>, Vec<Unbound>) {
-    // The expansions first, so that the whole list is allocated once (a
-    // large C project's is tens of megabytes).
-    let expanded = expand_macros(p, files);
-    let mut uses = Vec::with_capacity(files.iter().map(|f| f.uses.len()).sum::<usize>() + expanded.len());
-    let mut unbound = Vec::with_capacity(files.iter().map(|f| f.unbound.len()).sum());
-    for f in files {
-        uses.extend_from_slice(&f.uses);
-        unbound.extend_from_slice(&f.unbound);
-    }
-    uses.extend(expanded);
-    (uses, unbound)
-}
-
 /// A call to a C or C++ function-like macro calls, once expanded, what the
 /// macro's body calls: each such callee is a use at the macro call's place
 /// too (one level: a macro's macros are expanded by their own uses), in
 /// the order of the files' uses. What each macro's body calls is read from
 /// the files' [`FileUses::expansions`].
-fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<Use> {
+pub(super) fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<Use> {
     let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     for &(m, target) in files.iter().flat_map(|f| &f.expansions) {
         let v = callees.entry(m).or_default();

@@ -114,7 +114,8 @@ impl Memo {
             supers: warm.supers(),
             ..Project::default()
         };
-        (q.uses, q.unbound) = super::uses::joined(&q, &self.files);
+        q.expanded = super::uses::expand_macros(&q, &self.files);
+        q.uses = self.files.clone();
         Some(q)
     }
 }
