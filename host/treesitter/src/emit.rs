@@ -135,8 +135,8 @@ pub fn write(project: &Project, root: &std::path::Path, out: &mut dyn std::io::W
 }
 
 /// File `fi`'s document: its module, its definitions with their
-/// relationships, its uses and unbound calls (`uses`, `unbound`: their
-/// places in the project's).
+/// relationships, its uses and unbound calls ([`Project::uses_of`],
+/// [`Project::unbound_of`]).
 fn document(project: &Project, fi: usize, declared_apart: &std::collections::HashSet<usize>) -> Document {
     let src = &project.sources[fi];
     let defs = project.defs_of_file(fi);
