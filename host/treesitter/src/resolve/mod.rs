@@ -165,6 +165,13 @@ impl Project {
         self.supers = HashMap::default();
     }
 
+    /// Takes `files` as the project's uses, with what the C or C++ macros
+    /// they call expand to: the two set together, never one alone.
+    fn set_uses(&mut self, files: std::sync::Arc<Vec<FileUses>>) {
+        self.expanded = uses::expand_macros(self, &files);
+        self.uses = files;
+    }
+
     /// The uses in file `f`: its own calls and type names, in the order
     /// they were resolved, then what the macros it calls expand to.
     pub fn uses_of(&self, f: usize) -> impl Iterator<Item = &Use> {

@@ -87,10 +87,8 @@ pub(super) fn resolve_files(
     counts.calls_resolved = per_file.iter().map(|f| f.resolved).sum();
     counts.calls_ambiguous = per_file.iter().map(|f| f.ambiguous).sum();
     counts.calls_unbound = per_file.iter().map(|f| f.unbound.len()).sum();
-    let expanded = expand_macros(&p, &per_file);
     // The files that call a macro of a file resolved again: their own uses
     // were kept, but what the call expands to is the macro body's uses.
-    part("expanded");
     let callers = macro_callers(&p, &per_file, &resolved);
     let mut moved_too = resolved;
     if !callers.is_empty() {
@@ -111,8 +109,8 @@ pub(super) fn resolve_files(
     );
     let held = r.held();
     let per_file = std::sync::Arc::new(per_file);
-    p.uses = per_file.clone();
-    p.expanded = expanded;
+    p.set_uses(per_file.clone());
+    part("expanded");
     p.counts = counts;
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
     p.supers = warm.supers();

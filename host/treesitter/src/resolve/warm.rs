@@ -114,8 +114,7 @@ impl Memo {
             supers: warm.supers(),
             ..Project::default()
         };
-        q.expanded = super::uses::expand_macros(&q, &self.files);
-        q.uses = self.files.clone();
+        q.set_uses(self.files.clone());
         Some(q)
     }
 }
