@@ -162,19 +162,10 @@ pub struct Def {
     pub name_span: Span,
     /// The type it belongs to when declared outside it (Go's receivers).
     pub owner: Option<String>,
-    /// For an extension function (Kotlin's `fun Reader.decode()`, C#'s
-    /// `static string Decode(this Reader r)`): the simple name of the type
-    /// it extends. Its symbol stays where it is declared; calls on a value
-    /// of that type find it. A C# extension's `this` parameter is left out
-    /// of its arity and parameter types: calls do not pass it.
-    pub extension: Option<String>,
     /// A C# extension method (`this Reader r`): called without a receiver
     /// (`Decode(r, 2)`, in the static class or as `Ext.Decode(r, 2)`), it
     /// is given its `this` argument as its first.
     pub this_param: bool,
-    /// For a function in a Rust `impl` block: the impl's type and trait as
-    /// written (`Circle`, `Shape`), which its symbol spells.
-    pub impl_of: Option<(String, Option<String>)>,
     /// A function that is a value bound to a name (`@term`: TypeScript's
     /// `const f = () => …`), spelled as a term (`f.`) as its indexer does.
     pub term: bool,
@@ -190,17 +181,9 @@ pub struct Def {
     /// Each parameter's type as written (`""` where none is written), for
     /// callables: overloads of one arity are told apart by them.
     pub params: Vec<String>,
-    /// Swift's argument labels, one per parameter (`_` for none):
-    /// `load(_:for:)` and `load(_:using:)` are two methods, each called by
-    /// its labels.
-    pub labels: Option<Vec<String>>,
     /// A C or C++ function-like macro: a call to it calls what its body
     /// calls, once the preprocessor has expanded it.
     pub expands: bool,
-    /// Python's outermost decorator as written, without its `@`
-    /// (`click.group()`, `cli.command(cls=Aliased)`): what the name is
-    /// bound to is what it gives applied to the function.
-    pub decorated: Option<String>,
     /// Ruby's method of the class itself (`def self.settings`, or a `def`
     /// in `class << self`), not of its instances.
     pub singleton: bool,
@@ -211,9 +194,49 @@ pub struct Def {
     pub signature: String,
     /// The comment right above it.
     pub doc: String,
+    /// What few definitions have (see [`Rare`]); `None` where it would
+    /// be empty, though an empty one means the same ([`Def::rare`]).
+    pub rare: Option<Box<Rare>>,
 }
 
+/// What a definition has in a few languages only, held apart from its
+/// record: a large project keeps hundreds of thousands of definitions
+/// between edits, and these would otherwise be 120 empty bytes in each.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Rare {
+    /// For an extension function (Kotlin's `fun Reader.decode()`, C#'s
+    /// `static string Decode(this Reader r)`): the simple name of the type
+    /// it extends. Its symbol stays where it is declared; calls on a value
+    /// of that type find it. A C# extension's `this` parameter is left out
+    /// of its arity and parameter types: calls do not pass it.
+    pub extension: Option<String>,
+    /// For a function in a Rust `impl` block: the impl's type and trait as
+    /// written (`Circle`, `Shape`), which its symbol spells.
+    pub impl_of: Option<(String, Option<String>)>,
+    /// Swift's argument labels, one per parameter (`_` for none):
+    /// `load(_:for:)` and `load(_:using:)` are two methods, each called by
+    /// its labels.
+    pub labels: Option<Vec<String>>,
+    /// Python's outermost decorator as written, without its `@`
+    /// (`click.group()`, `cli.command(cls=Aliased)`): what the name is
+    /// bound to is what it gives applied to the function.
+    pub decorated: Option<String>,
+}
+
+/// What a definition without a [`Rare`] part has.
+static NONE_RARE: Rare = Rare { extension: None, impl_of: None, labels: None, decorated: None };
+
 impl Def {
+    /// What few definitions have: the empty [`Rare`] for most.
+    pub fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NONE_RARE)
+    }
+
+    /// [`Def::rare`], to set: made where there is none yet.
+    pub fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
+    }
+
     /// Whether `other` declares the same as this, wherever each is and
     /// whatever its comment says: what the whole project's lookups and
     /// overrides read of a definition, and its symbol but for one thing of
@@ -226,39 +249,33 @@ impl Def {
             span: _,
             name_span: _,
             owner,
-            extension,
             this_param,
-            impl_of,
             term,
             meta,
             arity,
             generics,
             params,
-            labels,
             expands,
-            decorated,
             singleton,
             returns,
             signature,
             doc: _,
+            rare: _,
         } = self;
         *kind == other.kind
             && *name == other.name
             && *owner == other.owner
-            && *extension == other.extension
             && *this_param == other.this_param
-            && *impl_of == other.impl_of
             && *term == other.term
             && *meta == other.meta
             && *arity == other.arity
             && *generics == other.generics
             && *params == other.params
-            && *labels == other.labels
             && *expands == other.expands
-            && *decorated == other.decorated
             && *singleton == other.singleton
             && *returns == other.returns
             && *signature == other.signature
+            && self.rare() == other.rare()
     }
 }
 
@@ -491,4 +508,56 @@ pub enum Skip {
     /// The query does not compile against the grammar (a bug in signpost).
     #[error("the {0} query does not compile: {1}")]
     Query(&'static str, String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def() -> Def {
+        Def {
+            kind: Kind::Function,
+            name: "load".into(),
+            span: Span::default(),
+            name_span: Span::default(),
+            owner: None,
+            this_param: false,
+            term: false,
+            meta: false,
+            arity: None,
+            generics: 0,
+            params: Vec::new(),
+            expands: false,
+            singleton: false,
+            returns: None,
+            signature: "fn load()".into(),
+            doc: String::new(),
+            rare: None,
+        }
+    }
+
+    /// A large project keeps every definition's record between edits
+    /// (350,000 in the seven-repository benchmark tree): what only a few
+    /// languages say is held apart, not as empty fields in each.
+    #[test]
+    fn a_definitions_record_holds_no_rare_fields_inline() {
+        let size = std::mem::size_of::<Def>();
+        assert!(size <= 240, "a definition's record takes {size} bytes");
+        assert_eq!(std::mem::size_of::<Option<Box<Rare>>>(), 8);
+    }
+
+    /// An empty rare part is no part: two readings of one definition are
+    /// the same whether it was made and left empty or never made; a rare
+    /// field set tells them apart.
+    #[test]
+    fn an_empty_rare_part_is_the_same_as_none() {
+        let (plain, mut made) = (def(), def());
+        made.rare_mut();
+        assert!(made.rare.is_some());
+        assert!(plain.same_but_places(&made) && made.same_but_places(&plain));
+        made.rare_mut().labels = Some(vec!["_".into(), "for".into()]);
+        assert!(!plain.same_but_places(&made));
+        assert_eq!(made.rare().labels.as_deref(), Some(&["_".to_owned(), "for".to_owned()][..]));
+        assert_eq!(plain.rare(), &Rare::default());
+    }
 }

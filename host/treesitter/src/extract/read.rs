@@ -501,16 +501,17 @@ impl Reader {
                                 }
                                 d.term |= get("term").is_some();
                                 d.meta |= get("meta").is_some();
-                                if d.extension.is_none() {
+                                if d.rare().extension.is_none() {
                                     extend(d, get("extension").map(txt), get("extension.this").is_some());
                                 }
                                 if d.returns.is_none() {
                                     d.returns = get("returns").map(|r| compact(&txt(r)));
                                 }
-                                if d.impl_of.is_none() {
-                                    d.impl_of = get("impl.type").map(|t| {
-                                        (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))
-                                    });
+                                if d.rare().impl_of.is_none()
+                                    && let Some(t) = get("impl.type")
+                                {
+                                    d.rare_mut().impl_of =
+                                        Some((unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t)))));
                                 }
                                 continue;
                             }
@@ -532,18 +533,13 @@ impl Reader {
                             span: Span::of(n),
                             name_span: Span::of(name),
                             owner: get("owner").map(txt),
-                            extension: None,
                             this_param: false,
                             term: get("term").is_some(),
                             meta: get("meta").is_some(),
-                            impl_of: get("impl.type")
-                                .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t))))),
                             arity: params.map(|p| arity(p, text)),
                             generics: generics(get("generics")),
                             params: params.map(|p| param_types(p, text)).unwrap_or_default(),
-                            labels: params.and_then(|p| param_labels(p, text)),
                             expands: n.kind() == "preproc_function_def",
-                            decorated: None,
                             singleton: n.kind() == "singleton_method"
                                 || std::iter::successors(n.parent(), |a| a.parent())
                                     .take_while(|a| !matches!(a.kind(), "class" | "module"))
@@ -551,7 +547,14 @@ impl Reader {
                             returns: get("returns").or_else(|| after_arrow(n)).map(|r| compact(&txt(r))),
                             signature: signature(n, text),
                             doc: doc_above(n, text),
+                            rare: None,
                         };
+                        let impl_of = get("impl.type")
+                            .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t)))));
+                        let labels = params.and_then(|p| param_labels(p, text));
+                        if impl_of.is_some() || labels.is_some() {
+                            *def.rare_mut() = Rare { impl_of, labels, ..Rare::default() };
+                        }
                         extend(&mut def, get("extension").map(txt), get("extension.this").is_some());
                         // PHP's `function all(): array` with `@return Item[]`.
                         if self.lang.rules.doc_types
@@ -585,10 +588,13 @@ impl Reader {
                     let mut c = p.walk();
                     let outermost = p.children(&mut c).find(|k| k.kind() == "decorator");
                     // Past the length an expression is read to, it is not kept.
-                    d.decorated = outermost
+                    let decorated = outermost
                         .filter(|k| k.byte_range().len() <= crate::expr::MAX_LEN)
                         .and_then(|k| k.utf8_text(text).ok())
                         .map(|t| t.trim_start_matches('@').split_whitespace().collect::<Vec<_>>().join(" "));
+                    if decorated.is_some() {
+                        d.rare_mut().decorated = decorated;
+                    }
                 }
             }
         }
@@ -795,7 +801,7 @@ fn errors(root: Node<'_>) -> (usize, usize) {
 /// receiver, which calls do not pass.
 fn extend(def: &mut Def, of: Option<String>, this_param: bool) {
     let Some(of) = of else { return };
-    def.extension = Some(of);
+    def.rare_mut().extension = Some(of);
     def.this_param = this_param;
     if this_param {
         if !def.params.is_empty() {

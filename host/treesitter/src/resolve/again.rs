@@ -362,14 +362,14 @@ fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
     a.kind == b.kind
         && a.name == b.name
         && a.owner == b.owner
-        && a.extension == b.extension
-        && a.impl_of == b.impl_of
+        && a.rare().extension == b.rare().extension
+        && a.rare().impl_of == b.rare().impl_of
         && a.term == b.term
         && a.meta == b.meta
         && a.arity == b.arity
         && a.generics == b.generics
         && a.params == b.params
-        && a.labels == b.labels
+        && a.rare().labels == b.rare().labels
         && a.expands == b.expands
         && a.returns == b.returns
 }

@@ -396,7 +396,7 @@ impl Resolver<'_> {
                     .filter(|&d| {
                         self.p.kind(d).is_callable()
                             && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
-                            && !self.p.fact(d).impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
+                            && !self.p.fact(d).rare().impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
                     })
                     .chain(self.held.foreign_named.get(name).into_iter().flatten().copied())
                     .collect();
@@ -430,7 +430,7 @@ impl Resolver<'_> {
                             .iter()
                             .copied()
                             .filter(|&d| {
-                                self.p.fact(d).labels.is_some()
+                                self.p.fact(d).rare().labels.is_some()
                                     && self.labels_fit(d, c)
                                     && c.args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n)))
                             })

@@ -456,7 +456,7 @@ fn resolve_uses(
     let mut extensions: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     let mut foreign: HashMap<String, Vec<DefIx>> = HashMap::default();
     for (ix, def) in p.defs.iter().enumerate() {
-        if let Some(of) = &p.fact(ix).extension {
+        if let Some(of) = &p.fact(ix).rare().extension {
             let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
             match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
                 Some(t) => {

@@ -100,7 +100,7 @@ impl Resolver<'_> {
                     return self.matches(d, &given, c.labels.as_deref()).map(|exact| (d, exact));
                 }
                 // The `this` argument against the type extended.
-                let this = match (given.first(), self.p.fact(d).extension.as_deref()) {
+                let this = match (given.first(), self.p.fact(d).rare().extension.as_deref()) {
                     (Some(g), Some(ty)) => weight(self.fits(&crate::extract::simple_type(ty), g))?,
                     _ => 0,
                 };
@@ -124,7 +124,7 @@ impl Resolver<'_> {
     /// a trailing closure may be left out). A declaration or a call
     /// without labels fits.
     pub(super) fn labels_fit(&self, d: DefIx, c: &crate::extract::Call) -> bool {
-        let (Some(given), Some(declared)) = (&c.labels, &self.p.fact(d).labels) else { return true };
+        let (Some(given), Some(declared)) = (&c.labels, &self.p.fact(d).rare().labels) else { return true };
         let mut declared = declared.iter();
         given.iter().all(|g| declared.any(|l| l == g))
     }
@@ -170,7 +170,7 @@ impl Resolver<'_> {
     fn matches(&self, d: DefIx, given: &[Given], labels: Option<&[String]>) -> Option<usize> {
         let fact = self.p.fact(d);
         let params = &fact.params;
-        let slots: Vec<usize> = match (labels, &fact.labels) {
+        let slots: Vec<usize> = match (labels, &fact.rare().labels) {
             (Some(labels), Some(declared)) if declared.len() == params.len() => {
                 let mut next = 0;
                 labels

@@ -366,7 +366,7 @@ impl Resolver<'_> {
     /// Group]`), the members that apply. Unknown unless they name one type.
     pub(super) fn decorated(&self, d: DefIx, depth: u8) -> Val {
         let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
-        let Some(text) = self.p.fact(d).decorated.as_deref() else { return Val::Unknown };
+        let Some(text) = self.p.fact(d).rare().decorated.as_deref() else { return Val::Unknown };
         let (fi, scope) = (self.p.defs[d].file, self.p.defs[d].parent);
         let _there = elsewhere(fi);
         let Some(steps) = expr::steps(text) else { return Val::Unknown };
@@ -534,7 +534,7 @@ impl Resolver<'_> {
                 if !scoped
                     && self.p.sources[fi].lang.rules.decorators_inside
                     && let Some(f) = self.ladder(fi, scope, name, Want::Callable, |_| None)
-                    && self.p.fact(f).decorated.is_some()
+                    && self.p.fact(f).rare().decorated.is_some()
                 {
                     return self.decorated(f, depth);
                 }

@@ -178,7 +178,7 @@ impl<'a> Spelling<'a> {
             && f.kind != Kind::Macro
             && !f.meta
             && !f.term
-            && !(lang.impl_blocks && f.impl_of.is_some())
+            && !(lang.impl_blocks && f.rare().impl_of.is_some())
     }
 
     /// Definition `ix`'s own descriptor, into `own[ix]`.
@@ -240,7 +240,7 @@ impl<'a> Spelling<'a> {
             d.push('!');
         } else if f.term {
             d.push('.');
-        } else if s.lang.impl_blocks && f.impl_of.is_some() && f.kind.is_callable() {
+        } else if s.lang.impl_blocks && f.rare().impl_of.is_some() && f.kind.is_callable() {
             // Rust has no overloads; the impl's descriptor (written with
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
@@ -352,7 +352,7 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
         .map(|(ix, d)| (d.file, module_of(ix), p.fact(ix).name.as_str()))
         .collect();
     // Whole symbols, parents first (a Go method's type may come later).
-    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).impl_of.is_some();
+    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).rare().impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
     // Each file's package symbol, made once.
     let mut packages: Vec<Option<String>> = vec![None; p.sources.len()];
@@ -422,7 +422,7 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
                         prefix = package_of(p.defs[d].file);
                     }
                 }
-                let (of, tr) = p.fact(d).impl_of.as_ref().expect("impl_spelled");
+                let (of, tr) = p.fact(d).rare().impl_of.as_ref().expect("impl_spelled");
                 prefix.push_str("impl#[");
                 let (file, module) = (p.defs[d].file, impl_module(d));
                 let real = |w: &str| match aliases.get(w) {
