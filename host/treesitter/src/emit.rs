@@ -163,7 +163,7 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
             _ => package_symbol(src),
         };
         let lines = src.facts.lines.max(1) as u32;
-        let whole = Span { start: (0, 0), end: (lines, 0), bytes: (0, usize::MAX) };
+        let whole = Span { start: (0, 0), end: (lines, 0), bytes: (0, u32::MAX) };
         doc.occurrences.push(Occurrence {
             symbol: symbol.clone(),
             symbol_roles: DEFINITION,
@@ -243,7 +243,7 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
             Vec::new()
         };
         doc.occurrences.push(Occurrence {
-            symbol: project.defs[u.target].symbol.clone(),
+            symbol: project.defs[u.target()].symbol.clone(),
             range: range(&u.span),
             diagnostics,
             ..Default::default()

@@ -27,8 +27,11 @@ pub struct Span {
     pub start: Point,
     /// End (line, column).
     pub end: Point,
-    /// Byte offsets, for containment.
-    pub bytes: (usize, usize),
+    /// Byte offsets, for containment: 32 bits, as tree-sitter counts
+    /// them (and a file read is far smaller, `Options::max_file_bytes`),
+    /// which keeps the millions of spans held between edits 8 bytes
+    /// smaller each.
+    pub bytes: (u32, u32),
 }
 
 impl Span {
@@ -37,14 +40,25 @@ impl Span {
         Span {
             start: (s.row as u32, s.column as u32),
             end: (e.row as u32, e.column as u32),
-            bytes: (n.start_byte(), n.end_byte()),
+            bytes: (offset(n.start_byte()), offset(n.end_byte())),
         }
+    }
+
+    /// The byte offsets at full width, as a parse tree gives them.
+    pub fn offsets(&self) -> (usize, usize) {
+        (self.bytes.0 as usize, self.bytes.1 as usize)
     }
 
     /// Whether `other` lies inside this span.
     pub fn contains(&self, other: &Span) -> bool {
         self.bytes.0 <= other.bytes.0 && other.bytes.1 <= self.bytes.1
     }
+}
+
+/// A byte offset as a span holds it (tree-sitter's own are 32-bit: one
+/// past them cannot come, and would end at the last a span can say).
+pub fn offset(byte: usize) -> u32 {
+    u32::try_from(byte).unwrap_or(u32::MAX)
 }
 
 /// What a definition is.
@@ -542,8 +556,20 @@ mod tests {
     #[test]
     fn a_definitions_record_holds_no_rare_fields_inline() {
         let size = std::mem::size_of::<Def>();
-        assert!(size <= 240, "a definition's record takes {size} bytes");
+        assert!(size <= 224, "a definition's record takes {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Rare>>>(), 8);
+    }
+
+    /// Spans are in every record and every use a project keeps (millions):
+    /// 32-bit byte offsets, and a file's offsets past them saturate rather
+    /// than wrap.
+    #[test]
+    fn a_span_is_six_32_bit_numbers() {
+        assert_eq!(std::mem::size_of::<Span>(), 24);
+        assert_eq!(offset(7), 7);
+        assert_eq!(offset(usize::MAX), u32::MAX);
+        let s = Span { start: (0, 3), end: (1, 0), bytes: (3, 9) };
+        assert_eq!(s.offsets(), (3, 9));
     }
 
     /// An empty rare part is no part: two readings of one definition are

@@ -570,7 +570,7 @@ impl Reader {
             }
         }
         if !blocks.is_empty() {
-            facts.defs.retain(|d| !blocks.contains(&d.span.bytes));
+            facts.defs.retain(|d| !blocks.contains(&d.span.offsets()));
         }
         if self.lang.rules.cfg_alternatives {
             drop_cfg_alternatives(&mut facts, root, text);
@@ -583,7 +583,7 @@ impl Reader {
                 if let Some(p) =
                     node_of(root, &d.span).and_then(|n| n.parent()).filter(|p| p.kind() == "decorated_definition")
                 {
-                    d.span.bytes.0 = p.start_byte();
+                    d.span.bytes.0 = offset(p.start_byte());
                     d.span.start = (p.start_position().row as u32, p.start_position().column as u32);
                     let mut c = p.walk();
                     let outermost = p.children(&mut c).find(|k| k.kind() == "decorator");
@@ -605,11 +605,12 @@ impl Reader {
                 .defs
                 .iter()
                 .filter(|d| d.kind.is_callable() && !d.meta)
-                .map(|d| d.span.bytes)
+                .map(|d| d.span.offsets())
                 .chain(literals.iter().copied())
                 .collect();
             let inside = |d: &Def| {
-                functions.iter().any(|&(a, b)| a <= d.span.bytes.0 && d.span.bytes.1 <= b && (a, b) != d.span.bytes)
+                let (s, e) = d.span.offsets();
+                functions.iter().any(|&(a, b)| a <= s && e <= b && (a, b) != (s, e))
             };
             // A method of an object literal inside a function (`get
             // headers() { … }`, `clone() { … }`) is a local of that function,
@@ -639,7 +640,7 @@ impl Reader {
         }
         // A function-like macro's body is no syntax tree: the calls in it
         // are read off its text, where they are written.
-        let macros: Vec<(usize, usize)> = facts.defs.iter().filter(|d| d.expands).map(|d| d.span.bytes).collect();
+        let macros: Vec<(usize, usize)> = facts.defs.iter().filter(|d| d.expands).map(|d| d.span.offsets()).collect();
         for (start, end) in macros {
             if let Some(def) = root.descendant_for_byte_range(start, end).filter(|n| n.kind() == "preproc_function_def")
                 && let Some(value) = def.child_by_field_name("value")
@@ -653,7 +654,7 @@ impl Reader {
         facts.calls.sort_by_key(|c| (c.span.bytes, c.read, c.receiver.is_none()));
         facts.calls.dedup_by_key(|c| c.span.bytes);
         // A definition's own name is not a use of it.
-        facts.types.retain(|t| !defined.contains_key(&t.span.bytes));
+        facts.types.retain(|t| !defined.contains_key(&t.span.offsets()));
         facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
         if self.lang.rules.overload_stubs {
             fold_overloads(&mut facts, root, text);

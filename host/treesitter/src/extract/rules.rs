@@ -209,7 +209,7 @@ pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
             bounds_of(imp, &mut b);
         }
         if !b.is_empty() {
-            scopes.push((d.span.bytes, b));
+            scopes.push((d.span.offsets(), b));
         }
     }
     if scopes.is_empty() {
@@ -218,7 +218,7 @@ pub(super) fn bounded_types(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
     // Innermost first.
     scopes.sort_by_key(|((a, b), _)| b - a);
     for v in facts.vars.iter_mut().filter(|v| v.typed == Typed::Is) {
-        let at = v.ty.span.bytes;
+        let at = v.ty.span.offsets();
         // `&'a mut W` is a `W`; C#'s `TTask?` a `TTask`.
         let named =
             v.ty.name
@@ -255,8 +255,9 @@ fn first_trait(bounds: Node<'_>, txt: &impl Fn(Node<'_>) -> String) -> Option<St
 
 /// The syntax node a definition's span is.
 pub(super) fn node_of<'t>(root: Node<'t>, span: &Span) -> Option<Node<'t>> {
-    let mut n = root.descendant_for_byte_range(span.bytes.0, span.bytes.1)?;
-    while n.byte_range() != (span.bytes.0..span.bytes.1) {
+    let (start, end) = span.offsets();
+    let mut n = root.descendant_for_byte_range(start, end)?;
+    while n.byte_range() != (start..end) {
         n = n.parent()?;
     }
     Some(n)
@@ -308,12 +309,13 @@ pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
         loop {
             let end = facts.defs[last].span.bytes.1;
             let Some(j) = (last + 1..facts.defs.len()).find(|&j| facts.defs[j].span.bytes.0 >= end) else { break };
+            let end = end as usize;
             let (a, b) = (&facts.defs[i], &facts.defs[j]);
             if b.name != a.name || !b.kind.is_callable() {
                 break;
             }
             // Nothing but whitespace, comments and decorators between.
-            let between = &text[end..b.span.bytes.0];
+            let between = &text[end..b.span.bytes.0 as usize];
             let plain = String::from_utf8_lossy(between);
             let other = plain.lines().map(|l| l.trim().trim_start_matches([';', ',']).trim()).any(|l| {
                 !l.is_empty()
@@ -408,16 +410,16 @@ pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u
                 j != i && facts.defs[j].name == facts.defs[i].name && !flagged.contains(&j) && parent(j) == parent(i)
             })
         })
-        .map(|i| facts.defs[i].span.bytes)
+        .map(|i| facts.defs[i].span.offsets())
         .collect();
     if gone.is_empty() {
         return;
     }
     let inside = |b: (usize, usize)| gone.iter().any(|g| g.0 <= b.0 && b.1 <= g.1);
-    facts.defs.retain(|d| !inside(d.span.bytes));
-    facts.calls.retain(|c| !inside(c.span.bytes));
-    facts.vars.retain(|v| !inside(v.ty.span.bytes));
-    facts.types.retain(|t| !inside(t.span.bytes));
+    facts.defs.retain(|d| !inside(d.span.offsets()));
+    facts.calls.retain(|c| !inside(c.span.offsets()));
+    facts.vars.retain(|v| !inside(v.ty.span.offsets()));
+    facts.types.retain(|t| !inside(t.span.offsets()));
 }
 
 /// Every position of `facts`, read from a text with its macros expanded,
@@ -425,15 +427,15 @@ pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u
 /// they only tell which span holds which.
 pub(super) fn placed_back(facts: &mut Facts, x: &crate::macros::Expanded) {
     let fix = |s: &mut Span| {
-        s.start = x.point(s.bytes.0, false);
-        s.end = x.point(s.bytes.1, true);
+        s.start = x.point(s.bytes.0 as usize, false);
+        s.end = x.point(s.bytes.1 as usize, true);
     };
     for d in &mut facts.defs {
         fix(&mut d.span);
         fix(&mut d.name_span);
     }
     if !crate::macros::Expanded::body_calls() {
-        facts.calls.retain(|c| x.written(c.span.bytes.0));
+        facts.calls.retain(|c| x.written(c.span.bytes.0 as usize));
     }
     for c in &mut facts.calls {
         fix(&mut c.span);

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::{Arg, Arity, Call, Lit, Name, Span, Typed, Var};
+use super::{Arg, Arity, Call, Lit, Name, Span, Typed, Var, offset};
 
 /// How many type parameters or arguments a list (`<T, U>`) holds: 0 for
 /// none.
@@ -102,7 +102,7 @@ pub(super) fn calls_in_text(text: &[u8], value: Node<'_>) -> Vec<Call> {
             receiver: None,
             args: None,
             given: Vec::new(),
-            span: Span { start: at(a), end: at(i), bytes: (start + a, start + i) },
+            span: Span { start: at(a), end: at(i), bytes: (offset(start + a), offset(start + i)) },
             construct: false,
             scoped: false,
             read: false,

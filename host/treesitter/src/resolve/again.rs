@@ -190,17 +190,13 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     drop_aside(files);
     let keep = placed
         .into_par_iter()
-        .enumerate()
-        .map(|(nf, before)| {
+        .map(|before| {
             let mut before = before?;
             if before.reads.iter().any(|r| dirty.contains(r)) {
                 return None;
             }
             for u in &mut before.uses {
-                *u = Use { file: nf, target: new_ix(u.target)?, ..*u };
-            }
-            for u in &mut before.unbound {
-                u.file = nf;
+                *u = u.of(new_ix(u.target())?);
             }
             for (m, target) in &mut before.expansions {
                 (*m, *target) = (new_ix(*m)?, new_ix(*target)?);

@@ -83,7 +83,7 @@ pub(super) fn anonymous_overrides(
     }
     for ix in p.defs_of_file(fi).filter(|&ix| method(p.kind(ix))) {
         let d = &p.defs[ix];
-        let at = p.fact(ix).span.bytes;
+        let at = p.fact(ix).span.offsets();
         // The innermost anonymous body around it, inside its parent.
         let Some((_, ty)) = s
             .facts
@@ -92,7 +92,7 @@ pub(super) fn anonymous_overrides(
             .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
             .filter(|((a, b), _)| {
                 d.parent.is_none_or(|par| {
-                    let pb = p.fact(par).span.bytes;
+                    let pb = p.fact(par).span.offsets();
                     pb.0 <= *a && *b <= pb.1
                 })
             })

@@ -86,26 +86,47 @@ pub struct Def {
     pub twin_of: Option<DefIx>,
 }
 
-/// A resolved use: from which definition, to which, how.
+/// A resolved use: where, of which definition, how. Held for every call
+/// and type name of a project between edits (millions in a large tree),
+/// in its file's list: 32 bytes, its target a 32-bit index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Use {
-    /// File the use is in.
-    pub file: usize,
     /// The name's place.
     pub span: Span,
-    /// What it means.
-    pub target: DefIx,
+    target: u32,
     /// One of several definitions the call could mean (overloads name
     /// resolution could not tell apart), each a use of its own.
     pub ambiguous: bool,
+}
+
+impl Use {
+    /// The use at `span` of definition `target`.
+    pub fn new(span: Span, target: DefIx, ambiguous: bool) -> Use {
+        Use { span, target: index32(target), ambiguous }
+    }
+
+    /// What it means.
+    pub fn target(&self) -> DefIx {
+        self.target as DefIx
+    }
+
+    /// The same use, of definition `target`.
+    pub fn of(self, target: DefIx) -> Use {
+        Use::new(self.span, target, self.ambiguous)
+    }
+}
+
+/// A definition's index as a use holds it. A project has far fewer than
+/// 2^32 definitions (a definition's record alone is hundreds of bytes:
+/// memory runs out long before).
+fn index32(i: DefIx) -> u32 {
+    u32::try_from(i).unwrap_or_else(|_| panic!("definition {i} past 32 bits: more than 4 billion definitions"))
 }
 
 /// A call the project has definitions of that name for, not bound to one
 /// of them (a receiver of unknown type, namesakes across the project).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unbound {
-    /// File the call is in.
-    pub file: usize,
     /// The called name's place.
     pub span: Span,
     /// The called name.
@@ -129,8 +150,8 @@ pub struct Project {
     /// (a large project's uses are millions). See [`Project::uses_of`].
     uses: std::sync::Arc<Vec<FileUses>>,
     /// What the calls to C or C++ function-like macros expand to: uses at
-    /// each call's place, in the order of the files' uses.
-    expanded: Vec<Use>,
+    /// each call's place, with its file, in the order of the files' uses.
+    expanded: Vec<(u32, Use)>,
     /// Calls found / resolved, type names found / resolved.
     pub counts: Counts,
     /// Each file's first definition in `defs` (its definitions follow in
@@ -176,9 +197,9 @@ impl Project {
     /// they were resolved, then what the macros it calls expand to.
     pub fn uses_of(&self, f: usize) -> impl Iterator<Item = &Use> {
         let own = self.uses.get(f).map_or(&[][..], |u| &u.uses[..]);
-        let from = self.expanded.partition_point(|u| u.file < f);
-        let to = self.expanded.partition_point(|u| u.file <= f);
-        own.iter().chain(&self.expanded[from..to])
+        let from = self.expanded.partition_point(|&(file, _)| (file as usize) < f);
+        let to = self.expanded.partition_point(|&(file, _)| file as usize <= f);
+        own.iter().chain(self.expanded[from..to].iter().map(|(_, u)| u))
     }
 
     /// The calls in file `f` bound to none of the definitions of their
@@ -602,4 +623,21 @@ impl Steps {
 pub(crate) fn scopes(project: &Project, ix: DefIx) -> bool {
     let lang = project.sources[project.defs[ix].file].lang;
     project.def(ix).kind != Kind::Module || lang.rules.nested_modules || lang.rules.companion_objects
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project keeps each file's uses and unbound calls between edits
+    /// (millions in a large tree): no file index in them (their list is
+    /// the file's), the target a 32-bit index.
+    #[test]
+    fn a_use_and_an_unbound_call_are_compact() {
+        assert_eq!(std::mem::size_of::<Use>(), 32);
+        assert_eq!(std::mem::size_of::<Unbound>(), 48);
+        let u = Use::new(Span::default(), 7, true);
+        assert_eq!((u.target(), u.ambiguous), (7, true));
+        assert_eq!(u.of(9).target(), 9);
+    }
 }

@@ -214,7 +214,7 @@ fn macro_callers(p: &Project, per_file: &[FileUses], resolved: &[bool]) -> Vec<u
     }
     (0..per_file.len())
         .into_par_iter()
-        .filter(|&f| !resolved[f] && per_file[f].uses.iter().any(|u| changed[u.target]))
+        .filter(|&f| !resolved[f] && per_file[f].uses.iter().any(|u| changed[u.target()]))
         .collect()
 }
 
@@ -223,29 +223,29 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
     let facts = r.p.sources[fi].body.uses.unpack();
     let mut out = FileUses::default();
     for t in &facts.types {
-        values::at(fi, t.span.bytes.0);
+        values::at(fi, t.span.bytes.0 as usize);
         let scope = r.innermost(fi, &t.span, |_| true);
         if let Some(target) = r.ty(fi, scope.unwrap_or(usize::MAX), t) {
-            out.uses.push(Use { file: fi, span: t.span, target, ambiguous: false });
+            out.uses.push(Use::new(t.span, target, false));
         }
     }
     for c in &facts.calls {
-        values::at(fi, c.span.bytes.0);
+        values::at(fi, c.span.bytes.0 as usize);
         let scope = r.innermost(fi, &c.span, |k| k.is_scope());
         match r.call(fi, scope, c) {
             Bound::One(target) => {
                 out.resolved += usize::from(!c.read);
-                out.uses.push(Use { file: fi, span: c.span, target, ambiguous: false });
+                out.uses.push(Use::new(c.span, target, false));
             }
             Bound::Several(targets) => {
                 out.resolved += usize::from(!c.read);
                 out.ambiguous += usize::from(!c.read);
                 for target in targets {
-                    out.uses.push(Use { file: fi, span: c.span, target, ambiguous: true });
+                    out.uses.push(Use::new(c.span, target, true));
                 }
             }
             Bound::Unbound if !c.read => {
-                out.unbound.push(Unbound { file: fi, span: c.span, name: c.name.clone() });
+                out.unbound.push(Unbound { span: c.span, name: c.name.clone() });
             }
             Bound::Unbound | Bound::Outside => {}
         }
@@ -259,7 +259,7 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
 /// too (one level: a macro's macros are expanded by their own uses), in
 /// the order of the files' uses. What each macro's body calls is read from
 /// the files' [`FileUses::expansions`].
-pub(super) fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<Use> {
+pub(super) fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<(u32, Use)> {
     let mut callees: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     for &(m, target) in files.iter().flat_map(|f| &f.expansions) {
         let v = callees.entry(m).or_default();
@@ -277,10 +277,11 @@ pub(super) fn expand_macros(p: &Project, files: &[FileUses]) -> Vec<Use> {
     }
     files
         .iter()
-        .flat_map(|f| &f.uses)
-        .filter(|u| expands[u.target])
-        .filter_map(|u| Some((u, callees.get(&u.target)?)))
-        .flat_map(|(u, targets)| targets.iter().map(move |&target| Use { target, ..*u }))
+        .zip(0u32..)
+        .flat_map(|(f, fi)| f.uses.iter().map(move |u| (fi, u)))
+        .filter(|(_, u)| expands[u.target()])
+        .filter_map(|(fi, u)| Some((fi, u, callees.get(&u.target())?)))
+        .flat_map(|(fi, u, targets)| targets.iter().map(move |&target| (fi, u.of(target))))
         .collect()
 }
 
@@ -291,19 +292,20 @@ fn expansions(p: &Project, fi: usize, uses: &[Use]) -> Vec<(DefIx, DefIx)> {
     // Sorted by start (as definitions are) and apart from each other (a
     // `#define` is its own lines): the last that starts before a use is the
     // only one that may hold it.
-    let bodies: Vec<(usize, usize)> = defs.iter().filter(|d| d.expands).map(|d| d.span.bytes).collect();
+    let bodies: Vec<(usize, usize)> = defs.iter().filter(|d| d.expands).map(|d| d.span.offsets()).collect();
     if bodies.is_empty() {
         return Vec::new();
     }
     let in_a_body = |u: &Use| {
-        let upto = bodies.partition_point(|&(a, _)| a <= u.span.bytes.0);
-        upto > 0 && u.span.bytes.1 <= bodies[upto - 1].1
+        let (start, end) = u.span.offsets();
+        let upto = bodies.partition_point(|&(a, _)| a <= start);
+        upto > 0 && end <= bodies[upto - 1].1
     };
     uses.iter()
         .filter(|u| in_a_body(u))
         .filter_map(|u| {
             let scope = innermost_in(p, fi, &u.span, |k| k.is_callable());
-            scope.filter(|&m| p.fact(m).expands && u.target != m).map(|m| (m, u.target))
+            scope.filter(|&m| p.fact(m).expands && u.target() != m).map(|m| (m, u.target()))
         })
         .collect()
 }

@@ -132,7 +132,7 @@ impl Resolver<'_> {
     /// What `self` is written as around `scope` of file `fi`, where the
     /// file says (Swift's `extension [ServerTrustEvaluating]`).
     fn self_type(&self, fi: usize, scope: Option<DefIx>) -> Option<&str> {
-        let at = self.p.fact(scope?).span.bytes;
+        let at = self.p.fact(scope?).span.offsets();
         let types = &self.p.sources[fi].facts.self_types;
         types.iter().find(|((a, b), _)| *a <= at.0 && at.1 <= *b).map(|(_, t)| t.as_str())
     }

@@ -229,7 +229,7 @@ fn says_the_same(a: &Source, b: &Source) -> bool {
         && nesting(x) == nesting(y)
         && x.supers.len() == y.supers.len()
         && x.supers.iter().zip(&y.supers).all(|(s, t)| name(s) == name(t))
-        && x.supers.iter().map(|s| around(x, s.span.bytes)).eq(y.supers.iter().map(|s| around(y, s.span.bytes)))
+        && x.supers.iter().map(|s| around(x, s.span.offsets())).eq(y.supers.iter().map(|s| around(y, s.span.offsets())))
         && x.anonymous.len() == y.anonymous.len()
         && x.anonymous.iter().zip(&y.anonymous).all(|((_, s), (_, t))| name(s) == name(t))
         && x.anonymous.iter().map(|(b, _)| around(x, *b)).eq(y.anonymous.iter().map(|(b, _)| around(y, *b)))
@@ -255,7 +255,10 @@ fn nesting(f: &Facts) -> Vec<Option<usize>> {
 
 /// The innermost definition of the file around `bytes`.
 fn around(f: &Facts, bytes: (usize, usize)) -> Option<usize> {
-    f.defs.iter().rposition(|d| d.span.bytes.0 <= bytes.0 && bytes.1 <= d.span.bytes.1)
+    f.defs.iter().rposition(|d| {
+        let (a, b) = d.span.offsets();
+        a <= bytes.0 && bytes.1 <= b
+    })
 }
 
 /// For each definition, the anonymous class bodies around it.
@@ -266,7 +269,7 @@ fn anonymous_of(f: &Facts) -> Vec<Vec<usize>> {
     f.defs
         .iter()
         .map(|d| {
-            let at = d.span.bytes;
+            let at = d.span.offsets();
             (0..f.anonymous.len())
                 .filter(|&i| {
                     let (a, b) = f.anonymous[i].0;

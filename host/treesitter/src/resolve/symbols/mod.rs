@@ -336,11 +336,11 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
     let mut modules: HashMap<usize, Vec<Placed>> = HashMap::default();
     for (ix, d) in p.defs.iter().enumerate() {
         if p.kind(ix) == Kind::Module && p.sources[d.file].lang.impl_blocks {
-            modules.entry(d.file).or_default().push((p.fact(ix).span.bytes, ix));
+            modules.entry(d.file).or_default().push((p.fact(ix).span.offsets(), ix));
         }
     }
     let impl_module = |d: DefIx| {
-        let at = p.fact(d).span.bytes;
+        let at = p.fact(d).span.offsets();
         let inside = modules.get(&p.defs[d].file)?.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b);
         inside.min_by_key(|((a, b), _)| b - a).map(|(_, m)| *m)
     };
