@@ -5,7 +5,9 @@
 Prints, from the spawn:
 - the first answer: `resolve SYMBOL` finds it (definitions are served
   before the edges), with the server's resident memory then;
-- the whole index: an answer no longer says the index is being built;
+- the whole index: an answer no longer says the index is being built,
+  with the resident memory then and 3 s later (what it holds once
+  quiet, not what the index just freed);
 - queries on the whole graph, p50 and p99 of each: `resolve SYMBOL`,
   `describe` and `neighbors` (callers) of its first candidate, and a broad
   `search` (`--search`);
@@ -79,6 +81,9 @@ def main():
                 break
             time.sleep(0.5)
         print(f"whole index after {time.monotonic() - started:.1f} s; {memory(s.proc.pid)}")
+        # What the server holds once quiet, not what the index just freed.
+        time.sleep(3)
+        print(f"3 s later, nothing asked: {memory(s.proc.pid)}")
         first = r["structuredContent"]["candidates"][0]["id"]
         asks = {
             "resolve": ("resolve", {"identifier": a.symbol}),

@@ -743,6 +743,13 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
     assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
     let _ = std::fs::remove_dir_all(&out);
     until_fresh(&client, &dir, &out, "a method added").await;
+    // Once quiet, what the edits freed is handed back to the system.
+    let returned = "freed memory returned to the system";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !std::fs::read_to_string(&log).unwrap_or_default().contains(returned) {
+        assert!(std::time::Instant::now() < deadline, "no `{returned}` once the project was quiet");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     client.close().await;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let java: Vec<&str> =
@@ -752,11 +759,13 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
 }
 
 /// Serves the project at `dir` on `cache`, its log at info level in `log`
-/// (appended), its parts saved 50 ms after they are made.
+/// (appended; and when freed memory is returned, at debug), its parts
+/// saved 50 ms after they are made.
 async fn served_with_log(dir: &Path, cache: &Path, log: &Path) -> Client {
     let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap_or_else(|e| panic!("{e}"));
     let mut cmd = tokio::process::Command::new(crate::common::BIN);
-    cmd.arg("--project").arg(dir).env("XDG_CACHE_HOME", cache).env("RUST_LOG", "signpost=info");
+    cmd.arg("--project").arg(dir).env("XDG_CACHE_HOME", cache);
+    cmd.env("RUST_LOG", "signpost=info,signpost::project::freed=debug");
     cmd.env("SIGNPOST_SAVE_QUIET_MS", "50");
     Client::spawn_command(cmd, file).await
 }

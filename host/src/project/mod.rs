@@ -30,6 +30,7 @@
 //! `watch.rs` follows the tree and reads what changes; `passes.rs` runs the
 //! built-in languages' precise passes.
 
+mod freed;
 mod parts;
 mod passes;
 mod saved;

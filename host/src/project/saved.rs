@@ -176,6 +176,9 @@ impl Saver {
                     for job in newest {
                         save(&job);
                     }
+                    // The snapshots' bytes, and the parts they were the
+                    // last to hold, are freed: given back now.
+                    super::freed::release();
                 }
             })
             .map_err(

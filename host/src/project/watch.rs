@@ -35,6 +35,11 @@ const QUIET_ONE: Duration = Duration::from_millis(20);
 /// this often.
 const MAX_BATCH: Duration = Duration::from_secs(1);
 
+/// How long the project is quiet (no change, no index landing) before
+/// what reading it freed is given back to the system
+/// ([`super::freed::release`]).
+const RELEASE_AFTER: Duration = Duration::from_secs(1);
+
 /// Whether a batch is one file's changes and nothing else.
 fn one_file(batch: &[Event]) -> bool {
     match batch {
@@ -220,7 +225,20 @@ impl Project {
         }
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
             let mut watcher = watcher;
-            while let Ok(first) = rx.recv() {
+            // Whether memory was freed since the project was last quiet.
+            let mut freed = false;
+            loop {
+                let next = if freed { rx.recv_timeout(RELEASE_AFTER) } else { rx.recv().map_err(Into::into) };
+                let first = match next {
+                    Ok(e) => e,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        super::freed::release();
+                        freed = false;
+                        continue;
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                };
+                freed = true;
                 let mut batch = vec![first];
                 let closes = Instant::now() + MAX_BATCH;
                 loop {
