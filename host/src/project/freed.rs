@@ -7,8 +7,10 @@
 //! served project goes quiet right after its first index or an edit has
 //! been read, with hundreds of megabytes freed by the indexer's threads
 //! (parse trees, SCIP documents, the graphs replaced): nothing returns
-//! them until the next edit. Once quiet, the project's thread asks
-//! mimalloc to collect now (BENCHMARKS.md, issue 47 sixteenth part).
+//! them until the next edit. Once quiet (not while the first index is
+//! still being built), the project's thread asks mimalloc to collect now,
+//! and so does the saver after each save (BENCHMARKS.md, issue 47
+//! sixteenth part).
 //!
 //! In a process that allocates with another allocator (the library's unit
 //! tests), mimalloc holds nothing and the call only looks.
@@ -20,7 +22,8 @@ pub(crate) fn release() {
     // SAFETY: `mi_collect` takes no pointer and touches only mimalloc's
     // own structures, under its own locks; it may be called from any
     // thread at any time (mimalloc.h: "Eagerly free memory"). Forced, it
-    // purges every arena now, whichever thread freed the pages.
+    // purges now every page handed back to the arenas, whichever thread
+    // freed it (the few free pages a live thread still holds stay).
     unsafe { libmimalloc_sys::mi_collect(true) };
     tracing::debug!(us = started.elapsed().as_micros() as u64, "freed memory returned to the system");
 }

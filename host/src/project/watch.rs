@@ -232,7 +232,11 @@ impl Project {
                 let first = match next {
                     Ok(e) => e,
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        super::freed::release();
+                        // Not while the first index is still being built:
+                        // its threads would fault the pages in again.
+                        if !self.first_pending {
+                            super::freed::release();
+                        }
                         freed = false;
                         continue;
                     }
