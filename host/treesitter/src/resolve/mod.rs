@@ -43,6 +43,7 @@ use overloads::Taking;
 use symbols::symbols;
 pub use symbols::{package_symbol, spelled_alone};
 use uses::resolve_files;
+pub use uses::{Unbound, Use};
 use values::{REEXPORTS, Receiver};
 
 /// Index of a definition in [`Project::defs`].
@@ -84,53 +85,6 @@ pub struct Def {
     /// defines, whose symbol it shares. The declaration stands for both in
     /// name lookups; the definition is written where its body is.
     pub twin_of: Option<DefIx>,
-}
-
-/// A resolved use: where, of which definition, how. Held for every call
-/// and type name of a project between edits (millions in a large tree),
-/// in its file's list: 32 bytes, its target a 32-bit index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Use {
-    /// The name's place.
-    pub span: Span,
-    target: u32,
-    /// One of several definitions the call could mean (overloads name
-    /// resolution could not tell apart), each a use of its own.
-    pub ambiguous: bool,
-}
-
-impl Use {
-    /// The use at `span` of definition `target`.
-    pub fn new(span: Span, target: DefIx, ambiguous: bool) -> Use {
-        Use { span, target: index32(target), ambiguous }
-    }
-
-    /// What it means.
-    pub fn target(&self) -> DefIx {
-        self.target as DefIx
-    }
-
-    /// The same use, of definition `target`.
-    pub fn of(self, target: DefIx) -> Use {
-        Use::new(self.span, target, self.ambiguous)
-    }
-}
-
-/// A definition's index as a use holds it. A project has far fewer than
-/// 2^32 definitions (a definition's record alone is hundreds of bytes:
-/// memory runs out long before).
-fn index32(i: DefIx) -> u32 {
-    u32::try_from(i).unwrap_or_else(|_| panic!("definition {i} past 32 bits: more than 4 billion definitions"))
-}
-
-/// A call the project has definitions of that name for, not bound to one
-/// of them (a receiver of unknown type, namesakes across the project).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unbound {
-    /// The called name's place.
-    pub span: Span,
-    /// The called name.
-    pub name: String,
 }
 
 /// The project, resolved.
@@ -623,21 +577,4 @@ impl Steps {
 pub(crate) fn scopes(project: &Project, ix: DefIx) -> bool {
     let lang = project.sources[project.defs[ix].file].lang;
     project.def(ix).kind != Kind::Module || lang.rules.nested_modules || lang.rules.companion_objects
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A project keeps each file's uses and unbound calls between edits
-    /// (millions in a large tree): no file index in them (their list is
-    /// the file's), the target a 32-bit index.
-    #[test]
-    fn a_use_and_an_unbound_call_are_compact() {
-        assert_eq!(std::mem::size_of::<Use>(), 32);
-        assert_eq!(std::mem::size_of::<Unbound>(), 48);
-        let u = Use::new(Span::default(), 7, true);
-        assert_eq!((u.target(), u.ambiguous), (7, true));
-        assert_eq!(u.of(9).target(), 9);
-    }
 }

@@ -5,6 +5,53 @@
 
 use super::*;
 
+/// A resolved use: where, of which definition, how. Held for every call
+/// and type name of a project between edits (millions in a large tree),
+/// in its file's list: 32 bytes, its target a 32-bit index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Use {
+    /// The name's place.
+    pub span: Span,
+    target: u32,
+    /// One of several definitions the call could mean (overloads name
+    /// resolution could not tell apart), each a use of its own.
+    pub ambiguous: bool,
+}
+
+impl Use {
+    /// The use at `span` of definition `target`.
+    pub fn new(span: Span, target: DefIx, ambiguous: bool) -> Use {
+        Use { span, target: index32(target), ambiguous }
+    }
+
+    /// What it means.
+    pub fn target(&self) -> DefIx {
+        self.target as DefIx
+    }
+
+    /// The same use, of definition `target`.
+    pub fn of(self, target: DefIx) -> Use {
+        Use::new(self.span, target, self.ambiguous)
+    }
+}
+
+/// A definition's index as a use holds it. A project has far fewer than
+/// 2^32 definitions (a definition's record alone is hundreds of bytes:
+/// memory runs out long before).
+fn index32(i: DefIx) -> u32 {
+    u32::try_from(i).unwrap_or_else(|_| panic!("definition {i} past 32 bits: more than 4 billion definitions"))
+}
+
+/// A call the project has definitions of that name for, not bound to one
+/// of them (a receiver of unknown type, namesakes across the project).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unbound {
+    /// The called name's place.
+    pub span: Span,
+    /// The called name.
+    pub name: String,
+}
+
 /// The uses of `p`'s files resolved against `warm` (again only those the
 /// change may move, given the `last` resolve), with the supertypes and the
 /// counts. `shape` is none when it is the last resolve's (every definition
@@ -308,4 +355,21 @@ fn expansions(p: &Project, fi: usize, uses: &[Use]) -> Vec<(DefIx, DefIx)> {
             scope.filter(|&m| p.fact(m).expands && u.target() != m).map(|m| (m, u.target()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project keeps each file's uses and unbound calls between edits
+    /// (millions in a large tree): no file index in them (their list is
+    /// the file's), the target a 32-bit index.
+    #[test]
+    fn a_use_and_an_unbound_call_are_compact() {
+        assert_eq!(std::mem::size_of::<Use>(), 32);
+        assert_eq!(std::mem::size_of::<Unbound>(), 48);
+        let u = Use::new(Span::default(), 7, true);
+        assert_eq!((u.target(), u.ambiguous), (7, true));
+        assert_eq!(u.of(9).target(), 9);
+    }
 }
