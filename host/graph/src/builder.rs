@@ -4,6 +4,8 @@
 /// Fast hashing: ids and interned strings of the graph being built.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+use rayon::slice::ParallelSliceMut;
+
 use super::index::Index;
 use super::{Adjacency, Derivation, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
 
@@ -66,7 +68,7 @@ fn invalid(at: &str, problem: String) -> GraphError {
 /// Collects nodes and edges, then builds an immutable [`Graph`].
 pub struct GraphBuilder {
     name: String,
-    text: String,
+    text: crate::node::Text,
     ids: Vec<RawId>,
     recs: Vec<Rec>,
     /// Nodes another graph's definition may replace (see `merge_node`).
@@ -93,7 +95,7 @@ impl GraphBuilder {
         let _ = files.get("", 1, "files");
         GraphBuilder {
             name: name.to_owned(),
-            text: String::new(),
+            text: Default::default(),
             ids: Vec::new(),
             recs: Vec::new(),
             placeholder: Vec::new(),
@@ -139,10 +141,14 @@ impl GraphBuilder {
 
     /// Adds a node; a second node with the same id is an error.
     pub fn add_node(&mut self, spec: NodeSpec<'_>) -> Result<NodeIx, GraphError> {
+        self.add_node_in(spec, None)
+    }
+
+    fn add_node_in(&mut self, spec: NodeSpec<'_>, spans: Option<[Span; 4]>) -> Result<NodeIx, GraphError> {
         if self.by_id.contains_key(&spec.id) {
             return Err(invalid("node", format!("duplicate id {}", super::format_id(&spec.id))));
         }
-        let rec = self.record(&spec)?;
+        let rec = self.record(&spec, spans)?;
         let ix = self.recs.len() as NodeIx;
         if self.recs.len() >= (NodeIx::MAX - 1) as usize {
             return Err(invalid("nodes", "more than 4 billion nodes".into()));
@@ -159,15 +165,30 @@ impl GraphBuilder {
     /// source file, such as a namespace an importer made up to hold its
     /// members); otherwise the first one stays.
     pub fn merge_node(&mut self, spec: NodeSpec<'_>) -> Result<NodeIx, GraphError> {
-        let Some(&ix) = self.by_id.get(&spec.id) else { return self.add_node(spec) };
+        self.merge_node_in(spec, None)
+    }
+
+    /// [`GraphBuilder::merge_node`], the node's strings given as spans of
+    /// this builder's text (`spans`: name, qualified name, doc and
+    /// signature, in a text adopted by [`GraphBuilder::adopt_text`]) rather
+    /// than copied in.
+    pub(crate) fn merge_node_in(&mut self, spec: NodeSpec<'_>, spans: Option<[Span; 4]>) -> Result<NodeIx, GraphError> {
+        let Some(&ix) = self.by_id.get(&spec.id) else { return self.add_node_in(spec, spans) };
         if self.placeholder[ix as usize] && !is_placeholder(&spec) {
-            self.recs[ix as usize] = self.record(&spec)?;
+            self.recs[ix as usize] = self.record(&spec, spans)?;
             self.placeholder[ix as usize] = false;
         }
         Ok(ix)
     }
 
-    fn record(&mut self, spec: &NodeSpec<'_>) -> Result<Rec, GraphError> {
+    /// Appends the strings of `text` (another graph's) by sharing its
+    /// arenas: where they start here, to give [`GraphBuilder::merge_node_in`]
+    /// that graph's spans moved by it.
+    pub(crate) fn adopt_text(&mut self, text: &crate::node::Text) -> Result<u32, GraphError> {
+        self.text.adopt(text).ok_or_else(|| invalid("text", "the graph's text exceeds 4 GiB".into()))
+    }
+
+    fn record(&mut self, spec: &NodeSpec<'_>, spans: Option<[Span; 4]>) -> Result<Rec, GraphError> {
         if spec.kind.trim().is_empty() || spec.name.trim().is_empty() {
             return Err(invalid("node", "`kind` and `name` must not be empty".into()));
         }
@@ -182,29 +203,26 @@ impl GraphBuilder {
                 roles_len += 1;
             }
         }
-        Ok(Rec {
-            name: self.push_text(spec.name)?,
-            fqn: self.push_text(spec.fqn)?,
-            doc: self.push_text(spec.doc)?,
-            signature: self.push_text(spec.signature)?,
-            file,
-            line: spec.line,
-            roles_start,
-            kind,
-            roles_len,
-        })
+        let [name, fqn, doc, signature] = match spans {
+            Some(spans) => spans,
+            None => [
+                self.push_text(spec.name)?,
+                self.push_text(spec.fqn)?,
+                self.push_text(spec.doc)?,
+                self.push_text(spec.signature)?,
+            ],
+        };
+        Ok(Rec { name, fqn, doc, signature, file, line: spec.line, roles_start, kind, roles_len })
     }
 
     fn push_text(&mut self, s: &str) -> Result<Span, GraphError> {
         if s.is_empty() {
             return Ok(Span::default());
         }
-        let start = self.text.len();
-        if start + s.len() > u32::MAX as usize {
+        if self.text.len() + s.len() > u32::MAX as usize {
             return Err(invalid("text", "the graph's text exceeds 4 GiB".into()));
         }
-        self.text.push_str(s);
-        Ok(Span { start: start as u32, len: s.len() as u32 })
+        Ok(self.text.push(s))
     }
 
     /// Adds an exact edge of type `ty` (an upper-case word) between two
@@ -238,7 +256,7 @@ impl GraphBuilder {
         let edges = std::mem::take(&mut self.edges);
         let mut graph = Graph {
             name: self.name,
-            text: self.text.into(),
+            text: self.text.frozen(),
             ids: self.ids,
             recs: self.recs,
             kinds: self.kinds.names,
@@ -279,7 +297,7 @@ fn adjacency(
     n: usize,
     mut edges: Vec<(NodeIx, TypeIx, NodeIx, u8)>,
 ) -> Result<(Adjacency, Adjacency, Vec<u64>, Vec<u64>), GraphError> {
-    edges.sort_unstable();
+    edges.par_sort_unstable();
     edges.dedup_by_key(|e| (e.0, e.1, e.2));
     if edges.len() >= u32::MAX as usize {
         return Err(invalid("edges", "more than 4 billion edges".into()));
@@ -301,7 +319,7 @@ fn adjacency(
     let (out, inn) = rayon::join(
         || csr(n, edges.iter().map(|&(s, t, d, _)| (s, t, d))),
         || {
-            rev.sort_unstable();
+            rev.par_sort_unstable();
             csr(n, rev.into_iter())
         },
     );

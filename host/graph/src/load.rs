@@ -88,9 +88,12 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Graph, GraphError> {
 pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Result<Graph, GraphError> {
     let mut b = GraphBuilder::new(name);
     for g in parts {
+        // The part's strings are shared, not copied: its records are
+        // moved by where its text starts.
+        let at = b.adopt_text(&g.text)?;
         let mut map = Vec::with_capacity(g.node_count());
         for n in g.iter() {
-            map.push(n.merge_into(&mut b)?);
+            map.push(n.merge_into_at(&mut b, Some(at))?);
         }
         for n in 0..g.node_count() as NodeIx {
             for (t, m, how) in g.out_edges(n) {

@@ -42,18 +42,24 @@ pub(crate) struct Span {
     pub len: u32,
 }
 
-/// The string arena nodes' spans point into: a part shared between a graph
-/// and the graphs patched from it (no copy per patch), and the strings
-/// patches appended after it.
+/// The string arena nodes' spans point into: arenas shared with other
+/// graphs (the graph this one was patched from, which shares its own; the
+/// parts a merged graph was made from), one after the other, then the
+/// strings this graph appended. Cloning it copies no shared string.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Text {
-    shared: std::sync::Arc<String>,
+    /// The shared arenas, each with the offset it starts at.
+    shared: Vec<(u32, std::sync::Arc<String>)>,
+    /// Bytes in the shared arenas.
+    shared_len: usize,
     more: String,
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text { shared: std::sync::Arc::new(s), more: String::new() }
+        let mut t = Text::default();
+        t.share(std::sync::Arc::new(s));
+        t
     }
 }
 
@@ -64,37 +70,100 @@ impl PartialEq for Text {
 }
 
 impl Text {
+    /// Appends `arena` as a shared one (its strings start at the offset
+    /// this text had).
+    fn share(&mut self, arena: std::sync::Arc<String>) {
+        if arena.is_empty() {
+            return;
+        }
+        if !self.more.is_empty() {
+            let more = std::mem::take(&mut self.more);
+            self.share(std::sync::Arc::new(more));
+        }
+        let len = arena.len();
+        self.shared.push((self.shared_len as u32, arena));
+        self.shared_len += len;
+    }
+
+    /// Appends every string of `other`, sharing its arenas rather than
+    /// copying them (but for the strings `other` appended itself): where
+    /// they start here, to add to `other`'s spans. `None` when the text
+    /// would pass 4 GiB.
+    pub fn adopt(&mut self, other: &Text) -> Option<u32> {
+        let at = self.len();
+        if at + other.len() > u32::MAX as usize {
+            return None;
+        }
+        for (_, arena) in &other.shared {
+            self.share(arena.clone());
+        }
+        if !other.more.is_empty() {
+            self.share(std::sync::Arc::new(other.more.clone()));
+        }
+        Some(at as u32)
+    }
+
+    /// This text with the strings it appended made a shared arena too
+    /// (moved, not copied): a graph built whole shares all of its text
+    /// with the graphs patched or merged from it.
+    pub fn frozen(mut self) -> Text {
+        let more = std::mem::take(&mut self.more);
+        self.share(std::sync::Arc::new(more));
+        self
+    }
+
+    /// Where the string at `start` is: the arena and the offset in it.
+    fn locate(&self, start: usize) -> (&str, usize) {
+        if start >= self.shared_len {
+            return (&self.more, start - self.shared_len);
+        }
+        if let [(_, one)] = &self.shared[..] {
+            return (one.as_str(), start);
+        }
+        let k = self.shared.partition_point(|(from, _)| *from as usize <= start) - 1;
+        let (from, arena) = &self.shared[k];
+        (arena.as_str(), start - *from as usize)
+    }
+
     /// The string at `s`; an empty one when `s` does not fit (checked
     /// when a snapshot is read, see [`Text::fits`]).
     pub fn get(&self, s: Span) -> &str {
-        let (start, n) = (s.start as usize, self.shared.len());
-        let (arena, at) =
-            if start < n || s.len == 0 { (self.shared.as_str(), start) } else { (&*self.more, start - n) };
+        if s.len == 0 {
+            return "";
+        }
+        let (arena, at) = self.locate(s.start as usize);
         arena.get(at..at + s.len as usize).unwrap_or("")
     }
 
     /// Whether `s` is a whole string of the arena (in range, on character
-    /// boundaries, within one part).
+    /// boundaries, within one arena).
     pub fn fits(&self, s: Span) -> bool {
-        let (start, end, n) = (s.start as usize, s.start as usize + s.len as usize, self.shared.len());
         if s.len == 0 {
             return true;
         }
-        if start < n {
-            end <= n && self.shared.is_char_boundary(start) && self.shared.is_char_boundary(end)
-        } else {
-            end - n <= self.more.len() && self.more.is_char_boundary(start - n) && self.more.is_char_boundary(end - n)
+        if s.start as usize + s.len as usize > self.len() {
+            return false;
         }
+        let (arena, at) = self.locate(s.start as usize);
+        let end = at + s.len as usize;
+        end <= arena.len() && arena.is_char_boundary(at) && arena.is_char_boundary(end)
     }
 
-    /// Bytes in both parts.
+    /// The shared arenas (a test sees which are shared).
+    #[cfg(test)]
+    pub fn arenas(&self) -> Vec<*const String> {
+        self.shared.iter().map(|(_, a)| std::sync::Arc::as_ptr(a)).collect()
+    }
+
+    /// Bytes in all arenas.
     pub fn len(&self) -> usize {
-        self.shared.len() + self.more.len()
+        self.shared_len + self.more.len()
     }
 
-    /// Bytes held (the shared part counted whole, as each graph keeps it alive).
+    /// Bytes held (the shared arenas counted whole, as each graph keeps
+    /// them alive).
     pub fn capacity(&self) -> usize {
-        self.shared.capacity() + self.more.capacity()
+        self.shared.iter().map(|(_, a)| a.capacity()).sum::<usize>() + self.more.capacity()
     }
 
     /// Appends `s`: its span.
@@ -107,12 +176,19 @@ impl Text {
         Span { start, len: s.len() as u32 }
     }
 
-    /// Both parts as one string (a snapshot stores it so).
+    /// Every arena as one string (a snapshot stores it so).
     pub fn to_one(&self) -> std::borrow::Cow<'_, str> {
-        if self.more.is_empty() {
-            std::borrow::Cow::Borrowed(self.shared.as_str())
-        } else {
-            std::borrow::Cow::Owned(format!("{}{}", self.shared, self.more))
+        match &self.shared[..] {
+            [] => std::borrow::Cow::Borrowed(self.more.as_str()),
+            [(_, one)] if self.more.is_empty() => std::borrow::Cow::Borrowed(one.as_str()),
+            all => {
+                let mut one = String::with_capacity(self.len());
+                for (_, arena) in all {
+                    one.push_str(arena);
+                }
+                one.push_str(&self.more);
+                std::borrow::Cow::Owned(one)
+            }
         }
     }
 }
@@ -231,18 +307,36 @@ impl<'g> NodeRef<'g> {
     /// Adds this node to `b` as it is, or joins it with the node of the
     /// same id there ([`crate::GraphBuilder::merge_node`]).
     pub(crate) fn merge_into(&self, b: &mut crate::GraphBuilder) -> Result<NodeIx, crate::GraphError> {
+        self.merge_into_at(b, None)
+    }
+
+    /// [`NodeRef::merge_into`], this graph's text adopted by the builder at
+    /// `at` ([`crate::GraphBuilder::adopt_text`]): the record points into
+    /// it, no string copied.
+    pub(crate) fn merge_into_at(
+        &self,
+        b: &mut crate::GraphBuilder,
+        at: Option<u32>,
+    ) -> Result<NodeIx, crate::GraphError> {
         let roles: Vec<&str> = self.roles().collect();
-        b.merge_node(crate::NodeSpec {
-            id: *self.raw_id(),
-            kind: self.kind(),
-            name: self.name(),
-            fqn: self.fqn(),
-            file: self.file(),
-            line: self.line(),
-            roles: &roles,
-            doc: self.doc(),
-            signature: self.signature(),
-        })
+        let r = &self.rec;
+        let moved =
+            |s: Span| if s.len == 0 { Span::default() } else { Span { start: s.start + at.unwrap_or(0), len: s.len } };
+        let spans = at.map(|_| [moved(r.name), moved(r.fqn), moved(r.doc), moved(r.signature)]);
+        b.merge_node_in(
+            crate::NodeSpec {
+                id: *self.raw_id(),
+                kind: self.kind(),
+                name: self.name(),
+                fqn: self.fqn(),
+                file: self.file(),
+                line: self.line(),
+                roles: &roles,
+                doc: self.doc(),
+                signature: self.signature(),
+            },
+            spans,
+        )
     }
 
     /// An owned copy of the whole record.

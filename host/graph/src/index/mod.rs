@@ -7,6 +7,7 @@
 //! 15 bytes a symbol), never a pass that lower-cases every symbol.
 
 use memchr::memmem;
+use rayon::slice::ParallelSliceMut;
 
 mod patched;
 
@@ -22,7 +23,7 @@ pub(crate) struct Csr {
 impl Csr {
     /// From (key, node) pairs; keys below `keys`.
     fn from_pairs(keys: usize, mut pairs: Vec<(u32, NodeIx)>) -> Csr {
-        pairs.sort_unstable();
+        pairs.par_sort_unstable();
         pairs.dedup();
         let mut offsets = Vec::with_capacity(keys + 1);
         offsets.push(0);
@@ -73,16 +74,28 @@ pub fn ends_with_segment(fqn: &str, suffix: &str) -> bool {
     }
 }
 
-/// Words of a text for the doc index: runs of alphanumeric characters,
-/// lower-cased.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(lower)
+/// The [`word_hash`] of each word of a text for the doc index (runs of
+/// alphanumeric characters, lower-cased), made without a string a word.
+pub fn word_hashes(text: &str) -> impl Iterator<Item = u64> + '_ {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| {
+        let mut buf = [0u8; 4];
+        w.chars()
+            .flat_map(char::to_lowercase)
+            .flat_map(|c| {
+                let n = c.encode_utf8(&mut buf).len();
+                buf.into_iter().take(n)
+            })
+            .fold(FNV_OFFSET, |h, b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
+    })
 }
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 /// A stable 64-bit hash (FNV-1a): snapshots store these, so it must not
 /// change between runs or builds.
 pub fn word_hash(word: &str) -> u64 {
-    word.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    word.bytes().fold(FNV_OFFSET, |h, b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
 }
 
 /// Which entries of a NUL-separated table (`starts[i]` is where entry `i`
@@ -102,6 +115,14 @@ fn entries_containing(table: &str, starts: &[u32], needle: &str) -> Vec<u32> {
         }
     }
     out
+}
+
+/// The nodes of `keyed` in the order of their keys (then of their
+/// indexes): the keys sorted beside the nodes, not looked up again at
+/// each comparison, on every core.
+fn sorted(mut keyed: Vec<(&str, NodeIx)>) -> Vec<NodeIx> {
+    keyed.par_sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The indexes (see the module docs).
@@ -170,7 +191,7 @@ impl Index {
     fn names(g: &Graph) -> Index {
         let n = g.node_count();
         let mut ix = Index { by_id: (0..n as NodeIx).collect(), ..Index::default() };
-        ix.by_id.sort_unstable_by_key(|&i| g.ids[i as usize]);
+        ix.by_id.par_sort_unstable_by_key(|&i| g.ids[i as usize]);
         ix.name_starts.reserve(n + 1);
         for node in g.iter() {
             ix.name_starts.push(ix.lower_names.len() as u32);
@@ -180,11 +201,8 @@ impl Index {
             ix.lower_names.push('\0');
         }
         ix.name_starts.push(ix.lower_names.len() as u32);
-
-        let mut by_name: Vec<NodeIx> = (0..n as NodeIx).collect();
-        by_name.sort_by(|&a, &b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+        let by_name = sorted((0..n as NodeIx).map(|i| (ix.lower_name(i), i)).collect());
         ix.by_name = by_name;
-
         ix
     }
 
@@ -193,36 +211,40 @@ impl Index {
     fn fqns(g: &Graph) -> Index {
         let n = g.node_count();
         let mut ix = Index::default();
-        let lower_fqns: Vec<String> = g.iter().map(|node| lower(node.fqn())).collect();
-        ix.by_fqn = (0..n as NodeIx).filter(|&i| !lower_fqns[i as usize].is_empty()).collect();
-        ix.by_fqn.sort_by(|&a, &b| lower_fqns[a as usize].cmp(&lower_fqns[b as usize]).then(a.cmp(&b)));
-        let mut order: Vec<NodeIx> = (0..n as NodeIx).collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
-            (x.len(), x, a).cmp(&(y.len(), y, b))
-        });
+        // Every lower-cased qualified name in one arena, not one string a
+        // node.
+        let mut arena = String::new();
+        let mut starts: Vec<usize> = Vec::with_capacity(n + 1);
+        for node in g.iter() {
+            starts.push(arena.len());
+            arena.extend(node.fqn().chars().flat_map(char::to_lowercase));
+        }
+        starts.push(arena.len());
+        let keyed: Vec<(&str, NodeIx)> =
+            (0..n).map(|i| (&arena[starts[i]..starts[i + 1]], i as NodeIx)).filter(|(f, _)| !f.is_empty()).collect();
+        let tails: Vec<(&str, NodeIx)> = keyed.iter().map(|&(f, i)| (&f[tail_start(f)..], i)).collect();
+        // Containers: qualified names without their last segment.
+        let held: Vec<(&str, NodeIx)> = keyed
+            .iter()
+            .map(|&(f, i)| (f[..tail_start(f)].trim_end_matches(['.', '/', '#', ' ', ':']), i))
+            .filter(|(c, _)| !c.is_empty())
+            .collect();
+        ix.by_fqn = sorted(keyed);
+        ix.by_tail = sorted(tails);
+        let mut order: Vec<(usize, &str, NodeIx)> =
+            g.iter().map(|node| (node.fqn().len(), node.fqn(), node.ix())).collect();
+        order.par_sort_unstable();
         ix.fqn_rank = vec![0; n];
-        for (rank, &node) in order.iter().enumerate() {
+        for (rank, &(_, _, node)) in order.iter().enumerate() {
             ix.fqn_rank[node as usize] = rank as u32;
         }
         drop(order);
 
-        // Where each lower-cased qualified name's last segment starts,
-        // computed once rather than in every comparison.
-        let tails: Vec<usize> = lower_fqns.iter().map(|f| tail_start(f)).collect();
-        let tail = |i: NodeIx| &lower_fqns[i as usize][tails[i as usize]..];
-        ix.by_tail = ix.by_fqn.clone();
-        ix.by_tail.sort_by(|&a, &b| tail(a).cmp(tail(b)).then(a.cmp(&b)));
-
-        // Containers: qualified names without their last segment.
-        let container =
-            |i: NodeIx| lower_fqns[i as usize][..tails[i as usize]].trim_end_matches(['.', '/', '#', ' ', ':']);
-        let mut order: Vec<NodeIx> = ix.by_fqn.iter().copied().filter(|&i| !container(i).is_empty()).collect();
-        order.sort_by(|&a, &b| container(a).cmp(container(b)).then(a.cmp(&b)));
-        let mut pairs = Vec::with_capacity(order.len());
+        let mut held = held;
+        held.par_sort_unstable();
+        let mut pairs = Vec::with_capacity(held.len());
         let mut last: Option<&str> = None;
-        for &i in &order {
-            let c = container(i);
+        for &(c, i) in &held {
             if last != Some(c) {
                 ix.container_starts.push(ix.containers.len() as u32);
                 ix.containers.extend(c.chars().map(|c| if c == '\0' { ' ' } else { c }));
@@ -234,9 +256,6 @@ impl Index {
         let count = ix.container_starts.len();
         ix.container_starts.push(ix.containers.len() as u32);
         ix.members = Csr::from_pairs(count, pairs);
-        drop(tails);
-        drop(lower_fqns);
-
         ix
     }
 
@@ -248,12 +267,12 @@ impl Index {
         let mut hashes: Vec<u64> = Vec::new();
         for node in g.iter() {
             hashes.clear();
-            hashes.extend(words(node.doc()).map(|w| word_hash(&w)));
+            hashes.extend(word_hashes(node.doc()));
             hashes.sort_unstable();
             hashes.dedup();
             pairs.extend(hashes.iter().map(|&h| (h, node.ix())));
         }
-        pairs.sort_unstable();
+        pairs.par_sort_unstable();
         ix.doc_words = pairs.iter().map(|p| p.0).collect();
         ix.doc_words.dedup();
         let keyed: Vec<(u32, NodeIx)> = {
@@ -365,5 +384,82 @@ impl Index {
             Ok(k) => self.doc_nodes.get(k),
             Err(_) => &[],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{GraphBuilder, NodeSpec};
+
+    /// A doc word's hash is its lower-cased spelling's, whatever its case
+    /// and script (snapshots store these hashes).
+    #[test]
+    fn word_hashes_are_the_hashes_of_the_lower_cased_words() {
+        let words =
+            |text: &'static str| text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(lower);
+        let text = "Places an ORDER; İstanbul's Straße, ΣΊΣΥΦΟΣ — 注文 x2 _under_score_ ǅemal";
+        let plain: Vec<u64> = words(text).map(|w| word_hash(&w)).collect();
+        assert_eq!(word_hashes(text).collect::<Vec<u64>>(), plain);
+        assert_eq!(plain.len(), 12, "{:?}", words(text).collect::<Vec<_>>());
+    }
+
+    /// The orders the indexes hold, made the plain way: each list sorted
+    /// by its key looked up at every comparison.
+    #[test]
+    fn the_sorted_indexes_are_the_plain_sorts() {
+        let fqns = [
+            "com.acme.Order.place",
+            "com.acme.Order",
+            "com.acme.order",
+            "",
+            "shapes::geometry::Circle",
+            "shapes::geometry::circle::area",
+            "İstanbul.Şehir.Ünvan",
+            "a.b-x.y",
+            "a.b.z",
+            "a\0b.c",
+            "Main#run",
+            "main#run",
+            "",
+            "lib/pkg.Type",
+            "x",
+        ];
+        let mut b = GraphBuilder::new("orders");
+        for (k, fqn) in fqns.iter().enumerate() {
+            let name = fqn.rsplit(['.', ':', '#', '/']).next().filter(|n| !n.is_empty()).unwrap_or("anon");
+            let mut id = [0u8; 20];
+            id[0] = 0xff - k as u8;
+            let spec =
+                NodeSpec { id, kind: "function", name, fqn, file: "a.rs", line: 1, roles: &[], doc: "", signature: "" };
+            b.add_node(spec).unwrap();
+        }
+        let g = b.build().unwrap();
+        let ix = Index::build(&g);
+        let n = g.node_count() as NodeIx;
+        let low = |i: NodeIx| lower(g.node(i).fqn());
+        let mut by_fqn: Vec<NodeIx> = (0..n).filter(|&i| !low(i).is_empty()).collect();
+        by_fqn.sort_by(|&a, &b| low(a).cmp(&low(b)).then(a.cmp(&b)));
+        assert_eq!(ix.by_fqn, by_fqn);
+        let tail = |i: NodeIx| {
+            let l = low(i);
+            l[tail_start(&l)..].to_owned()
+        };
+        let mut by_tail = by_fqn.clone();
+        by_tail.sort_by(|&a, &b| tail(a).cmp(&tail(b)).then(a.cmp(&b)));
+        assert_eq!(ix.by_tail, by_tail);
+        let mut order: Vec<NodeIx> = (0..n).collect();
+        order.sort_by_key(|&i| (g.node(i).fqn().len(), g.node(i).fqn().to_owned(), i));
+        for (rank, &i) in order.iter().enumerate() {
+            assert_eq!(ix.fqn_rank[i as usize], rank as u32, "{}", g.node(i).fqn());
+        }
+        let mut by_name: Vec<NodeIx> = (0..n).collect();
+        by_name.sort_by(|&a, &b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+        assert_eq!(ix.by_name, by_name);
+        // Members of a container, found by a part of it.
+        let members: Vec<&str> = ix.container_contains("geometry").iter().map(|&i| g.node(i).fqn()).collect();
+        assert_eq!(members, ["shapes::geometry::Circle", "shapes::geometry::circle::area"]);
+        let both: Vec<&str> = ix.container_contains("com.acme").iter().map(|&i| g.node(i).fqn()).collect();
+        assert_eq!(both.len(), 3, "{both:?}");
     }
 }

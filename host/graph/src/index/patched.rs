@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{Csr, Index, lower, tail_start, word_hash, words};
+use super::{Csr, Index, lower, tail_start, word_hashes};
 use crate::{Graph, NodeIx};
 
 impl Index {
@@ -126,7 +126,7 @@ impl Index {
         let mut hashes: Vec<u64> = Vec::new();
         for &i in &new {
             hashes.clear();
-            hashes.extend(words(g.node(i).doc()).map(|w| word_hash(&w)));
+            hashes.extend(word_hashes(g.node(i).doc()));
             hashes.sort_unstable();
             hashes.dedup();
             for &h in &hashes {
