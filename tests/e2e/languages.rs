@@ -840,6 +840,13 @@ async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed(
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let restored: Vec<&str> = text.lines().filter(|l| l.contains("the last run's parts serve at once")).collect();
     assert!(restored.len() == 1 && restored[0].contains("changed=2"), "two files read again:\n{text}");
+    // The restored parts serve before their languages are read again (the
+    // reading takes the cores the first answer needs).
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.iter().position(|l| l.contains("the last run's parts serve at once")).unwrap_or(0);
+    let at = |what: &str| lines[from..].iter().position(|l| l.contains(what));
+    let (loaded, again) = (at("graph loaded"), at("their languages are read again"));
+    assert!(again.is_some() && loaded < again, "the graph serves first:\n{text}");
 
     // Damaged on disk, then cut short: set aside, read again, served right.
     let bytes = std::fs::read(&saved).unwrap_or_default();

@@ -191,7 +191,16 @@ pub struct Project {
     /// file ([`signpost_graph::scip::delta`]) while it is still the part
     /// served.
     served: std::collections::HashMap<&'static str, Served>,
+    /// Held while a server loads the last run's parts: the thread that
+    /// reads the restored languages again (what an edit needs, not an
+    /// answer) starts once it is dropped ([`Project::publish`]), so that
+    /// it does not take the cores the first answer needs.
+    serving: Option<mpsc::Sender<()>>,
 }
+
+/// How long a restore waits for the graph to serve at most (a caller that
+/// never publishes it still gets its first index).
+const SERVE_FIRST: Duration = Duration::from_secs(20);
 
 /// A built-in language's part as this process made it, and what a patch
 /// needs of the index it came from.
@@ -302,6 +311,7 @@ impl Project {
             early: Vec::new(),
             building_since: None,
             served: Default::default(),
+            serving: None,
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -389,7 +399,16 @@ impl Project {
         let heard_large = large.clone();
         let (done, built) = mpsc::channel();
         let at = root.clone();
+        // A server answers from the restored parts at once: they are read
+        // again once they serve (a sender dropped at once lets it go now).
+        let (go, gate) = mpsc::channel::<()>();
+        let gated = all_saved && opts.first_wait.is_some();
+        project.serving = gated.then_some(go);
         std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
+            let _ = gate.recv_timeout(SERVE_FIRST);
+            if gated {
+                tracing::info!("the restored parts serve: their languages are read again for the next edit");
+            }
             let first: First = jobs
                 .into_iter()
                 .zip(states)
@@ -648,6 +667,8 @@ impl Project {
     /// Says in `graphs`' status what the start found: notes by topic, and
     /// whether the first index is still being built. (`watch` does it too.)
     pub fn publish(&mut self, graphs: &LiveGraph) {
+        // The graph serves: the restored languages are read again now.
+        self.serving = None;
         for (topic, notes) in self.notes.drain(..) {
             graphs.set_notes(&topic, notes);
         }

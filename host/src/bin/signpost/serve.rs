@@ -69,10 +69,6 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
     };
     let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
     let graphs = LiveGraph::open_with(sources, built).context("loading the graph")?;
-    let mut project = project;
-    if let Some(project) = project.as_mut() {
-        project.publish(&graphs);
-    }
     let graph = graphs.current();
     tracing::info!(
         graph = graph.name(),
@@ -81,6 +77,11 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         ms = started.elapsed().as_millis() as u64,
         "graph loaded"
     );
+    // (Publishing also lets the project read its restored languages again.)
+    let mut project = project;
+    if let Some(project) = project.as_mut() {
+        project.publish(&graphs);
+    }
     let engine = args.engine()?;
     let cases = args.policy_cases.as_deref();
     // The runtime first: a shared trail store's connection and a registry's
