@@ -360,3 +360,31 @@ impl std::fmt::Debug for NodeRef<'_> {
         f.debug_struct("NodeRef").field("id", &self.id()).field("kind", &self.kind()).field("fqn", &self.fqn()).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings appended after a shared arena, and arenas one after the
+    /// other: each span reads within its own, and one across two does not
+    /// fit.
+    #[test]
+    fn a_text_reads_each_span_in_its_own_arena() {
+        let mut t = Text::from("abc".to_owned());
+        let tail = t.push("déf");
+        let mut u = Text::default();
+        let own = u.push("zz");
+        let at = u.adopt(&t).unwrap_or_default();
+        let after = u.push("ω");
+        let moved = |s: Span| Span { start: s.start + at, len: s.len };
+        assert_eq!(at, 2);
+        assert_eq!((u.get(own), u.get(moved(Span { start: 0, len: 3 }))), ("zz", "abc"));
+        assert_eq!((u.get(moved(tail)), u.get(after)), ("déf", "ω"));
+        assert_eq!(u.len(), 2 + 3 + 4 + 2);
+        assert!(u.fits(moved(tail)) && u.fits(after));
+        assert!(!u.fits(Span { start: 1, len: 2 }), "across two arenas");
+        assert!(!u.fits(Span { start: moved(tail).start + 2, len: 1 }), "inside a character");
+        assert!(!u.fits(Span { start: 10, len: 2 }), "past the end");
+        assert_eq!(u.to_one(), "zzabcdéfω");
+    }
+}
