@@ -57,9 +57,7 @@ pub(crate) struct Text {
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        let mut t = Text::default();
-        t.share(std::sync::Arc::new(s));
-        t
+        Text { more: s, ..Text::default() }.frozen()
     }
 }
 
@@ -320,9 +318,10 @@ impl<'g> NodeRef<'g> {
     ) -> Result<NodeIx, crate::GraphError> {
         let roles: Vec<&str> = self.roles().collect();
         let r = &self.rec;
-        let moved =
-            |s: Span| if s.len == 0 { Span::default() } else { Span { start: s.start + at.unwrap_or(0), len: s.len } };
-        let spans = at.map(|_| [moved(r.name), moved(r.fqn), moved(r.doc), moved(r.signature)]);
+        let spans = at.map(|at| {
+            let moved = |s: Span| if s.len == 0 { Span::default() } else { Span { start: s.start + at, len: s.len } };
+            [moved(r.name), moved(r.fqn), moved(r.doc), moved(r.signature)]
+        });
         b.merge_node_in(
             crate::NodeSpec {
                 id: *self.raw_id(),

@@ -76,7 +76,7 @@ pub fn ends_with_segment(fqn: &str, suffix: &str) -> bool {
 
 /// The [`word_hash`] of each word of a text for the doc index (runs of
 /// alphanumeric characters, lower-cased), made without a string a word.
-pub fn word_hashes(text: &str) -> impl Iterator<Item = u64> + '_ {
+fn word_hashes(text: &str) -> impl Iterator<Item = u64> + '_ {
     text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| {
         let mut buf = [0u8; 4];
         w.chars()
@@ -87,6 +87,15 @@ pub fn word_hashes(text: &str) -> impl Iterator<Item = u64> + '_ {
             })
             .fold(FNV_OFFSET, |h, b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
     })
+}
+
+/// The distinct [`word_hashes`] of a node's doc, ascending, in `into`
+/// (emptied first: one buffer serves every node).
+fn doc_words_of(doc: &str, into: &mut Vec<u64>) {
+    into.clear();
+    into.extend(word_hashes(doc));
+    into.sort_unstable();
+    into.dedup();
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -224,7 +233,7 @@ impl Index {
             (0..n).map(|i| (&arena[starts[i]..starts[i + 1]], i as NodeIx)).filter(|(f, _)| !f.is_empty()).collect();
         let tails: Vec<(&str, NodeIx)> = keyed.iter().map(|&(f, i)| (&f[tail_start(f)..], i)).collect();
         // Containers: qualified names without their last segment.
-        let held: Vec<(&str, NodeIx)> = keyed
+        let mut held: Vec<(&str, NodeIx)> = keyed
             .iter()
             .map(|&(f, i)| (f[..tail_start(f)].trim_end_matches(['.', '/', '#', ' ', ':']), i))
             .filter(|(c, _)| !c.is_empty())
@@ -240,7 +249,6 @@ impl Index {
         }
         drop(order);
 
-        let mut held = held;
         held.par_sort_unstable();
         let mut pairs = Vec::with_capacity(held.len());
         let mut last: Option<&str> = None;
@@ -266,10 +274,7 @@ impl Index {
         let mut pairs: Vec<(u64, NodeIx)> = Vec::new();
         let mut hashes: Vec<u64> = Vec::new();
         for node in g.iter() {
-            hashes.clear();
-            hashes.extend(word_hashes(node.doc()));
-            hashes.sort_unstable();
-            hashes.dedup();
+            doc_words_of(node.doc(), &mut hashes);
             pairs.extend(hashes.iter().map(|&h| (h, node.ix())));
         }
         pairs.par_sort_unstable();

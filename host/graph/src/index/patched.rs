@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{Csr, Index, lower, tail_start, word_hashes};
+use super::{Csr, Index, doc_words_of, lower, tail_start};
 use crate::{Graph, NodeIx};
 
 impl Index {
@@ -125,10 +125,7 @@ impl Index {
         let mut added: BTreeMap<u64, Vec<NodeIx>> = BTreeMap::new();
         let mut hashes: Vec<u64> = Vec::new();
         for &i in &new {
-            hashes.clear();
-            hashes.extend(word_hashes(g.node(i).doc()));
-            hashes.sort_unstable();
-            hashes.dedup();
+            doc_words_of(g.node(i).doc(), &mut hashes);
             for &h in &hashes {
                 added.entry(h).or_default().push(i);
             }
