@@ -18,9 +18,13 @@ Prints, from the spawn:
 - the resident memory after, and the peak (Linux). Every call made
   meanwhile must succeed.
 
+With `--cache DIR`, the server serves from that cache and it is kept: run
+once to fill it, then again for a restart's figures (the first answer from
+the saved graph, edits patched into the restored parts).
+
 Usage: bench/serve_large.py --project DIR --symbol NAME [--bin target/release/signpost]
                             [--edits 5] [--queries 50] [--search Admin]
-                            [--edit LANG:FILE ...]
+                            [--edit LANG:FILE ...] [--cache DIR]
 """
 
 import argparse
@@ -49,10 +53,11 @@ def main():
     p.add_argument("--edits", type=int, default=5)
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--search", default="Admin")
+    p.add_argument("--cache", help="the cache to serve from and keep (a restart's figures); default: a fresh one, removed")
     p.add_argument("--edit", action="append", default=[],
                    help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
     a = p.parse_args()
-    cache = tempfile.mkdtemp(prefix="signpost-large-")
+    cache = a.cache or tempfile.mkdtemp(prefix="signpost-large-")
     env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), "XDG_CACHE_HOME": cache}
     started = time.monotonic()
     s = Session([a.bin, "--project", a.project], env, name="serve-large")
@@ -125,7 +130,8 @@ def main():
         print(f"after: {memory(s.proc.pid)}; failed calls {failed}")
     finally:
         s.proc.kill()
-        shutil.rmtree(cache, ignore_errors=True)
+        if not a.cache:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,9 @@ fn combine(parts: &[&Graph]) -> Result<Combined, GraphError> {
     }
 }
 
+/// Parts by source: each one's path and graph.
+pub type PartGraphs = Vec<(PathBuf, Arc<Graph>)>;
+
 /// One source file's graph, and the file's modification time when read.
 struct Part {
     path: PathBuf,
@@ -203,6 +206,9 @@ pub struct LiveGraph {
     /// The sources' graphs (empty until [`LiveGraph::open`] or a reload
     /// reads them one by one).
     parts: Mutex<Vec<Part>>,
+    /// The parts still being read beside a graph served whole
+    /// ([`LiveGraph::open_whole`]): awaited by the first that needs them.
+    loading: Mutex<Option<std::thread::JoinHandle<Vec<Part>>>>,
     status: Mutex<GraphStatus>,
     /// Source files changed since the graph's part that holds them was
     /// made (paths as the graph writes them), with the number of their
@@ -240,6 +246,7 @@ impl LiveGraph {
             current: ArcSwap::from_pointee(graph),
             sources,
             parts: Mutex::new(Vec::new()),
+            loading: Mutex::new(None),
             status: Mutex::new(status),
             stale: Default::default(),
             changes: AtomicU64::new(0),
@@ -357,6 +364,69 @@ impl LiveGraph {
         Ok(live)
     }
 
+    /// Serves `whole`, the graph merged from `sources` when they last
+    /// served (a project's restart: [`crate::project::Project::take_whole`]),
+    /// at once, and reads the sources as its parts beside it, on a thread
+    /// of their own: a reload, patch or part replaced waits for them. A
+    /// part that does not read is an empty part, said in the log: the
+    /// graph served is still `whole`, and a change of that part's files
+    /// replaces it.
+    pub fn open_whole(sources: Vec<PathBuf>, whole: Graph) -> LiveGraph {
+        let started = Instant::now();
+        let live = LiveGraph::new(whole, sources.clone(), Duration::ZERO);
+        let reading = std::thread::Builder::new().name("signpost-parts".into()).spawn(move || {
+            let parts = sources
+                .iter()
+                .map(|p| {
+                    let graph = graph::load(p).unwrap_or_else(|e| {
+                        tracing::error!(
+                            file = %p.display(),
+                            error = %e,
+                            "a part of the graph served whole does not read: it counts as empty until its files change"
+                        );
+                        graph::GraphBuilder::new(&p.display().to_string()).build().unwrap_or_else(|_| Graph::sample())
+                    });
+                    Part { path: p.clone(), modified: modified(p), graph: Arc::new(graph) }
+                })
+                .collect();
+            tracing::debug!(ms = started.elapsed().as_millis() as u64, "the parts of the graph served whole are read");
+            parts
+        });
+        match reading {
+            Ok(thread) => *live.loading.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(thread),
+            Err(e) => tracing::error!(error = %e, "no thread to read the graph's parts: a change reloads every part"),
+        }
+        live
+    }
+
+    /// The parts, once read (see [`LiveGraph::open_whole`]).
+    fn lock_parts(&self) -> std::sync::MutexGuard<'_, Vec<Part>> {
+        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let reading = self.loading.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(reading) = reading {
+            match reading.join() {
+                Ok(read) => *parts = read,
+                Err(_) => tracing::error!("reading the graph's parts panicked: a change reloads every part"),
+            }
+        }
+        parts
+    }
+
+    /// The parts serving now, by source, and the graph merged from them;
+    /// none unless two parts or more have symbols (otherwise the graph
+    /// served is one of them, or none).
+    pub fn parts_and_whole(&self) -> Option<(PartGraphs, Arc<Graph>)> {
+        let parts = self.lock_parts();
+        // Read under the parts' lock: every swap of a part stores its
+        // graph before letting go of it.
+        let whole = self.current.load_full();
+        let full = parts.iter().filter(|p| p.graph.node_count() > 0).count();
+        if full < 2 || parts.iter().any(|p| Arc::ptr_eq(&p.graph, &whole)) {
+            return None;
+        }
+        Some((parts.iter().map(|p| (p.path.clone(), p.graph.clone())).collect(), whole))
+    }
+
     fn lock_status(&self) -> std::sync::MutexGuard<'_, GraphStatus> {
         self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -367,7 +437,7 @@ impl LiveGraph {
     /// read; a later reload reads one only if it changes.
     pub fn replace_parts(&self, new: Vec<(PathBuf, Arc<Graph>)>) -> ReloadRecord {
         let started = Instant::now();
-        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut parts = self.lock_parts();
         let mut at = Vec::with_capacity(new.len());
         for (path, _) in &new {
             match parts.iter().position(|p| p.path == *path) {
@@ -390,8 +460,11 @@ impl LiveGraph {
                 parts[i].graph = graph;
             }
         }
+        // Swapped before the parts are let go: the graph served is always
+        // the one merged from them ([`LiveGraph::parts_and_whole`]).
+        let record = self.swap(result, started, &what);
         drop(parts);
-        self.swap(result, started, &what)
+        record
     }
 
     /// Patches the part read from `path`, and the served graph with it, in
@@ -409,7 +482,7 @@ impl LiveGraph {
         patch: impl Fn(&Graph, &(dyn Fn(&graph::RawId) -> Option<graph::Node> + Sync)) -> Result<Graph, GraphError> + Sync,
     ) -> Option<(ReloadRecord, Arc<Graph>)> {
         let started = Instant::now();
-        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut parts = self.lock_parts();
         let i = parts.iter().position(|p| p.path == path)?;
         if !Arc::ptr_eq(&parts[i].graph, base) {
             return None;
@@ -455,13 +528,14 @@ impl LiveGraph {
         if result.is_ok() {
             parts[i].graph = part.clone();
         }
+        let record = self.swap(result, started, &what);
         drop(parts);
-        Some((self.swap(result, started, &what), part))
+        Some((record, part))
     }
 
     /// The graph the part read from `path` serves now.
     pub fn part(&self, path: &Path) -> Option<Arc<Graph>> {
-        let parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let parts = self.lock_parts();
         parts.iter().find(|p| p.path == path).map(|p| p.graph.clone())
     }
 
@@ -491,7 +565,7 @@ impl LiveGraph {
     /// keeps the old one otherwise.
     pub fn reload(&self) -> ReloadRecord {
         let started = Instant::now();
-        let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut parts = self.lock_parts();
         let result = if parts.is_empty() {
             load_sources(&self.sources).map(Arc::new)
         } else {
@@ -523,8 +597,9 @@ impl LiveGraph {
             }
             result
         };
+        let record = self.swap(result, started, "reload");
         drop(parts);
-        self.swap(result, started, "reload")
+        record
     }
 
     /// Serves `result` if it is a graph; records what happened either way.

@@ -868,6 +868,97 @@ async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed(
     }
 }
 
+/// A tree served as several parts saves the graph merged from them whole,
+/// and a restart serves it at once (the parts read beside it) instead of
+/// merging them again: the same ids, the counts of a fresh index, and an
+/// edit patched into it. Saved again after the edit, it serves the edit on
+/// the next restart. One merged from other parts than those restored (an
+/// older one put back), or damaged, is set aside with the reason and the
+/// parts are merged: never a graph of other parts.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_restarted_monorepo_serves_its_saved_whole_graph_and_patches_it() {
+    let scratch = Scratch::new("restart-whole");
+    let dir = scratch.path("mono");
+    monorepo(&dir);
+    // A repository: a command from a shell in it answers from it.
+    std::fs::create_dir_all(dir.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
+    let started = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let client = served_with_log(&dir, &cache, &log).await;
+    let service = resolve_one(&client, "OrderService").await;
+    let whole = until_saved(&cache, "whole.saved", started).await;
+    client.close().await;
+    let before_edit = std::fs::read(&whole).unwrap_or_default();
+    let served_whole = "the whole graph the last run served serves at once";
+    let count =
+        |what: &str| std::fs::read_to_string(&log).unwrap_or_default().lines().filter(|l| l.contains(what)).count();
+
+    // Restarted: the whole graph serves, and an edit patches it.
+    let client = served_with_log(&dir, &cache, &log).await;
+    assert_eq!(resolve_one(&client, "OrderService").await, service, "the same ids");
+    assert_eq!(count(served_whole), 1, "{}", std::fs::read_to_string(&log).unwrap_or_default());
+    until_fresh(&client, &dir, &out, "served whole").await;
+    let saved_at = std::fs::metadata(&whole).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{e}"));
+    let model = dir.join("legacy/src/main/java/com/example/shop/model/Order.java");
+    let text = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
+    let text = text.replacen(
+        "    public void add(",
+        "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
+        1,
+    );
+    std::fs::write(&model, text).unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(&client, "Order.discount", "one", &service).await;
+    let discount = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
+    let _ = std::fs::remove_dir_all(&out);
+    until_fresh(&client, &dir, &out, "a method added to the graph served whole").await;
+    until_saved(&cache, "whole.saved", saved_at).await;
+    client.close().await;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("(the merged graph patched)"), "the whole graph is patched, not merged again: {text}");
+
+    // Restarted after the edit: the whole graph saved with it serves.
+    let client = served_with_log(&dir, &cache, &log).await;
+    let now = client.call("resolve", json!({"identifier": "Order.discount"})).await;
+    assert_eq!(now.structured["status"], "one", "the edit is in the whole graph saved: {}", now.text);
+    assert_eq!(count(served_whole), 2);
+    client.close().await;
+    // A command from a shell in the tree answers from it too.
+    let shell = std::process::Command::new(crate::common::BIN)
+        .args(["resolve", "Order.discount"])
+        .current_dir(&dir)
+        .env("XDG_CACHE_HOME", &cache)
+        .env("SIGNPOST_CONFIG", scratch.path("config.toml"))
+        .env("RUST_LOG", "signpost=info")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (said, logged) = (String::from_utf8_lossy(&shell.stdout), String::from_utf8_lossy(&shell.stderr));
+    assert!(shell.status.success() && said.contains("Order.discount"), "{said}{logged}");
+    assert!(logged.contains(served_whole), "a command from a shell serves the whole graph: {logged}");
+
+    // One merged before the edit, put back; then one damaged: set aside,
+    // the parts merged, the edit served all the same.
+    let mut damaged = std::fs::read(&whole).unwrap_or_default();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 0x40;
+    for (what, bytes) in [("merged from another", before_edit), ("its snapshot", damaged)] {
+        std::fs::write(&whole, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let client = served_with_log(&dir, &cache, &log).await;
+        let now = client.call("resolve", json!({"identifier": "Order.discount"})).await;
+        assert_eq!(now.structured["status"], "one", "{what}: {}", now.text);
+        let _ = std::fs::remove_dir_all(&out);
+        until_fresh(&client, &dir, &out, what).await;
+        client.close().await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        assert!(
+            text.lines().any(|l| l.contains("the whole graph the last run saved is not used") && l.contains(what)),
+            "set aside ({what}):\n{text}"
+        );
+        assert_eq!(count(served_whole), 2, "{what}");
+        assert!(!text.contains("panicked"), "{text}");
+    }
+}
+
 /// A 2026-07-28 client that listens to `signpost://graph` hears it updated
 /// when an edit swaps the graph.
 #[tokio::test(flavor = "multi_thread")]

@@ -36,6 +36,7 @@ mod passes;
 mod saved;
 mod trusted;
 mod watch;
+mod whole;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -198,6 +199,10 @@ pub struct Project {
     /// answer) starts once it is dropped ([`Project::publish`]), so that
     /// it does not take the cores the first answer needs.
     serving: Option<mpsc::Sender<()>>,
+    /// What each built-in language's part served at the start holds, when
+    /// it is the last run's (or empty): the key of the whole graph saved
+    /// from them ([`Project::take_whole`]).
+    restored: Vec<(PathBuf, whole::Ident)>,
 }
 
 /// How long a restore waits for the graph to serve at most (a caller that
@@ -221,7 +226,23 @@ impl Project {
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
         let cache = std::fs::canonicalize(cache)?;
         let started = Instant::now();
-        let (found, walk_notes) = walk::sources(&root, &WalkOptions::default());
+        // The last run's states are read (from the cache) while the tree is
+        // walked, on two threads: both take a restart's first moments.
+        let reading = signpost_treesitter::Options::default();
+        let ((found, walk_notes), loaded) = std::thread::scope(|s| {
+            let states = s.spawn(|| {
+                LANGUAGES.iter().map(|lang| saved::read(&saved::file_of(&cache, lang.name), lang, &reading)).collect()
+            });
+            let walked = walk::sources(&root, &WalkOptions::default());
+            let states: Vec<Option<Result<saved::Loaded, String>>> = states.join().unwrap_or_else(|_| {
+                LANGUAGES
+                    .iter()
+                    .map(|_| Some(Err("reading the saved states panicked (a bug in signpost)".into())))
+                    .collect()
+            });
+            (walked, states)
+        });
+        let walked_ms = started.elapsed().as_millis() as u64;
         for note in &walk_notes {
             tracing::info!(note = note.as_str(), "project walk");
         }
@@ -261,11 +282,12 @@ impl Project {
             first_pending: false,
             root_was_gone: false,
             restored_stale: Default::default(),
-            saver: saved::Saver::start(),
+            saver: saved::Saver::start(cache.join(whole::FILE)),
             early: Vec::new(),
             building_since: None,
             served: Default::default(),
             serving: None,
+            restored: Vec::new(),
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -293,11 +315,11 @@ impl Project {
         // The last run's parts: each one whole, of this build, serves at once
         // (its files changed since are marked stale), and only what changed
         // is read again.
-        let reading = signpost_treesitter::Options::default();
         let states: Vec<Option<saved::State>> = jobs
             .iter()
-            .map(|(lang, files)| {
-                let state = project.saved_state(lang, files, &reading)?;
+            .zip(loaded)
+            .map(|((lang, files), loaded)| {
+                let state = project.saved_state(lang, files, loaded)?;
                 // Files a SCIP project's index covers now (it came in after
                 // the save): the saved part is not this part any more.
                 let covered = |g: &PathBuf| uncovered(lang, std::slice::from_ref(g), &project.scip_roots).is_empty();
@@ -316,18 +338,25 @@ impl Project {
         for ((lang, files), state) in jobs.iter().zip(&states) {
             let out = project.built_in_file(lang.name);
             if let Some(state) = state {
-                write_whole(&out, state.snapshot())?;
+                // Left as it is when it holds that snapshot already (the
+                // same length and checksum in the same header).
+                if !parts::starts_with(&out, state.snapshot(), signpost_graph::snapshot::HEADER) {
+                    write_whole(&out, state.snapshot())?;
+                }
+                project.restored.push((out.clone(), state.ident()));
                 let moved = state.drift.changed.iter().chain(&state.drift.gone);
                 let spelled = moved.filter_map(|p| watch::graph_path(&project.root, &project.cache, p));
                 project.restored_stale.extend(spelled);
             } else if files.is_empty() {
                 write_whole(&out, &empty)?;
+                project.restored.push((out.clone(), whole::Ident::EMPTY));
             }
         }
         if all_saved {
             tracing::info!(
                 languages = states.iter().flatten().count(),
                 changed = project.restored_stale.len(),
+                walked_ms,
                 ms = started.elapsed().as_millis() as u64,
                 "the last run's parts serve at once; files changed since are read again"
             );
@@ -448,8 +477,10 @@ impl Project {
                     let out = project.built_in_file(indexed.lang.name);
                     if let Some(at) = sent.iter().position(|e| std::ptr::eq(e.lang, indexed.lang)) {
                         project.write(&out, &ws, &sent.swap_remove(at))?;
+                        project.restored.retain(|(p, _)| *p != out);
                     } else if !same {
                         project.write(&out, &ws, &indexed)?;
+                        project.restored.retain(|(p, _)| *p != out);
                     }
                     project.notes.push((indexed.lang.name.to_owned(), indexed.report.notes.clone()));
                     project.sources.push(out);
@@ -548,8 +579,13 @@ impl Project {
 
     /// The state `lang`'s part was saved in by the last run, if it can
     /// serve: whole, of this build, with how `files` moved since.
-    fn saved_state(&self, lang: &Lang, files: &[PathBuf], opts: &signpost_treesitter::Options) -> Option<saved::State> {
-        match saved::load(&self.saved_file(lang.name), &self.root, lang, files, opts)? {
+    fn saved_state(
+        &self,
+        lang: &Lang,
+        files: &[PathBuf],
+        loaded: Option<Result<saved::Loaded, String>>,
+    ) -> Option<saved::State> {
+        match loaded?.and_then(|loaded| loaded.against(&self.root, files)) {
             Ok(state) => Some(state),
             Err(why) => {
                 tracing::info!(
@@ -564,7 +600,7 @@ impl Project {
 
     /// Where `lang`'s part is saved for the next start.
     fn saved_file(&self, lang: &str) -> PathBuf {
-        self.cache.join(format!("saved.{lang}"))
+        saved::file_of(&self.cache, lang)
     }
 
     /// Saves the part `graph` of `ws`'s language for the next start, in the
@@ -572,6 +608,39 @@ impl Project {
     fn save(&self, ws: &Workspace, graph: std::sync::Arc<signpost_graph::Graph>) {
         let lang = ws.lang().name;
         self.saver.save(saved::Job { lang, file: self.saved_file(lang), graph, reading: ws.reading() });
+    }
+
+    /// The graph merged from the parts served at the start, as the last
+    /// run saved it, when those parts are the ones it was merged from
+    /// (every source a built-in language's part of the last run, or
+    /// empty): served whole at once, the parts read beside it
+    /// ([`LiveGraph::open_whole`]), instead of merged again. Taken once.
+    pub fn take_whole(&mut self) -> Option<signpost_graph::Graph> {
+        let restored = std::mem::take(&mut self.restored);
+        let key: Option<Vec<(String, whole::Ident)>> = self
+            .sources
+            .iter()
+            .map(|s| restored.iter().find(|(p, _)| p == s).map(|(p, ident)| (whole::name_of(p), *ident)))
+            .collect();
+        let key = key?;
+        let started = Instant::now();
+        match whole::load(&self.cache.join(whole::FILE), &key) {
+            Ok(graph) => {
+                tracing::info!(
+                    nodes = graph.node_count(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "the whole graph the last run served serves at once; its parts are read beside it"
+                );
+                Some(graph)
+            }
+            Err(why) => {
+                tracing::info!(
+                    why = why.as_str(),
+                    "the whole graph the last run saved is not used: its parts are merged"
+                );
+                None
+            }
+        }
     }
 
     /// The index files to serve.

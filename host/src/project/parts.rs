@@ -78,6 +78,18 @@ pub(super) fn has_index(path: &Path, empty: &[u8]) -> bool {
     }
 }
 
+/// Whether the file at `path` is as long as `bytes` and starts with the
+/// same `head` bytes (a snapshot's header holds its length and checksum).
+pub(super) fn starts_with(path: &Path, bytes: &[u8], head: usize) -> bool {
+    use std::io::Read;
+    let Some(want) = bytes.get(..head) else { return false };
+    let Ok(mut file) = std::fs::File::open(path) else { return false };
+    let mut got = vec![0; head];
+    file.metadata().is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && file.read_exact(&mut got).is_ok()
+        && got == want
+}
+
 /// Writes `bytes` beside `path` and renames it into place: a watcher of
 /// `path` only ever sees a whole file.
 pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

@@ -22,6 +22,8 @@ use signpost_treesitter::languages::Lang;
 use signpost_treesitter::saved::{Drift, Reading, Saved};
 
 use super::parts::write_whole_as;
+use super::whole::{self, Ident, Known};
+use crate::live_graph::LiveGraph;
 
 const MAGIC: &[u8; 16] = b"SIGNPOST-SAVED\0\0";
 const VERSION: u32 = 1;
@@ -43,23 +45,30 @@ impl State {
         &self.bytes[HEAD..self.split]
     }
 
+    /// What the part holds: its snapshot's length and CRC-32 (the key of
+    /// a whole graph merged from it, [`super::whole`]).
+    pub fn ident(&self) -> Ident {
+        let head = &self.bytes[..HEAD];
+        let crc = u32::from_le_bytes([head[28], head[29], head[30], head[31]]);
+        Ident { len: (self.split - HEAD) as u64, crc }
+    }
+
     /// The reading it was made from ([`signpost_treesitter::Workspace::restore`]).
     pub fn reading(&self) -> &[u8] {
         &self.bytes[self.split..]
     }
 }
 
+/// Where `lang`'s part is saved in the project's cache `cache`.
+pub(super) fn file_of(cache: &Path, lang: &str) -> PathBuf {
+    cache.join(format!("saved.{lang}"))
+}
+
 /// The state of `lang` saved in `file`, if it is whole, of this build and
-/// options, and its modules are the same; with how `files` (the
-/// language's files now) moved since. Why not, otherwise (none when there
-/// is no state).
-pub(super) fn load(
-    file: &Path,
-    root: &Path,
-    lang: &Lang,
-    files: &[PathBuf],
-    opts: &signpost_treesitter::Options,
-) -> Option<Result<State, String>> {
+/// options (not yet held against the tree: [`Loaded::against`]). Why not,
+/// otherwise (none when there is no state). It reads no file of the tree:
+/// a start reads the states while it walks the tree.
+pub(super) fn read(file: &Path, lang: &Lang, opts: &signpost_treesitter::Options) -> Option<Result<Loaded, String>> {
     if let Err(why) = private(file) {
         return Some(Err(why));
     }
@@ -68,13 +77,25 @@ pub(super) fn load(
         Err(signpost_graph::tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(Err(e.to_string())),
     };
-    Some(check(bytes, root, lang, files, opts))
+    Some(checked(bytes, lang, opts))
+}
+
+/// [`read`], held against `files` (the language's files now).
+#[cfg(test)]
+fn load(
+    file: &Path,
+    root: &Path,
+    lang: &Lang,
+    files: &[PathBuf],
+    opts: &signpost_treesitter::Options,
+) -> Option<Result<State, String>> {
+    read(file, lang, opts).map(|r| r.and_then(|loaded| loaded.against(root, files)))
 }
 
 /// Whether `file` (when it exists) is the user's own, as the saver writes
 /// it: owned by the cache directory's owner and writable by nobody else.
 /// A state another user could have written is never read.
-fn private(file: &Path) -> Result<(), String> {
+pub(super) fn private(file: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let (Ok(meta), Some(Ok(dir))) = (std::fs::symlink_metadata(file), file.parent().map(std::fs::metadata)) else {
         // Missing: said as such by the read.
@@ -90,6 +111,8 @@ fn private(file: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The state in `bytes`, held against `files`.
+#[cfg(test)]
 fn check(
     bytes: Vec<u8>,
     root: &Path,
@@ -97,6 +120,26 @@ fn check(
     files: &[PathBuf],
     opts: &signpost_treesitter::Options,
 ) -> Result<State, String> {
+    checked(bytes, lang, opts).and_then(|loaded| loaded.against(root, files))
+}
+
+/// A language's state as saved: whole, of this build and options.
+pub(super) struct Loaded {
+    bytes: Vec<u8>,
+    split: usize,
+}
+
+impl Loaded {
+    /// The state, with how `files` (the language's files now) moved since
+    /// it was saved.
+    pub fn against(self, root: &Path, files: &[PathBuf]) -> Result<State, String> {
+        let drift = Saved::read(&self.bytes[self.split..])?.drift(root, files);
+        Ok(State { bytes: self.bytes, split: self.split, drift })
+    }
+}
+
+/// The state in `bytes` if it is whole, of `lang`, this build and `opts`.
+fn checked(bytes: Vec<u8>, lang: &Lang, opts: &signpost_treesitter::Options) -> Result<Loaded, String> {
     let head = bytes.get(..HEAD).ok_or("truncated")?;
     if &head[..16] != MAGIC {
         return Err("not a saved state".into());
@@ -110,10 +153,8 @@ fn check(
     if u64::from(crc32fast::hash(&bytes[HEAD..split])) != word(28, 4) {
         return Err("its snapshot's checksum does not match: damaged".into());
     }
-    let saved = Saved::read(&bytes[split..])?;
-    saved.fits(lang, opts)?;
-    let drift = saved.drift(root, files);
-    Ok(State { bytes, split, drift })
+    Saved::read(&bytes[split..])?.fits(lang, opts)?;
+    Ok(Loaded { bytes, split })
 }
 
 /// A language's part to save.
@@ -124,9 +165,11 @@ pub(super) struct Job {
     pub reading: Reading,
 }
 
-/// The state's bytes: the part's snapshot, then its reading.
-fn bytes_of(graph: &Graph, reading: &Reading) -> Result<Vec<u8>, String> {
+/// The state's bytes: the part's snapshot, then its reading; and what
+/// the snapshot holds.
+fn bytes_of(graph: &Graph, reading: &Reading) -> Result<(Vec<u8>, Ident), String> {
     let snapshot = signpost_graph::snapshot::write(graph);
+    let ident = Ident::of_snapshot(&snapshot);
     let reading = reading.to_bytes()?;
     let mut out = Vec::with_capacity(HEAD + snapshot.len() + reading.len());
     out.extend_from_slice(MAGIC);
@@ -135,7 +178,7 @@ fn bytes_of(graph: &Graph, reading: &Reading) -> Result<Vec<u8>, String> {
     out.extend_from_slice(&crc32fast::hash(&snapshot).to_le_bytes());
     out.extend_from_slice(&snapshot);
     out.extend_from_slice(&reading);
-    Ok(out)
+    Ok((out, ident))
 }
 
 /// How long parts must be quiet (no newer part given) before they are
@@ -146,35 +189,63 @@ const QUIET: Duration = Duration::from_secs(5);
 /// Longest parts wait while newer ones keep coming.
 const MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// What the saver hears.
+enum Message {
+    /// A language's part to save.
+    Part(Job),
+    /// The graph served from now on: the whole graph merged from the parts
+    /// is saved beside them ([`super::whole`]).
+    Serving(Arc<LiveGraph>),
+}
+
 /// Writes parts' states on a thread of its own once they are quiet, the
-/// newest of each language only; dropped, it saves what it was given at
-/// once.
+/// newest of each language only, and then the whole graph served; dropped,
+/// it saves what it was given at once.
 pub(super) struct Saver {
-    jobs: Option<mpsc::Sender<Job>>,
+    jobs: Option<mpsc::Sender<Message>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Saver {
-    pub fn start() -> Saver {
+    /// A saver whose whole graph is saved in `whole_file`.
+    pub fn start(whole_file: PathBuf) -> Saver {
         let quiet = std::env::var("SIGNPOST_SAVE_QUIET_MS")
             .ok()
             .and_then(|ms| ms.parse().ok())
             .map_or(QUIET, Duration::from_millis);
-        let (jobs, rx) = mpsc::channel::<Job>();
+        let (jobs, rx) = mpsc::channel::<Message>();
         let thread = std::thread::Builder::new()
             .name("signpost-save".into())
             .spawn(move || {
-                while let Ok(job) = rx.recv() {
+                let mut serving: Option<Arc<LiveGraph>> = None;
+                let mut known = Known::default();
+                // Parts were saved since the whole graph was.
+                let mut owed = false;
+                while let Ok(first) = rx.recv() {
                     // Only the newest of each language: a part edited again
                     // meanwhile is saved once.
-                    let mut newest = vec![job];
+                    let mut newest: Vec<Job> = Vec::new();
                     let until = Instant::now() + MAX_WAIT;
-                    while let Ok(next) = rx.recv_timeout(quiet.min(until.saturating_duration_since(Instant::now()))) {
-                        newest.retain(|j| j.lang != next.lang);
-                        newest.push(next);
+                    let mut next = Ok(first);
+                    while let Ok(message) = next {
+                        match message {
+                            Message::Part(job) => {
+                                newest.retain(|j| j.lang != job.lang);
+                                newest.push(job);
+                            }
+                            Message::Serving(graphs) => serving = Some(graphs),
+                        }
+                        next = rx.recv_timeout(quiet.min(until.saturating_duration_since(Instant::now())));
                     }
                     for job in newest {
-                        save(&job);
+                        if let Some(ident) = save(&job) {
+                            known.note(&job.graph, ident);
+                            owed = true;
+                        }
+                    }
+                    if let Some(graphs) = serving.as_ref().filter(|_| owed) {
+                        save_whole(&whole_file, graphs, &mut known);
+                        owed = false;
                     }
                     // The snapshots' bytes, and the parts they were the
                     // last to hold, are freed: given back now.
@@ -191,7 +262,14 @@ impl Saver {
     /// Saves `job` in the background.
     pub fn save(&self, job: Job) {
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(job);
+            let _ = jobs.send(Message::Part(job));
+        }
+    }
+
+    /// Saves the whole graph `graphs` serves beside its parts from now on.
+    pub fn serving(&self, graphs: Arc<LiveGraph>) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Message::Serving(graphs));
         }
     }
 }
@@ -205,22 +283,51 @@ impl Drop for Saver {
     }
 }
 
-fn save(job: &Job) {
+/// Saves `job`'s state; what its part holds, if it was saved.
+fn save(job: &Job) -> Option<Ident> {
     let started = Instant::now();
-    let result = bytes_of(&job.graph, &job.reading).and_then(|b| {
+    let result = bytes_of(&job.graph, &job.reading).and_then(|(b, ident)| {
         let n = b.len();
-        write_whole_as(&job.file, &b, 0o600).map(|()| n).map_err(|e| format!("{e:#}"))
+        write_whole_as(&job.file, &b, 0o600).map(|()| (n, ident)).map_err(|e| format!("{e:#}"))
     });
     match result {
+        Ok((bytes, ident)) => {
+            tracing::debug!(
+                language = job.lang,
+                files = job.reading.files(),
+                bytes,
+                ms = started.elapsed().as_millis() as u64,
+                "part saved for the next start"
+            );
+            Some(ident)
+        }
+        Err(e) => {
+            tracing::warn!(language = job.lang, error = %e, "the part could not be saved: a restart reads it again");
+            None
+        }
+    }
+}
+
+/// Saves the whole graph `graphs` serves, with the parts it was merged
+/// from as its key; removes the one saved before when the graph served is
+/// not merged (a single part: nothing to merge on a restart).
+fn save_whole(file: &Path, graphs: &LiveGraph, known: &mut Known) {
+    let started = Instant::now();
+    let Some((parts, graph)) = graphs.parts_and_whole() else {
+        let _ = std::fs::remove_file(file);
+        return;
+    };
+    let key = known.key(&parts);
+    match whole::write(file, &key, &graph) {
         Ok(bytes) => tracing::debug!(
-            language = job.lang,
-            files = job.reading.files(),
+            parts = key.len(),
             bytes,
             ms = started.elapsed().as_millis() as u64,
-            "part saved for the next start"
+            "the whole graph saved for the next start"
         ),
         Err(e) => {
-            tracing::warn!(language = job.lang, error = %e, "the part could not be saved: a restart reads it again")
+            let _ = std::fs::remove_file(file);
+            tracing::warn!(error = %format!("{e:#}"), "the whole graph could not be saved: a restart merges its parts")
         }
     }
 }
@@ -244,9 +351,11 @@ mod tests {
         let (ws, indexed) = signpost_treesitter::Workspace::open(&root, java, &files, &opts);
         let scip_opts = signpost_graph::scip::Options { name: "java".into() };
         let graph = signpost_graph::scip::import_index(&indexed.index, &scip_opts).unwrap_or_else(|e| panic!("{e}"));
-        let bytes = bytes_of(&graph, &ws.reading()).unwrap_or_else(|e| panic!("{e}"));
+        let (bytes, ident) = bytes_of(&graph, &ws.reading()).unwrap_or_else(|e| panic!("{e}"));
         let state = check(bytes.clone(), &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));
         assert!(state.drift.is_empty());
+        assert_eq!(state.ident(), ident);
+        assert_eq!(ident, Ident::of(&graph), "a state's key is not its graph's");
         let back = signpost_graph::snapshot::read(state.snapshot()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.node_count(), graph.node_count());
         for at in [0, 5, HEAD + 1, bytes.len() / 2, bytes.len() - 1] {

@@ -93,11 +93,14 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     // No --graph: the repository the command runs in, indexed as `--project`
     // does (the same cache), else the embedded sample; either way, said.
     let mut sources = options.graph.clone();
+    let mut whole = None;
     if sources.is_empty() {
         match project_sources() {
-            Ok(Some((root, found))) => {
-                say(&format!("signpost: answering from the project at {} (--graph FILE for another)", root.display()));
-                sources = found;
+            Ok(Some(found)) => {
+                let root = found.root.display();
+                say(&format!("signpost: answering from the project at {root} (--graph FILE for another)"));
+                sources = found.sources;
+                whole = found.whole;
             }
             Ok(None) => {
                 say("signpost: no project here (no .git or project file above this directory): answering from the \
@@ -106,7 +109,13 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
             Err(e) => return usage(&format!("{e:#}")),
         }
     }
-    let loaded = signpost::live_graph::load_sources(&sources).context("loading the graph").and_then(|graph| {
+    // The graph a server last saved whole, when it is merged from these
+    // parts; otherwise they are read and merged.
+    let graph = match whole {
+        Some(graph) => Ok(graph),
+        None => signpost::live_graph::load_sources(&sources).context("loading the graph"),
+    };
+    let loaded = graph.and_then(|graph| {
         let engine = top.engine()?;
         Ok((graph, initial_policy(&engine, options.policy.as_ref(), None)?))
     });
@@ -179,11 +188,21 @@ pub(super) fn query(mut query: Query, top: &ServeArgs, serve_only: &[String]) ->
     Ok(if response.is_error { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
+/// A project found above the working directory, indexed into
+/// `--project`'s cache as `--project` would.
+struct Found {
+    root: std::path::PathBuf,
+    /// The index files to serve.
+    sources: Vec<std::path::PathBuf>,
+    /// The graph merged from them as a server last saved it, when it is
+    /// ([`signpost::project::Project::take_whole`]).
+    whole: Option<signpost::graph::Graph>,
+}
+
 /// The repository the working directory is in (the nearest directory above
 /// it with `.git`, else with a project file; never the home directory or
-/// `/`), indexed into `--project`'s cache as `--project` would: its root
-/// and the index files to serve. None outside any.
-fn project_sources() -> anyhow::Result<Option<(std::path::PathBuf, Vec<std::path::PathBuf>)>> {
+/// `/`). None outside any.
+fn project_sources() -> anyhow::Result<Option<Found>> {
     let here = std::env::current_dir().context("reading the working directory")?;
     let Some(root) = project_root(&here) else { return Ok(None) };
     let opts = signpost::project::Options {
@@ -192,8 +211,9 @@ fn project_sources() -> anyhow::Result<Option<(std::path::PathBuf, Vec<std::path
         background: false,
         builtin: signpost::trust::builtin_choices(&[]),
     };
-    let project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
-    Ok(Some((root, project.sources().to_vec())))
+    let mut project = signpost::project::Project::open(&root, &signpost::project::default_cache(&root), &opts)?;
+    let whole = project.take_whole();
+    Ok(Some(Found { root, sources: project.sources().to_vec(), whole }))
 }
 
 /// Files that mark a project's root, of the languages Signpost reads.

@@ -67,8 +67,14 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         }
         None => None,
     };
-    let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
-    let graphs = LiveGraph::open_with(sources, built).context("loading the graph")?;
+    let mut project = project;
+    let graphs = match project.as_mut().and_then(signpost::project::Project::take_whole) {
+        Some(whole) => LiveGraph::open_whole(sources, whole),
+        None => {
+            let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
+            LiveGraph::open_with(sources, built).context("loading the graph")?
+        }
+    };
     let graph = graphs.current();
     tracing::info!(
         graph = graph.name(),
@@ -78,7 +84,6 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         "graph loaded"
     );
     // (Publishing also lets the project read its restored languages again.)
-    let mut project = project;
     if let Some(project) = project.as_mut() {
         project.publish(&graphs);
     }
