@@ -730,19 +730,7 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
     let client = served_with_log(&dir, &cache, &log).await;
     let service = resolve_one(&client, "OrderService").await;
     until_fresh(&client, &dir, &out, "served").await;
-    let model = dir.join("legacy/src/main/java/com/example/shop/model/Order.java");
-    let text = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
-    let text = text.replacen(
-        "    public void add(",
-        "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
-        1,
-    );
-    std::fs::write(&model, text).unwrap_or_else(|e| panic!("{e}"));
-    let found = until_resolved(&client, "Order.discount", "one", &service).await;
-    let discount = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
-    assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
-    let _ = std::fs::remove_dir_all(&out);
-    until_fresh(&client, &dir, &out, "a method added").await;
+    add_a_discount(&client, &dir, &out, &service, "a method added").await;
     // Once quiet, what the edits freed is handed back to the system.
     let returned = "freed memory returned to the system";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
@@ -756,6 +744,26 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
         text.lines().filter(|l| l.contains("re-indexed after a change") && l.contains("language=\"java\"")).collect();
     assert!(!java.is_empty() && java.iter().all(|l| l.contains("how=\"patched")), "{text}");
     assert!(text.contains("(the merged graph patched)"), "several parts are served, merged and patched: {text}");
+}
+
+/// Adds `Order.discount()`, which calls `total()`, to the monorepo at
+/// `dir` served by `client`; waits until it resolves with that call, and
+/// until the graph served has the counts of a fresh index (`step` says
+/// which, if not).
+async fn add_a_discount(client: &Client, dir: &Path, out: &Path, service: &str, step: &str) {
+    let model = dir.join("legacy/src/main/java/com/example/shop/model/Order.java");
+    let text = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
+    let text = text.replacen(
+        "    public void add(",
+        "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
+        1,
+    );
+    std::fs::write(&model, text).unwrap_or_else(|e| panic!("{e}"));
+    let found = until_resolved(client, "Order.discount", "one", service).await;
+    let discount = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
+    assert!(reached(client, &discount, "out", "CALLS").await.contains("total"));
+    let _ = std::fs::remove_dir_all(out);
+    until_fresh(client, dir, out, step).await;
 }
 
 /// Serves the project at `dir` on `cache`, its log at info level in `log`
@@ -899,19 +907,7 @@ async fn a_restarted_monorepo_serves_its_saved_whole_graph_and_patches_it() {
     assert_eq!(count(served_whole), 1, "{}", std::fs::read_to_string(&log).unwrap_or_default());
     until_fresh(&client, &dir, &out, "served whole").await;
     let saved_at = std::fs::metadata(&whole).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{e}"));
-    let model = dir.join("legacy/src/main/java/com/example/shop/model/Order.java");
-    let text = std::fs::read_to_string(&model).unwrap_or_else(|e| panic!("{e}"));
-    let text = text.replacen(
-        "    public void add(",
-        "    public double discount() {\n        return total() / 10;\n    }\n\n    public void add(",
-        1,
-    );
-    std::fs::write(&model, text).unwrap_or_else(|e| panic!("{e}"));
-    let found = until_resolved(&client, "Order.discount", "one", &service).await;
-    let discount = found.structured["candidates"][0]["id"].as_str().unwrap_or_default().to_owned();
-    assert!(reached(&client, &discount, "out", "CALLS").await.contains("total"));
-    let _ = std::fs::remove_dir_all(&out);
-    until_fresh(&client, &dir, &out, "a method added to the graph served whole").await;
+    add_a_discount(&client, &dir, &out, &service, "a method added to the graph served whole").await;
     until_saved(&cache, "whole.saved", saved_at).await;
     client.close().await;
     let text = std::fs::read_to_string(&log).unwrap_or_default();

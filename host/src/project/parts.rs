@@ -78,6 +78,39 @@ pub(super) fn has_index(path: &Path, empty: &[u8]) -> bool {
     }
 }
 
+/// The bytes of `file`, a file of the cache that Signpost wrote for a
+/// later start, when it is the user's own ([`private`]); none when there is
+/// none, why not otherwise.
+pub(super) fn read_own(file: &Path) -> Option<Result<Vec<u8>, String>> {
+    if let Err(why) = private(file) {
+        return Some(Err(why));
+    }
+    match signpost_graph::tree::read(file.parent()?, file, u64::MAX) {
+        Ok(bytes) => Some(Ok(bytes)),
+        Err(signpost_graph::tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// Whether `file` (when it exists) is the user's own, as the saver writes
+/// it: owned by the cache directory's owner and writable by nobody else.
+/// A file another user could have written is never read.
+fn private(file: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(meta), Some(Ok(dir))) = (std::fs::symlink_metadata(file), file.parent().map(std::fs::metadata)) else {
+        // Missing: said as such by the read.
+        return Ok(());
+    };
+    if !meta.is_file() || meta.uid() != dir.uid() || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not a regular file of the cache's owner writable by nobody else (mode {:o}): not trusted",
+            file.display(),
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the file at `path` is as long as `bytes` and starts with the
 /// same `head` bytes (a snapshot's header holds its length and checksum).
 pub(super) fn starts_with(path: &Path, bytes: &[u8], head: usize) -> bool {

@@ -21,7 +21,7 @@ use signpost_graph::Graph;
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::saved::{Drift, Reading, Saved};
 
-use super::parts::write_whole_as;
+use super::parts::{read_own, write_whole_as};
 use super::whole::{self, Ident, Known};
 use crate::live_graph::LiveGraph;
 
@@ -69,15 +69,7 @@ pub(super) fn file_of(cache: &Path, lang: &str) -> PathBuf {
 /// otherwise (none when there is no state). It reads no file of the tree:
 /// a start reads the states while it walks the tree.
 pub(super) fn read(file: &Path, lang: &Lang, opts: &signpost_treesitter::Options) -> Option<Result<Loaded, String>> {
-    if let Err(why) = private(file) {
-        return Some(Err(why));
-    }
-    let bytes = match signpost_graph::tree::read(file.parent()?, file, u64::MAX) {
-        Ok(bytes) => bytes,
-        Err(signpost_graph::tree::TreeError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return Some(Err(e.to_string())),
-    };
-    Some(checked(bytes, lang, opts))
+    Some(read_own(file)?.and_then(|bytes| checked(bytes, lang, opts)))
 }
 
 /// [`read`], held against `files` (the language's files now).
@@ -90,25 +82,6 @@ fn load(
     opts: &signpost_treesitter::Options,
 ) -> Option<Result<State, String>> {
     read(file, lang, opts).map(|r| r.and_then(|loaded| loaded.against(root, files)))
-}
-
-/// Whether `file` (when it exists) is the user's own, as the saver writes
-/// it: owned by the cache directory's owner and writable by nobody else.
-/// A state another user could have written is never read.
-pub(super) fn private(file: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(meta), Some(Ok(dir))) = (std::fs::symlink_metadata(file), file.parent().map(std::fs::metadata)) else {
-        // Missing: said as such by the read.
-        return Ok(());
-    };
-    if !meta.is_file() || meta.uid() != dir.uid() || meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{} is not a regular file of the cache's owner writable by nobody else (mode {:o}): not trusted",
-            file.display(),
-            meta.mode() & 0o7777
-        ));
-    }
-    Ok(())
 }
 
 /// The state in `bytes`, held against `files`.
@@ -155,6 +128,41 @@ fn checked(bytes: Vec<u8>, lang: &Lang, opts: &signpost_treesitter::Options) -> 
     }
     Saved::read(&bytes[split..])?.fits(lang, opts)?;
     Ok(Loaded { bytes, split })
+}
+
+impl super::Project {
+    /// The state `lang`'s part was saved in by the last run, if it can
+    /// serve: whole, of this build, with how `files` moved since.
+    pub(super) fn saved_state(
+        &self,
+        lang: &Lang,
+        files: &[PathBuf],
+        loaded: Option<Result<Loaded, String>>,
+    ) -> Option<State> {
+        match loaded?.and_then(|loaded| loaded.against(&self.root, files)) {
+            Ok(state) => Some(state),
+            Err(why) => {
+                tracing::info!(
+                    language = lang.name,
+                    why = why.as_str(),
+                    "the saved part is not used: its files are read again"
+                );
+                None
+            }
+        }
+    }
+
+    /// Where `lang`'s part is saved for the next start.
+    pub(super) fn saved_file(&self, lang: &str) -> PathBuf {
+        file_of(&self.cache, lang)
+    }
+
+    /// Saves the part `graph` of `ws`'s language for the next start, in the
+    /// background once edits are quiet.
+    pub(super) fn save(&self, ws: &signpost_treesitter::Workspace, graph: std::sync::Arc<signpost_graph::Graph>) {
+        let lang = ws.lang().name;
+        self.saver.save(Job { lang, file: self.saved_file(lang), graph, reading: ws.reading() });
+    }
 }
 
 /// A language's part to save.

@@ -8,7 +8,7 @@
 //! its snapshot as the part's state has them (none for a part without
 //! symbols). One part that differs, one more or one less, and the file is
 //! not used. It is written, like the states, by the saver's thread, and
-//! read only when it is the user's own ([`super::saved::private`]).
+//! read only when it is the user's own ([`super::parts::read_own`]).
 //!
 //! Layout: `SIGNPOST-WHOLE\0\0`, a layout version (u32, little-endian),
 //! the number of parts (u32), for each its name's length (u32), its name
@@ -17,6 +17,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use signpost_graph::Graph;
 
@@ -114,12 +115,45 @@ pub(super) fn write(file: &Path, key: &Key, graph: &Graph) -> anyhow::Result<usi
 }
 
 /// The graph saved in `file`, if it is the user's own, whole, and merged
-/// from the parts `key` names; why not otherwise.
-pub(super) fn load(file: &Path, key: &Key) -> Result<Graph, String> {
-    super::saved::private(file)?;
-    let dir = file.parent().ok_or("no directory")?;
-    let bytes = signpost_graph::tree::read(dir, file, u64::MAX).map_err(|e| e.to_string())?;
-    read(&bytes, key)
+/// from the parts `key` names; why not otherwise (none when none is
+/// saved).
+pub(super) fn load(file: &Path, key: &Key) -> Option<Result<Graph, String>> {
+    Some(super::parts::read_own(file)?.and_then(|bytes| read(&bytes, key)))
+}
+
+impl super::Project {
+    /// The graph merged from the parts served at the start, as the last
+    /// run saved it, when those parts are the ones it was merged from
+    /// (every source a built-in language's part of the last run, or
+    /// empty): served whole at once, the parts read beside it
+    /// ([`crate::live_graph::LiveGraph::open_whole`]), instead of merged again. Taken once.
+    pub fn take_whole(&mut self) -> Option<signpost_graph::Graph> {
+        let restored = std::mem::take(&mut self.restored);
+        let key: Option<Vec<(String, Ident)>> = self
+            .sources
+            .iter()
+            .map(|s| restored.iter().find(|(p, _)| p == s).map(|(p, ident)| (name_of(p), *ident)))
+            .collect();
+        let key = key?;
+        let started = Instant::now();
+        match load(&self.cache.join(FILE), &key)? {
+            Ok(graph) => {
+                tracing::info!(
+                    nodes = graph.node_count(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "the whole graph the last run served serves at once; its parts are read beside it"
+                );
+                Some(graph)
+            }
+            Err(why) => {
+                tracing::info!(
+                    why = why.as_str(),
+                    "the whole graph the last run saved is not used: its parts are merged"
+                );
+                None
+            }
+        }
+    }
 }
 
 /// What the saver knows of the parts it saved: what each held, so that a
