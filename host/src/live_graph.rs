@@ -72,6 +72,38 @@ struct Part {
     path: PathBuf,
     modified: Option<SystemTime>,
     graph: Arc<Graph>,
+    /// Beside a graph served whole, the file did not read: `graph` is
+    /// empty, and the part is not given out ([`LiveGraph::part`]) until
+    /// it is replaced.
+    unread: bool,
+}
+
+/// The parts of a graph served whole, read from `sources`
+/// ([`LiveGraph::open_whole`]): one that does not read is an empty graph,
+/// marked unread.
+fn read_beside(sources: &[PathBuf]) -> Vec<Part> {
+    let started = Instant::now();
+    let parts = sources
+        .iter()
+        .map(|p| {
+            let m = modified(p);
+            match graph::load(p) {
+                Ok(graph) => Part { path: p.clone(), modified: m, graph: Arc::new(graph), unread: false },
+                Err(e) => {
+                    tracing::error!(
+                        file = %p.display(),
+                        error = %e,
+                        "a part of the graph served whole does not read: its language is read again"
+                    );
+                    let empty = graph::GraphBuilder::new(&p.display().to_string()).build();
+                    let empty = empty.expect("a graph without symbols builds");
+                    Part { path: p.clone(), modified: m, graph: Arc::new(empty), unread: true }
+                }
+            }
+        })
+        .collect();
+    tracing::debug!(ms = started.elapsed().as_millis() as u64, "the parts of the graph served whole are read");
+    parts
 }
 
 /// The parts joined (see [`combine`]).
@@ -349,10 +381,10 @@ impl LiveGraph {
             .map(|p| {
                 let m = modified(p);
                 if let Some((_, g)) = built.iter().find(|(path, _)| path == p) {
-                    return Ok(Part { path: p.clone(), modified: m, graph: g.clone() });
+                    return Ok(Part { path: p.clone(), modified: m, graph: g.clone(), unread: false });
                 }
                 graph::load(p)
-                    .map(|g| Part { path: p.clone(), modified: m, graph: Arc::new(g) })
+                    .map(|g| Part { path: p.clone(), modified: m, graph: Arc::new(g), unread: false })
                     .map_err(|e| in_file(p, e))
             })
             .collect::<Result<Vec<Part>, GraphError>>()?;
@@ -367,34 +399,21 @@ impl LiveGraph {
     /// Serves `whole`, the graph merged from `sources` when they last
     /// served (a project's restart: [`crate::project::Project::take_whole`]),
     /// at once, and reads the sources as its parts beside it, on a thread
-    /// of their own: a reload, patch or part replaced waits for them. A
-    /// part that does not read is an empty part, said in the log: the
-    /// graph served is still `whole`, and a change of that part's files
-    /// replaces it.
+    /// of their own (or this one, if no thread starts): a reload, patch or
+    /// part replaced waits for them. A part that does not read is said in
+    /// the log and not given out ([`LiveGraph::part`]): the project reads
+    /// its language again and replaces it; meanwhile the graph served is
+    /// still `whole`, and no whole graph is taken from the parts
+    /// ([`LiveGraph::parts_and_whole`]).
     pub fn open_whole(sources: Vec<PathBuf>, whole: Graph) -> LiveGraph {
-        let started = Instant::now();
         let live = LiveGraph::new(whole, sources.clone(), Duration::ZERO);
-        let reading = std::thread::Builder::new().name("signpost-parts".into()).spawn(move || {
-            let parts = sources
-                .iter()
-                .map(|p| {
-                    let graph = graph::load(p).unwrap_or_else(|e| {
-                        tracing::error!(
-                            file = %p.display(),
-                            error = %e,
-                            "a part of the graph served whole does not read: it counts as empty until its files change"
-                        );
-                        graph::GraphBuilder::new(&p.display().to_string()).build().unwrap_or_else(|_| Graph::sample())
-                    });
-                    Part { path: p.clone(), modified: modified(p), graph: Arc::new(graph) }
-                })
-                .collect();
-            tracing::debug!(ms = started.elapsed().as_millis() as u64, "the parts of the graph served whole are read");
-            parts
-        });
+        let reading = std::thread::Builder::new().name("signpost-parts".into()).spawn(move || read_beside(&sources));
         match reading {
             Ok(thread) => *live.loading.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(thread),
-            Err(e) => tracing::error!(error = %e, "no thread to read the graph's parts: a change reloads every part"),
+            Err(e) => {
+                tracing::warn!(error = %e, "no thread to read the graph's parts: they are read now");
+                *live.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = read_beside(&live.sources);
+            }
         }
         live
     }
@@ -404,10 +423,10 @@ impl LiveGraph {
         let mut parts = self.parts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let reading = self.loading.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         if let Some(reading) = reading {
-            match reading.join() {
-                Ok(read) => *parts = read,
-                Err(_) => tracing::error!("reading the graph's parts panicked: a change reloads every part"),
-            }
+            *parts = reading.join().unwrap_or_else(|_| {
+                tracing::error!("reading the graph's parts panicked: they are read again");
+                read_beside(&self.sources)
+            });
         }
         parts
     }
@@ -421,7 +440,7 @@ impl LiveGraph {
         // graph before letting go of it.
         let whole = self.current.load_full();
         let full = parts.iter().filter(|p| p.graph.node_count() > 0).count();
-        if full < 2 || parts.iter().any(|p| Arc::ptr_eq(&p.graph, &whole)) {
+        if full < 2 || parts.iter().any(|p| p.unread || Arc::ptr_eq(&p.graph, &whole)) {
             return None;
         }
         Some((parts.iter().map(|p| (p.path.clone(), p.graph.clone())).collect(), whole))
@@ -458,6 +477,7 @@ impl LiveGraph {
         if result.is_ok() {
             for (i, (_, graph)) in at.into_iter().zip(new) {
                 parts[i].graph = graph;
+                parts[i].unread = false;
             }
         }
         // Swapped before the parts are let go: the graph served is always
@@ -536,7 +556,7 @@ impl LiveGraph {
     /// The graph the part read from `path` serves now.
     pub fn part(&self, path: &Path) -> Option<Arc<Graph>> {
         let parts = self.lock_parts();
-        parts.iter().find(|p| p.path == path).map(|p| p.graph.clone())
+        parts.iter().find(|p| p.path == path && !p.unread).map(|p| p.graph.clone())
     }
 
     /// The graph serving now.
@@ -545,7 +565,8 @@ impl LiveGraph {
     }
 
     /// Serves `graph` from now on (for embedders and the case runner; file
-    /// reloads go through [`LiveGraph::reload`]).
+    /// reloads go through [`LiveGraph::reload`]). The parts are left as
+    /// they are: `graph` is not taken as merged from them.
     pub fn set(&self, graph: Arc<Graph>) {
         self.current.store(graph);
     }
@@ -591,6 +612,7 @@ impl LiveGraph {
             };
             if result.is_ok() {
                 for (p, (m, g)) in parts.iter_mut().zip(next) {
+                    p.unread &= Arc::ptr_eq(&p.graph, &g);
                     p.modified = m;
                     p.graph = g;
                 }
@@ -687,6 +709,38 @@ mod tests {
             [("building", Some("java served whole".to_owned())), ("built", None), ("swapped", None)],
             "{told:?}"
         );
+    }
+
+    /// A graph served whole reads its parts beside it: one that reads is
+    /// given out and the pair is taken for a save; one that does not is
+    /// not given out, no whole graph is taken from the parts until it is
+    /// replaced, and the graph served stays the whole one.
+    #[test]
+    fn a_part_that_does_not_read_beside_a_whole_graph_is_not_given_out() {
+        let dir = std::env::temp_dir().join(format!("signpost-beside-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        let (good, other, bad) = (dir.join("a.snapshot"), dir.join("c.snapshot"), dir.join("b.snapshot"));
+        let part = Graph::sample();
+        for file in [&good, &other] {
+            std::fs::write(file, graph::snapshot::write(&part)).unwrap_or_else(|e| panic!("{e}"));
+        }
+        std::fs::write(&bad, b"SIGNPOST-GRAPH\0 cut short").unwrap_or_else(|e| panic!("{e}"));
+        let whole = graph::merge("whole", [&part, &part]).unwrap_or_else(|e| panic!("{e}"));
+        let nodes = whole.node_count();
+        let live = LiveGraph::open_whole(vec![good.clone(), bad.clone(), other], whole);
+        assert_eq!(live.current().node_count(), nodes, "the whole graph serves at once");
+        assert!(live.part(&good).is_some_and(|g| g.node_count() == part.node_count()));
+        assert!(live.part(&bad).is_none(), "a part that did not read is given out");
+        assert!(live.parts_and_whole().is_none(), "a whole graph is taken from parts one of which did not read");
+        // Replaced, it is a part like the others.
+        let record = live.replace_parts(vec![(bad.clone(), Arc::new(Graph::sample()))]);
+        assert_eq!(record.result, "swapped", "{}", record.detail);
+        assert!(live.part(&bad).is_some());
+        let (parts, merged) = live.parts_and_whole().unwrap_or_else(|| panic!("no pair once both parts read"));
+        assert_eq!(parts.len(), 3);
+        assert!(Arc::ptr_eq(&merged, &live.current()));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A project's parts (one per language) share its name: the merged

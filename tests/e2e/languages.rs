@@ -938,12 +938,18 @@ async fn a_restarted_monorepo_serves_its_saved_whole_graph_and_patches_it() {
     let last = damaged.len() - 1;
     damaged[last] ^= 0x40;
     for (what, bytes) in [("merged from another", before_edit), ("its snapshot", damaged)] {
-        std::fs::write(&whole, bytes).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&whole, &bytes).unwrap_or_else(|e| panic!("{e}"));
         let client = served_with_log(&dir, &cache, &log).await;
         let now = client.call("resolve", json!({"identifier": "Order.discount"})).await;
         assert_eq!(now.structured["status"], "one", "{what}: {}", now.text);
         let _ = std::fs::remove_dir_all(&out);
         until_fresh(&client, &dir, &out, what).await;
+        // Set aside, it is saved again once the graph serves.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::fs::read(&whole).unwrap_or_default() == bytes {
+            assert!(std::time::Instant::now() < deadline, "{what}: the whole graph set aside is not saved again");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         client.close().await;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         assert!(
@@ -953,6 +959,11 @@ async fn a_restarted_monorepo_serves_its_saved_whole_graph_and_patches_it() {
         assert_eq!(count(served_whole), 2, "{what}");
         assert!(!text.contains("panicked"), "{text}");
     }
+    // The next restart serves the one saved again.
+    let client = served_with_log(&dir, &cache, &log).await;
+    resolve_one(&client, "Order.discount").await;
+    client.close().await;
+    assert_eq!(count(served_whole), 3, "{}", std::fs::read_to_string(&log).unwrap_or_default());
 }
 
 /// A 2026-07-28 client that listens to `signpost://graph` hears it updated

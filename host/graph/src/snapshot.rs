@@ -21,9 +21,7 @@ pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
 /// ambiguous edges and no unbound call sites before 3, no files read in
 /// part before 4).
 pub const VERSION: u32 = 4;
-/// The header's length: the magic bytes, the version, the payload's length
-/// and its CRC-32.
-pub const HEADER: usize = 15 + 4 + 8 + 4;
+const HEADER: usize = 15 + 4 + 8 + 4;
 
 /// Writes `graph` as a snapshot.
 pub fn write(graph: &Graph) -> Vec<u8> {

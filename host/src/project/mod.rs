@@ -203,6 +203,14 @@ pub struct Project {
     /// it is the last run's (or empty): the key of the whole graph saved
     /// from them ([`Project::take_whole`]).
     restored: Vec<(PathBuf, whole::Ident)>,
+    /// The whole graph saved is missing or not of the parts restored: the
+    /// saver saves one as soon as the graph serves.
+    whole_owed: bool,
+    /// The restored parts as they served when the project's thread
+    /// started (none for one that did not read): each one that still
+    /// serves when its language is read again is kept as the part an edit
+    /// patches; one that did not read is replaced then.
+    restored_parts: Vec<(PathBuf, Option<std::sync::Arc<signpost_graph::Graph>>)>,
 }
 
 /// How long a restore waits for the graph to serve at most (a caller that
@@ -288,6 +296,8 @@ impl Project {
             served: Default::default(),
             serving: None,
             restored: Vec::new(),
+            whole_owed: false,
+            restored_parts: Vec::new(),
         };
         // A SCIP project with an index from the last run serves it (and its
         // indexer runs again in the background); one without is read by
@@ -338,9 +348,8 @@ impl Project {
         for ((lang, files), state) in jobs.iter().zip(&states) {
             let out = project.built_in_file(lang.name);
             if let Some(state) = state {
-                // Left as it is when it holds that snapshot already (the
-                // same length and checksum in the same header).
-                if !parts::starts_with(&out, state.snapshot(), signpost_graph::snapshot::HEADER) {
+                // Left as it is when it holds that snapshot already.
+                if !parts::holds(&out, state.snapshot()) {
                     write_whole(&out, state.snapshot())?;
                 }
                 project.restored.push((out.clone(), state.ident()));

@@ -111,16 +111,11 @@ fn private(file: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether the file at `path` is as long as `bytes` and starts with the
-/// same `head` bytes (a snapshot's header holds its length and checksum).
-pub(super) fn starts_with(path: &Path, bytes: &[u8], head: usize) -> bool {
-    use std::io::Read;
-    let Some(want) = bytes.get(..head) else { return false };
-    let Ok(mut file) = std::fs::File::open(path) else { return false };
-    let mut got = vec![0; head];
-    file.metadata().is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
-        && file.read_exact(&mut got).is_ok()
-        && got == want
+/// Whether the file at `path` is a regular file that holds `bytes`
+/// (nothing else is opened: a FIFO would block).
+pub(super) fn holds(path: &Path, bytes: &[u8]) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64)
+        && std::fs::read(path).is_ok_and(|held| held == bytes)
 }
 
 /// Writes `bytes` beside `path` and renames it into place: a watcher of

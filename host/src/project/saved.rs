@@ -28,6 +28,8 @@ use crate::live_graph::LiveGraph;
 const MAGIC: &[u8; 16] = b"SIGNPOST-SAVED\0\0";
 const VERSION: u32 = 1;
 const HEAD: usize = 16 + 4 + 8 + 4;
+/// Where the snapshot's CRC-32 is in the head (its last four bytes).
+const CRC_AT: usize = HEAD - 4;
 
 /// A language's state from the last run, checked against the tree.
 pub(super) struct State {
@@ -48,8 +50,7 @@ impl State {
     /// What the part holds: its snapshot's length and CRC-32 (the key of
     /// a whole graph merged from it, [`super::whole`]).
     pub fn ident(&self) -> Ident {
-        let head = &self.bytes[..HEAD];
-        let crc = u32::from_le_bytes([head[28], head[29], head[30], head[31]]);
+        let crc = self.bytes[CRC_AT..HEAD].iter().rev().fold(0u32, |v, b| v << 8 | u32::from(*b));
         Ident { len: (self.split - HEAD) as u64, crc }
     }
 
@@ -123,7 +124,7 @@ fn checked(bytes: Vec<u8>, lang: &Lang, opts: &signpost_treesitter::Options) -> 
     }
     let split = usize::try_from(word(20, 8)).ok().and_then(|n| n.checked_add(HEAD)).filter(|&s| s <= bytes.len());
     let split = split.ok_or("truncated")?;
-    if u64::from(crc32fast::hash(&bytes[HEAD..split])) != word(28, 4) {
+    if u64::from(crc32fast::hash(&bytes[HEAD..split])) != word(CRC_AT, 4) {
         return Err("its snapshot's checksum does not match: damaged".into());
     }
     Saved::read(&bytes[split..])?.fits(lang, opts)?;
@@ -202,8 +203,10 @@ enum Message {
     /// A language's part to save.
     Part(Job),
     /// The graph served from now on: the whole graph merged from the parts
-    /// is saved beside them ([`super::whole`]).
-    Serving(Arc<LiveGraph>),
+    /// is saved beside them ([`super::whole`]); at once when it is owed.
+    Serving(Arc<LiveGraph>, bool),
+    /// Parts restored from the last run's states, with what they hold.
+    Known(Vec<(Arc<Graph>, Ident)>),
 }
 
 /// Writes parts' states on a thread of its own once they are quiet, the
@@ -241,7 +244,15 @@ impl Saver {
                                 newest.retain(|j| j.lang != job.lang);
                                 newest.push(job);
                             }
-                            Message::Serving(graphs) => serving = Some(graphs),
+                            Message::Serving(graphs, owes) => {
+                                serving = Some(graphs);
+                                owed |= owes;
+                            }
+                            Message::Known(parts) => {
+                                for (graph, ident) in &parts {
+                                    known.note(graph, *ident);
+                                }
+                            }
                         }
                         next = rx.recv_timeout(quiet.min(until.saturating_duration_since(Instant::now())));
                     }
@@ -274,10 +285,19 @@ impl Saver {
         }
     }
 
-    /// Saves the whole graph `graphs` serves beside its parts from now on.
-    pub fn serving(&self, graphs: Arc<LiveGraph>) {
+    /// Saves the whole graph `graphs` serves beside its parts from now on,
+    /// and now if `owed`.
+    pub fn serving(&self, graphs: Arc<LiveGraph>, owed: bool) {
         if let Some(jobs) = &self.jobs {
-            let _ = jobs.send(Message::Serving(graphs));
+            let _ = jobs.send(Message::Serving(graphs, owed));
+        }
+    }
+
+    /// Notes what the parts restored from the last run's states hold (the
+    /// key of a whole graph merged from them is not made again).
+    pub fn known(&self, parts: Vec<(Arc<Graph>, Ident)>) {
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(Message::Known(parts));
         }
     }
 }

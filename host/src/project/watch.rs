@@ -106,6 +106,13 @@ fn watch_dirs(watcher: &mut impl notify::Watcher, dirs: &[PathBuf]) -> usize {
     failed
 }
 
+/// Watches each directory the walk of `root` goes into with `watcher`.
+fn watch_tree(root: &Path, watcher: &mut impl notify::Watcher) {
+    let dirs = walk::directories(root);
+    let unwatched = watch_dirs(watcher, dirs.get(1..).unwrap_or_default());
+    tracing::info!(root = %root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
+}
+
 /// Extensions of the files SCIP indexers read and the watcher does not
 /// re-index (their projects are indexed once, in the background).
 const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi"];
@@ -163,9 +170,9 @@ impl Project {
         let (tx, rx) = (self.events.clone(), self.heard.take().context("the project is watched once")?);
         self.publish(&graphs);
         // The whole graph is saved beside the parts when a restart could
-        // serve it: every source a built-in language's part.
-        if self.sources.iter().all(|s| LANGUAGES.iter().any(|l| self.built_in_file(l.name) == *s)) {
-            self.saver.serving(graphs.clone());
+        // serve it: every source served a built-in language's part.
+        if graphs.sources().iter().all(|s| LANGUAGES.iter().any(|l| self.built_in_file(l.name) == *s)) {
+            self.saver.serving(graphs.clone(), self.whole_owed);
         }
         // What changed while Signpost was stopped is stale from the start:
         // files modified since their index was written, and files the
@@ -226,14 +233,33 @@ impl Project {
                 let _ = self.events.send(Event::CatchUp);
             }
         }
+        // The directories are watched on the project's thread, while the
+        // server answers already (5,334 directories take 0.4 s:
+        // BENCHMARKS.md), and no event is handled before; but here when a
+        // SCIP project's files are followed: what changed while stopped was
+        // looked for once, and a change before the watch would be missed.
+        let later = self.scip_roots.is_empty() && self.stopped.is_empty();
+        if !later {
+            watch_tree(&self.root, &mut watcher);
+        }
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
             let mut watcher = watcher;
-            // The directories are watched here, while the server answers
-            // already (5,334 directories take 0.4 s: BENCHMARKS.md); no
-            // event is handled before.
-            let dirs = walk::directories(&self.root);
-            let unwatched = watch_dirs(&mut watcher, dirs.get(1..).unwrap_or_default());
-            tracing::info!(root = %self.root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
+            if later {
+                watch_tree(&self.root, &mut watcher);
+            }
+            // The restored parts as they serve before any event.
+            let restored: Vec<PathBuf> = self
+                .restored
+                .iter()
+                .filter(|(_, i)| *i != super::whole::Ident::EMPTY)
+                .map(|(p, _)| p.clone())
+                .collect();
+            self.restored_parts = restored.into_iter().map(|p| (p.clone(), graphs.part(&p))).collect();
+            let known = self.restored_parts.iter().filter_map(|(p, graph)| {
+                let (_, ident) = self.restored.iter().find(|(r, _)| r == p)?;
+                Some((graph.clone()?, *ident))
+            });
+            self.saver.known(known.collect());
             // Whether memory was freed since the project was last quiet.
             let mut freed = false;
             loop {
@@ -419,16 +445,24 @@ impl Project {
     fn first_landed(&mut self, first: First, graphs: &LiveGraph) {
         self.first_pending = false;
         let mut swapped = Vec::new();
+        let restored = std::mem::take(&mut self.restored_parts);
         for (ws, indexed, same) in &first {
-            if *same {
-                // A part restored as the last run saved it (not one served
-                // early, kept already): its reading made again is what the
-                // part was made from, so the next edit patches it.
-                let lang = indexed.lang.name;
-                if !self.served.contains_key(lang)
-                    && let Some(graph) = graphs.part(&self.built_in_file(lang))
+            let lang = indexed.lang.name;
+            let path = self.built_in_file(lang);
+            let at_start = restored.iter().find(|(p, _)| *p == path).map(|(_, g)| g);
+            // A restored part that did not read beside a whole graph is
+            // replaced like a changed one.
+            let unread = matches!(at_start, Some(None));
+            if *same && !unread {
+                // A part restored from the last run's state that still
+                // serves (no precise index swapped in meanwhile): its reading
+                // made again is what it was made from, so the next edit
+                // patches it.
+                if let Some(Some(at_start)) = at_start
+                    && !self.served.contains_key(lang)
+                    && graphs.part(&path).is_some_and(|now| std::sync::Arc::ptr_eq(&now, at_start))
                 {
-                    self.keep_served(indexed, graph);
+                    self.keep_served(indexed, at_start.clone());
                 }
                 continue;
             }

@@ -11,7 +11,9 @@
 //! read only when it is the user's own ([`super::parts::read_own`]).
 //!
 //! Layout: `SIGNPOST-WHOLE\0\0`, a layout version (u32, little-endian),
-//! the number of parts (u32), for each its name's length (u32), its name
+//! the build that saved it (its length, u32, and its name: the version
+//! and the digest the states are checked against), the number of parts
+//! (u32), for each its name's length (u32), its name
 //! (UTF-8), its snapshot's length (u64) and CRC-32 (u32); then the
 //! graph's snapshot, which carries its own length and checksum.
 
@@ -59,12 +61,21 @@ pub(super) fn name_of(source: &Path) -> String {
     source.file_name().map_or_else(|| source.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
+/// The build a whole graph was saved by: the version, and the digest of
+/// the indexer's and graph's sources the states are checked against.
+fn build() -> String {
+    format!("{}-{}", env!("CARGO_PKG_VERSION"), signpost_treesitter::saved::DIGEST)
+}
+
 /// The file's bytes: `graph`, merged from the parts `key` names.
 fn bytes_of(key: &Key, graph: &Graph) -> Vec<u8> {
     let snapshot = signpost_graph::snapshot::write(graph);
-    let mut out = Vec::with_capacity(64 + key.len() * 64 + snapshot.len());
+    let build = build();
+    let mut out = Vec::with_capacity(64 + build.len() + key.len() * 64 + snapshot.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&(build.len() as u32).to_le_bytes());
+    out.extend_from_slice(build.as_bytes());
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
     for (name, ident) in key {
         out.extend_from_slice(&(name.len() as u32).to_le_bytes());
@@ -91,6 +102,15 @@ fn read(bytes: &[u8], key: &Key) -> Result<Graph, String> {
     let version = word(take(4)?);
     if version != u64::from(VERSION) {
         return Err(format!("a whole graph of layout {version}, not {VERSION}"));
+    }
+    let n = word(take(4)?) as usize;
+    let by = take(n)?;
+    if by != build().as_bytes() {
+        return Err(format!(
+            "saved by another build of signpost ({}, this one is {})",
+            String::from_utf8_lossy(by),
+            build()
+        ));
     }
     let parts = word(take(4)?) as usize;
     if parts != key.len() {
@@ -128,16 +148,18 @@ impl super::Project {
     /// empty): served whole at once, the parts read beside it
     /// ([`crate::live_graph::LiveGraph::open_whole`]), instead of merged again. Taken once.
     pub fn take_whole(&mut self) -> Option<signpost_graph::Graph> {
-        let restored = std::mem::take(&mut self.restored);
         let key: Option<Vec<(String, Ident)>> = self
             .sources
             .iter()
-            .map(|s| restored.iter().find(|(p, _)| p == s).map(|(p, ident)| (name_of(p), *ident)))
+            .map(|s| self.restored.iter().find(|(p, _)| p == s).map(|(p, ident)| (name_of(p), *ident)))
             .collect();
         let key = key?;
         let started = Instant::now();
+        // One that is not there or not of these parts is saved again at once.
+        self.whole_owed = true;
         match load(&self.cache.join(FILE), &key)? {
             Ok(graph) => {
+                self.whole_owed = false;
                 tracing::info!(
                     nodes = graph.node_count(),
                     ms = started.elapsed().as_millis() as u64,
@@ -162,9 +184,10 @@ impl super::Project {
 pub(super) struct Known(Vec<(Arc<Graph>, Ident)>);
 
 impl Known {
-    /// Notes that `graph` holds `ident`.
+    /// Notes that `graph` holds `ident`; forgets the graphs no one else
+    /// holds any more (a part replaced since).
     pub fn note(&mut self, graph: &Arc<Graph>, ident: Ident) {
-        self.0.retain(|(g, _)| !Arc::ptr_eq(g, graph));
+        self.0.retain(|(g, _)| !Arc::ptr_eq(g, graph) && Arc::strong_count(g) > 1);
         self.0.push((graph.clone(), ident));
     }
 
@@ -257,5 +280,13 @@ mod tests {
         let key = known.key(&parts[1..]);
         assert_eq!(key.len(), 2);
         assert!(!known.0.iter().any(|(g, _)| Arc::ptr_eq(g, &a)), "a part no longer served is kept");
+        // A part no one holds any more is forgotten when another is noted.
+        let c = Arc::new(graph("p", &["c::three"]));
+        known.note(&c, Ident::of(&c));
+        drop(parts);
+        let d = Arc::new(graph("p", &["d::four"]));
+        known.note(&d, Ident::of(&d));
+        assert_eq!(known.0.len(), 3, "b, c and d held elsewhere, kept");
+        assert!(known.0.iter().all(|(g, _)| g.node_count() > 0), "the empty part no one holds is kept");
     }
 }

@@ -68,7 +68,10 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
         None => None,
     };
     let mut project = project;
-    let graphs = match project.as_mut().and_then(signpost::project::Project::take_whole) {
+    // (Only when the project's parts are every source: a `--graph` beside
+    // them is not in the whole graph the project saved.)
+    let whole = project.as_mut().filter(|_| args.graph.is_empty()).and_then(signpost::project::Project::take_whole);
+    let graphs = match whole {
         Some(whole) => LiveGraph::open_whole(sources, whole),
         None => {
             let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
