@@ -405,8 +405,9 @@ impl LiveGraph {
     /// its language again and replaces it; meanwhile the graph served is
     /// still `whole`, and no whole graph is taken from the parts
     /// ([`LiveGraph::parts_and_whole`]).
-    pub fn open_whole(sources: Vec<PathBuf>, whole: Graph) -> LiveGraph {
-        let live = LiveGraph::new(whole, sources.clone(), Duration::ZERO);
+    /// `load` is how long `whole` took to read (the status says it).
+    pub fn open_whole(sources: Vec<PathBuf>, whole: Graph, load: Duration) -> LiveGraph {
+        let live = LiveGraph::new(whole, sources.clone(), load);
         let reading = std::thread::Builder::new().name("signpost-parts".into()).spawn(move || read_beside(&sources));
         match reading {
             Ok(thread) => *live.loading.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(thread),
@@ -728,7 +729,7 @@ mod tests {
         std::fs::write(&bad, b"SIGNPOST-GRAPH\0 cut short").unwrap_or_else(|e| panic!("{e}"));
         let whole = graph::merge("whole", [&part, &part]).unwrap_or_else(|e| panic!("{e}"));
         let nodes = whole.node_count();
-        let live = LiveGraph::open_whole(vec![good.clone(), bad.clone(), other], whole);
+        let live = LiveGraph::open_whole(vec![good.clone(), bad.clone(), other], whole, Duration::ZERO);
         assert_eq!(live.current().node_count(), nodes, "the whole graph serves at once");
         assert!(live.part(&good).is_some_and(|g| g.node_count() == part.node_count()));
         assert!(live.part(&bad).is_none(), "a part that did not read is given out");

@@ -126,6 +126,12 @@ pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// [`write_whole`], the file created with `mode` (less the umask).
 pub(super) fn write_whole_as(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    write_pieces_as(path, &[bytes], mode)
+}
+
+/// [`write_whole_as`] of the bytes of `pieces`, one after the other (not
+/// copied into one buffer first).
+pub(super) fn write_pieces_as(path: &Path, pieces: &[&[u8]], mode: u32) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let partial = indexer::partial_of(path);
@@ -136,7 +142,9 @@ pub(super) fn write_whole_as(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Re
         .mode(mode)
         .open(&partial)
         .with_context(|| format!("writing {}", partial.display()))?;
-    file.write_all(bytes).with_context(|| format!("writing {}", partial.display()))?;
+    for bytes in pieces {
+        file.write_all(bytes).with_context(|| format!("writing {}", partial.display()))?;
+    }
     drop(file);
     std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
 }

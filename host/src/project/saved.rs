@@ -21,7 +21,9 @@ use signpost_graph::Graph;
 use signpost_treesitter::languages::Lang;
 use signpost_treesitter::saved::{Drift, Reading, Saved};
 
-use super::parts::{read_own, write_whole_as};
+#[cfg(test)]
+use super::parts::write_whole_as;
+use super::parts::{read_own, write_pieces_as};
 use super::whole::{self, Ident, Known};
 use crate::live_graph::LiveGraph;
 
@@ -174,20 +176,24 @@ pub(super) struct Job {
     pub reading: Reading,
 }
 
-/// The state's bytes: the part's snapshot, then its reading; and what
-/// the snapshot holds.
-fn bytes_of(graph: &Graph, reading: &Reading) -> Result<(Vec<u8>, Ident), String> {
+/// The state's bytes, in three pieces (its head, the part's snapshot, its
+/// reading); and what the snapshot holds.
+fn pieces_of(graph: &Graph, reading: &Reading) -> Result<([Vec<u8>; 3], Ident), String> {
     let snapshot = signpost_graph::snapshot::write(graph);
     let ident = Ident::of_snapshot(&snapshot);
     let reading = reading.to_bytes()?;
-    let mut out = Vec::with_capacity(HEAD + snapshot.len() + reading.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(snapshot.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&snapshot).to_le_bytes());
-    out.extend_from_slice(&snapshot);
-    out.extend_from_slice(&reading);
-    Ok((out, ident))
+    let mut head = Vec::with_capacity(HEAD);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.extend_from_slice(&ident.len.to_le_bytes());
+    head.extend_from_slice(&ident.crc.to_le_bytes());
+    Ok(([head, snapshot, reading], ident))
+}
+
+/// [`pieces_of`], in one buffer.
+#[cfg(test)]
+fn bytes_of(graph: &Graph, reading: &Reading) -> Result<(Vec<u8>, Ident), String> {
+    pieces_of(graph, reading).map(|(pieces, ident)| (pieces.concat(), ident))
 }
 
 /// How long parts must be quiet (no newer part given) before they are
@@ -314,9 +320,10 @@ impl Drop for Saver {
 /// Saves `job`'s state; what its part holds, if it was saved.
 fn save(job: &Job) -> Option<Ident> {
     let started = Instant::now();
-    let result = bytes_of(&job.graph, &job.reading).and_then(|(b, ident)| {
-        let n = b.len();
-        write_whole_as(&job.file, &b, 0o600).map(|()| (n, ident)).map_err(|e| format!("{e:#}"))
+    let result = pieces_of(&job.graph, &job.reading).and_then(|(pieces, ident)| {
+        let n = pieces.iter().map(Vec::len).sum::<usize>();
+        let pieces = pieces.each_ref().map(Vec::as_slice);
+        write_pieces_as(&job.file, &pieces, 0o600).map(|()| (n, ident)).map_err(|e| format!("{e:#}"))
     });
     match result {
         Ok((bytes, ident)) => {

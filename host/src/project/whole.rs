@@ -67,11 +67,12 @@ fn build() -> String {
     format!("{}-{}", env!("CARGO_PKG_VERSION"), signpost_treesitter::saved::DIGEST)
 }
 
-/// The file's bytes: `graph`, merged from the parts `key` names.
-fn bytes_of(key: &Key, graph: &Graph) -> Vec<u8> {
+/// The file's bytes, in two pieces (its head, the snapshot of `graph`,
+/// merged from the parts `key` names).
+fn pieces_of(key: &Key, graph: &Graph) -> [Vec<u8>; 2] {
     let snapshot = signpost_graph::snapshot::write(graph);
     let build = build();
-    let mut out = Vec::with_capacity(64 + build.len() + key.len() * 64 + snapshot.len());
+    let mut out = Vec::with_capacity(64 + build.len() + key.len() * 64);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(build.len() as u32).to_le_bytes());
@@ -83,8 +84,13 @@ fn bytes_of(key: &Key, graph: &Graph) -> Vec<u8> {
         out.extend_from_slice(&ident.len.to_le_bytes());
         out.extend_from_slice(&ident.crc.to_le_bytes());
     }
-    out.extend_from_slice(&snapshot);
-    out
+    [out, snapshot]
+}
+
+/// [`pieces_of`], in one buffer.
+#[cfg(test)]
+fn bytes_of(key: &Key, graph: &Graph) -> Vec<u8> {
+    pieces_of(key, graph).concat()
 }
 
 /// The graph in `bytes` if its key is `key`; why not otherwise.
@@ -129,9 +135,9 @@ fn read(bytes: &[u8], key: &Key) -> Result<Graph, String> {
 
 /// Saves `graph`, merged from the parts `key` names, in `file`.
 pub(super) fn write(file: &Path, key: &Key, graph: &Graph) -> anyhow::Result<usize> {
-    let bytes = bytes_of(key, graph);
-    super::parts::write_whole_as(file, &bytes, 0o600)?;
-    Ok(bytes.len())
+    let [head, snapshot] = pieces_of(key, graph);
+    super::parts::write_pieces_as(file, &[&head, &snapshot], 0o600)?;
+    Ok(head.len() + snapshot.len())
 }
 
 /// The graph saved in `file`, if it is the user's own, whole, and merged

@@ -70,9 +70,10 @@ pub(super) fn serve(args: ServeArgs, backend: Option<signpost::proxy::Command>) 
     let mut project = project;
     // (Only when the project's parts are every source: a `--graph` beside
     // them is not in the whole graph the project saved.)
+    let reading = std::time::Instant::now();
     let whole = project.as_mut().filter(|_| args.graph.is_empty()).and_then(signpost::project::Project::take_whole);
     let graphs = match whole {
-        Some(whole) => LiveGraph::open_whole(sources, whole),
+        Some(whole) => LiveGraph::open_whole(sources, whole, reading.elapsed()),
         None => {
             let built = project.as_ref().map(signpost::project::Project::built).unwrap_or_default();
             LiveGraph::open_with(sources, built).context("loading the graph")?
