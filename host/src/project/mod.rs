@@ -30,6 +30,7 @@
 //! `watch.rs` follows the tree and reads what changes; `passes.rs` runs the
 //! built-in languages' precise passes.
 
+mod first;
 mod freed;
 mod parts;
 mod passes;
@@ -43,6 +44,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use first::{First, Landing};
 use signpost_graph::indexer;
 use signpost_treesitter::languages::{LANGUAGES, Lang};
 use signpost_treesitter::walk::{self, WalkOptions};
@@ -86,12 +88,6 @@ impl Default for Options {
     }
 }
 
-/// The built-in indexer's first index: each language's part, and whether
-/// it already serves (restored from the last run's state with nothing
-/// changed since, no files now nor before, or sent whole to be served
-/// early: then its index is left empty here).
-type First = Vec<(Workspace, Indexed, bool)>;
-
 /// A language's part read while the first index is built.
 struct Early {
     indexed: Indexed,
@@ -125,8 +121,9 @@ enum Event {
     /// The built-in languages' files have been quiet since their edit
     /// counts were `generations`: a precise pass may run again.
     Quiet { pass: usize, generations: Vec<u64> },
-    /// The first index, built in the background past [`Options::first_wait`].
-    FirstIndex(First),
+    /// The first index, built in the background past [`Options::first_wait`]:
+    /// all of it, or (a restart's) each language as it is read again.
+    FirstIndex(Landing),
     /// While the first index is built in the background, a language's
     /// part as soon as it is read: its definitions alone, then the whole
     /// part, each served at once.
@@ -165,7 +162,7 @@ pub struct Project {
     /// Notes for `signpost://graph`, by topic, until the graph is served.
     notes: Vec<(String, Vec<String>)>,
     /// The first index, still being built in the background.
-    first: Option<(mpsc::Receiver<First>, Instant, usize)>,
+    first: Option<(mpsc::Receiver<Landing>, Instant, usize)>,
     /// Changes heard while the first index was being built: read once it
     /// lands.
     deferred: Vec<PathBuf>,
@@ -175,9 +172,9 @@ pub struct Project {
     /// since it came back.
     root_was_gone: bool,
     /// Files changed or gone since the last run's saved parts, which serve
-    /// until the first index lands, as the graph names them: marked stale
-    /// meanwhile.
-    restored_stale: std::collections::HashSet<String>,
+    /// until the first index lands, with their language and as the graph
+    /// names them: marked stale until their language lands.
+    restored_stale: Vec<(&'static str, String)>,
     /// Writes the parts' states for the next start.
     saver: saved::Saver,
     /// Languages served early while the first index is built: whether
@@ -199,6 +196,12 @@ pub struct Project {
     /// answer) starts once it is dropped ([`Project::publish`]), so that
     /// it does not take the cores the first answer needs.
     serving: Option<mpsc::Sender<()>>,
+    /// A restart's languages read again that changed since the last run,
+    /// not swapped in yet: they land together (`watch.rs`, `landing_now`).
+    held: First,
+    /// While a restart's languages are read again: tells the reader which
+    /// one an edit waits for, to read it next.
+    wanted: Option<mpsc::Sender<&'static str>>,
     /// What each built-in language's part served at the start holds, when
     /// it is the last run's (or empty): the key of the whole graph saved
     /// from them ([`Project::take_whole`]).
@@ -295,6 +298,8 @@ impl Project {
             building_since: None,
             served: Default::default(),
             serving: None,
+            wanted: None,
+            held: Vec::new(),
             restored: Vec::new(),
             whole_owed: false,
             restored_parts: Vec::new(),
@@ -355,7 +360,7 @@ impl Project {
                 project.restored.push((out.clone(), state.ident()));
                 let moved = state.drift.changed.iter().chain(&state.drift.gone);
                 let spelled = moved.filter_map(|p| watch::graph_path(&project.root, &project.cache, p));
-                project.restored_stale.extend(spelled);
+                project.restored_stale.extend(spelled.map(|file| (lang.name, file)));
             } else if files.is_empty() {
                 write_whole(&out, &empty)?;
                 project.restored.push((out.clone(), whole::Ident::EMPTY));
@@ -390,67 +395,18 @@ impl Project {
         let large = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let heard_large = large.clone();
         let (done, built) = mpsc::channel();
-        let at = root.clone();
         // A server answers from the restored parts at once: they are read
-        // again once they serve (a sender dropped at once lets it go now).
+        // again once they serve (a sender dropped at once lets it go now),
+        // each language landing as soon as it is read, those an edit waits
+        // for first.
         let (go, gate) = mpsc::channel::<()>();
+        let (want, wanted) = mpsc::channel();
         let gated = all_saved && opts.first_wait.is_some();
         project.serving = gated.then_some(go);
-        std::thread::Builder::new().name("signpost-first-index".into()).spawn(move || {
-            let _ = gate.recv_timeout(SERVE_FIRST);
-            if gated {
-                tracing::info!("the restored parts serve: their languages are read again for the next edit");
-            }
-            let first: First = jobs
-                .into_iter()
-                .zip(states)
-                .map(|((lang, files), state)| {
-                    // No files, none before: the empty part serves already.
-                    let none = state.is_none() && files.is_empty();
-                    if let Some(state) = state {
-                        let unchanged = state.drift.is_empty();
-                        match Workspace::restore(&at, lang, &files, &reading, state.reading()) {
-                            Ok((ws, indexed, _)) => return (ws, indexed, unchanged),
-                            Err(why) => tracing::info!(
-                                language = lang.name,
-                                why = why.as_str(),
-                                "the saved reading is not used: every file is read again"
-                            ),
-                        }
-                    }
-                    let Some(events) = early.as_ref().filter(|_| !files.is_empty()) else {
-                        let (ws, indexed) = Workspace::open(&at, lang, &files, &reading);
-                        return (ws, indexed, none);
-                    };
-                    let defs = |mut indexed: Indexed| {
-                        let graph = imported(&indexed);
-                        indexed.index = Default::default();
-                        match graph {
-                            Ok(graph) => {
-                                let graph = Some(graph);
-                                let first_files = indexed.report.pending > 0;
-                                let _ = events.send(Event::Early(Box::new(Early { indexed, whole: false, graph })));
-                                if first_files {
-                                    large.store(true, std::sync::atomic::Ordering::Release);
-                                }
-                            }
-                            Err(e) => {
-                                tracing::warn!(language = lang.name, error = %e, "a part read early does not load")
-                            }
-                        }
-                    };
-                    let (ws, mut indexed) = Workspace::open_early(&at, lang, &files, &reading, Some(defs));
-                    // The whole part serves at once; the first index
-                    // keeps its report.
-                    let index = std::mem::take(&mut indexed.index);
-                    let (report, generation) = (indexed.report.clone(), indexed.generation);
-                    let early = Early { indexed: Indexed { index, ..indexed }, whole: true, graph: None };
-                    let _ = events.send(Event::Early(Box::new(early)));
-                    (ws, Indexed { lang, index: Default::default(), report, generation, changed: None }, true)
-                })
-                .collect();
-            let _ = done.send(first);
-        })?;
+        project.wanted = gated.then_some(want);
+        let read = first::Read { at: root.clone(), reading, early, large };
+        let reader = first::Reader { read, gate, wanted: gated.then_some(wanted) };
+        reader.spawn(jobs.into_iter().zip(states).collect(), done)?;
         // Saved parts serve at once; otherwise the first index is waited
         // for a moment, until a large part's first files are served.
         let wait = if all_saved { Some(Duration::ZERO) } else { opts.first_wait };
@@ -470,6 +426,7 @@ impl Project {
         };
         match waited {
             Ok(first) => {
+                let first = first::whole(first, &built).context("the built-in indexer stopped (a bug in signpost)")?;
                 // Parts sent to be served early (none when no wait was
                 // given) are written like the others: nothing serves them.
                 let mut sent: Vec<Indexed> = Vec::new();

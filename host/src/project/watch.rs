@@ -16,7 +16,7 @@ use signpost_treesitter::walk::{self, WalkOptions};
 
 use super::Served;
 use super::parts::{part_name, uncovered};
-use super::{Early, Event, First, Project, imported};
+use super::{Early, Event, First, Landing, Project, imported};
 use crate::live_graph::{LiveGraph, ReloadRecord};
 
 /// How long the tree must be quiet before changes are read, once a batch
@@ -183,7 +183,7 @@ impl Project {
         }
         // So are the files changed since the saved parts serving now were
         // made, until the first index reads them.
-        for file in &self.restored_stale {
+        for (_, file) in &self.restored_stale {
             graphs.mark_changed(file.clone());
         }
         self.stopped_seen = graphs.changes_seen();
@@ -223,8 +223,11 @@ impl Project {
             Some((built, _, _)) => {
                 let events = self.events.clone();
                 std::thread::Builder::new().name("signpost-first-index-wait".into()).spawn(move || {
-                    if let Ok(first) = built.recv() {
-                        let _ = events.send(Event::FirstIndex(first));
+                    while let Ok(landing) = built.recv() {
+                        let last = landing.last;
+                        if events.send(Event::FirstIndex(landing)).is_err() || last {
+                            break;
+                        }
                     }
                 })?;
                 self.first_pending = true;
@@ -297,6 +300,7 @@ impl Project {
                 let mut changed = Vec::new();
                 let mut covered = false;
                 let mut early = Vec::new();
+                let mut landing: Option<(First, bool)> = None;
                 for e in batch {
                     match e {
                         Event::Changed(p) => changed.push(p),
@@ -333,20 +337,33 @@ impl Project {
                             early.retain(|e: &Early| !std::ptr::eq(e.indexed.lang, part.indexed.lang));
                             early.push(*part);
                         }
-                        Event::FirstIndex(first) => {
-                            self.early_landed(std::mem::take(&mut early), &graphs);
-                            self.first_landed(first, &graphs);
-                            changed.append(&mut self.deferred);
-                            changed.extend(self.catch_up());
+                        Event::FirstIndex(Landing { parts, last }) => {
+                            // Those of the batch swapped in with one join.
+                            let (landed, done) = landing.get_or_insert_with(|| (Vec::new(), false));
+                            landed.extend(parts);
+                            *done |= last;
                         }
                         Event::CatchUp => changed.extend(self.catch_up()),
                     }
                 }
                 self.early_landed(early, &graphs);
+                let (parts, last) = landing.unwrap_or_default();
+                self.held.extend(parts);
+                let parts = self.landing_now(&changed, last);
+                if !parts.is_empty() || last {
+                    self.first_landed(parts, last, &graphs);
+                    // What waited for these languages is read now (the
+                    // rest waits on, below).
+                    changed.append(&mut self.deferred);
+                    if last {
+                        changed.extend(self.catch_up());
+                    }
+                }
                 if self.first_pending {
-                    // Read once the first index lands.
-                    self.deferred.append(&mut changed);
-                    continue;
+                    // Read once the first index lands: all of it but the
+                    // files of a restart's languages landed already.
+                    changed = self.defer_unlanded(changed);
+                    covered = false;
                 }
                 // (every change in it is one the watcher found worth reading)
                 if changed.is_empty() && !covered {
@@ -439,17 +456,64 @@ impl Project {
         graphs.set_building(Some(self.building()));
     }
 
+    /// Of a restart's languages read again and not landed yet (`held`),
+    /// those to land now: all with the last; before it, those unchanged
+    /// since the last run (nothing to swap in) and those an edit (in
+    /// `changed` or deferred) waits for. The others, changed while
+    /// stopped, swap in together with the last, in one join (each join
+    /// merges every part: 1.2-1.6 s on a large tree).
+    fn landing_now(&mut self, changed: &[PathBuf], last: bool) -> First {
+        if last {
+            return std::mem::take(&mut self.held);
+        }
+        let waited: Vec<&str> = self
+            .deferred
+            .iter()
+            .chain(changed)
+            .filter_map(|p| signpost_treesitter::languages::of_path(p))
+            .map(|lang| lang.name)
+            .collect();
+        let (now, held) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(ws, _, same)| *same || waited.contains(&ws.lang().name));
+        self.held = held;
+        now
+    }
+
+    /// Of `changed`, heard while the first index is still landing, the
+    /// files of the languages landed already (a restart's, read again one
+    /// at a time): the rest waits until the whole index lands, and the
+    /// reader is told which languages an edit waits for.
+    fn defer_unlanded(&mut self, changed: Vec<PathBuf>) -> Vec<PathBuf> {
+        let (ready, wait): (Vec<PathBuf>, Vec<PathBuf>) =
+            changed.into_iter().partition(|c| self.parts.iter().any(|w| w.knows(c)));
+        if let Some(wanted) = &self.wanted {
+            for lang in wait.iter().filter_map(|c| signpost_treesitter::languages::of_path(c)) {
+                let _ = wanted.send(lang.name);
+            }
+        }
+        self.deferred.extend(wait);
+        ready
+    }
+
     /// The first index, built in the background, swaps in: each part that
     /// is not already served (restored from the last run, unchanged), all
-    /// at once, and is saved for the next start.
-    fn first_landed(&mut self, first: First, graphs: &LiveGraph) {
-        self.first_pending = false;
+    /// those of a landing at once, and is saved for the next start. The
+    /// `last` landing ends the first index.
+    fn first_landed(&mut self, first: First, last: bool, graphs: &LiveGraph) {
+        self.first_pending = !last;
+        if last {
+            self.wanted = None;
+        }
+        let langs: Vec<&str> = first.iter().map(|(_, indexed, _)| indexed.lang.name).collect();
+        tracing::debug!(languages = ?langs, last, "the first index lands");
         let mut swapped = Vec::new();
-        let restored = std::mem::take(&mut self.restored_parts);
         for (ws, indexed, same) in &first {
             let lang = indexed.lang.name;
             let path = self.built_in_file(lang);
-            let at_start = restored.iter().find(|(p, _)| *p == path).map(|(_, g)| g);
+            let at_start = self.restored_parts.iter().position(|(p, _)| *p == path);
+            let at_start = at_start.map(|at| self.restored_parts.swap_remove(at).1);
+            let at_start = at_start.as_ref();
             // A restored part that did not read beside a whole graph is
             // replaced like a changed one.
             let unread = matches!(at_start, Some(None));
@@ -480,8 +544,12 @@ impl Project {
             let record = graphs.replace_parts(parts);
             tracing::info!(parts = swapped.len(), result = record.result, "the first index swaps in");
             if record.result == "swapped" {
-                // What changed since the saved parts were made is read now.
-                let stale = std::mem::take(&mut self.restored_stale);
+                // What changed in these languages since the saved parts
+                // were made is read now.
+                let read = |lang: &str| swapped.iter().any(|(_, _, ws)| ws.lang().name == lang);
+                let stale: std::collections::HashSet<String> =
+                    self.restored_stale.iter().filter(|(l, _)| read(l)).map(|(_, f)| f.clone()).collect();
+                self.restored_stale.retain(|(l, _)| !read(l));
                 graphs.mark_indexed(self.stopped_seen, |file| stale.contains(file));
                 for (_, graph, ws) in &swapped {
                     self.save(ws, graph.clone());
@@ -497,7 +565,6 @@ impl Project {
                 self.save(ws, graph);
             }
         }
-        self.early.clear();
         for (ws, indexed, _) in first {
             for note in indexed.report.notes.iter().take(20) {
                 tracing::info!(note = note.as_str(), "indexing");
@@ -505,8 +572,12 @@ impl Project {
             graphs.set_notes(indexed.lang.name, indexed.report.notes);
             self.parts.push(ws);
         }
-        self.building_since = None;
-        graphs.set_building(None);
+        if last {
+            self.early.clear();
+            self.restored_parts.clear();
+            self.building_since = None;
+            graphs.set_building(None);
+        }
     }
 
     /// Adds to `stopped` the files `graph` holds, in a SCIP project served
