@@ -78,7 +78,11 @@ impl Reader {
             let mut jobs = jobs;
             let mut asked: Vec<&'static str> = Vec::new();
             while !jobs.is_empty() {
-                asked.extend(wanted.try_iter());
+                for lang in wanted.try_iter() {
+                    if !asked.contains(&lang) {
+                        asked.push(lang);
+                    }
+                }
                 let at = jobs.iter().position(|((lang, _), _)| asked.contains(&lang.name)).unwrap_or(0);
                 let job = jobs.remove(at);
                 let part = match &pool {
@@ -106,10 +110,18 @@ fn background() -> Option<rayon::ThreadPool> {
         .ok()
 }
 
+/// Ten steps below the thread's own (at most 19, the lowest). A thread's
+/// id: `setpriority` sets that thread's alone on Linux, and the threads it
+/// starts inherit it (`Workspace::restore` reads files on scoped threads:
+/// they are lowered too).
 #[cfg(target_os = "linux")]
 fn lower_priority() {
-    // A thread's own id: `setpriority` sets that thread's alone on Linux.
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), 10);
+    use rustix::process::{getpriority_process, setpriority_process};
+    let me = Some(rustix::thread::gettid());
+    let lowered = getpriority_process(me).and_then(|now| setpriority_process(me, (now + 10).min(19)));
+    if let Err(e) = lowered {
+        tracing::debug!(error = %e, "a thread reading languages again keeps its priority");
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -126,7 +138,10 @@ impl Read {
         if let Some(state) = state {
             let unchanged = state.drift.is_empty();
             match Workspace::restore(at, lang, &files, reading, state.reading()) {
-                Ok((ws, indexed, _)) => return (ws, indexed, unchanged),
+                // Unchanged only if nothing changed before it was read
+                // either: a file edited since the start is in this reading,
+                // and the part that serves must be swapped for it.
+                Ok((ws, indexed, drift)) => return (ws, indexed, unchanged && drift.is_empty()),
                 Err(why) => tracing::info!(
                     language = lang.name,
                     why = why.as_str(),
@@ -213,38 +228,37 @@ impl Project {
 
     /// Of a restart's languages read again and not landed yet (`held`),
     /// those to land now: all with the last; before it, those unchanged
-    /// since the last run (nothing to swap in) and those an edit (in
-    /// `changed` or deferred) waits for. The others, changed while
+    /// since the last run (nothing to swap in) and those holding a file an
+    /// edit changed (in `changed` or deferred). The others, changed while
     /// stopped, swap in together with the last, in one join (each join
     /// merges every part: 1.2-1.6 s on a large tree).
     pub(super) fn landing_now(&mut self, changed: &[PathBuf], last: bool) -> First {
         if last {
             return std::mem::take(&mut self.held);
         }
-        let waited: Vec<&str> = self
-            .deferred
-            .iter()
-            .chain(changed)
-            .filter_map(|p| signpost_treesitter::languages::of_path(p))
-            .map(|lang| lang.name)
-            .collect();
-        let (now, held) = std::mem::take(&mut self.held)
-            .into_iter()
-            .partition(|(ws, _, same)| *same || waited.contains(&ws.lang().name));
+        // A file the held part knows: a new one waits for the last
+        // landing like any file no part knows.
+        let waited = |ws: &Workspace| self.deferred.iter().chain(changed).any(|p| ws.knows(p));
+        let (now, held): (First, First) =
+            std::mem::take(&mut self.held).into_iter().partition(|(ws, _, same)| *same || waited(ws));
         self.held = held;
         now
     }
 
     /// Of `changed`, heard while the first index is still landing, the
     /// files of the languages landed already (a restart's, read again one
-    /// at a time): the rest waits until the whole index lands, and the
-    /// reader is told which languages an edit waits for.
+    /// at a time): the rest waits, looked at again after each landing, and
+    /// the reader is told which languages an edit waits for (each once).
     pub(super) fn defer_unlanded(&mut self, changed: Vec<PathBuf>) -> Vec<PathBuf> {
         let (ready, wait): (Vec<PathBuf>, Vec<PathBuf>) =
             changed.into_iter().partition(|c| self.parts.iter().any(|w| w.knows(c)));
         if let Some(wanted) = &self.wanted {
-            for lang in wait.iter().filter_map(|c| signpost_treesitter::languages::of_path(c)) {
-                let _ = wanted.send(lang.name);
+            let mut langs: Vec<&'static str> =
+                wait.iter().filter_map(|c| signpost_treesitter::languages::of_path(c)).map(|l| l.name).collect();
+            langs.sort_unstable();
+            langs.dedup();
+            for lang in langs {
+                let _ = wanted.send(lang);
             }
         }
         self.deferred.extend(wait);
@@ -390,6 +404,19 @@ mod tests {
         let all = whole(first, &rx).expect("every landing");
         assert_eq!(names(&all), LANGUAGES.iter().map(|l| l.name).collect::<Vec<_>>());
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// The pool a restart reads its languages again on runs below the
+    /// priority of the thread that made it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_reading_again_runs_at_a_lower_priority() {
+        use rustix::process::getpriority_process;
+        let here = getpriority_process(Some(rustix::thread::gettid())).expect("this thread's priority");
+        let pool = background().expect("a pool");
+        let there = pool.install(|| getpriority_process(Some(rustix::thread::gettid()))).expect("its priority");
+        assert_eq!(there, (here + 10).min(19));
+        assert!(here == 19 || there > here);
     }
 
     #[test]

@@ -163,8 +163,9 @@ pub struct Project {
     notes: Vec<(String, Vec<String>)>,
     /// The first index, still being built in the background.
     first: Option<(mpsc::Receiver<Landing>, Instant, usize)>,
-    /// Changes heard while the first index was being built: read once it
-    /// lands.
+    /// Changes heard while the first index was being built: read once
+    /// their language lands, or (a file no part knows, a directory) once
+    /// the whole index has.
     deferred: Vec<PathBuf>,
     /// The first index is being built in the background (watched).
     first_pending: bool,
@@ -197,7 +198,7 @@ pub struct Project {
     /// it does not take the cores the first answer needs.
     serving: Option<mpsc::Sender<()>>,
     /// A restart's languages read again that changed since the last run,
-    /// not swapped in yet: they land together (`watch.rs`, `landing_now`).
+    /// not swapped in yet: they land together (`first.rs`, `landing_now`).
     held: First,
     /// While a restart's languages are read again: tells the reader which
     /// one an edit waits for, to read it next.

@@ -223,7 +223,17 @@ impl Project {
             Some((built, _, _)) => {
                 let events = self.events.clone();
                 std::thread::Builder::new().name("signpost-first-index-wait".into()).spawn(move || {
-                    while let Ok(landing) = built.recv() {
+                    loop {
+                        let Ok(landing) = built.recv() else {
+                            // The reader stopped before its last landing (a
+                            // panic): what landed and what is held swap in,
+                            // and the edits waiting are read, not held for good.
+                            tracing::warn!(
+                                "the first index stopped before every language was read (a bug in signpost)"
+                            );
+                            let _ = events.send(Event::FirstIndex(Landing { parts: Vec::new(), last: true }));
+                            break;
+                        };
                         let last = landing.last;
                         if events.send(Event::FirstIndex(landing)).is_err() || last {
                             break;
