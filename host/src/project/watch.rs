@@ -16,7 +16,7 @@ use signpost_treesitter::walk::{self, WalkOptions};
 
 use super::Served;
 use super::parts::{part_name, uncovered};
-use super::{Early, Event, First, Landing, Project};
+use super::{Early, Event, Landing, Project};
 use crate::live_graph::{LiveGraph, ReloadRecord};
 
 /// How long the tree must be quiet before changes are read, once a batch
@@ -310,7 +310,9 @@ impl Project {
                 let mut changed = Vec::new();
                 let mut covered = false;
                 let mut early = Vec::new();
-                let mut landing: Option<(First, bool)> = None;
+                // Languages of the first index that landed in the batch go
+                // to `held`, and land together (`landing_now`).
+                let mut last = false;
                 for e in batch {
                     match e {
                         Event::Changed(p) => changed.push(p),
@@ -347,18 +349,14 @@ impl Project {
                             early.retain(|e: &Early| !std::ptr::eq(e.indexed.lang, part.indexed.lang));
                             early.push(*part);
                         }
-                        Event::FirstIndex(Landing { parts, last }) => {
-                            // Those of the batch swapped in with one join.
-                            let (landed, done) = landing.get_or_insert_with(|| (Vec::new(), false));
-                            landed.extend(parts);
-                            *done |= last;
+                        Event::FirstIndex(landing) => {
+                            self.held.extend(landing.parts);
+                            last |= landing.last;
                         }
                         Event::CatchUp => changed.extend(self.catch_up()),
                     }
                 }
                 self.early_landed(early, &graphs);
-                let (parts, last) = landing.unwrap_or_default();
-                self.held.extend(parts);
                 let parts = self.landing_now(&changed, last);
                 if !parts.is_empty() || last {
                     self.first_landed(parts, last, &graphs);
