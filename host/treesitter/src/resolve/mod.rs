@@ -220,7 +220,7 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
         return done;
     }
     let (p, partial, symbols_kept) = definitions(sources, last.as_ref().map(|(p, _)| p), &mut step);
-    let (p, memo, mut again) = resolve_uses(p, partial, last, step);
+    let (p, memo, mut again) = resolve_uses(p, partial, last, symbols_kept, step);
     again.symbols_kept = symbols_kept;
     (p, memo, again)
 }
@@ -359,11 +359,13 @@ fn definitions(
 }
 
 /// The uses of `p`'s files resolved (again only those the change may move,
-/// given the `last` resolve), with the supertypes and the counts.
+/// given the `last` resolve, whose symbols the unchanged files kept when
+/// `symbols_kept`), with the supertypes and the counts.
 fn resolve_uses(
     p: Project,
     partial: HashMap<DefIx, DefIx>,
     last: Option<(Project, Memo)>,
+    symbols_kept: bool,
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let (members, look) = rayon::join(|| members_of(&p), || Lookup::of(&p));
@@ -468,7 +470,7 @@ fn resolve_uses(
     let held = r.held();
     let sharing = warm::sharing(&p);
     let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
-    resolve_files(p, warm, Some(shape), last, step)
+    resolve_files(p, warm, Some(shape), last, symbols_kept, step)
 }
 
 /// The types called `name` at the top level of a file or in a namespace

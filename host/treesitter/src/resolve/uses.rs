@@ -61,6 +61,7 @@ pub(super) fn resolve_files(
     warm: warm::Warm,
     shape: Option<Shape>,
     last: Option<(Project, Memo)>,
+    symbols_kept: bool,
     mut step: Steps,
 ) -> (Project, Memo, Again) {
     let definitions_kept = shape.is_none();
@@ -163,7 +164,7 @@ pub(super) fn resolve_files(
     p.supers = warm.supers();
     part("supers");
     if let Some((old, old_warm)) = before {
-        again.touched = moved(&old, &old_warm.supers_view(), &p, &moved_too);
+        again.touched = moved(&old, &old_warm.supers_view(), &p, &moved_too, symbols_kept);
         drop_aside((old, old_warm));
     }
     part("moved");
@@ -182,8 +183,16 @@ pub(super) fn resolve_files(
 /// relate to can move: their types' symbols and kinds, their declarations
 /// written apart, their supertypes (a method added to an interface is
 /// overridden elsewhere). Its kept uses point at definitions of the same
-/// symbols (`again::plan` renumbers them by symbol).
-fn moved(old: &Project, old_supers: &(impl SuperTypes + Sync), p: &Project, resolved: &[bool]) -> Option<Vec<usize>> {
+/// symbols (`again::plan` renumbers them by symbol). When `symbols_kept`,
+/// each unchanged file's symbols are the last resolve's, copied
+/// (`symbols/kept.rs`): they are not compared again.
+fn moved(
+    old: &Project,
+    old_supers: &(impl SuperTypes + Sync),
+    p: &Project,
+    resolved: &[bool],
+    symbols_kept: bool,
+) -> Option<Vec<usize>> {
     let same_files = old.sources.len() == p.sources.len()
         && old.first_def.len() == p.sources.len()
         && old.sources.iter().zip(&p.sources).all(|(a, b)| a.path == b.path);
@@ -212,7 +221,9 @@ fn moved(old: &Project, old_supers: &(impl SuperTypes + Sync), p: &Project, reso
             let all = b.lang.all_supertypes;
             for at in 0..b.facts.defs.len() {
                 let (x, y) = (old.first_def[f] + at, p.first_def[f] + at);
-                if old.defs[x].symbol != p.defs[y].symbol {
+                #[cfg(test)]
+                assert!(!symbols_kept || old.defs[x].symbol == p.defs[y].symbol, "a kept symbol differs");
+                if !symbols_kept && old.defs[x].symbol != p.defs[y].symbol {
                     return None;
                 }
                 // Most definitions have no supertype on either side: none

@@ -183,7 +183,7 @@ pub(super) fn again(
     }
     step.done("definitions kept");
     let step = std::mem::replace(step, Steps(std::time::Instant::now()));
-    Some(resolve_files(p, warm, None, Some((old, memo)), step))
+    Some(resolve_files(p, warm, None, Some((old, memo)), true, step))
 }
 
 /// The files of `sources` that changed since `old`, when each says the
