@@ -220,9 +220,7 @@ pub fn resolve_again(sources: Vec<std::sync::Arc<Source>>, last: Option<(Project
         return done;
     }
     let (p, partial, symbols_kept) = definitions(sources, last.as_ref().map(|(p, _)| p), &mut step);
-    let (p, memo, mut again) = resolve_uses(p, partial, last, symbols_kept, step);
-    again.symbols_kept = symbols_kept;
-    (p, memo, again)
+    resolve_uses(p, partial, last, symbols_kept, step)
 }
 
 /// The definitions of `sources` alone: their owners and symbols (the ids

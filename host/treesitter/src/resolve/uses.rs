@@ -117,7 +117,7 @@ pub(super) fn resolve_files(
         all_because,
         definitions_kept,
         touched,
-        symbols_kept: definitions_kept,
+        symbols_kept,
     };
     let per_file: Vec<FileUses> = kept
         .into_par_iter()
