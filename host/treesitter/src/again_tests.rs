@@ -836,8 +836,14 @@ fn the_definitions_of_a_parts_first_files_are_the_whole_parts() {
             // thirds', then all.
             let firsts = [files.len() / 3, files.len() * 2 / 3];
             let mut early: Vec<crate::Indexed> = Vec::new();
-            let (_, whole) =
-                crate::Workspace::open_early_after(&fixture, lang, &files, &opts, &firsts, Some(|i| early.push(i)));
+            let (_, whole) = crate::Workspace::open_early_after(
+                &fixture,
+                lang,
+                &files,
+                &opts,
+                crate::Schedule::At(&firsts),
+                Some(|i| early.push(i)),
+            );
             let whole = definitions(&whole.index);
             let label = format!("{} ({name})", fixture.display());
             let Some((all, parts)) = early.split_last() else { panic!("{label}: no definitions given") };

@@ -19,6 +19,7 @@
 //! syntax looks like is its query file (`queries/<name>.scm`).
 
 pub mod accuracy;
+mod early;
 pub mod emit;
 pub mod expr;
 pub mod extract;
@@ -45,6 +46,7 @@ use languages::{Lang, Packages};
 use resolve::{Counts, Source};
 use signpost_graph::tree;
 
+pub use early::{EVERY, FIRST, Schedule};
 pub use emit::TOOL;
 
 /// A file read into its facts (shared, so that indexing a part again
@@ -72,9 +74,10 @@ impl Default for Options {
 }
 
 /// A part of this many files or more, read on start, gives the
-/// definitions of its first sixteenth and quarter before the rest is read
-/// ([`Workspace::open_early`]): on the 3.96M-line tree of BENCHMARKS.md,
-/// Java's 5,400 files take five seconds to read on two cores.
+/// definitions of its first files while the rest is read, about every
+/// second ([`Workspace::open_early`]): on the 3.96M-line tree of
+/// BENCHMARKS.md, Java's 5,400 files take five seconds to read on two
+/// cores. A smaller part is read within a second or two.
 pub const EARLY_FILES: usize = 2000;
 
 /// What indexing one language of a project did.
@@ -224,9 +227,10 @@ impl Workspace {
     /// resolved: their symbols are the whole part's, so what resolve, find
     /// and search answer from them stays true when the whole part comes.
     /// A part of [`EARLY_FILES`] files or more gives, before, the
-    /// definitions of its first sixteenth read, then of its first quarter,
-    /// where their symbols are already the whole part's
-    /// ([`Workspace::open_early_after`]).
+    /// definitions of its first files read so far, paced by time
+    /// ([`Schedule::Paced`]: the first after half a second of reading, then
+    /// about every second), where their symbols are already the whole
+    /// part's ([`Workspace::open_early_after`]).
     pub fn open_early(
         root: &Path,
         lang: &'static Lang,
@@ -234,27 +238,24 @@ impl Workspace {
         opts: &Options,
         early: Option<impl FnMut(Indexed)>,
     ) -> (Workspace, Indexed) {
-        let n = files.len();
-        let firsts: &[usize] = if n >= EARLY_FILES { &[n / 16, n / 4] } else { &[] };
-        Workspace::open_early_after(root, lang, files, opts, firsts, early)
+        let schedule = if files.len() >= EARLY_FILES { Schedule::Paced } else { Schedule::At(&[]) };
+        Workspace::open_early_after(root, lang, files, opts, schedule, early)
     }
 
     /// [`Workspace::open_early`], giving `early` the definitions of the
-    /// first `firsts[0]` files (in path order) once they are read, then of
-    /// the first `firsts[1]`…, then all of them once every file is: each
+    /// first files read (in path order) as `schedule` says, while the rest
+    /// is read, then all of them once every file is: each
     /// [`Indexed::report`] says how many files it holds and how many are
     /// still to read. The first files' are given only where no definition
     /// of theirs can be spelled otherwise once the rest is read
-    /// ([`resolve::spelled_alone`]); no `firsts` gives the definitions
-    /// once, when all are read. Each costs a resolve of the definitions
-    /// read so far: a quarter and a sixteenth of the part cost a third of
-    /// the last one.
+    /// ([`resolve::spelled_alone`]). Each costs a resolve of the
+    /// definitions read so far.
     pub fn open_early_after(
         root: &Path,
         lang: &'static Lang,
         files: &[PathBuf],
         opts: &Options,
-        firsts: &[usize],
+        schedule: Schedule<'_>,
         early: Option<impl FnMut(Indexed)>,
     ) -> (Workspace, Indexed) {
         let started = Instant::now();
@@ -267,32 +268,7 @@ impl Workspace {
         };
         let mut sorted = files.to_vec();
         sorted.sort_unstable();
-        let (mut done, mut alone) = (0, true);
-        for &upto in firsts.iter().filter(|&&k| k > 0 && k < files.len()) {
-            if upto <= done {
-                continue;
-            }
-            let read = ws.read_all(&sorted[done..upto]);
-            ws.keep(sorted[done..upto].iter().cloned().zip(read));
-            done = upto;
-            // Once one file's definitions are spelled by what later files
-            // hold, so are they in every longer run.
-            if !alone {
-                continue;
-            }
-            let (report, sources) = ws.gather();
-            let project = resolve::definitions_only(sources);
-            alone = resolve::spelled_alone(&project);
-            if alone {
-                let index = emit::emit(&project, &ws.root);
-                let report = Report { elapsed: started.elapsed(), pending: files.len() - done, ..report };
-                early(Indexed::new(lang, index, report));
-            } else {
-                tracing::debug!(language = lang.name, "a part's first files' definitions wait for the rest");
-            }
-        }
-        let read = ws.read_all(&sorted[done..]);
-        ws.keep(sorted[done..].iter().cloned().zip(read));
+        ws.read_giving(&sorted, schedule, started, &mut early);
         early(ws.definitions(started));
         let indexed = ws.index(started, false);
         (ws, indexed)
@@ -432,54 +408,6 @@ impl Workspace {
     /// being read, before a watcher was there to see it, left behind.
     pub fn drifted(&self) -> Vec<PathBuf> {
         self.stamps.iter().filter(|(p, s)| tree::stamp(p).as_ref() != Some(*s)).map(|(p, _)| p.clone()).collect()
-    }
-
-    /// Reads `files` in parallel, each thread its own parser; results in
-    /// the order given.
-    fn read_all(&self, files: &[PathBuf]) -> Vec<Stamped> {
-        // No reader (nor its language's query) for no files.
-        if files.is_empty() {
-            return Vec::new();
-        }
-        let threads = if self.opts.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            self.opts.threads
-        }
-        .clamp(1, 64)
-        .min(files.len().max(1));
-        let (root, lang, opts, modules) = (&self.root, self.lang, &self.opts, &self.modules[..]);
-        let chunks: Vec<Vec<(usize, Stamped)>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    scope.spawn(move || {
-                        let mut reader = match Reader::new(lang, opts.parse_timeout) {
-                            Ok(r) => r,
-                            Err(e) => {
-                                return (t..files.len())
-                                    .step_by(threads)
-                                    .map(|i| (i, (Err(e.to_string()), None)))
-                                    .collect();
-                            }
-                        };
-                        (t..files.len())
-                            .step_by(threads)
-                            .map(|i| {
-                                let (read, stamp) = read_one(&mut reader, root, lang, &files[i], modules, opts);
-                                (i, (read.map(Arc::new), stamp))
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| vec![(0, (Err("a reader thread panicked".into()), None))]))
-                .collect()
-        });
-        let mut all: Vec<(usize, Stamped)> = chunks.into_iter().flatten().collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, r)| r).collect()
     }
 
     /// The files read, for a resolve, and the report of their reading (the
