@@ -113,6 +113,61 @@ fn watch_tree(root: &Path, watcher: &mut impl notify::Watcher) {
     tracing::info!(root = %root.display(), directories = dirs.len() - unwatched, unwatched, "watching the project's sources");
 }
 
+/// The watcher of the project's directories, watching them all on a thread
+/// of its own at first.
+enum Watching<W> {
+    Now(W),
+    Started(std::thread::JoinHandle<W>),
+    /// Its thread panicked: edits are not followed.
+    Lost,
+}
+
+impl<W: notify::Watcher + Send + 'static> Watching<W> {
+    /// `watcher`, watching every directory under `root` (when there is
+    /// one) on a thread of its own (or this one, if none starts).
+    fn start(mut watcher: W, root: Option<PathBuf>) -> Watching<W> {
+        let Some(root) = root else { return Watching::Now(watcher) };
+        // Sent once the thread starts: kept here should it not.
+        let (tx, rx) = std::sync::mpsc::channel::<W>();
+        let under = root.clone();
+        let spawned = std::thread::Builder::new().name("signpost-watch-dirs".into()).spawn(move || {
+            let mut watcher = rx.recv().expect("the watcher is sent as soon as the thread starts");
+            watch_tree(&under, &mut watcher);
+            watcher
+        });
+        match spawned {
+            Ok(thread) => {
+                let _ = tx.send(watcher);
+                Watching::Started(thread)
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no thread to watch the directories: they are watched now");
+                watch_tree(&root, &mut watcher);
+                Watching::Now(watcher)
+            }
+        }
+    }
+
+    /// Once every directory is watched.
+    fn wait(&mut self) {
+        if let Watching::Started(_) = self {
+            let Watching::Started(thread) = std::mem::replace(self, Watching::Lost) else { unreachable!() };
+            match thread.join() {
+                Ok(watcher) => *self = Watching::Now(watcher),
+                Err(_) => tracing::error!("watching the project's directories panicked: edits are not followed"),
+            }
+        }
+    }
+
+    /// Watches `dir` and the directories under it too.
+    fn add(&mut self, dir: &Path) {
+        self.wait();
+        if let Watching::Now(watcher) = self {
+            watch_dirs(watcher, &walk::directories(dir));
+        }
+    }
+}
+
 /// Extensions of the files SCIP indexers read and the watcher does not
 /// re-index (their projects are indexed once, in the background).
 const SCIP_EXTENSIONS: &[&str] = &["rs", "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi"];
@@ -246,20 +301,19 @@ impl Project {
                 let _ = self.events.send(Event::CatchUp);
             }
         }
-        // The directories are watched on the project's thread, while the
-        // server answers already (5,334 directories take 0.4 s:
-        // BENCHMARKS.md), and no event is handled before; but here when a
-        // SCIP project's files are followed: what changed while stopped was
-        // looked for once, and a change before the watch would be missed.
+        // The directories are watched on a thread of their own, while the
+        // server answers already (5,334 directories take 0.4-0.5 s:
+        // BENCHMARKS.md) and a large language's first files read early
+        // are swapped in; no other event is handled before they all are.
+        // But here when a SCIP project's files are followed: what changed
+        // while stopped was looked for once, and a change before the watch
+        // would be missed.
         let later = self.scip_roots.is_empty() && self.stopped.is_empty();
         if !later {
             watch_tree(&self.root, &mut watcher);
         }
         std::thread::Builder::new().name("signpost-project".into()).spawn(move || {
-            let mut watcher = watcher;
-            if later {
-                watch_tree(&self.root, &mut watcher);
-            }
+            let mut watching = Watching::start(watcher, later.then(|| self.root.clone()));
             // The restored parts as they serve before any event.
             let restored: Vec<PathBuf> = self
                 .restored
@@ -303,6 +357,11 @@ impl Project {
                         Ok(e) => batch.push(e),
                         Err(_) => break,
                     }
+                }
+                // What a part read early swaps in waits for no watch; every
+                // other event for all of them.
+                if batch.iter().any(|e| !matches!(e, Event::Early(_))) {
+                    watching.wait();
                 }
                 // The batch is closed: a change marked from here on is
                 // not in it, and stays marked until a later batch.
@@ -392,7 +451,7 @@ impl Project {
                 // A directory created or moved in is watched, and what is
                 // in it already is found by the walk `refresh` makes.
                 for dir in changed.iter().filter(|p| p.is_dir()) {
-                    watch_dirs(&mut watcher, &walk::directories(dir));
+                    watching.add(dir);
                 }
                 if let Err(e) = self.refresh(&changed, covered, &graphs, seen) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
