@@ -22,6 +22,7 @@
 //!   does not parse) is a note that names it, never silence.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -47,10 +48,16 @@ struct Dir {
     gitignore: Parts,
 }
 
+/// The ignore files that apply in a directory: those of the directories
+/// from it up to the root that have any, nearest first.
+type Chain = Vec<Arc<Dir>>;
+
 /// The ignore rules of a tree, read once per directory as the walk goes.
 pub struct Ignores {
     root: PathBuf,
-    dirs: Mutex<HashMap<PathBuf, Arc<Dir>>>,
+    /// Each directory met, by its path's bytes (as the walk spells it:
+    /// hashed whole, not component by component), with its chain.
+    dirs: Mutex<HashMap<OsString, Arc<Chain>, foldhash::fast::RandomState>>,
     exclude: Parts,
     global: Parts,
     notes: Mutex<Vec<String>>,
@@ -70,7 +77,7 @@ impl Ignores {
             .unwrap_or_default();
         Ignores {
             root: root.to_path_buf(),
-            dirs: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(HashMap::default()),
             exclude,
             global,
             notes: Mutex::new(notes),
@@ -84,9 +91,8 @@ impl Ignores {
         if rel.as_os_str().is_empty() {
             return false;
         }
-        // The directories above the path, nearest first.
-        let dirs: Vec<Arc<Dir>> =
-            path.ancestors().skip(1).take(rel.components().count()).map(|d| self.dir(d)).collect();
+        // The directories above the path, nearest first: those with rules.
+        let Some(dirs) = path.parent().map(|d| self.chain(d)) else { return false };
         let decided = |pick: fn(&Dir) -> &Parts| dirs.iter().find_map(|d| decide(pick(d), path, is_dir));
         decided(|d| &d.ignore)
             .or_else(|| decided(|d| &d.gitignore))
@@ -100,22 +106,34 @@ impl Ignores {
         self.notes.lock().map(|n| n.clone()).unwrap_or_default()
     }
 
-    fn dir(&self, dir: &Path) -> Arc<Dir> {
-        if let Some(d) = self.dirs.lock().ok().and_then(|m| m.get(dir).cloned()) {
-            return d;
+    /// The chain of directory `dir` (the root or under it): its own ignore
+    /// files read the first time it is asked, then its parent's chain.
+    fn chain(&self, dir: &Path) -> Arc<Chain> {
+        let key: &OsStr = dir.as_os_str();
+        if let Some(c) = self.dirs.lock().ok().and_then(|m| m.get(key).cloned()) {
+            return c;
         }
         let mut notes = Vec::new();
-        let d = Arc::new(Dir {
+        let own = Dir {
             ignore: parts(&self.root, dir, &dir.join(".ignore"), &mut notes),
             gitignore: parts(&self.root, dir, &dir.join(".gitignore"), &mut notes),
-        });
+        };
         if let Ok(mut all) = self.notes.lock() {
             all.extend(notes);
         }
-        if let Ok(mut m) = self.dirs.lock() {
-            m.insert(dir.to_path_buf(), d.clone());
+        let mut chain: Chain = Vec::new();
+        if !own.ignore.is_empty() || !own.gitignore.is_empty() {
+            chain.push(Arc::new(own));
         }
-        d
+        let up = dir.parent().filter(|_| dir != self.root).filter(|p| p.starts_with(&self.root));
+        if let Some(up) = up {
+            chain.extend(self.chain(up).iter().cloned());
+        }
+        let chain = Arc::new(chain);
+        if let Ok(mut m) = self.dirs.lock() {
+            m.insert(key.to_owned(), chain.clone());
+        }
+        chain
     }
 }
 
