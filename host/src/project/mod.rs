@@ -53,7 +53,7 @@ use signpost_treesitter::{Indexed, Workspace};
 use crate::live_graph::LiveGraph;
 use crate::precise;
 use crate::trust::Trust;
-pub use parts::{default_cache, index_scip_part, part_name, scip_projects, scip_roots, uncovered};
+pub use parts::{default_cache, index_scip_part, part_name, scip_roots, uncovered};
 use parts::{has_index, write_whole};
 use trusted::trusted_indexers;
 use watch::changed_while_stopped;
@@ -241,11 +241,11 @@ impl Project {
         // The last run's states are read (from the cache) while the tree is
         // walked, on two threads: both take a restart's first moments.
         let reading = signpost_treesitter::Options::default();
-        let ((found, walk_notes), loaded) = std::thread::scope(|s| {
+        let (walked, loaded) = std::thread::scope(|s| {
             let states = s.spawn(|| {
                 LANGUAGES.iter().map(|lang| saved::read(&saved::file_of(&cache, lang.name), lang, &reading)).collect()
             });
-            let walked = walk::sources(&root, &WalkOptions::default());
+            let walked = walk::project(&root, &WalkOptions::default(), &crate::indexer::markers());
             let states: Vec<Option<Result<saved::Loaded, String>>> = states.join().unwrap_or_else(|_| {
                 LANGUAGES
                     .iter()
@@ -255,10 +255,16 @@ impl Project {
             (walked, states)
         });
         let walked_ms = started.elapsed().as_millis() as u64;
+        tracing::debug!(
+            ms = walked_ms,
+            files = walked.sources.iter().map(|(_, f)| f.len()).sum::<usize>(),
+            "project walked"
+        );
+        let walk::Walked { sources: found, notes: walk_notes, marked } = walked;
         for note in &walk_notes {
             tracing::info!(note = note.as_str(), "project walk");
         }
-        let detected = scip_projects(&root);
+        let detected = crate::indexer::projects(&marked);
         if found.is_empty() && detected.is_empty() {
             anyhow::bail!(
                 "nothing to serve in {}: no Cargo.toml, package.json, tsconfig.json, pyproject.toml, setup.py or \

@@ -26,12 +26,6 @@ pub fn default_cache(root: &Path) -> PathBuf {
     base.join("signpost").join("projects").join(format!("{name}-{hash}"))
 }
 
-/// The SCIP-indexed projects under `root` (a workspace of several, or one
-/// at its top), by their marker files.
-pub fn scip_projects(root: &Path) -> Vec<(indexer::Language, PathBuf)> {
-    indexer::projects(&walk::marked(root, &indexer::markers()))
-}
-
 /// What a part of the workspace under `root` is called: its language, and
 /// its directory when it is not the root (`python.services-api`).
 pub fn part_name(lang: &str, dir: &Path, root: &Path) -> String {

@@ -83,9 +83,31 @@ fn walker(root: &Path, include_generated: bool) -> (ignore::Walk, Arc<Ignores>) 
 /// The source files under `root`, per language, sorted; plus a note per
 /// path that could not be read.
 pub fn sources(root: &Path, opts: &WalkOptions) -> (Vec<(&'static Lang, Vec<PathBuf>)>, Vec<String>) {
+    let walked = project(root, opts, &[]);
+    (walked.sources, walked.notes)
+}
+
+/// What one walk of a project finds.
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// The source files, per language, sorted.
+    pub sources: Vec<(&'static Lang, Vec<PathBuf>)>,
+    /// A note per path that could not be read.
+    pub notes: Vec<String>,
+    /// The files named one of the marker names asked for, as [`marked`]
+    /// gives them.
+    pub marked: Vec<(String, PathBuf)>,
+}
+
+/// [`sources`] and [`marked`] (of `markers`) in one walk of the tree: a
+/// tree of a hundred thousand files takes seconds to walk.
+pub fn project(root: &Path, opts: &WalkOptions, markers: &[&str]) -> Walked {
     let mut by_lang: Vec<(&'static Lang, Vec<PathBuf>)> = Vec::new();
     let mut notes = Vec::new();
+    let mut found = Vec::new();
     let include = opts.include_generated;
+    // (the markers of a walk that takes build outputs in are not theirs)
+    let (markers, apart) = if include { (&[][..], markers) } else { (markers, &[][..]) };
     let (walk, rules) = walker(root, include);
     for entry in walk {
         let entry = match entry {
@@ -108,6 +130,11 @@ pub fn sources(root: &Path, opts: &WalkOptions) -> (Vec<(&'static Lang, Vec<Path
             }
             continue;
         }
+        if let Some(name) = entry.file_name().to_str().filter(|n| markers.contains(n))
+            && let Some(dir) = entry.path().parent()
+        {
+            found.push((name.to_owned(), dir.to_path_buf()));
+        }
         let path = entry.into_path();
         let Some(lang) = languages::of_path(&path) else { continue };
         if !include && is_copy(root, &path) {
@@ -122,7 +149,11 @@ pub fn sources(root: &Path, opts: &WalkOptions) -> (Vec<(&'static Lang, Vec<Path
         v.sort();
     }
     notes.extend(rules.notes());
-    (by_lang, notes)
+    found.sort();
+    if !apart.is_empty() {
+        found = marked(root, apart);
+    }
+    Walked { sources: by_lang, notes, marked: found }
 }
 
 /// Whether a file's name says its generator wrote it (`*.pb.go`,
@@ -236,4 +267,47 @@ pub fn go_module(root: &Path, dir: &Path) -> Option<String> {
         let m = rest.trim().trim_matches('"');
         (!m.is_empty() && rest.starts_with(char::is_whitespace)).then(|| m.to_owned())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One walk finds what [`sources`] and [`marked`] find apart: the
+    /// sources, and the marker files, under the same ignore rules (a
+    /// build output's and an ignored directory's left out).
+    #[test]
+    fn one_walk_finds_the_sources_and_the_markers_the_two_walks_find() {
+        let root = std::env::temp_dir().join(format!("signpost-walk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let write = |rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap_or(&root)).unwrap_or_else(|e| panic!("{e}"));
+            std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+        };
+        write(".gitignore", "ignored/\n");
+        write("Cargo.toml", "[package]\n");
+        write("src/main.rs", "fn main() {}\n");
+        write("web/package.json", "{}\n");
+        write("web/src/a.ts", "export const a = 1;\n");
+        write("svc/A.java", "class A {}\n");
+        write("ignored/package.json", "{}\n");
+        write("ignored/B.java", "class B {}\n");
+        write("node_modules/x/package.json", "{}\n");
+        let root = std::fs::canonicalize(&root).unwrap_or_else(|e| panic!("{e}"));
+        let markers = ["Cargo.toml", "package.json"];
+        let one = project(&root, &WalkOptions::default(), &markers);
+        let (sources, notes) = sources(&root, &WalkOptions::default());
+        let files = |s: &[(&'static Lang, Vec<PathBuf>)]| -> Vec<(String, Vec<PathBuf>)> {
+            s.iter().map(|(l, f)| (l.name.to_owned(), f.clone())).collect()
+        };
+        assert_eq!(files(&one.sources), files(&sources));
+        assert_eq!(one.notes, notes);
+        assert_eq!(one.marked, marked(&root, &markers));
+        let names: Vec<(&str, PathBuf)> =
+            one.marked.iter().map(|(n, d)| (n.as_str(), d.strip_prefix(&root).unwrap_or(d).to_path_buf())).collect();
+        assert_eq!(names, [("Cargo.toml", PathBuf::new()), ("package.json", PathBuf::from("web"))]);
+        assert!(one.sources.iter().all(|(_, f)| f.iter().all(|p| !p.starts_with(root.join("ignored")))));
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }

@@ -50,15 +50,16 @@ pub(super) fn index_project(
     trust: bool,
 ) -> anyhow::Result<ExitCode> {
     use signpost::indexer;
-    use signpost::project::{index_scip_part, part_name, scip_projects, scip_roots, uncovered};
+    use signpost::project::{index_scip_part, part_name, scip_roots, uncovered};
     use signpost_treesitter::walk::{self, WalkOptions};
     let dir = std::fs::canonicalize(dir).with_context(|| format!("no project directory {}", dir.display()))?;
     let given = given_indexers(indexers)?;
     let trust = signpost::trust::Trust::of(&dir, trust);
     // Every project under DIR with a SCIP indexer here, by its marker files;
     // every other language's files, for the built-in tree-sitter indexer.
-    let detected = scip_projects(&dir);
-    let (parsed, walk_notes) = walk::sources(&dir, &WalkOptions::default());
+    let walk::Walked { sources: parsed, notes: walk_notes, marked } =
+        walk::project(&dir, &WalkOptions::default(), &indexer::markers());
+    let detected = indexer::projects(&marked);
     if detected.is_empty() && parsed.is_empty() {
         let extensions: Vec<String> = signpost_treesitter::languages::LANGUAGES
             .iter()
