@@ -27,9 +27,11 @@
 //! The project as it opens is here: its parts chosen (a SCIP indexer runs
 //! only on a trusted tree), the first index built and waited for.
 //! `parts.rs` names the parts and their index files in the cache;
-//! `watch.rs` follows the tree and reads what changes; `passes.rs` runs the
-//! built-in languages' precise passes.
+//! `watch.rs` follows the tree and reads what changes (`dirs.rs` watches
+//! its directories); `passes.rs` runs the built-in languages' precise
+//! passes.
 
+mod dirs;
 mod first;
 mod freed;
 mod parts;
