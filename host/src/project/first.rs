@@ -20,11 +20,18 @@ use signpost_treesitter::{Indexed, Workspace};
 use super::{Early, Event, Project, SERVE_FIRST, imported, saved};
 use crate::live_graph::LiveGraph;
 
-/// The built-in indexer's first index: each language's part, and whether
-/// it already serves (restored from the last run's state with nothing
-/// changed since, no files now nor before, or sent whole to be served
-/// early: then its index is left empty here).
-pub(super) type First = Vec<(Workspace, Indexed, bool)>;
+/// The built-in indexer's first index: each language's part.
+pub(super) type First = Vec<Language>;
+
+/// A language's part of the first index.
+pub(super) struct Language {
+    pub(super) ws: Workspace,
+    pub(super) indexed: Indexed,
+    /// It serves already: restored from the last run's state with nothing
+    /// changed since, no files now nor before, or sent whole to be served
+    /// early (then `indexed`'s index is left empty).
+    pub(super) serves: bool,
+}
 
 /// Languages' parts of the first index as they land: all of them at once,
 /// or (a restart's) one at a time; the last tells the first index is done.
@@ -131,7 +138,7 @@ impl Read {
     /// One language's part: restored from its state and what changed read
     /// again, or read whole (sent early to be served when a server does
     /// not wait for it).
-    fn language(&self, ((lang, files), state): Job) -> (Workspace, Indexed, bool) {
+    fn language(&self, ((lang, files), state): Job) -> Language {
         let (at, reading) = (&self.at, &self.reading);
         // No files, none before: the empty part serves already.
         let none = state.is_none() && files.is_empty();
@@ -141,7 +148,9 @@ impl Read {
                 // Unchanged only if nothing changed before it was read
                 // either: a file edited since the start is in this reading,
                 // and the part that serves must be swapped for it.
-                Ok((ws, indexed, drift)) => return (ws, indexed, unchanged && drift.is_empty()),
+                Ok((ws, indexed, drift)) => {
+                    return Language { ws, indexed, serves: unchanged && drift.is_empty() };
+                }
                 Err(why) => tracing::info!(
                     language = lang.name,
                     why = why.as_str(),
@@ -151,7 +160,7 @@ impl Read {
         }
         let Some(events) = self.early.as_ref().filter(|_| !files.is_empty()) else {
             let (ws, indexed) = Workspace::open(at, lang, &files, reading);
-            return (ws, indexed, none);
+            return Language { ws, indexed, serves: none };
         };
         let defs = |mut indexed: Indexed| {
             let graph = imported(&indexed);
@@ -176,7 +185,8 @@ impl Read {
         let (report, generation) = (indexed.report.clone(), indexed.generation);
         let early = Early { indexed: Indexed { index, ..indexed }, whole: true, graph: None };
         let _ = events.send(Event::Early(Box::new(early)));
-        (ws, Indexed { lang, index: Default::default(), report, generation, changed: None }, true)
+        let indexed = Indexed { lang, index: Default::default(), report, generation, changed: None };
+        Language { ws, indexed, serves: true }
     }
 }
 
@@ -190,7 +200,7 @@ pub(super) fn whole(first: Landing, built: &mpsc::Receiver<Landing>) -> Result<F
         last = more.last;
     }
     // In the languages' order, whatever order they were read in.
-    parts.sort_by_key(|(_, indexed, _)| LANGUAGES.iter().position(|l| std::ptr::eq(l, indexed.lang)));
+    parts.sort_by_key(|part| LANGUAGES.iter().position(|l| std::ptr::eq(l, part.indexed.lang)));
     Ok(parts)
 }
 
@@ -240,7 +250,7 @@ impl Project {
         // landing like any file no part knows.
         let waited = |ws: &Workspace| self.deferred.iter().chain(changed).any(|p| ws.knows(p));
         let (now, held): (First, First) =
-            std::mem::take(&mut self.held).into_iter().partition(|(ws, _, same)| *same || waited(ws));
+            std::mem::take(&mut self.held).into_iter().partition(|part| part.serves || waited(&part.ws));
         self.held = held;
         now
     }
@@ -274,10 +284,10 @@ impl Project {
         if last {
             self.wanted = None;
         }
-        let langs: Vec<&str> = first.iter().map(|(_, indexed, _)| indexed.lang.name).collect();
+        let langs: Vec<&str> = first.iter().map(|part| part.indexed.lang.name).collect();
         tracing::debug!(languages = ?langs, last, "the first index lands");
         let mut swapped = Vec::new();
-        for (ws, indexed, same) in &first {
+        for Language { ws, indexed, serves } in &first {
             let lang = indexed.lang.name;
             let path = self.built_in_file(lang);
             let at_start = self.restored_parts.iter().position(|(p, _)| *p == path);
@@ -286,7 +296,7 @@ impl Project {
             // A restored part that did not read beside a whole graph is
             // replaced like a changed one.
             let unread = matches!(at_start, Some(None));
-            if *same && !unread {
+            if *serves && !unread {
                 // A part restored from the last run's state that still
                 // serves (no precise index swapped in meanwhile): its reading
                 // made again is what it was made from, so the next edit
@@ -326,7 +336,7 @@ impl Project {
             }
         }
         // Parts served whole early are saved now, with their workspace.
-        for (ws, indexed, _) in &first {
+        for Language { ws, indexed, .. } in &first {
             let lang = indexed.lang.name;
             if self.early.iter().any(|&(l, whole, _)| l == lang && whole)
                 && let Some(graph) = graphs.part(&self.built_in_file(lang))
@@ -334,7 +344,7 @@ impl Project {
                 self.save(ws, graph);
             }
         }
-        for (ws, indexed, _) in first {
+        for Language { ws, indexed, .. } in first {
             for note in indexed.report.notes.iter().take(20) {
                 tracing::info!(note = note.as_str(), "indexing");
             }
@@ -366,7 +376,7 @@ mod tests {
     }
 
     fn names(parts: &First) -> Vec<&'static str> {
-        parts.iter().map(|(_, indexed, _)| indexed.lang.name).collect()
+        parts.iter().map(|part| part.indexed.lang.name).collect()
     }
 
     #[test]

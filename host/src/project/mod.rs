@@ -448,12 +448,12 @@ impl Project {
                         }
                     }
                 }
-                for (ws, indexed, same) in first {
+                for first::Language { ws, indexed, serves } in first {
                     let out = project.built_in_file(indexed.lang.name);
                     if let Some(at) = sent.iter().position(|e| std::ptr::eq(e.lang, indexed.lang)) {
                         project.write(&out, &ws, &sent.swap_remove(at))?;
                         project.restored.retain(|(p, _)| *p != out);
-                    } else if !same {
+                    } else if !serves {
                         project.write(&out, &ws, &indexed)?;
                         project.restored.retain(|(p, _)| *p != out);
                     }
