@@ -416,9 +416,9 @@ async fn a_slow_first_index_does_not_hold_initialize_and_edits_made_meanwhile_ar
 
 /// A large part serves the definitions of its first files (those read so
 /// far, in path order, about every second) while the rest is read: a
-/// class there answers, says the
-/// index is still being built and how many of the part's files its answer
-/// comes from, with the id it keeps once the whole part is served.
+/// class there answers, says the index is still being built and how many
+/// of the part's files its answer comes from, with the id it keeps once
+/// the whole part is served.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_large_part_serves_its_first_files_definitions_while_the_rest_is_read() {
     let scratch = Scratch::new("untrusted-first-files");

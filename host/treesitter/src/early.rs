@@ -93,9 +93,9 @@ impl Readers {
     /// Reads `files` in parallel, each thread with its own parser, taking
     /// the next file in the order given; `got` is called on this thread
     /// with each file's place in `files` and its reading as they come,
-    /// and with none once `tick` passes without one. A file whose reader
-    /// stopped (a panic) is not given.
-    fn each(&self, files: &[PathBuf], tick: Duration, mut got: impl FnMut(Option<(usize, Stamped)>)) {
+    /// and, given a `tick`, with none each time it passes without one. A
+    /// file whose reader stopped (a panic) is not given ([`unread`]).
+    fn each(&self, files: &[PathBuf], tick: Option<Duration>, mut got: impl FnMut(Option<(usize, Stamped)>)) {
         // No reader (nor its language's query) for no files.
         if files.is_empty() {
             return;
@@ -135,7 +135,11 @@ impl Readers {
                 .collect();
             drop(sent);
             loop {
-                match came.recv_timeout(tick) {
+                let next = match tick {
+                    Some(tick) => came.recv_timeout(tick),
+                    None => came.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+                };
+                match next {
                     Ok(read) => got(Some(read)),
                     Err(mpsc::RecvTimeoutError::Timeout) => got(None),
                     Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -154,12 +158,12 @@ impl Workspace {
     /// the order given.
     pub(crate) fn read_all(&self, files: &[PathBuf]) -> Vec<Stamped> {
         let mut all: Vec<Option<Stamped>> = (0..files.len()).map(|_| None).collect();
-        Readers::of(self).each(files, Duration::from_secs(3600), |read| {
+        Readers::of(self).each(files, None, |read| {
             if let Some((i, read)) = read {
                 all[i] = Some(read);
             }
         });
-        all.into_iter().map(|r| r.unwrap_or_else(|| (Err("a reader thread panicked".into()), None))).collect()
+        all.into_iter().map(|r| r.unwrap_or_else(unread)).collect()
     }
 
     /// Reads `files` (sorted, every one of the part) into the workspace,
@@ -179,7 +183,7 @@ impl Workspace {
         let mut slots: Vec<Option<Stamped>> = (0..total).map(|_| None).collect();
         let (mut read, mut kept, mut alone) = (0, 0, true);
         let mut clock = Clock { started: Instant::now(), given: 0, last: None, grew: Instant::now() };
-        Readers::of(self).each(files, TICK, |came| {
+        Readers::of(self).each(files, Some(TICK), |came| {
             if let Some((i, stamped)) = came {
                 slots[i] = Some(stamped);
             }
@@ -212,11 +216,14 @@ impl Workspace {
                 clock.last = Some((Instant::now(), taking.elapsed()));
             }
         });
-        let rest = slots[kept..]
-            .iter_mut()
-            .map(|s| s.take().unwrap_or_else(|| (Err("a reader thread panicked".into()), None)));
+        let rest = slots[kept..].iter_mut().map(|s| s.take().unwrap_or_else(unread));
         self.keep(files[kept..].iter().cloned().zip(rest));
     }
+}
+
+/// The reading of a file whose reader stopped before it (a panic).
+fn unread() -> Stamped {
+    (Err("a reader thread panicked".into()), None)
 }
 
 #[cfg(test)]

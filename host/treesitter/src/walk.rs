@@ -94,20 +94,18 @@ pub struct Walked {
     pub sources: Vec<(&'static Lang, Vec<PathBuf>)>,
     /// A note per path that could not be read.
     pub notes: Vec<String>,
-    /// The files named one of the marker names asked for, as [`marked`]
-    /// gives them.
+    /// The files named one of the marker names asked for: (name, its
+    /// directory), sorted. Project roots by their marker files.
     pub marked: Vec<(String, PathBuf)>,
 }
 
-/// [`sources`] and [`marked`] (of `markers`) in one walk of the tree: a
-/// tree of a hundred thousand files takes seconds to walk.
+/// [`sources`], and the marker files named one of `markers` the same walk
+/// meets (a tree of a hundred thousand files takes seconds to walk).
 pub fn project(root: &Path, opts: &WalkOptions, markers: &[&str]) -> Walked {
     let mut by_lang: Vec<(&'static Lang, Vec<PathBuf>)> = Vec::new();
     let mut notes = Vec::new();
     let mut found = Vec::new();
     let include = opts.include_generated;
-    // (the markers of a walk that takes build outputs in are not theirs)
-    let (markers, apart) = if include { (&[][..], markers) } else { (markers, &[][..]) };
     let (walk, rules) = walker(root, include);
     for entry in walk {
         let entry = match entry {
@@ -150,9 +148,6 @@ pub fn project(root: &Path, opts: &WalkOptions, markers: &[&str]) -> Walked {
     }
     notes.extend(rules.notes());
     found.sort();
-    if !apart.is_empty() {
-        found = marked(root, apart);
-    }
     Walked { sources: by_lang, notes, marked: found }
 }
 
@@ -215,24 +210,6 @@ pub fn directories(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The directories under `root` that hold a file named one of `names`
-/// (with that name), walked like [`sources`]: project roots by their
-/// marker files.
-pub fn marked(root: &Path, names: &[&str]) -> Vec<(String, PathBuf)> {
-    let mut out: Vec<(String, PathBuf)> = walker(root, false)
-        .0
-        .flatten()
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_owned();
-            let dir = e.path().parent()?.to_path_buf();
-            names.contains(&name.as_str()).then_some((name, dir))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 /// The name a directory's `package.json` gives its package (`.` when it
 /// gives none, as scip-typescript writes an unnamed package).
 pub fn npm_package(root: &Path, dir: &Path) -> Option<String> {
@@ -273,11 +250,11 @@ pub fn go_module(root: &Path, dir: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
-    /// One walk finds what [`sources`] and [`marked`] find apart: the
-    /// sources, and the marker files, under the same ignore rules (a
-    /// build output's and an ignored directory's left out).
+    /// One walk finds the sources and the marker files, under the same
+    /// ignore rules (a build output's and an ignored directory's left out),
+    /// and the sources [`sources`] finds.
     #[test]
-    fn one_walk_finds_the_sources_and_the_markers_the_two_walks_find() {
+    fn one_walk_finds_the_sources_and_the_markers() {
         let root = std::env::temp_dir().join(format!("signpost-walk-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let write = |rel: &str, text: &str| {
@@ -303,7 +280,18 @@ mod tests {
         };
         assert_eq!(files(&one.sources), files(&sources));
         assert_eq!(one.notes, notes);
-        assert_eq!(one.marked, marked(&root, &markers));
+        let rel = |p: &PathBuf| p.strip_prefix(&root).unwrap_or(p).to_path_buf();
+        let found: Vec<(String, Vec<PathBuf>)> =
+            files(&one.sources).into_iter().map(|(l, f)| (l, f.iter().map(rel).collect())).collect();
+        let mut want = vec![
+            ("java".to_owned(), vec![PathBuf::from("svc/A.java")]),
+            ("rust".to_owned(), vec![PathBuf::from("src/main.rs")]),
+            ("typescript".to_owned(), vec![PathBuf::from("web/src/a.ts")]),
+        ];
+        let mut found = found;
+        found.sort();
+        want.sort();
+        assert_eq!(found, want);
         let names: Vec<(&str, PathBuf)> =
             one.marked.iter().map(|(n, d)| (n.as_str(), d.strip_prefix(&root).unwrap_or(d).to_path_buf())).collect();
         assert_eq!(names, [("Cargo.toml", PathBuf::new()), ("package.json", PathBuf::from("web"))]);
