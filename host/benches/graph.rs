@@ -8,6 +8,11 @@
 //! (default 200,000 symbols; BENCHMARKS.md has 10k to 5M). Memory and load
 //! figures are printed to stderr before criterion's. `SIGNPOST_BENCH_KEEP=FILE`
 //! keeps the snapshot, to serve it (`bench/stdio_cpu.py --graph FILE`).
+//!
+//! `SIGNPOST_BENCH_GRAPH=FILE` benches a real graph's snapshot instead (a
+//! served project's, say: BENCHMARKS.md says how one is kept): `search`
+//! for each of `SIGNPOST_BENCH_QUERIES` (comma-separated; default
+//! `Admin,client,zzqqxx`: a broad word, a broader one, none).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -298,6 +303,9 @@ fn bench(c: &mut Criterion) {
             started.elapsed().as_secs_f64()
         );
     }
+    if let Some(file) = std::env::var_os("SIGNPOST_BENCH_GRAPH") {
+        return bench_served(c, std::path::Path::new(&file));
+    }
     let (base, _) = memory();
     let started = Instant::now();
     let built = synthetic(nodes);
@@ -354,6 +362,28 @@ fn bench(c: &mut Criterion) {
         ("find/kind+name", Tool::Find, json!({"kind": "class", "name": "ledger"})),
     ] {
         group.bench_function(label, |b| b.iter(|| run(&graph, tool, black_box(&args))));
+    }
+    group.finish();
+}
+
+/// `search` on a real graph's snapshot (`SIGNPOST_BENCH_GRAPH`).
+fn bench_served(c: &mut Criterion, file: &std::path::Path) {
+    let started = Instant::now();
+    let graph = signpost::graph::load(file).expect("load SIGNPOST_BENCH_GRAPH");
+    eprintln!(
+        "graph: {} symbols, {} edges, loaded in {:.2} s",
+        graph.node_count(),
+        graph.edge_count(),
+        started.elapsed().as_secs_f64()
+    );
+    let queries = std::env::var("SIGNPOST_BENCH_QUERIES").unwrap_or_else(|_| "Admin,client,zzqqxx".into());
+    let mut group = c.benchmark_group(format!("served-{}", graph.node_count()));
+    group.sample_size(20);
+    for q in queries.split(',') {
+        let args = json!({"query": q});
+        let found = run(&graph, Tool::Search, &args);
+        eprintln!("search {q:?}: {} matches", found["total"]);
+        group.bench_function(format!("search/{q}"), |b| b.iter(|| run(&graph, Tool::Search, black_box(&args))));
     }
     group.finish();
 }

@@ -551,6 +551,9 @@ impl LiveGraph {
         }
         let record = self.swap(result, started, &what);
         drop(parts);
+        // What a patched graph's indexes make at first use is made now,
+        // once it serves, on this thread, not by the first search.
+        self.current.load().warm();
         Some((record, part))
     }
 

@@ -271,6 +271,7 @@ impl Graph {
             + ix.lower_names.capacity()
             + v(&ix.name_starts)
             + v(&ix.by_name)
+            + ix.distinct_names_made().map_or(0, index::Names::heap_bytes)
             + v(&ix.by_fqn)
             + v(&ix.by_tail)
             + v(&ix.fqn_rank)
@@ -449,7 +450,18 @@ impl Graph {
         let reversed = self.out.targets.len() == self.inn.targets.len()
             && (0..self.node_count() as NodeIx)
                 .all(|u| self.out.edges(u).all(|(t, m)| self.inn.position(m, t, u).is_some()));
-        Index::build(self) == self.index && sorted(&self.out) && sorted(&self.inn) && reversed
+        let built = Index::build(self);
+        built == self.index
+            && built.distinct_names() == self.index.distinct_names()
+            && sorted(&self.out)
+            && sorted(&self.inn)
+            && reversed
+    }
+
+    /// Makes now what the indexes make at their first use (a patched
+    /// graph's distinct names, which a built or loaded graph has already).
+    pub fn warm(&self) {
+        self.index.distinct_names();
     }
 
     /// The name indexes.

@@ -38,46 +38,78 @@ pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)
         _ => several(graph, &terms),
     };
     hits.retain(|h| h.1 >= MIN_SCORE);
-    for h in &mut hits {
-        h.1 = (h.1 * 1000.0).round() / 1000.0;
-    }
-    // Equal scores: shorter qualified names first (precomputed ranks).
-    let rank = &graph.index().fqn_rank;
-    let order = |a: &(NodeIx, f64), b: &(NodeIx, f64)| {
-        b.1.total_cmp(&a.1).then_with(|| rank[a.0 as usize].cmp(&rank[b.0 as usize]))
-    };
     let total = hits.len();
+    // Best first: the score to the thousandth (as returned), then the
+    // shorter qualified name (precomputed ranks, one per node), as one
+    // integer, read once a hit.
+    let rank = &graph.index().fqn_rank;
+    let mut keyed: Vec<(u64, NodeIx)> = hits
+        .into_iter()
+        .map(|(n, score)| {
+            let milli = (score * 1000.0).round().clamp(0.0, 1_000_000.0) as u64;
+            (((1_000_000 - milli) << 32) | u64::from(rank[n as usize]), n)
+        })
+        .collect();
     if keep < total {
-        hits.select_nth_unstable_by(keep, order);
-        hits.truncate(keep);
+        keyed.select_nth_unstable(keep);
+        keyed.truncate(keep);
     }
-    hits.sort_by(order);
-    (total, hits)
+    keyed.sort_unstable();
+    let scored = keyed.into_iter().map(|(key, n)| (n, (1_000_000 - (key >> 32)) as f64 / 1000.0)).collect();
+    (total, scored)
 }
 
 /// The best score per node, from lists each sorted by node (a list that
-/// is not gets sorted): a k-way merge, linear in the hits.
+/// is not gets sorted): the two shortest merged, again and again, each
+/// merge linear in what it reads (a few lists, one or two long).
 fn best(mut lists: Vec<Vec<(NodeIx, f64)>>) -> Vec<(NodeIx, f64)> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
     for l in &mut lists {
         if !l.is_sorted_by_key(|h| h.0) {
             l.sort_by_key(|h| h.0);
         }
     }
-    let mut heap: BinaryHeap<Reverse<(NodeIx, usize, usize)>> =
-        lists.iter().enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| Reverse((l[0].0, i, 0))).collect();
-    let mut out: Vec<(NodeIx, f64)> = Vec::with_capacity(lists.iter().map(Vec::len).max().unwrap_or(0));
-    while let Some(Reverse((node, list, at))) = heap.pop() {
-        let score = lists[list][at].1;
-        match out.last_mut() {
-            Some(last) if last.0 == node => last.1 = last.1.max(score),
-            _ => out.push((node, score)),
+    lists.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    while lists.len() > 1 {
+        let (a, b) = (lists.pop().unwrap_or_default(), lists.pop().unwrap_or_default());
+        let merged = merged(&a, &b, f64::max);
+        let at = lists.partition_point(|l| l.len() >= merged.len());
+        lists.insert(at, merged);
+    }
+    let mut out = lists.pop().unwrap_or_default();
+    // A list may name a node twice (its best score counts).
+    out.dedup_by(|next, kept| {
+        let same = next.0 == kept.0;
+        if same {
+            kept.1 = kept.1.max(next.1);
         }
-        if let Some(next) = lists[list].get(at + 1) {
-            heap.push(Reverse((next.0, list, at + 1)));
+        same
+    });
+    out
+}
+
+/// Two lists sorted by node as one, a node named in both with its two
+/// scores made one by `both` (the best, or their sum).
+fn merged(a: &[(NodeIx, f64)], b: &[(NodeIx, f64)], both: fn(f64, f64) -> f64) -> Vec<(NodeIx, f64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&x), Some(&y)) = (a.get(i), b.get(j)) {
+        match x.0.cmp(&y.0) {
+            std::cmp::Ordering::Less => {
+                out.push(x);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                out.push(y);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                out.push((x.0, both(x.1, y.1)));
+                (i, j) = (i + 1, j + 1);
+            }
         }
     }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
     out
 }
 
@@ -94,12 +126,10 @@ fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
             .collect(),
     );
     lists.push(
-        ix.name_contains(q)
-            .into_iter()
-            .map(|n| {
-                let name = ix.lower_name(n);
+        ix.names_containing(q)
+            .flat_map(|(name, nodes)| {
                 let coverage = q.len() as f64 / name.len().max(1) as f64;
-                (n, if name.starts_with(q) { 0.7 } else { 0.6 } + 0.2 * coverage)
+                each(nodes, if name.starts_with(q) { 0.7 } else { 0.6 } + 0.2 * coverage)
             })
             .collect(),
     );
@@ -112,49 +142,38 @@ fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
         // mean a tenth of the graph.
         let head: String = q.chars().take(2).collect();
         lists.push(
-            ix.name_starts_with(&head)
-                .iter()
-                .filter_map(|&n| {
-                    let name = ix.lower_name(n);
+            ix.names_starting(&head)
+                .filter_map(|(name, nodes)| {
                     let spread = subsequence(q, name)?;
                     let coverage = q.len() as f64 / name.len().max(1) as f64;
-                    Some((n, 0.25 + 0.2 * coverage.min(1.0) / spread))
+                    Some(each(nodes, 0.25 + 0.2 * coverage.min(1.0) / spread))
                 })
+                .flatten()
                 .collect(),
         );
     }
     best(lists)
 }
 
+/// A name's score given to each of its nodes (names are scored once each,
+/// not once a node).
+fn each(nodes: &[NodeIx], score: f64) -> impl Iterator<Item = (NodeIx, f64)> + '_ {
+    nodes.iter().map(move |&n| (n, score))
+}
+
 /// Several words: each scores 1 in the name, 0.8 in the qualified name's
-/// container, 0.5 as a doc word; the symbol scores 0.9 × the mean.
+/// container, 0.5 as a doc word; the symbol scores 0.9 × the mean. Each
+/// word's best scores, then their sums, by merges of lists sorted by node.
 fn several(graph: &Graph, terms: &[&str]) -> Vec<(NodeIx, f64)> {
     let ix = graph.index();
-    let per_term: Vec<[Vec<NodeIx>; 3]> =
-        terms.iter().map(|t| [ix.name_contains(t), ix.container_contains(t), ix.doc_has_word(t).to_vec()]).collect();
-    let mut candidates: Vec<NodeIx> = per_term.iter().flat_map(|sets| sets.iter().flatten().copied()).collect();
-    candidates.sort_unstable();
-    candidates.dedup();
-    candidates
-        .into_iter()
-        .map(|n| {
-            let sum: f64 = per_term
-                .iter()
-                .map(|[name, container, doc]| {
-                    if name.binary_search(&n).is_ok() {
-                        1.0
-                    } else if container.binary_search(&n).is_ok() {
-                        0.8
-                    } else if doc.binary_search(&n).is_ok() {
-                        0.5
-                    } else {
-                        0.0
-                    }
-                })
-                .sum();
-            (n, 0.9 * sum / terms.len() as f64)
-        })
-        .collect()
+    let mut sums: Vec<(NodeIx, f64)> = Vec::new();
+    for t in terms {
+        let found = [(ix.name_contains(t), 1.0), (ix.container_contains(t), 0.8), (ix.doc_has_word(t).to_vec(), 0.5)];
+        let word = best(found.iter().map(|(nodes, score)| each(nodes, *score).collect()).collect());
+        sums = merged(&sums, &word, |a, b| a + b);
+    }
+    let words = terms.len() as f64;
+    sums.into_iter().map(|(n, sum)| (n, 0.9 * sum / words)).collect()
 }
 
 /// Whether `q`'s characters appear in order in `s`; how spread out (>= 1).
@@ -207,6 +226,86 @@ mod tests {
             for n in scan {
                 assert!(found.iter().any(|h| h.0 == n), "{q}: {} missing", g.node(n).name());
             }
+        }
+    }
+
+    /// The best score per node, as a map of every hit finds it: lists
+    /// sorted or not, a node in several lists or twice in one.
+    #[test]
+    fn best_is_the_best_score_of_each_node() {
+        let mut seed = 11u64;
+        let mut next = |below: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % below
+        };
+        for lists in [0, 1, 2, 3, 7] {
+            let lists: Vec<Vec<(NodeIx, f64)>> = (0..lists)
+                .map(|l| {
+                    let len = next(if l == 0 { 500 } else { 40 });
+                    let mut list: Vec<(NodeIx, f64)> =
+                        (0..len).map(|_| (next(300) as NodeIx, next(1000) as f64 / 1000.0)).collect();
+                    if l % 2 == 0 {
+                        list.sort_by_key(|h| h.0);
+                    }
+                    list
+                })
+                .collect();
+            let mut plain = std::collections::BTreeMap::<NodeIx, f64>::new();
+            for &(n, score) in lists.iter().flatten() {
+                let kept = plain.entry(n).or_insert(score);
+                *kept = kept.max(score);
+            }
+            assert_eq!(best(lists), plain.into_iter().collect::<Vec<_>>());
+        }
+    }
+
+    /// The best `keep` are the first `keep` of every match, ranked by score
+    /// (to the thousandth), then by the shorter qualified name.
+    #[test]
+    fn the_top_matches_are_the_first_of_the_ranking() {
+        let g = Graph::sample();
+        let shorter = &g.index().fqn_rank;
+        for q in ["order", "service", "pay", "o", "ordcontr", "payment refund", "zzzz"] {
+            let all = rank(&g, q);
+            let ordered = |a: &(NodeIx, f64), b: &(NodeIx, f64)| {
+                a.1 > b.1 || (a.1 == b.1 && shorter[a.0 as usize] < shorter[b.0 as usize])
+            };
+            assert!(all.windows(2).all(|w| ordered(&w[0], &w[1])), "{q}");
+            assert!(all.iter().all(|h| h.1 >= MIN_SCORE && h.1 <= 1.0 && (h.1 * 1000.0).fract() == 0.0), "{q}");
+            for keep in [0, 1, 3, all.len(), all.len() + 5] {
+                let (total, top) = top(&g, q, keep);
+                assert_eq!((total, &top[..]), (all.len(), &all[..keep.min(all.len())]), "{q} {keep}");
+            }
+        }
+    }
+
+    /// Several words score, for each symbol, 0.9 × the mean of each word's
+    /// best place (name 1, container 0.8, doc 0.5), as a plain look at
+    /// every symbol finds it.
+    #[test]
+    fn several_words_score_the_mean_of_their_best_places() {
+        let g = Graph::sample();
+        let ix = g.index();
+        for terms in [&["payment", "refund"][..], &["order", "service", "status"], &["zzz", "order"], &["a", "e"]] {
+            let plain: Vec<(NodeIx, f64)> = (0..g.node_count() as NodeIx)
+                .filter_map(|n| {
+                    let place = |t: &&str| {
+                        if ix.name_contains(t).contains(&n) {
+                            1.0
+                        } else if ix.container_contains(t).contains(&n) {
+                            0.8
+                        } else if ix.doc_has_word(t).contains(&n) {
+                            0.5
+                        } else {
+                            0.0
+                        }
+                    };
+                    let sum: f64 = terms.iter().map(place).sum();
+                    (sum > 0.0).then(|| (n, 0.9 * sum / terms.len() as f64))
+                })
+                .collect();
+            assert!(!plain.is_empty() || terms[0] == "zzz", "{terms:?}");
+            assert_eq!(several(&g, terms), plain, "{terms:?}");
         }
     }
 }

@@ -165,6 +165,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         lower_names: r.string(*b"LNAM")?,
         name_starts: r.u32s(*b"NSTA")?,
         by_name: r.u32s(*b"BYNM")?,
+        distinct: Default::default(),
         by_fqn: r.u32s(*b"BYFQ")?,
         by_tail: r.u32s(*b"BYTL")?,
         fqn_rank: r.u32s(*b"RANK")?,
@@ -199,6 +200,8 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         index,
     };
     check(&graph).map_err(bad)?;
+    // Made from what was just checked (not stored: one pass of the names).
+    graph.index.distinct_names();
     Ok(graph)
 }
 

@@ -108,22 +108,97 @@ pub fn word_hash(word: &str) -> u64 {
 }
 
 /// Which entries of a NUL-separated table (`starts[i]` is where entry `i`
-/// begins) contain `needle`: one `memmem` pass, ascending, each once.
+/// begins) contain `needle`: ascending, each once. One `memmem` pass that
+/// goes on from the next entry once an entry matched, each match's entry
+/// found by galloping from the last one (matches are ascending: a
+/// neighbour, not a binary search of the whole table, most of the time).
 fn entries_containing(table: &str, starts: &[u32], needle: &str) -> Vec<u32> {
     let mut out: Vec<u32> = Vec::new();
     if needle.is_empty() || needle.contains('\0') {
         return out;
     }
-    for pos in memmem::find_iter(table.as_bytes(), needle.as_bytes()) {
+    let (hay, finder) = (table.as_bytes(), memmem::Finder::new(needle.as_bytes()));
+    // The entry the search is in or past, and where the search goes on.
+    let (mut entry, mut from) = (0usize, 0usize);
+    while let Some(pos) = hay.get(from..).and_then(|rest| finder.find(rest)).map(|at| from + at) {
         // A match before the first entry cannot happen in a table this
         // module built (the first start is 0); one read from a file is
-        // checked for that too, and is skipped here rather than trusted.
-        let Some(entry) = (starts.partition_point(|&s| s as usize <= pos) as u32).checked_sub(1) else { continue };
-        if out.last() != Some(&entry) {
-            out.push(entry);
+        // checked for that too, and is skipped rather than trusted.
+        let Some(found) = entry_at(starts, entry, pos) else {
+            from = pos + 1;
+            continue;
+        };
+        out.push(found as u32);
+        entry = found + 1;
+        from = match starts.get(entry) {
+            Some(&next) if next as usize > pos => next as usize,
+            _ => pos + 1,
+        };
+    }
+    out
+}
+
+/// The last entry at or after `from` whose start is at most `pos`, found
+/// by galloping from `from`; `None` when even `from`'s start is past it
+/// (or there is no entry there).
+fn entry_at(starts: &[u32], from: usize, pos: usize) -> Option<usize> {
+    let at_most = |k: usize| starts.get(k).is_some_and(|&s| s as usize <= pos);
+    if !at_most(from) {
+        return None;
+    }
+    // starts[lo] <= pos < starts[hi] (or hi is past the end).
+    let (mut lo, mut step) = (from, 1usize);
+    let mut hi = loop {
+        let probe = lo.saturating_add(step).min(starts.len());
+        if probe == starts.len() || !at_most(probe) {
+            break probe;
+        }
+        lo = probe;
+        step *= 2;
+    };
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if at_most(mid) { lo = mid } else { hi = mid }
+    }
+    Some(lo)
+}
+
+/// The nodes (below `n`) of several lists, ascending, each once: sorted
+/// when they are few, read off a bit a node when they are many (a broad
+/// word's hundreds of thousands, where a sort took milliseconds).
+fn ascending(n: usize, lists: &[&[NodeIx]]) -> Vec<NodeIx> {
+    let count: usize = lists.iter().map(|l| l.len()).sum();
+    if count.saturating_mul(32) < n {
+        let mut out: Vec<NodeIx> = lists.concat();
+        out.sort_unstable();
+        out.dedup();
+        return out;
+    }
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    for &i in lists.iter().copied().flatten() {
+        if let Some(word) = bits.get_mut(i as usize / 64) {
+            *word |= 1 << (i % 64);
+        }
+    }
+    let mut out = Vec::with_capacity(count);
+    for (w, &word) in bits.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            out.push((w * 64) as NodeIx + word.trailing_zeros());
+            word &= word - 1;
         }
     }
     out
+}
+
+/// The first of `0..len` for which `pred` is false (`pred` true on a prefix).
+fn partition(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) { lo = mid + 1 } else { hi = mid }
+    }
+    lo
 }
 
 /// The nodes of `keyed` in the order of their keys (then of their
@@ -133,6 +208,69 @@ fn sorted(mut keyed: Vec<(&str, NodeIx)>) -> Vec<NodeIx> {
     keyed.par_sort_unstable();
     keyed.into_iter().map(|(_, i)| i).collect()
 }
+
+/// The distinct lower-cased names of a graph, in `by_name`'s order, each
+/// followed by NUL, and where each one's run of `by_name` starts: a
+/// substring or a prefix is looked for once a name, not once a node (a
+/// large tree's names repeat: 57,094 names for 2.06M symbols in the
+/// 25M-line benchmark tree).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Names {
+    table: String,
+    /// Where each name starts in `table` (d + 1).
+    starts: Vec<u32>,
+    /// Where each name's nodes start in `by_name` (d + 1).
+    runs: Vec<u32>,
+}
+
+impl Names {
+    /// From the nodes sorted by lower-cased name: one pass.
+    fn of(ix: &Index) -> Names {
+        let mut names = Names::default();
+        let mut last: Option<&str> = None;
+        for (at, &i) in ix.by_name.iter().enumerate() {
+            let name = ix.lower_name(i);
+            if last != Some(name) {
+                names.starts.push(names.table.len() as u32);
+                names.runs.push(at as u32);
+                names.table.push_str(name);
+                names.table.push('\0');
+                last = Some(name);
+            }
+        }
+        names.starts.push(names.table.len() as u32);
+        names.runs.push(ix.by_name.len() as u32);
+        names
+    }
+
+    /// Name `k` and its nodes (ascending: `by_name` breaks ties by index).
+    fn get<'a>(&'a self, by_name: &'a [NodeIx], k: usize) -> (&'a str, &'a [NodeIx]) {
+        let (a, b) = (self.starts[k] as usize, self.starts[k + 1] as usize);
+        (&self.table[a..b - 1], &by_name[self.runs[k] as usize..self.runs[k + 1] as usize])
+    }
+
+    fn len(&self) -> usize {
+        self.runs.len().saturating_sub(1)
+    }
+
+    /// Bytes held (by capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.table.capacity() + 4 * (self.starts.capacity() + self.runs.capacity())
+    }
+}
+
+/// [`Names`], made once when first asked. Equal whenever the indexes it
+/// is made from are ([`Graph::indexes_are_fresh`] compares the made ones).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Distinct(std::sync::OnceLock<Names>);
+
+impl PartialEq for Distinct {
+    fn eq(&self, _: &Distinct) -> bool {
+        true
+    }
+}
+
+impl Eq for Distinct {}
 
 /// The indexes (see the module docs).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -145,6 +283,10 @@ pub(crate) struct Index {
     pub name_starts: Vec<u32>,
     /// Nodes sorted by lower-cased name.
     pub by_name: Vec<NodeIx>,
+    /// The distinct lower-cased names, each with its run of `by_name`:
+    /// made from the two fields above (when built or read; a patched
+    /// graph's at its first search).
+    pub distinct: Distinct,
     /// Nodes with a qualified name, sorted by it lower-cased.
     pub by_fqn: Vec<NodeIx>,
     /// Nodes with a qualified name, sorted by its last segment lower-cased.
@@ -182,6 +324,7 @@ impl Index {
             lower_names: names.lower_names,
             name_starts: names.name_starts,
             by_name: names.by_name,
+            distinct: names.distinct,
             by_fqn: fqns.by_fqn,
             by_tail: fqns.by_tail,
             fqn_rank: fqns.fqn_rank,
@@ -212,6 +355,7 @@ impl Index {
         ix.name_starts.push(ix.lower_names.len() as u32);
         let by_name = sorted((0..n as NodeIx).map(|i| (ix.lower_name(i), i)).collect());
         ix.by_name = by_name;
+        ix.distinct_names();
         ix
     }
 
@@ -322,16 +466,38 @@ impl Index {
         &self.by_name[lo..hi]
     }
 
-    /// Nodes whose lower-cased name starts with `prefix`.
-    pub fn name_starts_with(&self, prefix: &str) -> &[NodeIx] {
-        let lo = self.by_name.partition_point(|&i| self.lower_name(i) < prefix);
-        let hi = lo + self.by_name[lo..].partition_point(|&i| self.lower_name(i).starts_with(prefix));
-        &self.by_name[lo..hi]
+    /// The distinct names, made now if they were not (a patched graph's).
+    pub fn distinct_names(&self) -> &Names {
+        self.distinct.0.get_or_init(|| Names::of(self))
+    }
+
+    /// The distinct names, if made.
+    pub fn distinct_names_made(&self) -> Option<&Names> {
+        self.distinct.0.get()
+    }
+
+    /// Each distinct lower-cased name that contains `needle`, with its
+    /// nodes (ascending), in the names' order.
+    pub fn names_containing(&self, needle: &str) -> impl Iterator<Item = (&str, &[NodeIx])> {
+        let names = self.distinct_names();
+        let found = entries_containing(&names.table, &names.starts, needle);
+        found.into_iter().map(move |k| names.get(&self.by_name, k as usize))
+    }
+
+    /// Each distinct lower-cased name that starts with `prefix`, with its
+    /// nodes (ascending), in the names' order.
+    pub fn names_starting(&self, prefix: &str) -> impl Iterator<Item = (&str, &[NodeIx])> {
+        let names = self.distinct_names();
+        let name = |k: usize| names.get(&self.by_name, k).0;
+        let lo = partition(names.len(), |k| name(k) < prefix);
+        let hi = lo + partition(names.len() - lo, |k| name(lo + k).starts_with(prefix));
+        (lo..hi).map(move |k| names.get(&self.by_name, k))
     }
 
     /// Nodes whose lower-cased name contains `needle`, ascending.
     pub fn name_contains(&self, needle: &str) -> Vec<NodeIx> {
-        entries_containing(&self.lower_names, &self.name_starts, needle)
+        let runs: Vec<&[NodeIx]> = self.names_containing(needle).map(|(_, nodes)| nodes).collect();
+        ascending(self.by_name.len(), &runs)
     }
 
     /// Nodes whose lower-cased qualified name is `key`.
@@ -358,11 +524,8 @@ impl Index {
     /// contains `needle`, ascending.
     pub fn container_contains(&self, needle: &str) -> Vec<NodeIx> {
         let containers = entries_containing(&self.containers, &self.container_starts, needle);
-        let mut out: Vec<NodeIx> =
-            containers.iter().flat_map(|&c| self.members.get(c as usize).iter().copied()).collect();
-        out.sort_unstable();
-        out.dedup();
-        out
+        let members: Vec<&[NodeIx]> = containers.iter().map(|&c| self.members.get(c as usize)).collect();
+        ascending(self.by_name.len(), &members)
     }
 
     /// Nodes whose lower-cased qualified name contains `needle`: those
@@ -466,5 +629,111 @@ mod tests {
         assert_eq!(members, ["shapes::geometry::Circle", "shapes::geometry::circle::area"]);
         let both: Vec<&str> = ix.container_contains("com.acme").iter().map(|&i| g.node(i).fqn()).collect();
         assert_eq!(both.len(), 3, "{both:?}");
+    }
+
+    /// A graph of `n` functions named from a small vocabulary in several
+    /// cases and scripts (names repeat, as in real trees), in containers
+    /// that repeat too.
+    fn repeating(n: usize) -> Graph {
+        let names =
+            ["get", "Get", "getAdmin", "adminClient", "AdminClient", "run", "Straße", "STRASSE", "ß", "a", "aa", "x"];
+        let containers = ["com.acme.admin", "com.acme", "shapes::geometry", "lib/admin/pkg", "Main#x"];
+        let mut b = GraphBuilder::new("repeating");
+        for k in 0..n {
+            let name = names[(k * 7 + k / 13) % names.len()];
+            let fqn = format!("{}.{name}", containers[(k * 3 + k / 5) % containers.len()]);
+            let mut id = [0u8; 20];
+            id[..8].copy_from_slice(&(k as u64).to_le_bytes());
+            let spec = NodeSpec {
+                id,
+                kind: "function",
+                name,
+                fqn: &fqn,
+                file: "a.rs",
+                line: 1,
+                roles: &[],
+                doc: "",
+                signature: "",
+            };
+            b.add_node(spec).unwrap();
+        }
+        b.build().unwrap()
+    }
+
+    /// The distinct names' lookups find each node a scan of every node's
+    /// lower-cased name finds, once, under its own name.
+    #[test]
+    fn the_name_lookups_are_the_plain_scans() {
+        for n in [0, 1, 40, 3000] {
+            let g = repeating(n);
+            let ix = g.index();
+            let all = 0..n as NodeIx;
+            for q in ["", "a", "aa", "admin", "get", "ß", "straße", "strasse", "x", "zz", "t", "n\0"] {
+                let scan: Vec<NodeIx> = all
+                    .clone()
+                    .filter(|&i| !q.contains('\0') && !q.is_empty() && ix.lower_name(i).contains(q))
+                    .collect();
+                assert_eq!(ix.name_contains(q), scan, "{n} {q:?}");
+                let mut grouped: Vec<NodeIx> = Vec::new();
+                for (name, nodes) in ix.names_containing(q) {
+                    assert!(nodes.is_sorted() && !nodes.is_empty(), "{q:?}");
+                    assert!(nodes.iter().all(|&i| ix.lower_name(i) == name), "{q:?} {name:?}");
+                    grouped.extend(nodes);
+                }
+                grouped.sort_unstable();
+                assert_eq!(grouped, scan, "{n} {q:?}");
+                let mut starting: Vec<NodeIx> =
+                    ix.names_starting(q).flat_map(|(_, nodes)| nodes.iter().copied()).collect();
+                starting.sort_unstable();
+                let scan: Vec<NodeIx> = all.clone().filter(|&i| ix.lower_name(i).starts_with(q)).collect();
+                assert_eq!(starting, scan, "{n} {q:?}");
+            }
+            // Made again, they are the same.
+            assert_eq!(Index::build(&g).distinct_names(), ix.distinct_names());
+        }
+    }
+
+    /// The entries of a table that contain a needle: each once, ascending,
+    /// as a plain scan finds them (several matches in one entry, empty
+    /// entries, matches at the first and the last, other scripts); a match
+    /// before a table's first entry (a table read from a file) is skipped.
+    #[test]
+    fn entries_containing_is_the_plain_scan() {
+        let entries = ["", "aa", "aaa", "baab", "", "xaax", "ß", "aßa", "a"];
+        let mut table = String::new();
+        let mut starts = Vec::new();
+        for e in entries {
+            starts.push(table.len() as u32);
+            table.push_str(e);
+            table.push('\0');
+        }
+        starts.push(table.len() as u32);
+        for q in ["aa", "a", "x", "ß", "ßa", "b", "", "a\0", "zz"] {
+            let plain: Vec<u32> = (0..entries.len() as u32)
+                .filter(|&i| !q.is_empty() && !q.contains('\0') && entries[i as usize].contains(q))
+                .collect();
+            assert_eq!(entries_containing(&table, &starts, q), plain, "{q:?}");
+        }
+        let late: Vec<u32> = starts.iter().map(|&s| s + 1).collect();
+        assert_eq!(entries_containing(&format!("a{table}"), &late, "a")[0], 1);
+    }
+
+    /// Several lists' nodes, ascending and each once, whether sorted (few)
+    /// or read off bits (many).
+    #[test]
+    fn ascending_is_the_sorted_union_either_way() {
+        let mut seed = 7u64;
+        let mut next = |below: u32| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) % below as u64) as u32
+        };
+        for (n, count) in [(1000, 5), (1000, 900), (64, 64), (65, 3), (130, 500)] {
+            let lists: Vec<Vec<NodeIx>> = (0..4).map(|_| (0..count / 4).map(|_| next(n)).collect()).collect();
+            let views: Vec<&[NodeIx]> = lists.iter().map(Vec::as_slice).collect();
+            let mut plain = lists.concat();
+            plain.sort_unstable();
+            plain.dedup();
+            assert_eq!(ascending(n as usize, &views), plain, "{n} {count}");
+        }
     }
 }
