@@ -549,11 +549,15 @@ impl LiveGraph {
         if result.is_ok() {
             parts[i].graph = part.clone();
         }
+        let served = result.as_ref().ok().cloned();
         let record = self.swap(result, started, &what);
         drop(parts);
-        // What a patched graph's indexes make at first use is made now,
-        // once it serves, on this thread, not by the first search.
-        self.current.load().warm();
+        // What a patched graph's indexes make at first use is made now, on
+        // this thread, once the edit is served: only a search in between
+        // makes it itself (a part served alone later makes its own).
+        if let Some(graph) = served {
+            graph.warm();
+        }
         Some((record, part))
     }
 

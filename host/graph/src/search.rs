@@ -65,7 +65,7 @@ pub fn top(graph: &Graph, query: &str, keep: usize) -> (usize, Vec<(NodeIx, f64)
 fn best(mut lists: Vec<Vec<(NodeIx, f64)>>) -> Vec<(NodeIx, f64)> {
     for l in &mut lists {
         if !l.is_sorted_by_key(|h| h.0) {
-            l.sort_by_key(|h| h.0);
+            l.sort_unstable_by_key(|h| h.0);
         }
     }
     lists.sort_by_key(|l| std::cmp::Reverse(l.len()));

@@ -296,6 +296,7 @@ fn check(g: &Graph) -> Result<(), String> {
         return Err("the name table has the wrong length".into());
     }
     text_ok("names", &ix.lower_names, &ix.name_starts)?;
+    crate::index::Names::sorted_ok(ix)?;
     text_ok("containers", &ix.containers, &ix.container_starts)?;
     let containers = ix.container_starts.len().saturating_sub(1);
     for (what, csr, keys) in [
@@ -453,6 +454,19 @@ mod tests {
         g.index.container_starts.clear();
         let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("containers: malformed string table"), "{e}");
+        // A name index out of order, or naming a node twice (two long
+        // names alternating would make distinct names larger than all the
+        // names together), is refused.
+        for crafted in [
+            |by_name: &mut Vec<u32>| by_name.swap(0, 1),
+            |by_name: &mut Vec<u32>| by_name[1] = by_name[0],
+            |by_name: &mut Vec<u32>| by_name.reverse(),
+        ] {
+            let mut g = Graph::sample();
+            crafted(&mut g.index.by_name);
+            let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains("the name index is not sorted"), "{e}");
+        }
     }
 
     #[test]
