@@ -115,7 +115,7 @@ fn merged(a: &[(NodeIx, f64)], b: &[(NodeIx, f64)], both: fn(f64, f64) -> f64) -
 
 fn single(graph: &Graph, q: &str) -> Vec<(NodeIx, f64)> {
     let ix = graph.index();
-    let with = |nodes: &[NodeIx], score: f64| nodes.iter().map(|&n| (n, score)).collect::<Vec<_>>();
+    let with = |nodes: &[NodeIx], score: f64| each(nodes, score).collect::<Vec<_>>();
     let mut lists = vec![with(ix.name_is(q), 1.0), with(ix.fqn_is(graph, q), 1.0)];
     let tail = &q[tail_start(q)..];
     lists.push(
@@ -168,8 +168,8 @@ fn several(graph: &Graph, terms: &[&str]) -> Vec<(NodeIx, f64)> {
     let ix = graph.index();
     let mut sums: Vec<(NodeIx, f64)> = Vec::new();
     for t in terms {
-        let found = [(ix.name_contains(t), 1.0), (ix.container_contains(t), 0.8), (ix.doc_has_word(t).to_vec(), 0.5)];
-        let word = best(found.iter().map(|(nodes, score)| each(nodes, *score).collect()).collect());
+        let found = [(&ix.name_contains(t)[..], 1.0), (&ix.container_contains(t)[..], 0.8), (ix.doc_has_word(t), 0.5)];
+        let word = best(found.iter().map(|&(nodes, score)| each(nodes, score).collect()).collect());
         sums = merged(&sums, &word, |a, b| a + b);
     }
     let words = terms.len() as f64;
