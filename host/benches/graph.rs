@@ -336,6 +336,9 @@ fn bench(c: &mut Criterion) {
         graph.heap_bytes() as f64 / 1048576.0,
         graph.heap_bytes() as f64 / symbols as f64,
     );
+    let parts: Vec<String> =
+        graph.heap_breakdown().iter().map(|(part, b)| format!("{part} {:.0}", *b as f64 / 1048576.0)).collect();
+    eprintln!("graph: MiB by part: {}", parts.join(", "));
 
     let hub = format_id(&raw(2));
     let plain = format_id(&raw(nodes / 2 + 5));

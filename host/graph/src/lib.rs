@@ -246,6 +246,21 @@ impl Graph {
     /// Bytes of memory the graph holds (its arrays and strings, by
     /// capacity): what a symbol costs, independent of the allocator.
     pub fn heap_bytes(&self) -> usize {
+        self.heap_breakdown().iter().map(|(_, b)| b).sum()
+    }
+
+    /// Bytes of memory `graphs` hold together: [`Graph::heap_bytes`] of
+    /// each, the strings they share counted once (a served project's
+    /// merged graph and its per-language parts share their strings).
+    pub fn heap_bytes_together<'a>(graphs: impl IntoIterator<Item = &'a Graph>) -> usize {
+        let mut seen = std::collections::HashSet::new();
+        graphs.into_iter().map(|g| g.heap_bytes() - g.text.capacity() + g.text.capacity_unseen(&mut seen)).sum()
+    }
+
+    /// [`Graph::heap_bytes`] by what holds it: the strings (shared with
+    /// the graphs it was patched or merged from, counted whole), the
+    /// symbols' ids and records, the edges, and the lookup indexes.
+    pub fn heap_breakdown(&self) -> [(&'static str, usize); 6] {
         fn v<T>(x: &Vec<T>) -> usize {
             x.capacity() * std::mem::size_of::<T>()
         }
@@ -253,36 +268,38 @@ impl Graph {
         let adj = |a: &Adjacency| v(&a.offsets) + v(&a.targets) + v(&a.types);
         let ix = &self.index;
         let csr = |c: &index::Csr| v(&c.offsets) + v(&c.items);
-        self.text.capacity()
-            + v(&self.ids)
-            + v(&self.recs)
-            + strings(&self.kinds)
-            + strings(&self.files)
-            + strings(&self.roles)
-            + strings(&self.types)
-            + v(&self.role_lists)
-            + adj(&self.out)
-            + adj(&self.inn)
-            + v(&self.inferred)
-            + v(&self.ambiguous)
-            + self.unresolved.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>()
-            + self.unread.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>()
-            + v(&ix.by_id)
-            + ix.lower_names.capacity()
-            + v(&ix.name_starts)
-            + v(&ix.by_name)
-            + ix.distinct_names_made().map_or(0, index::Names::heap_bytes)
-            + v(&ix.by_fqn)
-            + v(&ix.by_tail)
-            + v(&ix.fqn_rank)
-            + ix.containers.capacity()
-            + v(&ix.container_starts)
-            + csr(&ix.members)
-            + v(&ix.doc_words)
-            + csr(&ix.doc_nodes)
-            + csr(&ix.by_kind)
-            + csr(&ix.by_role)
-            + csr(&ix.by_file)
+        let counted = |x: &[(String, u32)]| x.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>();
+        [
+            ("text", self.text.capacity()),
+            (
+                "records",
+                v(&self.ids)
+                    + v(&self.recs)
+                    + strings(&self.kinds)
+                    + strings(&self.files)
+                    + strings(&self.roles)
+                    + strings(&self.types)
+                    + v(&self.role_lists)
+                    + counted(&self.unresolved)
+                    + counted(&self.unread),
+            ),
+            ("edges", adj(&self.out) + adj(&self.inn) + v(&self.inferred) + v(&self.ambiguous)),
+            ("by id and file", v(&ix.by_id) + csr(&ix.by_file)),
+            (
+                "names",
+                ix.lower_names.capacity()
+                    + v(&ix.name_starts)
+                    + v(&ix.by_name)
+                    + ix.distinct_names_made().map_or(0, index::Names::heap_bytes)
+                    + v(&ix.by_fqn)
+                    + v(&ix.by_tail)
+                    + v(&ix.fqn_rank)
+                    + ix.containers.capacity()
+                    + v(&ix.container_starts)
+                    + csr(&ix.members),
+            ),
+            ("docs, kinds, roles", v(&ix.doc_words) + csr(&ix.doc_nodes) + csr(&ix.by_kind) + csr(&ix.by_role)),
+        ]
     }
 
     /// Number of distinct source files.
@@ -569,6 +586,12 @@ mod tests {
             assert!(!part.text.arenas().is_empty());
             assert!(part.text.arenas().iter().all(|p| m.text.arenas().contains(p)), "the parts' arenas, shared");
         }
+        // Held together, the strings are counted once; apart, twice.
+        let whole = |g: &Graph| g.heap_bytes();
+        let text = a.text.capacity() + b.text.capacity();
+        assert_eq!(m.text.capacity(), text);
+        assert_eq!(Graph::heap_bytes_together([&a, &b, &m]), whole(&a) + whole(&b) + whole(&m) - text);
+        assert_eq!(Graph::heap_bytes_together([&m]), whole(&m));
     }
 
     #[test]

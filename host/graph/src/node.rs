@@ -164,6 +164,14 @@ impl Text {
         self.shared.iter().map(|(_, a)| a.capacity()).sum::<usize>() + self.more.capacity()
     }
 
+    /// [`Text::capacity`] with the shared arenas in `seen` left out, and
+    /// the others added to it: texts that share arenas counted together,
+    /// each arena once.
+    pub fn capacity_unseen(&self, seen: &mut std::collections::HashSet<*const String>) -> usize {
+        let shared = self.shared.iter().filter(|(_, a)| seen.insert(std::sync::Arc::as_ptr(a)));
+        shared.map(|(_, a)| a.capacity()).sum::<usize>() + self.more.capacity()
+    }
+
     /// Appends `s`: its span.
     pub fn push(&mut self, s: &str) -> Span {
         if s.is_empty() {
