@@ -153,6 +153,12 @@ pub struct GraphStatus {
     pub files: usize,
     /// Memory the graph holds, in MiB.
     pub memory_mib: f64,
+    /// Memory the graph and the parts it was merged from (one per source,
+    /// a project's languages) hold together, their shared strings counted
+    /// once, in MiB: what serving it costs. Absent while the parts are
+    /// still being read, and for a graph of one part (`memory_mib`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub with_parts_mib: Option<f64>,
     /// How long the load took.
     pub load_ms: u64,
     /// When it was loaded (seconds since the Unix epoch).
@@ -216,7 +222,7 @@ impl GraphStatus {
         self.nodes = graph.node_count();
         self.edges = graph.edge_count();
         self.files = graph.file_count();
-        self.memory_mib = (graph.heap_bytes() as f64 / 1048576.0 * 10.0).round() / 10.0;
+        self.memory_mib = mib(graph.heap_bytes());
         self.load_ms = load.as_millis() as u64;
         self.loaded_at = now();
         self.read_in_part = graph
@@ -225,6 +231,11 @@ impl GraphStatus {
             .map(|(file, line)| crate::tools::ReadInPart { file: file.clone(), from_line: *line })
             .collect();
     }
+}
+
+/// `bytes` in MiB, to a tenth.
+fn mib(bytes: usize) -> f64 {
+    (bytes as f64 / 1048576.0 * 10.0).round() / 10.0
 }
 
 fn now() -> u64 {
@@ -264,6 +275,7 @@ impl LiveGraph {
             edges: 0,
             files: 0,
             memory_mib: 0.0,
+            with_parts_mib: None,
             load_ms: 0,
             loaded_at: 0,
             swaps: 0,
@@ -586,7 +598,22 @@ impl LiveGraph {
 
     /// The status resource's content.
     pub fn status(&self) -> GraphStatus {
-        self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        let mut status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        status.with_parts_mib = self.with_parts_bytes().map(mib);
+        status
+    }
+
+    /// What the served graph and its parts hold together
+    /// ([`GraphStatus::with_parts_mib`]). Never waits: `None` while the
+    /// parts are being read or swapped (the next read says).
+    fn with_parts_bytes(&self) -> Option<usize> {
+        let parts = self.parts.try_lock().ok()?;
+        let reading = self.loading.try_lock().ok()?.is_some();
+        let current = self.current.load_full();
+        if reading || parts.len() < 2 || parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current)) {
+            return None;
+        }
+        Some(Graph::heap_bytes_together(parts.iter().map(|p| p.graph.as_ref()).chain([current.as_ref()])))
     }
 
     /// Loads again the sources whose files changed (every source when the

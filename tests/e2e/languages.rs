@@ -731,6 +731,11 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
     let service = resolve_one(&client, "OrderService").await;
     until_fresh(&client, &dir, &out, "served").await;
     add_a_discount(&client, &dir, &out, &service, "a method added").await;
+    // Served merged, the status says what the graph and its parts hold
+    // together (`Graph::heap_bytes_together`'s unit test checks the sum).
+    let status = client.resource("signpost://graph").await;
+    let (alone, together) = (status["memory_mib"].as_f64().unwrap_or(-1.0), status["with_parts_mib"].as_f64());
+    assert!(together.is_some_and(|t| t >= alone && alone >= 0.0), "{status}");
     // Once quiet, what the edits freed is handed back to the system.
     let returned = "freed memory returned to the system";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
