@@ -45,6 +45,26 @@ def memory(pid):
     return f"{m['VmRSS']} MiB resident, peak {m['VmHWM']} MiB"
 
 
+def resident_by_kind(pid):
+    """The resident memory by what holds it (/proc/PID/smaps): the
+    allocator's anonymous mappings, the binary and libraries mapped from
+    files, the thread stacks."""
+    kinds, kind = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and not head[0].endswith(":"):
+                name = head[5] if len(head) > 5 else ""
+                kind = ("stack" if name.startswith("[stack") else
+                        "heap (brk)" if name == "[heap]" else
+                        "anonymous" if not name or name.startswith("[anon") else
+                        "binary" if name.endswith("/signpost") or "signpost" in os.path.basename(name) else
+                        "other files" if name.startswith("/") else name)
+            elif head[0] == "Rss:":
+                kinds[kind] = kinds.get(kind, 0) + int(head[1])
+    return ", ".join(f"{k} {v // 1024} MiB" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v >= 1024)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default="target/release/signpost")
@@ -53,6 +73,7 @@ def main():
     p.add_argument("--edits", type=int, default=5)
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--search", default="Admin")
+    p.add_argument("--smaps", action="store_true", help="also say what holds the resident memory once quiet")
     p.add_argument("--cache", help="the cache to serve from and keep (a restart's figures); default: a fresh one, removed")
     p.add_argument("--edit", action="append", default=[],
                    help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
@@ -89,6 +110,8 @@ def main():
         # What the server holds once quiet, not what the index just freed.
         time.sleep(3)
         print(f"3 s later, nothing asked: {memory(s.proc.pid)}")
+        if a.smaps:
+            print(f"  by kind: {resident_by_kind(s.proc.pid)}")
         first = r["structuredContent"]["candidates"][0]["id"]
         asks = {
             "resolve": ("resolve", {"identifier": a.symbol}),
@@ -106,7 +129,7 @@ def main():
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
             print(f"{label}: p50 {statistics.median(times):.2f} ms, p99 {p99:.2f} ms ({a.queries} calls, round trip)")
         edits = [e.split(":", 1) for e in a.edit] or [("java", first_file(a.project, ".java"))]
-        for lang, target in edits:
+        for lang, target in edits if a.edits > 0 else []:
             original = open(target).read()
             latencies = []
             try:
