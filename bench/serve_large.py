@@ -47,9 +47,10 @@ def memory(pid):
 
 def resident_by_kind(pid):
     """The resident memory by what holds it (/proc/PID/smaps): the
-    allocator's anonymous mappings, the binary and libraries mapped from
-    files, the thread stacks."""
+    anonymous mappings (the heaps, and the stacks of threads other than
+    the main one), the binary, the libraries mapped from files."""
     kinds, kind = {}, None
+    binary = os.path.realpath(f"/proc/{pid}/exe")
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             head = line.split()
@@ -58,7 +59,7 @@ def resident_by_kind(pid):
                 kind = ("stack" if name.startswith("[stack") else
                         "heap (brk)" if name == "[heap]" else
                         "anonymous" if not name or name.startswith("[anon") else
-                        "binary" if name.endswith("/signpost") or "signpost" in os.path.basename(name) else
+                        "binary" if name == binary else
                         "other files" if name.startswith("/") else name)
             elif head[0] == "Rss:":
                 kinds[kind] = kinds.get(kind, 0) + int(head[1])
@@ -128,8 +129,8 @@ def main():
             times.sort()
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
             print(f"{label}: p50 {statistics.median(times):.2f} ms, p99 {p99:.2f} ms ({a.queries} calls, round trip)")
-        edits = [e.split(":", 1) for e in a.edit] or [("java", first_file(a.project, ".java"))]
-        for lang, target in edits if a.edits > 0 else []:
+        edits = ([e.split(":", 1) for e in a.edit] or [("java", first_file(a.project, ".java"))]) if a.edits > 0 else []
+        for lang, target in edits:
             original = open(target).read()
             latencies = []
             try:

@@ -155,8 +155,10 @@ pub struct GraphStatus {
     pub memory_mib: f64,
     /// Memory the graph and the parts it was merged from (one per source,
     /// a project's languages) hold together, their shared strings counted
-    /// once, in MiB: what serving it costs. Absent while the parts are
-    /// still being read, and for a graph of one part (`memory_mib`).
+    /// once, in MiB: what serving it costs. Absent for a graph of one part
+    /// (`memory_mib` says it) and while the parts are being read or
+    /// swapped. A saved graph served whole after a restart shares no
+    /// strings with its parts read beside it: it and they count apart.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub with_parts_mib: Option<f64>,
     /// How long the load took.
@@ -231,6 +233,19 @@ impl GraphStatus {
             .map(|(file, line)| crate::tools::ReadInPart { file: file.clone(), from_line: *line })
             .collect();
     }
+}
+
+/// Whether `current` is the graph merged from `parts`: two of them or
+/// more have symbols, each is read, and none is served itself.
+fn merged_from(parts: &[Part], current: &Arc<Graph>) -> bool {
+    parts.iter().filter(|p| p.graph.node_count() > 0).count() >= 2
+        && !parts.iter().any(|p| p.unread || Arc::ptr_eq(&p.graph, current))
+}
+
+/// What `merged` and the `parts` it is merged from hold together
+/// ([`GraphStatus::with_parts_mib`]).
+fn with_parts_bytes(merged: &Graph, parts: &[Arc<Graph>]) -> usize {
+    Graph::heap_bytes_together(parts.iter().map(|g| g.as_ref()).chain([merged]))
 }
 
 /// `bytes` in MiB, to a tenth.
@@ -452,8 +467,7 @@ impl LiveGraph {
         // Read under the parts' lock: every swap of a part stores its
         // graph before letting go of it.
         let whole = self.current.load_full();
-        let full = parts.iter().filter(|p| p.graph.node_count() > 0).count();
-        if full < 2 || parts.iter().any(|p| p.unread || Arc::ptr_eq(&p.graph, &whole)) {
+        if !merged_from(&parts, &whole) {
             return None;
         }
         Some((parts.iter().map(|p| (p.path.clone(), p.graph.clone())).collect(), whole))
@@ -598,22 +612,31 @@ impl LiveGraph {
 
     /// The status resource's content.
     pub fn status(&self) -> GraphStatus {
-        let mut status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-        status.with_parts_mib = self.with_parts_bytes().map(mib);
+        let status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The graph the status describes: a swap stores it under this lock.
+        let current = self.current.load_full();
+        let parts = self.parts_merged_into(&current);
+        let mut status = status.clone();
+        status.with_parts_mib = parts.map(|parts| mib(with_parts_bytes(&current, &parts)));
         status
     }
 
-    /// What the served graph and its parts hold together
-    /// ([`GraphStatus::with_parts_mib`]). Never waits: `None` while the
-    /// parts are being read or swapped (the next read says).
-    fn with_parts_bytes(&self) -> Option<usize> {
-        let parts = self.parts.try_lock().ok()?;
-        let reading = self.loading.try_lock().ok()?.is_some();
-        let current = self.current.load_full();
-        if reading || parts.len() < 2 || parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current)) {
-            return None;
-        }
-        Some(Graph::heap_bytes_together(parts.iter().map(|p| p.graph.as_ref()).chain([current.as_ref()])))
+    /// The parts `current` is merged from ([`merged_from`]), taken without
+    /// waiting: `None` while they are being read or swapped (the next
+    /// status says), or when `current` is not merged from them.
+    fn parts_merged_into(&self, current: &Arc<Graph>) -> Option<Vec<Arc<Graph>>> {
+        use std::sync::TryLockError::{Poisoned, WouldBlock};
+        let parts = match self.parts.try_lock() {
+            Ok(parts) => parts,
+            Err(Poisoned(e)) => e.into_inner(),
+            Err(WouldBlock) => return None,
+        };
+        let reading = match self.loading.try_lock() {
+            Ok(loading) => loading.is_some(),
+            Err(Poisoned(e)) => e.into_inner().is_some(),
+            Err(WouldBlock) => return None,
+        };
+        (!reading && merged_from(&parts, current)).then(|| parts.iter().map(|p| p.graph.clone()).collect())
     }
 
     /// Loads again the sources whose files changed (every source when the
@@ -744,6 +767,30 @@ mod tests {
             [("building", Some("java served whole".to_owned())), ("built", None), ("swapped", None)],
             "{told:?}"
         );
+    }
+
+    /// The status counts the merged graph and its parts together, the
+    /// strings they share once; a graph of one part is not counted again.
+    #[test]
+    fn the_status_counts_a_merged_graph_with_its_parts() {
+        let other = serde_json::json!({"nodes": [{"id": format!("{:040x}", 7), "kind": "class", "name": "Other", "file": "o.java"}]});
+        let a = Arc::new(Graph::sample());
+        let b = Arc::new(Graph::from_json(&other.to_string()).unwrap_or_else(|e| panic!("{e}")));
+        let (pa, pb) = (PathBuf::from("/nonexistent/a.scip"), PathBuf::from("/nonexistent/b.scip"));
+        let sources = vec![pa.clone(), pb.clone()];
+        let live = LiveGraph::open_with(sources, vec![(pa.clone(), a.clone()), (pb, b.clone())])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let merged = live.current();
+        assert!(!Arc::ptr_eq(&merged, &a) && merged.node_count() == a.node_count() + 1);
+        let together = with_parts_bytes(&merged, &[a.clone(), b.clone()]);
+        let apart = a.heap_bytes() + b.heap_bytes() + merged.heap_bytes();
+        let text = |g: &Graph| g.heap_breakdown()[0].1;
+        assert_eq!(together, apart - text(&a) - text(&b), "the parts' strings, shared with the merged graph, once");
+        let parts = live.parts_merged_into(&merged).unwrap_or_default();
+        assert_eq!(with_parts_bytes(&merged, &parts), together);
+        assert_eq!(live.status().with_parts_mib, Some(mib(together)));
+        let one = LiveGraph::open_with(vec![pa.clone()], vec![(pa, a)]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(one.status().with_parts_mib, None, "a graph of one part is served itself");
     }
 
     /// A graph served whole reads its parts beside it: one that reads is

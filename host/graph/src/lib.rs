@@ -254,10 +254,13 @@ impl Graph {
     /// merged graph and its per-language parts share their strings).
     pub fn heap_bytes_together<'a>(graphs: impl IntoIterator<Item = &'a Graph>) -> usize {
         let mut seen = std::collections::HashSet::new();
-        graphs.into_iter().map(|g| g.heap_bytes() - g.text.capacity() + g.text.capacity_unseen(&mut seen)).sum()
+        graphs
+            .into_iter()
+            .map(|g| g.heap_breakdown()[1..].iter().map(|(_, b)| b).sum::<usize>() + g.text.capacity_unseen(&mut seen))
+            .sum()
     }
 
-    /// [`Graph::heap_bytes`] by what holds it: the strings (shared with
+    /// [`Graph::heap_bytes`] by what holds it, the strings first (shared with
     /// the graphs it was patched or merged from, counted whole), the
     /// symbols' ids and records, the edges, and the lookup indexes.
     pub fn heap_breakdown(&self) -> [(&'static str, usize); 6] {
