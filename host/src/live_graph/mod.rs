@@ -499,11 +499,14 @@ impl LiveGraph {
 
     /// The status resource's content.
     pub fn status(&self) -> GraphStatus {
-        let status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        // The graph the status describes: a swap stores it under this lock.
-        let current = self.current.load_full();
-        let parts = self.parts_merged_into(&current);
-        let mut status = status.clone();
+        let (mut status, current, parts) = {
+            let status = self.status.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            // The graph the status describes: a swap stores it under this lock.
+            let current = self.current.load_full();
+            let parts = self.parts_merged_into(&current);
+            (status.clone(), current, parts)
+        };
+        // Summed with no lock held: a swap does not wait for it.
         status.with_parts_mib = parts.map(|parts| mib(with_parts_bytes(&current, &parts)));
         status
     }
