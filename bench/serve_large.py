@@ -6,8 +6,9 @@ Prints, from the spawn:
 - the first answer: `resolve SYMBOL` finds it (definitions are served
   before the edges), with the server's resident memory then;
 - the whole index: an answer no longer says the index is being built,
-  with the resident memory then and 3 s later (what it holds once
-  quiet, not what the index just freed);
+  with the resident memory then and 3 s later (`--settle`: what it holds
+  once quiet, not what the index just freed; its parts are saved after
+  5 s of quiet, and what it keeps is compacted after that);
 - queries on the whole graph, p50 and p99 of each: `resolve SYMBOL`,
   `describe` and `neighbors` (callers) of its first candidate, and a broad
   `search` (`--search`);
@@ -15,7 +16,8 @@ Prints, from the spawn:
   `bench/project_edits.py --kind method` does, or to each `--edit
   LANG:FILE` in turn, for a tree of several languages): from the write
   until `resolve` finds it, p50 and max;
-- the resident memory after, and the peak (Linux). Every call made
+- the resident memory after (as long after the last edit), and the peak
+  (Linux). Every call made
   meanwhile must succeed.
 
 With `--cache DIR`, the server serves from that cache and it is kept: run
@@ -24,7 +26,7 @@ the saved graph, edits patched into the restored parts).
 
 Usage: bench/serve_large.py --project DIR --symbol NAME [--bin target/release/signpost]
                             [--edits 5] [--queries 50] [--search Admin]
-                            [--edit LANG:FILE ...] [--cache DIR]
+                            [--edit LANG:FILE ...] [--cache DIR] [--settle 3]
 """
 
 import argparse
@@ -75,6 +77,8 @@ def main():
     p.add_argument("--queries", type=int, default=50)
     p.add_argument("--search", default="Admin")
     p.add_argument("--smaps", action="store_true", help="also say what holds the resident memory once quiet")
+    p.add_argument("--settle", type=float, default=3.0,
+                   help="seconds of quiet before the memory is read, after the index and after the edits")
     p.add_argument("--cache", help="the cache to serve from and keep (a restart's figures); default: a fresh one, removed")
     p.add_argument("--edit", action="append", default=[],
                    help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
@@ -109,8 +113,8 @@ def main():
             time.sleep(0.5)
         print(f"whole index after {time.monotonic() - started:.1f} s; {memory(s.proc.pid)}")
         # What the server holds once quiet, not what the index just freed.
-        time.sleep(3)
-        print(f"3 s later, nothing asked: {memory(s.proc.pid)}")
+        time.sleep(a.settle)
+        print(f"{a.settle:g} s later, nothing asked: {memory(s.proc.pid)}")
         if a.smaps:
             print(f"  by kind: {resident_by_kind(s.proc.pid)}")
         first = r["structuredContent"]["candidates"][0]["id"]
@@ -151,7 +155,10 @@ def main():
             time.sleep(2)
             print(f"{lang} method edit visible over {len(latencies)} edits: p50 {statistics.median(latencies):.0f} ms, "
                   f"max {max(latencies):.0f} ms ({os.path.relpath(target, a.project)})")
+        time.sleep(max(0.0, a.settle - 2) if edits else 0.0)
         print(f"after: {memory(s.proc.pid)}; failed calls {failed}")
+        if a.smaps:
+            print(f"  by kind: {resident_by_kind(s.proc.pid)}")
     finally:
         s.proc.kill()
         if not a.cache:

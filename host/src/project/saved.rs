@@ -14,6 +14,7 @@
 //! the snapshot, then the reading.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
@@ -164,7 +165,8 @@ impl super::Project {
     /// background once edits are quiet.
     pub(super) fn save(&self, ws: &signpost_treesitter::Workspace, graph: std::sync::Arc<signpost_graph::Graph>) {
         let lang = ws.lang().name;
-        self.saver.save(Job { lang, file: self.saved_file(lang), graph, reading: ws.reading() });
+        let reading = self.saver.hold(ws.reading());
+        self.saver.save(Job { lang, file: self.saved_file(lang), graph, reading });
     }
 }
 
@@ -173,7 +175,28 @@ pub(super) struct Job {
     pub lang: &'static str,
     pub file: PathBuf,
     pub graph: Arc<Graph>,
-    pub reading: Reading,
+    pub reading: Held,
+}
+
+/// A reading a job holds, counted by its saver until it is dropped
+/// ([`Saver::holds_readings`]).
+pub(super) struct Held {
+    reading: Reading,
+    count: Arc<AtomicUsize>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = Reading;
+
+    fn deref(&self) -> &Reading {
+        &self.reading
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The state's bytes, in three pieces (its head, the part's snapshot, its
@@ -221,6 +244,8 @@ enum Message {
 pub(super) struct Saver {
     jobs: Option<mpsc::Sender<Message>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Readings its jobs hold, not yet saved or dropped.
+    held: Arc<AtomicUsize>,
 }
 
 impl Saver {
@@ -230,6 +255,12 @@ impl Saver {
             .ok()
             .and_then(|ms| ms.parse().ok())
             .map_or(QUIET, Duration::from_millis);
+        Saver::quiet_for(whole_file, quiet)
+    }
+
+    /// [`Saver::start`], saving parts once `quiet` passed with no newer
+    /// one.
+    fn quiet_for(whole_file: PathBuf, quiet: Duration) -> Saver {
         let (jobs, rx) = mpsc::channel::<Message>();
         let thread = std::thread::Builder::new()
             .name("signpost-save".into())
@@ -281,7 +312,20 @@ impl Saver {
                 |e| tracing::warn!(error = %e, "no thread to save the project's parts: a restart reads them again"),
             )
             .ok();
-        Saver { jobs: thread.is_some().then_some(jobs), thread }
+        Saver { jobs: thread.is_some().then_some(jobs), thread, held: Arc::default() }
+    }
+
+    /// Whether a part's reading waits to be saved: its files' facts are
+    /// shared with the workspace, which copying now would double
+    /// ([`super::freed::compact`]).
+    pub fn holds_readings(&self) -> bool {
+        self.held.load(Ordering::SeqCst) > 0
+    }
+
+    /// `reading`, counted until dropped.
+    fn hold(&self, reading: Reading) -> Held {
+        self.held.fetch_add(1, Ordering::SeqCst);
+        Held { reading, count: self.held.clone() }
     }
 
     /// Saves `job` in the background.
@@ -414,6 +458,40 @@ mod tests {
         std::fs::write(&file, "package p;\nclass Shop { void pay() {} }\n").unwrap_or_else(|e| panic!("{e}"));
         let state = check(bytes, &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(state.drift.changed, files);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A part's reading given to the saver is counted until the part is
+    /// saved, and then let go: what the project's thread waits for before
+    /// it compacts the workspace the reading shares its facts with.
+    #[test]
+    fn a_saver_holds_a_reading_until_its_part_is_saved() {
+        let root = std::env::temp_dir().join(format!("signpost-saver-holds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let file = root.join("Shop.java");
+        std::fs::write(&file, "package p;\nclass Shop { void pay() { pay(); } }\n").unwrap_or_else(|e| panic!("{e}"));
+        let java = signpost_treesitter::languages::LANGUAGES.iter().find(|l| l.name == "java").expect("java");
+        let (ws, indexed) =
+            signpost_treesitter::Workspace::open(&root, java, &[file], &signpost_treesitter::Options::default());
+        let scip_opts = signpost_graph::scip::Options { name: "java".into() };
+        let graph = signpost_graph::scip::import_index(&indexed.index, &scip_opts).unwrap_or_else(|e| panic!("{e}"));
+        let saver = Saver::quiet_for(root.join("whole"), Duration::from_millis(20));
+        assert!(!saver.holds_readings());
+        let reading = saver.hold(ws.reading());
+        assert!(saver.holds_readings());
+        let saved = root.join("saved.java");
+        saver.save(Job { lang: "java", file: saved.clone(), graph: Arc::new(graph), reading });
+        let until = Instant::now() + Duration::from_secs(60);
+        while saver.holds_readings() {
+            assert!(Instant::now() < until, "the reading was never let go");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(saved.is_file(), "let go before its part was saved");
+        // A job dropped unsaved lets its reading go too.
+        drop(saver.hold(ws.reading()));
+        assert!(!saver.holds_readings());
+        drop(saver);
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -255,7 +255,17 @@ impl Project {
                         // Not while the first index is still being built:
                         // its threads would fault the pages in again.
                         if !self.first_pending {
+                            // A reading waiting to be saved shares what a
+                            // compaction would copy: looked at again once
+                            // more quiet.
+                            if self.saver.holds_readings() {
+                                continue;
+                            }
+                            let more = super::freed::compact_one(&mut self.parts);
                             super::freed::release();
+                            if more {
+                                continue;
+                            }
                         }
                         freed = false;
                         continue;

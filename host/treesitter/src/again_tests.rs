@@ -222,6 +222,10 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     // Edits that changed definitions and still told what changed.
     let mut told_moved = 0usize;
     let mut patches = BTreeMap::<&str, usize>::new();
+    // Edits after the workspace was compacted, and those of them that
+    // kept some files' uses (which only a compaction that keeps the
+    // readings shared allows).
+    let (mut after_compacting, mut kept_after_compacting) = (0usize, 0usize);
     // The first part of the last project and language, under other paths:
     // merged with each part edited, as a server merges a project's parts.
     let mut other: Option<signpost_graph::Graph> = None;
@@ -240,6 +244,10 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 if files.is_empty() {
                     break;
                 }
+                // Every other edit meets a workspace compacted, as a
+                // served project's is once quiet.
+                let compacted = step % 2 == 1 && ws.compact();
+                assert!(!compacted || !ws.compact(), "compacted again with no resolve between");
                 let (what, touched) = edit(&mut rng, &root, &files, step);
                 log.push(what);
                 files = languages_of(&root).remove(name).map(|(_, f)| f).unwrap_or_default();
@@ -273,6 +281,8 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 served = Some(next);
                 edits += 1;
                 kept += usize::from(again.report.again.kept > 0);
+                after_compacting += usize::from(compacted);
+                kept_after_compacting += usize::from(compacted && again.report.again.kept > 0);
                 warm += usize::from(again.report.again.definitions_kept);
                 respelled += usize::from(!again.report.again.definitions_kept && again.report.again.symbols_kept);
                 told_moved += usize::from(!again.report.again.definitions_kept && again.changed.is_some());
@@ -288,7 +298,12 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     eprintln!(
         "{edits} edits compared; {kept} kept some files' uses, {warm} every definition, {respelled} the other \
          files' symbols, {told_moved} changed some and told which documents moved; every file resolved again: \
-         {all:?}; graph patches: {patches:?}"
+         {all:?}; graph patches: {patches:?}; {kept_after_compacting} of {after_compacting} edits after a \
+         compaction kept some files' uses"
+    );
+    assert!(
+        after_compacting * 3 > edits && kept_after_compacting * 2 > after_compacting,
+        "a compacted workspace kept some files' uses after {kept_after_compacting} of {after_compacting} edits"
     );
     // (each checked against spelling every symbol: `symbols/kept.rs`)
     assert!(respelled * 20 > edits, "the other files' symbols kept after only {respelled} of {edits} edits");

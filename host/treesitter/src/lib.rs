@@ -197,6 +197,9 @@ pub struct Workspace {
     last: Option<(resolve::Project, resolve::Memo)>,
     /// The generation of the index the last resolve wrote.
     last_written: u64,
+    /// What it keeps was allocated by a resolve and its readings, and not
+    /// since allocated again ([`Workspace::compact`]).
+    scattered: bool,
 }
 
 impl Workspace {
@@ -214,6 +217,7 @@ impl Workspace {
             stamps: Default::default(),
             last: None,
             last_written: 0,
+            scattered: false,
         }
     }
 
@@ -337,6 +341,32 @@ impl Workspace {
     /// Its files.
     pub fn files(&self) -> Vec<PathBuf> {
         self.files.keys().cloned().collect()
+    }
+
+    /// Allocates again, on the calling thread, what the workspace keeps
+    /// between resolves (its readings, the last resolve and its memo), so
+    /// that it fills pages of its own rather than those of the threads
+    /// that read and resolved it ([`resolve::Copies`]). Meant for a quiet
+    /// moment after a resolve: the values are copied whole, then the old
+    /// ones freed. Does nothing when nothing was resolved since the last
+    /// compaction; says whether it did.
+    pub fn compact(&mut self) -> bool {
+        if !std::mem::take(&mut self.scattered) || self.files.is_empty() {
+            return false;
+        }
+        let mut copies = resolve::Copies::default();
+        self.files = std::mem::take(&mut self.files)
+            .into_iter()
+            .map(|(path, read)| (PathBuf::from(path.as_os_str()), read.map(|s| copies.of(&s))))
+            .collect();
+        self.stamps = std::mem::take(&mut self.stamps)
+            .into_iter()
+            .map(|(path, s)| (PathBuf::from(path.as_os_str()), s))
+            .collect();
+        if let Some((project, memo)) = self.last.take() {
+            self.last = Some((project.compacted(&mut copies), memo.compacted()));
+        }
+        true
     }
 
     /// Brings the part up to date with `files` (every file of the language
@@ -515,6 +545,7 @@ impl Workspace {
         );
         project.keep_for_next();
         self.last = Some((project, memo));
+        self.scattered = true;
         let indexed = Indexed { changed, ..Indexed::new(lang, index, report) };
         self.last_written = indexed.generation;
         indexed

@@ -115,6 +115,13 @@ impl<T: Serialize + DeserializeOwned> Packed<T> {
     }
 }
 
+// By hand: a derive would ask `T: Clone` of the value the bytes encode.
+impl<T> Clone for Packed<T> {
+    fn clone(&self) -> Packed<T> {
+        Packed { bytes: self.bytes.clone(), of: PhantomData }
+    }
+}
+
 impl<T> std::fmt::Debug for Packed<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Packed({} bytes)", self.bytes.len())
@@ -132,7 +139,7 @@ pub struct Uses {
 
 /// What [`super::Facts`] held of one file's calls, type names and typed
 /// names, packed, with the count the resolve reports of its calls.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Body {
     /// Its calls and type names.
     pub uses: Packed<Uses>,

@@ -55,7 +55,7 @@ pub struct Memo {
 
 /// What the uses of every file may depend on, by symbol (as
 /// [`name_key`]s): when any of it changes, every file is resolved again.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct Shape {
     /// Each type with its supertypes, nearest first (calls look up through
     /// them in that order).

@@ -15,7 +15,7 @@ pub(super) struct Resolver<'a> {
 
 /// What a resolver works out before any file's uses, and owns: kept
 /// with the lookups for the next resolve ([`super::warm::Warm`]).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Held {
     /// Each type's supertypes, nearest first.
     pub(super) supers: HashMap<DefIx, Vec<DefIx>>,

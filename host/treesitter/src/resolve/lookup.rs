@@ -39,6 +39,7 @@ impl Names {
 /// the resolution ladder reads, so a name costs its own definitions, never
 /// every definition of the project. It owns its names (interned), so that
 /// a resolve after an edit that keeps every definition reuses it.
+#[derive(Clone)]
 pub(super) struct Lookup {
     /// Each name defined, numbered.
     names: HashMap<Box<str>, u32>,

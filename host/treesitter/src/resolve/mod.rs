@@ -23,6 +23,7 @@ use rayon::prelude::*;
 
 mod again;
 mod calls;
+mod compact;
 mod hierarchy;
 mod ladder;
 mod lookup;
@@ -36,6 +37,7 @@ mod written;
 pub use again::Memo;
 use again::{FileUses, Plan, Shape};
 pub use calls::Bound;
+pub use compact::Copies;
 use hierarchy::{anonymous_overrides, implicit_interfaces, overrides};
 use ladder::Resolver;
 use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
@@ -50,7 +52,7 @@ use values::{REEXPORTS, Receiver};
 pub type DefIx = usize;
 
 /// A file of the project.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Source {
     /// Path relative to the project root, `/`-separated.
     pub path: String,

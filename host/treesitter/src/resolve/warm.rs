@@ -19,6 +19,7 @@ use super::*;
 
 /// What every file's uses were resolved against, kept for the next
 /// resolve.
+#[derive(Clone)]
 pub(super) struct Warm {
     pub(super) look: Lookup,
     pub(super) members: HashMap<DefIx, Vec<DefIx>>,
@@ -39,7 +40,7 @@ pub(super) struct Warm {
 /// the graph splices per file: [`scopes`]), and a C++ member
 /// declared in one file and defined in another (whose document carries the
 /// declaration's comment).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Sharing {
     groups: Vec<Vec<usize>>,
     of_file: HashMap<usize, Vec<u32>>,
