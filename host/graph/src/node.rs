@@ -182,6 +182,11 @@ impl Text {
         Span { start, len: s.len() as u32 }
     }
 
+    /// The arenas' strings, in order: together, [`Text::to_one`].
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        self.shared.iter().map(|(_, a)| a.as_str()).chain(std::iter::once(self.more.as_str()))
+    }
+
     /// Every arena as one string (a snapshot stores it so).
     pub fn to_one(&self) -> std::borrow::Cow<'_, str> {
         match &self.shared[..] {

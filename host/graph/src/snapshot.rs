@@ -12,6 +12,8 @@
 //! of range, a span off a character boundary) is refused as a whole with
 //! what is wrong; nothing is read half-way.
 
+use std::io::{Seek, SeekFrom, Write};
+
 use super::index::{Csr, Index};
 use super::{Adjacency, Graph, GraphError, RawId, Rec};
 
@@ -23,55 +25,160 @@ pub const MAGIC_PREFIX: &[u8] = b"SIGNPOST-GRAPH\0";
 pub const VERSION: u32 = 4;
 const HEADER: usize = 15 + 4 + 8 + 4;
 
+/// What a snapshot written holds: its length and the CRC-32 of all its
+/// bytes (header and payload), as [`crc32fast::hash`] of them gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// Its length in bytes.
+    pub len: u64,
+    /// The CRC-32 of its bytes.
+    pub crc: u32,
+}
+
 /// Writes `graph` as a snapshot.
 pub fn write(graph: &Graph) -> Vec<u8> {
-    let mut w = Writer::default();
-    w.strings(*b"NAME", std::slice::from_ref(&graph.name));
-    w.bytes(*b"TEXT", graph.text.to_one().as_bytes());
-    w.section(*b"IDS_", graph.ids.len() * 20, |out| graph.ids.iter().for_each(|id| out.extend_from_slice(id)));
-    w.u32s(*b"RECS", &graph.recs.iter().flat_map(|r| r.to_words()).collect::<Vec<u32>>());
-    w.strings(*b"KIND", &graph.kinds);
-    w.strings(*b"FILE", &graph.files);
-    w.strings(*b"ROLE", &graph.roles);
-    w.strings(*b"TYPE", &graph.types);
-    w.u16s(*b"RLST", &graph.role_lists);
-    for (tag, adj) in [(*b"OUT_", &graph.out), (*b"IN__", &graph.inn)] {
-        w.u32s(tag, &adj.offsets);
-        w.u32s(tag, &adj.targets);
-        w.u16s(tag, &adj.types);
-    }
-    w.u64s(*b"INFR", &graph.inferred);
-    w.u64s(*b"AMBG", &graph.ambiguous);
-    let (names, counts): (Vec<String>, Vec<u32>) = graph.unresolved.iter().cloned().unzip();
-    w.strings(*b"UNRN", &names);
-    w.u32s(*b"UNRC", &counts);
-    let (files, lines): (Vec<String>, Vec<u32>) = graph.unread.iter().cloned().unzip();
-    w.strings(*b"UNRF", &files);
-    w.u32s(*b"UNRL", &lines);
-    let ix = &graph.index;
-    w.u32s(*b"BYID", &ix.by_id);
-    w.bytes(*b"LNAM", ix.lower_names.as_bytes());
-    w.u32s(*b"NSTA", &ix.name_starts);
-    w.u32s(*b"BYNM", &ix.by_name);
-    w.u32s(*b"BYFQ", &ix.by_fqn);
-    w.u32s(*b"BYTL", &ix.by_tail);
-    w.u32s(*b"RANK", &ix.fqn_rank);
-    w.bytes(*b"CONT", ix.containers.as_bytes());
-    w.u32s(*b"CSTA", &ix.container_starts);
-    w.csr(*b"MEMB", &ix.members);
-    w.u64s(*b"DOCW", &ix.doc_words);
-    w.csr(*b"DOCN", &ix.doc_nodes);
-    w.csr(*b"KIND", &ix.by_kind);
-    w.csr(*b"ROLE", &ix.by_role);
-    w.csr(*b"FILE", &ix.by_file);
+    let mut out = std::io::Cursor::new(Vec::new());
+    // A `Vec` takes every write.
+    write_to(graph, &mut out).expect("writing to memory does not fail");
+    out.into_inner()
+}
 
-    let mut out = Vec::with_capacity(HEADER + w.0.len());
-    out.extend_from_slice(MAGIC_PREFIX);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(w.0.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&w.0).to_le_bytes());
-    out.extend_from_slice(&w.0);
-    out
+/// Writes `graph` as a snapshot to `out`, from where it stands, as it is
+/// made: nothing but a buffer of 64 KiB is held beside the graph (a
+/// large graph's snapshot is hundreds of megabytes). The header, which
+/// says the payload's length and checksum, is written last, in its
+/// place; `out` is left at the snapshot's end.
+pub fn write_to<W: Write + Seek>(graph: &Graph, out: &mut W) -> std::io::Result<Written> {
+    let start = out.stream_position()?;
+    out.write_all(&[0; HEADER])?;
+    let payload = payload(graph, &mut *out)?;
+    let head = header(&payload);
+    out.seek(SeekFrom::Start(start))?;
+    out.write_all(&head)?;
+    out.seek(SeekFrom::Start(start + (HEADER as u64) + payload.total_len()))?;
+    Ok(summed(&head, &payload))
+}
+
+/// What [`write`] would give `graph`, with nothing written or held.
+pub fn summary(graph: &Graph) -> Written {
+    let payload = payload(graph, std::io::sink()).expect("writing to nothing does not fail");
+    summed(&header(&payload), &payload)
+}
+
+/// The header of a snapshot of `payload`.
+fn header(payload: &crc32fast::Hasher) -> [u8; HEADER] {
+    let mut head = [0; HEADER];
+    head[..15].copy_from_slice(MAGIC_PREFIX);
+    head[15..19].copy_from_slice(&VERSION.to_le_bytes());
+    head[19..27].copy_from_slice(&payload.total_len().to_le_bytes());
+    head[27..].copy_from_slice(&payload.clone().finalize().to_le_bytes());
+    head
+}
+
+/// The length and checksum of `head` then `payload`.
+fn summed(head: &[u8; HEADER], payload: &crc32fast::Hasher) -> Written {
+    let mut all = crc32fast::Hasher::new();
+    all.update(head);
+    all.combine(payload);
+    Written { len: HEADER as u64 + payload.total_len(), crc: all.finalize() }
+}
+
+/// Writes `graph`'s payload (every section) to `out`: its checksum, which
+/// counts its length too.
+fn payload(graph: &Graph, out: impl Write) -> std::io::Result<crc32fast::Hasher> {
+    let mut w = Writer { out: std::io::BufWriter::with_capacity(1 << 16, Summed::new(out)) };
+    w.strings(*b"NAME", std::slice::from_ref(&graph.name))?;
+    w.section(*b"TEXT", graph.text.len(), |o| graph.text.pieces().try_for_each(|piece| o.write_all(piece.as_bytes())))?;
+    w.section(*b"IDS_", graph.ids.len() * 20, |o| graph.ids.iter().try_for_each(|id| o.write_all(id)))?;
+    w.section(*b"RECS", graph.recs.len() * Rec::WORDS * 4, |o| {
+        graph.recs.iter().flat_map(|r| r.to_words()).try_for_each(|x| o.write_all(&x.to_le_bytes()))
+    })?;
+    w.strings(*b"KIND", &graph.kinds)?;
+    w.strings(*b"FILE", &graph.files)?;
+    w.strings(*b"ROLE", &graph.roles)?;
+    w.strings(*b"TYPE", &graph.types)?;
+    w.u16s(*b"RLST", &graph.role_lists)?;
+    for (tag, adj) in [(*b"OUT_", &graph.out), (*b"IN__", &graph.inn)] {
+        w.u32s(tag, &adj.offsets)?;
+        w.u32s(tag, &adj.targets)?;
+        w.u16s(tag, &adj.types)?;
+    }
+    w.u64s(*b"INFR", &graph.inferred)?;
+    w.u64s(*b"AMBG", &graph.ambiguous)?;
+    let (names, counts) = named(&graph.unresolved);
+    w.strings(*b"UNRN", &names)?;
+    w.u32s(*b"UNRC", &counts)?;
+    let (files, lines) = named(&graph.unread);
+    w.strings(*b"UNRF", &files)?;
+    w.u32s(*b"UNRL", &lines)?;
+    let ix = &graph.index;
+    w.u32s(*b"BYID", &ix.by_id)?;
+    w.bytes(*b"LNAM", ix.lower_names.as_bytes())?;
+    w.u32s(*b"NSTA", &ix.name_starts)?;
+    w.u32s(*b"BYNM", &ix.by_name)?;
+    w.u32s(*b"BYFQ", &ix.by_fqn)?;
+    w.u32s(*b"BYTL", &ix.by_tail)?;
+    w.u32s(*b"RANK", &ix.fqn_rank)?;
+    w.bytes(*b"CONT", ix.containers.as_bytes())?;
+    w.u32s(*b"CSTA", &ix.container_starts)?;
+    w.csr(*b"MEMB", &ix.members)?;
+    w.u64s(*b"DOCW", &ix.doc_words)?;
+    w.csr(*b"DOCN", &ix.doc_nodes)?;
+    w.csr(*b"KIND", &ix.by_kind)?;
+    w.csr(*b"ROLE", &ix.by_role)?;
+    w.csr(*b"FILE", &ix.by_file)?;
+    Ok(w.out.into_inner().map_err(std::io::IntoInnerError::into_error)?.crc)
+}
+
+/// Counted names (unbound calls, files read in part) as two columns.
+fn named(v: &[(String, u32)]) -> (Vec<&str>, Vec<u32>) {
+    v.iter().map(|(s, n)| (s.as_str(), *n)).unzip()
+}
+
+/// A writer that passes what it is given on, counting and checksumming
+/// it.
+pub struct Summed<W> {
+    out: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W> Summed<W> {
+    /// `out`, nothing passed on yet.
+    pub fn new(out: W) -> Summed<W> {
+        Summed { out, crc: crc32fast::Hasher::new() }
+    }
+
+    /// How many bytes were passed on.
+    pub fn len(&self) -> u64 {
+        self.crc.total_len()
+    }
+
+    /// Whether nothing was.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The CRC-32 of what was passed on.
+    pub fn crc(&self) -> u32 {
+        self.crc.clone().finalize()
+    }
+
+    /// The writer, once done.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write> Write for Summed<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Why a snapshot cannot be read.
@@ -312,41 +419,55 @@ fn check(g: &Graph) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Default)]
-struct Writer(Vec<u8>);
+/// Sections written one after the other to a buffered, checksummed
+/// writer.
+struct Writer<W: Write> {
+    out: std::io::BufWriter<Summed<W>>,
+}
 
-impl Writer {
-    fn section(&mut self, tag: [u8; 4], len: usize, fill: impl FnOnce(&mut Vec<u8>)) {
-        self.0.extend_from_slice(&tag);
-        self.0.extend_from_slice(&(len as u64).to_le_bytes());
-        let start = self.0.len();
-        fill(&mut self.0);
-        debug_assert_eq!(self.0.len() - start, len);
+type Out<'a, W> = &'a mut std::io::BufWriter<Summed<W>>;
+
+impl<W: Write> Writer<W> {
+    /// A section of `len` bytes, which `fill` writes.
+    fn section(
+        &mut self,
+        tag: [u8; 4],
+        len: usize,
+        fill: impl FnOnce(Out<'_, W>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        self.out.write_all(&tag)?;
+        self.out.write_all(&(len as u64).to_le_bytes())?;
+        let before = self.out.get_ref().len() + self.out.buffer().len() as u64;
+        fill(&mut self.out)?;
+        let after = self.out.get_ref().len() + self.out.buffer().len() as u64;
+        debug_assert_eq!(after - before, len as u64, "section {}", String::from_utf8_lossy(&tag));
+        Ok(())
     }
-    fn bytes(&mut self, tag: [u8; 4], b: &[u8]) {
-        self.section(tag, b.len(), |o| o.extend_from_slice(b));
+    fn bytes(&mut self, tag: [u8; 4], b: &[u8]) -> std::io::Result<()> {
+        self.section(tag, b.len(), |o| o.write_all(b))
     }
-    fn u16s(&mut self, tag: [u8; 4], v: &[u16]) {
-        self.section(tag, v.len() * 2, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    fn u16s(&mut self, tag: [u8; 4], v: &[u16]) -> std::io::Result<()> {
+        self.section(tag, v.len() * 2, |o| v.iter().try_for_each(|x| o.write_all(&x.to_le_bytes())))
     }
-    fn u32s(&mut self, tag: [u8; 4], v: &[u32]) {
-        self.section(tag, v.len() * 4, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    fn u32s(&mut self, tag: [u8; 4], v: &[u32]) -> std::io::Result<()> {
+        self.section(tag, v.len() * 4, |o| v.iter().try_for_each(|x| o.write_all(&x.to_le_bytes())))
     }
-    fn u64s(&mut self, tag: [u8; 4], v: &[u64]) {
-        self.section(tag, v.len() * 8, |o| v.iter().for_each(|x| o.extend_from_slice(&x.to_le_bytes())));
+    fn u64s(&mut self, tag: [u8; 4], v: &[u64]) -> std::io::Result<()> {
+        self.section(tag, v.len() * 8, |o| v.iter().try_for_each(|x| o.write_all(&x.to_le_bytes())))
     }
-    fn strings(&mut self, tag: [u8; 4], v: &[String]) {
-        let len = v.iter().map(|s| 4 + s.len()).sum();
+    fn strings<S: AsRef<str>>(&mut self, tag: [u8; 4], v: &[S]) -> std::io::Result<()> {
+        let len = v.iter().map(|s| 4 + s.as_ref().len()).sum();
         self.section(tag, len, |o| {
-            for s in v {
-                o.extend_from_slice(&(s.len() as u32).to_le_bytes());
-                o.extend_from_slice(s.as_bytes());
-            }
-        });
+            v.iter().try_for_each(|s| {
+                let s = s.as_ref();
+                o.write_all(&(s.len() as u32).to_le_bytes())?;
+                o.write_all(s.as_bytes())
+            })
+        })
     }
-    fn csr(&mut self, tag: [u8; 4], c: &Csr) {
-        self.u32s(tag, &c.offsets);
-        self.u32s(tag, &c.items);
+    fn csr(&mut self, tag: [u8; 4], c: &Csr) -> std::io::Result<()> {
+        self.u32s(tag, &c.offsets)?;
+        self.u32s(tag, &c.items)
     }
 }
 
@@ -467,6 +588,54 @@ mod tests {
             let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains("the name index is not sorted"), "{e}");
         }
+    }
+
+    /// Written as it is made, after other bytes: the bytes `write` gives,
+    /// the header in its place, the writer left at the end; what it holds
+    /// is what a checksum of those bytes says, and `summary` says it with
+    /// nothing written. A graph whose strings lie in several arenas (a
+    /// merge's) writes them as one.
+    #[test]
+    fn a_snapshot_streamed_after_other_bytes_is_the_one_made_in_memory() {
+        let merged = crate::merge("m", [&Graph::sample(), &Graph::sample()]).expect("merges");
+        assert!(merged.text.pieces().count() > 2, "the merge's strings are in one arena: the test reads no pieces");
+        for g in [Graph::sample(), merged] {
+            let whole = write(&g);
+            let mut out = std::io::Cursor::new(b"before".to_vec());
+            out.set_position(6);
+            let written = write_to(&g, &mut out).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(out.position(), 6 + whole.len() as u64, "not left at the snapshot's end");
+            assert_eq!(&out.get_ref()[..6], b"before");
+            assert_eq!(&out.get_ref()[6..], &whole[..]);
+            assert_eq!(written, Written { len: whole.len() as u64, crc: crc32fast::hash(&whole) });
+            assert_eq!(summary(&g), written);
+            let back = read(&whole).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!((back.text.to_one(), &back.recs), (g.text.to_one(), &g.recs));
+        }
+    }
+
+    /// A write that fails half-way (a full disk) says so; nothing panics.
+    #[test]
+    fn a_failed_write_is_an_error() {
+        struct Full(std::io::Cursor<Vec<u8>>);
+        impl std::io::Write for Full {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                if self.0.position() + buf.len() as u64 > 100 {
+                    return Err(std::io::Error::new(std::io::ErrorKind::StorageFull, "disk full"));
+                }
+                self.0.write(buf)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        impl std::io::Seek for Full {
+            fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+                self.0.seek(to)
+            }
+        }
+        let e = write_to(&Graph::sample(), &mut Full(Default::default())).expect_err("a full disk written to");
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
     }
 
     #[test]

@@ -577,7 +577,7 @@ impl Project {
         }
         tracing::debug!(language = indexed.lang.name, files = r.files, ms = r.elapsed.as_millis() as u64, "indexed");
         let graph = imported(indexed)?;
-        write_whole(out, &signpost_graph::snapshot::write(&graph))?;
+        parts::write_streamed_as(out, 0o666, |file| Ok(signpost_graph::snapshot::write_to(&graph, file)?))?;
         self.save(ws, graph.clone());
         self.keep_served(indexed, graph);
         Ok(())

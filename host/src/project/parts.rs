@@ -120,25 +120,37 @@ pub(super) fn write_whole(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// [`write_whole`], the file created with `mode` (less the umask).
 pub(super) fn write_whole_as(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
-    write_pieces_as(path, &[bytes], mode)
+    use std::io::Write;
+    write_streamed_as(path, mode, |file| file.write_all(bytes).map_err(Into::into))
 }
 
-/// [`write_whole_as`] of the bytes of `pieces`, one after the other (not
-/// copied into one buffer first).
-pub(super) fn write_pieces_as(path: &Path, pieces: &[&[u8]], mode: u32) -> anyhow::Result<()> {
+/// [`write_whole_as`] of what `fill` writes, as it writes it (to the
+/// file, buffered: it may seek in it): a large graph's snapshot is never
+/// held whole in memory first. What `fill` gives, once the file is in
+/// place; nothing is left beside `path` when it fails.
+pub(super) fn write_streamed_as<T>(
+    path: &Path,
+    mode: u32,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let partial = indexer::partial_of(path);
-    let mut file = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(mode)
         .open(&partial)
         .with_context(|| format!("writing {}", partial.display()))?;
-    for bytes in pieces {
-        file.write_all(bytes).with_context(|| format!("writing {}", partial.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    let written = fill(&mut out).and_then(|t| out.flush().map(|()| t).map_err(Into::into));
+    drop(out);
+    let written = written.with_context(|| format!("writing {}", partial.display()));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
     }
-    drop(file);
-    std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
+    let written = written?;
+    std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(written)
 }

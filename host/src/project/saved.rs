@@ -13,6 +13,7 @@
 //! (u32, little-endian), the snapshot's length (u64) and its CRC-32 (u32),
 //! the snapshot, then the reading.
 
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -24,7 +25,7 @@ use signpost_treesitter::saved::{Drift, Reading, Saved};
 
 #[cfg(test)]
 use super::parts::write_whole_as;
-use super::parts::{read_own, write_pieces_as};
+use super::parts::{read_own, write_streamed_as};
 use super::whole::{self, Ident, Known};
 use crate::live_graph::LiveGraph;
 
@@ -199,24 +200,33 @@ impl Drop for Held {
     }
 }
 
-/// The state's bytes, in three pieces (its head, the part's snapshot, its
-/// reading); and what the snapshot holds.
-fn pieces_of(graph: &Graph, reading: &Reading) -> Result<([Vec<u8>; 3], Ident), String> {
-    let snapshot = signpost_graph::snapshot::write(graph);
-    let ident = Ident::of_snapshot(&snapshot);
-    let reading = reading.to_bytes()?;
+/// Writes the state of `graph`, made from `reading`, to `out` from where
+/// it stands, as it is made (the head, which says what the snapshot
+/// holds, last, in its place); what the snapshot holds.
+fn write_state<W: Write + Seek>(out: &mut W, graph: &Graph, reading: &Reading) -> Result<Ident, String> {
+    let io = |e: std::io::Error| e.to_string();
+    let start = out.stream_position().map_err(io)?;
+    out.write_all(&[0; HEAD]).map_err(io)?;
+    let ident = Ident::from(signpost_graph::snapshot::write_to(graph, out).map_err(io)?);
+    reading.write_to(out)?;
+    let end = out.stream_position().map_err(io)?;
     let mut head = Vec::with_capacity(HEAD);
     head.extend_from_slice(MAGIC);
     head.extend_from_slice(&VERSION.to_le_bytes());
     head.extend_from_slice(&ident.len.to_le_bytes());
     head.extend_from_slice(&ident.crc.to_le_bytes());
-    Ok(([head, snapshot, reading], ident))
+    out.seek(SeekFrom::Start(start)).map_err(io)?;
+    out.write_all(&head).map_err(io)?;
+    out.seek(SeekFrom::Start(end)).map_err(io)?;
+    Ok(ident)
 }
 
-/// [`pieces_of`], in one buffer.
+/// [`write_state`], in memory.
 #[cfg(test)]
 fn bytes_of(graph: &Graph, reading: &Reading) -> Result<(Vec<u8>, Ident), String> {
-    pieces_of(graph, reading).map(|(pieces, ident)| (pieces.concat(), ident))
+    let mut out = std::io::Cursor::new(Vec::new());
+    let ident = write_state(&mut out, graph, reading)?;
+    Ok((out.into_inner(), ident))
 }
 
 /// How long parts must be quiet (no newer part given) before they are
@@ -364,11 +374,11 @@ impl Drop for Saver {
 /// Saves `job`'s state; what its part holds, if it was saved.
 fn save(job: &Job) -> Option<Ident> {
     let started = Instant::now();
-    let result = pieces_of(&job.graph, &job.reading).and_then(|(pieces, ident)| {
-        let n = pieces.iter().map(Vec::len).sum::<usize>();
-        let pieces = pieces.each_ref().map(Vec::as_slice);
-        write_pieces_as(&job.file, &pieces, 0o600).map(|()| (n, ident)).map_err(|e| format!("{e:#}"))
-    });
+    let result = write_streamed_as(&job.file, 0o600, |out| {
+        let ident = write_state(out, &job.graph, &job.reading).map_err(anyhow::Error::msg)?;
+        Ok((out.stream_position()?, ident))
+    })
+    .map_err(|e| format!("{e:#}"));
     match result {
         Ok((bytes, ident)) => {
             tracing::debug!(
@@ -458,6 +468,26 @@ mod tests {
         std::fs::write(&file, "package p;\nclass Shop { void pay() {} }\n").unwrap_or_else(|e| panic!("{e}"));
         let state = check(bytes, &root, java, &files, &opts).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(state.drift.changed, files);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// A state whose write fails half-way (a full disk) is not put in
+    /// place, and nothing is left beside it.
+    #[test]
+    fn a_write_that_fails_leaves_no_file() {
+        let root = std::env::temp_dir().join(format!("signpost-saved-failed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap_or_else(|e| panic!("{e}"));
+        let file = root.join("saved.java");
+        let e = write_streamed_as(&file, 0o600, |out| -> anyhow::Result<()> {
+            out.write_all(&[7; 100_000])?;
+            anyhow::bail!("the disk is full")
+        })
+        .expect_err("a failed write put in place");
+        assert!(format!("{e:#}").contains("the disk is full"), "{e:#}");
+        let left: Vec<_> =
+            std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{e}")).flatten().map(|f| f.path()).collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
         let _ = std::fs::remove_dir_all(&root);
     }
 

@@ -41,6 +41,7 @@ impl Ident {
     pub const EMPTY: Ident = Ident { len: 0, crc: 0 };
 
     /// What the snapshot `bytes` hold.
+    #[cfg(test)]
     pub fn of_snapshot(bytes: &[u8]) -> Ident {
         Ident { len: bytes.len() as u64, crc: crc32fast::hash(bytes) }
     }
@@ -48,7 +49,13 @@ impl Ident {
     /// What `graph` holds (its snapshot is made for it, unless it is
     /// empty).
     pub fn of(graph: &Graph) -> Ident {
-        if graph.node_count() == 0 { Ident::EMPTY } else { Ident::of_snapshot(&signpost_graph::snapshot::write(graph)) }
+        if graph.node_count() == 0 { Ident::EMPTY } else { signpost_graph::snapshot::summary(graph).into() }
+    }
+}
+
+impl From<signpost_graph::snapshot::Written> for Ident {
+    fn from(w: signpost_graph::snapshot::Written) -> Ident {
+        Ident { len: w.len, crc: w.crc }
     }
 }
 
@@ -67,30 +74,32 @@ fn build() -> String {
     format!("{}-{}", env!("CARGO_PKG_VERSION"), signpost_treesitter::saved::DIGEST)
 }
 
-/// The file's bytes, in two pieces (its head, the snapshot of `graph`,
-/// merged from the parts `key` names).
-fn pieces_of(key: &Key, graph: &Graph) -> [Vec<u8>; 2] {
-    let snapshot = signpost_graph::snapshot::write(graph);
+/// Writes the file of `graph`, merged from the parts `key` names, to
+/// `out` (its head, then its snapshot, as it is made): its length.
+fn write_to<W: std::io::Write + std::io::Seek>(out: &mut W, key: &Key, graph: &Graph) -> std::io::Result<u64> {
     let build = build();
-    let mut out = Vec::with_capacity(64 + build.len() + key.len() * 64);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(build.len() as u32).to_le_bytes());
-    out.extend_from_slice(build.as_bytes());
-    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    let mut head = Vec::with_capacity(64 + build.len() + key.len() * 64);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.extend_from_slice(&(build.len() as u32).to_le_bytes());
+    head.extend_from_slice(build.as_bytes());
+    head.extend_from_slice(&(key.len() as u32).to_le_bytes());
     for (name, ident) in key {
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&ident.len.to_le_bytes());
-        out.extend_from_slice(&ident.crc.to_le_bytes());
+        head.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        head.extend_from_slice(name.as_bytes());
+        head.extend_from_slice(&ident.len.to_le_bytes());
+        head.extend_from_slice(&ident.crc.to_le_bytes());
     }
-    [out, snapshot]
+    out.write_all(&head)?;
+    Ok(head.len() as u64 + signpost_graph::snapshot::write_to(graph, out)?.len)
 }
 
-/// [`pieces_of`], in one buffer.
+/// [`write_to`], in memory.
 #[cfg(test)]
 fn bytes_of(key: &Key, graph: &Graph) -> Vec<u8> {
-    pieces_of(key, graph).concat()
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_to(&mut out, key, graph).expect("writing to memory does not fail");
+    out.into_inner()
 }
 
 /// The graph in `bytes` if its key is `key`; why not otherwise.
@@ -134,10 +143,8 @@ fn read(bytes: &[u8], key: &Key) -> Result<Graph, String> {
 }
 
 /// Saves `graph`, merged from the parts `key` names, in `file`.
-pub(super) fn write(file: &Path, key: &Key, graph: &Graph) -> anyhow::Result<usize> {
-    let [head, snapshot] = pieces_of(key, graph);
-    super::parts::write_pieces_as(file, &[&head, &snapshot], 0o600)?;
-    Ok(head.len() + snapshot.len())
+pub(super) fn write(file: &Path, key: &Key, graph: &Graph) -> anyhow::Result<u64> {
+    super::parts::write_streamed_as(file, 0o600, |out| Ok(write_to(out, key, graph)?))
 }
 
 /// The graph saved in `file`, if it is the user's own, whole, and merged

@@ -148,6 +148,16 @@ impl Reading {
 
     /// The reading as bytes ([`Saved::read`] reads them back).
     pub fn to_bytes(&self) -> Result<Vec<u8>, String> {
+        let mut out = std::io::Cursor::new(Vec::new());
+        self.write_to(&mut out)?;
+        Ok(out.into_inner())
+    }
+
+    /// Writes the reading to `out` from where it stands, as it is made
+    /// (the bytes [`Reading::to_bytes`] gives, none of them held: a large
+    /// part's reading is tens of megabytes); `out` is left at its end.
+    pub fn write_to<W: std::io::Write + std::io::Seek>(&self, out: &mut W) -> Result<(), String> {
+        use std::io::{SeekFrom, Write};
         let header = postcard::to_stdvec(&self.header).map_err(|e| e.to_string())?;
         let body: Vec<Result<SourceRef<'_>, &str>> = self
             .reads
@@ -165,18 +175,23 @@ impl Reading {
                 Err(note) => Err(note.as_str()),
             })
             .collect();
-        let body = postcard::to_stdvec(&body).map_err(|e| e.to_string())?;
-        let mut crc = crc32fast::Hasher::new();
-        crc.update(&header);
-        crc.update(&body);
-        let mut out = Vec::with_capacity(MAGIC.len() + 16 + header.len() + body.len());
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(header.len() as u64).to_le_bytes());
-        out.extend_from_slice(&crc.finalize().to_le_bytes());
-        out.extend_from_slice(&header);
-        out.extend_from_slice(&body);
-        Ok(out)
+        let io = |e: std::io::Error| e.to_string();
+        let start = out.stream_position().map_err(io)?;
+        out.write_all(MAGIC).map_err(io)?;
+        out.write_all(&VERSION.to_le_bytes()).map_err(io)?;
+        out.write_all(&(header.len() as u64).to_le_bytes()).map_err(io)?;
+        // The checksum of the header and the body, once they are written.
+        let crc_at = start + (MAGIC.len() + 12) as u64;
+        out.write_all(&[0; 4]).map_err(io)?;
+        let mut summed = std::io::BufWriter::with_capacity(1 << 16, signpost_graph::snapshot::Summed::new(&mut *out));
+        summed.write_all(&header).map_err(io)?;
+        let summed = postcard::to_io(&body, summed).map_err(|e| e.to_string())?;
+        let summed = summed.into_inner().map_err(|e| e.into_error().to_string())?;
+        let (crc, end) = (summed.crc(), crc_at + 4 + summed.len());
+        out.seek(SeekFrom::Start(crc_at)).map_err(io)?;
+        out.write_all(&crc.to_le_bytes()).map_err(io)?;
+        out.seek(SeekFrom::Start(end)).map_err(io)?;
+        Ok(())
     }
 }
 

@@ -402,9 +402,15 @@ pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<E
     let started = std::time::Instant::now();
     let graph = signpost::indexer::with_progress("loading", || signpost::live_graph::load_sources(files))?;
     let loaded = started.elapsed();
-    let bytes = signpost::graph::snapshot::write(&graph);
     let partial = output.with_extension("partial");
-    std::fs::write(&partial, &bytes).with_context(|| format!("writing {}", partial.display()))?;
+    // Written as it is made: a large graph's snapshot is not held whole.
+    let written = std::fs::File::create(&partial).and_then(|file| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+        let written = signpost::graph::snapshot::write_to(&graph, &mut out)?;
+        std::io::Write::flush(&mut out)?;
+        Ok(written)
+    });
+    let written = written.with_context(|| format!("writing {}", partial.display()))?;
     std::fs::rename(&partial, output).with_context(|| format!("writing {}", output.display()))?;
     outln!(
         "{}: snapshot v{} of {}: {} symbols, {} edges, {} MB (loaded in {:.1} s)",
@@ -413,7 +419,7 @@ pub(super) fn graph_import(files: &[PathBuf], output: &Path) -> anyhow::Result<E
         graph.name(),
         graph.node_count(),
         graph.edge_count(),
-        bytes.len() / 1_000_000,
+        written.len / 1_000_000,
         loaded.as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
