@@ -207,9 +207,10 @@ pub(super) fn whole(first: Landing, built: &mpsc::Receiver<Landing>) -> Result<F
 /// The first index lands on the project's thread ([`Project::watch`]'s loop).
 impl Project {
     /// Languages' parts read while the first index is built (each one's
-    /// definitions alone, or whole) serve at once, with one join. None
-    /// once the first index has landed: a server that waited for it
-    /// already serves it.
+    /// definitions alone, or whole) serve at once, with one join, and
+    /// those that land during the pause after it (twice the join's time,
+    /// [`Project::early_next`]) with the next. None once the first index
+    /// has landed: a server that waited for it already serves it.
     pub(super) fn early_landed(&mut self, early: Vec<Early>, graphs: &LiveGraph) {
         if !self.first_pending || early.is_empty() {
             return;
@@ -231,7 +232,10 @@ impl Project {
                 Err(e) => tracing::warn!(language = lang, error = %e, "a part read early does not load"),
             }
         }
+        let started = std::time::Instant::now();
         let record = graphs.replace_parts(parts);
+        // Twice as long again before the next merge: a third of the time.
+        self.early_next = Some(std::time::Instant::now() + 2 * started.elapsed());
         tracing::info!(served = ?self.early, result = record.result, "served while the first index is built");
         graphs.set_building(Some(self.building()));
     }

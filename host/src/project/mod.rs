@@ -171,6 +171,12 @@ pub struct Project {
     deferred: Vec<PathBuf>,
     /// The first index is being built in the background (watched).
     first_pending: bool,
+    /// While the first index is built: when the next part read early may
+    /// be merged in. Each merge of a large tree's parts takes about a
+    /// second of the project's thread, and the parts land faster than that
+    /// ([`Project::early_landed`]): those that land meanwhile are merged
+    /// together, at most a third of the time spent merging.
+    early_next: Option<std::time::Instant>,
     /// The root was found gone (moved or deleted) and has not been read
     /// since it came back.
     root_was_gone: bool,
@@ -300,6 +306,7 @@ impl Project {
             first: None,
             deferred: Vec::new(),
             first_pending: false,
+            early_next: None,
             root_was_gone: false,
             restored_stale: Default::default(),
             saver: saved::Saver::start(cache.join(whole::FILE)),

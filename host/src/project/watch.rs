@@ -49,6 +49,11 @@ fn one_file(batch: &[Event]) -> bool {
     }
 }
 
+/// Whether `batch` holds parts read early alone.
+fn only_early(batch: &[Event]) -> bool {
+    batch.iter().all(|e| matches!(e, Event::Early(_)))
+}
+
 /// Whether an edit's part is imported whole, never patched
 /// (`SIGNPOST_EDITS_WHOLE`): benchmarks compare the two paths in one build
 /// (BENCHMARKS.md).
@@ -274,14 +279,25 @@ impl Project {
                 };
                 freed = true;
                 let mut batch = vec![first];
-                let closes = Instant::now() + MAX_BATCH;
+                let mut closes = Instant::now() + MAX_BATCH;
+                // Parts read early wait for the last merge's pause
+                // (`early_next`), and those that land meanwhile are merged
+                // together; anything else closes the batch as usual.
+                let pause = self.early_next.filter(|&at| at > Instant::now() && only_early(&batch));
+                if let Some(at) = pause {
+                    closes = closes.max(at);
+                }
                 loop {
                     let left = closes.saturating_duration_since(Instant::now());
                     if left.is_zero() {
                         break;
                     }
                     let quiet = if one_file(&batch) { QUIET_ONE } else { QUIET };
-                    match rx.recv_timeout(quiet.min(left)) {
+                    let wait = match pause {
+                        Some(at) if only_early(&batch) => at.saturating_duration_since(Instant::now()).max(quiet),
+                        _ => quiet,
+                    };
+                    match rx.recv_timeout(wait.min(left)) {
                         Ok(e) => batch.push(e),
                         Err(_) => break,
                     }
