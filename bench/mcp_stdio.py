@@ -10,9 +10,9 @@ import sys
 class Session:
     """A child process spoken to as an MCP client, initialized."""
 
-    def __init__(self, cmd, env, name="bench"):
+    def __init__(self, cmd, env, name="bench", stderr=subprocess.DEVNULL):
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env=env)
+                                     stderr=stderr, env=env)
         self.next_id = 0
         self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                     "clientInfo": {"name": name, "version": "1"}})

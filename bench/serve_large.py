@@ -24,9 +24,15 @@ With `--cache DIR`, the server serves from that cache and it is kept: run
 once to fill it, then again for a restart's figures (the first answer from
 the saved graph, edits patched into the restored parts).
 
+With `--timeline FILE`, the server's resident memory is sampled every
+100 ms from the spawn (`seconds MiB` a line) and, with `--log FILE`, its
+log written there (`RUST_LOG` as set, `warn` by default): when the peak
+comes, and what the server was doing then.
+
 Usage: bench/serve_large.py --project DIR --symbol NAME [--bin target/release/signpost]
                             [--edits 5] [--queries 50] [--search Admin]
                             [--edit LANG:FILE ...] [--cache DIR] [--settle 3]
+                            [--timeline FILE] [--log FILE]
 """
 
 import argparse
@@ -34,7 +40,9 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
+import threading
 import time
 
 from mcp_stdio import Session
@@ -68,6 +76,20 @@ def resident_by_kind(pid):
     return ", ".join(f"{k} {v // 1024} MiB" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v >= 1024)
 
 
+def sample(proc, started, path):
+    """The resident memory of `proc` every 100 ms until it exits."""
+    with open(path, "w") as out:
+        spawned = time.time() - (time.monotonic() - started)
+        out.write(f"# seconds from the spawn ({time.strftime('%H:%M:%S', time.gmtime(spawned))} UTC), MiB resident\n")
+        while proc.poll() is None:
+            try:
+                out.write(f"{time.monotonic() - started:.1f} {rss(proc.pid)['VmRSS']}\n")
+                out.flush()
+            except (OSError, KeyError):
+                return
+            time.sleep(0.1)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default="target/release/signpost")
@@ -82,12 +104,17 @@ def main():
     p.add_argument("--cache", help="the cache to serve from and keep (a restart's figures); default: a fresh one, removed")
     p.add_argument("--edit", action="append", default=[],
                    help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
+    p.add_argument("--timeline", help="a file to sample the resident memory into, every 100 ms")
+    p.add_argument("--log", help="a file to write the server's log into")
     a = p.parse_args()
     cache = a.cache or tempfile.mkdtemp(prefix="signpost-large-")
     env = {**os.environ, "RUST_LOG": os.environ.get("RUST_LOG", "warn"), "XDG_CACHE_HOME": cache}
     started = time.monotonic()
-    s = Session([a.bin, "--project", a.project], env, name="serve-large")
+    log = open(a.log, "w") if a.log else subprocess.DEVNULL
+    s = Session([a.bin, "--project", a.project], env, name="serve-large", stderr=log)
     failed = 0
+    if a.timeline:
+        threading.Thread(target=sample, args=(s.proc, started, a.timeline), daemon=True).start()
 
     def call(name, args):
         nonlocal failed
