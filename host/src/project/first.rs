@@ -179,13 +179,15 @@ impl Read {
                 }
             }
         };
-        let (ws, mut indexed) = Workspace::open_early(at, lang, &files, reading, Some(defs));
+        // The whole part encoded: its import and memo read it a document
+        // at a time.
+        let (ws, mut indexed) = Workspace::open_early_encoded(at, lang, &files, reading, Some(defs));
         // The whole part serves at once; the first index keeps its report.
-        let index = std::mem::take(&mut indexed.index);
+        let (index, encoded) = (std::mem::take(&mut indexed.index), indexed.encoded.take());
         let (report, generation) = (indexed.report.clone(), indexed.generation);
-        let early = Early { indexed: Indexed { index, ..indexed }, whole: true, graph: None };
+        let early = Early { indexed: Indexed { index, encoded, ..indexed }, whole: true, graph: None };
         let _ = events.send(Event::Early(Box::new(early)));
-        let indexed = Indexed { lang, index: Default::default(), report, generation, changed: None };
+        let indexed = Indexed { lang, index: Default::default(), report, generation, changed: None, encoded: None };
         Language { ws, indexed, serves: true }
     }
 }

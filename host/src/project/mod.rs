@@ -106,7 +106,12 @@ struct Early {
 /// A built-in language's part, imported as the graph it serves.
 fn imported(indexed: &Indexed) -> Result<std::sync::Arc<signpost_graph::Graph>, signpost_graph::GraphError> {
     let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
-    signpost_graph::scip::import_index(&indexed.index, &opts).map(std::sync::Arc::new)
+    match &indexed.encoded {
+        // Decoded a document at a time.
+        Some(bytes) => signpost_graph::scip::import(bytes, &opts),
+        None => signpost_graph::scip::import_index(&indexed.index, &opts),
+    }
+    .map(std::sync::Arc::new)
 }
 
 /// What the project's thread hears about.
@@ -593,7 +598,18 @@ impl Project {
     /// Keeps `graph`, imported from `indexed`, as the part an edit of its
     /// language patches.
     fn keep_served(&mut self, indexed: &Indexed, graph: std::sync::Arc<signpost_graph::Graph>) {
-        let memo = signpost_graph::scip::Memo::of(&indexed.index);
+        let memo = match &indexed.encoded {
+            Some(bytes) => match signpost_graph::scip::Memo::of_encoded(bytes) {
+                Ok(memo) => memo,
+                // (the import read these bytes: they decode)
+                Err(e) => {
+                    tracing::warn!(language = indexed.lang.name, error = %e, "no memo of the index: the next edit imports the part whole");
+                    self.served.remove(indexed.lang.name);
+                    return;
+                }
+            },
+            None => signpost_graph::scip::Memo::of(&indexed.index),
+        };
         self.served.insert(indexed.lang.name, Served { graph, memo, generation: indexed.generation });
     }
 

@@ -832,6 +832,34 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
     assert!(parts > 20, "{parts} parts");
 }
 
+/// A part's whole index given encoded (as the first index hands a large
+/// part over) is the one given decoded: imported a document at a time, it
+/// is the same graph, and the patch memo read from it is the same memo.
+#[test]
+fn a_part_given_encoded_is_the_part_given_decoded() {
+    use signpost_graph::scip::{Memo, import, import_index};
+    let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let mut parts = 0;
+    for fixture in fixtures() {
+        for (name, (lang, files)) in languages_of(&fixture) {
+            let what = || format!("{} ({name})", fixture.display());
+            let (_, decoded) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|_| ()));
+            let (_, encoded) = crate::Workspace::open_early_encoded(&fixture, lang, &files, &opts, Some(|_| ()));
+            let bytes = encoded.encoded.as_deref().unwrap_or_else(|| panic!("{}: not encoded", what()));
+            assert!(encoded.index.documents.is_empty(), "{}: decoded too", what());
+            assert!(decoded.encoded.is_none(), "{}: encoded when not asked", what());
+            let (a, b) = (import(bytes, &graph_opts()), import_index(&decoded.index, &graph_opts()));
+            let (a, b) = (a.unwrap_or_else(|e| panic!("{}: {e}", what())), b.unwrap_or_else(|e| panic!("{e}")));
+            let (got, want) = (a.canonical_lines(), b.canonical_lines());
+            assert!(got == want, "{}: the graph differs\n{}", what(), only_in(&got, &want));
+            let memo = Memo::of_encoded(bytes).unwrap_or_else(|e| panic!("{}: {e}", what()));
+            assert!(memo == Memo::of(&decoded.index), "{}: the memo differs", what());
+            parts += 1;
+        }
+    }
+    assert!(parts > 20, "{parts} parts");
+}
+
 /// The definitions of a part's first files, given before the rest is read,
 /// are spelled as the whole part spells them: every one's symbol (id) is
 /// one the whole part defines, in the same file but for a C++ member

@@ -111,8 +111,13 @@ pub struct Report {
 pub struct Indexed {
     /// The language.
     pub lang: &'static Lang,
-    /// The SCIP index.
+    /// The SCIP index (empty when it is [`Indexed::encoded`]).
     pub index: scip::types::Index,
+    /// The SCIP index as protobuf bytes instead, `index` left empty: a
+    /// large part's whole index handed over in a fraction of its decoded
+    /// size, and read a document at a time
+    /// ([`Workspace::open_early_encoded`]).
+    pub encoded: Option<Vec<u8>>,
     /// What happened.
     pub report: Report,
     /// This index's number, unique in the process.
@@ -143,12 +148,15 @@ impl Indexed {
     pub fn new(lang: &'static Lang, index: scip::types::Index, report: Report) -> Indexed {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let generation = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Indexed { lang, index, report, generation, changed: None }
+        Indexed { lang, index, report, generation, changed: None, encoded: None }
     }
 
     /// The index as SCIP protobuf bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, protobuf::Error> {
-        protobuf::Message::write_to_bytes(&self.index)
+        match &self.encoded {
+            Some(bytes) => Ok(bytes.clone()),
+            None => protobuf::Message::write_to_bytes(&self.index),
+        }
     }
 }
 
@@ -246,6 +254,22 @@ impl Workspace {
         Workspace::open_early_after(root, lang, files, opts, schedule, early)
     }
 
+    /// [`Workspace::open_early`], the whole part's index given encoded
+    /// ([`Indexed::encoded`]): written as its documents are made, a few
+    /// hundred at a time (`emit::write`), never whole in memory decoded
+    /// (a large part's is hundreds of megabytes so, a fraction of that
+    /// encoded). The definitions given early are decoded (they are small).
+    pub fn open_early_encoded(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        early: Option<impl FnMut(Indexed)>,
+    ) -> (Workspace, Indexed) {
+        let schedule = if files.len() >= EARLY_FILES { Schedule::Paced } else { Schedule::At(&[]) };
+        Workspace::open_early_as(root, lang, files, opts, schedule, early, true)
+    }
+
     /// [`Workspace::open_early`], giving `early` the definitions of the
     /// first files read (in path order) as `schedule` says, while the rest
     /// is read, then all of them once every file is: each
@@ -262,19 +286,32 @@ impl Workspace {
         schedule: Schedule<'_>,
         early: Option<impl FnMut(Indexed)>,
     ) -> (Workspace, Indexed) {
+        Workspace::open_early_as(root, lang, files, opts, schedule, early, false)
+    }
+
+    /// [`Workspace::open_early_after`], the whole index `encoded` or not.
+    fn open_early_as(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        schedule: Schedule<'_>,
+        early: Option<impl FnMut(Indexed)>,
+        encoded: bool,
+    ) -> (Workspace, Indexed) {
         let started = Instant::now();
         let mut ws = Workspace::empty(root, lang, files, opts);
         let Some(mut early) = early.filter(|_| !files.is_empty()) else {
             let read = ws.read_all(files);
             ws.keep(files.iter().cloned().zip(read));
-            let indexed = ws.index(started, false);
+            let indexed = ws.index_as(started, false, encoded);
             return (ws, indexed);
         };
         let mut sorted = files.to_vec();
         sorted.sort_unstable();
         ws.read_giving(&sorted, schedule, started, &mut early);
         early(ws.definitions(started));
-        let indexed = ws.index(started, false);
+        let indexed = ws.index_as(started, false, encoded);
         (ws, indexed)
     }
 
@@ -511,6 +548,12 @@ impl Workspace {
     /// Resolves and writes the part: the documents that changed alone when
     /// `in_part` and it knows which, else every document.
     fn index(&mut self, started: Instant, in_part: bool) -> Indexed {
+        self.index_as(started, in_part, false)
+    }
+
+    /// [`Workspace::index`], every document written `encoded` when so
+    /// asked ([`Indexed::encoded`]; not a part written in part).
+    fn index_as(&mut self, started: Instant, in_part: bool, encoded: bool) -> Indexed {
         let lang = self.lang;
         let (mut report, sources) = self.gather();
         let gathered = started.elapsed();
@@ -525,8 +568,24 @@ impl Workspace {
         // Written alone when asked and they are few (a C++ namespace or a
         // Ruby module in every file makes a patch whole anyway).
         let only = anew.as_ref().filter(|fs| in_part && fs.len() * 4 <= project.sources.len().max(4));
+        let mut bytes = None;
         let index = match only {
             Some(files) => emit::emit_only(&project, &self.root, files),
+            None if encoded => {
+                let mut out = Vec::new();
+                match emit::write(&project, &self.root, &mut out) {
+                    Ok(()) => {
+                        bytes = Some(out);
+                        Default::default()
+                    }
+                    // Writing to memory fails only where encoding does:
+                    // handed over decoded.
+                    Err(e) => {
+                        tracing::warn!(language = lang.name, error = %e, "the index could not be encoded");
+                        emit::emit(&project, &self.root)
+                    }
+                }
+            }
             None => emit::emit(&project, &self.root),
         };
         let changed = anew.as_ref().map(|fs| Changed {
@@ -540,13 +599,14 @@ impl Workspace {
             read_ms = gathered.as_millis() as u64,
             resolve_ms = (resolved - gathered).as_millis() as u64,
             emit_ms = (report.elapsed - resolved).as_millis() as u64,
-            documents = index.documents.len(),
+            documents = if bytes.is_some() { project.sources.len() } else { index.documents.len() },
+            encoded_bytes = bytes.as_ref().map_or(0, Vec::len),
             "indexed"
         );
         project.keep_for_next();
         self.last = Some((project, memo));
         self.scattered = true;
-        let indexed = Indexed { changed, ..Indexed::new(lang, index, report) };
+        let indexed = Indexed { changed, encoded: bytes, ..Indexed::new(lang, index, report) };
         self.last_written = indexed.generation;
         indexed
     }

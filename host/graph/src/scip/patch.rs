@@ -40,7 +40,7 @@ use crate::splice::Delta;
 use crate::{Graph, GraphError};
 
 /// What a patch remembers of the index a graph was imported from.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Memo {
     /// Each document by path: a hash of its content and its unbound call
     /// sites by name.
@@ -56,7 +56,7 @@ pub struct Memo {
     lone: HashMap<String, String>,
 }
 
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct DocMemo {
     hash: u64,
     unresolved: Vec<(String, u32)>,
@@ -140,6 +140,68 @@ fn unresolved_in(d: &Document) -> Vec<(String, u32)> {
     unresolved
 }
 
+/// A [`Memo`] made document after document, in index order.
+#[derive(Default)]
+struct Fold {
+    docs: HashMap<String, DocMemo>,
+    paths: Vec<String>,
+    first: HashMap<String, usize>,
+    shared: HashMap<String, Vec<usize>>,
+    /// Shared symbols a document after their first scopes references
+    /// with, and symbols some definition does not scope with.
+    scoped: HashSet<String>,
+    unscoping: HashSet<String>,
+}
+
+impl Fold {
+    /// The next document: its path, its memo, the symbols it defines.
+    fn add(&mut self, path: &str, memo: DocMemo, defined: Vec<(&str, Scope)>) {
+        let i = self.paths.len();
+        self.docs.insert(path.to_owned(), memo);
+        self.paths.push(path.to_owned());
+        for (sym, scope) in defined {
+            if scope == Scope::None && !self.unscoping.contains(sym) {
+                self.unscoping.insert(sym.to_owned());
+            }
+            match self.first.get(sym) {
+                None => {
+                    self.first.insert(sym.to_owned(), i);
+                }
+                Some(&j) if j != i => {
+                    let v = match self.shared.get_mut(sym) {
+                        Some(v) => v,
+                        None => self.shared.entry(sym.to_owned()).or_insert_with(|| vec![j]),
+                    };
+                    // Documents come in order: `i` is the last if held.
+                    if v.last() != Some(&i) {
+                        v.push(i);
+                    }
+                    if scope == Scope::Some && !self.scoped.contains(sym) {
+                        self.scoped.insert(sym.to_owned());
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn memo(self) -> Memo {
+        let Fold { docs, paths, first, shared, scoped, unscoping } = self;
+        let unscoped = shared.keys().filter(|s| !scoped.contains(*s)).cloned().collect();
+        let path = |i: usize| paths[i].clone();
+        let lone = unscoping
+            .into_iter()
+            .filter(|s| !shared.contains_key(s))
+            .filter_map(|s| {
+                let at = path(*first.get(&s)?);
+                Some((s, at))
+            })
+            .collect();
+        let shared = shared.into_iter().map(|(s, v)| (s, v.into_iter().map(path).collect())).collect();
+        Memo { docs, shared, unscoped, lone }
+    }
+}
+
 impl Memo {
     /// What `index` gives a later patch to compare with.
     pub fn of(index: &Index) -> Memo {
@@ -149,45 +211,24 @@ impl Memo {
             .par_iter()
             .map(|d| (DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) }, definitions(d)))
             .collect();
-        let mut docs: HashMap<String, DocMemo> = HashMap::default();
-        let mut first: HashMap<&str, usize> = HashMap::default();
-        let mut shared: HashMap<&str, Vec<usize>> = HashMap::default();
-        // Shared symbols a document after their first scopes references
-        // with, and symbols some definition does not scope with.
-        let (mut scoped, mut unscoping): (HashSet<&str>, HashSet<&str>) = Default::default();
-        for (i, (d, (memo, defined))) in index.documents.iter().zip(each).enumerate() {
-            docs.insert(d.relative_path.clone(), memo);
-            for (sym, scope) in defined {
-                if scope == Scope::None {
-                    unscoping.insert(sym);
-                }
-                match first.get(sym) {
-                    None => {
-                        first.insert(sym, i);
-                    }
-                    Some(&j) if j != i => {
-                        let v = shared.entry(sym).or_insert_with(|| vec![j]);
-                        // Documents come in order: `i` is the last if held.
-                        if v.last() != Some(&i) {
-                            v.push(i);
-                        }
-                        if scope == Scope::Some {
-                            scoped.insert(sym);
-                        }
-                    }
-                    Some(_) => {}
-                }
-            }
+        let mut fold = Fold::default();
+        for (d, (memo, defined)) in index.documents.iter().zip(each) {
+            fold.add(&d.relative_path, memo, defined);
         }
-        let unscoped = shared.keys().filter(|s| !scoped.contains(*s)).map(|s| (*s).to_owned()).collect();
-        let path = |i: usize| index.documents[i].relative_path.clone();
-        let lone = unscoping
-            .into_iter()
-            .filter(|s| !shared.contains_key(s))
-            .filter_map(|s| Some((s.to_owned(), path(*first.get(s)?))))
-            .collect();
-        let shared = shared.into_iter().map(|(s, v)| (s.to_owned(), v.into_iter().map(path).collect())).collect();
-        Memo { docs, shared, unscoped, lone }
+        fold.memo()
+    }
+
+    /// [`Memo::of`] the index in `bytes` (SCIP protobuf), decoded one
+    /// document at a time, as [`super::import`] reads it: a large index
+    /// is never in memory decoded whole. An error where the import's.
+    pub fn of_encoded(bytes: &[u8]) -> Result<Memo, GraphError> {
+        let mut fold = Fold::default();
+        super::stream::Bytes::new(bytes).documents(&mut |_, d: &Document| {
+            let memo = DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) };
+            fold.add(&d.relative_path, memo, definitions(d));
+            Ok(())
+        })?;
+        Ok(fold.memo())
     }
 
     /// The memo of `index`, given that only the documents at `changed` may
