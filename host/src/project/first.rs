@@ -144,7 +144,7 @@ impl Read {
         let none = state.is_none() && files.is_empty();
         if let Some(state) = state {
             let unchanged = state.drift.is_empty();
-            match Workspace::restore(at, lang, &files, reading, state.reading()) {
+            match Workspace::restore_encoded(at, lang, &files, reading, state.reading()) {
                 // Unchanged only if nothing changed before it was read
                 // either: a file edited since the start is in this reading,
                 // and the part that serves must be swapped for it.

@@ -833,8 +833,9 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
 }
 
 /// A part's whole index given encoded (as the first index hands a large
-/// part over) is the one given decoded: imported a document at a time, it
-/// is the same graph, and the patch memo read from it is the same memo.
+/// part over, and a restart a restored one) is the one given decoded:
+/// imported a document at a time, it is the same graph, and the patch memo
+/// read from it is the same memo.
 #[test]
 fn a_part_given_encoded_is_the_part_given_decoded() {
     use signpost_graph::scip::{Memo, import, import_index};
@@ -843,7 +844,9 @@ fn a_part_given_encoded_is_the_part_given_decoded() {
     for fixture in fixtures() {
         for (name, (lang, files)) in languages_of(&fixture) {
             let what = || format!("{} ({name})", fixture.display());
-            let (_, decoded) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|_| ()));
+            let (ws, decoded) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|_| ()));
+            let reading = ws.reading().to_bytes().unwrap_or_else(|e| panic!("{}: {e}", what()));
+            drop(ws);
             let (_, encoded) = crate::Workspace::open_early_encoded(&fixture, lang, &files, &opts, Some(|_| ()));
             let bytes = encoded.encoded.as_deref().unwrap_or_else(|| panic!("{}: not encoded", what()));
             assert!(encoded.index.documents.is_empty(), "{}: decoded too", what());
@@ -854,6 +857,17 @@ fn a_part_given_encoded_is_the_part_given_decoded() {
             assert!(got == want, "{}: the graph differs\n{}", what(), only_in(&got, &want));
             let memo = Memo::of_encoded(bytes).unwrap_or_else(|e| panic!("{}: {e}", what()));
             assert!(memo == Memo::of(&decoded.index), "{}: the memo differs", what());
+            // A restart's part, restored from the saved reading, the same.
+            let (_, restored, drift) = crate::Workspace::restore_encoded(&fixture, lang, &files, &opts, &reading)
+                .unwrap_or_else(|e| panic!("{}: {e}", what()));
+            assert!(drift.is_empty(), "{}: {drift:?}", what());
+            let again = restored.encoded.as_deref().unwrap_or_else(|| panic!("{}: restored, not encoded", what()));
+            assert!(restored.index.documents.is_empty(), "{}: restored decoded too", what());
+            let c = import(again, &graph_opts()).unwrap_or_else(|e| panic!("{}: {e}", what()));
+            let got = c.canonical_lines();
+            assert!(got == want, "{}: the restored graph differs\n{}", what(), only_in(&got, &want));
+            let memo = Memo::of_encoded(again).unwrap_or_else(|e| panic!("{}: {e}", what()));
+            assert!(memo == Memo::of(&decoded.index), "{}: the restored memo differs", what());
             parts += 1;
         }
     }

@@ -328,6 +328,32 @@ impl Workspace {
         opts: &Options,
         bytes: &[u8],
     ) -> Result<(Workspace, Indexed, saved::Drift), String> {
+        Workspace::restore_as(root, lang, files, opts, bytes, false)
+    }
+
+    /// [`Workspace::restore`], the whole part's index given encoded
+    /// ([`Indexed::encoded`]), as [`Workspace::open_early_encoded`] gives
+    /// it: a restart reads every language again for its next edit, and a
+    /// large part decoded whole is hundreds of megabytes.
+    pub fn restore_encoded(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        bytes: &[u8],
+    ) -> Result<(Workspace, Indexed, saved::Drift), String> {
+        Workspace::restore_as(root, lang, files, opts, bytes, true)
+    }
+
+    /// [`Workspace::restore`], the whole index `encoded` or not.
+    fn restore_as(
+        root: &Path,
+        lang: &'static Lang,
+        files: &[PathBuf],
+        opts: &Options,
+        bytes: &[u8],
+        encoded: bool,
+    ) -> Result<(Workspace, Indexed, saved::Drift), String> {
         let started = Instant::now();
         let saved = saved::Saved::read(bytes)?;
         saved.fits(lang, opts)?;
@@ -346,7 +372,7 @@ impl Workspace {
         ws.keep(same.into_iter());
         let read = ws.read_all(&drift.changed);
         ws.keep(drift.changed.iter().cloned().zip(read));
-        let indexed = ws.index(started, false);
+        let indexed = ws.index_as(started, false, encoded);
         Ok((ws, indexed, drift))
     }
 
