@@ -7,7 +7,7 @@ use scip::types::{
     Document, Index, Metadata, Occurrence, Relationship, Signature, SymbolInformation, TextEncoding, ToolInfo,
 };
 
-use crate::extract::{Kind, Span};
+use crate::extract::{Kind, Span, Text};
 use crate::languages::Packages;
 use crate::resolve::{Project, package_symbol};
 
@@ -184,14 +184,29 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
             ..Default::default()
         });
     }
+    // The definitions' headers and comments, held packed: this file's, and
+    // those of the other files its definitions are twins of (a C++ method
+    // defined apart takes its declaration's comment when it has none).
+    let texts = src.body.texts.unpack();
+    let mut others: std::collections::HashMap<usize, Vec<Text>> = std::collections::HashMap::new();
+    let empty = Text::default();
     for ix in defs {
         if declared_apart.contains(&ix) {
             continue;
         }
         let d = &project.defs[ix];
-        let same: Vec<usize> = std::iter::once(ix).chain(d.twin_of).collect();
+        let text = texts.get(d.at).unwrap_or(&empty);
+        let mut doc_text = text.doc.clone();
+        if let Some(t) = d.twin_of.filter(|_| doc_text.is_empty()) {
+            let twin = &project.defs[t];
+            let theirs = if twin.file == fi {
+                &texts
+            } else {
+                others.entry(twin.file).or_insert_with(|| project.sources[twin.file].body.texts.unpack())
+            };
+            doc_text = theirs.get(twin.at).map(|t| t.doc.clone()).unwrap_or_default();
+        }
         let f = project.def(ix);
-        let doc_text = same.iter().map(|&t| &project.def(t).doc).find(|d| !d.is_empty()).unwrap_or(&f.doc);
         doc.occurrences.push(Occurrence {
             symbol: d.symbol.clone(),
             symbol_roles: DEFINITION,
@@ -203,13 +218,13 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
             symbol: d.symbol.clone(),
             kind: scip_kind(f.kind, d.parent.map(|p| project.kind(p))).into(),
             display_name: f.name.clone(),
-            documentation: if doc_text.is_empty() { Vec::new() } else { vec![doc_text.clone()] },
+            documentation: if doc_text.is_empty() { Vec::new() } else { vec![doc_text] },
             ..Default::default()
         };
-        if !f.signature.is_empty() {
+        if !text.signature.is_empty() {
             info.signature_documentation = Some(Signature {
                 language: project.sources[d.file].lang.name.to_owned(),
-                text: f.signature.clone(),
+                text: text.signature.clone(),
                 ..Default::default()
             })
             .into();

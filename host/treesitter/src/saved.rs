@@ -26,7 +26,7 @@ use crate::resolve::Source;
 const MAGIC: &[u8; 16] = b"SIGNPOST-READING";
 
 /// The layout's version: a reading of another layout is read again.
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 
 /// What read the files: readings of another build are not trusted.
 pub const DIGEST: &str = env!("SIGNPOST_READING_DIGEST");
@@ -52,6 +52,7 @@ struct SourceRef<'a> {
     facts: &'a Facts,
     uses: Bytes<&'a [u8]>,
     vars: Bytes<&'a [u8]>,
+    texts: Bytes<&'a [u8]>,
     calls: usize,
     package: &'a [String],
     module: &'a str,
@@ -64,6 +65,7 @@ struct SourceOwned {
     facts: Facts,
     uses: Bytes<Vec<u8>>,
     vars: Bytes<Vec<u8>>,
+    texts: Bytes<Vec<u8>>,
     calls: usize,
     package: Vec<String>,
     module: String,
@@ -76,6 +78,7 @@ impl SourceOwned {
         let body = Body {
             uses: Packed::checked(self.uses.0).map_err(why)?,
             vars: Packed::checked(self.vars.0).map_err(why)?,
+            texts: Packed::checked(self.texts.0).map_err(why)?,
             calls: self.calls,
         };
         Ok(Source { path: self.path, lang, facts: self.facts, body, package: self.package, module: self.module })
@@ -168,6 +171,7 @@ impl Reading {
                     facts: &s.facts,
                     uses: Bytes(s.body.uses.bytes()),
                     vars: Bytes(s.body.vars.bytes()),
+                    texts: Bytes(s.body.texts.bytes()),
                     calls: s.body.calls,
                     package: &s.package,
                     module: &s.module,

@@ -204,10 +204,12 @@ pub struct Def {
     /// The type a callable returns, as written (`@returns`: `Self`,
     /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
     pub returns: Option<String>,
-    /// The header, whitespace collapsed.
-    pub signature: String,
-    /// The comment right above it.
-    pub doc: String,
+    /// Its header says `static` before its parameters: a member of the
+    /// type, which overrides nothing.
+    pub declared_static: bool,
+    /// Its header is its name, then a type (`HOOKS: list[str] = …`): an
+    /// annotated variable, which scip-python spells apart.
+    pub annotated: bool,
     /// What few definitions have (see [`Rare`]); `None` where it would
     /// be empty, though an empty one means the same ([`Def::rare`]).
     pub rare: Option<Box<Rare>>,
@@ -235,6 +237,28 @@ pub struct Rare {
     /// (`click.group()`, `cli.command(cls=Aliased)`): what the name is
     /// bound to is what it gives applied to the function.
     pub decorated: Option<String>,
+}
+
+/// What a definition says that only its file's document reads: held
+/// apart from its record, packed with the file's calls ([`Body`]), since
+/// the graph made of the document holds it too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Text {
+    /// The header, whitespace collapsed.
+    pub signature: String,
+    /// The comment right above it.
+    pub doc: String,
+}
+
+impl Text {
+    /// The header `signature` of the definition `name` and its comment
+    /// `doc`, with what the resolve reads of the header.
+    pub fn of(def: &mut Def, signature: String, doc: String) -> Text {
+        def.declared_static = signature.split('(').next().unwrap_or("").split_whitespace().any(|w| w == "static");
+        def.annotated =
+            signature.strip_prefix(def.name.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        Text { signature, doc }
+    }
 }
 
 /// What a definition without a [`Rare`] part has.
@@ -272,8 +296,8 @@ impl Def {
             expands,
             singleton,
             returns,
-            signature,
-            doc: _,
+            declared_static,
+            annotated,
             rare: _,
         } = self;
         *kind == other.kind
@@ -288,7 +312,8 @@ impl Def {
             && *expands == other.expands
             && *singleton == other.singleton
             && *returns == other.returns
-            && *signature == other.signature
+            && *declared_static == other.declared_static
+            && *annotated == other.annotated
             && self.rare() == other.rare()
     }
 }
@@ -453,6 +478,9 @@ pub struct Facts {
     pub imports: Vec<Import>,
     /// Definitions, in source order.
     pub defs: Vec<Def>,
+    /// Each definition's header and comment, in the order of `defs` (in a
+    /// [`crate::resolve::Source`], empty: its `body` holds them, packed).
+    pub texts: Vec<Text>,
     /// Header types (`extends`, `implements`, embedded types).
     pub supers: Vec<Name>,
     /// Typed names. (In a [`crate::resolve::Source`], empty: its `body`
@@ -487,11 +515,38 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Keeps the definitions `keep` says, and their texts. (Facts made by
+    /// hand, in tests, may have no texts.)
+    pub fn retain_defs(&mut self, mut keep: impl FnMut(&Def) -> bool) {
+        debug_assert!(self.texts.is_empty() || self.texts.len() == self.defs.len(), "one text per definition");
+        let kept: Vec<bool> = self.defs.iter().map(&mut keep).collect();
+        let mut at = 0..;
+        self.defs.retain(|_| kept[at.next().unwrap_or(0)]);
+        if self.texts.len() == kept.len() {
+            let mut at = 0..;
+            self.texts.retain(|_| kept[at.next().unwrap_or(0)]);
+        }
+    }
+
+    /// Sorts the definitions by `key`, and their texts with them.
+    pub fn sort_defs_by_key<K: Ord>(&mut self, mut key: impl FnMut(&Def) -> K) {
+        debug_assert!(self.texts.is_empty() || self.texts.len() == self.defs.len(), "one text per definition");
+        if self.texts.len() != self.defs.len() {
+            self.defs.sort_by_key(key);
+            return;
+        }
+        let mut both: Vec<(Def, Text)> =
+            std::mem::take(&mut self.defs).into_iter().zip(std::mem::take(&mut self.texts)).collect();
+        both.sort_by_key(|(d, _)| key(d));
+        (self.defs, self.texts) = both.into_iter().unzip();
+    }
+
     /// Gives back what its lists hold beyond their length: a file's facts
     /// are held for as long as it is served.
     fn shrink_to_fit(&mut self) {
         self.imports.shrink_to_fit();
         self.defs.shrink_to_fit();
+        self.texts.shrink_to_fit();
         self.supers.shrink_to_fit();
         self.anonymous.shrink_to_fit();
         self.self_types.shrink_to_fit();
@@ -544,8 +599,8 @@ mod tests {
             expands: false,
             singleton: false,
             returns: None,
-            signature: "fn load()".into(),
-            doc: String::new(),
+            declared_static: false,
+            annotated: false,
             rare: None,
         }
     }
@@ -556,7 +611,7 @@ mod tests {
     #[test]
     fn a_definitions_record_holds_no_rare_fields_inline() {
         let size = std::mem::size_of::<Def>();
-        assert!(size <= 224, "a definition's record takes {size} bytes");
+        assert!(size <= 176, "a definition's record takes {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Rare>>>(), 8);
     }
 
@@ -585,5 +640,43 @@ mod tests {
         assert!(!plain.same_but_places(&made));
         assert_eq!(made.rare().labels.as_deref(), Some(&["_".to_owned(), "for".to_owned()][..]));
         assert_eq!(plain.rare(), &Rare::default());
+    }
+
+    /// A definition's header and comment are held apart from it, in the
+    /// order of the definitions, however the reading drops or sorts them;
+    /// what the resolve reads of the header is kept on the record.
+    #[test]
+    fn texts_follow_their_definitions_through_a_drop_and_a_sort() {
+        let mut facts = Facts::default();
+        for (name, at, signature) in [
+            ("load", 30, "public static Order load()"),
+            ("HOOKS", 10, "HOOKS: list[str]"),
+            ("save", 20, "void save(int x)"),
+        ] {
+            let mut d = Def { name: name.into(), span: Span { bytes: (at, at + 5), ..Span::default() }, ..def() };
+            let text = Text::of(&mut d, signature.into(), format!("// {name}"));
+            facts.defs.push(d);
+            facts.texts.push(text);
+        }
+        assert!(facts.defs[0].declared_static && !facts.defs[0].annotated);
+        assert!(facts.defs[1].annotated && !facts.defs[1].declared_static);
+        assert!(!facts.defs[2].declared_static && !facts.defs[2].annotated);
+        // `static` only counts before the parameters.
+        let mut d = def();
+        Text::of(&mut d, "void run(static_assert x)".into(), String::new());
+        assert!(!d.declared_static);
+        facts.sort_defs_by_key(|d| d.span.bytes.0);
+        facts.retain_defs(|d| d.name != "save");
+        let names: Vec<&str> = facts.defs.iter().map(|d| d.name.as_str()).collect();
+        let docs: Vec<&str> = facts.texts.iter().map(|t| t.doc.as_str()).collect();
+        assert_eq!(names, ["HOOKS", "load"]);
+        assert_eq!(docs, ["// HOOKS", "// load"]);
+        assert_eq!(facts.texts[1].signature, "public static Order load()");
+        // Facts made by hand, with no texts, sort and drop all the same.
+        let mut bare = Facts { texts: Vec::new(), ..facts.clone() };
+        bare.retain_defs(|d| d.name == "load");
+        bare.sort_defs_by_key(|d| d.span.bytes.1);
+        assert_eq!(bare.defs.len(), 1);
+        assert!(bare.texts.is_empty());
     }
 }

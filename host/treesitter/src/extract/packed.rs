@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::{Call, Name, Var};
+use super::{Call, Name, Text, Var};
 
 /// A value held as its postcard encoding, LZ4-compressed: the encoding's
 /// length (8 bytes, little-endian), then its LZ4 block.
@@ -137,29 +137,37 @@ pub struct Uses {
     pub types: Vec<Name>,
 }
 
-/// What [`super::Facts`] held of one file's calls, type names and typed
-/// names, packed, with the count the resolve reports of its calls.
+/// What [`super::Facts`] held of one file's calls, type names, typed
+/// names and definitions' texts, packed, with the count the resolve
+/// reports of its calls.
 #[derive(Debug, Clone)]
 pub struct Body {
     /// Its calls and type names.
     pub uses: Packed<Uses>,
     /// Its typed names (variables, fields, parameters).
     pub vars: Packed<Vec<Var>>,
+    /// Its definitions' headers and comments, one per definition, in
+    /// their order: read only when the file's document is written.
+    pub texts: Packed<Vec<Text>>,
     /// Of its calls, those that run code by a call (not an `@read`).
     pub calls: usize,
 }
 
 impl Body {
-    /// Moves `facts`' calls, type names and typed names into a body,
-    /// packed; what is left of `facts` is made no larger than it is.
+    /// Moves `facts`' calls, type names, typed names and texts into a
+    /// body, packed; what is left of `facts` is made no larger than it is.
+    /// Facts made with no texts (by hand, in tests) are given empty ones.
     pub fn of(facts: &mut super::Facts) -> Body {
         let uses = Uses { calls: std::mem::take(&mut facts.calls), types: std::mem::take(&mut facts.types) };
         let vars = std::mem::take(&mut facts.vars);
+        let mut texts = std::mem::take(&mut facts.texts);
+        texts.resize_with(facts.defs.len(), Text::default);
         facts.shrink_to_fit();
         Body {
             calls: uses.calls.iter().filter(|c| !c.read).count(),
             uses: Packed::pack(&uses),
             vars: Packed::pack(&vars),
+            texts: Packed::pack(&texts),
         }
     }
 }
@@ -193,6 +201,7 @@ mod tests {
         let body = Body::of(&mut facts);
         assert!(facts.calls.is_empty() && facts.types.is_empty() && facts.vars.is_empty());
         assert_eq!(body.calls, 2);
+        assert!(body.texts.unpack().is_empty());
         let uses = body.uses.unpack();
         let names: Vec<&str> = uses.calls.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["save", "total", "find"]);

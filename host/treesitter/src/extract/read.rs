@@ -164,6 +164,7 @@ impl Reader {
             package: None,
             imports: Vec::new(),
             defs: Vec::new(),
+            texts: Vec::new(),
             supers: Vec::new(),
             vars: Vec::new(),
             calls: Vec::new(),
@@ -545,10 +546,11 @@ impl Reader {
                                     .take_while(|a| !matches!(a.kind(), "class" | "module"))
                                     .any(|a| a.kind() == "singleton_class"),
                             returns: get("returns").or_else(|| after_arrow(n)).map(|r| compact(&txt(r))),
-                            signature: signature(n, text),
-                            doc: doc_above(n, text),
+                            declared_static: false,
+                            annotated: false,
                             rare: None,
                         };
+                        let written = Text::of(&mut def, signature(n, text), doc_above(n, text));
                         let impl_of = get("impl.type")
                             .map(|t| (unqualified(&txt(t)), get("impl.trait").map(|t| unqualified(&txt(t)))));
                         let labels = params.and_then(|p| param_labels(p, text));
@@ -560,17 +562,18 @@ impl Reader {
                         if self.lang.rules.doc_types
                             && def.kind.is_callable()
                             && def.returns.as_deref().is_none_or(doctypes::vague)
-                            && let Some(doc) = doctypes::returned(&def.doc)
+                            && let Some(doc) = doctypes::returned(&written.doc)
                         {
                             def.returns = Some(doc);
                         }
                         facts.defs.push(def);
+                        facts.texts.push(written);
                     }
                 }
             }
         }
         if !blocks.is_empty() {
-            facts.defs.retain(|d| !blocks.contains(&d.span.offsets()));
+            facts.retain_defs(|d| !blocks.contains(&d.span.offsets()));
         }
         if self.lang.rules.cfg_alternatives {
             drop_cfg_alternatives(&mut facts, root, text);
@@ -620,7 +623,7 @@ impl Reader {
                 d.kind == Kind::Method
                     && node_of(root, &d.span).and_then(|n| n.parent()).is_some_and(|p| p.kind() == "object")
             };
-            facts.defs.retain(|d| !(object_method(d) && inside(d)));
+            facts.retain_defs(|d| !(object_method(d) && inside(d)));
             let local = |d: &Def| d.meta && inside(d);
             // Still found by name, as scip-typescript finds it; no scope,
             // not even of its own name (a shorthand `{ replacer }` reads
@@ -655,7 +658,7 @@ impl Reader {
         facts.calls.dedup_by_key(|c| c.span.bytes);
         // A definition's own name is not a use of it.
         facts.types.retain(|t| !defined.contains_key(&t.span.offsets()));
-        facts.defs.sort_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
+        facts.sort_defs_by_key(|d| (d.span.bytes.0, std::cmp::Reverse(d.span.bytes.1)));
         if self.lang.rules.overload_stubs {
             fold_overloads(&mut facts, root, text);
         }

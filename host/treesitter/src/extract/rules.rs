@@ -362,7 +362,7 @@ pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
         i = last + 1;
     }
     let mut k = 0;
-    facts.defs.retain(|_| {
+    facts.retain_defs(|_| {
         k += 1;
         !gone[k - 1]
     });
@@ -416,7 +416,7 @@ pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u
         return;
     }
     let inside = |b: (usize, usize)| gone.iter().any(|g| g.0 <= b.0 && b.1 <= g.1);
-    facts.defs.retain(|d| !inside(d.span.offsets()));
+    facts.retain_defs(|d| !inside(d.span.offsets()));
     facts.calls.retain(|c| !inside(c.span.offsets()));
     facts.vars.retain(|v| !inside(v.ty.span.offsets()));
     facts.types.retain(|t| !inside(t.span.offsets()));

@@ -14,7 +14,7 @@ fn method(k: Kind) -> bool {
 /// their types where both write them), never a static one.
 fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, supertypes: &[DefIx]) -> Option<DefIx> {
     let f = p.fact(m);
-    if is_static(&f.signature) {
+    if f.declared_static {
         return None;
     }
     supertypes.iter().find_map(|s| {
@@ -26,7 +26,7 @@ fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, super
                 method(p.kind(o))
                     && p.fact(o).name == f.name
                     && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
-                    && !is_static(&p.fact(o).signature)
+                    && !p.fact(o).declared_static
             })
             .collect();
         match same[..] {
@@ -106,11 +106,6 @@ pub(super) fn anonymous_overrides(
         }
     }
     out
-}
-
-/// Whether a signature as written declares a static member.
-fn is_static(signature: &str) -> bool {
-    signature.split('(').next().unwrap_or("").split_whitespace().any(|w| w == "static")
 }
 
 /// Whether two parameter lists as written take the same types: the same

@@ -275,10 +275,7 @@ impl<'a> Spelling<'a> {
             d.push('#');
         } else if f.kind == Kind::Module {
             d.push('/');
-        } else if s.lang.packages == Packages::ModuleFile
-            && def.parent.is_none()
-            && f.span.start.1 == 0
-            && f.signature.strip_prefix(f.name.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':'))
+        } else if s.lang.packages == Packages::ModuleFile && def.parent.is_none() && f.span.start.1 == 0 && f.annotated
         {
             // scip-python spells an annotated module variable (`HOOKS:
             // list[str] = …`) twice, `HOOKS.HOOKS.`, where it is written at
