@@ -68,7 +68,11 @@ fn canonical(index: &scip::types::Index) -> Vec<String> {
                     })
                     .collect();
                 rel.sort();
-                format!("{} {:?} {} {:?}", s.symbol, s.kind, s.display_name, rel)
+                // The header and comment too: a file whose header's wording
+                // alone changed keeps the last resolve's definitions, and its
+                // document must still say the new header.
+                let signature = s.signature_documentation.as_ref().map_or("", |g| g.text.as_str());
+                format!("{} {:?} {} {:?} {signature:?} {:?}", s.symbol, s.kind, s.display_name, rel, s.documentation)
             })
             .collect();
         syms.sort();
