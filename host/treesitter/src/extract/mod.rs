@@ -251,8 +251,8 @@ pub struct Text {
 }
 
 impl Text {
-    /// The header `signature` of the definition `name` and its comment
-    /// `doc`, with what the resolve reads of the header.
+    /// The text of `def`: its header `signature` and its comment `doc`;
+    /// sets on `def` what the resolve reads of the header.
     pub fn of(def: &mut Def, signature: String, doc: String) -> Text {
         def.declared_static = signature.split('(').next().unwrap_or("").split_whitespace().any(|w| w == "static");
         def.annotated =
@@ -520,12 +520,12 @@ impl Facts {
     pub fn retain_defs(&mut self, mut keep: impl FnMut(&Def) -> bool) {
         debug_assert!(self.texts.is_empty() || self.texts.len() == self.defs.len(), "one text per definition");
         let kept: Vec<bool> = self.defs.iter().map(&mut keep).collect();
-        let mut at = 0..;
-        self.defs.retain(|_| kept[at.next().unwrap_or(0)]);
         if self.texts.len() == kept.len() {
-            let mut at = 0..;
-            self.texts.retain(|_| kept[at.next().unwrap_or(0)]);
+            let mut each = kept.iter();
+            self.texts.retain(|_| each.next().copied().unwrap_or(true));
         }
+        let mut each = kept.into_iter();
+        self.defs.retain(|_| each.next().unwrap_or(true));
     }
 
     /// Sorts the definitions by `key`, and their texts with them.
