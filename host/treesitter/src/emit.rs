@@ -72,7 +72,7 @@ impl Plan {
         // A member declared in its type and defined apart (C++) is written
         // once, where its body is, so that references in the body belong to
         // it; the declaration's comment and relationships go with it.
-        let declared_apart = project.defs.iter().filter_map(|d| d.twin_of).collect();
+        let declared_apart = project.defs.iter().filter_map(|d| d.twin_of()).collect();
         let mut files: Vec<usize> = match only {
             Some(only) => only.to_vec(),
             None => (0..project.sources.len()).collect(),
@@ -195,44 +195,44 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
             continue;
         }
         let d = &project.defs[ix];
-        let text = texts.get(d.at).unwrap_or(&empty);
+        let text = texts.get(d.at()).unwrap_or(&empty);
         let mut doc_text = text.doc.clone();
-        if let Some(t) = d.twin_of.filter(|_| doc_text.is_empty()) {
+        if let Some(t) = d.twin_of().filter(|_| doc_text.is_empty()) {
             let twin = &project.defs[t];
-            let theirs = if twin.file == fi {
+            let theirs = if twin.file() == fi {
                 &texts
             } else {
-                others.entry(twin.file).or_insert_with(|| project.sources[twin.file].body.texts.unpack())
+                others.entry(twin.file()).or_insert_with(|| project.sources[twin.file()].body.texts.unpack())
             };
-            doc_text = theirs.get(twin.at).map(|t| t.doc.clone()).unwrap_or_default();
+            doc_text = theirs.get(twin.at()).map(|t| t.doc.clone()).unwrap_or_default();
         }
         let f = project.def(ix);
         doc.occurrences.push(Occurrence {
-            symbol: d.symbol.clone(),
+            symbol: project.symbol(ix).to_owned(),
             symbol_roles: DEFINITION,
             range: range(&f.name_span),
             enclosing_range: if crate::resolve::scopes(project, ix) { range(&f.span) } else { Vec::new() },
             ..Default::default()
         });
         let mut info = SymbolInformation {
-            symbol: d.symbol.clone(),
-            kind: scip_kind(f.kind, d.parent.map(|p| project.kind(p))).into(),
+            symbol: project.symbol(ix).to_owned(),
+            kind: scip_kind(f.kind, d.parent().map(|p| project.kind(p))).into(),
             display_name: f.name.clone(),
             documentation: if doc_text.is_empty() { Vec::new() } else { vec![doc_text] },
             ..Default::default()
         };
         if !text.signature.is_empty() {
             info.signature_documentation = Some(Signature {
-                language: project.sources[d.file].lang.name.to_owned(),
+                language: project.sources[d.file()].lang.name.to_owned(),
                 text: text.signature.clone(),
                 ..Default::default()
             })
             .into();
         }
-        let all = project.sources[d.file].lang.all_supertypes;
-        for s in crate::resolve::written_supers(&project.supers, all, ix, d.twin_of) {
+        let all = project.sources[d.file()].lang.all_supertypes;
+        for s in crate::resolve::written_supers(&project.supers, all, ix, d.twin_of()) {
             info.relationships.push(Relationship {
-                symbol: project.defs[s].symbol.clone(),
+                symbol: project.symbol(s).to_owned(),
                 is_implementation: true,
                 ..Default::default()
             });
@@ -251,20 +251,21 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
         ..Default::default()
     };
     for u in project.uses_of(fi) {
-        let diagnostics = if u.ambiguous {
+        let diagnostics = if u.ambiguous() {
             // Its code says it; a call that fits nine overloads has nine.
             vec![note(signpost_graph::scip::AMBIGUOUS, String::new())]
         } else {
             Vec::new()
         };
         doc.occurrences.push(Occurrence {
-            symbol: project.defs[u.target()].symbol.clone(),
+            symbol: project.symbol(u.target()).to_owned(),
             range: range(&u.span),
             diagnostics,
             ..Default::default()
         });
     }
-    for c in unbound {
+    let calls = if unbound.is_empty() { Vec::new() } else { src.body.uses.unpack().calls };
+    for c in unbound.iter().filter_map(|u| calls.get(u.call())) {
         doc.occurrences.push(Occurrence {
             range: range(&c.span),
             diagnostics: vec![note(signpost_graph::scip::UNRESOLVED, c.name.clone())],

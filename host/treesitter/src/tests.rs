@@ -593,6 +593,33 @@ fn typescript_javascript_and_tsx_imports_hierarchy_and_receivers() {
     );
 }
 
+/// A call the project has definitions of that name for but that binds to
+/// none is written where it is, with its name, for the graph to count: a
+/// "nobody calls it" is never silent. Calls before it, bound or not, do
+/// not move it.
+#[test]
+fn an_unbound_call_is_written_with_its_name_and_place() {
+    let dir = std::env::temp_dir().join(format!("signpost-unbound-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a dir");
+    let text = "class Order:\n    def settle(self):\n        return 1\n\n\nclass Bill:\n    def settle(self):\n        return 2\n\n\ndef close(thing):\n    print(len([]))\n    Order().settle()\n    return thing.settle()\n";
+    std::fs::write(dir.join("shop.py"), text).expect("written");
+    let (lang, files, _) = files_of(&dir, "python");
+    let indexed = crate::index(&dir, lang, &files, &crate::Options::default());
+    let _ = std::fs::remove_dir_all(&dir);
+    let doc = indexed.index.documents.iter().find(|d| d.relative_path == "shop.py").expect("shop.py");
+    let unbound: Vec<(Vec<i32>, &str)> = doc
+        .occurrences
+        .iter()
+        .flat_map(|o| o.diagnostics.iter().map(move |d| (o, d)))
+        .filter(|(_, d)| d.code == signpost_graph::scip::UNRESOLVED)
+        .map(|(o, d)| (o.range.clone(), d.message.as_str()))
+        .collect();
+    // `thing.settle()`, line 14: `thing`'s type is not written, and
+    // `settle` is two methods of the project.
+    assert_eq!(unbound, [(vec![13, 17, 23], "settle")], "{:#?}", doc.occurrences);
+}
+
 /// C and C++ in one project: namespaces, classes with members declared in
 /// the class and defined apart (one node each, where the body is), virtual
 /// overrides, overloads told apart by arity, constructions (`new T(…)`,

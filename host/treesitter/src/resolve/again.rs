@@ -79,7 +79,7 @@ impl Shape {
         partial: &HashMap<DefIx, DefIx>,
         look: &Lookup,
     ) -> Shape {
-        let sym = |d: &DefIx| name_key(&p.defs[*d].symbol);
+        let sym = |d: &DefIx| name_key(p.symbol(*d));
         let pairs = |m: &HashMap<DefIx, Vec<DefIx>>| -> BTreeSet<(u64, u64)> {
             m.iter().flat_map(|(k, vs)| vs.iter().map(move |v| (sym(k), sym(v)))).collect()
         };
@@ -153,7 +153,7 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
             let (a, b) = (old.first_def[o] + at, p.first_def[nf] + at);
             if !same_parent(old, a, p, b) {
                 dirty.insert(name_key(&d.name));
-                for (q, x) in [(old, old.defs[a].parent), (p, p.defs[b].parent)] {
+                for (q, x) in [(old, old.defs[a].parent()), (p, p.defs[b].parent())] {
                     if let Some(t) = x {
                         dirty.insert(name_key(&q.fact(t).name));
                     }
@@ -166,7 +166,7 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     let mut by_symbol: HashMap<(usize, &str), Vec<DefIx>> = HashMap::default();
     for &nf in &changed_new {
         for n in p.defs_of_file(nf) {
-            by_symbol.entry((nf, p.defs[n].symbol.as_str())).or_default().push(n);
+            by_symbol.entry((nf, p.symbol(n))).or_default().push(n);
         }
     }
     // An old definition's new number: by place in an unchanged file; by
@@ -174,11 +174,11 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     // kind has it there and it reads the same.
     let new_ix = |d: DefIx| -> Option<DefIx> {
         let def = &old.defs[d];
-        let nf = new_file[def.file]?;
-        if unchanged_old[def.file] {
-            return Some(p.first_def[nf] + def.at);
+        let nf = new_file[def.file()]?;
+        if unchanged_old[def.file()] {
+            return Some(p.first_def[nf] + def.at());
         }
-        match by_symbol.get(&(nf, def.symbol.as_str())).map(Vec::as_slice) {
+        match by_symbol.get(&(nf, old.symbol(d))).map(Vec::as_slice) {
             Some(&[n]) if same_def(old.fact(d), p.fact(n)) => Some(n),
             _ => None,
         }
@@ -226,7 +226,7 @@ fn dirty_names(
     fn defs_of(q: &Project, f: usize) -> HashMap<&str, Vec<DefIx>> {
         let mut m: HashMap<&str, Vec<DefIx>> = HashMap::default();
         for d in q.defs_of_file(f) {
-            m.entry(q.defs[d].symbol.as_str()).or_default().push(d);
+            m.entry(q.symbol(d)).or_default().push(d);
         }
         m
     }
@@ -234,8 +234,8 @@ fn dirty_names(
     // on it from elsewhere.
     fn mark(q: &Project, d: DefIx, dirty: &mut HashSet<u64>) {
         dirty.insert(name_key(&q.fact(d).name));
-        if let Some(t) = q.defs[d].parent
-            && (q.kind(d) == Kind::Constructor || q.defs[t].file != q.defs[d].file)
+        if let Some(t) = q.defs[d].parent()
+            && (q.kind(d) == Kind::Constructor || q.defs[t].file() != q.defs[d].file())
         {
             dirty.insert(name_key(&q.fact(t).name));
         }
@@ -254,7 +254,7 @@ fn dirty_names(
                 let scope = innermost_in(q, f, &v.ty.span, |k| k.is_scope());
                 let scope = match scope {
                     Some(d) if q.kind(d).is_callable() => return None,
-                    Some(d) => q.defs[d].symbol.clone(),
+                    Some(d) => q.symbol(d).to_owned(),
                     None => String::new(),
                 };
                 let ty = format!("{} {:?} {} {:?}", v.ty.name, v.ty.qualifier, v.ty.generics, v.written);
@@ -372,7 +372,6 @@ fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
 
 /// Whether two definitions' types (or scopes) are the same symbol.
 pub(super) fn same_parent(old: &Project, d: DefIx, p: &Project, e: DefIx) -> bool {
-    old.defs[d].parent.map(|x| old.defs[x].symbol.as_str()) == p.defs[e].parent.map(|x| p.defs[x].symbol.as_str())
-        && old.defs[d].twin_of.map(|x| old.defs[x].symbol.as_str())
-            == p.defs[e].twin_of.map(|x| p.defs[x].symbol.as_str())
+    old.defs[d].parent().map(|x| old.symbol(x)) == p.defs[e].parent().map(|x| p.symbol(x))
+        && old.defs[d].twin_of().map(|x| old.symbol(x)) == p.defs[e].twin_of().map(|x| p.symbol(x))
 }

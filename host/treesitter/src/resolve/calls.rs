@@ -31,7 +31,7 @@ impl Resolver<'_> {
     /// member `readUtf8Line()` leaves `buffer.readUtf8Line(newline)` to the
     /// extension function that takes one.
     pub(super) fn member_level(&self, t: DefIx, name: &str, taking: Option<&Taking<'_>>) -> Vec<DefIx> {
-        let taking = taking.filter(|_| self.p.sources[self.p.defs[t].file].lang.rules.applicable_levels);
+        let taking = taking.filter(|_| self.p.sources[self.p.defs[t].file()].lang.rules.applicable_levels);
         let applicable =
             |level: &[DefIx]| !level.is_empty() && taking.is_none_or(|t| level.iter().any(|&d| self.can_take(d, t)));
         for t in self.lineage(t).into_iter().chain(self.companion(t)) {
@@ -67,7 +67,7 @@ impl Resolver<'_> {
                 .named(name)
                 .iter()
                 .copied()
-                .filter(|&d| self.p.defs[d].parent == Some(t) && self.p.kind(d).is_callable())
+                .filter(|&d| self.p.defs[d].parent() == Some(t) && self.p.kind(d).is_callable())
                 .collect()
         } else {
             self.look.owned(t, name).iter().copied().filter(|&d| self.p.kind(d).is_callable()).collect()
@@ -81,8 +81,8 @@ impl Resolver<'_> {
             c != t
                 && self.p.kind(c) == Kind::Module
                 && self.p.fact(c).term
-                && self.p.defs[c].parent == self.p.defs[t].parent
-                && self.p.defs[c].file == self.p.defs[t].file
+                && self.p.defs[c].parent() == self.p.defs[t].parent()
+                && self.p.defs[c].file() == self.p.defs[t].file()
         })
     }
 
@@ -214,7 +214,7 @@ impl Resolver<'_> {
                 None => self
                     .rung(fi, scope, &c.name, Want::Value, None)
                     .and_then(|(level, whole)| {
-                        let member = |d: &DefIx| self.p.defs[*d].parent.is_some_and(|t| self.p.kind(t).is_type());
+                        let member = |d: &DefIx| self.p.defs[*d].parent().is_some_and(|t| self.p.kind(t).is_type());
                         match level.iter().filter(|d| !(whole && member(d))).collect::<Vec<_>>()[..] {
                             [&one] => Some(one),
                             _ => None,
@@ -225,7 +225,7 @@ impl Resolver<'_> {
                         let depth = |s: Option<DefIx>| {
                             s.map_or(usize::MAX, |s| self.chain(scope).position(|x| x == s).unwrap_or(usize::MAX))
                         };
-                        depth(self.p.defs[d].parent) <= depth(declared)
+                        depth(self.p.defs[d].parent()) <= depth(declared)
                     }),
                 _ => None,
             });
@@ -238,7 +238,7 @@ impl Resolver<'_> {
         // name takes these labels and arguments, if only one does.
         if c.receiver.as_deref() == Some(".") && c.labels.is_some() {
             let member = |d: DefIx| {
-                let parent = self.p.defs[d].parent.map(|t| self.p.kind(t));
+                let parent = self.p.defs[d].parent().map(|t| self.p.kind(t));
                 parent.is_some_and(Kind::is_type) && (self.p.kind(d).is_callable() || parent == Some(Kind::Enum))
             };
             let level: Vec<DefIx> = self.look.named(name).iter().copied().filter(|&d| member(d)).collect();
@@ -321,7 +321,7 @@ impl Resolver<'_> {
                 let nested = || {
                     let objects = self.look.named(name).iter().copied().filter(|&o| {
                         self.p.kind(o) == Kind::Module
-                            && self.p.defs[o].parent.is_some_and(|p| p == t || Some(p) == self.companion(t))
+                            && self.p.defs[o].parent().is_some_and(|p| p == t || Some(p) == self.companion(t))
                     });
                     objects.filter_map(|o| self.applies(o)).find(|a| self.fitting_any(a, c.args))
                 };
@@ -395,7 +395,7 @@ impl Resolver<'_> {
                     .copied()
                     .filter(|&d| {
                         self.p.kind(d).is_callable()
-                            && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type())
+                            && self.p.defs[d].parent().is_some_and(|t| self.p.kind(t).is_type())
                             && !self.p.fact(d).rare().impl_of.as_ref().is_some_and(|(_, t)| t.is_some())
                     })
                     .chain(self.held.foreign_named.get(name).into_iter().flatten().copied())
@@ -450,9 +450,9 @@ impl Resolver<'_> {
     /// Whether `d` is a member of a type or of a Ruby module (not a
     /// function of a file, a package or a namespace).
     fn is_member(&self, d: DefIx) -> bool {
-        self.p.defs[d].parent.is_some_and(|t| {
+        self.p.defs[d].parent().is_some_and(|t| {
             let k = self.p.kind(t);
-            k.is_type() || k == Kind::Module && self.p.sources[self.p.defs[t].file].lang.rules.nested_modules
+            k.is_type() || k == Kind::Module && self.p.sources[self.p.defs[t].file()].lang.rules.nested_modules
         })
     }
 
@@ -500,7 +500,7 @@ impl Resolver<'_> {
         }
         let mine = dirs(caller);
         let shared = |d: DefIx| {
-            let theirs = dirs(&self.p.sources[self.p.defs[d].file].path);
+            let theirs = dirs(&self.p.sources[self.p.defs[d].file()].path);
             let common = mine.iter().zip(&theirs).take_while(|(a, b)| a == b).count();
             // A vendored copy the caller is not inside of is never nearer.
             let vendored = theirs.iter().position(|d| is_vendored(d));

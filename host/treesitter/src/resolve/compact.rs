@@ -41,6 +41,7 @@ impl Project {
         Project {
             sources: self.sources.iter().map(|s| copies.of(s)).collect(),
             defs: self.defs.clone(),
+            symbols: self.symbols.clone(),
             supers: self.supers.clone(),
             uses: Arc::new(self.uses.as_ref().clone()),
             expanded: self.expanded.clone(),

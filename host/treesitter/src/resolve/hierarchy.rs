@@ -91,7 +91,7 @@ pub(super) fn anonymous_overrides(
             .iter()
             .filter(|((a, b), _)| *a <= at.0 && at.1 <= *b)
             .filter(|((a, b), _)| {
-                d.parent.is_none_or(|par| {
+                d.parent().is_none_or(|par| {
                     let pb = p.fact(par).span.offsets();
                     pb.0 <= *a && *b <= pb.1
                 })
@@ -100,7 +100,7 @@ pub(super) fn anonymous_overrides(
         else {
             continue;
         };
-        let Some(t) = r.ty(fi, d.parent.unwrap_or(usize::MAX), ty) else { continue };
+        let Some(t) = r.ty(fi, d.parent().unwrap_or(usize::MAX), ty) else { continue };
         if let Some(o) = overridden(p, members, ix, &r.lineage(t)) {
             out.push((ix, vec![o]));
         }
@@ -130,7 +130,7 @@ pub(super) fn implicit_interfaces(
     supers: &mut HashMap<DefIx, Vec<DefIx>>,
 ) {
     use rayon::prelude::*;
-    let go = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModulePath;
+    let go = |d: DefIx| p.sources[p.defs[d].file()].lang.packages == Packages::ModulePath;
     // The methods of `t` and of what it embeds (its supertypes from its
     // header), nearest first: a name met again is shadowed.
     let method_set = |t: DefIx| -> Vec<DefIx> {

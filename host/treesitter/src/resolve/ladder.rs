@@ -109,7 +109,7 @@ impl Resolver<'_> {
 
     /// The chain of definitions from `d` outwards.
     pub(super) fn chain(&self, d: Option<DefIx>) -> impl Iterator<Item = DefIx> + '_ {
-        std::iter::successors(d, |&x| self.p.defs[x].parent)
+        std::iter::successors(d, |&x| self.p.defs[x].parent())
     }
 
     /// `t` and its supertypes, nearest first, each once (of a type declared
@@ -364,8 +364,8 @@ impl Resolver<'_> {
         let scoped_variants = self.p.sources[fi].lang.rules.scoped_variants;
         let admits = |d: DefIx| {
             want.admits(self.p.kind(d))
-                && !(plain && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t).is_type()))
-                && !(scoped_variants && self.p.defs[d].parent.is_some_and(|t| self.p.kind(t) == Kind::Enum))
+                && !(plain && self.p.defs[d].parent().is_some_and(|t| self.p.kind(t).is_type()))
+                && !(scoped_variants && self.p.defs[d].parent().is_some_and(|t| self.p.kind(t) == Kind::Enum))
         };
         let imported = std::cell::OnceCell::new();
         // Ruby's class methods and instance methods of one name: the kind
@@ -576,9 +576,7 @@ impl Resolver<'_> {
     /// partial class written in several places).
     fn one_type(&self, found: &[DefIx], name: &Name) -> Option<DefIx> {
         let one_symbol = |ds: &[DefIx]| match ds {
-            [first, rest @ ..] if rest.iter().all(|&d| self.p.defs[d].symbol == self.p.defs[*first].symbol) => {
-                Some(*first)
-            }
+            [first, rest @ ..] if rest.iter().all(|&d| self.p.symbol(d) == self.p.symbol(*first)) => Some(*first),
             _ => None,
         };
         one_symbol(found)
@@ -610,7 +608,7 @@ impl Resolver<'_> {
             .filter(|&d| {
                 pass(self.p.kind(d))
                     && self.p.defs[d]
-                        .parent
+                        .parent()
                         .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
             })
             .collect()

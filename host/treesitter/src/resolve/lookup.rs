@@ -193,7 +193,7 @@ impl Lookup {
             // type (or module: Ruby's `class Shop::Gift`) is not found (`Outer::Inner::f`, a type not indexed) is
             // a scope of its own, never what a plain name means.
             let placed = |t: DefIx| p.kind(t).is_type() || p.kind(t) == Kind::Module;
-            if d.twin_of.is_some() || (p.fact(ix).owner.is_some() && !d.parent.is_some_and(placed)) {
+            if d.twin_of().is_some() || (p.fact(ix).owner.is_some() && !d.parent().is_some_and(placed)) {
                 continue;
             }
             let name = p.fact(ix).name.as_str();
@@ -209,14 +209,14 @@ impl Lookup {
             l.by_name[n as usize].push(ix);
             // A Ruby module's names are its own (its mixins' are looked up
             // through them) as well as its file's, as a namespace's are.
-            match d.parent {
+            match d.parent() {
                 Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, n)).or_default().push(ix),
                 _ => {
-                    if let Some(par) = d.parent.filter(|_| p.sources[d.file].lang.rules.nested_modules) {
+                    if let Some(par) = d.parent().filter(|_| p.sources[d.file()].lang.rules.nested_modules) {
                         l.by_owner.entry((par, n)).or_default().push(ix);
                     }
-                    l.by_file.entry((d.file, n)).or_default().push(ix);
-                    l.by_package.entry((l.file_package[d.file], n)).or_default().push(ix);
+                    l.by_file.entry((d.file(), n)).or_default().push(ix);
+                    l.by_package.entry((l.file_package[d.file()], n)).or_default().push(ix);
                 }
             }
         }
@@ -274,10 +274,10 @@ pub(super) fn members_of(p: &Project) -> HashMap<DefIx, Vec<DefIx>> {
     // locals): sized so, the map seldom rehashes.
     let mut m: HashMap<DefIx, Vec<DefIx>> = HashMap::with_capacity_and_hasher(p.defs.len() / 4, Default::default());
     for (ix, d) in p.defs.iter().enumerate() {
-        if d.twin_of.is_some() {
+        if d.twin_of().is_some() {
             continue;
         }
-        if let Some(parent) = d.parent {
+        if let Some(parent) = d.parent() {
             m.entry(parent).or_default().push(ix);
         }
     }

@@ -71,22 +71,95 @@ pub struct Source {
     pub module: String,
 }
 
-/// A definition with its place in the project.
-#[derive(Debug, Clone)]
+/// A definition with its place in the project: four 32-bit indices, its
+/// symbol in [`Project::symbol`] (a large tree keeps hundreds of thousands
+/// of them between edits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Def {
+    file: u32,
+    at: u32,
+    parent: u32,
+    twin_of: u32,
+}
+
+/// An absent [`Def::parent`] or [`Def::twin_of`].
+const NONE: u32 = u32::MAX;
+
+/// `i` as a definition holds it: projects have far fewer than 2^32 - 1
+/// files or definitions (memory runs out long before).
+fn index32(i: usize) -> u32 {
+    u32::try_from(i).ok().filter(|&i| i != NONE).unwrap_or_else(|| panic!("index {i} past 32 bits"))
+}
+
+fn some(i: u32) -> Option<DefIx> {
+    (i != NONE).then_some(i as DefIx)
+}
+
+impl Def {
+    fn new(file: usize, at: usize, parent: Option<DefIx>) -> Def {
+        Def { file: index32(file), at: index32(at), parent: parent.map_or(NONE, index32), twin_of: NONE }
+    }
+
     /// The file.
-    pub file: usize,
+    pub fn file(&self) -> usize {
+        self.file as usize
+    }
+
     /// Index in the file's `facts.defs`.
-    pub at: usize,
+    pub fn at(&self) -> usize {
+        self.at as usize
+    }
+
     /// The definition it belongs to (lexically, or by its `@owner`).
-    pub parent: Option<DefIx>,
-    /// Its SCIP symbol.
-    pub symbol: String,
+    pub fn parent(&self) -> Option<DefIx> {
+        some(self.parent)
+    }
+
     /// For a callable defined apart from its type (C++'s `double
     /// Circle::area() const { … }`): the member declaration in the type it
     /// defines, whose symbol it shares. The declaration stands for both in
     /// name lookups; the definition is written where its body is.
-    pub twin_of: Option<DefIx>,
+    pub fn twin_of(&self) -> Option<DefIx> {
+        some(self.twin_of)
+    }
+
+    fn set_parent(&mut self, parent: Option<DefIx>) {
+        self.parent = parent.map_or(NONE, index32);
+    }
+
+    fn set_twin_of(&mut self, twin_of: Option<DefIx>) {
+        self.twin_of = twin_of.map_or(NONE, index32);
+    }
+}
+
+/// The definitions' SCIP symbols, one text: a large tree's hundreds of
+/// thousands held between edits without a string each.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Symbols {
+    text: String,
+    /// Where each definition's symbol ends in `text`.
+    ends: Vec<u32>,
+}
+
+impl Symbols {
+    /// The symbols in definitions' order.
+    fn of<'a>(symbols: impl ExactSizeIterator<Item = &'a str>) -> Symbols {
+        let mut s = Symbols { text: String::new(), ends: Vec::with_capacity(symbols.len()) };
+        for symbol in symbols {
+            s.text.push_str(symbol);
+            let end = u32::try_from(s.text.len()).unwrap_or_else(|_| panic!("symbols past 4 GiB of text"));
+            s.ends.push(end);
+        }
+        s.text.shrink_to_fit();
+        s
+    }
+
+    /// Definition `d`'s, empty before they are spelled.
+    fn get(&self, d: DefIx) -> &str {
+        let Some(&end) = self.ends.get(d) else { return "" };
+        let start = if d == 0 { 0 } else { self.ends[d - 1] };
+        &self.text[start as usize..end as usize]
+    }
 }
 
 /// The project, resolved.
@@ -96,6 +169,8 @@ pub struct Project {
     pub sources: Vec<std::sync::Arc<Source>>,
     /// Every definition.
     pub defs: Vec<Def>,
+    /// Their symbols.
+    symbols: Symbols,
     /// Each definition's supertypes (resolved headers, and Go's implicit
     /// interface satisfaction).
     pub supers: HashMap<DefIx, Vec<DefIx>>,
@@ -171,7 +246,12 @@ impl Project {
 
     fn fact(&self, d: DefIx) -> &crate::extract::Def {
         let def = &self.defs[d];
-        &self.sources[def.file].facts.defs[def.at]
+        &self.sources[def.file()].facts.defs[def.at()]
+    }
+
+    /// The SCIP symbol of definition `d` (empty for one that has none).
+    pub fn symbol(&self, d: DefIx) -> &str {
+        self.symbols.get(d)
     }
 
     /// The kind of definition `d`.
@@ -272,12 +352,12 @@ fn definitions(
                     if matches!(d.kind, Kind::Field | Kind::Property)
                         && s.facts.defs[m - starts[fi]].kind.is_callable() =>
                 {
-                    p.defs[m].parent.filter(|&t| s.facts.defs[t - starts[fi]].kind.is_type()).or(parent)
+                    p.defs[m].parent().filter(|&t| s.facts.defs[t - starts[fi]].kind.is_type()).or(parent)
                 }
                 _ => parent,
             };
             let ix = p.defs.len();
-            p.defs.push(Def { file: fi, at, parent, symbol: String::new(), twin_of: None });
+            p.defs.push(Def::new(fi, at, parent));
             stack.push((ix, d.span));
         }
     }
@@ -289,11 +369,11 @@ fn definitions(
     for ix in 0..p.defs.len() {
         let Some(owner) = p.fact(ix).owner.clone() else { continue };
         let names = tabled.get_or_insert_with(|| Names::of(&p));
-        let file = p.defs[ix].file;
+        let file = p.defs[ix].file();
         let pkg = &p.sources[file].package;
-        let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file].package == *pkg);
+        let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file()].package == *pkg);
         if let [t] = found[..] {
-            p.defs[ix].parent = Some(t);
+            p.defs[ix].set_parent(Some(t));
             continue;
         }
         // Ruby's `class Shop::Gift` (or `Shop::Admin::Gift`, or `class
@@ -308,16 +388,16 @@ fn definitions(
                 .copied()
                 .filter(|&m| {
                     (p.kind(m) == Kind::Module || nesting && p.kind(m).is_type())
-                        && p.sources[p.defs[m].file].package == *pkg
+                        && p.sources[p.defs[m].file()].package == *pkg
                 })
                 .collect();
             if let [first, rest @ ..] = &modules[..]
                 && rest.iter().all(|&m| {
-                    p.defs[m].parent.map(|x| p.fact(x).name.as_str())
-                        == p.defs[*first].parent.map(|x| p.fact(x).name.as_str())
+                    p.defs[m].parent().map(|x| p.fact(x).name.as_str())
+                        == p.defs[*first].parent().map(|x| p.fact(x).name.as_str())
                 })
             {
-                p.defs[ix].parent = Some(*first);
+                p.defs[ix].set_parent(Some(*first));
                 continue;
             }
         }
@@ -329,7 +409,7 @@ fn definitions(
                 || (i.alias.is_none() && i.path.rsplit(['.', ':']).next() == Some(owner.as_str()))
         };
         if found.is_empty() && s.lang.impl_blocks && s.facts.imports.iter().any(imports_it) {
-            let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file].lang.name == s.lang.name);
+            let found = top_level_types(&p, names, &owner, |t| p.sources[p.defs[t].file()].lang.name == s.lang.name);
             // Namesakes in other modules (a test crate's own `Error`): the
             // one in the module the import names.
             let from: Vec<&str> = s
@@ -342,12 +422,12 @@ fn definitions(
             let named: Vec<DefIx> = found
                 .iter()
                 .copied()
-                .filter(|&t| from.contains(&p.sources[p.defs[t].file].package.join(".").as_str()))
+                .filter(|&t| from.contains(&p.sources[p.defs[t].file()].package.join(".").as_str()))
                 .collect();
             if let [t] = found[..] {
-                p.defs[ix].parent = Some(t);
+                p.defs[ix].set_parent(Some(t));
             } else if let [t] = named[..] {
-                p.defs[ix].parent = Some(t);
+                p.defs[ix].set_parent(Some(t));
             }
         }
     }
@@ -392,7 +472,7 @@ fn resolve_uses(
             // A header is read from around the type it heads: the type's
             // own members are not in scope there (`class Doc implements
             // Builder` with a nested `Doc.Builder` means the imported one).
-            let around = p.defs[owner].parent.unwrap_or(usize::MAX);
+            let around = p.defs[owner].parent().unwrap_or(usize::MAX);
             let owner = partial.get(&owner).copied().unwrap_or(owner);
             // A Ruby class's header names modules too (`include Sortable`).
             let want = if s.lang.rules.nested_modules { Want::Mixin } else { Want::Type };
@@ -414,7 +494,7 @@ fn resolve_uses(
                         d != owner
                             && p.kind(d).is_type()
                             && p.fact(d).generics == sup.generics
-                            && p.sources[p.defs[d].file].package == s.package
+                            && p.sources[p.defs[d].file()].package == s.package
                     })
                     .collect();
                 if let [one] = namesakes[..] { one } else { t }
@@ -435,17 +515,17 @@ fn resolve_uses(
     for (ix, def) in p.defs.iter().enumerate() {
         if let Some(of) = &p.fact(ix).rare().extension {
             let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
-            match r.ty(def.file, def.parent.unwrap_or(usize::MAX), &name) {
+            match r.ty(def.file(), def.parent().unwrap_or(usize::MAX), &name) {
                 Some(t) => {
                     extensions.entry(t).or_default().push(ix);
-                    if p.sources[def.file].lang.rules.receiver_in_scope {
+                    if p.sources[def.file()].lang.rules.receiver_in_scope {
                         r.held.receivers.insert(ix, t);
                     }
                 }
                 None => foreign.entry(crate::extract::simple_type(of)).or_default().push(ix),
             }
-        } else if def.parent.is_none()
-            && p.sources[def.file].lang.rules.foreign_extensions
+        } else if def.parent().is_none()
+            && p.sources[def.file()].lang.rules.foreign_extensions
             && let Some(owner) = &p.fact(ix).owner
         {
             // A Swift extension's member of a type the project does not
@@ -480,7 +560,7 @@ fn top_level_types(p: &Project, names: &Names, name: &str, also: impl Fn(DefIx) 
         .get(name)
         .iter()
         .copied()
-        .filter(|&t| p.kind(t).is_type() && p.defs[t].parent.is_none_or(|par| p.kind(par) == Kind::Module) && also(t))
+        .filter(|&t| p.kind(t).is_type() && p.defs[t].parent().is_none_or(|par| p.kind(par) == Kind::Module) && also(t))
         .collect()
 }
 
@@ -492,12 +572,13 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     let mut partial: HashMap<DefIx, DefIx> = HashMap::default();
     // Ruby's modules too: `module Shop` reopened in every file of a gem is
     // one namespace, whose names (`class Item < Base`) are seen from each.
-    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file].lang.rules.nested_modules;
-    for (ix, d) in p.defs.iter().enumerate() {
-        if !(p.kind(ix).is_type() || reopened(ix)) || d.symbol.is_empty() {
+    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file()].lang.rules.nested_modules;
+    for ix in 0..p.defs.len() {
+        let symbol = p.symbol(ix);
+        if !(p.kind(ix).is_type() || reopened(ix)) || symbol.is_empty() {
             continue;
         }
-        match first.entry(d.symbol.as_str()) {
+        match first.entry(symbol) {
             std::collections::hash_map::Entry::Occupied(e) => {
                 partial.insert(ix, *e.get());
             }
@@ -508,8 +589,8 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     }
     if !partial.is_empty() {
         for d in &mut p.defs {
-            if let Some(&one) = d.parent.and_then(|par| partial.get(&par)) {
-                d.parent = Some(one);
+            if let Some(&one) = d.parent().and_then(|par| partial.get(&par)) {
+                d.set_parent(Some(one));
             }
         }
     }
@@ -577,6 +658,27 @@ impl Steps {
 /// together). A Ruby module's body and a Scala object's run: what they
 /// call, the module calls.
 pub(crate) fn scopes(project: &Project, ix: DefIx) -> bool {
-    let lang = project.sources[project.defs[ix].file].lang;
+    let lang = project.sources[project.defs[ix].file()].lang;
     project.def(ix).kind != Kind::Module || lang.rules.nested_modules || lang.rules.companion_objects
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large tree keeps hundreds of thousands of definitions between
+    /// edits: four 32-bit indices each, their symbols one text.
+    #[test]
+    fn a_definition_is_four_indices_and_its_symbol_a_slice_of_one_text() {
+        assert_eq!(std::mem::size_of::<Def>(), 16);
+        let mut d = Def::new(3, 5, Some(7));
+        assert_eq!((d.file(), d.at(), d.parent(), d.twin_of()), (3, 5, Some(7), None));
+        d.set_twin_of(Some(0));
+        d.set_parent(None);
+        assert_eq!((d.parent(), d.twin_of()), (None, Some(0)));
+        assert!(std::panic::catch_unwind(|| Def::new(0, 0, Some(u32::MAX as usize))).is_err());
+        let s = Symbols::of(["a b c#", "", "é#f()."].into_iter());
+        assert_eq!((s.get(0), s.get(1), s.get(2), s.get(3)), ("a b c#", "", "é#f().", ""));
+        assert_eq!(Symbols::default().get(0), "");
+    }
 }

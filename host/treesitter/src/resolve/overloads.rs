@@ -202,7 +202,7 @@ impl Resolver<'_> {
             // written so (C#, Kotlin, Swift): only of `E?`.
             if matches!(g, Given::Literal(Lit::Null))
                 && !nullable
-                && self.p.sources[self.p.defs[d].file].lang.rules.nullable_marked
+                && self.p.sources[self.p.defs[d].file()].lang.rules.nullable_marked
                 && self.look.named(&param).iter().any(|&t| self.p.kind(t) == Kind::Enum)
             {
                 return None;
@@ -283,7 +283,7 @@ impl Resolver<'_> {
                     // none of its supertypes.
                     Fit::No
                 } else if self.p.kind(*t) == Kind::Enum
-                    && self.p.sources[self.p.defs[*t].file].lang.name == "csharp"
+                    && self.p.sources[self.p.defs[*t].file()].lang.name == "csharp"
                     && !matches!(
                         param,
                         "Enum" | "ValueType" | "IComparable" | "IConvertible" | "IFormattable" | "ISpanFormattable"

@@ -7,49 +7,66 @@ use super::*;
 
 /// A resolved use: where, of which definition, how. Held for every call
 /// and type name of a project between edits (millions in a large tree),
-/// in its file's list: 32 bytes, its target a 32-bit index.
+/// in its file's list: 28 bytes, its target a 31-bit index whose top bit
+/// says whether the use is ambiguous.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Use {
     /// The name's place.
     pub span: Span,
+    /// The definition's index, [`AMBIGUOUS`] set for one of several.
     target: u32,
-    /// One of several definitions the call could mean (overloads name
-    /// resolution could not tell apart), each a use of its own.
-    pub ambiguous: bool,
 }
 
+/// The bit of a use's target that marks it ambiguous.
+const AMBIGUOUS: u32 = 1 << 31;
+
 impl Use {
-    /// The use at `span` of definition `target`.
+    /// The use at `span` of definition `target`; `ambiguous` for one of
+    /// several definitions the call could mean (overloads name resolution
+    /// could not tell apart), each a use of its own.
     pub fn new(span: Span, target: DefIx, ambiguous: bool) -> Use {
-        Use { span, target: index32(target), ambiguous }
+        Use { span, target: index31(target) | if ambiguous { AMBIGUOUS } else { 0 } }
     }
 
     /// What it means.
     pub fn target(&self) -> DefIx {
-        self.target as DefIx
+        (self.target & !AMBIGUOUS) as DefIx
+    }
+
+    /// One of several definitions the call could mean.
+    pub fn ambiguous(&self) -> bool {
+        self.target & AMBIGUOUS != 0
     }
 
     /// The same use, of definition `target`.
     pub fn of(self, target: DefIx) -> Use {
-        Use::new(self.span, target, self.ambiguous)
+        Use::new(self.span, target, self.ambiguous())
     }
 }
 
 /// A definition's index as a use holds it. A project has far fewer than
-/// 2^32 definitions (a definition's record alone is hundreds of bytes:
+/// 2^31 definitions (a definition's record alone is over a hundred bytes:
 /// memory runs out long before).
-fn index32(i: DefIx) -> u32 {
-    u32::try_from(i).unwrap_or_else(|_| panic!("definition {i} past 32 bits: more than 4 billion definitions"))
+fn index31(i: DefIx) -> u32 {
+    u32::try_from(i)
+        .ok()
+        .filter(|&i| i & AMBIGUOUS == 0)
+        .unwrap_or_else(|| panic!("definition {i} past 31 bits: more than 2 billion definitions"))
 }
 
 /// A call the project has definitions of that name for, not bound to one
-/// of them (a receiver of unknown type, namesakes across the project).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unbound {
-    /// The called name's place.
-    pub span: Span,
-    /// The called name.
-    pub name: String,
+/// of them (a receiver of unknown type, namesakes across the project): by
+/// its place in its file's calls ([`crate::extract::Uses::calls`]), which
+/// hold its name and span. Its file's reading is the one resolved, so the
+/// place holds as long as the use is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unbound(u32);
+
+impl Unbound {
+    /// The call's index in its file's calls.
+    pub fn call(self) -> usize {
+        self.0 as usize
+    }
 }
 
 /// The uses of `p`'s files resolved against `warm` (again only those the
@@ -153,6 +170,9 @@ pub(super) fn resolve_files(
         kept = again.kept,
         all_because = again.all_because,
         definitions_kept,
+        uses = per_file.iter().map(|f| f.uses.len()).sum::<usize>(),
+        unbound = counts.calls_unbound,
+        reads = per_file.iter().map(|f| f.reads.len()).sum::<usize>(),
         "files' uses"
     );
     let held = r.held();
@@ -200,7 +220,7 @@ fn moved(
         return None;
     }
     fn symbols(q: &Project, ds: Vec<DefIx>) -> Vec<&str> {
-        ds.into_iter().map(|d| q.defs[d].symbol.as_str()).collect()
+        ds.into_iter().map(|d| q.symbol(d)).collect()
     }
     // Whether a definition (or its declaration) has supertypes written.
     fn listed(supers: &impl SuperTypes, d: DefIx, twin: Option<DefIx>) -> bool {
@@ -222,16 +242,16 @@ fn moved(
             for at in 0..b.facts.defs.len() {
                 let (x, y) = (old.first_def[f] + at, p.first_def[f] + at);
                 #[cfg(test)]
-                assert!(!symbols_kept || old.defs[x].symbol == p.defs[y].symbol, "a kept symbol differs");
-                if !symbols_kept && old.defs[x].symbol != p.defs[y].symbol {
+                assert!(!symbols_kept || old.symbol(x) == p.symbol(y), "a kept symbol differs");
+                if !symbols_kept && old.symbol(x) != p.symbol(y) {
                     return None;
                 }
                 // Most definitions have no supertype on either side: none
                 // listed to compare.
-                let (tx, ty) = (old.defs[x].twin_of, p.defs[y].twin_of);
+                let (tx, ty) = (old.defs[x].twin_of(), p.defs[y].twin_of());
                 moves = moves
                     || !again::same_parent(old, x, p, y)
-                    || old.defs[x].parent.map(|t| old.kind(t)) != p.defs[y].parent.map(|t| p.kind(t))
+                    || old.defs[x].parent().map(|t| old.kind(t)) != p.defs[y].parent().map(|t| p.kind(t))
                     || ((listed(old_supers, x, tx) || listed(&p.supers, y, ty))
                         && symbols(old, written_supers(old_supers, all, x, tx))
                             != symbols(p, written_supers(&p.supers, all, y, ty)));
@@ -287,7 +307,7 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
             out.uses.push(Use::new(t.span, target, false));
         }
     }
-    for c in &facts.calls {
+    for (i, c) in facts.calls.iter().enumerate() {
         values::at(fi, c.span.bytes.0 as usize);
         let scope = r.innermost(fi, &c.span, |k| k.is_scope());
         match r.call(fi, scope, c) {
@@ -303,7 +323,7 @@ fn uses_of(r: &Resolver<'_>, fi: usize) -> FileUses {
                 }
             }
             Bound::Unbound if !c.read => {
-                out.unbound.push(Unbound { span: c.span, name: c.name.clone() });
+                out.unbound.push(Unbound(index32(i)));
             }
             Bound::Unbound | Bound::Outside => {}
         }
@@ -377,10 +397,14 @@ mod tests {
     /// the file's), the target a 32-bit index.
     #[test]
     fn a_use_and_an_unbound_call_are_compact() {
-        assert_eq!(std::mem::size_of::<Use>(), 32);
-        assert_eq!(std::mem::size_of::<Unbound>(), 48);
+        assert_eq!(std::mem::size_of::<Use>(), 28);
+        assert_eq!(std::mem::size_of::<Unbound>(), 4);
         let u = Use::new(Span::default(), 7, true);
-        assert_eq!((u.target(), u.ambiguous), (7, true));
-        assert_eq!(u.of(9).target(), 9);
+        assert_eq!((u.target(), u.ambiguous()), (7, true));
+        assert_eq!((u.of(9).target(), u.of(9).ambiguous()), (9, true));
+        let last = (1 << 31) - 1;
+        let v = Use::new(Span::default(), last, false);
+        assert_eq!((v.target(), v.ambiguous()), (last, false));
+        assert!(std::panic::catch_unwind(|| Use::new(Span::default(), 1 << 31, false)).is_err());
     }
 }

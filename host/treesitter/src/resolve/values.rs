@@ -106,7 +106,7 @@ impl Resolver<'_> {
     /// object's `val NonEmptyMap = NonEmptyMapImpl` beside `type
     /// NonEmptyMap[K, A]`): what the name means as a value.
     fn val_beside(&self, t: DefIx) -> Option<(usize, Option<DefIx>, &Binding)> {
-        let (df, parent) = (self.p.defs[t].file, self.p.defs[t].parent);
+        let (df, parent) = (self.p.defs[t].file(), self.p.defs[t].parent());
         Some((df, parent, nearest(df, self.vars.get(self.p, (df, parent))?, &self.p.fact(t).name)?))
     }
 
@@ -118,15 +118,15 @@ impl Resolver<'_> {
     pub(super) fn declared_in(&self, d: DefIx, var: &str) -> Option<(usize, Option<DefIx>, &Binding)> {
         lookup::read(var);
         let in_part = |x: DefIx| {
-            let df = self.p.defs[x].file;
+            let df = self.p.defs[x].file();
             let b = nearest(df, self.vars.get(self.p, (df, Some(x)))?, var)?;
             Some((df, Some(x), b))
         };
         let Some(parts) = self.held.parts.get(&d) else { return in_part(d) };
         let here = FILE.get();
         let all = || std::iter::once(d).chain(parts.iter().copied());
-        let near = all().filter(|&x| self.p.defs[x].file == here);
-        near.chain(all().filter(|&x| self.p.defs[x].file != here)).find_map(in_part)
+        let near = all().filter(|&x| self.p.defs[x].file() == here);
+        near.chain(all().filter(|&x| self.p.defs[x].file() != here)).find_map(in_part)
     }
 
     /// What `self` is written as around `scope` of file `fi`, where the
@@ -300,12 +300,12 @@ impl Resolver<'_> {
     /// A type of the project, read through an alias (`type Error =
     /// error::Error<DefaultFormatter>`) to what it stands for.
     pub(super) fn unalias(&self, t: DefIx, depth: u8) -> Val {
-        let _there = elsewhere(self.p.defs[t].file);
+        let _there = elsewhere(self.p.defs[t].file());
         let f = self.p.fact(t);
         match (f.kind, f.returns.as_deref()) {
             (Kind::Type, Some(target)) if depth > 0 => {
-                let self_ty = self.enclosing_type(self.p.defs[t].parent);
-                match self.written(self.p.defs[t].file, self.p.defs[t].parent, self_ty, target, depth - 1) {
+                let self_ty = self.enclosing_type(self.p.defs[t].parent());
+                match self.written(self.p.defs[t].file(), self.p.defs[t].parent(), self_ty, target, depth - 1) {
                     Val::Unknown => Val::Type(t),
                     v => v,
                 }
@@ -341,18 +341,18 @@ impl Resolver<'_> {
         let first = fit.next()?;
         let head = |d: DefIx| Some(TypeText::parse(self.p.fact(d).returns.as_deref()?)?.head);
         let want = head(first)?;
-        fit.all(|d| head(d) == Some(want) && self.p.defs[d].parent == self.p.defs[first].parent).then_some(first)
+        fit.all(|d| head(d) == Some(want) && self.p.defs[d].parent() == self.p.defs[first].parent()).then_some(first)
     }
 
     /// What a callable `m` returns.
     pub(super) fn returns(&self, m: DefIx, depth: u8) -> Val {
-        let _there = elsewhere(self.p.defs[m].file);
+        let _there = elsewhere(self.p.defs[m].file());
         let self_ty = self.enclosing_type(Some(m));
         if self.p.kind(m) == Kind::Constructor {
             return self_ty.map_or(Val::Unknown, Val::Type);
         }
         match self.p.fact(m).returns.as_deref() {
-            Some(text) => self.written(self.p.defs[m].file, Some(m), self_ty, text, depth),
+            Some(text) => self.written(self.p.defs[m].file(), Some(m), self_ty, text, depth),
             None => Val::Unknown,
         }
     }
@@ -367,7 +367,7 @@ impl Resolver<'_> {
     pub(super) fn decorated(&self, d: DefIx, depth: u8) -> Val {
         let Some(depth) = depth.checked_sub(1) else { return Val::Unknown };
         let Some(text) = self.p.fact(d).rare().decorated.as_deref() else { return Val::Unknown };
-        let (fi, scope) = (self.p.defs[d].file, self.p.defs[d].parent);
+        let (fi, scope) = (self.p.defs[d].file(), self.p.defs[d].parent());
         let _there = elsewhere(fi);
         let Some(steps) = expr::steps(text) else { return Val::Unknown };
         // `click.group()`: called, and what it gives called on the
@@ -411,7 +411,7 @@ impl Resolver<'_> {
                 _ => {}
             }
         }
-        let (file, self_ty) = (self.p.defs[m].file, self.enclosing_type(Some(m)));
+        let (file, self_ty) = (self.p.defs[m].file(), self.enclosing_type(Some(m)));
         let mut types = applied.iter().filter_map(|t| match self.written(file, Some(m), self_ty, t.trim(), depth) {
             Val::Type(t) => Some(t),
             _ => None,
@@ -737,8 +737,8 @@ impl Resolver<'_> {
             }
             _ => {
                 let Some(d) = named.into_iter().find(|&d| !self.p.kind(d).is_callable()) else { return Val::Foreign };
-                let file = self.p.defs[d].file;
-                let scope = self.p.defs[d].parent;
+                let file = self.p.defs[d].file();
+                let scope = self.p.defs[d].parent();
                 match self.vars.get(self.p, (file, scope)).and_then(|vars| nearest(file, vars, name)) {
                     Some(b) => self.bound((file, scope, b), depth),
                     None => Val::Foreign,

@@ -51,25 +51,26 @@ pub(super) fn sharing(p: &Project) -> Sharing {
     let mut first: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
     let mut group_of: HashMap<&str, usize> = HashMap::default();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    let shared = |(ix, d): &(usize, &Def)| !d.symbol.is_empty() && !d.symbol.starts_with("local ") && scopes(p, *ix);
-    for (_, d) in p.defs.iter().enumerate().filter(shared) {
-        match first.get(d.symbol.as_str()) {
+    let shared = |(ix, symbol): &(usize, &str)| !symbol.is_empty() && !symbol.starts_with("local ") && scopes(p, *ix);
+    for (ix, symbol) in (0..p.defs.len()).map(|ix| (ix, p.symbol(ix))).filter(shared) {
+        let d = &p.defs[ix];
+        match first.get(symbol) {
             None => {
-                first.insert(d.symbol.as_str(), d.file);
+                first.insert(symbol, d.file());
             }
-            Some(&f) if f != d.file => {
-                let g = *group_of.entry(d.symbol.as_str()).or_insert_with(|| {
+            Some(&f) if f != d.file() => {
+                let g = *group_of.entry(symbol).or_insert_with(|| {
                     groups.push(vec![f]);
                     groups.len() - 1
                 });
-                groups[g].push(d.file);
+                groups[g].push(d.file());
             }
             Some(_) => {}
         }
     }
     for d in &p.defs {
-        if let Some(t) = d.twin_of.filter(|&t| p.defs[t].file != d.file) {
-            groups.push(vec![d.file, p.defs[t].file]);
+        if let Some(t) = d.twin_of().filter(|&t| p.defs[t].file() != d.file()) {
+            groups.push(vec![d.file(), p.defs[t].file()]);
         }
     }
     let mut of_file: HashMap<usize, Vec<u32>> = HashMap::default();
@@ -110,6 +111,7 @@ impl Memo {
         let mut q = Project {
             sources: p.sources.clone(),
             defs: p.defs.clone(),
+            symbols: p.symbols.clone(),
             first_def: p.first_def.clone(),
             counts: p.counts,
             supers: warm.supers(),
@@ -171,6 +173,7 @@ pub(super) fn again(
     let p = Project {
         sources: sources.to_vec(),
         defs: old.defs.clone(),
+        symbols: old.symbols.clone(),
         first_def: old.first_def.clone(),
         ..Project::default()
     };

@@ -56,19 +56,19 @@ struct Counted {
 
 fn place<'a>(p: &'a Project, ix: DefIx, name: &'a str) -> Place<'a> {
     let mut names: Vec<&str> = Vec::new();
-    let mut at = p.defs[ix].parent;
+    let mut at = p.defs[ix].parent();
     while let Some(par) = at
         && names.len() < 64
     {
         names.push(&p.fact(par).name);
-        at = p.defs[par].parent;
+        at = p.defs[par].parent();
     }
-    (names, p.sources[p.defs[ix].file].package.as_slice(), name)
+    (names, p.sources[p.defs[ix].file()].package.as_slice(), name)
 }
 
 /// The name definition `ix` of `q` is spelled by ([`Spelling::name`]).
 pub(super) fn spelled(q: &Project, ix: DefIx) -> &str {
-    let (f, lang) = (q.fact(ix), q.sources[q.defs[ix].file].lang);
+    let (f, lang) = (q.fact(ix), q.sources[q.defs[ix].file()].lang);
     if f.kind == Kind::Constructor && !lang.constructor.is_empty() { lang.constructor } else { f.name.as_str() }
 }
 
@@ -77,7 +77,7 @@ pub(super) fn spelled(q: &Project, ix: DefIx) -> &str {
 pub(super) fn apart(q: &Project, ix: DefIx) -> bool {
     q.fact(ix).kind.is_callable()
         && q.fact(ix).owner.is_some()
-        && q.defs[ix].parent.is_some_and(|t| q.kind(t).is_type())
+        && q.defs[ix].parent().is_some_and(|t| q.kind(t).is_type())
 }
 
 /// Spells the symbols of `p`'s changed files alone, keeping the others'
@@ -118,13 +118,13 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     // An old definition of an unchanged file → the same one now.
     let first_def = p.first_def.clone();
     let mapped = |b: DefIx| {
-        let f = old.defs[b].file;
-        (!changed[f]).then(|| first_def[f] + old.defs[b].at)
+        let f = old.defs[b].file();
+        (!changed[f]).then(|| first_def[f] + old.defs[b].at())
     };
     // A definition now → the same one before, in an unchanged file.
     let unmapped = |a: DefIx| {
-        let f = p.defs[a].file;
-        (!changed[f]).then(|| old.first_def[f] + p.defs[a].at)
+        let f = p.defs[a].file();
+        (!changed[f]).then(|| old.first_def[f] + p.defs[a].at())
     };
     // Every unchanged file's definitions have the parents they had (none
     // in a changed file), and their bodies the same declarations. (The
@@ -136,12 +136,12 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
             let same = |a: Option<DefIx>, b: Option<DefIx>| match (a, b) {
                 (None, None) => true,
                 (Some(a), Some(b)) => {
-                    mapped(b) == Some(a) || unmapped(a).is_some_and(|x| old.defs[x].symbol == old.defs[b].symbol)
+                    mapped(b) == Some(a) || unmapped(a).is_some_and(|x| old.symbol(x) == old.symbol(b))
                 }
                 _ => false,
             };
-            if !same(p.defs[new].parent, old.defs[was].parent)
-                || old.defs[was].twin_of.is_some_and(|t| mapped(t).is_none())
+            if !same(p.defs[new].parent(), old.defs[was].parent())
+                || old.defs[was].twin_of().is_some_and(|t| mapped(t).is_none())
             {
                 return Err("a parent or declaration moved");
             }
@@ -162,7 +162,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
             } else if now {
                 counted.apart_now.push(ix);
             } else {
-                counted.unpaired_before |= q.defs[ix].twin_of.is_none();
+                counted.unpaired_before |= q.defs[ix].twin_of().is_none();
             }
         }
     }
@@ -172,15 +172,15 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     // are one type.
     let mut bodies: HashSet<(&str, &str)> = HashSet::default();
     for &ix in old_changed.iter().filter(|&&ix| apart(old, ix)) {
-        if let Some(b) = old.defs[ix].parent {
-            bodies.insert((old.defs[b].symbol.as_str(), spelled(old, ix)));
+        if let Some(b) = old.defs[ix].parent() {
+            bodies.insert((old.symbol(b), spelled(old, ix)));
         }
     }
     // (and the types of unchanged files the changed files' bodies are of)
     let mut seeds: HashSet<(DefIx, &str)> = HashSet::default();
     for &ix in new_changed.iter().filter(|&&ix| apart(p, ix)) {
-        if let Some((t, x)) = p.defs[ix].parent.and_then(|t| Some((t, unmapped(t)?))) {
-            bodies.insert((old.defs[x].symbol.as_str(), spelled(p, ix)));
+        if let Some((t, x)) = p.defs[ix].parent().and_then(|t| Some((t, unmapped(t)?))) {
+            bodies.insert((old.symbol(x), spelled(p, ix)));
             seeds.insert((t, spelled(p, ix)));
         }
     }
@@ -201,8 +201,8 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
                     shared.push((at, ix));
                 }
             }
-            let body_of = |t: DefIx| unmapped(t).is_some_and(|x| bodies.contains(&(old.defs[x].symbol.as_str(), name)));
-            if d.owner.is_some() && !bodies.is_empty() && apart(q, ix) && q.defs[ix].parent.is_some_and(body_of) {
+            let body_of = |t: DefIx| unmapped(t).is_some_and(|x| bodies.contains(&(old.symbol(x), name)));
+            if d.owner.is_some() && !bodies.is_empty() && apart(q, ix) && q.defs[ix].parent().is_some_and(body_of) {
                 return Err("a declaration's bodies in several files");
             }
         }
@@ -228,7 +228,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
         }
         paired.extend_from_slice(&counted.apart_now);
         if apart(q, *ix) {
-            if unmapped(*ix).is_some_and(|x| old.defs[x].twin_of.is_none()) && counted.before != counted.now {
+            if unmapped(*ix).is_some_and(|x| old.defs[x].twin_of().is_none()) && counted.before != counted.now {
                 return Err("a place of a definition apart shared");
             }
         } else if *ix < q.first_def[one] {
@@ -247,17 +247,18 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
         for &ix in new_changed.iter().filter(|&&ix| Spelling::numbered(p, ix)) {
             let name = spelled(p, ix);
             if let Some(&n) = before.get(&place(p, ix, name)) {
-                let key = (s.owners.of(p, p.defs[ix].parent), s.package[p.defs[ix].file], name);
+                let key = (s.owners.of(p, p.defs[ix].parent()), s.package[p.defs[ix].file()], name);
                 s.overloads.insert(key, n);
             }
         }
         if s.any_apart {
             for &(t, name) in &seeds {
-                let parent = &old.defs[old.first_def[p.defs[t].file] + p.defs[t].at].symbol;
-                for ix in defs_of(p, p.defs[t].file) {
-                    if p.defs[ix].parent == Some(t) && !s.apart(ix) && Spelling::numbered(p, ix) && s.name(ix) == name {
-                        let was = &old.defs[old.first_def[p.defs[ix].file] + p.defs[ix].at].symbol;
-                        let Some(descriptor) = was.strip_prefix(parent.as_str()) else {
+                let parent = old.symbol(old.first_def[p.defs[t].file()] + p.defs[t].at());
+                for ix in defs_of(p, p.defs[t].file()) {
+                    if p.defs[ix].parent() == Some(t) && !s.apart(ix) && Spelling::numbered(p, ix) && s.name(ix) == name
+                    {
+                        let was = old.symbol(old.first_def[p.defs[ix].file()] + p.defs[ix].at());
+                        let Some(descriptor) = was.strip_prefix(parent) else {
                             return Err("a declaration spelled apart from its type");
                         };
                         own[ix] = descriptor.to_owned();
@@ -277,14 +278,14 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     };
     // The changed files' symbols, parents first; a parent in an unchanged
     // file has the symbol it had.
-    let kept = |par: DefIx| &old.defs[old.first_def[p.defs[par].file] + p.defs[par].at].symbol;
+    let kept = |par: DefIx| old.symbol(old.first_def[p.defs[par].file()] + p.defs[par].at());
     let mut done: HashMap<DefIx, String> = HashMap::default();
     let mut path: Vec<DefIx> = Vec::new();
     for &ix in &new_changed {
         path.clear();
         path.push(ix);
-        while let Some(par) = p.defs[*path.last().expect("not empty")].parent {
-            if !changed[p.defs[par].file] || done.contains_key(&par) {
+        while let Some(par) = p.defs[*path.last().expect("not empty")].parent() {
+            if !changed[p.defs[par].file()] || done.contains_key(&par) {
                 break;
             }
             if path.len() > 64 || path.contains(&par) {
@@ -294,29 +295,29 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
             path.push(par);
         }
         for &d in path.iter().rev() {
-            let parent = p.defs[d].parent.map(|par| match done.get(&par) {
+            let parent = p.defs[d].parent().map(|par| match done.get(&par) {
                 Some(s) => s.as_str(),
-                None => kept(par).as_str(),
+                None => kept(par),
             });
             let mut symbol = match parent {
                 Some(parent) => parent.to_owned(),
-                None => package_symbol(&p.sources[p.defs[d].file]),
+                None => package_symbol(&p.sources[p.defs[d].file()]),
             };
             symbol.push_str(&own[d]);
             done.insert(d, symbol);
         }
     }
     // Nothing is written before here: a `false` above leaves `p` as it was.
-    p.defs.par_iter_mut().filter(|d| !changed[d.file]).for_each(|d| {
-        let was = &old.defs[old.first_def[d.file] + d.at];
-        d.symbol.clone_from(&was.symbol);
-        d.twin_of = was.twin_of.and_then(mapped);
+    let was = |d: &Def| old.first_def[d.file()] + d.at();
+    p.defs.par_iter_mut().filter(|d| !changed[d.file()]).for_each(|d| {
+        d.set_twin_of(old.defs[was(d)].twin_of().and_then(mapped));
     });
-    for (ix, symbol) in done {
-        p.defs[ix].symbol = symbol;
-    }
+    p.symbols = Symbols::of(p.defs.iter().enumerate().map(|(ix, d)| match changed[d.file()] {
+        true => done.get(&ix).map_or("", String::as_str),
+        false => old.symbol(was(d)),
+    }));
     for (body, declaration) in twins {
-        p.defs[body].twin_of = Some(declaration);
+        p.defs[body].set_twin_of(Some(declaration));
     }
     Ok(())
 }
@@ -326,17 +327,25 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
 pub(super) fn check_against_whole(p: &Project) {
     let mut whole = Project {
         sources: p.sources.clone(),
-        defs: p.defs.iter().map(|d| Def { symbol: String::new(), twin_of: None, ..d.clone() }).collect(),
+        defs: p
+            .defs
+            .iter()
+            .map(|d| {
+                let mut d = *d;
+                d.set_twin_of(None);
+                d
+            })
+            .collect(),
         first_def: p.first_def.clone(),
         ..Project::default()
     };
     spell_all(&mut whole);
     for (ix, (a, b)) in p.defs.iter().zip(&whole.defs).enumerate() {
         assert_eq!(
-            (&a.symbol, a.twin_of),
-            (&b.symbol, b.twin_of),
+            (p.symbol(ix), a.twin_of()),
+            (whole.symbol(ix), b.twin_of()),
             "definition {ix} of {}: kept symbols differ from spelling every one",
-            p.sources[a.file].path
+            p.sources[a.file()].path
         );
     }
 }

@@ -64,11 +64,9 @@ fn spell_all(p: &mut Project) {
         (own, s.twins)
     };
     let done = whole_symbols(p, &own);
-    for (def, sym) in p.defs.iter_mut().zip(done) {
-        def.symbol = sym.unwrap_or_default();
-    }
+    p.symbols = Symbols::of(done.iter().map(|s| s.as_deref().unwrap_or_default()));
     for (body, declaration) in twins {
-        p.defs[body].twin_of = Some(declaration);
+        p.defs[body].set_twin_of(Some(declaration));
     }
 }
 
@@ -136,9 +134,9 @@ impl<'a> Spelling<'a> {
         if p.sources.iter().any(|s| s.lang.name == "csharp") {
             for ix in 0..p.defs.len() {
                 let f = p.fact(ix);
-                if f.kind.is_type() && p.sources[p.defs[ix].file].lang.name == "csharp" {
-                    let pkg = p.sources[p.defs[ix].file].package.as_slice();
-                    arities.entry((p.defs[ix].parent, pkg, &f.name)).or_default().insert(f.generics);
+                if f.kind.is_type() && p.sources[p.defs[ix].file()].lang.name == "csharp" {
+                    let pkg = p.sources[p.defs[ix].file()].package.as_slice();
+                    arities.entry((p.defs[ix].parent(), pkg, &f.name)).or_default().insert(f.generics);
                 }
             }
         }
@@ -173,7 +171,7 @@ impl<'a> Spelling<'a> {
     /// of the same place, enclosing names and package (`name().`,
     /// `name(+1).`…).
     fn numbered(p: &Project, ix: DefIx) -> bool {
-        let (f, lang) = (p.fact(ix), p.sources[p.defs[ix].file].lang);
+        let (f, lang) = (p.fact(ix), p.sources[p.defs[ix].file()].lang);
         f.kind.is_callable()
             && f.kind != Kind::Macro
             && !f.meta
@@ -185,7 +183,7 @@ impl<'a> Spelling<'a> {
     fn descriptor(&mut self, ix: DefIx, own: &mut [String]) {
         let p = self.p;
         let def = &p.defs[ix];
-        let s = &p.sources[def.file];
+        let s = &p.sources[def.file()];
         let f = p.fact(ix);
         let name = self.name(ix);
         // Default values are written in the declaration only: count parameters.
@@ -205,7 +203,7 @@ impl<'a> Spelling<'a> {
             };
             let mut fitting: Vec<DefIx> = self
                 .declared
-                .get(&(def.parent, name))
+                .get(&(def.parent(), name))
                 .map(|ds| ds.iter().copied().filter(|d| params(p.fact(*d).arity) == params(f.arity)).collect())
                 .unwrap_or_default();
             if fitting.len() > 1 {
@@ -221,7 +219,7 @@ impl<'a> Spelling<'a> {
         }
         let mut d = String::with_capacity(name.len() + 8);
         if f.meta {
-            let n = self.properties.entry((def.file, name)).or_insert(0);
+            let n = self.properties.entry((def.file(), name)).or_insert(0);
             push_name(&mut d, &format!("{name}{n}"));
             d.push(':');
             *n += 1;
@@ -230,7 +228,7 @@ impl<'a> Spelling<'a> {
         }
         let arity_named = f.kind.is_type()
             && f.generics > 0
-            && self.arities.get(&(def.parent, s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
+            && self.arities.get(&(def.parent(), s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
         if arity_named {
             push_name(&mut d, &format!("{name}`{}", f.generics));
         } else {
@@ -245,18 +243,18 @@ impl<'a> Spelling<'a> {
             // the whole symbol, below) tells two impls' methods apart.
             d.push_str("().");
         } else if f.kind.is_callable() {
-            let owner = self.owners.of(p, def.parent);
-            let package = self.package[def.file];
-            if s.lang.rules.expect_actual && def.parent.is_some() {
+            let owner = self.owners.of(p, def.parent());
+            let package = self.package[def.file()];
+            if s.lang.rules.expect_actual && def.parent().is_some() {
                 let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
                 match self.expected.entry(((owner, package, name), types)) {
-                    hash_map::Entry::Occupied(e) if e.get().0 != def.file => {
+                    hash_map::Entry::Occupied(e) if e.get().0 != def.file() => {
                         own[ix] = own[e.get().1].clone();
                         return;
                     }
                     hash_map::Entry::Occupied(_) => {}
                     hash_map::Entry::Vacant(e) => {
-                        e.insert((def.file, ix));
+                        e.insert((def.file(), ix));
                     }
                 }
             }
@@ -269,13 +267,16 @@ impl<'a> Spelling<'a> {
             // Only a declaration in its type is a definition's twin (two
             // definitions apart, e.g. Go's per-platform files, stay two).
             if self.any_apart && !self.apart(ix) {
-                self.declared.entry((def.parent, name)).or_default().push(ix);
+                self.declared.entry((def.parent(), name)).or_default().push(ix);
             }
         } else if f.kind.is_type() {
             d.push('#');
         } else if f.kind == Kind::Module {
             d.push('/');
-        } else if s.lang.packages == Packages::ModuleFile && def.parent.is_none() && f.span.start.1 == 0 && f.annotated
+        } else if s.lang.packages == Packages::ModuleFile
+            && def.parent().is_none()
+            && f.span.start.1 == 0
+            && f.annotated
         {
             // scip-python spells an annotated module variable (`HOOKS:
             // list[str] = …`) twice, `HOOKS.HOOKS.`, where it is written at
@@ -283,14 +284,14 @@ impl<'a> Spelling<'a> {
             d.push('.');
             push_name(&mut d, name);
             d.push('.');
-        } else if s.lang.rules.foreign_extensions && def.parent.is_some_and(|t| p.kind(t).is_type()) {
+        } else if s.lang.rules.foreign_extensions && def.parent().is_some_and(|t| p.kind(t).is_type()) {
             // Swift's `fileprivate var completionFunctions` in an extension
             // of one type in each of two files: two properties, numbered
             // per type as overloads are (`completionFunctions(+1).`).
-            let owner = self.owners.of(p, def.parent);
-            let package = self.package[def.file];
-            let first = self.terms.entry((owner, package, name)).or_insert(def.file);
-            if *first == def.file {
+            let owner = self.owners.of(p, def.parent());
+            let package = self.package[def.file()];
+            let first = self.terms.entry((owner, package, name)).or_insert(def.file());
+            if *first == def.file() {
                 d.push('.');
             } else {
                 let k = self.overloads.entry((owner, package, name)).or_insert(1);
@@ -325,31 +326,32 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
     }
     // A name a module defines itself (`mod ext { pub trait StdError … }`)
     // is that definition there, whatever the crate imports under that name.
-    let module_of =
-        |d: DefIx| std::iter::successors(p.defs[d].parent, |&x| p.defs[x].parent).find(|&x| p.kind(x) == Kind::Module);
+    let module_of = |d: DefIx| {
+        std::iter::successors(p.defs[d].parent(), |&x| p.defs[x].parent()).find(|&x| p.kind(x) == Kind::Module)
+    };
     // The inline module (`mod local { … }`) an impl's member is written in,
     // by place: its parent is the impl's type, which may be elsewhere.
     type Placed = ((usize, usize), DefIx);
     let mut modules: HashMap<usize, Vec<Placed>> = HashMap::default();
     for (ix, d) in p.defs.iter().enumerate() {
-        if p.kind(ix) == Kind::Module && p.sources[d.file].lang.impl_blocks {
-            modules.entry(d.file).or_default().push((p.fact(ix).span.offsets(), ix));
+        if p.kind(ix) == Kind::Module && p.sources[d.file()].lang.impl_blocks {
+            modules.entry(d.file()).or_default().push((p.fact(ix).span.offsets(), ix));
         }
     }
     let impl_module = |d: DefIx| {
         let at = p.fact(d).span.offsets();
-        let inside = modules.get(&p.defs[d].file)?.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b);
+        let inside = modules.get(&p.defs[d].file())?.iter().filter(|((a, b), _)| *a <= at.0 && at.1 <= *b);
         inside.min_by_key(|((a, b), _)| b - a).map(|(_, m)| *m)
     };
     let types_in: HashSet<(usize, Option<DefIx>, &str)> = p
         .defs
         .iter()
         .enumerate()
-        .filter(|(ix, d)| p.sources[d.file].lang.impl_blocks && p.kind(*ix).is_type())
-        .map(|(ix, d)| (d.file, module_of(ix), p.fact(ix).name.as_str()))
+        .filter(|(ix, d)| p.sources[d.file()].lang.impl_blocks && p.kind(*ix).is_type())
+        .map(|(ix, d)| (d.file(), module_of(ix), p.fact(ix).name.as_str()))
         .collect();
     // Whole symbols, parents first (a Go method's type may come later).
-    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file].lang.impl_blocks && p.fact(d).rare().impl_of.is_some();
+    let impl_spelled = |d: DefIx| p.sources[p.defs[d].file()].lang.impl_blocks && p.fact(d).rare().impl_of.is_some();
     let mut done: Vec<Option<String>> = vec![None; p.defs.len()];
     // Each file's package symbol, made once.
     let mut packages: Vec<Option<String>> = vec![None; p.sources.len()];
@@ -358,17 +360,20 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
     for ix in 0..p.defs.len() {
         path.clear();
         path.push(ix);
-        while let Some(par) = p.defs[*path.last().expect("not empty")].parent {
+        while let Some(par) = p.defs[*path.last().expect("not empty")].parent() {
             if done[par].is_some() || path.len() > 64 || path.contains(&par) {
                 break;
             }
             path.push(par);
         }
         for &d in path.iter().rev() {
-            let parent =
-                if hoisted.contains(&d) { p.defs[d].parent.and_then(|m| p.defs[m].parent) } else { p.defs[d].parent };
-            let foreign = p.defs[d].parent.is_none()
-                && p.sources[p.defs[d].file].lang.rules.foreign_extensions
+            let parent = if hoisted.contains(&d) {
+                p.defs[d].parent().and_then(|m| p.defs[m].parent())
+            } else {
+                p.defs[d].parent()
+            };
+            let foreign = p.defs[d].parent().is_none()
+                && p.sources[p.defs[d].file()].lang.rules.foreign_extensions
                 && p.fact(d).owner.is_some();
             // The common case: the parent's symbol and the descriptor.
             if !foreign
@@ -383,13 +388,13 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
             }
             let mut prefix = match parent.and_then(|par| done[par].clone()) {
                 Some(parent) => parent,
-                None => package_of(p.defs[d].file),
+                None => package_of(p.defs[d].file()),
             };
             // A method of a Swift extension of a type the project does not
             // define (`extension String { func slug() }`): still the
             // type's, `String#slug().`, not a top-level function.
-            if p.defs[d].parent.is_none()
-                && p.sources[p.defs[d].file].lang.rules.foreign_extensions
+            if p.defs[d].parent().is_none()
+                && p.sources[p.defs[d].file()].lang.rules.foreign_extensions
                 && let Some(owner) = &p.fact(d).owner
             {
                 push_name(&mut prefix, owner);
@@ -402,26 +407,26 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
                 if let Some(m) = impl_module(d) {
                     // An impl in an inline module (`mod local { impl T for
                     // Oops { … } }`) is spelled in that module.
-                    let mut chain: Vec<DefIx> = std::iter::successors(Some(m), |&x| p.defs[x].parent)
+                    let mut chain: Vec<DefIx> = std::iter::successors(Some(m), |&x| p.defs[x].parent())
                         .take_while(|&x| p.kind(x) == Kind::Module)
                         .collect();
                     chain.reverse();
-                    prefix = package_of(p.defs[d].file);
+                    prefix = package_of(p.defs[d].file());
                     for x in chain {
                         prefix.push_str(&own[x]);
                     }
-                } else if let Some(t) = p.defs[d].parent.filter(|&t| p.kind(t).is_type()) {
-                    if p.defs[t].file == p.defs[d].file {
+                } else if let Some(t) = p.defs[d].parent().filter(|&t| p.kind(t).is_type()) {
+                    if p.defs[t].file() == p.defs[d].file() {
                         prefix.truncate(prefix.len().saturating_sub(own[t].len()));
                     } else {
                         // A type of another module (`use crate::Error;`):
                         // the impl is spelled in its own module.
-                        prefix = package_of(p.defs[d].file);
+                        prefix = package_of(p.defs[d].file());
                     }
                 }
                 let (of, tr) = p.fact(d).rare().impl_of.as_ref().expect("impl_spelled");
                 prefix.push_str("impl#[");
-                let (file, module) = (p.defs[d].file, impl_module(d));
+                let (file, module) = (p.defs[d].file(), impl_module(d));
                 let real = |w: &str| match aliases.get(w) {
                     Some(Some(real)) if !types_in.contains(&(file, module, w)) => Some(*real),
                     _ => None,
@@ -509,14 +514,14 @@ fn as_rust_analyzer_spells<'a>(text: &str, real: &impl Fn(&str) -> Option<&'a st
 /// under the method's class: those whose descriptor no member of the class,
 /// and no other function so nested in it, has.
 fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
-    let python = |d: DefIx| p.sources[p.defs[d].file].lang.packages == Packages::ModuleFile;
+    let python = |d: DefIx| p.sources[p.defs[d].file()].lang.packages == Packages::ModuleFile;
     if !(0..p.defs.len()).any(python) {
         return HashSet::default();
     }
     let class_of = |d: DefIx| {
-        let m = p.defs[d].parent?;
-        let c = p.defs[m].parent?;
-        let nested = p.sources[p.defs[d].file].lang.packages == Packages::ModuleFile
+        let m = p.defs[d].parent()?;
+        let c = p.defs[m].parent()?;
+        let nested = p.sources[p.defs[d].file()].lang.packages == Packages::ModuleFile
             && p.kind(d).is_callable()
             && p.kind(m).is_callable()
             && p.kind(c).is_type();
@@ -525,7 +530,7 @@ fn python_hoisted(p: &Project, own: &[String]) -> HashSet<DefIx> {
     let mut spelled: HashMap<(DefIx, &str), u32> = HashMap::default();
     // Only a Python class's members are counted: no other is hoisted.
     for (d, descriptor) in own.iter().enumerate().filter(|(d, _)| python(*d)) {
-        let class = class_of(d).or_else(|| p.defs[d].parent.filter(|&c| p.kind(c).is_type()));
+        let class = class_of(d).or_else(|| p.defs[d].parent().filter(|&c| p.kind(c).is_type()));
         if let Some(c) = class {
             *spelled.entry((c, descriptor.as_str())).or_insert(0) += 1;
         }
@@ -569,7 +574,7 @@ impl<'a> Owners<'a> {
             && names.len() < 64
         {
             names.push(&p.fact(par).name);
-            at = p.defs[par].parent;
+            at = p.defs[par].parent();
         }
         let next = self.numbered.len() as u32;
         let n = *self.numbered.entry(names).or_insert(next);
