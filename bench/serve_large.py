@@ -17,7 +17,9 @@ Prints, from the spawn:
   LANG:FILE` in turn, for a tree of several languages): from the write
   until `resolve` finds it, p50 and max;
 - the resident memory after (as long after the last edit), and the peak
-  (Linux). Every call made
+  (Linux); each time, what the server says its graphs hold (the graph
+  served, and with the per-language parts it is merged from). Every call
+  made
   meanwhile must succeed.
 
 With `--cache DIR`, the server serves from that cache and it is kept: run
@@ -74,6 +76,19 @@ def resident_by_kind(pid):
             elif head[0] == "Rss:":
                 kinds[kind] = kinds.get(kind, 0) + int(head[1])
     return ", ".join(f"{k} {v // 1024} MiB" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v >= 1024)
+
+
+def graph_memory(s):
+    """What the server says its graphs hold (`signpost://graph`): the graph
+    served, and with the per-language parts it is merged from."""
+    r = s.request("resources/read", {"uri": "signpost://graph"})
+    try:
+        status = json.loads(r["contents"][0]["text"])
+    except (KeyError, IndexError, ValueError):
+        return f"graph status unread: {r}"
+    parts = status.get("with_parts_mib")
+    beside = f", with its parts {parts:.0f} MiB" if parts is not None else ", its parts not counted now"
+    return f"graph served {status.get('memory_mib', 0):.0f} MiB{beside} ({status.get('nodes')} symbols)"
 
 
 def sample(proc, started, path):
@@ -144,6 +159,7 @@ def main():
         print(f"{a.settle:g} s later, nothing asked: {memory(s.proc.pid)}")
         if a.smaps:
             print(f"  by kind: {resident_by_kind(s.proc.pid)}")
+        print(f"  {graph_memory(s)}")
         first = r["structuredContent"]["candidates"][0]["id"]
         asks = {
             "resolve": ("resolve", {"identifier": a.symbol}),
@@ -186,6 +202,7 @@ def main():
         print(f"after: {memory(s.proc.pid)}; failed calls {failed}")
         if a.smaps:
             print(f"  by kind: {resident_by_kind(s.proc.pid)}")
+        print(f"  {graph_memory(s)}")
     finally:
         s.proc.kill()
         if not a.cache:

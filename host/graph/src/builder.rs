@@ -6,7 +6,7 @@ type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState
 
 use rayon::slice::ParallelSliceMut;
 
-use super::index::Index;
+use super::index::Indexes;
 use super::{Adjacency, Derivation, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
 
 /// The role that marks a symbol a graph only references (defined elsewhere).
@@ -279,9 +279,9 @@ impl GraphBuilder {
                 u.dedup_by(|a, b| a.0 == b.0);
                 u
             },
-            index: Index::default(),
+            index: Indexes::default(),
         };
-        let (adjacency, index) = rayon::join(|| adjacency(n, edges), || Index::build(&graph));
+        let (adjacency, index) = rayon::join(|| adjacency(n, edges), || Indexes::build(&graph));
         (graph.out, graph.inn, graph.inferred, graph.ambiguous) = adjacency?;
         graph.index = index;
         Ok(graph)

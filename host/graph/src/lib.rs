@@ -36,7 +36,7 @@ pub mod tree;
 pub use builder::{EXTERNAL, GraphBuilder, NodeSpec};
 pub(crate) use edges::Adjacency;
 pub use edges::{Direction, EdgeKey, EdgeKeyError, EdgeSummary};
-use index::Index;
+use index::{Index, Indexes};
 pub use load::{Format, from_bytes, load, merge};
 pub use node::{Node, NodeRef};
 pub(crate) use node::{Rec, Span, Text};
@@ -184,7 +184,7 @@ pub struct Graph {
     /// Files the indexer could read only in part (syntax its grammar does
     /// not know), sorted, each with the line its reading stopped at.
     pub(crate) unread: Vec<(String, u32)>,
-    pub(crate) index: Index,
+    pub(crate) index: Indexes,
 }
 
 /// How an edge was derived.
@@ -269,7 +269,9 @@ impl Graph {
         }
         let strings = |x: &Vec<String>| v(x) + x.iter().map(String::capacity).sum::<usize>();
         let adj = |a: &Adjacency| v(&a.offsets) + v(&a.targets) + v(&a.types);
-        let ix = &self.index;
+        let made = self.index.query.get();
+        let empty = Index::default();
+        let ix = made.unwrap_or(&empty);
         let csr = |c: &index::Csr| v(&c.offsets) + v(&c.items);
         let counted = |x: &[(String, u32)]| x.iter().map(|(n, _)| n.capacity() + 28).sum::<usize>();
         [
@@ -287,7 +289,7 @@ impl Graph {
                     + counted(&self.unread),
             ),
             ("edges", adj(&self.out) + adj(&self.inn) + v(&self.inferred) + v(&self.ambiguous)),
-            ("by id and file", v(&ix.by_id) + csr(&ix.by_file)),
+            ("by id and file", v(&self.index.by_id) + csr(&self.index.by_file)),
             (
                 "names",
                 ix.lower_names.capacity()
@@ -470,23 +472,55 @@ impl Graph {
         let reversed = self.out.targets.len() == self.inn.targets.len()
             && (0..self.node_count() as NodeIx)
                 .all(|u| self.out.edges(u).all(|(t, m)| self.inn.position(m, t, u).is_some()));
-        let built = Index::build(self);
-        built == self.index
-            && built.distinct_names() == self.index.distinct_names()
+        let built = Indexes::build(self);
+        // Query indexes not made are not made here (a graph never queried
+        // stays so).
+        let query = || {
+            self.index.query.get().is_none_or(|made| {
+                let built = Index::build(self);
+                built == *made && built.distinct_names() == made.distinct_names()
+            })
+        };
+        built.by_id == self.index.by_id
+            && built.by_file == self.index.by_file
+            && query()
             && sorted(&self.out)
             && sorted(&self.inn)
             && reversed
     }
 
-    /// Makes now what the indexes make at their first use (a patched
-    /// graph's distinct names, which a built or loaded graph has already).
+    /// Makes now what the indexes make at their first use: the query
+    /// indexes of a graph built or spliced from one never queried (a
+    /// loaded graph has them), and a patched graph's distinct names. A
+    /// graph about to be served is warmed, so that no query waits for
+    /// them.
     pub fn warm(&self) {
-        self.index.distinct_names();
+        self.index().distinct_names();
     }
 
-    /// The name indexes.
+    /// Makes the query indexes now if they are not made (a graph never
+    /// queried has none), but not a patched graph's distinct names
+    /// ([`Graph::warm`]): what a graph about to be served needs before
+    /// its first query, on the thread that serves it.
+    pub fn build_query_indexes(&self) {
+        self.index();
+    }
+
+    /// Lets the query indexes go (made again at the next query): a graph
+    /// read to be merged with others, not queried itself.
+    pub fn forget_query_indexes(&mut self) {
+        self.index.query = std::sync::OnceLock::new();
+    }
+
+    /// Whether the query indexes are made (a graph never queried nor
+    /// warmed has none).
+    pub fn is_warm(&self) -> bool {
+        self.index.query.get().is_some()
+    }
+
+    /// The query indexes, made now if they were not.
     pub(crate) fn index(&self) -> &Index {
-        &self.index
+        self.index.query(self)
     }
 }
 
@@ -595,6 +629,27 @@ mod tests {
         assert_eq!(m.text.capacity(), text);
         assert_eq!(Graph::heap_bytes_together([&a, &b, &m]), whole(&a) + whole(&b) + whole(&m) - text);
         assert_eq!(Graph::heap_bytes_together([&m]), whole(&m));
+    }
+
+    #[test]
+    fn query_indexes_are_made_at_the_first_query_or_warm_as_built() {
+        let g = Graph::sample();
+        assert!(!g.is_warm(), "a graph built makes its indexes by id and file only");
+        assert!(g.lookup(&g.node(3).id()).is_some(), "found by id with no query index made");
+        assert!(!g.is_warm());
+        let (found, _) = query::resolve(&g, "OrderService", None, 10);
+        assert!(!found.is_empty() && g.is_warm(), "the first query makes them");
+        assert!(g.indexes_are_fresh());
+        let cold = Graph::sample();
+        assert!(cold.indexes_are_fresh() && !cold.is_warm(), "checked, not made");
+        let h = Graph::sample();
+        h.warm();
+        assert!(h.is_warm());
+        assert_eq!(g.index, h.index, "made at a query or warmed: the same");
+        assert!(Graph::sample().heap_bytes() < h.heap_bytes(), "a graph never queried holds less");
+        let mut g = g;
+        g.forget_query_indexes();
+        assert!(!g.is_warm() && g.lookup(&g.node(3).id()).is_some());
     }
 
     #[test]

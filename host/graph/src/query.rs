@@ -43,7 +43,7 @@ pub fn find(graph: &Graph, filter: &Filter<'_>) -> Vec<NodeIx> {
     } else if let Some(r) = &role {
         union(matching(&graph.roles, r).into_iter().map(|r| ix.by_role.get(r)).collect())
     } else if let Some(p) = &path {
-        union(files_matching(p).into_iter().map(|f| ix.by_file.get(f)).collect())
+        union(files_matching(p).into_iter().map(|f| graph.index.by_file.get(f)).collect())
     } else {
         (0..graph.node_count() as NodeIx).collect()
     };

@@ -14,7 +14,7 @@
 
 use std::io::{Seek, SeekFrom, Write};
 
-use super::index::{Csr, Index};
+use super::index::{Csr, Index, Indexes};
 use super::{Adjacency, Graph, GraphError, RawId, Rec};
 
 /// The bytes every snapshot starts with.
@@ -111,8 +111,17 @@ fn payload(graph: &Graph, out: impl Write) -> std::io::Result<crc32fast::Hasher>
     let (files, lines) = named(&graph.unread);
     w.strings(*b"UNRF", &files)?;
     w.u32s(*b"UNRL", &lines)?;
-    let ix = &graph.index;
-    w.u32s(*b"BYID", &ix.by_id)?;
+    // A graph never queried (a language's part) has its query indexes
+    // made for the snapshot alone, not kept.
+    let made;
+    let ix = match graph.index.query.get() {
+        Some(ix) => ix,
+        None => {
+            made = Index::build(graph);
+            &made
+        }
+    };
+    w.u32s(*b"BYID", &graph.index.by_id)?;
     w.bytes(*b"LNAM", ix.lower_names.as_bytes())?;
     w.u32s(*b"NSTA", &ix.name_starts)?;
     w.u32s(*b"BYNM", &ix.by_name)?;
@@ -126,7 +135,7 @@ fn payload(graph: &Graph, out: impl Write) -> std::io::Result<crc32fast::Hasher>
     w.csr(*b"DOCN", &ix.doc_nodes)?;
     w.csr(*b"KIND", &ix.by_kind)?;
     w.csr(*b"ROLE", &ix.by_role)?;
-    w.csr(*b"FILE", &ix.by_file)?;
+    w.csr(*b"FILE", &graph.index.by_file)?;
     Ok(w.out.into_inner().map_err(std::io::IntoInnerError::into_error)?.crc)
 }
 
@@ -267,8 +276,8 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     } else {
         Vec::new()
     };
-    let index = Index {
-        by_id: r.u32s(*b"BYID")?,
+    let by_id = r.u32s(*b"BYID")?;
+    let query = Index {
         lower_names: r.string(*b"LNAM")?,
         name_starts: r.u32s(*b"NSTA")?,
         by_name: r.u32s(*b"BYNM")?,
@@ -283,8 +292,8 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
         doc_nodes: r.csr(*b"DOCN")?,
         by_kind: r.csr(*b"KIND")?,
         by_role: r.csr(*b"ROLE")?,
-        by_file: r.csr(*b"FILE")?,
     };
+    let index = Indexes { by_id, by_file: r.csr(*b"FILE")?, query: query.into() };
     if !r.rest.is_empty() {
         return Err(bad(format!("{} bytes after the last section", r.rest.len())));
     }
@@ -308,7 +317,7 @@ pub fn read(bytes: &[u8]) -> Result<Graph, GraphError> {
     };
     check(&graph).map_err(bad)?;
     // Made from what was just checked (not stored: one pass of the names).
-    graph.index.distinct_names();
+    graph.warm();
     Ok(graph)
 }
 
@@ -383,9 +392,9 @@ fn check(g: &Graph) -> Result<(), String> {
     if g.out.targets.len() != g.inn.targets.len() {
         return Err("out- and in-edge counts differ".into());
     }
-    let ix = &g.index;
+    let ix = g.index();
     for (what, v, len) in [
-        ("the id index", &ix.by_id, Some(n)),
+        ("the id index", &g.index.by_id, Some(n)),
         ("the name index", &ix.by_name, Some(n)),
         ("the qualified-name index", &ix.by_fqn, None),
         ("the tail index", &ix.by_tail, None),
@@ -396,7 +405,7 @@ fn check(g: &Graph) -> Result<(), String> {
             return Err(format!("{what} has the wrong length"));
         }
     }
-    if ix.by_id.windows(2).any(|w| g.ids[w[0] as usize] >= g.ids[w[1] as usize]) {
+    if g.index.by_id.windows(2).any(|w| g.ids[w[0] as usize] >= g.ids[w[1] as usize]) {
         return Err("the id index is not sorted or ids repeat".into());
     }
     if ix.name_starts.len() != n + 1 {
@@ -411,7 +420,7 @@ fn check(g: &Graph) -> Result<(), String> {
         ("doc words", &ix.doc_nodes, ix.doc_words.len()),
         ("kinds", &ix.by_kind, g.kinds.len()),
         ("roles", &ix.by_role, g.roles.len()),
-        ("files", &ix.by_file, g.files.len()),
+        ("files", &g.index.by_file, g.files.len()),
     ] {
         offsets_ok(what, &csr.offsets, keys, csr.items.len())?;
         nodes_ok(what, &csr.items)?;
@@ -560,6 +569,8 @@ mod tests {
         assert_eq!(back.recs, g.recs);
         assert_eq!(back.out, g.out);
         assert_eq!(back.inn, g.inn);
+        assert!(!g.is_warm() && back.is_warm(), "written without keeping its query indexes, read with them");
+        g.warm();
         assert_eq!(back.index, g.index);
     }
 
@@ -567,12 +578,16 @@ mod tests {
     /// past 0 (a match before the first entry) is refused, not served.
     #[test]
     fn crafted_tables_with_a_valid_checksum_are_refused() {
+        fn query(g: &mut Graph) -> &mut Index {
+            g.warm();
+            g.index.query.get_mut().expect("made")
+        }
         let mut g = Graph::sample();
-        g.index.name_starts[0] = 1;
+        query(&mut g).name_starts[0] = 1;
         let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("names: malformed string table"), "{e}");
         let mut g = Graph::sample();
-        g.index.container_starts.clear();
+        query(&mut g).container_starts.clear();
         let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("containers: malformed string table"), "{e}");
         // A name index out of order, or naming a node twice (two long
@@ -584,7 +599,7 @@ mod tests {
             |by_name: &mut Vec<u32>| by_name.reverse(),
         ] {
             let mut g = Graph::sample();
-            crafted(&mut g.index.by_name);
+            crafted(&mut query(&mut g).by_name);
             let e = read(&write(&g)).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains("the name index is not sorted"), "{e}");
         }

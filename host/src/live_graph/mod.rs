@@ -92,7 +92,11 @@ fn read_beside(sources: &[PathBuf]) -> Vec<Part> {
         .map(|p| {
             let m = modified(p);
             match graph::load(p) {
-                Ok(graph) => Part { path: p.clone(), modified: m, graph: Arc::new(graph), unread: false },
+                Ok(mut graph) => {
+                    // Served merged into `whole`, never queried itself.
+                    graph.forget_query_indexes();
+                    Part { path: p.clone(), modified: m, graph: Arc::new(graph), unread: false }
+                }
                 Err(e) => {
                     tracing::error!(
                         file = %p.display(),
@@ -188,6 +192,7 @@ impl LiveGraph {
             read_in_part: Vec::new(),
         };
         status.loaded(&graph, load);
+        graph.build_query_indexes();
         LiveGraph {
             current: ArcSwap::from_pointee(graph),
             sources,
@@ -303,6 +308,7 @@ impl LiveGraph {
             })
             .collect::<Result<Vec<Part>, GraphError>>()?;
         let graph = joined(parts.iter().map(|p| &p.graph))?;
+        graph.build_query_indexes();
         let live = LiveGraph::new(Graph::sample(), sources, Duration::ZERO);
         live.lock_status().loaded(&graph, started.elapsed());
         live.current.store(graph);
@@ -489,6 +495,7 @@ impl LiveGraph {
     /// reloads go through [`LiveGraph::reload`]). The parts are left as
     /// they are: `graph` is not taken as merged from them.
     pub fn set(&self, graph: Arc<Graph>) {
+        graph.build_query_indexes();
         self.current.store(graph);
     }
 
@@ -574,6 +581,11 @@ impl LiveGraph {
 
     /// Serves `result` if it is a graph; records what happened either way.
     fn swap(&self, result: Result<Arc<Graph>, GraphError>, started: Instant, what: &str) -> ReloadRecord {
+        // A graph built from parts never queried (a merge, a part served
+        // alone) makes its query indexes before it serves.
+        if let Ok(graph) = &result {
+            graph.build_query_indexes();
+        }
         let duration_ms = started.elapsed().as_millis() as u64;
         let mut status = self.lock_status();
         let record = match result {

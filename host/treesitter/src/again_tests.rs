@@ -363,6 +363,8 @@ fn merged_patch_equals_merge(
     what: impl Fn() -> String,
 ) -> signpost_graph::Graph {
     let fallback = |id: &signpost_graph::RawId| other.lookup_raw(id).map(|n| other.node(n).to_node());
+    // The merged graph serves: its query indexes are made, and patched.
+    merged.warm();
     let (how, graph) = match delta.map(|d| merged.spliced(d, &fallback)) {
         Some(Ok(g)) => ("merged, spliced", g),
         Some(Err(_)) => ("merged, merged again", merge_with(part, other)),
@@ -412,9 +414,21 @@ fn patch_equals_fresh(
     }
     let changed = changed.map(|c| c.documents.as_slice());
     let (patch, memo) = delta_known(&base, &memo, &indexed.index, changed, &graph_opts()).unwrap();
+    // A part served alone has its query indexes made, and patched; one
+    // served merged with others never makes them: the first edits splice
+    // a part never queried, those from the first even generation on (made
+    // once, a splice keeps them) a queried one.
+    if generation % 2 == 0 {
+        base.warm();
+    }
+    let queried = base.is_warm();
     let (how, graph, memo, d) = match patch {
         Patch::Unchanged => ("unchanged", base, memo, None),
-        Patch::Delta(d) => ("spliced", base.spliced(&d, &|_| None).unwrap(), memo, Some(d)),
+        Patch::Delta(d) => {
+            let graph = base.spliced(&d, &|_| None).unwrap();
+            assert_eq!(graph.is_warm(), queried, "{}: a splice makes query indexes as its base had them", what());
+            ("spliced", graph, memo, Some(d))
+        }
         // The server's whole import: of the workspace's whole index.
         Patch::Whole(why) => {
             let (graph, of_whole, _) = whole_of(whole);

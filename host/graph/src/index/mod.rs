@@ -119,11 +119,62 @@ fn sorted(mut keyed: Vec<(&str, NodeIx)>) -> Vec<NodeIx> {
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
-/// The indexes (see the module docs).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Index {
+/// A graph's indexes: by id and by file, made with the graph (a lookup by
+/// id and a splice read them); the others ([`Index`]) made at the first
+/// query or by [`Graph::warm`]. A graph that is never queried itself (a
+/// language's part of a project, served merged with the others) never
+/// makes them: on a 3.96M-line tree, about 40 MiB.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Indexes {
     /// Nodes sorted by binary id.
     pub by_id: Vec<NodeIx>,
+    /// Each file's nodes.
+    pub by_file: Csr,
+    /// The others, once made.
+    pub query: std::sync::OnceLock<Index>,
+}
+
+impl Indexes {
+    /// The indexes by id and by file of `g` (its nodes and strings in
+    /// place), the others not made.
+    pub fn build(g: &Graph) -> Indexes {
+        let (by_id, by_file) = rayon::join(
+            || {
+                let mut by_id: Vec<NodeIx> = (0..g.node_count() as NodeIx).collect();
+                by_id.par_sort_unstable_by_key(|&i| g.ids[i as usize]);
+                by_id
+            },
+            || Csr::from_pairs(g.files.len(), g.recs.iter().enumerate().map(|(i, r)| (r.file, i as NodeIx)).collect()),
+        );
+        Indexes { by_id, by_file, query: std::sync::OnceLock::new() }
+    }
+
+    /// The other indexes of `g`, whose these are: made now if they were
+    /// not. Made outside the cell, then set (the first made is kept): a
+    /// query that waited on the cell while its maker's parallel sorts
+    /// waited on the waiting query's thread would never end.
+    pub fn query(&self, g: &Graph) -> &Index {
+        if let Some(ix) = self.query.get() {
+            return ix;
+        }
+        let _ = self.query.set(Index::build(g));
+        self.query.get().expect("set just now")
+    }
+}
+
+/// Indexes made whenever the graph is compared: the others as `g` makes
+/// them, the same made or not.
+impl PartialEq for Indexes {
+    fn eq(&self, other: &Indexes) -> bool {
+        self.by_id == other.by_id && self.by_file == other.by_file && self.query.get() == other.query.get()
+    }
+}
+
+impl Eq for Indexes {}
+
+/// The indexes a query reads (see the module docs).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Index {
     /// Every lower-cased name followed by NUL, in node order.
     pub lower_names: String,
     /// Where each node's lower-cased name starts in `lower_names` (n + 1).
@@ -156,18 +207,15 @@ pub(crate) struct Index {
     pub by_kind: Csr,
     /// Each role's nodes.
     pub by_role: Csr,
-    /// Each file's nodes.
-    pub by_file: Csr,
 }
 
 impl Index {
-    /// Builds every index of `g` (its nodes and strings must be in place):
-    /// the name, qualified-name and the other indexes side by side.
+    /// Builds the query indexes of `g` (its nodes and strings must be in
+    /// place): the name, qualified-name and the other indexes side by side.
     pub fn build(g: &Graph) -> Index {
         let (names, (fqns, rest)) =
             rayon::join(|| Index::names(g), || rayon::join(|| Index::fqns(g), || Index::rest(g)));
         Index {
-            by_id: names.by_id,
             lower_names: names.lower_names,
             name_starts: names.name_starts,
             by_name: names.by_name,
@@ -182,15 +230,13 @@ impl Index {
             doc_nodes: rest.doc_nodes,
             by_kind: rest.by_kind,
             by_role: rest.by_role,
-            by_file: rest.by_file,
         }
     }
 
-    /// Ids and names: `by_id`, `lower_names`, `name_starts`, `by_name`.
+    /// Names: `lower_names`, `name_starts`, `by_name`.
     fn names(g: &Graph) -> Index {
         let n = g.node_count();
-        let mut ix = Index { by_id: (0..n as NodeIx).collect(), ..Index::default() };
-        ix.by_id.par_sort_unstable_by_key(|&i| g.ids[i as usize]);
+        let mut ix = Index::default();
         ix.name_starts.reserve(n + 1);
         for node in g.iter() {
             ix.name_starts.push(ix.lower_names.len() as u32);
@@ -258,7 +304,7 @@ impl Index {
         ix
     }
 
-    /// Doc words, kinds, files and roles.
+    /// Doc words, kinds and roles.
     fn rest(g: &Graph) -> Index {
         let mut ix = Index::default();
         // Doc words.
@@ -288,8 +334,6 @@ impl Index {
             g.kinds.len(),
             g.recs.iter().enumerate().map(|(i, r)| (r.kind as u32, i as NodeIx)).collect(),
         );
-        ix.by_file =
-            Csr::from_pairs(g.files.len(), g.recs.iter().enumerate().map(|(i, r)| (r.file, i as NodeIx)).collect());
         let mut roles = Vec::new();
         for (i, r) in g.recs.iter().enumerate() {
             for &role in &g.role_lists[r.roles_start as usize..(r.roles_start as usize + r.roles_len as usize)] {

@@ -5,8 +5,30 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{Csr, Index, doc_words_of, lower, tail_start};
+use super::{Csr, Index, Indexes, doc_words_of, lower, tail_start};
 use crate::{Graph, NodeIx};
+
+impl Indexes {
+    /// The indexes of `g`, a graph spliced from the one whose indexes
+    /// these are ([`Graph::spliced`]; `remap` and `fresh` as
+    /// [`Index::patched`] takes them): by id and by file, and the others
+    /// when these had them made (a graph never queried keeps not making
+    /// them).
+    pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Indexes {
+        let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
+        let new: Vec<NodeIx> = (0..g.node_count() as NodeIx).filter(|&i| fresh[i as usize]).collect();
+        let ((by_id, by_file), query) = rayon::join(
+            || {
+                let kept = self.by_id.iter().filter_map(|&o| kept_as(o)).collect();
+                let by_id = inserted(kept, new.clone(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize]));
+                let files = new.iter().map(|&i| (g.recs[i as usize].file, i)).collect();
+                (by_id, self.by_file.carried(g.files.len(), kept_as, files))
+            },
+            || self.query.get().map(|ix| ix.patched(g, remap, fresh)),
+        );
+        Indexes { by_id, by_file, query: query.map(std::sync::OnceLock::from).unwrap_or_default() }
+    }
+}
 
 impl Index {
     /// The indexes of `g`, a graph spliced from the one whose indexes
@@ -22,11 +44,7 @@ impl Index {
         let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
         let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
         let new: Vec<NodeIx> = (0..n as NodeIx).filter(|&i| fresh[i as usize]).collect();
-        // Ids.
-        let mut ix = Index {
-            by_id: inserted(carry(&self.by_id), new.clone(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize])),
-            ..Index::default()
-        };
+        let mut ix = Index::default();
 
         // Lower-cased names, in node order: copied, or made for the fresh.
         let mut back = vec![NodeIx::MAX; n];
@@ -134,12 +152,11 @@ impl Index {
         let nodes = merged_postings(old, added, kept_as, self.doc_nodes.items.len(), |&h| ix.doc_words.push(h));
         ix.doc_nodes = nodes;
 
-        // Kinds, files, roles (whose numbers a splice keeps): carried
+        // Kinds and roles (whose numbers a splice keeps): carried
         // over, and the fresh nodes' merged in.
         let rec = |i: NodeIx| &g.recs[i as usize];
         ix.by_kind =
             self.by_kind.carried(g.kinds.len(), kept_as, new.iter().map(|&i| (rec(i).kind as u32, i)).collect());
-        ix.by_file = self.by_file.carried(g.files.len(), kept_as, new.iter().map(|&i| (rec(i).file, i)).collect());
         let roles = new.iter().flat_map(|&i| {
             let r = rec(i);
             g.role_lists[r.roles_start as usize..][..r.roles_len as usize].iter().map(move |&role| (role as u32, i))

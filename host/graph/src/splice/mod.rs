@@ -30,7 +30,7 @@ mod edges;
 use std::collections::HashSet;
 
 use crate::builder::EXTERNAL;
-use crate::index::Index;
+use crate::index::Indexes;
 use crate::{Adjacency, Graph, GraphError, Node, NodeIx, RawId, Rec, Span, TypeIx};
 
 /// What replaces a set of files' part of a graph.
@@ -318,7 +318,7 @@ impl Fate<'_> {
                 u.dedup_by(|a, b| a.0 == b.0);
                 u
             },
-            index: Index::default(),
+            index: Indexes::default(),
         };
         let mut u = 0;
         while u < remap.len() {
