@@ -14,6 +14,53 @@ pub(super) struct Names(HashMap<String, Defs>);
 /// without an allocation of its own.
 pub(super) type Defs = smallvec::SmallVec<[DefIx; 1]>;
 
+/// Definitions by key, held between edits (a large tree's lookups have a
+/// key for most of its hundreds of thousands of definitions): a key's one
+/// definition is its value itself, several a list apart. 8 bytes a value,
+/// where a list of its own takes 32.
+#[derive(Clone)]
+pub(super) struct Table<K> {
+    /// A definition, or [`SEVERAL`] and the number of its list in `several`.
+    map: HashMap<K, usize>,
+    several: Vec<Vec<DefIx>>,
+}
+
+/// The bit of a [`Table`]'s value that makes it a list's number.
+const SEVERAL: usize = 1 << (usize::BITS - 1);
+
+impl<K: std::hash::Hash + Eq> Table<K> {
+    fn with_capacity(n: usize) -> Table<K> {
+        Table { map: HashMap::with_capacity_and_hasher(n, Default::default()), several: Vec::new() }
+    }
+
+    /// Adds definition `d` under `key`, after those it has.
+    fn push(&mut self, key: K, d: DefIx) {
+        match self.map.entry(key) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(d);
+            }
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let v = *e.get();
+                if v & SEVERAL == 0 {
+                    e.insert(SEVERAL | self.several.len());
+                    self.several.push(vec![v, d]);
+                } else {
+                    self.several[v & !SEVERAL].push(d);
+                }
+            }
+        }
+    }
+
+    /// The definitions under `key`, in the order they were added.
+    pub(super) fn get(&self, key: &K) -> &[DefIx] {
+        match self.map.get(key) {
+            None => &[],
+            Some(&v) if v & SEVERAL != 0 => &self.several[v & !SEVERAL],
+            Some(v) => std::slice::from_ref(v),
+        }
+    }
+}
+
 impl Names {
     pub(super) fn of(p: &Project) -> Names {
         let mut m: HashMap<String, Defs> = HashMap::default();
@@ -46,11 +93,11 @@ pub(super) struct Lookup {
     /// Everything by name number.
     by_name: Vec<Defs>,
     /// Members by their owner and name.
-    by_owner: HashMap<(DefIx, u32), Defs>,
+    by_owner: Table<(DefIx, u32)>,
     /// Top-level definitions by file and name.
-    by_file: HashMap<(usize, u32), Defs>,
+    by_file: Table<(usize, u32)>,
     /// Top-level definitions by package (dotted) and name.
-    by_package: HashMap<(u32, u32), Defs>,
+    by_package: Table<(u32, u32)>,
     /// Each package (dotted) met, numbered: lookups by package allocate
     /// nothing.
     pub(super) packages: HashMap<String, u32>,
@@ -152,13 +199,13 @@ impl Lookup {
     /// The members of `t` called `name`.
     pub(super) fn owned(&self, t: DefIx, name: &str) -> &[DefIx] {
         read(name);
-        self.number(name).map_or(&[], |n| Lookup::get(&self.by_owner, &(t, n)))
+        self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
     }
 
     /// The top-level definitions of file `fi` called `name`.
     pub(super) fn in_file(&self, fi: usize, name: &str) -> &[DefIx] {
         read(name);
-        self.number(name).map_or(&[], |n| Lookup::get(&self.by_file, &(fi, n)))
+        self.number(name).map_or(&[], |n| self.by_file.get(&(fi, n)))
     }
 
     pub(super) fn of(p: &Project) -> Lookup {
@@ -181,9 +228,9 @@ impl Lookup {
             by_name: Vec::new(),
             // Sized to the definitions: grown instead, the map rehashes a
             // large project's keys many times over.
-            by_owner: HashMap::with_capacity_and_hasher(p.defs.len(), Default::default()),
-            by_file: HashMap::default(),
-            by_package: HashMap::default(),
+            by_owner: Table::with_capacity(p.defs.len()),
+            by_file: Table::with_capacity(0),
+            by_package: Table::with_capacity(0),
             packages,
             file_package,
             package_files,
@@ -210,13 +257,13 @@ impl Lookup {
             // A Ruby module's names are its own (its mixins' are looked up
             // through them) as well as its file's, as a namespace's are.
             match d.parent() {
-                Some(par) if p.kind(par) != Kind::Module => l.by_owner.entry((par, n)).or_default().push(ix),
+                Some(par) if p.kind(par) != Kind::Module => l.by_owner.push((par, n), ix),
                 _ => {
                     if let Some(par) = d.parent().filter(|_| p.sources[d.file()].lang.rules.nested_modules) {
-                        l.by_owner.entry((par, n)).or_default().push(ix);
+                        l.by_owner.push((par, n), ix);
                     }
-                    l.by_file.entry((d.file(), n)).or_default().push(ix);
-                    l.by_package.entry((l.file_package[d.file()], n)).or_default().push(ix);
+                    l.by_file.push((d.file(), n), ix);
+                    l.by_package.push((l.file_package[d.file()], n), ix);
                 }
             }
         }
@@ -234,7 +281,7 @@ impl Lookup {
     /// The same, by package number.
     pub(super) fn in_package_of(&self, pkg: u32, name: &str) -> &[DefIx] {
         read(name);
-        self.number(name).map_or(&[], |n| Lookup::get(&self.by_package, &(pkg, n)))
+        self.number(name).map_or(&[], |n| self.by_package.get(&(pkg, n)))
     }
 
     pub(super) fn get<'a, K: std::hash::Hash + Eq, V: AsRef<[DefIx]>>(map: &'a HashMap<K, V>, key: &K) -> &'a [DefIx] {
@@ -364,4 +411,26 @@ pub(super) fn innermost_in(p: &Project, fi: usize, span: &Span, pass: impl Fn(Ki
         .rev()
         .find(|&i| defs[i].span.contains(span) && defs[i].name_span != *span && pass(defs[i].kind))
         .map(|i| base + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key's definitions come back in the order they were added, one
+    /// held as the value itself, several as a list; a key never added has
+    /// none.
+    #[test]
+    fn a_table_gives_each_key_its_definitions_in_order() {
+        let mut t: Table<(usize, u32)> = Table::with_capacity(4);
+        t.push((1, 7), 40);
+        t.push((2, 7), 41);
+        t.push((1, 7), 3);
+        t.push((1, 7), 99);
+        t.push((3, 0), 0);
+        assert_eq!(t.get(&(1, 7)), [40, 3, 99]);
+        assert_eq!(t.get(&(2, 7)), [41]);
+        assert_eq!(t.get(&(3, 0)), [0]);
+        assert_eq!(t.get(&(9, 9)), [] as [DefIx; 0]);
+    }
 }
