@@ -15,19 +15,25 @@ impl Indexes {
     /// when these had them made (a graph never queried keeps not making
     /// them).
     pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Indexes {
-        let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
+        let kept_as = kept_as(remap, fresh);
         let new: Vec<NodeIx> = (0..g.node_count() as NodeIx).filter(|&i| fresh[i as usize]).collect();
         let ((by_id, by_file), query) = rayon::join(
             || {
                 let kept = self.by_id.iter().filter_map(|&o| kept_as(o)).collect();
-                let by_id = inserted(kept, new.clone(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize]));
+                let by_id = inserted(kept, new.to_vec(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize]));
                 let files = new.iter().map(|&i| (g.recs[i as usize].file, i)).collect();
                 (by_id, self.by_file.carried(g.files.len(), kept_as, files))
             },
-            || self.query.get().map(|ix| ix.patched(g, remap, fresh)),
+            || self.query.get().map(|ix| ix.patched(g, remap, fresh, &new)),
         );
         Indexes { by_id, by_file, query: query.map(std::sync::OnceLock::from).unwrap_or_default() }
     }
+}
+
+/// What old node `o` is in the spliced graph when it carries over: its new
+/// index, unless it is gone or has a record of its own (`fresh`).
+fn kept_as<'a>(remap: &'a [NodeIx], fresh: &'a [bool]) -> impl Fn(NodeIx) -> Option<NodeIx> + Copy + 'a {
+    move |o| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize])
 }
 
 impl Index {
@@ -36,14 +42,13 @@ impl Index {
     /// in `g` (`NodeIx::MAX` when it is gone) and `fresh[i]` whether node
     /// `i` of `g` has a record of its own (added or rewritten). What the
     /// other nodes had carries over, renumbered (the renumbering keeps
-    /// their order); the fresh ones are inserted where they sort. The same
-    /// indexes as [`Index::build`] of `g`, in time linear in the graph but
-    /// with no sort of it.
-    pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Index {
+    /// their order); the fresh ones (`new`, ascending) are inserted where
+    /// they sort. The same indexes as [`Index::build`] of `g`, in time
+    /// linear in the graph but with no sort of it.
+    pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx]) -> Index {
         let n = g.node_count();
-        let kept_as = |o: NodeIx| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize]);
+        let kept_as = kept_as(remap, fresh);
         let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
-        let new: Vec<NodeIx> = (0..n as NodeIx).filter(|&i| fresh[i as usize]).collect();
         let mut ix = Index::default();
 
         // Lower-cased names, in node order: copied, or made for the fresh.
@@ -80,7 +85,7 @@ impl Index {
         }
         ix.name_starts.push(ix.lower_names.len() as u32);
         let by_name =
-            inserted(carry(&self.by_name), new.clone(), |a, b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+            inserted(carry(&self.by_name), new.to_vec(), |a, b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
         ix.by_name = by_name;
 
         // Qualified names.
@@ -104,7 +109,7 @@ impl Index {
         for (o, &rank) in self.fqn_rank.iter().enumerate() {
             order[rank as usize] = o as NodeIx;
         }
-        let order = inserted(carry(&order), new.clone(), |a, b| {
+        let order = inserted(carry(&order), new.to_vec(), |a, b| {
             let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
             (x.len(), x, a).cmp(&(y.len(), y, b))
         });
@@ -121,7 +126,7 @@ impl Index {
             c.chars().map(|c| if c == '\0' { ' ' } else { c }).collect::<String>()
         };
         let mut added: BTreeMap<Cow<'_, str>, Vec<NodeIx>> = BTreeMap::new();
-        for &i in &new {
+        for &i in new {
             let c = container_of(i);
             if !c.is_empty() {
                 added.entry(Cow::Owned(c)).or_default().push(i);
@@ -142,7 +147,7 @@ impl Index {
         // Doc words: the old postings that carry over, and the fresh nodes'.
         let mut added: BTreeMap<u64, Vec<NodeIx>> = BTreeMap::new();
         let mut hashes: Vec<u64> = Vec::new();
-        for &i in &new {
+        for &i in new {
             doc_words_of(g.node(i).doc(), &mut hashes);
             for &h in &hashes {
                 added.entry(h).or_default().push(i);
