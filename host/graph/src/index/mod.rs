@@ -123,7 +123,8 @@ fn sorted(mut keyed: Vec<(&str, NodeIx)>) -> Vec<NodeIx> {
 /// id and a splice read them); the others ([`Index`]) made at the first
 /// query or by [`Graph::warm`]. A graph that is never queried itself (a
 /// language's part of a project, served merged with the others) never
-/// makes them: on a 3.96M-line tree, about 40 MiB.
+/// makes them: on a 3.96M-line tree, 25 MiB (BENCHMARKS.md, issue 47,
+/// twenty-eighth part).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Indexes {
     /// Nodes sorted by binary id.
