@@ -8,6 +8,7 @@ use rayon::slice::ParallelSliceMut;
 
 use super::index::Indexes;
 use super::{Adjacency, Derivation, Graph, GraphError, NodeIx, RawId, Rec, Span, TypeIx, is_edge_type};
+use crate::tight::tight;
 
 /// The role that marks a symbol a graph only references (defined elsewhere).
 pub const EXTERNAL: &str = "external";
@@ -257,13 +258,13 @@ impl GraphBuilder {
         let mut graph = Graph {
             name: self.name,
             text: self.text.frozen(),
-            ids: self.ids,
-            recs: self.recs,
+            ids: tight(self.ids),
+            recs: tight(self.recs),
             kinds: self.kinds.names,
             files: self.files.names,
             roles: self.roles.names,
             types: self.types.names,
-            role_lists: self.role_lists,
+            role_lists: tight(self.role_lists),
             out: Adjacency::default(),
             inn: Adjacency::default(),
             inferred: Vec::new(),
@@ -327,8 +328,13 @@ fn adjacency(
 }
 
 /// Compressed adjacency from edges sorted by (node, type, other).
-fn csr(n: usize, sorted: impl Iterator<Item = (NodeIx, TypeIx, NodeIx)>) -> Adjacency {
-    let mut adj = Adjacency { offsets: Vec::with_capacity(n + 1), targets: Vec::new(), types: Vec::new() };
+fn csr(n: usize, sorted: impl ExactSizeIterator<Item = (NodeIx, TypeIx, NodeIx)>) -> Adjacency {
+    let edges = sorted.len();
+    let mut adj = Adjacency {
+        offsets: Vec::with_capacity(n + 1),
+        targets: Vec::with_capacity(edges),
+        types: Vec::with_capacity(edges),
+    };
     adj.offsets.push(0);
     for (node, ty, other) in sorted {
         while adj.offsets.len() <= node as usize {

@@ -31,6 +31,7 @@ mod scip_symbol;
 pub mod search;
 pub mod snapshot;
 mod splice;
+mod tight;
 pub mod tree;
 
 pub use builder::{EXTERNAL, GraphBuilder, NodeSpec};

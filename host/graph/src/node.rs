@@ -105,7 +105,7 @@ impl Text {
     /// (moved, not copied): a graph built whole shares all of its text
     /// with the graphs patched or merged from it.
     pub fn frozen(mut self) -> Text {
-        let more = std::mem::take(&mut self.more);
+        let more = crate::tight::tight_text(std::mem::take(&mut self.more));
         self.share(std::sync::Arc::new(more));
         self
     }

@@ -16,6 +16,7 @@ pub(crate) use tables::{Distinct, Names};
 use tables::{ascending, entries_containing};
 
 use super::{Graph, NodeIx};
+use crate::tight::{tight, tight_text};
 
 /// Lists of nodes per key: key `k`'s nodes are `items[offsets[k]..offsets[k+1]]`.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -216,21 +217,24 @@ impl Index {
     pub fn build(g: &Graph) -> Index {
         let (names, (fqns, rest)) =
             rayon::join(|| Index::names(g), || rayon::join(|| Index::fqns(g), || Index::rest(g)));
+        // Each held as long as the graph serves: in allocations of their
+        // lengths (`crate::tight`).
+        let csr = |c: Csr| Csr { offsets: tight(c.offsets), items: tight(c.items) };
         Index {
-            lower_names: names.lower_names,
-            name_starts: names.name_starts,
-            by_name: names.by_name,
+            lower_names: tight_text(names.lower_names),
+            name_starts: tight(names.name_starts),
+            by_name: tight(names.by_name),
             distinct: names.distinct,
-            by_fqn: fqns.by_fqn,
-            by_tail: fqns.by_tail,
-            fqn_rank: fqns.fqn_rank,
-            containers: fqns.containers,
-            container_starts: fqns.container_starts,
-            members: fqns.members,
-            doc_words: rest.doc_words,
-            doc_nodes: rest.doc_nodes,
-            by_kind: rest.by_kind,
-            by_role: rest.by_role,
+            by_fqn: tight(fqns.by_fqn),
+            by_tail: tight(fqns.by_tail),
+            fqn_rank: tight(fqns.fqn_rank),
+            containers: tight_text(fqns.containers),
+            container_starts: tight(fqns.container_starts),
+            members: csr(fqns.members),
+            doc_words: tight(rest.doc_words),
+            doc_nodes: csr(rest.doc_nodes),
+            by_kind: csr(rest.by_kind),
+            by_role: csr(rest.by_role),
         }
     }
 

@@ -38,7 +38,12 @@ impl Names {
         }
         names.starts.push(names.table.len() as u32);
         names.runs.push(ix.by_name.len() as u32);
-        names
+        // Held as long as the graph serves.
+        Names {
+            table: crate::tight::tight_text(names.table),
+            starts: crate::tight::tight(names.starts),
+            runs: crate::tight::tight(names.runs),
+        }
     }
 
     /// Whether `by_name` (read from a file, its nodes in range already) is
