@@ -846,11 +846,21 @@ async fn a_restarted_project_serves_its_saved_parts_and_reads_only_what_changed(
     let saved = until_saved(&cache, "saved.go", edited).await;
     client.close().await;
 
-    // Stopped: one file edited, one deleted.
+    // Stopped: one file edited, one deleted; and a save cut short by a
+    // kill left its partial file (a live writer's, this test's, stays).
     append(&dir.join("orders/order.go"), "\nfunc AddedWhileStopped() int { return 2 }\n");
     std::fs::remove_file(dir.join("audit/log.go")).unwrap_or_else(|e| panic!("{e}"));
+    let mut exited = std::process::Command::new("true").spawn().unwrap_or_else(|e| panic!("{e}"));
+    let _ = exited.wait();
+    let left = saved.with_file_name(format!("whole.scip.{}-4.partial", exited.id()));
+    let live = saved.with_file_name(format!("saved.scip.{}-0.partial", std::process::id()));
+    for f in [&left, &live] {
+        std::fs::write(f, vec![0u8; 4096]).unwrap_or_else(|e| panic!("{e}"));
+    }
     let client = served_with_log(&dir, &cache, &log).await;
     assert_eq!(resolve_one(&client, "service.Service").await, service, "the saved part serves, same ids");
+    assert!(!left.exists() && live.exists(), "only the exited writer's partial file is removed");
+    let _ = std::fs::remove_file(&live);
     assert_eq!(
         client.call("resolve", json!({"identifier": "EditedWhileServed"})).await.structured["status"],
         "one",

@@ -122,6 +122,50 @@ pub fn partial_of(path: &Path) -> PathBuf {
     path.with_extension(format!("scip.{}-{n}.partial", std::process::id()))
 }
 
+/// Removes from `dir` the partial files ([`partial_of`]) of writes that
+/// will never finish: a server killed while saving leaves its partial file,
+/// and each large one is a copy of a saved index (a 3.3M-line tree's: tens
+/// of megabytes each). One is left over when the process that wrote it has
+/// exited (where `/proc` tells) or, where it cannot be told, when it was
+/// last written an hour ago or more; a live server's writes are kept.
+/// Returns how many files and bytes were removed.
+pub fn sweep_partials(dir: &Path) -> (usize, u64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (0, 0);
+    };
+    let proc_tells = Path::new("/proc/self").exists();
+    let mut removed = (0, 0);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(writer_of) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let left = if pid == std::process::id() {
+            false
+        } else if proc_tells {
+            !Path::new("/proc").join(pid.to_string()).exists()
+        } else {
+            meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age >= Duration::from_secs(3600))
+        };
+        if left && meta.is_file() && std::fs::remove_file(entry.path()).is_ok() {
+            removed.0 += 1;
+            removed.1 += meta.len();
+        }
+    }
+    removed
+}
+
+/// The process that writes the partial file `name` (`….scip.PID-N.partial`).
+fn writer_of(name: &str) -> Option<u32> {
+    let (_, tail) = name.strip_suffix(".partial")?.rsplit_once(".scip.")?;
+    let (pid, n) = tail.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
 /// Rewrites the SCIP index at `path` for a workspace rooted above the
 /// project that was indexed: each document's path gets `prefix` (the
 /// project's directory under the workspace root, `/`-separated; empty for
@@ -489,5 +533,41 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.to_string_lossy().contains(&format!(".{}-", std::process::id())), "{}", a.display());
         assert_eq!(a.parent(), path.parent());
+    }
+
+    /// A server killed while saving leaves its partial file; the next one
+    /// removes it, not a live writer's, nor anything else.
+    #[test]
+    fn the_partial_files_of_writers_that_exited_are_swept() {
+        let dir = std::env::temp_dir().join(format!("signpost-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let saved = dir.join("saved.java");
+        let mine = super::partial_of(&saved);
+        // A process that has exited: a child waited for.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let theirs = dir.join(format!("whole.scip.{gone}-3.partial"));
+        let kept = [
+            saved.clone(),
+            mine.clone(),
+            dir.join("notes.partial"),
+            dir.join(format!("whole.scip.{gone}-x.partial")),
+            dir.join("index.toml.partial"),
+        ];
+        for f in kept.iter().chain([&theirs]) {
+            std::fs::write(f, b"0123456789").unwrap();
+        }
+        assert_eq!(super::sweep_partials(&dir), (1, 10));
+        assert!(!theirs.exists());
+        for f in &kept {
+            assert!(f.exists(), "{} was removed", f.display());
+        }
+        assert_eq!(super::sweep_partials(&dir.join("absent")), (0, 0));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(super::writer_of("saved.scip.526-17.partial"), Some(526));
+        assert_eq!(super::writer_of("a.b.scip.7-0.partial"), Some(7));
+        assert_eq!(super::writer_of("saved.526-17.partial"), None);
     }
 }

@@ -250,6 +250,10 @@ impl Project {
         let root = std::fs::canonicalize(root).with_context(|| format!("no project directory {}", root.display()))?;
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
         let cache = std::fs::canonicalize(cache)?;
+        let (left, bytes) = indexer::sweep_partials(&cache);
+        if left > 0 {
+            tracing::info!(files = left, mib = bytes >> 20, "partial files of saves that never finished removed");
+        }
         let started = Instant::now();
         // The last run's states are read (from the cache) while the tree is
         // walked, on two threads: both take a restart's first moments.
