@@ -23,6 +23,38 @@
 //! In a process that allocates with another allocator (the library's unit
 //! tests), mimalloc holds nothing and the call only looks.
 
+/// mimalloc's `mi_option_purge_delay`: its place in v3's `mi_option_e`
+/// (`libmimalloc-sys` names no constant for it; a unit test checks the
+/// place by its default).
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// The purge delay in force before [`bulk`] first changed it (mimalloc's
+/// default, 1 s).
+static USUAL_DELAY: std::sync::OnceLock<std::ffi::c_long> = std::sync::OnceLock::new();
+
+/// While a project's first index is built (`on`), the pages its threads
+/// free go back to the system at once, not a second later: the readers
+/// and resolvers free hundreds of megabytes of parse trees and
+/// temporaries, and what they allocate next lands on fresh pages anyway,
+/// so the delay only adds up the freed pages while the index grows (a
+/// 3.96M-line tree: peak 981–991 MiB with the delay, 844–865 without;
+/// BENCHMARKS.md, issue 47, twenty-ninth part). Once it serves (`!on`),
+/// the delay is mimalloc's again: an edit's resolve frees and allocates
+/// again within it, and purging at once made each edit about 50 ms slower.
+/// An operator's `MIMALLOC_PURGE_DELAY` is left as it is.
+#[allow(unsafe_code)]
+pub(crate) fn bulk(on: bool) {
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+        return;
+    }
+    // SAFETY: reading and setting an option takes no pointer; mimalloc
+    // reads the option each time it schedules a purge, from any thread.
+    let usual = *USUAL_DELAY.get_or_init(|| unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) });
+    let delay = if on { 0 } else { usual };
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, delay) };
+    tracing::debug!(ms = delay, "freed pages go back to the system after");
+}
+
 /// Returns to the system the memory freed and not yet given back.
 #[allow(unsafe_code)]
 pub(crate) fn release() {
@@ -51,4 +83,24 @@ pub(crate) fn compact_one(parts: &mut [signpost_treesitter::Workspace]) -> bool 
         "what the part keeps allocated again"
     );
     true
+}
+
+#[cfg(test)]
+mod tests {
+    /// The option [`super::bulk`] sets is the purge delay: mimalloc's
+    /// default for it is 1 s, and no other option's is.
+    #[test]
+    #[allow(unsafe_code)]
+    fn bulk_work_purges_at_once_and_serving_with_mimallocs_delay() {
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_some() {
+            return;
+        }
+        // SAFETY: as in `bulk`.
+        let delay = || unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) };
+        assert_eq!(delay(), 1000, "option {} is not mimalloc's purge delay", super::PURGE_DELAY);
+        super::bulk(true);
+        assert_eq!(delay(), 0);
+        super::bulk(false);
+        assert_eq!(delay(), 1000);
+    }
 }

@@ -250,6 +250,9 @@ impl Project {
         let root = std::fs::canonicalize(root).with_context(|| format!("no project directory {}", root.display()))?;
         std::fs::create_dir_all(cache).with_context(|| format!("creating {}", cache.display()))?;
         let cache = std::fs::canonicalize(cache)?;
+        // The first index (or the restored parts' reading) frees as it
+        // goes: given back at once until the project is quiet.
+        freed::bulk(true);
         let (left, bytes) = indexer::sweep_partials(&cache);
         if left > 0 {
             tracing::info!(files = left, mib = bytes >> 20, "partial files of saves that never finished removed");

@@ -250,8 +250,9 @@ impl Project {
                 Some((graph.clone()?, *ident))
             });
             self.saver.known(known.collect());
-            // Whether memory was freed since the project was last quiet.
-            let mut freed = false;
+            // Whether memory was freed since the project was last quiet
+            // (the first index was, if it was built before serving).
+            let mut freed = true;
             loop {
                 let next = if freed { rx.recv_timeout(RELEASE_AFTER) } else { rx.recv().map_err(Into::into) };
                 let first = match next {
@@ -260,6 +261,7 @@ impl Project {
                         // Not while the first index is still being built:
                         // its threads would fault the pages in again.
                         if !self.first_pending {
+                            super::freed::bulk(false);
                             // A reading waiting to be saved shares what a
                             // compaction would copy: looked at again once
                             // more quiet.
