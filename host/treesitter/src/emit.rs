@@ -217,7 +217,7 @@ fn document(project: &Project, fi: usize, declared_apart: &std::collections::Has
         let mut info = SymbolInformation {
             symbol: project.symbol(ix).to_owned(),
             kind: scip_kind(f.kind, d.parent().map(|p| project.kind(p))).into(),
-            display_name: f.name.clone(),
+            display_name: f.name().to_owned(),
             documentation: if doc_text.is_empty() { Vec::new() } else { vec![doc_text] },
             ..Default::default()
         };

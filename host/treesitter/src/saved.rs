@@ -26,7 +26,7 @@ use crate::resolve::Source;
 const MAGIC: &[u8; 16] = b"SIGNPOST-READING";
 
 /// The layout's version: a reading of another layout is read again.
-const VERSION: u32 = 6;
+const VERSION: u32 = 7;
 
 /// What read the files: readings of another build are not trusted.
 pub const DIGEST: &str = env!("SIGNPOST_READING_DIGEST");

@@ -1228,7 +1228,7 @@ fn one_deadline_bounds_parse_and_query_and_keeps_what_came_before() {
     };
     let cut = facts.cut.expect("the query was cut at the deadline");
     assert!(cut.line >= 7, "{cut:?}");
-    let names: Vec<&str> = facts.defs.iter().map(|d| d.name.as_str()).collect();
+    let names: Vec<&str> = facts.defs.iter().map(|d| d.name()).collect();
     assert!(names.contains(&"Before") && names.contains(&"kept"), "{names:?}");
 }
 
@@ -1254,7 +1254,7 @@ fn lines_are_counted_alike_for_lf_crlf_and_lone_cr() {
     for text in [lf.to_owned(), lf.replace('\n', "\r\n"), lf.replace('\n', "\r")] {
         let mut reader = crate::extract::Reader::new(lang, std::time::Duration::from_secs(5)).expect("a reader");
         let facts = reader.read(text.as_bytes()).expect("read");
-        let lines: Vec<(String, u32)> = facts.defs.iter().map(|d| (d.name.clone(), d.name_span.start.0)).collect();
+        let lines: Vec<(String, u32)> = facts.defs.iter().map(|d| (d.name().to_owned(), d.name_span.start.0)).collect();
         assert_eq!(lines, [("A".to_owned(), 2), ("m".to_owned(), 3)], "{text:?}");
         assert_eq!(facts.lines, 5, "{text:?}");
     }

@@ -12,10 +12,12 @@ mod packed;
 mod read;
 mod rules;
 mod syntax;
+mod words;
 
 pub use packed::{Body, Packed, Unpack, Uses};
 pub use read::Reader;
 pub use syntax::simple_type;
+pub use words::{Params, Parts, Words};
 
 /// A source position: 0-based line and byte column.
 pub type Point = (u32, u32);
@@ -168,14 +170,18 @@ impl Arity {
 pub struct Def {
     /// What it is.
     pub kind: Kind,
-    /// Its name as written.
-    pub name: String,
+    /// Its name as written, the type it belongs to when declared outside
+    /// it (Go's receivers), the type a callable returns as written
+    /// (`@returns`: `Self`, `Option<&Arg>`, `*Order`, `Promise<Shape>`,
+    /// whitespace collapsed), and each parameter's type as written (`""`
+    /// where none is written; overloads of one arity are told apart by
+    /// them): see [`Def::name`], [`Def::owner`], [`Def::returns`],
+    /// [`Def::params`].
+    pub words: Words,
     /// The whole definition.
     pub span: Span,
     /// Its name.
     pub name_span: Span,
-    /// The type it belongs to when declared outside it (Go's receivers).
-    pub owner: Option<String>,
     /// A C# extension method (`this Reader r`): called without a receiver
     /// (`Decode(r, 2)`, in the static class or as `Ext.Decode(r, 2)`), it
     /// is given its `this` argument as its first.
@@ -192,18 +198,12 @@ pub struct Def {
     /// Type parameters (`@generics`: `IValidator<T>` has 1): C# types of
     /// one name and another number of them are other types.
     pub generics: u8,
-    /// Each parameter's type as written (`""` where none is written), for
-    /// callables: overloads of one arity are told apart by them.
-    pub params: Vec<String>,
     /// A C or C++ function-like macro: a call to it calls what its body
     /// calls, once the preprocessor has expanded it.
     pub expands: bool,
     /// Ruby's method of the class itself (`def self.settings`, or a `def`
     /// in `class << self`), not of its instances.
     pub singleton: bool,
-    /// The type a callable returns, as written (`@returns`: `Self`,
-    /// `Option<&Arg>`, `*Order`, `Promise<Shape>`), whitespace collapsed.
-    pub returns: Option<String>,
     /// Its header says `static` before its parameters: a member of the
     /// type, which overrides nothing.
     pub declared_static: bool,
@@ -255,8 +255,7 @@ impl Text {
     /// sets on `def` what the resolve reads of the header.
     pub fn of(def: &mut Def, signature: String, doc: String) -> Text {
         def.declared_static = signature.split('(').next().unwrap_or("").split_whitespace().any(|w| w == "static");
-        def.annotated =
-            signature.strip_prefix(def.name.as_str()).is_some_and(|rest| rest.trim_start().starts_with(':'));
+        def.annotated = signature.strip_prefix(def.name()).is_some_and(|rest| rest.trim_start().starts_with(':'));
         Text { signature, doc }
     }
 }
@@ -275,6 +274,31 @@ impl Def {
         self.rare.get_or_insert_with(Box::default)
     }
 
+    /// Its name as written.
+    pub fn name(&self) -> &str {
+        self.words.name()
+    }
+
+    /// The type it belongs to when declared outside it (Go's receivers).
+    pub fn owner(&self) -> Option<&str> {
+        self.words.owner()
+    }
+
+    /// The type a callable returns, as written, whitespace collapsed.
+    pub fn returns(&self) -> Option<&str> {
+        self.words.returns()
+    }
+
+    /// Each parameter's type as written, for callables.
+    pub fn params(&self) -> Params<'_> {
+        self.words.params()
+    }
+
+    /// Its words with `change` made to them.
+    pub fn change_words(&mut self, change: impl FnOnce(&mut Parts)) {
+        self.words = self.words.changed(change);
+    }
+
     /// Whether `other` declares the same as this, wherever each is and
     /// whatever its comment says: what the whole project's lookups and
     /// overrides read of a definition, and its symbol but for one thing of
@@ -283,35 +307,29 @@ impl Def {
     pub fn same_but_places(&self, other: &Def) -> bool {
         let Def {
             kind,
-            name,
+            words,
             span: _,
             name_span: _,
-            owner,
             this_param,
             term,
             meta,
             arity,
             generics,
-            params,
             expands,
             singleton,
-            returns,
             declared_static,
             annotated,
             rare: _,
         } = self;
         *kind == other.kind
-            && *name == other.name
-            && *owner == other.owner
+            && *words == other.words
             && *this_param == other.this_param
             && *term == other.term
             && *meta == other.meta
             && *arity == other.arity
             && *generics == other.generics
-            && *params == other.params
             && *expands == other.expands
             && *singleton == other.singleton
-            && *returns == other.returns
             && *declared_static == other.declared_static
             && *annotated == other.annotated
             && self.rare() == other.rare()
@@ -550,9 +568,6 @@ impl Facts {
         self.supers.shrink_to_fit();
         self.anonymous.shrink_to_fit();
         self.self_types.shrink_to_fit();
-        for d in &mut self.defs {
-            d.params.shrink_to_fit();
-        }
     }
 }
 
@@ -586,19 +601,16 @@ mod tests {
     fn def() -> Def {
         Def {
             kind: Kind::Function,
-            name: "load".into(),
+            words: Words::new(Parts { name: "load".into(), ..Parts::default() }),
             span: Span::default(),
             name_span: Span::default(),
-            owner: None,
             this_param: false,
             term: false,
             meta: false,
             arity: None,
             generics: 0,
-            params: Vec::new(),
             expands: false,
             singleton: false,
-            returns: None,
             declared_static: false,
             annotated: false,
             rare: None,
@@ -607,11 +619,12 @@ mod tests {
 
     /// A large project keeps every definition's record between edits
     /// (350,000 in the seven-repository benchmark tree): what only a few
-    /// languages say is held apart, not as empty fields in each.
+    /// languages say is held apart, not as empty fields in each, and its
+    /// words are one text ([`Words`]).
     #[test]
     fn a_definitions_record_holds_no_rare_fields_inline() {
         let size = std::mem::size_of::<Def>();
-        assert!(size <= 176, "a definition's record takes {size} bytes");
+        assert!(size <= 112, "a definition's record takes {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Rare>>>(), 8);
     }
 
@@ -653,7 +666,11 @@ mod tests {
             ("HOOKS", 10, "HOOKS: list[str]"),
             ("save", 20, "void save(int x)"),
         ] {
-            let mut d = Def { name: name.into(), span: Span { bytes: (at, at + 5), ..Span::default() }, ..def() };
+            let mut d = Def {
+                words: Words::new(Parts { name: name.into(), ..Parts::default() }),
+                span: Span { bytes: (at, at + 5), ..Span::default() },
+                ..def()
+            };
             let text = Text::of(&mut d, signature.into(), format!("// {name}"));
             facts.defs.push(d);
             facts.texts.push(text);
@@ -666,15 +683,15 @@ mod tests {
         Text::of(&mut d, "void run(static_assert x)".into(), String::new());
         assert!(!d.declared_static);
         facts.sort_defs_by_key(|d| d.span.bytes.0);
-        facts.retain_defs(|d| d.name != "save");
-        let names: Vec<&str> = facts.defs.iter().map(|d| d.name.as_str()).collect();
+        facts.retain_defs(|d| d.name() != "save");
+        let names: Vec<&str> = facts.defs.iter().map(|d| d.name()).collect();
         let docs: Vec<&str> = facts.texts.iter().map(|t| t.doc.as_str()).collect();
         assert_eq!(names, ["HOOKS", "load"]);
         assert_eq!(docs, ["// HOOKS", "// load"]);
         assert_eq!(facts.texts[1].signature, "public static Order load()");
         // Facts made by hand, with no texts, sort and drop all the same.
         let mut bare = Facts { texts: Vec::new(), ..facts.clone() };
-        bare.retain_defs(|d| d.name == "load");
+        bare.retain_defs(|d| d.name() == "load");
         bare.sort_defs_by_key(|d| d.span.bytes.1);
         assert_eq!(bare.defs.len(), 1);
         assert!(bare.texts.is_empty());

@@ -497,16 +497,20 @@ impl Reader {
                                 }
                                 // What only one of them says (a Rust impl's
                                 // type) is kept.
-                                if d.owner.is_none() {
-                                    d.owner = get("owner").map(txt);
+                                if d.owner().is_none()
+                                    && let Some(owner) = get("owner")
+                                {
+                                    d.change_words(|w| w.owner = Some(txt(owner)));
                                 }
                                 d.term |= get("term").is_some();
                                 d.meta |= get("meta").is_some();
                                 if d.rare().extension.is_none() {
                                     extend(d, get("extension").map(txt), get("extension.this").is_some());
                                 }
-                                if d.returns.is_none() {
-                                    d.returns = get("returns").map(|r| compact(&txt(r)));
+                                if d.returns().is_none()
+                                    && let Some(r) = get("returns")
+                                {
+                                    d.change_words(|w| w.returns = Some(compact(&txt(r))));
                                 }
                                 if d.rare().impl_of.is_none()
                                     && let Some(t) = get("impl.type")
@@ -530,22 +534,24 @@ impl Reader {
                         });
                         let mut def = Def {
                             kind,
-                            name: txt(name),
+                            words: Words::new(Parts {
+                                name: txt(name),
+                                owner: get("owner").map(txt),
+                                returns: get("returns").or_else(|| after_arrow(n)).map(|r| compact(&txt(r))),
+                                params: params.map(|p| param_types(p, text)).unwrap_or_default(),
+                            }),
                             span: Span::of(n),
                             name_span: Span::of(name),
-                            owner: get("owner").map(txt),
                             this_param: false,
                             term: get("term").is_some(),
                             meta: get("meta").is_some(),
                             arity: params.map(|p| arity(p, text)),
                             generics: generics(get("generics")),
-                            params: params.map(|p| param_types(p, text)).unwrap_or_default(),
                             expands: n.kind() == "preproc_function_def",
                             singleton: n.kind() == "singleton_method"
                                 || std::iter::successors(n.parent(), |a| a.parent())
                                     .take_while(|a| !matches!(a.kind(), "class" | "module"))
                                     .any(|a| a.kind() == "singleton_class"),
-                            returns: get("returns").or_else(|| after_arrow(n)).map(|r| compact(&txt(r))),
                             declared_static: false,
                             annotated: false,
                             rare: None,
@@ -561,10 +567,10 @@ impl Reader {
                         // PHP's `function all(): array` with `@return Item[]`.
                         if self.lang.rules.doc_types
                             && def.kind.is_callable()
-                            && def.returns.as_deref().is_none_or(doctypes::vague)
+                            && def.returns().is_none_or(doctypes::vague)
                             && let Some(doc) = doctypes::returned(&written.doc)
                         {
-                            def.returns = Some(doc);
+                            def.change_words(|w| w.returns = Some(doc));
                         }
                         facts.defs.push(def);
                         facts.texts.push(written);
@@ -808,8 +814,10 @@ fn extend(def: &mut Def, of: Option<String>, this_param: bool) {
     def.rare_mut().extension = Some(of);
     def.this_param = this_param;
     if this_param {
-        if !def.params.is_empty() {
-            def.params.remove(0);
+        if def.params().next().is_some() {
+            def.change_words(|w| {
+                w.params.remove(0);
+            });
         }
         if let Some(a) = &mut def.arity {
             a.min = a.min.saturating_sub(1);

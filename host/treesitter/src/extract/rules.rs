@@ -311,7 +311,7 @@ pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
             let Some(j) = (last + 1..facts.defs.len()).find(|&j| facts.defs[j].span.bytes.0 >= end) else { break };
             let end = end as usize;
             let (a, b) = (&facts.defs[i], &facts.defs[j]);
-            if b.name != a.name || !b.kind.is_callable() {
+            if b.name() != a.name() || !b.kind.is_callable() {
                 break;
             }
             // Nothing but whitespace, comments and decorators between.
@@ -339,14 +339,16 @@ pub(super) fn fold_overloads(facts: &mut Facts, root: Node<'_>, text: &[u8]) {
             let (end_span, kind) = (facts.defs[last].span, facts.defs[last].kind);
             // What the implementation returns and takes is what every
             // overload's caller may get and give.
-            let (returns, params) = (facts.defs[last].returns.clone(), facts.defs[last].params.clone());
+            let implementation = facts.defs[last].words.parts();
             let arities: Vec<Arity> = facts.defs[i..=last].iter().filter_map(|d| d.arity).collect();
             let first = &mut facts.defs[i];
             first.span.end = end_span.end;
             first.span.bytes.1 = end_span.bytes.1;
             first.kind = kind;
-            first.returns = returns;
-            first.params = params;
+            first.change_words(|w| {
+                w.returns = implementation.returns;
+                w.params = implementation.params;
+            });
             if let Some(min) = arities.iter().map(|a| a.min).min() {
                 let max = if arities.iter().any(|a| a.max.is_none()) {
                     None
@@ -407,7 +409,10 @@ pub(super) fn drop_cfg_alternatives(facts: &mut Facts, root: Node<'_>, text: &[u
         .copied()
         .filter(|&i| {
             (0..facts.defs.len()).any(|j| {
-                j != i && facts.defs[j].name == facts.defs[i].name && !flagged.contains(&j) && parent(j) == parent(i)
+                j != i
+                    && facts.defs[j].name() == facts.defs[i].name()
+                    && !flagged.contains(&j)
+                    && parent(j) == parent(i)
             })
         })
         .map(|i| facts.defs[i].span.offsets())

@@ -147,15 +147,15 @@ pub(super) fn plan(old: &Project, memo: Memo, p: &Project) -> Plan {
     for (nf, o) in same.iter().enumerate() {
         let Some(o) = *o else { continue };
         for (at, d) in p.sources[nf].facts.defs.iter().enumerate() {
-            if d.owner.is_none() {
+            if d.owner().is_none() {
                 continue;
             }
             let (a, b) = (old.first_def[o] + at, p.first_def[nf] + at);
             if !same_parent(old, a, p, b) {
-                dirty.insert(name_key(&d.name));
+                dirty.insert(name_key(d.name()));
                 for (q, x) in [(old, old.defs[a].parent()), (p, p.defs[b].parent())] {
                     if let Some(t) = x {
-                        dirty.insert(name_key(&q.fact(t).name));
+                        dirty.insert(name_key(q.fact(t).name()));
                     }
                 }
             }
@@ -233,11 +233,11 @@ fn dirty_names(
     // A definition's name, and its type's where the type's members depend
     // on it from elsewhere.
     fn mark(q: &Project, d: DefIx, dirty: &mut HashSet<u64>) {
-        dirty.insert(name_key(&q.fact(d).name));
+        dirty.insert(name_key(q.fact(d).name()));
         if let Some(t) = q.defs[d].parent()
             && (q.kind(d) == Kind::Constructor || q.defs[t].file() != q.defs[d].file())
         {
-            dirty.insert(name_key(&q.fact(t).name));
+            dirty.insert(name_key(q.fact(t).name()));
         }
     }
     // Fields and file-level names, with what they are bound to, in the
@@ -356,18 +356,15 @@ fn dirty_names(
 /// is aside).
 fn same_def(a: &crate::extract::Def, b: &crate::extract::Def) -> bool {
     a.kind == b.kind
-        && a.name == b.name
-        && a.owner == b.owner
+        && a.words == b.words
         && a.rare().extension == b.rare().extension
         && a.rare().impl_of == b.rare().impl_of
         && a.term == b.term
         && a.meta == b.meta
         && a.arity == b.arity
         && a.generics == b.generics
-        && a.params == b.params
         && a.rare().labels == b.rare().labels
         && a.expands == b.expands
-        && a.returns == b.returns
 }
 
 /// Whether two definitions' types (or scopes) are the same symbol.

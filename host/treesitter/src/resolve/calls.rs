@@ -49,7 +49,7 @@ impl Resolver<'_> {
                 .map_or(&[][..], Vec::as_slice)
                 .iter()
                 .copied()
-                .filter(|&d| self.p.fact(d).name == name)
+                .filter(|&d| self.p.fact(d).name() == name)
                 .collect();
             if applicable(&level) {
                 return level;
@@ -77,7 +77,7 @@ impl Resolver<'_> {
     /// Scala's companion object of class `t` (`object Item` beside `class
     /// Item`, in its file).
     fn companion(&self, t: DefIx) -> Option<DefIx> {
-        self.look.named(self.p.fact(t).name.as_str()).iter().copied().find(|&c| {
+        self.look.named(self.p.fact(t).name()).iter().copied().find(|&c| {
             c != t
                 && self.p.kind(c) == Kind::Module
                 && self.p.fact(c).term
@@ -181,7 +181,7 @@ impl Resolver<'_> {
                 return self.choose(fi, scope, &applies, c);
             }
             // Its constructors are its members: read by its name.
-            lookup::read(&self.p.fact(t).name);
+            lookup::read(self.p.fact(t).name());
             let ctors: Vec<DefIx> = self
                 .members
                 .get(&t)
@@ -299,7 +299,7 @@ impl Resolver<'_> {
                 // Scala's `Coupon.take(…)` on the class's name is the
                 // companion object's `take`.
                 let companions = self.p.sources[fi].lang.rules.companion_objects;
-                let mut level = if companions && r == self.p.fact(t).name {
+                let mut level = if companions && r == self.p.fact(t).name() {
                     self.static_level(t, name)
                 } else {
                     self.member_level(t, name, Some(&Taking::call(fi, scope, c)))
@@ -311,7 +311,7 @@ impl Resolver<'_> {
                 if nesting && level.len() > 1 {
                     let on_class = class_of_self(r)
                         || (r == "self" && self.in_class_context(scope))
-                        || r.rsplit("::").next() == Some(self.p.fact(t).name.as_str());
+                        || r.rsplit("::").next() == Some(self.p.fact(t).name());
                     if level.iter().any(|&d| self.p.fact(d).singleton == on_class) {
                         level.retain(|&d| self.p.fact(d).singleton == on_class);
                     }
@@ -477,7 +477,7 @@ impl Resolver<'_> {
                 .map_or(&[][..], Vec::as_slice)
                 .iter()
                 .copied()
-                .filter(|&d| self.p.fact(d).name == name)
+                .filter(|&d| self.p.fact(d).name() == name)
                 .collect()
         };
         let own = of(ty);

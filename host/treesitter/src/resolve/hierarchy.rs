@@ -24,7 +24,7 @@ fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, super
             .copied()
             .filter(|&o| {
                 method(p.kind(o))
-                    && p.fact(o).name == f.name
+                    && p.fact(o).name() == f.name()
                     && p.fact(o).arity.map(|a| a.max) == f.arity.map(|a| a.max)
                     && !p.fact(o).declared_static
             })
@@ -34,7 +34,7 @@ fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, super
             [one] => Some(one),
             _ => {
                 let fit: Vec<DefIx> =
-                    same.iter().copied().filter(|&o| same_params(&p.fact(o).params, &f.params)).collect();
+                    same.iter().copied().filter(|&o| same_params(p.fact(o).params(), f.params())).collect();
                 if let [one] = fit[..] { Some(one) } else { None }
             }
         }
@@ -110,10 +110,10 @@ pub(super) fn anonymous_overrides(
 
 /// Whether two parameter lists as written take the same types: the same
 /// simple names where both are written, a type parameter fitting any.
-fn same_params(a: &[String], b: &[String]) -> bool {
+fn same_params<'a>(a: impl Iterator<Item = &'a str> + Clone, b: impl Iterator<Item = &'a str> + Clone) -> bool {
     let generic = |t: &str| t.len() == 1 && t.chars().all(|c| c.is_ascii_uppercase());
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
+    a.clone().count() == b.clone().count()
+        && a.zip(b).all(|(x, y)| {
             let (x, y) = (crate::extract::simple_type(x), crate::extract::simple_type(y));
             x.is_empty() || y.is_empty() || x == y || generic(&x) || generic(&y)
         })
@@ -140,7 +140,7 @@ pub(super) fn implicit_interfaces(
         let mut visited = vec![t];
         while let Some(x) = todo.pop() {
             for &m in members.get(&x).map_or(&[][..], Vec::as_slice) {
-                let name = p.fact(m).name.as_str();
+                let name = p.fact(m).name();
                 if p.kind(m).is_callable() && !seen.contains(&name) {
                     seen.push(name);
                     out.push(m);
@@ -166,26 +166,26 @@ pub(super) fn implicit_interfaces(
     let same = |have: DefIx, want: DefIx| {
         let (h, w) = (p.fact(have), p.fact(want));
         let arity = h.arity.map(|a| (a.min, a.max)) == w.arity.map(|a| (a.min, a.max));
-        let types = h.params.len() != w.params.len()
-            || h.params.iter().zip(&w.params).all(|(a, b)| {
+        let types = h.params().count() != w.params().count()
+            || h.params().zip(w.params()).all(|(a, b)| {
                 a.is_empty() || b.is_empty() || crate::extract::simple_type(a) == crate::extract::simple_type(b)
             });
         // What they return, where both write it (`Flush()` and `Flush()
         // error` are two methods).
         // (Go's query reads the result of both, so none is none.)
-        let returns = match (&h.returns, &w.returns) {
+        let returns = match (h.returns(), w.returns()) {
             (Some(a), Some(b)) => crate::extract::simple_type(a) == crate::extract::simple_type(b),
             (None, None) => true,
             _ => false,
         };
-        h.name == w.name && arity && types && returns
+        h.name() == w.name() && arity && types && returns
     };
     // Each interface by the name of its first method: a type without a
     // method of that name satisfies none of them (a project's types are
     // not each checked against all its interfaces).
     let mut by_first: HashMap<&str, Vec<usize>> = HashMap::default();
     for (k, (_, want)) in interfaces.iter().enumerate() {
-        by_first.entry(p.fact(want[0]).name.as_str()).or_default().push(k);
+        by_first.entry(p.fact(want[0]).name()).or_default().push(k);
     }
     let types: Vec<DefIx> =
         (0..p.defs.len()).filter(|&d| go(d) && matches!(p.kind(d), Kind::Struct | Kind::Type)).collect();
@@ -194,7 +194,7 @@ pub(super) fn implicit_interfaces(
         .flat_map_iter(|t| {
             let have = method_set(t);
             let mut candidates: Vec<usize> =
-                have.iter().filter_map(|&h| by_first.get(p.fact(h).name.as_str())).flatten().copied().collect();
+                have.iter().filter_map(|&h| by_first.get(p.fact(h).name())).flatten().copied().collect();
             // In the interfaces' order, as every one was checked before.
             candidates.sort_unstable();
             candidates.dedup();

@@ -524,7 +524,7 @@ impl Resolver<'_> {
                 self.one_type(&level, name)?
             }
         };
-        let alias = self.p.kind(d) == Kind::Type && self.p.fact(d).returns.is_some();
+        let alias = self.p.kind(d) == Kind::Type && self.p.fact(d).returns().is_some();
         (!alias).then_some(d)
     }
 
@@ -609,7 +609,7 @@ impl Resolver<'_> {
                 pass(self.p.kind(d))
                     && self.p.defs[d]
                         .parent()
-                        .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name == ns)
+                        .is_some_and(|m| self.p.kind(m) == Kind::Module && self.p.fact(m).name() == ns)
             })
             .collect()
     }

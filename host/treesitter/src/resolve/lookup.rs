@@ -66,11 +66,11 @@ impl Names {
         let mut m: HashMap<String, Defs> = HashMap::default();
         for ix in (0..p.defs.len()).filter(|&ix| p.kind(ix).is_type() || p.kind(ix) == Kind::Module) {
             // Each name copied once, not once a definition.
-            let name = &p.fact(ix).name;
-            match m.get_mut(name.as_str()) {
+            let name = p.fact(ix).name();
+            match m.get_mut(name) {
                 Some(defs) => defs.push(ix),
                 None => {
-                    m.insert(name.clone(), smallvec::smallvec![ix]);
+                    m.insert(name.to_owned(), smallvec::smallvec![ix]);
                 }
             }
         }
@@ -240,10 +240,10 @@ impl Lookup {
             // type (or module: Ruby's `class Shop::Gift`) is not found (`Outer::Inner::f`, a type not indexed) is
             // a scope of its own, never what a plain name means.
             let placed = |t: DefIx| p.kind(t).is_type() || p.kind(t) == Kind::Module;
-            if d.twin_of().is_some() || (p.fact(ix).owner.is_some() && !d.parent().is_some_and(placed)) {
+            if d.twin_of().is_some() || (p.fact(ix).owner().is_some() && !d.parent().is_some_and(placed)) {
                 continue;
             }
-            let name = p.fact(ix).name.as_str();
+            let name = p.fact(ix).name();
             let n = match l.names.get(name) {
                 Some(&n) => n,
                 None => {

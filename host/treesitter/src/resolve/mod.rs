@@ -279,7 +279,7 @@ fn definitions(
     // they are looked up by are tabled only where some are (none in Java).
     let mut tabled: Option<Names> = None;
     for ix in 0..p.defs.len() {
-        let Some(owner) = p.fact(ix).owner.clone() else { continue };
+        let Some(owner) = p.fact(ix).owner().map(str::to_owned) else { continue };
         let names = tabled.get_or_insert_with(|| Names::of(&p));
         let file = p.defs[ix].file();
         let pkg = &p.sources[file].package;
@@ -305,8 +305,7 @@ fn definitions(
                 .collect();
             if let [first, rest @ ..] = &modules[..]
                 && rest.iter().all(|&m| {
-                    p.defs[m].parent().map(|x| p.fact(x).name.as_str())
-                        == p.defs[*first].parent().map(|x| p.fact(x).name.as_str())
+                    p.defs[m].parent().map(|x| p.fact(x).name()) == p.defs[*first].parent().map(|x| p.fact(x).name())
                 })
             {
                 p.defs[ix].set_parent(Some(*first));
@@ -438,7 +437,7 @@ fn resolve_uses(
             }
         } else if def.parent().is_none()
             && p.sources[def.file()].lang.rules.foreign_extensions
-            && let Some(owner) = &p.fact(ix).owner
+            && let Some(owner) = p.fact(ix).owner()
         {
             // A Swift extension's member of a type the project does not
             // define (`extension String { func slug() }`, `extension
@@ -449,7 +448,7 @@ fn resolve_uses(
     r.held.extensions = extensions;
     for ds in foreign.values() {
         for &d in ds {
-            r.held.foreign_named.entry(p.fact(d).name.clone()).or_default().push(d);
+            r.held.foreign_named.entry(p.fact(d).name().to_owned()).or_default().push(d);
         }
     }
     r.held.foreign_extensions = foreign;

@@ -169,7 +169,7 @@ impl Resolver<'_> {
     /// its parameter (one with a default value may be left out between).
     fn matches(&self, d: DefIx, given: &[Given], labels: Option<&[String]>) -> Option<usize> {
         let fact = self.p.fact(d);
-        let params = &fact.params;
+        let params: Vec<&str> = fact.params().collect();
         let slots: Vec<usize> = match (labels, &fact.rare().labels) {
             (Some(labels), Some(declared)) if declared.len() == params.len() => {
                 let mut next = 0;
@@ -271,7 +271,7 @@ impl Resolver<'_> {
             Given::Nullable(t) => self.fits(param, &Given::Project(*t)),
             Given::Project(t) => {
                 let lineage = self.lineage(*t);
-                let names: Vec<&str> = lineage.iter().map(|&s| self.p.fact(s).name.as_str()).collect();
+                let names: Vec<&str> = lineage.iter().map(|&s| self.p.fact(s).name()).collect();
                 if names.first() == Some(&param) {
                     Fit::Exact
                 } else if names.contains(&param) {

@@ -107,7 +107,7 @@ impl Resolver<'_> {
     /// NonEmptyMap[K, A]`): what the name means as a value.
     fn val_beside(&self, t: DefIx) -> Option<(usize, Option<DefIx>, &Binding)> {
         let (df, parent) = (self.p.defs[t].file(), self.p.defs[t].parent());
-        Some((df, parent, nearest(df, self.vars.get(self.p, (df, parent))?, &self.p.fact(t).name)?))
+        Some((df, parent, nearest(df, self.vars.get(self.p, (df, parent))?, self.p.fact(t).name())?))
     }
 
     /// A name declared in the scope of definition `d` (a field of a type, a
@@ -302,7 +302,7 @@ impl Resolver<'_> {
     pub(super) fn unalias(&self, t: DefIx, depth: u8) -> Val {
         let _there = elsewhere(self.p.defs[t].file());
         let f = self.p.fact(t);
-        match (f.kind, f.returns.as_deref()) {
+        match (f.kind, f.returns()) {
             (Kind::Type, Some(target)) if depth > 0 => {
                 let self_ty = self.enclosing_type(self.p.defs[t].parent());
                 match self.written(self.p.defs[t].file(), self.p.defs[t].parent(), self_ty, target, depth - 1) {
@@ -339,7 +339,7 @@ impl Resolver<'_> {
         let mut fit =
             level.iter().copied().filter(|&d| args.is_none_or(|n| self.p.fact(d).arity.is_none_or(|a| a.fits(n))));
         let first = fit.next()?;
-        let head = |d: DefIx| Some(TypeText::parse(self.p.fact(d).returns.as_deref()?)?.head);
+        let head = |d: DefIx| Some(TypeText::parse(self.p.fact(d).returns()?)?.head);
         let want = head(first)?;
         fit.all(|d| head(d) == Some(want) && self.p.defs[d].parent() == self.p.defs[first].parent()).then_some(first)
     }
@@ -351,7 +351,7 @@ impl Resolver<'_> {
         if self.p.kind(m) == Kind::Constructor {
             return self_ty.map_or(Val::Unknown, Val::Type);
         }
-        match self.p.fact(m).returns.as_deref() {
+        match self.p.fact(m).returns() {
             Some(text) => self.written(self.p.defs[m].file(), Some(m), self_ty, text, depth),
             None => Val::Unknown,
         }
@@ -401,7 +401,7 @@ impl Resolver<'_> {
             }
         };
         let Some(m) = callee else { return Val::Unknown };
-        let Some(returns) = self.p.fact(m).returns.as_deref() else { return Val::Unknown };
+        let Some(returns) = self.p.fact(m).returns() else { return Val::Unknown };
         let mut applied: Vec<&str> = Vec::new();
         for member in expr::split_top(returns, b'|') {
             let gives = TypeText::parse(member).filter(|t| t.head == "Callable").and_then(|t| t.args.last().copied());

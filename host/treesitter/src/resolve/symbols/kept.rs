@@ -60,7 +60,7 @@ fn place<'a>(p: &'a Project, ix: DefIx, name: &'a str) -> Place<'a> {
     while let Some(par) = at
         && names.len() < 64
     {
-        names.push(&p.fact(par).name);
+        names.push(p.fact(par).name());
         at = p.defs[par].parent();
     }
     (names, p.sources[p.defs[ix].file()].package.as_slice(), name)
@@ -69,14 +69,14 @@ fn place<'a>(p: &'a Project, ix: DefIx, name: &'a str) -> Place<'a> {
 /// The name definition `ix` of `q` is spelled by ([`Spelling::name`]).
 pub(super) fn spelled(q: &Project, ix: DefIx) -> &str {
     let (f, lang) = (q.fact(ix), q.sources[q.defs[ix].file()].lang);
-    if f.kind == Kind::Constructor && !lang.constructor.is_empty() { lang.constructor } else { f.name.as_str() }
+    if f.kind == Kind::Constructor && !lang.constructor.is_empty() { lang.constructor } else { f.name() }
 }
 
 /// Whether definition `ix` of `q` is a callable defined apart from its
 /// type ([`Spelling::apart`]).
 pub(super) fn apart(q: &Project, ix: DefIx) -> bool {
     q.fact(ix).kind.is_callable()
-        && q.fact(ix).owner.is_some()
+        && q.fact(ix).owner().is_some()
         && q.defs[ix].parent().is_some_and(|t| q.kind(t).is_type())
 }
 
@@ -202,7 +202,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
                 }
             }
             let body_of = |t: DefIx| unmapped(t).is_some_and(|x| bodies.contains(&(old.symbol(x), name)));
-            if d.owner.is_some() && !bodies.is_empty() && apart(q, ix) && q.defs[ix].parent().is_some_and(body_of) {
+            if d.owner().is_some() && !bodies.is_empty() && apart(q, ix) && q.defs[ix].parent().is_some_and(body_of) {
                 return Err("a declaration's bodies in several files");
             }
         }

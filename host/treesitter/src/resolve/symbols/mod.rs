@@ -42,7 +42,7 @@ pub fn spelled_alone(p: &Project) -> bool {
             langs.push(s.lang);
         }
     }
-    langs.iter().all(|l| kept::keeps(l)) && p.sources.iter().all(|s| s.facts.defs.iter().all(|d| d.owner.is_none()))
+    langs.iter().all(|l| kept::keeps(l)) && p.sources.iter().all(|s| s.facts.defs.iter().all(|d| d.owner().is_none()))
 }
 
 /// Every definition's symbol spelled.
@@ -136,7 +136,7 @@ impl<'a> Spelling<'a> {
                 let f = p.fact(ix);
                 if f.kind.is_type() && p.sources[p.defs[ix].file()].lang.name == "csharp" {
                     let pkg = p.sources[p.defs[ix].file()].package.as_slice();
-                    arities.entry((p.defs[ix].parent(), pkg, &f.name)).or_default().insert(f.generics);
+                    arities.entry((p.defs[ix].parent(), pkg, f.name())).or_default().insert(f.generics);
                 }
             }
         }
@@ -197,9 +197,9 @@ impl<'a> Spelling<'a> {
         // `extension DataRequest` is not the class's `validate(_:)`).
         if self.apart(ix) && !s.lang.rules.foreign_extensions {
             let same_types = |d: DefIx| {
-                let (a, b) = (&p.fact(d).params, &f.params);
-                a.len() == b.len()
-                    && a.iter().zip(b).all(|(x, y)| crate::extract::simple_type(x) == crate::extract::simple_type(y))
+                let (a, b) = (p.fact(d).params(), f.params());
+                a.clone().count() == b.clone().count()
+                    && a.zip(b).all(|(x, y)| crate::extract::simple_type(x) == crate::extract::simple_type(y))
             };
             let mut fitting: Vec<DefIx> = self
                 .declared
@@ -228,7 +228,7 @@ impl<'a> Spelling<'a> {
         }
         let arity_named = f.kind.is_type()
             && f.generics > 0
-            && self.arities.get(&(def.parent(), s.package.as_slice(), f.name.as_str())).is_some_and(|a| a.len() > 1);
+            && self.arities.get(&(def.parent(), s.package.as_slice(), f.name())).is_some_and(|a| a.len() > 1);
         if arity_named {
             push_name(&mut d, &format!("{name}`{}", f.generics));
         } else {
@@ -246,7 +246,7 @@ impl<'a> Spelling<'a> {
             let owner = self.owners.of(p, def.parent());
             let package = self.package[def.file()];
             if s.lang.rules.expect_actual && def.parent().is_some() {
-                let types = f.params.iter().map(|t| crate::extract::simple_type(t)).collect();
+                let types = f.params().map(crate::extract::simple_type).collect();
                 match self.expected.entry(((owner, package, name), types)) {
                     hash_map::Entry::Occupied(e) if e.get().0 != def.file() => {
                         own[ix] = own[e.get().1].clone();
@@ -348,7 +348,7 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
         .iter()
         .enumerate()
         .filter(|(ix, d)| p.sources[d.file()].lang.impl_blocks && p.kind(*ix).is_type())
-        .map(|(ix, d)| (d.file(), module_of(ix), p.fact(ix).name.as_str()))
+        .map(|(ix, d)| (d.file(), module_of(ix), p.fact(ix).name()))
         .collect();
     // Whole symbols, parents first (a Go method's type may come later).
     let impl_spelled = |d: DefIx| p.sources[p.defs[d].file()].lang.impl_blocks && p.fact(d).rare().impl_of.is_some();
@@ -374,7 +374,7 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
             };
             let foreign = p.defs[d].parent().is_none()
                 && p.sources[p.defs[d].file()].lang.rules.foreign_extensions
-                && p.fact(d).owner.is_some();
+                && p.fact(d).owner().is_some();
             // The common case: the parent's symbol and the descriptor.
             if !foreign
                 && !impl_spelled(d)
@@ -395,7 +395,7 @@ fn whole_symbols(p: &Project, own: &[String]) -> Vec<Option<String>> {
             // type's, `String#slug().`, not a top-level function.
             if p.defs[d].parent().is_none()
                 && p.sources[p.defs[d].file()].lang.rules.foreign_extensions
-                && let Some(owner) = &p.fact(d).owner
+                && let Some(owner) = p.fact(d).owner()
             {
                 push_name(&mut prefix, owner);
                 prefix.push('#');
@@ -573,7 +573,7 @@ impl<'a> Owners<'a> {
         while let Some(par) = at
             && names.len() < 64
         {
-            names.push(&p.fact(par).name);
+            names.push(p.fact(par).name());
             at = p.defs[par].parent();
         }
         let next = self.numbered.len() as u32;
