@@ -251,8 +251,9 @@ impl Project {
             });
             self.saver.known(known.collect());
             // Whether memory was freed since the project was last quiet
-            // (the first index was, if it was built before serving).
-            let mut freed = true;
+            // (the first index was, if it was built before serving), and
+            // whether it was given back since.
+            let (mut freed, mut released) = (true, false);
             loop {
                 let next = if freed { rx.recv_timeout(RELEASE_AFTER) } else { rx.recv().map_err(Into::into) };
                 let first = match next {
@@ -264,12 +265,22 @@ impl Project {
                             super::freed::bulk(false);
                             // A reading waiting to be saved shares what a
                             // compaction would copy: looked at again once
-                            // more quiet.
+                            // more quiet. What the edit freed goes back now
+                            // all the same: the save waits seconds after
+                            // the last edit, and the pages an edit's
+                            // resolve freed on threads gone idle would
+                            // stay resident until then (120 MiB after a
+                            // Java edit on a 3.96M-line tree).
                             if self.saver.holds_readings() {
+                                if !released {
+                                    super::freed::release();
+                                    released = true;
+                                }
                                 continue;
                             }
                             let more = super::freed::compact_one(&mut self.parts);
                             super::freed::release();
+                            released = true;
                             if more {
                                 continue;
                             }
@@ -279,7 +290,7 @@ impl Project {
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
                 };
-                freed = true;
+                (freed, released) = (true, false);
                 let mut batch = vec![first];
                 let mut closes = Instant::now() + MAX_BATCH;
                 // Parts read early wait for the last merge's pause
