@@ -781,15 +781,49 @@ async fn add_a_discount(client: &Client, dir: &Path, out: &Path, service: &str, 
 }
 
 /// Serves the project at `dir` on `cache`, its log at info level in `log`
-/// (appended; and when freed memory is returned, at debug), its parts
-/// saved 50 ms after they are made.
+/// (appended; and when freed memory is returned or a part saved, at
+/// debug), its parts saved 50 ms after they are made.
 async fn served_with_log(dir: &Path, cache: &Path, log: &Path) -> Client {
+    served_saving_after(dir, cache, log, "50").await
+}
+
+/// [`served_with_log`], its parts saved once quiet for `ms` milliseconds.
+async fn served_saving_after(dir: &Path, cache: &Path, log: &Path, ms: &str) -> Client {
     let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap_or_else(|e| panic!("{e}"));
     let mut cmd = tokio::process::Command::new(crate::common::BIN);
     cmd.arg("--project").arg(dir).env("XDG_CACHE_HOME", cache);
-    cmd.env("RUST_LOG", "signpost=info,signpost::project::freed=debug");
-    cmd.env("SIGNPOST_SAVE_QUIET_MS", "50");
+    cmd.env("RUST_LOG", "signpost=info,signpost::project::freed=debug,signpost::project::saved=debug");
+    cmd.env("SIGNPOST_SAVE_QUIET_MS", ms);
     Client::spawn_command(cmd, file).await
+}
+
+/// What an edit freed goes back to the system once the project is quiet,
+/// before its part is saved: a save comes seconds after the last edit
+/// (here never, within the test), and the pages would stay resident until
+/// then.
+#[tokio::test(flavor = "multi_thread")]
+async fn what_an_edit_freed_is_given_back_before_its_part_is_saved() {
+    let scratch = Scratch::new("freed-before-save");
+    let dir = scratch.path("mono");
+    monorepo(&dir);
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
+    let client = served_saving_after(&dir, &cache, &log, "600000").await;
+    let service = resolve_one(&client, "OrderService").await;
+    until_fresh(&client, &dir, &out, "served").await;
+    add_a_discount(&client, &dir, &out, &service, "a method added").await;
+    let (edit, returned) = ("re-indexed after a change", "freed memory returned to the system");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let after_edit = text.rfind(edit).map(|at| &text[at..]);
+        if after_edit.is_some_and(|t| t.contains(returned)) {
+            assert!(!text.contains("part saved for the next start"), "nothing is saved within the test: {text}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no `{returned}` after the edit, before any save: {text}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    client.close().await;
 }
 
 /// Adds `text` at the end of the file at `path`.

@@ -274,31 +274,6 @@ impl Def {
         self.rare.get_or_insert_with(Box::default)
     }
 
-    /// Its name as written.
-    pub fn name(&self) -> &str {
-        self.words.name()
-    }
-
-    /// The type it belongs to when declared outside it (Go's receivers).
-    pub fn owner(&self) -> Option<&str> {
-        self.words.owner()
-    }
-
-    /// The type a callable returns, as written, whitespace collapsed.
-    pub fn returns(&self) -> Option<&str> {
-        self.words.returns()
-    }
-
-    /// Each parameter's type as written, for callables.
-    pub fn params(&self) -> Params<'_> {
-        self.words.params()
-    }
-
-    /// Its words with `change` made to them.
-    pub fn change_words(&mut self, change: impl FnOnce(&mut Parts)) {
-        self.words = self.words.changed(change);
-    }
-
     /// Whether `other` declares the same as this, wherever each is and
     /// whatever its comment says: what the whole project's lookups and
     /// overrides read of a definition, and its symbol but for one thing of

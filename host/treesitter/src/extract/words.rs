@@ -102,6 +102,34 @@ impl Words {
     }
 }
 
+/// A definition's words, read and changed.
+impl super::Def {
+    /// Its name as written.
+    pub fn name(&self) -> &str {
+        self.words.name()
+    }
+
+    /// The type it belongs to when declared outside it (Go's receivers).
+    pub fn owner(&self) -> Option<&str> {
+        self.words.owner()
+    }
+
+    /// The type a callable returns, as written, whitespace collapsed.
+    pub fn returns(&self) -> Option<&str> {
+        self.words.returns()
+    }
+
+    /// Each parameter's type as written, for callables.
+    pub fn params(&self) -> Params<'_> {
+        self.words.params()
+    }
+
+    /// Its words with `change` made to them.
+    pub fn change_words(&mut self, change: impl FnOnce(&mut Parts)) {
+        self.words = self.words.changed(change);
+    }
+}
+
 impl std::fmt::Debug for Words {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Words")
