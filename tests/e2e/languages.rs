@@ -747,11 +747,7 @@ async fn an_edit_in_a_monorepo_patches_the_merged_graph() {
     }
     // Once quiet, what the edits freed is handed back to the system.
     let returned = "freed memory returned to the system";
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while !std::fs::read_to_string(&log).unwrap_or_default().contains(returned) {
-        assert!(std::time::Instant::now() < deadline, "no `{returned}` once the project was quiet");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    until_logged(&log, "once the project was quiet", |text| text.contains(returned)).await;
     client.close().await;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
     let java: Vec<&str> =
@@ -812,18 +808,26 @@ async fn what_an_edit_freed_is_given_back_before_its_part_is_saved() {
     until_fresh(&client, &dir, &out, "served").await;
     add_a_discount(&client, &dir, &out, &service, "a method added").await;
     let (edit, returned) = ("re-indexed after a change", "freed memory returned to the system");
+    let text = until_logged(&log, "after the edit, before any save", |text| {
+        text.rfind(edit).is_some_and(|at| text[at..].contains(returned))
+    })
+    .await;
+    assert!(!text.contains("part saved for the next start"), "nothing is saved within the test: {text}");
+    client.close().await;
+}
+
+/// The server's log at `log` once `found` says it holds what is waited
+/// for (within 15 s; `when` says when it should have come, if not).
+async fn until_logged(log: &Path, when: &str, found: impl Fn(&str) -> bool) -> String {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
     loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let after_edit = text.rfind(edit).map(|at| &text[at..]);
-        if after_edit.is_some_and(|t| t.contains(returned)) {
-            assert!(!text.contains("part saved for the next start"), "nothing is saved within the test: {text}");
-            break;
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if found(&text) {
+            return text;
         }
-        assert!(std::time::Instant::now() < deadline, "no `{returned}` after the edit, before any save: {text}");
+        assert!(std::time::Instant::now() < deadline, "not logged {when}: {text}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    client.close().await;
 }
 
 /// Adds `text` at the end of the file at `path`.
