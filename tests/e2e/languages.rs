@@ -816,6 +816,32 @@ async fn what_an_edit_freed_is_given_back_before_its_part_is_saved() {
     client.close().await;
 }
 
+/// Each language's whole index, read at a cold start while parts are
+/// served early, waits for its import in a file of the cache that no path
+/// names, not in memory; imported from there, the graph served is what a
+/// fresh index makes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cold_starts_parts_wait_for_their_import_on_disk() {
+    let scratch = Scratch::new("parts-on-disk");
+    let dir = scratch.path("mono");
+    monorepo(&dir);
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.arg("--project").arg(&dir).env("XDG_CACHE_HOME", &cache);
+    cmd.env("RUST_LOG", "signpost=info,signpost_treesitter=debug");
+    let client = Client::spawn_command(cmd, file).await;
+    until_fresh(&client, &dir, &out, "served").await;
+    let text = until_logged(&log, "once the first index is built", |text| text.contains("indexed language=")).await;
+    let handed: Vec<&str> =
+        text.lines().filter(|l| l.contains("indexed language=") && !l.contains("encoded_bytes=0")).collect();
+    for lang in ["java", "go", "cpp"] {
+        assert!(handed.iter().any(|l| l.contains(&format!("language=\"{lang}\""))), "{lang} handed over: {text}");
+    }
+    assert!(handed.iter().all(|l| l.contains("on_disk=true")), "every part handed over on disk: {handed:#?}");
+    client.close().await;
+}
+
 /// The server's log at `log` once `found` says it holds what is waited
 /// for (within 15 s; `when` says when it should have come, if not).
 async fn until_logged(log: &Path, when: &str, found: impl Fn(&str) -> bool) -> String {

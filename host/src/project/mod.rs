@@ -108,7 +108,7 @@ fn imported(indexed: &Indexed) -> Result<std::sync::Arc<signpost_graph::Graph>, 
     let opts = signpost_graph::scip::Options { name: indexed.lang.name.to_owned() };
     match &indexed.encoded {
         // Decoded a document at a time.
-        Some(bytes) => signpost_graph::scip::import(bytes, &opts),
+        Some(encoded) => signpost_graph::scip::import_encoded(encoded, &opts),
         None => signpost_graph::scip::import_index(&indexed.index, &opts),
     }
     .map(std::sync::Arc::new)
@@ -260,7 +260,9 @@ impl Project {
         let started = Instant::now();
         // The last run's states are read (from the cache) while the tree is
         // walked, on two threads: both take a restart's first moments.
-        let reading = signpost_treesitter::Options::default();
+        // A large part's index waits for its import on disk, in a file of
+        // its own that no path names, not in memory.
+        let reading = signpost_treesitter::Options { spill: Some(cache.clone()), ..Default::default() };
         let (walked, loaded) = std::thread::scope(|s| {
             let states = s.spawn(|| {
                 LANGUAGES.iter().map(|lang| saved::read(&saved::file_of(&cache, lang.name), lang, &reading)).collect()
@@ -606,7 +608,7 @@ impl Project {
     /// language patches.
     fn keep_served(&mut self, indexed: &Indexed, graph: std::sync::Arc<signpost_graph::Graph>) {
         let memo = match &indexed.encoded {
-            Some(bytes) => match signpost_graph::scip::Memo::of_encoded(bytes) {
+            Some(encoded) => match signpost_graph::scip::Memo::of_encoded(encoded) {
                 Ok(memo) => memo,
                 // (the import read these bytes: they decode)
                 Err(e) => {

@@ -853,11 +853,15 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
 /// A part's whole index given encoded (as the first index hands a large
 /// part over, and a restart a restored one) is the one given decoded:
 /// imported a document at a time, it is the same graph, and the patch memo
-/// read from it is the same memo.
+/// read from it is the same memo, whether its bytes are in a nameless file
+/// ([`crate::Options::spill`]) or in memory.
 #[test]
 fn a_part_given_encoded_is_the_part_given_decoded() {
-    use signpost_graph::scip::{Memo, import, import_index};
+    use signpost_graph::scip::{Memo, import_encoded, import_index};
+    let spill = std::env::temp_dir().join(format!("signpost-spill-{}", std::process::id()));
+    std::fs::create_dir_all(&spill).expect("a scratch directory");
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
+    let spilled = crate::Options { spill: Some(spill.clone()), ..opts.clone() };
     let mut parts = 0;
     for fixture in fixtures() {
         for (name, (lang, files)) in languages_of(&fixture) {
@@ -865,23 +869,26 @@ fn a_part_given_encoded_is_the_part_given_decoded() {
             let (ws, decoded) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|_| ()));
             let reading = ws.reading().to_bytes().unwrap_or_else(|e| panic!("{}: {e}", what()));
             drop(ws);
-            let (_, encoded) = crate::Workspace::open_early_encoded(&fixture, lang, &files, &opts, Some(|_| ()));
-            let bytes = encoded.encoded.as_deref().unwrap_or_else(|| panic!("{}: not encoded", what()));
+            let (_, encoded) = crate::Workspace::open_early_encoded(&fixture, lang, &files, &spilled, Some(|_| ()));
+            let bytes = encoded.encoded.as_ref().unwrap_or_else(|| panic!("{}: not encoded", what()));
+            assert!(!cfg!(target_os = "linux") || bytes.on_disk(), "{}: not in a file", what());
             assert!(encoded.index.documents.is_empty(), "{}: decoded too", what());
             assert!(decoded.encoded.is_none(), "{}: encoded when not asked", what());
-            let (a, b) = (import(bytes, &graph_opts()), import_index(&decoded.index, &graph_opts()));
+            let (a, b) = (import_encoded(bytes, &graph_opts()), import_index(&decoded.index, &graph_opts()));
             let (a, b) = (a.unwrap_or_else(|e| panic!("{}: {e}", what())), b.unwrap_or_else(|e| panic!("{e}")));
             let (got, want) = (a.canonical_lines(), b.canonical_lines());
             assert!(got == want, "{}: the graph differs\n{}", what(), only_in(&got, &want));
             let memo = Memo::of_encoded(bytes).unwrap_or_else(|e| panic!("{}: {e}", what()));
             assert!(memo == Memo::of(&decoded.index), "{}: the memo differs", what());
-            // A restart's part, restored from the saved reading, the same.
+            // A restart's part, restored from the saved reading, the same
+            // (its bytes in memory: no place to write them was given).
             let (_, restored, drift) = crate::Workspace::restore_encoded(&fixture, lang, &files, &opts, &reading)
                 .unwrap_or_else(|e| panic!("{}: {e}", what()));
             assert!(drift.is_empty(), "{}: {drift:?}", what());
-            let again = restored.encoded.as_deref().unwrap_or_else(|| panic!("{}: restored, not encoded", what()));
+            let again = restored.encoded.as_ref().unwrap_or_else(|| panic!("{}: restored, not encoded", what()));
+            assert!(!again.on_disk(), "{}: restored into a file when none was given", what());
             assert!(restored.index.documents.is_empty(), "{}: restored decoded too", what());
-            let c = import(again, &graph_opts()).unwrap_or_else(|e| panic!("{}: {e}", what()));
+            let c = import_encoded(again, &graph_opts()).unwrap_or_else(|e| panic!("{}: {e}", what()));
             let got = c.canonical_lines();
             assert!(got == want, "{}: the restored graph differs\n{}", what(), only_in(&got, &want));
             let memo = Memo::of_encoded(again).unwrap_or_else(|e| panic!("{}: {e}", what()));
@@ -890,6 +897,9 @@ fn a_part_given_encoded_is_the_part_given_decoded() {
         }
     }
     assert!(parts > 20, "{parts} parts");
+    let left: Vec<_> = std::fs::read_dir(&spill).expect("the directory").collect();
+    assert!(left.is_empty(), "the index files are gone with their parts: {left:?}");
+    let _ = std::fs::remove_dir_all(&spill);
 }
 
 /// The definitions of a part's first files, given before the rest is read,

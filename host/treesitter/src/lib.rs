@@ -65,11 +65,15 @@ pub struct Options {
     pub parse_timeout: Duration,
     /// Threads reading files (0: one per core).
     pub threads: usize,
+    /// Where an index handed over encoded is written, in a file of its own
+    /// that no path names ([`signpost_graph::scip::Encoded`]); none, or no
+    /// such file there: in memory.
+    pub spill: Option<PathBuf>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { max_file_bytes: 2 << 20, parse_timeout: Duration::from_secs(5), threads: 0 }
+        Options { max_file_bytes: 2 << 20, parse_timeout: Duration::from_secs(5), threads: 0, spill: None }
     }
 }
 
@@ -115,9 +119,9 @@ pub struct Indexed {
     pub index: scip::types::Index,
     /// The SCIP index as protobuf bytes instead, `index` left empty: a
     /// large part's whole index handed over in a fraction of its decoded
-    /// size, and read a document at a time
-    /// ([`Workspace::open_early_encoded`]).
-    pub encoded: Option<Vec<u8>>,
+    /// size, on disk where [`Options::spill`] says, and read a document at
+    /// a time ([`Workspace::open_early_encoded`]).
+    pub encoded: Option<signpost_graph::scip::Encoded>,
     /// What happened.
     pub report: Report,
     /// This index's number, unique in the process.
@@ -154,7 +158,7 @@ impl Indexed {
     /// The index as SCIP protobuf bytes.
     pub fn to_bytes(&self) -> Result<Vec<u8>, protobuf::Error> {
         match &self.encoded {
-            Some(bytes) => Ok(bytes.clone()),
+            Some(encoded) => Ok(encoded.to_vec()?),
             None => protobuf::Message::write_to_bytes(&self.index),
         }
     }
@@ -598,9 +602,9 @@ impl Workspace {
         let index = match only {
             Some(files) => emit::emit_only(&project, &self.root, files),
             None if encoded => {
-                let mut out = Vec::new();
-                match emit::write(&project, &self.root, &mut out) {
-                    Ok(()) => {
+                let spill = self.opts.spill.as_deref();
+                match signpost_graph::scip::Encoded::write(spill, |out| emit::write(&project, &self.root, out)) {
+                    Ok(out) => {
                         bytes = Some(out);
                         Default::default()
                     }
@@ -626,7 +630,8 @@ impl Workspace {
             resolve_ms = (resolved - gathered).as_millis() as u64,
             emit_ms = (report.elapsed - resolved).as_millis() as u64,
             documents = if bytes.is_some() { project.sources.len() } else { index.documents.len() },
-            encoded_bytes = bytes.as_ref().map_or(0, Vec::len),
+            encoded_bytes = bytes.as_ref().map_or(0, |b| b.len()),
+            on_disk = bytes.as_ref().is_some_and(|b| b.on_disk()),
             "indexed"
         );
         project.keep_for_next();

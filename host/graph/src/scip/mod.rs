@@ -21,6 +21,7 @@
 //! decoded index.
 
 mod base;
+mod encoded;
 mod import;
 mod occurrences;
 mod patch;
@@ -37,6 +38,7 @@ use std::path::Path;
 use scip::types::{Document, Index};
 
 use crate::{Graph, GraphError};
+pub use encoded::Encoded;
 use import::{FirstPass, Import};
 pub use patch::{Memo, Patch, delta, delta_known, patches_language};
 use stream::Source;
@@ -131,6 +133,12 @@ pub struct Options {
 /// Imports a SCIP index (protobuf bytes), decoding one document at a time.
 pub fn import(bytes: &[u8], opts: &Options) -> Result<Graph, GraphError> {
     run(&mut stream::Bytes::new(bytes), opts, None)
+}
+
+/// Imports an index handed over encoded ([`Encoded`]), decoding one
+/// document at a time.
+pub fn import_encoded(encoded: &Encoded, opts: &Options) -> Result<Graph, GraphError> {
+    run(&mut *encoded.source()?, opts, None)
 }
 
 /// Imports the SCIP index in the file at `path`, reading it as it goes:

@@ -218,12 +218,12 @@ impl Memo {
         fold.memo()
     }
 
-    /// [`Memo::of`] the index in `bytes` (SCIP protobuf), decoded one
-    /// document at a time, as [`super::import`] reads it: a large index
-    /// is never in memory decoded whole. An error where the import's.
-    pub fn of_encoded(bytes: &[u8]) -> Result<Memo, GraphError> {
+    /// [`Memo::of`] the index `encoded`, decoded one document at a time,
+    /// as [`super::import_encoded`] reads it: a large index is never in
+    /// memory decoded whole. An error where the import's.
+    pub fn of_encoded(encoded: &super::Encoded) -> Result<Memo, GraphError> {
         let mut fold = Fold::default();
-        super::stream::Bytes::new(bytes).documents(&mut |_, d: &Document| {
+        encoded.source()?.documents(&mut |_, d: &Document| {
             let memo = DocMemo { hash: document_hash(d), unresolved: unresolved_in(d) };
             fold.add(&d.relative_path, memo, definitions(d));
             Ok(())

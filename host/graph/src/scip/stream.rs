@@ -12,7 +12,8 @@
 //! refused before anything is read into memory for it.
 
 use std::fs::File;
-use std::io::{BufReader, Seek};
+use std::io::{BufReader, Read};
+use std::os::unix::fs::FileExt;
 
 use protobuf::{CodedInputStream, Message};
 use scip::types::{Document, Index, Metadata, SymbolInformation};
@@ -93,6 +94,28 @@ impl Source for Bytes<'_> {
 /// Bytes read from a file at a time.
 const READ_BUFFER: usize = 256 * 1024;
 
+/// `file` read from a position on with positioned reads: the offset the
+/// file shares with its clones is neither read nor moved.
+pub(super) struct ReadAt<'f> {
+    file: &'f File,
+    pos: u64,
+}
+
+impl ReadAt<'_> {
+    /// `file` from its first byte.
+    pub(super) fn start(file: &File) -> ReadAt<'_> {
+        ReadAt { file, pos: 0 }
+    }
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// An index in a file, read from the start on each walk.
 pub(super) struct FileSource {
     file: File,
@@ -115,8 +138,7 @@ impl FileSource {
 
 impl Source for FileSource {
     fn documents(&mut self, f: &mut Visit<'_>) -> Result<(), GraphError> {
-        self.file.rewind()?;
-        let mut reader = BufReader::with_capacity(READ_BUFFER, &self.file);
+        let mut reader = BufReader::with_capacity(READ_BUFFER, ReadAt::start(&self.file));
         let mut is = CodedInputStream::from_buf_read(&mut reader);
         walk(&mut is, self.size, &mut self.buf, &mut self.header, f)
     }
