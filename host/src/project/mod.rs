@@ -32,6 +32,7 @@
 //! passes.
 
 mod dirs;
+mod edit;
 mod first;
 mod freed;
 mod parts;
