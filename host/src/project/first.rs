@@ -164,7 +164,7 @@ impl Read {
         };
         let defs = |mut indexed: Indexed| {
             let graph = imported(&indexed);
-            indexed.index = Default::default();
+            (indexed.index, indexed.encoded) = (Default::default(), None);
             match graph {
                 Ok(graph) => {
                     let graph = Some(graph);

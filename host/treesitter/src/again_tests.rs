@@ -854,7 +854,8 @@ fn the_definitions_given_early_are_the_whole_parts_and_only_them() {
 /// part over, and a restart a restored one) is the one given decoded:
 /// imported a document at a time, it is the same graph, and the patch memo
 /// read from it is the same memo, whether its bytes are in a nameless file
-/// ([`crate::Options::spill`]) or in memory.
+/// ([`crate::Options::spill`]) or in memory. The definitions given early
+/// are handed over encoded alike.
 #[test]
 fn a_part_given_encoded_is_the_part_given_decoded() {
     use signpost_graph::scip::{Memo, import_encoded, import_index};
@@ -866,10 +867,27 @@ fn a_part_given_encoded_is_the_part_given_decoded() {
     for fixture in fixtures() {
         for (name, (lang, files)) in languages_of(&fixture) {
             let what = || format!("{} ({name})", fixture.display());
-            let (ws, decoded) = crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|_| ()));
+            let mut early_decoded = None;
+            let (ws, decoded) =
+                crate::Workspace::open_early(&fixture, lang, &files, &opts, Some(|i| early_decoded = Some(i)));
             let reading = ws.reading().to_bytes().unwrap_or_else(|e| panic!("{}: {e}", what()));
             drop(ws);
-            let (_, encoded) = crate::Workspace::open_early_encoded(&fixture, lang, &files, &spilled, Some(|_| ()));
+            let mut early_encoded = None;
+            let (_, encoded) = crate::Workspace::open_early_encoded(
+                &fixture,
+                lang,
+                &files,
+                &spilled,
+                Some(|i| early_encoded = Some(i)),
+            );
+            // The definitions given early, encoded as the whole part is.
+            let (early_d, early_e) = (early_decoded.expect("definitions early"), early_encoded.expect("early"));
+            let early_bytes = early_e.encoded.as_ref().unwrap_or_else(|| panic!("{}: early, not encoded", what()));
+            assert!(!cfg!(target_os = "linux") || early_bytes.on_disk(), "{}: early, not in a file", what());
+            assert!(early_e.index.documents.is_empty() && early_d.encoded.is_none(), "{}", what());
+            let a = import_encoded(early_bytes, &graph_opts()).unwrap_or_else(|e| panic!("{}: {e}", what()));
+            let b = import_index(&early_d.index, &graph_opts()).unwrap_or_else(|e| panic!("{e}"));
+            assert!(a.canonical_lines() == b.canonical_lines(), "{}: the early graph differs", what());
             let bytes = encoded.encoded.as_ref().unwrap_or_else(|| panic!("{}: not encoded", what()));
             assert!(!cfg!(target_os = "linux") || bytes.on_disk(), "{}: not in a file", what());
             assert!(encoded.index.documents.is_empty(), "{}: decoded too", what());

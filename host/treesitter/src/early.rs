@@ -177,6 +177,7 @@ impl Workspace {
         files: &[PathBuf],
         schedule: Schedule<'_>,
         started: Instant,
+        encoded: bool,
         early: &mut impl FnMut(Indexed),
     ) {
         let total = files.len();
@@ -205,10 +206,10 @@ impl Workspace {
                 let project = resolve::definitions_only(sources);
                 alone = resolve::spelled_alone(&project);
                 if alone {
-                    let index = emit::emit(&project, &self.root);
-                    drop(project);
                     let report = Report { elapsed: started.elapsed(), pending: total - upto, ..report };
-                    early(Indexed::new(self.lang, index, report));
+                    let indexed = self.handed(&project, report, encoded);
+                    drop(project);
+                    early(indexed);
                 } else {
                     tracing::debug!(language = self.lang.name, "a part's first files' definitions wait for the rest");
                 }

@@ -313,8 +313,8 @@ impl Workspace {
         };
         let mut sorted = files.to_vec();
         sorted.sort_unstable();
-        ws.read_giving(&sorted, schedule, started, &mut early);
-        early(ws.definitions(started));
+        ws.read_giving(&sorted, schedule, started, encoded, &mut early);
+        early(ws.definitions(started, encoded));
         let indexed = ws.index_as(started, false, encoded);
         (ws, indexed)
     }
@@ -567,12 +567,33 @@ impl Workspace {
     /// The part's definitions alone, before any use is resolved
     /// ([`resolve::definitions_only`]): the same symbols as the whole
     /// part, no edge but DECLARES.
-    fn definitions(&self, started: Instant) -> Indexed {
+    fn definitions(&self, started: Instant, encoded: bool) -> Indexed {
         let (mut report, sources) = self.gather();
         let project = resolve::definitions_only(sources);
-        let index = emit::emit(&project, &self.root);
         report.elapsed = started.elapsed();
-        Indexed::new(self.lang, index, report)
+        self.handed(&project, report, encoded)
+    }
+
+    /// `project`'s index as it is handed over: encoded when so asked (and
+    /// it can be), else decoded. The definitions given early are encoded
+    /// too: on the 25.2M-line tree, Java's decoded (1.7M definitions, with
+    /// their comments) took 1.8 GiB, and the peak came while they were
+    /// imported (BENCHMARKS.md, issue 47, thirty-first part).
+    fn handed(&self, project: &resolve::Project, report: Report, encoded: bool) -> Indexed {
+        match encoded.then(|| self.encode(project)).flatten() {
+            Some(bytes) => Indexed { encoded: Some(bytes), ..Indexed::new(self.lang, Default::default(), report) },
+            None => Indexed::new(self.lang, emit::emit(project, &self.root), report),
+        }
+    }
+
+    /// `project`'s index encoded, in a nameless file where
+    /// [`Options::spill`] says and one can be made, else in memory; none
+    /// when it cannot be encoded (said in the log).
+    fn encode(&self, project: &resolve::Project) -> Option<signpost_graph::scip::Encoded> {
+        let spill = self.opts.spill.as_deref();
+        signpost_graph::scip::Encoded::write(spill, |out| emit::write(project, &self.root, out))
+            .map_err(|e| tracing::warn!(language = self.lang.name, error = %e, "the index could not be encoded"))
+            .ok()
     }
 
     /// Resolves and writes the part: the documents that changed alone when
@@ -601,21 +622,13 @@ impl Workspace {
         let mut bytes = None;
         let index = match only {
             Some(files) => emit::emit_only(&project, &self.root, files),
-            None if encoded => {
-                let spill = self.opts.spill.as_deref();
-                match signpost_graph::scip::Encoded::write(spill, |out| emit::write(&project, &self.root, out)) {
-                    Ok(out) => {
-                        bytes = Some(out);
-                        Default::default()
-                    }
-                    // Writing to memory fails only where encoding does:
-                    // handed over decoded.
-                    Err(e) => {
-                        tracing::warn!(language = lang.name, error = %e, "the index could not be encoded");
-                        emit::emit(&project, &self.root)
-                    }
+            None if encoded => match self.encode(&project) {
+                Some(out) => {
+                    bytes = Some(out);
+                    Default::default()
                 }
-            }
+                None => emit::emit(&project, &self.root),
+            },
             None => emit::emit(&project, &self.root),
         };
         let changed = anew.as_ref().map(|fs| Changed {
