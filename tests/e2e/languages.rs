@@ -788,7 +788,8 @@ async fn served_saving_after(dir: &Path, cache: &Path, log: &Path, ms: &str) -> 
     let file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap_or_else(|e| panic!("{e}"));
     let mut cmd = tokio::process::Command::new(crate::common::BIN);
     cmd.arg("--project").arg(dir).env("XDG_CACHE_HOME", cache);
-    cmd.env("RUST_LOG", "signpost=info,signpost::project::freed=debug,signpost::project::saved=debug");
+    let debug = "signpost::project::freed=debug,signpost::project::saved=debug,signpost_treesitter=debug";
+    cmd.env("RUST_LOG", format!("signpost=info,{debug}"));
     cmd.env("SIGNPOST_SAVE_QUIET_MS", ms);
     Client::spawn_command(cmd, file).await
 }
@@ -826,11 +827,7 @@ async fn a_cold_starts_parts_wait_for_their_import_on_disk() {
     let dir = scratch.path("mono");
     monorepo(&dir);
     let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
-    let file = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap_or_else(|e| panic!("{e}"));
-    let mut cmd = tokio::process::Command::new(crate::common::BIN);
-    cmd.arg("--project").arg(&dir).env("XDG_CACHE_HOME", &cache);
-    cmd.env("RUST_LOG", "signpost=info,signpost_treesitter=debug");
-    let client = Client::spawn_command(cmd, file).await;
+    let client = served_with_log(&dir, &cache, &log).await;
     until_fresh(&client, &dir, &out, "served").await;
     let text = until_logged(&log, "once the first index is built", |text| text.contains("indexed language=")).await;
     let handed: Vec<&str> =
