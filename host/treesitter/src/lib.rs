@@ -574,26 +574,24 @@ impl Workspace {
         self.handed(&project, report, encoded)
     }
 
-    /// `project`'s index as it is handed over: encoded when so asked (and
-    /// it can be), else decoded. The definitions given early are encoded
+    /// `project`'s index as it is handed over: encoded when so asked, in a
+    /// nameless file where [`Options::spill`] says and one can be made,
+    /// else in memory; decoded when not asked, or when it cannot be encoded
+    /// (said in the log). The definitions given early are handed over so
     /// too: on the 25.2M-line tree, Java's decoded (1.7M definitions, with
     /// their comments) took 1.8 GiB, and the peak came while they were
     /// imported (BENCHMARKS.md, issue 47, thirty-first part).
     fn handed(&self, project: &resolve::Project, report: Report, encoded: bool) -> Indexed {
-        match encoded.then(|| self.encode(project)).flatten() {
+        let spill = self.opts.spill.as_deref();
+        let bytes = encoded.then(|| {
+            signpost_graph::scip::Encoded::write(spill, |out| emit::write(project, &self.root, out))
+                .map_err(|e| tracing::warn!(language = self.lang.name, error = %e, "the index could not be encoded"))
+                .ok()
+        });
+        match bytes.flatten() {
             Some(bytes) => Indexed { encoded: Some(bytes), ..Indexed::new(self.lang, Default::default(), report) },
             None => Indexed::new(self.lang, emit::emit(project, &self.root), report),
         }
-    }
-
-    /// `project`'s index encoded, in a nameless file where
-    /// [`Options::spill`] says and one can be made, else in memory; none
-    /// when it cannot be encoded (said in the log).
-    fn encode(&self, project: &resolve::Project) -> Option<signpost_graph::scip::Encoded> {
-        let spill = self.opts.spill.as_deref();
-        signpost_graph::scip::Encoded::write(spill, |out| emit::write(project, &self.root, out))
-            .map_err(|e| tracing::warn!(language = self.lang.name, error = %e, "the index could not be encoded"))
-            .ok()
     }
 
     /// Resolves and writes the part: the documents that changed alone when
@@ -619,38 +617,30 @@ impl Workspace {
         // Written alone when asked and they are few (a C++ namespace or a
         // Ruby module in every file makes a patch whole anyway).
         let only = anew.as_ref().filter(|fs| in_part && fs.len() * 4 <= project.sources.len().max(4));
-        let mut bytes = None;
-        let index = match only {
-            Some(files) => emit::emit_only(&project, &self.root, files),
-            None if encoded => match self.encode(&project) {
-                Some(out) => {
-                    bytes = Some(out);
-                    Default::default()
-                }
-                None => emit::emit(&project, &self.root),
-            },
-            None => emit::emit(&project, &self.root),
+        let mut indexed = match only {
+            Some(files) => Indexed::new(lang, emit::emit_only(&project, &self.root, files), report),
+            None => self.handed(&project, report, encoded),
         };
-        let changed = anew.as_ref().map(|fs| Changed {
+        indexed.changed = anew.as_ref().map(|fs| Changed {
             since: self.last_written,
             documents: fs.iter().map(|&f| project.sources[f].path.clone()).collect(),
             only: only.is_some(),
         });
-        report.elapsed = started.elapsed();
+        indexed.report.elapsed = started.elapsed();
+        let bytes = indexed.encoded.as_ref();
         tracing::debug!(
             language = lang.name,
             read_ms = gathered.as_millis() as u64,
             resolve_ms = (resolved - gathered).as_millis() as u64,
-            emit_ms = (report.elapsed - resolved).as_millis() as u64,
-            documents = if bytes.is_some() { project.sources.len() } else { index.documents.len() },
-            encoded_bytes = bytes.as_ref().map_or(0, |b| b.len()),
-            on_disk = bytes.as_ref().is_some_and(|b| b.on_disk()),
+            emit_ms = (indexed.report.elapsed - resolved).as_millis() as u64,
+            documents = if bytes.is_some() { project.sources.len() } else { indexed.index.documents.len() },
+            encoded_bytes = bytes.map_or(0, |b| b.len()),
+            on_disk = bytes.is_some_and(|b| b.on_disk()),
             "indexed"
         );
         project.keep_for_next();
         self.last = Some((project, memo));
         self.scattered = true;
-        let indexed = Indexed { changed, encoded: bytes, ..Indexed::new(lang, index, report) };
         self.last_written = indexed.generation;
         indexed
     }
