@@ -578,9 +578,10 @@ impl Workspace {
     /// nameless file where [`Options::spill`] says and one can be made,
     /// else in memory; decoded when not asked, or when it cannot be encoded
     /// (said in the log). The definitions given early are handed over so
-    /// too: on the 25.2M-line tree, Java's decoded (1.7M definitions, with
-    /// their comments) took 1.8 GiB, and the peak came while they were
-    /// imported (BENCHMARKS.md, issue 47, thirty-first part).
+    /// too: on the 25.2M-line tree the process grew by 1.8 GiB while
+    /// Java's 1.7M definitions were resolved and emitted decoded (their
+    /// comments in them), and the peak came while they were imported
+    /// (BENCHMARKS.md, issue 47, thirty-first part).
     fn handed(&self, project: &resolve::Project, report: Report, encoded: bool) -> Indexed {
         let spill = self.opts.spill.as_deref();
         let bytes = encoded.then(|| {
