@@ -173,9 +173,9 @@ impl Parser<'_> {
 
 /// The canonical form of `sym` with `path` as its descriptors and without
 /// the package version: what ids hash. Formats as the `scip` crate does.
-pub fn canonical(sym: &Symbol, path: &[Descriptor]) -> String {
+pub fn canonical<D: std::borrow::Borrow<Descriptor>>(sym: &Symbol, path: &[D]) -> String {
     if sym.scheme == "local"
-        && let Some(d) = path.iter().find(|d| d.suffix.enum_value() == Ok(Suffix::Local))
+        && let Some(d) = path.iter().map(|d| d.borrow()).find(|d| d.suffix.enum_value() == Ok(Suffix::Local))
     {
         return format!("local {}", d.name);
     }
@@ -189,7 +189,7 @@ pub fn canonical(sym: &Symbol, path: &[Descriptor]) -> String {
     if !path.is_empty() {
         out.push(' ');
     }
-    for d in path {
+    for d in path.iter().map(|d| d.borrow()) {
         let Ok(suffix) = d.suffix.enum_value() else { continue };
         let name = escape(&d.name);
         match suffix {

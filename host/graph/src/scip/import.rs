@@ -11,9 +11,10 @@ use scip::types::{Descriptor, Document, Metadata, SymbolInformation};
 
 use super::base::{Base, stub};
 use super::occurrences::{DEFINITION, Def, IMPORT, Range, TEST, enclosing_of, range_of};
+use super::paths::{PathId, Paths};
 use super::symbols::{
-    ATTRIBUTE_ROLES, Dialect, SymId, attribute_role, candidates, canonical_path, describe, fqn_of, id_of, is_callable,
-    is_test_path, keep, note_kind, parse, suffix,
+    ATTRIBUTE_ROLES, Dialect, SymId, attribute_role, candidates, describe, fqn_of, id_of, is_callable, is_test_path,
+    keep, note_kind, parse, suffix,
 };
 use super::table::{Slot, Table};
 use super::{HashMap, Options, ScipError, key_of};
@@ -81,7 +82,14 @@ impl FirstPass {
             if self.table.slot[id as usize] == Slot::Skipped {
                 continue;
             }
-            match parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path)) {
+            match parse(
+                &mut self.table.syms,
+                &mut self.table.packages,
+                &mut self.table.paths,
+                id,
+                &o.symbol,
+                Some(path),
+            ) {
                 Ok(_) => {}
                 // One symbol that does not parse costs that symbol, not the index.
                 Err(e) if super::table::unparsed(&e) => {
@@ -118,7 +126,14 @@ impl FirstPass {
             if matches!(self.table.slot[id as usize], Slot::Defined | Slot::Skipped) {
                 continue;
             }
-            match parse(&mut self.table.syms, &mut self.table.packages, id, &s.symbol, Some(path)) {
+            match parse(
+                &mut self.table.syms,
+                &mut self.table.packages,
+                &mut self.table.paths,
+                id,
+                &s.symbol,
+                Some(path),
+            ) {
                 Ok(_) => {}
                 Err(e) if super::table::unparsed(&e) => {
                     self.table.leave_out(id, path, &s.symbol);
@@ -209,8 +224,9 @@ pub(super) struct Import<'b> {
     pub(super) b: GraphBuilder,
     /// Each node's kind, by node index.
     kinds: Vec<&'static str>,
-    /// Nodes by canonical descriptor path (enclosing namespaces included).
-    by_canonical: HashMap<String, NodeIx>,
+    /// Nodes by canonical form (enclosing namespaces included): package
+    /// number and descriptor path.
+    by_canonical: HashMap<(u32, PathId), NodeIx>,
     /// The graph patched, for a delta import.
     base: Option<Base<'b>>,
 }
@@ -258,7 +274,7 @@ impl<'b> Import<'b> {
         for def in &self.defs {
             // Always there: a definition's symbol is parsed when it is read.
             let Some(sym) = self.table.syms[def.sym as usize].as_ref() else { continue };
-            let node = describe(self.table.info[def.sym as usize].as_deref(), &self.dialect, sym);
+            let node = describe(self.table.info[def.sym as usize].as_deref(), &self.dialect, sym, &self.table.paths);
             if !keep(node.kind, sym) {
                 continue;
             }
@@ -289,6 +305,11 @@ impl<'b> Import<'b> {
             })?;
             self.table.slot[def.sym as usize] = Slot::Node(ix);
             note_kind(&mut self.kinds, ix, node.kind);
+            // The node holds its names and docs now: the table's copies go
+            // (only the relationships are read again).
+            if let Some(info) = self.table.info[def.sym as usize].as_deref_mut() {
+                info.spent();
+            }
         }
         // Nothing reads the attribute evidence any more.
         self.attr_lines = Vec::new();
@@ -304,7 +325,7 @@ impl<'b> Import<'b> {
             if let Some(ix) = self.table.node(def.sym)
                 && let Some(s) = self.table.syms[def.sym as usize].as_ref().filter(|s| !s.local)
             {
-                self.by_canonical.insert(canonical_path(&s.parsed, &s.shape.path), ix);
+                self.by_canonical.insert((s.package, s.shape.path), ix);
             }
         }
         let mut declares: Vec<(NodeIx, NodeIx)> = Vec::new();
@@ -315,11 +336,13 @@ impl<'b> Import<'b> {
                 continue;
             }
             let mut child = ix;
-            let mut path = sym.shape.path.clone();
+            let mut path = self.table.paths.get(sym.shape.path);
+            let mut at = sym.shape.path;
             let mut reached_top = true;
             while path.len() > 1 {
                 path.pop();
-                let pkey = canonical_path(&sym.parsed, &path);
+                at = self.table.paths.parent(at);
+                let pkey = (sym.package, at);
                 let (p, fresh) = match self.by_canonical.get(&pkey) {
                     Some(&p) => (p, false),
                     // A delta reaches the rest of the graph as it is.
@@ -331,8 +354,9 @@ impl<'b> Import<'b> {
                         (p, false)
                     }
                     None => {
-                        let ns = matches!(path.last().and_then(suffix), Some(Suffix::Namespace | Suffix::Package));
-                        let ty = path.last().and_then(suffix) == Some(Suffix::Type);
+                        let ns =
+                            matches!(path.last().and_then(|d| suffix(d)), Some(Suffix::Namespace | Suffix::Package));
+                        let ty = path.last().and_then(|d| suffix(d)) == Some(Suffix::Type);
                         if !ns && !ty {
                             reached_top = false;
                             break;
@@ -366,7 +390,9 @@ impl<'b> Import<'b> {
                 let mut d = Descriptor::new();
                 d.name = "crate".into();
                 d.suffix = Suffix::Namespace.into();
-                if let Some(&r) = self.by_canonical.get(&canonical_path(&sym.parsed, &[d])) {
+                if let Some(root) = self.table.paths.find(Paths::EMPTY, &d)
+                    && let Some(&r) = self.by_canonical.get(&(sym.package, root))
+                {
                     declares.push((r, child));
                 }
             }
@@ -444,7 +470,14 @@ impl<'b> Import<'b> {
                 Slot::Node(t) | Slot::External(t) => t,
                 Slot::Skipped => continue,
                 Slot::Met | Slot::Defined => {
-                    let sym = match parse(&mut self.table.syms, &mut self.table.packages, id, &o.symbol, Some(path)) {
+                    let sym = match parse(
+                        &mut self.table.syms,
+                        &mut self.table.packages,
+                        &mut self.table.paths,
+                        id,
+                        &o.symbol,
+                        Some(path),
+                    ) {
                         Ok(sym) => sym,
                         Err(e) if super::table::unparsed(&e) => {
                             self.table.leave_out(id, path, &o.symbol);
@@ -461,7 +494,8 @@ impl<'b> Import<'b> {
                         self.table.slot[id as usize] = Slot::External(t);
                         t
                     } else {
-                        let node = describe(self.table.info[id as usize].as_deref(), &self.dialect, sym);
+                        let node =
+                            describe(self.table.info[id as usize].as_deref(), &self.dialect, sym, &self.table.paths);
                         if !keep(node.kind, sym) {
                             self.table.slot[id as usize] = Slot::Skipped;
                             continue;
@@ -520,7 +554,7 @@ impl<'b> Import<'b> {
             let Some(ix) = table.node(def.sym) else { continue };
             sym_at.insert(ix, def.sym);
             if matches!(kinds[ix as usize], "trait" | "interface" | "class" | "struct" | "enum" | "type" | "union")
-                && let Some(last) = table.syms[def.sym as usize].as_ref().and_then(|s| s.shape.path.last())
+                && let Some(last) = table.syms[def.sym as usize].as_ref().and_then(|s| table.paths.last(s.shape.path))
             {
                 type_by_name.entry(last.name.as_str()).or_default().push(ix);
             }
@@ -545,18 +579,17 @@ impl<'b> Import<'b> {
             let Some(sym) = table.syms[def.sym as usize].as_ref() else { continue };
             // A member of `impl Trait for Type` OVERRIDES the trait's item of
             // the same name.
-            if let (Some(tr), Some(last)) = (&sym.shape.impl_trait, sym.shape.path.last())
+            if let (Some(tr), Some(last)) = (&sym.shape.impl_trait, table.paths.last(sym.shape.path))
                 && let [t] = candidates(&type_by_name, tr, kinds, &["trait", "interface"])[..]
                 && let Some(&tsym) = sym_at.get(&t)
                 && let Some(ts) = table.syms[tsym as usize].as_ref()
             {
-                let owner_path = &sym.shape.path[..sym.shape.path.len() - 1];
-                if let Some(&owner) = self.by_canonical.get(&canonical_path(&sym.parsed, owner_path)) {
+                if let Some(&owner) = self.by_canonical.get(&(sym.package, table.paths.parent(sym.shape.path))) {
                     relation_edges.push((owner, "IMPLEMENTS", t));
                 }
-                let mut path = ts.shape.path.clone();
-                path.push(last.clone());
-                if let Some(&target) = self.by_canonical.get(&canonical_path(&ts.parsed, &path)) {
+                if let Some(path) = table.paths.find(ts.shape.path, last)
+                    && let Some(&target) = self.by_canonical.get(&(ts.package, path))
+                {
                     relation_edges.push((ix, "OVERRIDES", target));
                 }
             }
@@ -564,8 +597,8 @@ impl<'b> Import<'b> {
         // `impl Trait for Type` blocks: Type IMPLEMENTS Trait.
         for def in &self.defs {
             let Some(sym) = table.syms[def.sym as usize].as_ref() else { continue };
-            if let Some((_, Some(tr))) = &sym.shape.impl_block
-                && let Some(&owner) = self.by_canonical.get(&canonical_path(&sym.parsed, &sym.shape.path))
+            if let Some((_, Some(tr))) = sym.shape.impl_block.as_deref()
+                && let Some(&owner) = self.by_canonical.get(&(sym.package, sym.shape.path))
                 && let [t] = candidates(&type_by_name, tr, kinds, &["trait", "interface"])[..]
             {
                 relation_edges.push((owner, "IMPLEMENTS", t));

@@ -25,6 +25,7 @@ mod encoded;
 mod import;
 mod occurrences;
 mod patch;
+mod paths;
 mod stream;
 mod symbols;
 mod table;

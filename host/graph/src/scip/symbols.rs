@@ -5,7 +5,9 @@ use scip::types::descriptor::Suffix;
 use scip::types::symbol_information::Kind as ScipKind;
 use scip::types::{Descriptor, Symbol};
 use sha2::{Digest, Sha256};
+use std::borrow::Borrow;
 
+use super::paths::{PathId, Paths};
 use super::{HashMap, ScipError};
 use crate::{Derivation, GraphError, NodeIx, NodeSpec, RawId};
 
@@ -16,7 +18,7 @@ pub(super) fn suffix(d: &Descriptor) -> Option<Suffix> {
 /// The id of a symbol with `path` as its descriptors: SHA-256 of its
 /// canonical form without the package version, first 20 bytes; `local`
 /// symbols also hash their document.
-pub(super) fn id_of(sym: &Symbol, path: &[Descriptor], local_doc: Option<&str>) -> RawId {
+pub(super) fn id_of<D: Borrow<Descriptor>>(sym: &Symbol, path: &[D], local_doc: Option<&str>) -> RawId {
     let canonical = canonical_path(sym, path);
     let mut h = Sha256::new();
     if let Some(doc) = local_doc {
@@ -34,14 +36,15 @@ pub(super) fn id_of(sym: &Symbol, path: &[Descriptor], local_doc: Option<&str>) 
 pub(super) struct Shape {
     /// Descriptors with rust-analyzer impl blocks folded into their type:
     /// `impl#[Circle][Shape]area().` reads as `Circle#area().`.
-    pub(super) path: Vec<Descriptor>,
+    pub(super) path: PathId,
     /// For an impl member: the trait implemented (`Shape`), by name.
-    pub(super) impl_trait: Option<String>,
+    pub(super) impl_trait: Option<Box<str>>,
     /// For an impl block itself (not a node): (self type, trait).
-    pub(super) impl_block: Option<(String, Option<String>)>,
+    pub(super) impl_block: Option<Box<(String, Option<String>)>>,
 }
 
-pub(super) fn shape(mut ds: Vec<Descriptor>) -> Shape {
+/// The shape of `ds`, its folded path interned in `paths`.
+pub(super) fn shape(mut ds: Vec<Descriptor>, paths: &mut Paths) -> Result<Shape, GraphError> {
     let mut path = Vec::with_capacity(ds.len());
     let mut impl_trait = None;
     let mut impl_block = None;
@@ -64,9 +67,9 @@ pub(super) fn shape(mut ds: Vec<Descriptor>) -> Shape {
                 path.push(t);
                 let tr = params.get(1).cloned();
                 if j == ds.len() {
-                    impl_block = Some((self_ty.clone(), tr));
+                    impl_block = Some(Box::new((self_ty.clone(), tr)));
                 } else {
-                    impl_trait = tr;
+                    impl_trait = tr.map(String::into_boxed_str);
                 }
                 i = j;
                 continue;
@@ -101,7 +104,7 @@ pub(super) fn shape(mut ds: Vec<Descriptor>) -> Shape {
         path.push(std::mem::take(&mut ds[i]));
         i += 1;
     }
-    Shape { path, impl_trait, impl_block }
+    Ok(Shape { path: paths.intern(path)?, impl_trait, impl_block })
 }
 
 pub(super) fn kind_name(k: ScipKind) -> Option<&'static str> {
@@ -198,9 +201,9 @@ pub(super) fn kind_from_signature(sig: &str, member: bool) -> Option<&'static st
 /// The kind the descriptors say: `/` module, `#` type, `().` method under a
 /// type and function elsewhere, `.` field under a type and variable
 /// elsewhere, `!` macro.
-pub(super) fn kind_from_descriptors(path: &[Descriptor], rust: bool) -> &'static str {
-    let parent_is_type = path.len() >= 2 && suffix(&path[path.len() - 2]) == Some(Suffix::Type);
-    match path.last().and_then(suffix) {
+pub(super) fn kind_from_descriptors<D: Borrow<Descriptor>>(path: &[D], rust: bool) -> &'static str {
+    let parent_is_type = path.len() >= 2 && suffix(path[path.len() - 2].borrow()) == Some(Suffix::Type);
+    match path.last().and_then(|d| suffix(d.borrow())) {
         Some(Suffix::Namespace | Suffix::Package) => "module",
         // rust-analyzer always gives kinds; the others name classes `#`.
         Some(Suffix::Type) if rust => "type",
@@ -293,6 +296,8 @@ pub(super) struct Sym {
     /// Scheme and package (descriptors moved into `shape`), shared by every
     /// symbol of the package.
     pub(super) parsed: std::sync::Arc<Symbol>,
+    /// The number of its package's canonical form ([`Packages`]).
+    pub(super) package: u32,
     pub(super) shape: Shape,
     pub(super) id: RawId,
     pub(super) local: bool,
@@ -356,18 +361,18 @@ impl Dialect {
 /// What a symbol's node says: kind, names, signature and doc, from what
 /// its SymbolInformation said when there was one (`info`, docs split once),
 /// for definitions and external references alike.
-pub(super) fn describe(info: Option<&Info>, dialect: &Dialect, sym: &Sym) -> Described {
+pub(super) fn describe(info: Option<&Info>, dialect: &Dialect, sym: &Sym, paths: &Paths) -> Described {
     let (signature, doc) = info.map(|i| (i.signature.as_str(), i.doc.as_str())).unwrap_or_default();
-    let path = &sym.shape.path;
-    let member = path.len() >= 2 && suffix(&path[path.len() - 2]) == Some(Suffix::Type);
+    let path = paths.get(sym.shape.path);
+    let member = path.len() >= 2 && suffix(path[path.len() - 2]) == Some(Suffix::Type);
     let kind = info
         .and_then(|i| i.kind)
         .or_else(|| kind_from_signature(signature, member))
-        .unwrap_or_else(|| kind_from_descriptors(path, dialect.rust));
+        .unwrap_or_else(|| kind_from_descriptors(&path, dialect.rust));
     Described {
         kind,
-        name: display_name(info.map(|i| &*i.display_name), &sym.parsed, path, &dialect.tool),
-        fqn: fqn_of(&sym.parsed, path, dialect.fqn_sep, dialect.rust),
+        name: display_name(info.map(|i| &*i.display_name), &sym.parsed, &path, &dialect.tool),
+        fqn: fqn_of(&sym.parsed, &path, dialect.fqn_sep, dialect.rust),
         signature: one_line(signature),
         doc: doc.to_owned(),
     }
@@ -392,6 +397,7 @@ pub(super) fn keep(kind: &str, sym: &Sym) -> bool {
 pub(super) fn parse<'s>(
     syms: &'s mut [Option<Sym>],
     packages: &mut Packages,
+    paths: &mut Paths,
     id: SymId,
     text: &str,
     doc: Option<&str>,
@@ -399,7 +405,7 @@ pub(super) fn parse<'s>(
     let slot = &mut syms[id as usize];
     let sym = match slot.take() {
         Some(sym) => sym,
-        None => read_sym(text, doc, packages)?,
+        None => read_sym(text, doc, packages, paths)?,
     };
     let sym: &'s Sym = slot.insert(sym);
     Ok(sym)
@@ -409,15 +415,20 @@ pub(super) fn parse<'s>(
 /// few packages.
 #[derive(Default)]
 pub(super) struct Packages {
-    shared: HashMap<Box<str>, std::sync::Arc<Symbol>>,
+    shared: HashMap<Box<str>, (std::sync::Arc<Symbol>, u32)>,
+    /// Each package's number, by its canonical form (scheme, manager and
+    /// name as ids hash them, without the version).
+    numbers: HashMap<Box<str>, u32>,
     /// The key being looked up (scheme, manager, name and version), reused:
     /// a symbol of a package already met allocates nothing here.
     key: String,
 }
 
 impl Packages {
-    /// `parsed` (its descriptors taken), or the same package met before.
-    fn share(&mut self, parsed: Symbol) -> std::sync::Arc<Symbol> {
+    /// `parsed` (its descriptors taken), or the same package met before,
+    /// with the number of its canonical form: two symbols of one number
+    /// and one descriptor path have one canonical form, so one id.
+    fn share(&mut self, parsed: Symbol) -> (std::sync::Arc<Symbol>, u32) {
         let p = parsed.package.as_ref();
         self.key.clear();
         for part in [
@@ -432,14 +443,17 @@ impl Packages {
         if let Some(shared) = self.shared.get(self.key.as_str()) {
             return shared.clone();
         }
-        let shared = std::sync::Arc::new(parsed);
+        let canonical = crate::scip_symbol::canonical::<Descriptor>(&parsed, &[]);
+        let next = u32::try_from(self.numbers.len()).unwrap_or(u32::MAX);
+        let number = *self.numbers.entry(canonical.into()).or_insert(next);
+        let shared = (std::sync::Arc::new(parsed), number);
         self.shared.insert(self.key.as_str().into(), shared.clone());
         shared
     }
 }
 
 /// Parses a symbol string: its id (a local's hashes `doc`) and its shape.
-fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages) -> Result<Sym, GraphError> {
+fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages, paths: &mut Paths) -> Result<Sym, GraphError> {
     let parsed = crate::scip_symbol::parse(text).map_err(|e| ScipError::Symbol {
         doc: doc.unwrap_or("external symbols").to_owned(),
         symbol: text.to_owned(),
@@ -450,8 +464,9 @@ fn read_sym(text: &str, doc: Option<&str>, packages: &mut Packages) -> Result<Sy
     // The descriptors move into the shape: every later use reads the
     // folded path; `parsed` keeps the scheme and package.
     let mut parsed = parsed;
-    let shape = shape(std::mem::take(&mut parsed.descriptors));
-    Ok(Sym { parsed: packages.share(parsed), shape, id, local })
+    let shape = shape(std::mem::take(&mut parsed.descriptors), paths)?;
+    let (parsed, package) = packages.share(parsed);
+    Ok(Sym { parsed, package, shape, id, local })
 }
 
 /// Type nodes named `name` of one of `kinds`, uniquely (none when ambiguous).
@@ -477,18 +492,18 @@ pub(super) fn note_kind(kinds: &mut Vec<&'static str>, ix: NodeIx, kind: &'stati
     kinds[ix as usize] = kind;
 }
 
-pub(super) fn canonical_path(sym: &Symbol, path: &[Descriptor]) -> String {
+pub(super) fn canonical_path<D: Borrow<Descriptor>>(sym: &Symbol, path: &[D]) -> String {
     crate::scip_symbol::canonical(sym, path)
 }
 
 /// The node's name: the `display_name` given (`given`), else read from the
 /// descriptors.
-pub(super) fn display_name(given: Option<&str>, sym: &Symbol, path: &[Descriptor], tool: &str) -> String {
+pub(super) fn display_name<D: Borrow<Descriptor>>(given: Option<&str>, sym: &Symbol, path: &[D], tool: &str) -> String {
     let name = given.map(str::trim).filter(|n| !n.is_empty());
     if let Some(n) = name {
         return n.to_owned();
     }
-    match path.last().map(|d| d.name.as_str()) {
+    match path.last().map(|d| d.borrow().name.as_str()) {
         // scip-typescript's and scip-dotnet's constructors.
         Some("<constructor>" | ".ctor") => "constructor".into(),
         // rust-analyzer's crate root is the crate.
@@ -496,7 +511,7 @@ pub(super) fn display_name(given: Option<&str>, sym: &Symbol, path: &[Descriptor
             sym.package.as_ref().map(|p| p.name.clone()).unwrap_or_else(|| "crate".into())
         }
         // scip-python's modules: `shapes.geometry/` reads as `geometry`.
-        Some(n) if tool == "scip-python" && path.last().and_then(suffix) == Some(Suffix::Namespace) => {
+        Some(n) if tool == "scip-python" && path.last().and_then(|d| suffix(d.borrow())) == Some(Suffix::Namespace) => {
             n.rsplit('.').next().unwrap_or(n).to_owned()
         }
         Some(n) if !n.is_empty() => n.to_owned(),
@@ -506,12 +521,12 @@ pub(super) fn display_name(given: Option<&str>, sym: &Symbol, path: &[Descriptor
 
 /// The qualified name: descriptor names joined by `::` (Rust, after the
 /// crate) or `.` (everything else); type parameters and parameters left out.
-pub(super) fn fqn_of(sym: &Symbol, path: &[Descriptor], sep: &str, rust: bool) -> String {
+pub(super) fn fqn_of<D: Borrow<Descriptor>>(sym: &Symbol, path: &[D], sep: &str, rust: bool) -> String {
     let mut parts: Vec<&str> = Vec::new();
     if rust && let Some(p) = sym.package.as_ref().filter(|p| !p.name.is_empty()) {
         parts.push(&p.name);
     }
-    for (i, d) in path.iter().enumerate() {
+    for (i, d) in path.iter().map(Borrow::borrow).enumerate() {
         if matches!(suffix(d), Some(Suffix::TypeParameter | Suffix::Parameter | Suffix::Meta))
             || d.name.is_empty()
             || (rust && i == 0 && d.name == "crate")
@@ -542,4 +557,14 @@ pub(super) struct Info {
     /// The symbols of its `is_implementation` relationships, as written
     /// (not document-qualified, so a local target finds no node).
     pub(super) implements: Vec<SymId>,
+}
+
+impl Info {
+    /// Drops what a node was made of (names, signature, docs), once it is
+    /// made: its relationships are all the import reads of it again.
+    pub(super) fn spent(&mut self) {
+        self.display_name = Box::default();
+        self.signature = String::new();
+        self.doc = String::new();
+    }
 }

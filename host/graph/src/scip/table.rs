@@ -61,6 +61,8 @@ pub(super) struct Table {
     pub(super) syms: Vec<Option<Sym>>,
     /// The packages their parses share.
     pub(super) packages: super::symbols::Packages,
+    /// The descriptor paths their parses share.
+    pub(super) paths: super::paths::Paths,
     /// Each symbol's information (the first given for it wins: documents
     /// first, then external symbols).
     pub(super) info: Vec<Option<Box<Info>>>,
