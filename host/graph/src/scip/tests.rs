@@ -165,6 +165,50 @@ fn a_symbol_defined_in_two_documents_encloses_the_references_of_both() {
     assert!(!from_other.iter().any(|(_, to)| to == "io.Drain.drain"), "{from_other:?}");
 }
 
+/// The hierarchy joins symbols by their canonical form, which has no
+/// version: a member written with another version of its type's package
+/// is still the type's (DECLARES, and OVERRIDES through an impl), and a
+/// namesake in another package is not.
+#[test]
+fn the_hierarchy_joins_versions_of_one_package_and_keeps_packages_apart() {
+    let occ = |symbol: &str, range: Vec<i32>| {
+        let mut o = Occurrence::new();
+        (o.symbol, o.symbol_roles, o.range) = (symbol.into(), DEFINITION, range);
+        o
+    };
+    let mut index = Index::new();
+    index.metadata.mut_or_insert_default().tool_info.mut_or_insert_default().name = "rust-analyzer".into();
+    let mut doc = scip::types::Document::new();
+    doc.relative_path = "src/lib.rs".into();
+    doc.occurrences = vec![
+        occ("rust-analyzer cargo shapes 0.1.0 geometry/", vec![0, 4, 12]),
+        occ("rust-analyzer cargo shapes 0.1.0 geometry/Shape#", vec![1, 10, 15]),
+        occ("rust-analyzer cargo shapes 0.1.0 geometry/Shape#area().", vec![2, 7, 11]),
+        occ("rust-analyzer cargo shapes 0.1.0 geometry/Circle#", vec![3, 11, 17]),
+        // Written with another version of the package.
+        occ("rust-analyzer cargo shapes 0.2.0 geometry/Circle#radius.", vec![4, 4, 10]),
+        occ("rust-analyzer cargo shapes 0.2.0 geometry/impl#[Circle][Shape]area().", vec![5, 7, 11]),
+        // The same path in another package.
+        occ("rust-analyzer cargo other 0.1.0 geometry/Circle#", vec![6, 11, 17]),
+        occ("rust-analyzer cargo other 0.1.0 geometry/Circle#side.", vec![7, 4, 8]),
+    ];
+    let mut shape = scip::types::SymbolInformation::new();
+    shape.symbol = "rust-analyzer cargo shapes 0.1.0 geometry/Shape#".into();
+    shape.kind = scip::types::symbol_information::Kind::Trait.into();
+    doc.symbols.push(shape);
+    index.documents.push(doc);
+    let g = import(&index.write_to_bytes().unwrap_or_default(), &Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let circle = edges(&g, "shapes::geometry::Circle", Direction::Out);
+    assert!(has(&circle, "DECLARES", "shapes::geometry::Circle::radius"), "{circle:?}");
+    assert!(has(&circle, "DECLARES", "shapes::geometry::Circle::area"), "{circle:?}");
+    assert!(has(&circle, "IMPLEMENTS", "shapes::geometry::Shape"), "{circle:?}");
+    let area = edges(&g, "shapes::geometry::Circle::area", Direction::Out);
+    assert!(has(&area, "OVERRIDES", "shapes::geometry::Shape::area"), "{area:?}");
+    assert!(!circle.iter().any(|(_, to)| to.ends_with("::side")), "another package's member: {circle:?}");
+    let other = edges(&g, "other::geometry::Circle", Direction::Out);
+    assert!(has(&other, "DECLARES", "other::geometry::Circle::side"), "{other:?}");
+}
+
 #[test]
 fn ids_ignore_versions_and_locals_hash_their_document() {
     let parse = |s: &str| super::super::scip_symbol::parse(s).unwrap_or_else(|e| panic!("{e}"));
