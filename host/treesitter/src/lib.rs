@@ -413,26 +413,33 @@ impl Workspace {
     /// Allocates again, on the calling thread, what the workspace keeps
     /// between resolves (its readings, the last resolve and its memo), so
     /// that it fills pages of its own rather than those of the threads
-    /// that read and resolved it ([`resolve::Copies`]). Meant for a quiet
-    /// moment after a resolve: the values are copied whole, then the old
-    /// ones freed. Does nothing when nothing was resolved since the last
-    /// compaction; says whether it did.
+    /// that read and resolved it. Meant for a quiet moment after a
+    /// resolve. Each value is copied, then the old one freed, one reading
+    /// or one field at a time: the copy never doubles what the part keeps
+    /// (on a 25.2M-line tree, copying Java's part whole took the process
+    /// from 4.3 to 5.5 GB). Does nothing when nothing was resolved since
+    /// the last compaction; says whether it did.
     pub fn compact(&mut self) -> bool {
         if !std::mem::take(&mut self.scattered) || self.files.is_empty() {
             return false;
         }
-        let mut copies = resolve::Copies::default();
+        let mut last = self.last.take();
+        if let Some((project, memo)) = &mut last {
+            project.compact(memo);
+        }
+        resolve::compact_readings(
+            self.files.values_mut().filter_map(|read| read.as_mut().ok()),
+            last.as_mut().map(|(project, _)| project),
+        );
+        self.last = last;
         self.files = std::mem::take(&mut self.files)
             .into_iter()
-            .map(|(path, read)| (PathBuf::from(path.as_os_str()), read.map(|s| copies.of(&s))))
+            .map(|(path, read)| (PathBuf::from(path.as_os_str()), read))
             .collect();
         self.stamps = std::mem::take(&mut self.stamps)
             .into_iter()
             .map(|(path, s)| (PathBuf::from(path.as_os_str()), s))
             .collect();
-        if let Some((project, memo)) = self.last.take() {
-            self.last = Some((project.compacted(&mut copies), memo.compacted()));
-        }
         true
     }
 

@@ -1,4 +1,5 @@
-//! What a workspace keeps between resolves, allocated again in one pass.
+//! What a workspace keeps between resolves, allocated again, one value at
+//! a time.
 //!
 //! A part's files are read on many threads at once, each reading's facts
 //! allocated among its parse tree and query matches; its resolve allocates
@@ -9,7 +10,9 @@
 //! about 200 MiB beyond the live data (BENCHMARKS.md, issue 47,
 //! twenty-third part). Copied once, on one thread, after the rest is
 //! freed, the same values fill pages of their own and the old ones are
-//! handed back whole.
+//! handed back whole. Each value (a reading, a field of the resolve) is
+//! freed as soon as its copy is made: copied whole, the kept state was
+//! twice in memory for a moment, the process's peak on large trees.
 //!
 //! A copy keeps what is shared shared: a file's reading is held by the
 //! workspace and by the project resolved from it, and an edit tells the
@@ -20,46 +23,77 @@ use std::sync::Arc;
 
 use super::{HashMap, Memo, Project, Source};
 
-/// Copies of readings, each made once, by the reading they copy. The
-/// readings copied are held until the copies are: no address it is keyed
-/// by is freed and given to another while it is.
-#[derive(Default)]
-pub struct Copies(HashMap<*const Source, (Arc<Source>, Arc<Source>)>);
-
-impl Copies {
-    /// The copy of `s`: the same for every holder of `s`.
-    pub fn of(&mut self, s: &Arc<Source>) -> Arc<Source> {
-        let (_, copy) = self.0.entry(Arc::as_ptr(s)).or_insert_with(|| (s.clone(), Arc::new(Source::clone(s))));
-        copy.clone()
-    }
+/// `value` allocated again: the copy made, then the old one freed, so that
+/// what is copied one field at a time never holds two copies of more than
+/// that field.
+fn again<T: Clone>(value: &mut T) {
+    *value = value.clone();
 }
 
 impl Project {
-    /// The project allocated again, its readings shared as `copies` has
-    /// them.
-    pub fn compacted(&self, copies: &mut Copies) -> Project {
-        Project {
-            sources: self.sources.iter().map(|s| copies.of(s)).collect(),
-            defs: self.defs.clone(),
-            symbols: self.symbols.clone(),
-            supers: self.supers.clone(),
-            uses: Arc::new(self.uses.as_ref().clone()),
-            expanded: self.expanded.clone(),
-            counts: self.counts,
-            first_def: self.first_def.clone(),
-        }
+    /// Allocates again what the project keeps beside its readings, one
+    /// field at a time. Its readings are the workspace's too: the two are
+    /// copied together, one reading at a time ([`compact_readings`]). Its
+    /// uses, when `memo` shares them, stay shared.
+    pub fn compact(&mut self, memo: &mut Memo) {
+        let Project { sources: _, defs, symbols, supers, uses, expanded, counts: _, first_def } = self;
+        again(defs);
+        again(symbols);
+        again(supers);
+        let shared = Arc::ptr_eq(uses, &memo.files);
+        *uses = Arc::new(uses.as_ref().clone());
+        again(expanded);
+        again(first_def);
+        memo.compact(shared.then(|| uses.clone()));
     }
 }
 
 impl Memo {
-    /// The memo allocated again. (Its files' uses are shared with the
-    /// project until [`Project::keep_for_next`]; copied, each has its
-    /// own, which the next resolve takes without copying them again.)
-    pub fn compacted(&self) -> Memo {
-        Memo {
-            files: Arc::new(self.files.as_ref().clone()),
-            shape: self.shape.clone(),
-            warm: self.warm.as_ref().map(|w| Box::new(w.as_ref().clone())),
+    /// Allocates again what the memo keeps, one field at a time; its
+    /// files' uses are `uses` when given (the project's, copied already).
+    fn compact(&mut self, uses: Option<Arc<Vec<super::again::FileUses>>>) {
+        self.files = uses.unwrap_or_else(|| Arc::new(self.files.as_ref().clone()));
+        again(&mut self.shape);
+        if let Some(warm) = self.warm.as_deref_mut() {
+            let super::warm::Warm { look, members, held, overrides, anonymous, counts: _, sharing } = warm;
+            again(look);
+            again(members);
+            again(held);
+            again(overrides);
+            again(anonymous);
+            again(sharing);
+        }
+    }
+}
+
+/// Allocates again each reading `readings` holds, and the project's hold
+/// of the same reading, one reading at a time: the copy made, both holders
+/// given it, and the old one freed before the next is copied. A reading
+/// stays shared (an edit tells the files it need not resolve again by
+/// that sharing, `Arc::ptr_eq`, `again.rs`).
+pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>, project: Option<&mut Project>) {
+    let mut project = project;
+    // The project's readings by address. Each is looked up while it is
+    // still alive (held by the reading being copied), so no address here
+    // can be one a freed reading's copy took since.
+    let mut at: HashMap<*const Source, usize> = match &project {
+        Some(p) => p.sources.iter().enumerate().map(|(i, s)| (Arc::as_ptr(s), i)).collect(),
+        None => HashMap::default(),
+    };
+    for reading in readings {
+        let copy = Arc::new(Source::clone(reading));
+        if let Some(i) = at.remove(&Arc::as_ptr(reading))
+            && let Some(p) = project.as_deref_mut()
+        {
+            p.sources[i] = copy.clone();
+        }
+        *reading = copy;
+    }
+    // Readings only the project holds (none after a resolve of the
+    // workspace's files): copied alone.
+    if let Some(p) = project {
+        for (_, i) in at {
+            p.sources[i] = Arc::new(Source::clone(&p.sources[i]));
         }
     }
 }

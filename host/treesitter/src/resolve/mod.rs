@@ -38,7 +38,7 @@ mod written;
 pub use again::Memo;
 use again::{FileUses, Plan, Shape};
 pub use calls::Bound;
-pub use compact::Copies;
+pub use compact::compact_readings;
 pub use def::Def;
 use def::{Symbols, index32};
 use hierarchy::{anonymous_overrides, implicit_interfaces, overrides};
