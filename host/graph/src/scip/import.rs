@@ -14,7 +14,7 @@ use super::occurrences::{DEFINITION, Def, IMPORT, Range, TEST, enclosing_of, ran
 use super::paths::{PathId, Paths};
 use super::symbols::{
     ATTRIBUTE_ROLES, Dialect, SymId, attribute_role, candidates, describe, fqn_of, id_of, is_callable, is_test_path,
-    keep, note_kind, parse, suffix,
+    keep, note_kind, suffix,
 };
 use super::table::{Slot, Table};
 use super::{HashMap, Options, ScipError, key_of};
@@ -82,21 +82,8 @@ impl FirstPass {
             if self.table.slot[id as usize] == Slot::Skipped {
                 continue;
             }
-            match parse(
-                &mut self.table.syms,
-                &mut self.table.packages,
-                &mut self.table.paths,
-                id,
-                &o.symbol,
-                Some(path),
-            ) {
-                Ok(_) => {}
-                // One symbol that does not parse costs that symbol, not the index.
-                Err(e) if super::table::unparsed(&e) => {
-                    self.table.leave_out(id, path, &o.symbol);
-                    continue;
-                }
-                Err(e) => return Err(e),
+            if !self.table.parsed(id, &o.symbol, path)? {
+                continue;
             }
             if self.table.slot[id as usize] == Slot::Defined {
                 if !self.here.contains(&id)
@@ -126,20 +113,8 @@ impl FirstPass {
             if matches!(self.table.slot[id as usize], Slot::Defined | Slot::Skipped) {
                 continue;
             }
-            match parse(
-                &mut self.table.syms,
-                &mut self.table.packages,
-                &mut self.table.paths,
-                id,
-                &s.symbol,
-                Some(path),
-            ) {
-                Ok(_) => {}
-                Err(e) if super::table::unparsed(&e) => {
-                    self.table.leave_out(id, path, &s.symbol);
-                    continue;
-                }
-                Err(e) => return Err(e),
+            if !self.table.parsed(id, &s.symbol, path)? {
+                continue;
             }
             self.table.slot[id as usize] = Slot::Defined;
             self.defs.push(Def {
@@ -470,21 +445,11 @@ impl<'b> Import<'b> {
                 Slot::Node(t) | Slot::External(t) => t,
                 Slot::Skipped => continue,
                 Slot::Met | Slot::Defined => {
-                    let sym = match parse(
-                        &mut self.table.syms,
-                        &mut self.table.packages,
-                        &mut self.table.paths,
-                        id,
-                        &o.symbol,
-                        Some(path),
-                    ) {
-                        Ok(sym) => sym,
-                        Err(e) if super::table::unparsed(&e) => {
-                            self.table.leave_out(id, path, &o.symbol);
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    };
+                    if !self.table.parsed(id, &o.symbol, path)? {
+                        continue;
+                    }
+                    // Parsed: there.
+                    let Some(sym) = self.table.syms[id as usize].as_ref() else { continue };
                     // A delta reaches the rest of the graph as it is.
                     if slot == Slot::Met
                         && let Some(base) = &self.base

@@ -135,6 +135,20 @@ pub(super) fn unparsed(e: &crate::GraphError) -> bool {
 }
 
 impl Table {
+    /// Parses symbol `id` (its text `symbol`, met in `doc`) unless it was:
+    /// false when it does not parse, and is left out ([`Table::leave_out`]:
+    /// one symbol that does not parse costs that symbol, not the index).
+    pub(super) fn parsed(&mut self, id: SymId, symbol: &str, doc: &str) -> Result<bool, GraphError> {
+        match super::symbols::parse(&mut self.syms, &mut self.packages, &mut self.paths, id, symbol, Some(doc)) {
+            Ok(_) => Ok(true),
+            Err(e) if unparsed(&e) => {
+                self.leave_out(id, doc, symbol);
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Leaves symbol `id` out (its text `symbol`, met in `doc`): counted,
     /// and the first few kept to name.
     pub(super) fn leave_out(&mut self, id: SymId, doc: &str, symbol: &str) {
