@@ -444,6 +444,8 @@ impl Packages {
             return shared.clone();
         }
         let canonical = crate::scip_symbol::canonical::<Descriptor>(&parsed, &[]);
+        // Fewer packages than symbols, whose ids are u32 (the table refuses
+        // more): the count always fits.
         let next = u32::try_from(self.numbers.len()).unwrap_or(u32::MAX);
         let number = *self.numbers.entry(canonical.into()).or_insert(next);
         let shared = (std::sync::Arc::new(parsed), number);

@@ -71,8 +71,7 @@ impl Memo {
 /// given it, and the old one freed before the next is copied. A reading
 /// stays shared (an edit tells the files it need not resolve again by
 /// that sharing, `Arc::ptr_eq`, `again.rs`).
-pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>, project: Option<&mut Project>) {
-    let mut project = project;
+pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>, mut project: Option<&mut Project>) {
     // The project's readings by address. Each is looked up while it is
     // still alive (held by the reading being copied), so no address here
     // can be one a freed reading's copy took since.
