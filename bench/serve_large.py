@@ -119,6 +119,9 @@ def main():
     p.add_argument("--cache", help="the cache to serve from and keep (a restart's figures); default: a fresh one, removed")
     p.add_argument("--edit", action="append", default=[],
                    help="LANG:FILE, a file to add functions to (repeatable; default: the first Java file)")
+    p.add_argument("--pause", type=float, default=0.0,
+                   help="seconds between an edit seen and the next one written (0: back to back, so what the "
+                        "server does after a swap is charged to the next edit; an agent's edits come seconds apart)")
     p.add_argument("--timeline", help="a file to sample the resident memory into, every 100 ms")
     p.add_argument("--log", help="a file to write the server's log into")
     a = p.parse_args()
@@ -191,6 +194,7 @@ def main():
                             raise SystemExit(f"{lang}: edit {n} of {target} never visible")
                         time.sleep(0.01)
                     latencies.append((time.monotonic() - t0) * 1000)
+                    time.sleep(a.pause)
             finally:
                 with open(target, "w") as f:
                     f.write(original)

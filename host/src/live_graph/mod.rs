@@ -413,13 +413,19 @@ impl LiveGraph {
     /// has of a node (see [`Graph::spliced`]). `None`, with nothing done,
     /// when the part is not `base` any more (replaced since, by a precise
     /// index say): the caller replaces it whole. Otherwise the record of
-    /// the swap and the part now. The part and the merged graph are
-    /// patched side by side, on two threads.
+    /// the swap and the part now.
+    ///
+    /// A merged graph is patched first, with the machine to itself, and
+    /// served at once; the part, which only the next merge or patch reads,
+    /// is patched after, under the same lock (no one sees the parts
+    /// without it). When the merged graph cannot be patched (a symbol
+    /// another part defines too), the part is patched and the parts are
+    /// merged again.
     pub fn patch_part(
         &self,
         path: &Path,
         base: &Arc<Graph>,
-        patch: impl Fn(&Graph, &(dyn Fn(&graph::RawId) -> Option<graph::Node> + Sync)) -> Result<Graph, GraphError> + Sync,
+        patch: impl Fn(&Graph, &(dyn Fn(&graph::RawId) -> Option<graph::Node> + Sync)) -> Result<Graph, GraphError>,
     ) -> Option<(ReloadRecord, Arc<Graph>)> {
         let started = Instant::now();
         let mut parts = self.lock_parts();
@@ -431,45 +437,62 @@ impl LiveGraph {
         let current = self.current.load_full();
         let others = (0..parts.len()).filter(|&k| k != i && parts[k].graph.node_count() > 0).count();
         // A merged graph (more than one part with symbols, before and
-        // after) is patched alike, beside the part; otherwise the parts are
-        // joined as a swap joins them (one part: itself, no rebuild).
+        // after) is patched alike; otherwise the parts are joined as a
+        // swap joins them (one part: itself, no rebuild).
         let merged = others > 0 && base.node_count() > 0 && !parts.iter().any(|p| Arc::ptr_eq(&p.graph, &current));
-        let fallback = |id: &graph::RawId| {
-            (0..parts.len())
-                .filter(|&k| k != i)
-                .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
-        };
-        let (part, whole) = std::thread::scope(|s| {
-            let whole = merged.then(|| s.spawn(|| patch(&current, &fallback)));
-            let part = patch(base, &|_| None);
-            let whole = whole.map(|w| {
-                w.join().unwrap_or_else(|_| {
-                    tracing::warn!(what = %what, "patching the merged graph panicked: the parts are merged again");
-                    Err(GraphError::Format("patching the merged graph panicked".into()))
-                })
-            });
-            (part, whole)
+        let whole = merged.then(|| {
+            let fallback = |id: &graph::RawId| {
+                (0..parts.len())
+                    .filter(|&k| k != i)
+                    .find_map(|k| parts[k].graph.lookup_raw(id).map(|n| parts[k].graph.node(n).to_node()))
+            };
+            patch(&current, &fallback)
         });
-        let part = match part {
+        drop(current);
+        // A merged graph patched that still holds symbols is served now:
+        // the part, patched next, is checked to hold some too.
+        let early = match whole {
+            Some(Ok(g)) if g.node_count() > 0 => {
+                let graph = Arc::new(g);
+                let record = self.swap(Ok(graph.clone()), started, &format!("{what} (the merged graph patched)"));
+                Some((record, graph))
+            }
+            _ => None,
+        };
+        let part = match patch(base, &|_| None) {
             Ok(g) => Arc::new(g),
-            Err(e) => {
+            Err(e) if early.is_none() => {
                 drop(parts);
                 return Some((self.swap(Err(e), started, &what), base.clone()));
             }
+            Err(e) => {
+                // The merged graph took a patch the part refused (a bug in
+                // the patch): told refused, the caller imports the part
+                // whole, which merges the parts again.
+                tracing::warn!(what = %what, error = %e, "the part refused a patch its merged graph took");
+                let detail = crate::sanitize::escape(&format!("{e}; the part is imported whole"), 2000);
+                let duration_ms = started.elapsed().as_millis() as u64;
+                return Some((ReloadRecord { result: "refused", detail, at: now(), duration_ms }, base.clone()));
+            }
         };
         let join = || joined((0..parts.len()).map(|k| if k == i { &part } else { &parts[k].graph }));
-        let (result, how) = match whole {
-            Some(Ok(g)) if part.node_count() > 0 => (Ok(Arc::new(g)), "the merged graph patched"),
-            // A symbol two parts define is merged again, not patched.
-            Some(_) if part.node_count() > 0 => (join(), "the parts merged again"),
-            _ => (join(), "the part served"),
+        let (record, served) = match early {
+            Some((record, graph)) if part.node_count() > 0 => (record, Some(graph)),
+            early => {
+                // A symbol two parts define is merged again, not patched;
+                // a part the edit emptied leaves the others, joined as a
+                // swap joins them (one: itself), after the merged graph
+                // patched served for the time the part took.
+                let again = early.is_none() && merged && part.node_count() > 0;
+                let how = if again { "the parts merged again" } else { "the part served" };
+                let result = join();
+                let served = result.as_ref().ok().cloned();
+                (self.swap(result, started, &format!("{what} ({how})")), served)
+            }
         };
-        let what = format!("{what} ({how})");
-        if result.is_ok() {
+        if record.result == "swapped" {
             parts[i].graph = part.clone();
         }
-        let served = result.as_ref().ok().cloned();
-        let record = self.swap(result, started, &what);
         drop(parts);
         // What a patched graph's indexes make at first use is made now, on
         // this thread, once the edit is served: only a search in between
