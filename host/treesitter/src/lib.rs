@@ -620,7 +620,8 @@ impl Workspace {
         // Files whose documents may differ from the last index written:
         // those whose uses were resolved again, and those that go with
         // them (a symbol they share, a C++ declaration's comment).
-        let anew = again.touched.take().filter(|_| self.last_written != 0).and_then(|fs| memo.with_sharing(&fs));
+        let anew =
+            again.touched.take().filter(|_| self.last_written != 0).map(|fs| resolve::with_sharing(&project, &fs));
         report.again = again;
         // Written alone when asked and they are few (a C++ namespace or a
         // Ruby module in every file makes a patch whole anyway).

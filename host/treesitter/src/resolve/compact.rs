@@ -55,13 +55,12 @@ impl Memo {
         self.files = uses.unwrap_or_else(|| Arc::new(self.files.as_ref().clone()));
         again(&mut self.shape);
         if let Some(warm) = self.warm.as_deref_mut() {
-            let super::warm::Warm { look, members, held, overrides, anonymous, counts: _, sharing } = warm;
+            let super::warm::Warm { look, members, held, overrides, anonymous, counts: _ } = warm;
             again(look);
             again(members);
             again(held);
             again(overrides);
             again(anonymous);
-            again(sharing);
         }
     }
 }

@@ -50,6 +50,7 @@ pub use symbols::{package_symbol, spelled_alone};
 use uses::resolve_files;
 pub use uses::{Unbound, Use};
 use values::{REEXPORTS, Receiver};
+pub(crate) use warm::with_sharing;
 
 /// Index of a definition in [`Project::defs`].
 pub type DefIx = usize;
@@ -459,8 +460,7 @@ fn resolve_uses(
     step.done("overrides");
     let shape = Shape::of(&p, &r.held.supers, &r.held.extensions, &r.held.foreign_extensions, &partial, &look);
     let held = r.held();
-    let sharing = warm::sharing(&p);
-    let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
     resolve_files(p, warm, Some(shape), last, symbols_kept, step)
 }
 

@@ -84,7 +84,7 @@ pub(super) fn resolve_files(
     let definitions_kept = shape.is_none();
     let started = std::time::Instant::now();
     let part = |what: &str| tracing::trace!(part = what, us = started.elapsed().as_micros() as u64, "uses");
-    let warm::Warm { look, members, held, overrides, anonymous, mut counts, sharing } = warm;
+    let warm::Warm { look, members, held, overrides, anonymous, mut counts } = warm;
     let vars = Vars::of(&p);
     let r = Resolver::new(&p, &look, &members, &vars, held);
     // The last resolve's project, and (when some definitions changed) the
@@ -180,7 +180,7 @@ pub(super) fn resolve_files(
     p.set_uses(per_file.clone());
     part("expanded");
     p.counts = counts;
-    let warm = warm::Warm { look, members, held, overrides, anonymous, counts, sharing };
+    let warm = warm::Warm { look, members, held, overrides, anonymous, counts };
     p.supers = warm.supers();
     part("supers");
     if let Some((old, old_warm)) = before {

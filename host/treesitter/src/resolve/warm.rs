@@ -30,79 +30,95 @@ pub(super) struct Warm {
     pub(super) anonymous: Vec<Vec<(DefIx, Vec<DefIx>)>>,
     /// The headers met and resolved.
     pub(super) counts: Counts,
-    /// The files that share a symbol, or write each other's.
-    pub(super) sharing: Sharing,
 }
 
-/// Files whose documents go together: those defining one symbol that
-/// scopes references (a C# partial class's parts, Kotlin's `expect` and
-/// `actual`, a Ruby module reopened; not a C++ or C# namespace block, which
-/// the graph splices per file: [`scopes`]), and a C++ member
-/// declared in one file and defined in another (whose document carries the
-/// declaration's comment).
-#[derive(Default, Clone)]
-pub(super) struct Sharing {
-    groups: Vec<Vec<usize>>,
-    of_file: HashMap<usize, Vec<u32>>,
+/// `files` of `p` with the files whose documents go with theirs, sorted:
+/// those defining a symbol one of them defines that scopes references (a
+/// C# partial class's parts, Kotlin's `expect` and `actual`, a Ruby module
+/// reopened; not a C++ or C# namespace block, which the graph splices per
+/// file: [`scopes`]), and those of a C++ member declared in one file and
+/// defined in another (whose document carries the declaration's comment).
+///
+/// Asked after each edit of a few files: their symbols are looked for in
+/// the others', told first by length, on every core (no table of every
+/// symbol of the project).
+pub(crate) fn with_sharing(p: &Project, files: &[usize]) -> Vec<usize> {
+    let shared = |ix: DefIx| {
+        let symbol = p.symbol(ix);
+        !symbol.is_empty() && !symbol.starts_with("local ") && scopes(p, ix)
+    };
+    let mut given = vec![false; p.sources.len()];
+    for &f in files {
+        given[f] = true;
+    }
+    let wanted: HashSet<&str> =
+        files.iter().flat_map(|&f| p.defs_of_file(f)).filter(|&ix| shared(ix)).map(|ix| p.symbol(ix)).collect();
+    let lengths: HashSet<usize> = wanted.iter().map(|s| s.len()).collect();
+    let mut out: Vec<usize> = files.to_vec();
+    if !wanted.is_empty() {
+        let defines = |f: usize| {
+            !given[f]
+                && p.defs_of_file(f).any(|ix| {
+                    let symbol = p.symbol(ix);
+                    lengths.contains(&symbol.len()) && wanted.contains(symbol) && shared(ix)
+                })
+        };
+        out.par_extend((0..p.sources.len()).into_par_iter().filter(|&f| defines(f)));
+    }
+    for d in &p.defs {
+        if let Some(t) = d.twin_of() {
+            let (a, b) = (d.file(), p.defs[t].file());
+            if a != b && (given[a] || given[b]) {
+                out.extend([a, b]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    #[cfg(test)]
+    assert_eq!(out, sharing_of_all(p, files), "the files that go with {files:?}");
+    out
 }
 
-/// The files of `p` that go together ([`Sharing`]).
-pub(super) fn sharing(p: &Project) -> Sharing {
-    let mut first: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(p.defs.len(), Default::default());
-    let mut group_of: HashMap<&str, usize> = HashMap::default();
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let shared = |(ix, symbol): &(usize, &str)| !symbol.is_empty() && !symbol.starts_with("local ") && scopes(p, *ix);
-    for (ix, symbol) in (0..p.defs.len()).map(|ix| (ix, p.symbol(ix))).filter(shared) {
-        let d = &p.defs[ix];
+/// [`with_sharing`] from a table of every symbol, as it was made before:
+/// what the tests check it against.
+#[cfg(test)]
+fn sharing_of_all(p: &Project, files: &[usize]) -> Vec<usize> {
+    let mut first: HashMap<&str, usize> = HashMap::default();
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    let mut out: Vec<usize> = files.to_vec();
+    for ix in 0..p.defs.len() {
+        let symbol = p.symbol(ix);
+        if symbol.is_empty() || symbol.starts_with("local ") || !scopes(p, ix) {
+            continue;
+        }
+        let f = p.defs[ix].file();
         match first.get(symbol) {
             None => {
-                first.insert(symbol, d.file());
+                first.insert(symbol, f);
             }
-            Some(&f) if f != d.file() => {
-                let g = *group_of.entry(symbol).or_insert_with(|| {
-                    groups.push(vec![f]);
-                    groups.len() - 1
-                });
-                groups[g].push(d.file());
-            }
+            Some(&at) if at != f => groups.entry(symbol).or_insert_with(|| vec![at]).push(f),
             Some(_) => {}
         }
     }
+    for group in groups.values() {
+        if group.iter().any(|f| files.contains(f)) {
+            out.extend_from_slice(group);
+        }
+    }
     for d in &p.defs {
-        if let Some(t) = d.twin_of().filter(|&t| p.defs[t].file() != d.file()) {
-            groups.push(vec![d.file(), p.defs[t].file()]);
+        if let Some(t) = d.twin_of().filter(|&t| p.defs[t].file() != d.file())
+            && (files.contains(&d.file()) || files.contains(&p.defs[t].file()))
+        {
+            out.extend([d.file(), p.defs[t].file()]);
         }
     }
-    let mut of_file: HashMap<usize, Vec<u32>> = HashMap::default();
-    for (g, files) in groups.iter_mut().enumerate() {
-        files.sort_unstable();
-        files.dedup();
-        for &f in files.iter() {
-            of_file.entry(f).or_default().push(g as u32);
-        }
-    }
-    Sharing { groups, of_file }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 impl Memo {
-    /// `files` with the files that go together with one of them
-    /// ([`Sharing`]), sorted; none when this memo keeps no record of which
-    /// do.
-    pub(crate) fn with_sharing(&self, files: &[usize]) -> Option<Vec<usize>> {
-        let sharing = &self.warm.as_ref()?.sharing;
-        let mut groups: Vec<u32> =
-            files.iter().flat_map(|f| sharing.of_file.get(f).into_iter().flatten()).copied().collect();
-        groups.sort_unstable();
-        groups.dedup();
-        let mut out: Vec<usize> = files.to_vec();
-        for g in groups {
-            out.extend_from_slice(&sharing.groups[g as usize]);
-        }
-        out.sort_unstable();
-        out.dedup();
-        Some(out)
-    }
-
     /// The project `p` (as the last resolve kept it) with what it dropped
     /// made again from this memo: its uses, unbound calls and supertypes,
     /// to write its whole index again.
