@@ -65,14 +65,7 @@ pub(crate) fn with_sharing(p: &Project, files: &[usize]) -> Vec<usize> {
         };
         out.par_extend((0..p.sources.len()).into_par_iter().filter(|&f| defines(f)));
     }
-    for d in &p.defs {
-        if let Some(t) = d.twin_of() {
-            let (a, b) = (d.file(), p.defs[t].file());
-            if a != b && (given[a] || given[b]) {
-                out.extend([a, b]);
-            }
-        }
-    }
+    twinned(p, |f| given[f], &mut out);
     out.sort_unstable();
     out.dedup();
     #[cfg(test)]
@@ -81,7 +74,8 @@ pub(crate) fn with_sharing(p: &Project, files: &[usize]) -> Vec<usize> {
 }
 
 /// [`with_sharing`] from a table of every symbol, as it was made before:
-/// what the tests check it against.
+/// what the tests check its search of the symbols against (the twins
+/// are added alike).
 #[cfg(test)]
 fn sharing_of_all(p: &Project, files: &[usize]) -> Vec<usize> {
     let mut first: HashMap<&str, usize> = HashMap::default();
@@ -106,16 +100,23 @@ fn sharing_of_all(p: &Project, files: &[usize]) -> Vec<usize> {
             out.extend_from_slice(group);
         }
     }
-    for d in &p.defs {
-        if let Some(t) = d.twin_of().filter(|&t| p.defs[t].file() != d.file())
-            && (files.contains(&d.file()) || files.contains(&p.defs[t].file()))
-        {
-            out.extend([d.file(), p.defs[t].file()]);
-        }
-    }
+    twinned(p, |f| files.contains(&f), &mut out);
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Adds to `out` both files of each C++ member declared in one file and
+/// defined in another, where one of the two is `given`.
+fn twinned(p: &Project, given: impl Fn(usize) -> bool, out: &mut Vec<usize>) {
+    for d in &p.defs {
+        if let Some(t) = d.twin_of() {
+            let (a, b) = (d.file(), p.defs[t].file());
+            if a != b && (given(a) || given(b)) {
+                out.extend([a, b]);
+            }
+        }
+    }
 }
 
 impl Memo {
