@@ -38,7 +38,7 @@ impl Project {
     pub fn compact(&mut self, memo: &mut Memo) {
         let Project { sources: _, defs, symbols, supers, uses, expanded, counts: _, first_def } = self;
         again(defs);
-        again(symbols);
+        *symbols = symbols.copied();
         again(supers);
         let shared = Arc::ptr_eq(uses, &memo.files);
         *uses = Arc::new(uses.as_ref().clone());

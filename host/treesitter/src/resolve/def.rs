@@ -1,6 +1,8 @@
 //! A definition's place in the project, as the resolve holds it between
 //! edits, and the definitions' symbols.
 
+use std::sync::Arc;
+
 use super::DefIx;
 
 /// A definition with its place in the project: four 32-bit indices, its
@@ -64,33 +66,61 @@ impl Def {
     }
 }
 
-/// The definitions' SCIP symbols, one text: a large tree's hundreds of
-/// thousands held between edits without a string each.
+/// The definitions' SCIP symbols, one text per file: a large tree's
+/// hundreds of thousands held between edits without a string each, and an
+/// unchanged file's shared by the resolve after an edit, not copied.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Symbols {
-    text: String,
+    files: Vec<Arc<FileSymbols>>,
+}
+
+/// One file's definitions' symbols, in source order.
+#[derive(Debug, Default)]
+pub(crate) struct FileSymbols {
+    text: Box<str>,
     /// Where each definition's symbol ends in `text`.
-    ends: Vec<u32>,
+    ends: Box<[u32]>,
+}
+
+impl FileSymbols {
+    /// The symbols of one file's definitions, in order.
+    pub(super) fn of<'a>(symbols: impl Iterator<Item = &'a str>) -> FileSymbols {
+        let (mut text, mut ends) = (String::new(), Vec::new());
+        for symbol in symbols {
+            text.push_str(symbol);
+            ends.push(u32::try_from(text.len()).unwrap_or_else(|_| panic!("a file's symbols past 4 GiB of text")));
+        }
+        FileSymbols { text: text.into_boxed_str(), ends: ends.into_boxed_slice() }
+    }
+
+    fn get(&self, at: usize) -> &str {
+        let Some(&end) = self.ends.get(at) else { return "" };
+        let start = if at == 0 { 0 } else { self.ends[at - 1] };
+        &self.text[start as usize..end as usize]
+    }
 }
 
 impl Symbols {
-    /// The symbols in definitions' order.
-    pub(super) fn of<'a>(symbols: impl ExactSizeIterator<Item = &'a str>) -> Symbols {
-        let mut s = Symbols { text: String::new(), ends: Vec::with_capacity(symbols.len()) };
-        for symbol in symbols {
-            s.text.push_str(symbol);
-            let end = u32::try_from(s.text.len()).unwrap_or_else(|_| panic!("symbols past 4 GiB of text"));
-            s.ends.push(end);
-        }
-        s.text.shrink_to_fit();
-        s
+    /// Each file's symbols, in the files' order.
+    pub(super) fn of(files: impl Iterator<Item = Arc<FileSymbols>>) -> Symbols {
+        Symbols { files: files.collect() }
     }
 
-    /// Definition `d`'s, empty before they are spelled.
-    pub(super) fn get(&self, d: DefIx) -> &str {
-        let Some(&end) = self.ends.get(d) else { return "" };
-        let start = if d == 0 { 0 } else { self.ends[d - 1] };
-        &self.text[start as usize..end as usize]
+    /// The symbol of the definition `at` of `file`, empty before they are
+    /// spelled.
+    pub(super) fn get(&self, file: usize, at: usize) -> &str {
+        self.files.get(file).map_or("", |f| f.get(at))
+    }
+
+    /// File `file`'s symbols, to share with the next resolve.
+    pub(super) fn file(&self, file: usize) -> Arc<FileSymbols> {
+        self.files[file].clone()
+    }
+
+    /// A copy that shares nothing with this one (a compaction's).
+    pub(super) fn copied(&self) -> Symbols {
+        let copy = |f: &Arc<FileSymbols>| Arc::new(FileSymbols { text: f.text.clone(), ends: f.ends.clone() });
+        Symbols { files: self.files.iter().map(copy).collect() }
     }
 }
 
@@ -99,9 +129,9 @@ mod tests {
     use super::*;
 
     /// A large tree keeps hundreds of thousands of definitions between
-    /// edits: four 32-bit indices each, their symbols one text.
+    /// edits: four 32-bit indices each, their symbols one text per file.
     #[test]
-    fn a_definition_is_four_indices_and_its_symbol_a_slice_of_one_text() {
+    fn a_definition_is_four_indices_and_its_symbol_a_slice_of_its_files_text() {
         assert_eq!(std::mem::size_of::<Def>(), 16);
         let mut d = Def::new(3, 5, Some(7));
         assert_eq!((d.file(), d.at(), d.parent(), d.twin_of()), (3, 5, Some(7), None));
@@ -109,8 +139,13 @@ mod tests {
         d.set_parent(None);
         assert_eq!((d.parent(), d.twin_of()), (None, Some(0)));
         assert!(std::panic::catch_unwind(|| Def::new(0, 0, Some(u32::MAX as usize))).is_err());
-        let s = Symbols::of(["a b c#", "", "é#f()."].into_iter());
-        assert_eq!((s.get(0), s.get(1), s.get(2), s.get(3)), ("a b c#", "", "é#f().", ""));
-        assert_eq!(Symbols::default().get(0), "");
+        let one = Arc::new(FileSymbols::of(["a b c#", "", "é#f()."].into_iter()));
+        let s = Symbols::of([one.clone(), Arc::default(), one].into_iter());
+        assert_eq!((s.get(0, 0), s.get(0, 1), s.get(0, 2), s.get(0, 3)), ("a b c#", "", "é#f().", ""));
+        assert_eq!((s.get(1, 0), s.get(2, 2), s.get(3, 0)), ("", "é#f().", ""));
+        assert!(Arc::ptr_eq(&s.file(0), &s.file(2)), "a file's symbols shared, not copied");
+        let copy = s.copied();
+        assert!(!Arc::ptr_eq(&copy.file(0), &s.file(0)) && copy.get(2, 0) == "a b c#");
+        assert_eq!(Symbols::default().get(0, 0), "");
     }
 }

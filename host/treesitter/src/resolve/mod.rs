@@ -40,7 +40,7 @@ use again::{FileUses, Plan, Shape};
 pub use calls::Bound;
 pub use compact::compact_readings;
 pub use def::Def;
-use def::{Symbols, index32};
+use def::{FileSymbols, Symbols, index32};
 use hierarchy::{anonymous_overrides, implicit_interfaces, overrides};
 use ladder::Resolver;
 use lookup::{Binding, Lookup, Names, Vars, Want, innermost_in, members_of};
@@ -164,7 +164,8 @@ impl Project {
 
     /// The SCIP symbol of definition `d` (empty for one that has none).
     pub fn symbol(&self, d: DefIx) -> &str {
-        self.symbols.get(d)
+        let def = &self.defs[d];
+        self.symbols.get(def.file(), def.at())
     }
 
     /// The kind of definition `d`.

@@ -239,7 +239,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     }
     // The changed files' definitions spelled, with the declarations of
     // unchanged types their bodies may be.
-    let mut own: Vec<String> = vec![String::new(); p.defs.len()];
+    let mut own = Sparse::default();
     let twins = {
         let mut s = Spelling::new(p, new_changed.len());
         s.any_apart = new_changed.iter().any(|&ix| s.apart(ix));
@@ -312,10 +312,8 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     p.defs.par_iter_mut().filter(|d| !changed[d.file()]).for_each(|d| {
         d.set_twin_of(old.defs[was(d)].twin_of().and_then(mapped));
     });
-    p.symbols = Symbols::of(p.defs.iter().enumerate().map(|(ix, d)| match changed[d.file()] {
-        true => done.get(&ix).map_or("", String::as_str),
-        false => old.symbol(was(d)),
-    }));
+    let spelled = |f: usize| FileSymbols::of(defs_of(p, f).map(|ix| done.get(&ix).map_or("", String::as_str)));
+    p.symbols = Symbols::of((0..files).map(|f| if changed[f] { Arc::new(spelled(f)) } else { old.symbols.file(f) }));
     for (body, declaration) in twins {
         p.defs[body].set_twin_of(Some(declaration));
     }

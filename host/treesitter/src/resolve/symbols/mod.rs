@@ -64,9 +64,30 @@ fn spell_all(p: &mut Project) {
         (own, s.twins)
     };
     let done = whole_symbols(p, &own);
-    p.symbols = Symbols::of(done.iter().map(|s| s.as_deref().unwrap_or_default()));
+    let file = |f: usize| FileSymbols::of(p.defs_of_file(f).map(|d| done[d].as_deref().unwrap_or_default()));
+    p.symbols = Symbols::of((0..p.sources.len()).map(|f| std::sync::Arc::new(file(f))));
     for (body, declaration) in twins {
         p.defs[body].set_twin_of(Some(declaration));
+    }
+}
+
+/// The descriptors of a few definitions (an edit's), by definition, where
+/// spelling every one holds them in a vector: absent, one is empty.
+#[derive(Default)]
+struct Sparse(HashMap<DefIx, String>);
+
+impl std::ops::Index<DefIx> for Sparse {
+    type Output = String;
+
+    fn index(&self, ix: DefIx) -> &String {
+        static NONE: String = String::new();
+        self.0.get(&ix).unwrap_or(&NONE)
+    }
+}
+
+impl std::ops::IndexMut<DefIx> for Sparse {
+    fn index_mut(&mut self, ix: DefIx) -> &mut String {
+        self.0.entry(ix).or_default()
     }
 }
 
@@ -180,7 +201,7 @@ impl<'a> Spelling<'a> {
     }
 
     /// Definition `ix`'s own descriptor, into `own[ix]`.
-    fn descriptor(&mut self, ix: DefIx, own: &mut [String]) {
+    fn descriptor<O: std::ops::IndexMut<DefIx, Output = String> + ?Sized>(&mut self, ix: DefIx, own: &mut O) {
         let p = self.p;
         let def = &p.defs[ix];
         let s = &p.sources[def.file()];
