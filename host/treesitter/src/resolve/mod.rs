@@ -238,6 +238,8 @@ fn definitions(
     let mut p = Project { sources, ..Project::default() };
     // Definitions and their lexical parents.
     let mut starts: Vec<DefIx> = Vec::with_capacity(p.sources.len());
+    // Those declared apart from their owner, told as the facts are walked.
+    let mut apart: Vec<DefIx> = Vec::new();
     for (fi, s) in p.sources.iter().enumerate() {
         starts.push(p.defs.len());
         let mut stack: Vec<(DefIx, Span)> = Vec::new();
@@ -273,6 +275,9 @@ fn definitions(
             let ix = p.defs.len();
             p.defs.push(Def::new(fi, at, parent));
             stack.push((ix, d.span));
+            if d.owner().is_some() {
+                apart.push(ix);
+            }
         }
     }
     p.first_def = starts;
@@ -280,7 +285,7 @@ fn definitions(
     // of the same package, at its top level or in a namespace. The names
     // they are looked up by are tabled only where some are (none in Java).
     let mut tabled: Option<Names> = None;
-    for ix in 0..p.defs.len() {
+    for ix in apart {
         let Some(owner) = p.fact(ix).owner().map(str::to_owned) else { continue };
         let names = tabled.get_or_insert_with(|| Names::of(&p));
         let file = p.defs[ix].file();
@@ -425,9 +430,11 @@ fn resolve_uses(
     // are declared.
     let mut extensions: HashMap<DefIx, Vec<DefIx>> = HashMap::default();
     let mut foreign: HashMap<String, Vec<DefIx>> = HashMap::default();
-    for (ix, def) in p.defs.iter().enumerate() {
-        if let Some(of) = &p.fact(ix).rare().extension {
-            let name = Name { name: of.clone(), qualifier: None, span: p.fact(ix).name_span, generics: 0 };
+    // (each file's facts walked in place, in the definitions' order)
+    let facts = p.sources.iter().flat_map(|s| &s.facts.defs);
+    for ((ix, def), fact) in p.defs.iter().enumerate().zip(facts) {
+        if let Some(of) = &fact.rare().extension {
+            let name = Name { name: of.clone(), qualifier: None, span: fact.name_span, generics: 0 };
             match r.ty(def.file(), def.parent().unwrap_or(usize::MAX), &name) {
                 Some(t) => {
                     extensions.entry(t).or_default().push(ix);
@@ -439,7 +446,7 @@ fn resolve_uses(
             }
         } else if def.parent().is_none()
             && p.sources[def.file()].lang.rules.foreign_extensions
-            && let Some(owner) = p.fact(ix).owner()
+            && let Some(owner) = fact.owner()
         {
             // A Swift extension's member of a type the project does not
             // define (`extension String { func slug() }`, `extension
@@ -484,18 +491,26 @@ fn join_partial_types(p: &mut Project) -> HashMap<DefIx, DefIx> {
     let mut partial: HashMap<DefIx, DefIx> = HashMap::default();
     // Ruby's modules too: `module Shop` reopened in every file of a gem is
     // one namespace, whose names (`class Item < Base`) are seen from each.
-    let reopened = |ix: DefIx| p.kind(ix) == Kind::Module && p.sources[p.defs[ix].file()].lang.rules.nested_modules;
-    for ix in 0..p.defs.len() {
-        let symbol = p.symbol(ix);
-        if !(p.kind(ix).is_type() || reopened(ix)) || symbol.is_empty() {
-            continue;
-        }
-        match first.entry(symbol) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                partial.insert(ix, *e.get());
+    // Each file's facts walked in place: a large part has hundreds of
+    // thousands of definitions, a few of them types.
+    for (f, s) in p.sources.iter().enumerate() {
+        let reopens = s.lang.rules.nested_modules;
+        for (at, d) in s.facts.defs.iter().enumerate() {
+            if !(d.kind.is_type() || reopens && d.kind == Kind::Module) {
+                continue;
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(ix);
+            let symbol = p.symbols.get(f, at);
+            if symbol.is_empty() {
+                continue;
+            }
+            let ix = p.first_def[f] + at;
+            match first.entry(symbol) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    partial.insert(ix, *e.get());
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(ix);
+                }
             }
         }
     }

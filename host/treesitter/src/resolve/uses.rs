@@ -219,9 +219,10 @@ fn moved(
     if !same_files {
         return None;
     }
-    fn symbols(q: &Project, ds: Vec<DefIx>) -> Vec<&str> {
-        ds.into_iter().map(|d| q.symbol(d)).collect()
-    }
+    // Whether two lists of supertypes are written alike: of the same
+    // symbols, in order.
+    let alike =
+        |a: &[DefIx], b: &[DefIx]| a.len() == b.len() && a.iter().zip(b).all(|(&s, &t)| old.symbol(s) == p.symbol(t));
     // Whether a definition (or its declaration) has supertypes written.
     fn listed(supers: &impl SuperTypes, d: DefIx, twin: Option<DefIx>) -> bool {
         supers.of(d).is_some() || twin.is_some_and(|t| supers.of(t).is_some())
@@ -253,8 +254,13 @@ fn moved(
                     || !again::same_parent(old, x, p, y)
                     || old.defs[x].parent().map(|t| old.kind(t)) != p.defs[y].parent().map(|t| p.kind(t))
                     || ((listed(old_supers, x, tx) || listed(&p.supers, y, ty))
-                        && symbols(old, written_supers(old_supers, all, x, tx))
-                            != symbols(p, written_supers(&p.supers, all, y, ty)));
+                        && !match (all, tx, ty) {
+                            // The direct ones, as held: nothing to collect.
+                            (false, None, None) => {
+                                alike(old_supers.of(x).unwrap_or_default(), p.supers.of(y).unwrap_or_default())
+                            }
+                            _ => alike(&written_supers(old_supers, all, x, tx), &written_supers(&p.supers, all, y, ty)),
+                        });
             }
             Some(moves)
         })
