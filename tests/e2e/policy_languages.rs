@@ -169,7 +169,20 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
 
     let s = Scratch::new("polyglot-swap");
     s.install(&read(DEFAULT_POLICY));
-    let client = Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg()]).await;
+    // What is checked here is what each policy answers, not how fast: a
+    // call's deadline of two seconds (100 ms by default) still ends a policy
+    // that never answers, but not one slowed by builds running beside the
+    // suite on two cores (the interpreted Python and JS policies are the
+    // slowest; once seen counted as a timeout under such load).
+    let client = Client::spawn(&[
+        "--policy",
+        &s.policy_arg(),
+        "--cache-dir",
+        &s.cache_arg(),
+        "--policy-timeout-ms",
+        "2000",
+    ])
+    .await;
     // A cold compile of the Python (18 MB) or JS (13 MB) component takes seconds.
     let wait = Duration::from_secs(60);
     let ctrl = client.id_of("OrderController").await;
