@@ -174,15 +174,9 @@ async fn four_policies_in_three_languages_pass_check_and_swap_live() {
     // that never answers, but not one slowed by builds running beside the
     // suite on two cores (the interpreted Python and JS policies are the
     // slowest; once seen counted as a timeout under such load).
-    let client = Client::spawn(&[
-        "--policy",
-        &s.policy_arg(),
-        "--cache-dir",
-        &s.cache_arg(),
-        "--policy-timeout-ms",
-        "2000",
-    ])
-    .await;
+    let client =
+        Client::spawn(&["--policy", &s.policy_arg(), "--cache-dir", &s.cache_arg(), "--policy-timeout-ms", "2000"])
+            .await;
     // A cold compile of the Python (18 MB) or JS (13 MB) component takes seconds.
     let wait = Duration::from_secs(60);
     let ctrl = client.id_of("OrderController").await;

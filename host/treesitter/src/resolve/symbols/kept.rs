@@ -29,6 +29,26 @@ use std::sync::Arc;
 
 use super::*;
 
+/// The descriptors of a few definitions (an edit's), by definition, where
+/// spelling every one holds them in a vector: absent, one is empty.
+#[derive(Default)]
+struct Sparse(HashMap<DefIx, String>);
+
+impl std::ops::Index<DefIx> for Sparse {
+    type Output = String;
+
+    fn index(&self, ix: DefIx) -> &String {
+        static NONE: String = String::new();
+        self.0.get(&ix).unwrap_or(&NONE)
+    }
+}
+
+impl std::ops::IndexMut<DefIx> for Sparse {
+    fn index_mut(&mut self, ix: DefIx) -> &mut String {
+        self.0.entry(ix).or_default()
+    }
+}
+
 /// Whether a language's symbols can be kept per file (module doc).
 pub(super) fn keeps(lang: &Lang) -> bool {
     !(lang.impl_blocks

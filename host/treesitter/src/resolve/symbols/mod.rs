@@ -71,26 +71,6 @@ fn spell_all(p: &mut Project) {
     }
 }
 
-/// The descriptors of a few definitions (an edit's), by definition, where
-/// spelling every one holds them in a vector: absent, one is empty.
-#[derive(Default)]
-struct Sparse(HashMap<DefIx, String>);
-
-impl std::ops::Index<DefIx> for Sparse {
-    type Output = String;
-
-    fn index(&self, ix: DefIx) -> &String {
-        static NONE: String = String::new();
-        self.0.get(&ix).unwrap_or(&NONE)
-    }
-}
-
-impl std::ops::IndexMut<DefIx> for Sparse {
-    fn index_mut(&mut self, ix: DefIx) -> &mut String {
-        self.0.entry(ix).or_default()
-    }
-}
-
 /// (enclosing names, package, name): a callable's place.
 type Place<'a> = (u32, u32, &'a str);
 /// (parent, package, name): a C# type's scope.
