@@ -15,7 +15,8 @@ impl Indexes {
     /// when these had them made (a graph never queried keeps not making
     /// them).
     pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool]) -> Indexes {
-        let kept_as = kept_as(remap, fresh);
+        let kept = kept_map(remap, fresh);
+        let kept_as = kept_as(&kept);
         let new: Vec<NodeIx> = (0..g.node_count() as NodeIx).filter(|&i| fresh[i as usize]).collect();
         let ((by_id, by_file), query) = rayon::join(
             || {
@@ -24,30 +25,40 @@ impl Indexes {
                 let files = new.iter().map(|&i| (g.recs[i as usize].file, i)).collect();
                 (by_id, self.by_file.carried(g.files.len(), kept_as, files))
             },
-            || self.query.get().map(|ix| ix.patched(g, remap, fresh, &new)),
+            || self.query.get().map(|ix| ix.patched(g, remap, fresh, &new, &kept)),
         );
         Indexes { by_id, by_file, query: query.map(std::sync::OnceLock::from).unwrap_or_default() }
     }
 }
 
-/// What old node `o` is in the spliced graph when it carries over: its new
-/// index, unless it is gone or has a record of its own (`fresh`).
-fn kept_as<'a>(remap: &'a [NodeIx], fresh: &'a [bool]) -> impl Fn(NodeIx) -> Option<NodeIx> + Copy + 'a {
-    move |o| Some(remap[o as usize]).filter(|&i| i != NodeIx::MAX && !fresh[i as usize])
+/// Each old node's index in the spliced graph when it carries over,
+/// `NodeIx::MAX` when it is gone or has a record of its own (`fresh`):
+/// made once, so that carrying a posting over reads one table, not two.
+/// Postings are in name order, not node order: millions of reads at
+/// random per edit of a large graph.
+fn kept_map(remap: &[NodeIx], fresh: &[bool]) -> Vec<NodeIx> {
+    remap.iter().map(|&i| if i == NodeIx::MAX || fresh[i as usize] { NodeIx::MAX } else { i }).collect()
+}
+
+/// What old node `o` is in the spliced graph when it carries over
+/// ([`kept_map`]).
+fn kept_as(kept: &[NodeIx]) -> impl Fn(NodeIx) -> Option<NodeIx> + Copy + '_ {
+    move |o| Some(kept[o as usize]).filter(|&i| i != NodeIx::MAX)
 }
 
 impl Index {
     /// The indexes of `g`, a graph spliced from the one whose indexes
     /// these are ([`Graph::spliced`]): `remap[o]` is old node `o`'s index
-    /// in `g` (`NodeIx::MAX` when it is gone) and `fresh[i]` whether node
-    /// `i` of `g` has a record of its own (added or rewritten). What the
+    /// in `g` (`NodeIx::MAX` when it is gone), `fresh[i]` whether node `i`
+    /// of `g` has a record of its own (added or rewritten), and `kept[o]`
+    /// what old node `o` is when it carries over ([`kept_map`]). What the
     /// other nodes had carries over, renumbered (the renumbering keeps
     /// their order); the fresh ones (`new`, ascending) are inserted where
     /// they sort. The same indexes as [`Index::build`] of `g`, in time
     /// linear in the graph but with no sort of it.
-    pub fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx]) -> Index {
+    fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx], kept: &[NodeIx]) -> Index {
         let n = g.node_count();
-        let kept_as = kept_as(remap, fresh);
+        let kept_as = kept_as(kept);
         let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
         let mut ix = Index::default();
 

@@ -18,7 +18,7 @@ pub(super) type Defs = smallvec::SmallVec<[DefIx; 1]>;
 /// key for most of its hundreds of thousands of definitions): a key's one
 /// definition is its value itself, several a list apart. 8 bytes a value,
 /// where a list of its own takes 32.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct Table<K> {
     /// A definition, or [`SEVERAL`] and the number of its list in `several`.
     map: HashMap<K, usize>,
@@ -86,10 +86,15 @@ impl Names {
 /// the resolution ladder reads, so a name costs its own definitions, never
 /// every definition of the project. It owns its names (interned), so that
 /// a resolve after an edit that keeps every definition reuses it.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct Lookup {
-    /// Each name defined, numbered.
+    /// Each name defined, numbered (and the names of definitions a past
+    /// resolve of the same workspace had: numbers are never taken back).
     names: HashMap<Box<str>, u32>,
+    /// Each definition's name number, by definition: an unchanged file's
+    /// copied from the last resolve's, so that an edit looks up the names
+    /// of its own files alone.
+    name_of: Vec<u32>,
     /// Everything by name number.
     by_name: Vec<Defs>,
     /// Members by their owner and name.
@@ -208,7 +213,10 @@ impl Lookup {
         self.number(name).map_or(&[], |n| self.by_file.get(&(fi, n)))
     }
 
-    pub(super) fn of(p: &Project) -> Lookup {
+    /// The lookups of `p`; given the `last` resolve of the same files and
+    /// its lookups (taken), the names of the files that did not change are
+    /// not looked up again.
+    pub(super) fn of(p: &Project, last: Option<(&Project, Lookup)>) -> Lookup {
         let mut packages: HashMap<String, u32> = HashMap::default();
         let file_package: Vec<u32> = p
             .sources
@@ -223,9 +231,11 @@ impl Lookup {
         for (f, &n) in file_package.iter().enumerate() {
             package_files.entry(n).or_default().push(f);
         }
+        let (names, name_of) = numbered(p, last);
         let mut l = Lookup {
-            names: HashMap::default(),
-            by_name: Vec::new(),
+            by_name: vec![Defs::new(); names.len()],
+            names,
+            name_of,
             // Sized to the definitions: grown instead, the map rehashes a
             // large project's keys many times over.
             by_owner: Table::with_capacity(p.defs.len()),
@@ -243,16 +253,7 @@ impl Lookup {
             if d.twin_of().is_some() || (p.fact(ix).owner().is_some() && !d.parent().is_some_and(placed)) {
                 continue;
             }
-            let name = p.fact(ix).name();
-            let n = match l.names.get(name) {
-                Some(&n) => n,
-                None => {
-                    let n = l.by_name.len() as u32;
-                    l.names.insert(name.into(), n);
-                    l.by_name.push(Defs::new());
-                    n
-                }
-            };
+            let n = l.name_of[ix];
             l.by_name[n as usize].push(ix);
             // A Ruby module's names are its own (its mixins' are looked up
             // through them) as well as its file's, as a namespace's are.
@@ -287,6 +288,40 @@ impl Lookup {
     pub(super) fn get<'a, K: std::hash::Hash + Eq, V: AsRef<[DefIx]>>(map: &'a HashMap<K, V>, key: &K) -> &'a [DefIx] {
         map.get(key).map_or(&[], |d| d.as_ref())
     }
+}
+
+/// Every definition's name numbered (by definition), with the numbers:
+/// the `last` resolve's, its unchanged files' numbers copied, where it is
+/// of the same files; otherwise made afresh.
+fn numbered(p: &Project, last: Option<(&Project, Lookup)>) -> (HashMap<Box<str>, u32>, Vec<u32>) {
+    let (mut names, last) = match last {
+        Some((q, l)) if q.sources.len() == p.sources.len() && l.name_of.len() == q.defs.len() => {
+            (l.names, Some((q, l.name_of)))
+        }
+        _ => (HashMap::default(), None),
+    };
+    let mut name_of: Vec<u32> = Vec::with_capacity(p.defs.len());
+    for (f, s) in p.sources.iter().enumerate() {
+        if let Some((q, was)) = &last
+            && std::sync::Arc::ptr_eq(&q.sources[f], s)
+        {
+            name_of.extend_from_slice(&was[q.defs_of_file(f)]);
+            continue;
+        }
+        for d in &s.facts.defs {
+            let name = d.name();
+            let n = match names.get(name) {
+                Some(&n) => n,
+                None => {
+                    let n = u32::try_from(names.len()).expect("fewer than 2^32 names");
+                    names.insert(name.into(), n);
+                    n
+                }
+            };
+            name_of.push(n);
+        }
+    }
+    (names, name_of)
 }
 
 /// A Python project's packages as they are imported from a source root

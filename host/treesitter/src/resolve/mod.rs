@@ -366,7 +366,14 @@ fn resolve_uses(
     symbols_kept: bool,
     mut step: Steps,
 ) -> (Project, Memo, Again) {
-    let (members, look) = rayon::join(|| members_of(&p), || Lookup::of(&p));
+    // The last resolve's lookups, taken from its memo (nothing after this
+    // reads them): their names' numbers carry over.
+    let mut last = last;
+    let last_look = match last.as_mut() {
+        Some((q, memo)) => memo.warm.as_mut().map(|w| (&*q, std::mem::take(&mut w.look))),
+        None => None,
+    };
+    let (members, look) = rayon::join(|| members_of(&p), || Lookup::of(&p, last_look));
     let vars = Vars::of(&p);
     step.done("lookups");
     let held = ladder::Held { whole: partial.clone(), ..Default::default() };
