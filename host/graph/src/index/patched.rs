@@ -57,6 +57,31 @@ impl Index {
     /// they sort. The same indexes as [`Index::build`] of `g`, in time
     /// linear in the graph but with no sort of it.
     fn patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx], kept: &[NodeIx]) -> Index {
+        // Three parts side by side, as a build makes them: a large graph's
+        // postings are millions, and the core that splices the edges
+        // beside this takes a part once they are done.
+        let (names, (fqns, rest)) = rayon::join(
+            || self.names_patched(g, remap, fresh, new, kept),
+            || rayon::join(|| self.fqns_patched(g, new, kept), || self.rest_patched(g, new, kept)),
+        );
+        Index {
+            by_fqn: fqns.by_fqn,
+            by_tail: fqns.by_tail,
+            fqn_rank: fqns.fqn_rank,
+            containers: rest.containers,
+            container_starts: rest.container_starts,
+            members: rest.members,
+            doc_words: rest.doc_words,
+            doc_nodes: rest.doc_nodes,
+            by_kind: rest.by_kind,
+            by_role: rest.by_role,
+            ..names
+        }
+    }
+
+    /// [`Index::patched`]'s names: each node's lower-cased, and the nodes
+    /// by them.
+    fn names_patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx], kept: &[NodeIx]) -> Index {
         let n = g.node_count();
         let kept_as = kept_as(kept);
         let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
@@ -98,9 +123,15 @@ impl Index {
         let by_name =
             inserted(carry(&self.by_name), new.to_vec(), |a, b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
         ix.by_name = by_name;
+        ix
+    }
 
-        // Qualified names.
-        let lower_fqn = |i: NodeIx| lower(g.node(i).fqn());
+    /// [`Index::patched`]'s qualified names: the nodes by them, by their
+    /// last segment, and each node's rank.
+    fn fqns_patched(&self, g: &Graph, new: &[NodeIx], kept: &[NodeIx]) -> Index {
+        let kept_as = kept_as(kept);
+        let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
+        let mut ix = Index::default();
         let lowered = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
         // Keys made once for the fresh nodes; a kept node's compared as
         // it is lower-cased, with no string made (a few dozen compares).
@@ -124,10 +155,19 @@ impl Index {
             let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
             (x.len(), x, a).cmp(&(y.len(), y, b))
         });
-        ix.fqn_rank = vec![0; n];
+        ix.fqn_rank = vec![0; g.node_count()];
         for (rank, &node) in order.iter().enumerate() {
             ix.fqn_rank[node as usize] = rank as u32;
         }
+        ix
+    }
+
+    /// [`Index::patched`]'s other postings: by container, doc word, kind
+    /// and role.
+    fn rest_patched(&self, g: &Graph, new: &[NodeIx], kept: &[NodeIx]) -> Index {
+        let kept_as = kept_as(kept);
+        let lower_fqn = |i: NodeIx| lower(g.node(i).fqn());
+        let mut ix = Index::default();
 
         // Containers: the old ones with their members that carry over, and
         // the fresh nodes' (new containers where they sort).
