@@ -12,14 +12,28 @@ fn method(k: Kind) -> bool {
 /// The method of the nearest of `supertypes` that `m` overrides (or
 /// implements): of the same name, taking its parameters (their number, then
 /// their types where both write them), never a static one.
-fn overridden(p: &Project, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, supertypes: &[DefIx]) -> Option<DefIx> {
+fn overridden(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, supertypes: &[DefIx]) -> Option<DefIx> {
+    let p = r.p;
     let f = p.fact(m);
     if f.declared_static {
         return None;
     }
     supertypes.iter().find_map(|s| {
-        let same: Vec<DefIx> = members
-            .get(s)?
+        // A supertype's members of that name, as the lookups table them
+        // (a type high in a large hierarchy has hundreds of members, asked
+        // for each method below it); a module's where they are not tabled
+        // by owner (a namespace's are its file's and package's).
+        let named = match p.kind(*s) != Kind::Module || p.sources[p.defs[*s].file()].lang.rules.nested_modules {
+            true => r.look.members_named(*s, f.name()),
+            false => members.get(s)?.as_slice(),
+        };
+        #[cfg(test)]
+        {
+            let all = members.get(s).map_or(&[][..], Vec::as_slice);
+            let scanned: Vec<DefIx> = all.iter().copied().filter(|&o| p.fact(o).name() == f.name()).collect();
+            assert_eq!(named, scanned, "the members of {s} called {} as tabled and as listed", f.name());
+        }
+        let same: Vec<DefIx> = named
             .iter()
             .copied()
             .filter(|&o| {
@@ -61,7 +75,7 @@ pub(super) fn overrides(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>) 
             let lineage = r.lineage(t);
             ms.iter()
                 .filter(|&&m| method(p.kind(m)))
-                .filter_map(|&m| overridden(p, members, m, &lineage[1..]).map(|o| (m, vec![o])))
+                .filter_map(|&m| overridden(r, members, m, &lineage[1..]).map(|o| (m, vec![o])))
                 .collect::<Vec<_>>()
         })
         .collect()
@@ -101,7 +115,7 @@ pub(super) fn anonymous_overrides(
             continue;
         };
         let Some(t) = r.ty(fi, d.parent().unwrap_or(usize::MAX), ty) else { continue };
-        if let Some(o) = overridden(p, members, ix, &r.lineage(t)) {
+        if let Some(o) = overridden(r, members, ix, &r.lineage(t)) {
             out.push((ix, vec![o]));
         }
     }

@@ -207,6 +207,12 @@ impl Lookup {
         self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
     }
 
+    /// [`Lookup::owned`], not recorded as read (what a type's methods
+    /// override, read for the whole project).
+    pub(super) fn members_named(&self, t: DefIx, name: &str) -> &[DefIx] {
+        self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
+    }
+
     /// The top-level definitions of file `fi` called `name`.
     pub(super) fn in_file(&self, fi: usize, name: &str) -> &[DefIx] {
         read(name);
