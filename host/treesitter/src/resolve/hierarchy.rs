@@ -18,13 +18,14 @@ fn overridden(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, 
     if f.declared_static {
         return None;
     }
+    let number = r.look.number(f.name());
     supertypes.iter().find_map(|s| {
         // A supertype's members of that name, as the lookups table them
         // (a type high in a large hierarchy has hundreds of members, asked
         // for each method below it); a module's where they are not tabled
         // by owner (a namespace's are its file's and package's).
         let named = match p.kind(*s) != Kind::Module || p.sources[p.defs[*s].file()].lang.rules.nested_modules {
-            true => r.look.members_named(*s, f.name()),
+            true => r.look.members_numbered(*s, number),
             false => members.get(s)?.as_slice(),
         };
         #[cfg(test)]

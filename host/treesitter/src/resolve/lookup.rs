@@ -191,7 +191,7 @@ pub(super) fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<u64>) {
 
 impl Lookup {
     /// The number of a name some definition has.
-    fn number(&self, name: &str) -> Option<u32> {
+    pub(super) fn number(&self, name: &str) -> Option<u32> {
         self.names.get(name).copied()
     }
 
@@ -207,10 +207,12 @@ impl Lookup {
         self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
     }
 
-    /// [`Lookup::owned`], not recorded as read (what a type's methods
-    /// override, read for the whole project).
-    pub(super) fn members_named(&self, t: DefIx, name: &str) -> &[DefIx] {
-        self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
+    /// [`Lookup::owned`] by the name's number ([`Lookup::number`]: one
+    /// hash of a name looked up in several owners),
+    /// not recorded as read (what a type's methods override, read for the
+    /// whole project).
+    pub(super) fn members_numbered(&self, t: DefIx, name: Option<u32>) -> &[DefIx] {
+        name.map_or(&[], |n| self.by_owner.get(&(t, n)))
     }
 
     /// The top-level definitions of file `fi` called `name`.
