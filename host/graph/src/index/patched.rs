@@ -20,7 +20,7 @@ impl Indexes {
         let new: Vec<NodeIx> = (0..g.node_count() as NodeIx).filter(|&i| fresh[i as usize]).collect();
         let ((by_id, by_file), query) = rayon::join(
             || {
-                let kept = self.by_id.iter().filter_map(|&o| kept_as(o)).collect();
+                let kept = carried(&self.by_id, &kept);
                 let by_id = inserted(kept, new.to_vec(), |a, b| g.ids[a as usize].cmp(&g.ids[b as usize]));
                 let files = new.iter().map(|&i| (g.recs[i as usize].file, i)).collect();
                 (by_id, self.by_file.carried(g.files.len(), kept_as, files))
@@ -38,6 +38,13 @@ impl Indexes {
 /// random per edit of a large graph.
 fn kept_map(remap: &[NodeIx], fresh: &[bool]) -> Vec<NodeIx> {
     remap.iter().map(|&i| if i == NodeIx::MAX || fresh[i as usize] { NodeIx::MAX } else { i }).collect()
+}
+
+/// The nodes of `list` that carry over ([`kept_map`]), renumbered, in
+/// its order.
+fn carried(list: &[NodeIx], kept: &[NodeIx]) -> Vec<NodeIx> {
+    let kept_as = kept_as(kept);
+    list.iter().filter_map(|&o| kept_as(o)).collect()
 }
 
 /// What old node `o` is in the spliced graph when it carries over
@@ -83,8 +90,6 @@ impl Index {
     /// by them.
     fn names_patched(&self, g: &Graph, remap: &[NodeIx], fresh: &[bool], new: &[NodeIx], kept: &[NodeIx]) -> Index {
         let n = g.node_count();
-        let kept_as = kept_as(kept);
-        let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
         let mut ix = Index::default();
 
         // Lower-cased names, in node order: copied, or made for the fresh.
@@ -120,8 +125,9 @@ impl Index {
             i = end;
         }
         ix.name_starts.push(ix.lower_names.len() as u32);
-        let by_name =
-            inserted(carry(&self.by_name), new.to_vec(), |a, b| ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b)));
+        let by_name = inserted(carried(&self.by_name, kept), new.to_vec(), |a, b| {
+            ix.lower_name(a).cmp(ix.lower_name(b)).then(a.cmp(&b))
+        });
         ix.by_name = by_name;
         ix
     }
@@ -129,8 +135,6 @@ impl Index {
     /// [`Index::patched`]'s qualified names: the nodes by them, by their
     /// last segment, and each node's rank.
     fn fqns_patched(&self, g: &Graph, new: &[NodeIx], kept: &[NodeIx]) -> Index {
-        let kept_as = kept_as(kept);
-        let carry = |list: &[NodeIx]| -> Vec<NodeIx> { list.iter().filter_map(|&o| kept_as(o)).collect() };
         let mut ix = Index::default();
         let lowered = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<char>>();
         // Keys made once for the fresh nodes; a kept node's compared as
@@ -144,14 +148,16 @@ impl Index {
         let vs = |of: &dyn for<'s> Fn(&'s str) -> &'s str, k: NodeIx, key: &[char], x: NodeIx| {
             of(g.node(k).fqn()).chars().flat_map(char::to_lowercase).cmp(key.iter().copied()).then(k.cmp(&x))
         };
-        ix.by_fqn = inserted_keyed(carry(&self.by_fqn), keyed(&|f| lowered(f)), |k, key, x| vs(&whole, k, key, x));
-        ix.by_tail =
-            inserted_keyed(carry(&self.by_tail), keyed(&|f| lowered(tail_of(f))), |k, key, x| vs(&tail_of, k, key, x));
+        ix.by_fqn =
+            inserted_keyed(carried(&self.by_fqn, kept), keyed(&|f| lowered(f)), |k, key, x| vs(&whole, k, key, x));
+        ix.by_tail = inserted_keyed(carried(&self.by_tail, kept), keyed(&|f| lowered(tail_of(f))), |k, key, x| {
+            vs(&tail_of, k, key, x)
+        });
         let mut order = vec![NodeIx::MAX; self.fqn_rank.len()];
         for (o, &rank) in self.fqn_rank.iter().enumerate() {
             order[rank as usize] = o as NodeIx;
         }
-        let order = inserted(carry(&order), new.to_vec(), |a, b| {
+        let order = inserted(carried(&order, kept), new.to_vec(), |a, b| {
             let (x, y) = (g.node(a).fqn(), g.node(b).fqn());
             (x.len(), x, a).cmp(&(y.len(), y, b))
         });

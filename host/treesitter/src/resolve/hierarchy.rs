@@ -24,9 +24,10 @@ fn overridden(r: &Resolver<'_>, members: &HashMap<DefIx, Vec<DefIx>>, m: DefIx, 
         // (a type high in a large hierarchy has hundreds of members, asked
         // for each method below it); a module's where they are not tabled
         // by owner (a namespace's are its file's and package's).
-        let named = match p.kind(*s) != Kind::Module || p.sources[p.defs[*s].file()].lang.rules.nested_modules {
-            true => r.look.members_numbered(*s, number),
-            false => members.get(s)?.as_slice(),
+        let named = if p.kind(*s) != Kind::Module || p.sources[p.defs[*s].file()].lang.rules.nested_modules {
+            r.look.members_numbered(*s, number)
+        } else {
+            members.get(s)?.as_slice()
         };
         #[cfg(test)]
         {

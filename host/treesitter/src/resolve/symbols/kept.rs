@@ -124,12 +124,11 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     if !langs.iter().all(|l| keeps(l)) {
         return Err("a language spelled whole");
     }
-    let defs_of = |q: &Project, f: usize| q.first_def[f]..q.first_def[f] + q.sources[f].facts.defs.len();
     let (mut old_changed, mut new_changed) = (Vec::new(), Vec::new());
     let changed_files: Vec<usize> = (0..files).filter(|&f| changed[f]).collect();
     for &f in &changed_files {
-        old_changed.extend(defs_of(old, f));
-        new_changed.extend(defs_of(p, f));
+        old_changed.extend(old.defs_of_file(f));
+        new_changed.extend(p.defs_of_file(f));
     }
     // Past a quarter of the definitions, spelling every one costs no more.
     if new_changed.is_empty() || new_changed.len() > p.defs.len() / 4 {
@@ -152,7 +151,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     // in several were joined, [`join_partial_types`]: a member of a later
     // part had the first part, of the same symbol, as its parent.)
     for f in (0..files).filter(|&f| !changed[f]) {
-        for (new, was) in defs_of(p, f).zip(defs_of(old, f)) {
+        for (new, was) in p.defs_of_file(f).zip(old.defs_of_file(f)) {
             let same = |a: Option<DefIx>, b: Option<DefIx>| match (a, b) {
                 (None, None) => true,
                 (Some(a), Some(b)) => {
@@ -274,7 +273,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
         if s.any_apart {
             for &(t, name) in &seeds {
                 let parent = old.symbol(old.first_def[p.defs[t].file()] + p.defs[t].at());
-                for ix in defs_of(p, p.defs[t].file()) {
+                for ix in p.defs_of_file(p.defs[t].file()) {
                     if p.defs[ix].parent() == Some(t) && !s.apart(ix) && Spelling::numbered(p, ix) && s.name(ix) == name
                     {
                         let was = old.symbol(old.first_def[p.defs[ix].file()] + p.defs[ix].at());
@@ -332,7 +331,7 @@ pub(super) fn respelled(p: &mut Project, old: &Project) -> Result<(), &'static s
     p.defs.par_iter_mut().filter(|d| !changed[d.file()]).for_each(|d| {
         d.set_twin_of(old.defs[was(d)].twin_of().and_then(mapped));
     });
-    let spelled = |f: usize| FileSymbols::of(defs_of(p, f).map(|ix| done.get(&ix).map_or("", String::as_str)));
+    let spelled = |f: usize| FileSymbols::of(p.defs_of_file(f).map(|ix| done.get(&ix).map_or("", String::as_str)));
     p.symbols = Symbols::of((0..files).map(|f| if changed[f] { Arc::new(spelled(f)) } else { old.symbols.file(f) }));
     for (body, declaration) in twins {
         p.defs[body].set_twin_of(Some(declaration));
