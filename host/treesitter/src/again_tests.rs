@@ -219,6 +219,14 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     const STEPS: usize = 40;
     let opts = crate::Options { threads: 1, ..crate::Options::default() };
     let scratch = std::env::temp_dir().join(format!("signpost-again-{}", std::process::id()));
+    // Every other fixture's workspace shelves its packed bodies once
+    // compacted, as a served project's does.
+    let shelves = std::env::temp_dir().join(format!("signpost-again-shelves-{}", std::process::id()));
+    std::fs::create_dir_all(&shelves).expect("a scratch directory");
+    let shelving = crate::Options { spill: Some(shelves.clone()), ..opts.clone() };
+    // Edits after a compaction that put bodies on a shelf, and shelves
+    // made again (most of one's bodies gone).
+    let (mut after_shelving, mut shelves_made_again) = (0usize, 0usize);
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
     let mut warm = 0usize;
     // Edits that changed definitions and kept the other files' symbols.
@@ -237,7 +245,9 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
         for (name, (lang, files)) in languages_of(&root) {
             let seed = 0x9e37_79b9_7f4a_7c15 ^ (n as u64) << 8 ^ name.len() as u64;
             let mut rng = Rng(seed);
-            let (mut ws, first) = crate::Workspace::open(&root, lang, &files, &opts);
+            let ws_opts = if n % 2 == 1 { &shelving } else { &opts };
+            let (mut ws, first) = crate::Workspace::open(&root, lang, &files, ws_opts);
+            let mut shelf: Option<std::sync::Arc<crate::extract::Shelf>> = None;
             let elsewhere = elsewhere(&first.index);
             let mut served = Some(patched_from(&first));
             let mut merged = other.as_ref().map(|o| merge_with(&served.as_ref().unwrap().0, o));
@@ -252,6 +262,12 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
                 // served project's is once quiet.
                 let compacted = step % 2 == 1 && ws.compact();
                 assert!(!compacted || !ws.compact(), "compacted again with no resolve between");
+                if let Some(now) = ws.shelf.clone().filter(|s| compacted && ws.shelved_bytes(s) > 0) {
+                    after_shelving += 1;
+                    shelves_made_again +=
+                        usize::from(shelf.as_ref().is_some_and(|before| !std::sync::Arc::ptr_eq(before, &now)));
+                    shelf = Some(now);
+                }
                 let (what, touched) = edit(&mut rng, &root, &files, step);
                 log.push(what);
                 files = languages_of(&root).remove(name).map(|(_, f)| f).unwrap_or_default();
@@ -299,12 +315,22 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     }
     assert!(patches.get("merged, spliced").copied().unwrap_or(0) > 100, "few merged graphs spliced: {patches:?}");
     let _ = std::fs::remove_dir_all(&scratch);
+    let left: Vec<_> = std::fs::read_dir(&shelves).expect("the directory").collect();
+    assert!(left.is_empty(), "shelves leave nothing named: {left:?}");
+    let _ = std::fs::remove_dir_all(&shelves);
     eprintln!(
         "{edits} edits compared; {kept} kept some files' uses, {warm} every definition, {respelled} the other \
          files' symbols, {told_moved} changed some and told which documents moved; every file resolved again: \
          {all:?}; graph patches: {patches:?}; {kept_after_compacting} of {after_compacting} edits after a \
-         compaction kept some files' uses"
+         compaction kept some files' uses; {after_shelving} after bodies were shelved, {shelves_made_again} \
+         shelves made again"
     );
+    if cfg!(target_os = "linux") {
+        assert!(
+            after_shelving * 8 > edits && shelves_made_again > 10,
+            "{after_shelving} of {edits} edits after bodies were shelved, {shelves_made_again} shelves made again"
+        );
+    }
     assert!(
         after_compacting * 3 > edits && kept_after_compacting * 2 > after_compacting,
         "a compacted workspace kept some files' uses after {kept_after_compacting} of {after_compacting} edits"

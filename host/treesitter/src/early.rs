@@ -83,11 +83,29 @@ struct Readers {
     lang: &'static Lang,
     opts: Options,
     modules: Vec<(PathBuf, String)>,
+    /// Where the bodies read go: the workspace's shelf.
+    shelf: Option<Arc<crate::extract::Shelf>>,
 }
 
 impl Readers {
     fn of(ws: &Workspace) -> Readers {
-        Readers { root: ws.root.clone(), lang: ws.lang, opts: ws.opts.clone(), modules: ws.modules.clone() }
+        Readers {
+            root: ws.root.clone(),
+            lang: ws.lang,
+            opts: ws.opts.clone(),
+            modules: ws.modules.clone(),
+            shelf: ws.shelf.clone(),
+        }
+    }
+
+    /// `source` with its packed body on the shelf, when there is one: a
+    /// file read is shelved at once, so that a large part's bodies are not
+    /// all in memory until the part is quiet.
+    fn shelved(&self, mut source: Source) -> Source {
+        if let Some(shelf) = &self.shelf {
+            source.body = source.body.shelved(shelf);
+        }
+        source
     }
 
     /// Reads `files` in parallel, each thread with its own parser, taking
@@ -122,7 +140,7 @@ impl Readers {
                                 Ok(reader) => {
                                     let (read, stamp) =
                                         read_one(reader, &self.root, self.lang, path, &self.modules, &self.opts);
-                                    (read.map(Arc::new), stamp)
+                                    (read.map(|s| Arc::new(self.shelved(s))), stamp)
                                 }
                                 Err(e) => (Err(e.clone()), None),
                             };

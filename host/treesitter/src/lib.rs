@@ -212,7 +212,18 @@ pub struct Workspace {
     /// What it keeps was allocated by a resolve and its readings, and not
     /// since allocated again ([`Workspace::compact`]).
     scattered: bool,
+    /// Where its readings' packed bodies go, in a file that no path names
+    /// where [`Options::spill`] says: as each file is read, and those
+    /// still in memory when it is compacted ([`Workspace::compact`]).
+    shelf: Option<Arc<extract::Shelf>>,
 }
+
+/// A shelf is made again once it holds this much more than twice the
+/// bodies still on it: each edit shelves the files it read again, and
+/// leaves their old bodies behind. (In tests, none: the fixtures' shelves
+/// are made again as soon as half of one is gone, so that bodies moved
+/// from one shelf to the next are met.)
+const SHELF_SLACK: u64 = if cfg!(test) { 0 } else { 16 << 20 };
 
 impl Workspace {
     /// A workspace of `lang` under `root` that has read nothing yet, with
@@ -230,6 +241,7 @@ impl Workspace {
             last: None,
             last_written: 0,
             scattered: false,
+            shelf: opts.spill.as_deref().and_then(Workspace::new_shelf),
         }
     }
 
@@ -366,7 +378,7 @@ impl Workspace {
             return Err("the modules its packages were named from changed".into());
         }
         let drift = saved.drift(&ws.root, files);
-        let mut kept = saved.files(lang)?;
+        let mut kept = saved.files(lang, ws.shelf.as_ref())?;
         let stale: std::collections::HashSet<&PathBuf> = drift.changed.iter().collect();
         let same = files
             .iter()
@@ -427,10 +439,20 @@ impl Workspace {
         if let Some((project, memo)) = &mut last {
             project.compact(memo);
         }
+        let shelf = self.shelf();
         resolve::compact_readings(
             self.files.values_mut().filter_map(|read| read.as_mut().ok()),
             last.as_mut().map(|(project, _)| project),
+            shelf.as_ref(),
         );
+        if let Some(shelf) = &shelf {
+            tracing::debug!(
+                language = self.lang.name,
+                shelved_bytes = self.shelved_bytes(shelf),
+                shelf_bytes = shelf.len(),
+                "packed bodies on the shelf"
+            );
+        }
         self.last = last;
         self.files = std::mem::take(&mut self.files)
             .into_iter()
@@ -441,6 +463,34 @@ impl Workspace {
             .map(|(path, s)| (PathBuf::from(path.as_os_str()), s))
             .collect();
         true
+    }
+
+    /// The shelf its bodies go to now: the last one, unless most of what
+    /// it holds is of readings since gone; none where no nameless file can
+    /// be made (the bodies stay in memory).
+    fn shelf(&mut self) -> Option<Arc<extract::Shelf>> {
+        let dir = self.opts.spill.as_deref()?;
+        if let Some(shelf) = &self.shelf {
+            if shelf.len() <= 2 * self.shelved_bytes(shelf) + SHELF_SLACK {
+                return Some(shelf.clone());
+            }
+        }
+        self.shelf = Workspace::new_shelf(dir);
+        self.shelf.clone()
+    }
+
+    /// A new shelf in `dir`, if one can be made there.
+    fn new_shelf(dir: &Path) -> Option<Arc<extract::Shelf>> {
+        extract::Shelf::new(dir)
+            .inspect_err(
+                |e| tracing::debug!(dir = %dir.display(), error = %e, "no shelf: packed bodies kept in memory"),
+            )
+            .ok()
+    }
+
+    /// How many bytes of its readings' bodies are on `shelf`.
+    fn shelved_bytes(&self, shelf: &Arc<extract::Shelf>) -> u64 {
+        self.files.values().filter_map(|read| read.as_ref().ok()).map(|s| s.body.bytes_on(shelf)).sum()
     }
 
     /// Brings the part up to date with `files` (every file of the language

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use signpost_graph::tree::{self, Stamp};
 
-use crate::extract::{Body, Facts, Packed};
+use crate::extract::{Body, Facts, Packed, Shelf};
 use crate::languages::Lang;
 use crate::resolve::Source;
 
@@ -50,9 +50,9 @@ pub struct Header {
 struct SourceRef<'a> {
     path: &'a str,
     facts: &'a Facts,
-    uses: Bytes<&'a [u8]>,
-    vars: Bytes<&'a [u8]>,
-    texts: Bytes<&'a [u8]>,
+    uses: PackedBytes<'a, crate::extract::Uses>,
+    vars: PackedBytes<'a, Vec<crate::extract::Var>>,
+    texts: PackedBytes<'a, Vec<crate::extract::Text>>,
     calls: usize,
     package: &'a [String],
     module: &'a str,
@@ -63,17 +63,18 @@ struct SourceRef<'a> {
 struct SourceOwned {
     path: String,
     facts: Facts,
-    uses: Bytes<Vec<u8>>,
-    vars: Bytes<Vec<u8>>,
-    texts: Bytes<Vec<u8>>,
+    uses: Bytes,
+    vars: Bytes,
+    texts: Bytes,
     calls: usize,
     package: Vec<String>,
     module: String,
 }
 
 impl SourceOwned {
-    /// The file, once its packed body is checked to unpack.
-    fn source(self, lang: &'static Lang) -> Result<Source, String> {
+    /// The file, once its packed body is checked to unpack (and put on
+    /// `shelf`, given one).
+    fn source(self, lang: &'static Lang, shelf: Option<&Arc<Shelf>>) -> Result<Source, String> {
         let why = |e: crate::extract::Unpack| format!("{}: its packed facts do not decode: {e}", self.path);
         let body = Body {
             uses: Packed::checked(self.uses.0).map_err(why)?,
@@ -81,21 +82,27 @@ impl SourceOwned {
             texts: Packed::checked(self.texts.0).map_err(why)?,
             calls: self.calls,
         };
+        let body = if let Some(shelf) = shelf { body.shelved(shelf) } else { body };
         Ok(Source { path: self.path, lang, facts: self.facts, body, package: self.package, module: self.module })
     }
 }
 
-/// Bytes written as one run (postcard: their length, then themselves),
-/// not one element at a time.
-struct Bytes<B>(B);
+/// Bytes read as one run (postcard: their length, then themselves), not
+/// one element at a time.
+struct Bytes(Vec<u8>);
 
-impl Serialize for Bytes<&[u8]> {
+/// A packed value's bytes, written as one run (read back from its shelf
+/// as they are written, when they are on one).
+struct PackedBytes<'a, T>(&'a Packed<T>);
+
+impl<T> Serialize for PackedBytes<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(self.0)
+        use serde::ser::Error;
+        self.0.with_bytes(|bytes| s.serialize_bytes(bytes)).map_err(S::Error::custom)?
     }
 }
 
-impl<'de> Deserialize<'de> for Bytes<Vec<u8>> {
+impl<'de> Deserialize<'de> for Bytes {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visit;
         impl serde::de::Visitor<'_> for Visit {
@@ -169,9 +176,9 @@ impl Reading {
                 Ok(s) => Ok(SourceRef {
                     path: &s.path,
                     facts: &s.facts,
-                    uses: Bytes(s.body.uses.bytes()),
-                    vars: Bytes(s.body.vars.bytes()),
-                    texts: Bytes(s.body.texts.bytes()),
+                    uses: PackedBytes(&s.body.uses),
+                    vars: PackedBytes(&s.body.vars),
+                    texts: PackedBytes(&s.body.texts),
                     calls: s.body.calls,
                     package: &s.package,
                     module: &s.module,
@@ -287,10 +294,12 @@ impl<'a> Saved<'a> {
     }
 
     /// Its files' readings, with their stamps, by path relative to the
-    /// root; `lang` is the language they are of.
+    /// root; `lang` is the language they are of, and their packed bodies
+    /// go on `shelf`, given one.
     pub(crate) fn files(
         self,
         lang: &'static Lang,
+        shelf: Option<&Arc<Shelf>>,
     ) -> Result<std::collections::HashMap<PathBuf, crate::Stamped>, String> {
         let body: Vec<Result<SourceOwned, String>> =
             postcard::from_bytes(self.body).map_err(|e| format!("its facts do not decode: {e}"))?;
@@ -304,7 +313,7 @@ impl<'a> Saved<'a> {
             .zip(body)
             .map(|((path, stamp), read)| {
                 let read = match read {
-                    Ok(s) => Ok(Arc::new(s.source(lang)?)),
+                    Ok(s) => Ok(Arc::new(s.source(lang, shelf)?)),
                     Err(note) => Err(note),
                 };
                 Ok((path, (read, stamp)))

@@ -102,14 +102,14 @@ impl Encoded {
 /// every filesystem has it): a named file that a killed process would
 /// leave behind is never made.
 #[cfg(target_os = "linux")]
-fn nameless_in(dir: &Path) -> std::io::Result<File> {
+pub fn nameless_in(dir: &Path) -> std::io::Result<File> {
     use rustix::fs::{Mode, OFlags};
     let fd = rustix::fs::open(dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::RUSR | Mode::WUSR)?;
     Ok(File::from(fd))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn nameless_in(_dir: &Path) -> std::io::Result<File> {
+pub fn nameless_in(_dir: &Path) -> std::io::Result<File> {
     Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no nameless files here"))
 }
 

@@ -39,7 +39,7 @@ use std::path::Path;
 use scip::types::{Document, Index};
 
 use crate::{Graph, GraphError};
-pub use encoded::Encoded;
+pub use encoded::{Encoded, nameless_in};
 use import::{FirstPass, Import};
 pub use patch::{Memo, Patch, delta, delta_known, patches_language};
 use stream::Source;

@@ -14,7 +14,7 @@ mod rules;
 mod syntax;
 mod words;
 
-pub use packed::{Body, Packed, Unpack, Uses};
+pub use packed::{Body, Packed, Shelf, Unpack, Uses};
 pub use read::Reader;
 pub use syntax::simple_type;
 pub use words::{Params, Parts, Words};

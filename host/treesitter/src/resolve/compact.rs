@@ -22,6 +22,7 @@
 use std::sync::Arc;
 
 use super::{HashMap, Memo, Project, Source};
+use crate::extract::Shelf;
 
 /// `value` allocated again: the copy made, then the old one freed, so that
 /// what is copied one field at a time never holds two copies of more than
@@ -70,7 +71,27 @@ impl Memo {
 /// given it, and the old one freed before the next is copied. A reading
 /// stays shared (an edit tells the files it need not resolve again by
 /// that sharing, `Arc::ptr_eq`, `again.rs`).
-pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>, mut project: Option<&mut Project>) {
+///
+/// With a `shelf`, each copy's packed body is on it ([`Body::shelved`]):
+/// out of memory, read back when an edit reads the file again.
+///
+/// [`Body::shelved`]: crate::extract::Body::shelved
+pub fn compact_readings<'a>(
+    readings: impl Iterator<Item = &'a mut Arc<Source>>,
+    mut project: Option<&mut Project>,
+    shelf: Option<&Arc<Shelf>>,
+) {
+    let copied = |s: &Source| {
+        let Source { path, lang, facts, body, package, module } = s;
+        Arc::new(Source {
+            path: path.clone(),
+            lang,
+            facts: facts.clone(),
+            body: shelf.map_or_else(|| body.clone(), |shelf| body.shelved(shelf)),
+            package: package.clone(),
+            module: module.clone(),
+        })
+    };
     // The project's readings by address. Each is looked up while it is
     // still alive (held by the reading being copied), so no address here
     // can be one a freed reading's copy took since.
@@ -79,7 +100,7 @@ pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>,
         None => HashMap::default(),
     };
     for reading in readings {
-        let copy = Arc::new(Source::clone(reading));
+        let copy = copied(reading);
         if let Some(i) = at.remove(&Arc::as_ptr(reading))
             && let Some(p) = project.as_deref_mut()
         {
@@ -91,7 +112,7 @@ pub fn compact_readings<'a>(readings: impl Iterator<Item = &'a mut Arc<Source>>,
     // workspace's files): copied alone.
     if let Some(p) = project {
         for (_, i) in at {
-            p.sources[i] = Arc::new(Source::clone(&p.sources[i]));
+            p.sources[i] = copied(&p.sources[i]);
         }
     }
 }
