@@ -839,10 +839,52 @@ async fn a_cold_starts_parts_wait_for_their_import_on_disk() {
     client.close().await;
 }
 
+/// A served project's readings keep their calls, type names and texts
+/// packed on a shelf (a file of the cache that no path names) once its
+/// parts are quiet, not in memory; an edit that moves another file's
+/// calls reads them back from there, and the graph served is still what
+/// a fresh index makes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_served_projects_packed_facts_wait_on_a_shelf_and_edits_read_them_back() {
+    let scratch = Scratch::new("shelved");
+    let dir = scratch.path("mono");
+    monorepo(&dir);
+    let (cache, log, out) = (scratch.path("cache"), scratch.path("server.log"), scratch.path("fresh"));
+    let client = served_with_log(&dir, &cache, &log).await;
+    let service = resolve_one(&client, "OrderService").await;
+    let place = resolve_one(&client, "OrderService.placeOrder").await;
+    until_fresh(&client, &dir, &out, "served").await;
+    assert!(reached(&client, &place, "out", "CALLS").await.contains("getId"));
+    let shelved = "packed bodies on the shelf language=\"java\"";
+    let text = until_logged_within(&log, 40, "once the Java part was quiet", |text| text.contains(shelved)).await;
+    let line = text.lines().find(|l| l.contains(shelved)).unwrap_or_default();
+    let bytes: u64 = line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("shelved_bytes="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no shelved_bytes: {line}"));
+    assert!(bytes > 1000, "the Java part's bodies are on the shelf: {line}");
+    // A method renamed: its caller in another file, whose calls are on
+    // the shelf, is resolved again and loses the edge.
+    let entity = find_file(&dir.join("legacy"), "Entity.java").unwrap_or_else(|| panic!("no Entity.java"));
+    let text = std::fs::read_to_string(&entity).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&entity, text.replace("getId()", "identifier()")).unwrap_or_else(|e| panic!("{e}"));
+    until_resolved(&client, "Entity.identifier", "one", &service).await;
+    let _ = std::fs::remove_dir_all(&out);
+    until_fresh(&client, &dir, &out, "a method renamed").await;
+    assert!(!reached(&client, &place, "out", "CALLS").await.contains("getId"));
+    client.close().await;
+}
+
 /// The server's log at `log` once `found` says it holds what is waited
 /// for (within 15 s; `when` says when it should have come, if not).
 async fn until_logged(log: &Path, when: &str, found: impl Fn(&str) -> bool) -> String {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    until_logged_within(log, 15, when, found).await
+}
+
+/// [`until_logged`], within `secs` seconds.
+async fn until_logged_within(log: &Path, secs: u64, when: &str, found: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         if found(&text) {
