@@ -470,10 +470,10 @@ impl Workspace {
     /// be made (the bodies stay in memory).
     fn shelf(&mut self) -> Option<Arc<extract::Shelf>> {
         let dir = self.opts.spill.as_deref()?;
-        if let Some(shelf) = &self.shelf {
-            if shelf.len() <= 2 * self.shelved_bytes(shelf) + SHELF_SLACK {
-                return Some(shelf.clone());
-            }
+        if let Some(shelf) = &self.shelf
+            && shelf.len() <= 2 * self.shelved_bytes(shelf) + SHELF_SLACK
+        {
+            return Some(shelf.clone());
         }
         self.shelf = Workspace::new_shelf(dir);
         self.shelf.clone()
