@@ -62,13 +62,8 @@ impl Shelf {
     }
 
     /// The bytes written to it, values gone since included.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.end.load(Ordering::Relaxed)
-    }
-
-    /// Whether nothing was written to it.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Writes `bytes` at its end; where they start. A value's room is
@@ -211,16 +206,11 @@ impl<T> Packed<T> {
     }
 
     /// How many bytes it is packed to.
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         match &self.held {
             Held::Memory(bytes) => bytes.len(),
             Held::Shelved { len, .. } => *len as usize,
         }
-    }
-
-    /// Whether it is packed to no bytes (never: the length comes first).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Whether its bytes are on `shelf`.

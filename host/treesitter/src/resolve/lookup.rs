@@ -204,7 +204,7 @@ impl Lookup {
     /// The members of `t` called `name`.
     pub(super) fn owned(&self, t: DefIx, name: &str) -> &[DefIx] {
         read(name);
-        self.number(name).map_or(&[], |n| self.by_owner.get(&(t, n)))
+        self.members_numbered(t, self.number(name))
     }
 
     /// [`Lookup::owned`] by the name's number ([`Lookup::number`]: one
