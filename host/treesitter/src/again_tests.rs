@@ -227,6 +227,9 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
     // Edits after a compaction that put bodies on a shelf, and shelves
     // made again (most of one's bodies gone).
     let (mut after_shelving, mut shelves_made_again) = (0usize, 0usize);
+    // Workspaces opened to shelve, and those whose bodies were on the
+    // shelf as soon as read, before any compaction.
+    let (mut opened_shelving, mut shelved_when_read) = (0usize, 0usize);
     let (mut kept, mut edits, mut all) = (0usize, 0usize, BTreeMap::<&str, usize>::new());
     let mut warm = 0usize;
     // Edits that changed definitions and kept the other files' symbols.
@@ -248,6 +251,10 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
             let ws_opts = if n % 2 == 1 { &shelving } else { &opts };
             let (mut ws, first) = crate::Workspace::open(&root, lang, &files, ws_opts);
             let mut shelf: Option<std::sync::Arc<crate::extract::Shelf>> = None;
+            if n % 2 == 1 {
+                opened_shelving += 1;
+                shelved_when_read += usize::from(ws.shelf.as_ref().is_some_and(|s| ws.shelved_bytes(s) > 0));
+            }
             let elsewhere = elsewhere(&first.index);
             let mut served = Some(patched_from(&first));
             let mut merged = other.as_ref().map(|o| merge_with(&served.as_ref().unwrap().0, o));
@@ -326,6 +333,10 @@ fn resolving_again_after_any_edit_gives_what_resolving_from_scratch_gives() {
          shelves made again"
     );
     if cfg!(target_os = "linux") {
+        assert!(
+            shelved_when_read * 2 > opened_shelving,
+            "bodies shelved as read in only {shelved_when_read} of {opened_shelving} workspaces"
+        );
         assert!(
             after_shelving * 8 > edits && shelves_made_again > 10,
             "{after_shelving} of {edits} edits after bodies were shelved, {shelves_made_again} shelves made again"
