@@ -19,6 +19,7 @@
 //! classes whose members expose it.
 
 mod builder;
+mod concat;
 mod edges;
 pub(crate) mod index;
 pub mod indexer;

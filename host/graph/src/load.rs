@@ -86,8 +86,15 @@ pub fn from_bytes(bytes: &[u8], name: &str) -> Result<Graph, GraphError> {
 /// of its own), otherwise the first graph given wins. Edges of every graph
 /// are kept.
 pub fn merge<'a>(name: &str, parts: impl IntoIterator<Item = &'a Graph>) -> Result<Graph, GraphError> {
+    let parts: Vec<&Graph> = parts.into_iter().collect();
+    // The builder says which limit a merge passes.
+    crate::concat::merged(name, &parts).map_or_else(|| merged_by_builder(name, &parts), Ok)
+}
+
+/// [`merge`] through the builder: nodes joined by id.
+pub(crate) fn merged_by_builder(name: &str, parts: &[&Graph]) -> Result<Graph, GraphError> {
     let mut b = GraphBuilder::new(name);
-    for g in parts {
+    for g in parts.iter().copied() {
         // The part's strings are shared, not copied: its records are
         // moved by where its text starts.
         let at = b.adopt_text(&g.text)?;
