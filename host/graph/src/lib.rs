@@ -503,7 +503,8 @@ impl Graph {
     /// Makes the query indexes now if they are not made (a graph never
     /// queried has none), but not a patched graph's distinct names
     /// ([`Graph::warm`]): what a graph about to be served needs before
-    /// its first query, on the thread that serves it.
+    /// its first query, on the thread that serves it, or just after it
+    /// serves (queries meanwhile, but on rayon's threads, wait for them).
     pub fn build_query_indexes(&self) {
         self.index();
     }

@@ -152,3 +152,37 @@ fn sample_graph_is_realistic() {
         assert!(g.iter().any(|n| n.has_role(role)), "no {role}");
     }
 }
+
+/// Queries that arrive together at a graph served before its query
+/// indexes are made (a project's first index) wait for one thread to make
+/// them, not each make a copy.
+#[test]
+fn callers_outside_rayon_wait_for_one_build_of_the_query_indexes() {
+    let mut b = GraphBuilder::new("many");
+    for n in 0..60_000u32 {
+        let mut id = [0u8; 20];
+        id[..4].copy_from_slice(&n.to_be_bytes());
+        let (name, fqn, doc) =
+            (format!("n{n}"), format!("p{}.q{}.n{n}", n % 97, n % 13), format!("doc {n} of {}", n % 7));
+        let spec =
+            NodeSpec { id, kind: "method", name: &name, fqn: &fqn, file: "f.src", doc: &doc, ..NodeSpec::default() };
+        b.add_node(spec).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let g = b.build().unwrap_or_else(|e| panic!("{e}"));
+    // Another test's graph may have had this address before.
+    let address = &g as *const Graph as usize;
+    let built = || {
+        index::BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().filter(|&&a| a == address).count()
+    };
+    let before = built();
+    let start = std::sync::Barrier::new(4);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                start.wait();
+                g.build_query_indexes();
+            });
+        }
+    });
+    assert_eq!(built() - before, 1, "the indexes made once");
+}

@@ -9,6 +9,9 @@
 
 use rayon::slice::ParallelSliceMut;
 
+/// Fast hashing: the doc words counted as the indexes are made.
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 mod patched;
 mod tables;
 
@@ -120,6 +123,18 @@ fn sorted(mut keyed: Vec<(&str, NodeIx)>) -> Vec<NodeIx> {
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
+/// Held while a thread outside rayon's pool makes a graph's query
+/// indexes ([`Indexes::query`]): one such build at a time in the process.
+/// A graph served before its indexes are made (a project's first index
+/// merging its parts, `signpost::live_graph`) has callers that wait for
+/// them here instead of each making a copy.
+static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The graphs whose query indexes were made, by address (a test counts
+/// how many times a graph's were).
+#[cfg(test)]
+pub(crate) static BUILT: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
 /// A graph's indexes: by id and by file, made with the graph (a lookup by
 /// id and a splice read them); the others ([`Index`]) made at the first
 /// query or by [`Graph::warm`]. A graph that is never queried itself (a
@@ -154,8 +169,18 @@ impl Indexes {
     /// The other indexes of `g`, whose these are: made now if they were
     /// not. Made outside the cell, then set (the first made is kept): a
     /// query that waited on the cell while its maker's parallel sorts
-    /// waited on the waiting query's thread would never end.
+    /// waited on the waiting query's thread would never end. Off rayon's
+    /// threads, callers take turns ([`BUILDING`]): one that finds another
+    /// making them waits and reads what it made, rather than making a
+    /// second copy beside it. Rayon's threads never wait: one of them may
+    /// be what the maker's sorts wait for.
     pub fn query(&self, g: &Graph) -> &Index {
+        if let Some(ix) = self.query.get() {
+            return ix;
+        }
+        let _turn = rayon::current_thread_index()
+            .is_none()
+            .then(|| BUILDING.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
         if let Some(ix) = self.query.get() {
             return ix;
         }
@@ -215,6 +240,8 @@ impl Index {
     /// Builds the query indexes of `g` (its nodes and strings must be in
     /// place): the name, qualified-name and the other indexes side by side.
     pub fn build(g: &Graph) -> Index {
+        #[cfg(test)]
+        BUILT.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(g as *const Graph as usize);
         let (names, (fqns, rest)) =
             rayon::join(|| Index::names(g), || rayon::join(|| Index::fqns(g), || Index::rest(g)));
         // Each held as long as the graph serves: in allocations of their
@@ -243,6 +270,7 @@ impl Index {
         let n = g.node_count();
         let mut ix = Index::default();
         ix.name_starts.reserve(n + 1);
+        ix.lower_names.reserve(g.recs.iter().map(|r| r.name.len as usize + 1).sum());
         for node in g.iter() {
             ix.name_starts.push(ix.lower_names.len() as u32);
             for c in node.name().chars().flat_map(char::to_lowercase) {
@@ -264,24 +292,18 @@ impl Index {
         let mut ix = Index::default();
         // Every lower-cased qualified name in one arena, not one string a
         // node.
-        let mut arena = String::new();
+        let mut arena = String::with_capacity(g.recs.iter().map(|r| r.fqn.len as usize).sum());
         let mut starts: Vec<usize> = Vec::with_capacity(n + 1);
         for node in g.iter() {
             starts.push(arena.len());
             arena.extend(node.fqn().chars().flat_map(char::to_lowercase));
         }
         starts.push(arena.len());
-        let keyed: Vec<(&str, NodeIx)> =
-            (0..n).map(|i| (&arena[starts[i]..starts[i + 1]], i as NodeIx)).filter(|(f, _)| !f.is_empty()).collect();
-        let tails: Vec<(&str, NodeIx)> = keyed.iter().map(|&(f, i)| (&f[tail_start(f)..], i)).collect();
-        // Containers: qualified names without their last segment.
-        let mut held: Vec<(&str, NodeIx)> = keyed
-            .iter()
-            .map(|&(f, i)| (f[..tail_start(f)].trim_end_matches(['.', '/', '#', ' ', ':']), i))
-            .filter(|(c, _)| !c.is_empty())
-            .collect();
-        ix.by_fqn = sorted(keyed);
-        ix.by_tail = sorted(tails);
+        // Each order's keys made as it is sorted, and let go after: one
+        // key a node held at a time.
+        let keyed = || (0..n).map(|i| (&arena[starts[i]..starts[i + 1]], i as NodeIx)).filter(|(f, _)| !f.is_empty());
+        ix.by_fqn = sorted(keyed().collect());
+        ix.by_tail = sorted(keyed().map(|(f, i)| (&f[tail_start(f)..], i)).collect());
         let mut order: Vec<(usize, &str, NodeIx)> =
             g.iter().map(|node| (node.fqn().len(), node.fqn(), node.ix())).collect();
         order.par_sort_unstable();
@@ -291,6 +313,11 @@ impl Index {
         }
         drop(order);
 
+        // Containers: qualified names without their last segment.
+        let mut held: Vec<(&str, NodeIx)> = keyed()
+            .map(|(f, i)| (f[..tail_start(f)].trim_end_matches(['.', '/', '#', ' ', ':']), i))
+            .filter(|(c, _)| !c.is_empty())
+            .collect();
         held.par_sort_unstable();
         let mut pairs = Vec::with_capacity(held.len());
         let mut last: Option<&str> = None;
@@ -312,28 +339,40 @@ impl Index {
     /// Doc words, kinds and roles.
     fn rest(g: &Graph) -> Index {
         let mut ix = Index::default();
-        // Doc words.
-        let mut pairs: Vec<(u64, NodeIx)> = Vec::new();
+        // Doc words: each distinct word's nodes counted, then laid out in
+        // a second pass over the docs, not a (word, node) pair for every
+        // word of every doc sorted (on a 3.3M-line tree, tens of MB for a
+        // moment while a merged graph is made).
+        let mut count: HashMap<u64, u32> = HashMap::default();
         let mut hashes: Vec<u64> = Vec::new();
         for node in g.iter() {
             doc_words_of(node.doc(), &mut hashes);
-            pairs.extend(hashes.iter().map(|&h| (h, node.ix())));
-        }
-        pairs.par_sort_unstable();
-        ix.doc_words = pairs.iter().map(|p| p.0).collect();
-        ix.doc_words.dedup();
-        let keyed: Vec<(u32, NodeIx)> = {
-            let mut k = 0u32;
-            let mut out = Vec::with_capacity(pairs.len());
-            for (i, &(h, node)) in pairs.iter().enumerate() {
-                if i > 0 && pairs[i - 1].0 != h {
-                    k += 1;
-                }
-                out.push((k, node));
+            for &h in &hashes {
+                *count.entry(h).or_default() += 1;
             }
-            out
-        };
-        ix.doc_nodes = Csr::from_pairs(ix.doc_words.len(), keyed);
+        }
+        let mut words: Vec<u64> = count.keys().copied().collect();
+        words.par_sort_unstable();
+        let mut offsets = Vec::with_capacity(words.len() + 1);
+        offsets.push(0u32);
+        for w in &words {
+            let next = offsets[offsets.len() - 1] + count[w];
+            // From here on, where the word's next node goes.
+            count.insert(*w, offsets[offsets.len() - 1]);
+            offsets.push(next);
+        }
+        let mut items = vec![0; offsets[offsets.len() - 1] as usize];
+        for node in g.iter() {
+            doc_words_of(node.doc(), &mut hashes);
+            for h in &hashes {
+                let at = count.get_mut(h).expect("counted in the first pass");
+                items[*at as usize] = node.ix();
+                *at += 1;
+            }
+        }
+        drop(count);
+        ix.doc_words = words;
+        ix.doc_nodes = Csr { offsets, items };
 
         ix.by_kind = Csr::from_pairs(
             g.kinds.len(),
