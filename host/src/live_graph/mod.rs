@@ -605,10 +605,21 @@ impl LiveGraph {
     /// Serves `result` if it is a graph; records what happened either way.
     fn swap(&self, result: Result<Arc<Graph>, GraphError>, started: Instant, what: &str) -> ReloadRecord {
         // A graph built from parts never queried (a merge, a part served
-        // alone) makes its query indexes before it serves.
-        if let Ok(graph) = &result {
+        // alone) makes its query indexes before it serves, while the graph
+        // it replaces answers. But while a project's first index is built,
+        // it serves first and makes them after, once the graph it replaced
+        // is let go: the merges of the last parts are when the process is
+        // at its largest, and making a merged graph's indexes takes about
+        // 70 MiB for a moment on a 3.3M-line tree (BENCHMARKS.md, issue 47,
+        // thirty-sixth part). A query meanwhile waits for them (half a
+        // second there) and reads what was made ([`Graph::build_query_indexes`]).
+        let later = self.lock_status().building.is_some();
+        if let Ok(graph) = &result
+            && !later
+        {
             graph.build_query_indexes();
         }
+        let mut unindexed = None;
         let duration_ms = started.elapsed().as_millis() as u64;
         let mut status = self.lock_status();
         let record = match result {
@@ -624,6 +635,9 @@ impl LiveGraph {
                 );
                 status.loaded(&graph, started.elapsed());
                 status.swaps += 1;
+                if later {
+                    unindexed = Some(graph.clone());
+                }
                 self.current.store(graph);
                 ReloadRecord { result: "swapped", detail, at: now(), duration_ms }
             }
@@ -638,6 +652,13 @@ impl LiveGraph {
         let building = status.building.clone();
         drop(status);
         let _ = self.notices.send(GraphNotice { what: record.result, detail: record.detail.clone(), building });
+        if let Some(graph) = unindexed {
+            graph.build_query_indexes();
+            let mut status = self.lock_status();
+            if Arc::ptr_eq(&self.current.load(), &graph) {
+                status.memory_mib = mib(graph.heap_bytes());
+            }
+        }
         record
     }
 
@@ -716,6 +737,34 @@ mod tests {
         assert_eq!(live.status().with_parts_mib, Some(mib(together)));
         let one = LiveGraph::open_with(vec![pa.clone()], vec![(pa, a)]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(one.status().with_parts_mib, None, "a graph of one part is served itself");
+    }
+
+    /// While a first index is built, a merged graph serves and then makes
+    /// its query indexes: they are made by the time the swap returns, and
+    /// the status counts them.
+    #[test]
+    fn a_first_indexs_merged_graph_makes_its_indexes_once_it_serves() {
+        let node = |n: u32, name: &str| serde_json::json!({"id": format!("{n:040x}"), "kind": "class", "name": name, "file": "o.java"});
+        let graph = |nodes: Vec<serde_json::Value>| {
+            let doc = serde_json::json!({ "nodes": nodes });
+            Arc::new(Graph::from_json(&doc.to_string()).unwrap_or_else(|e| panic!("{e}")))
+        };
+        let (pa, pb) = (PathBuf::from("/nonexistent/a.scip"), PathBuf::from("/nonexistent/b.scip"));
+        let built = vec![(pa.clone(), Arc::new(Graph::sample())), (pb.clone(), graph(vec![node(7, "Other")]))];
+        let live = LiveGraph::open_with(vec![pa.clone(), pb.clone()], built).unwrap_or_else(|e| panic!("{e}"));
+        live.set_building(Some("java".into()));
+        let old = Arc::downgrade(&live.current());
+        let b = graph(vec![node(7, "Other"), node(8, "More")]);
+        assert_eq!(live.replace_parts(vec![(pb, b.clone())]).result, "swapped");
+        let merged = live.current();
+        assert_eq!(merged.node_count(), Graph::sample().node_count() + 2);
+        assert!(merged.is_warm() && !b.is_warm(), "the merged graph's indexes made, not its part's");
+        assert!(old.upgrade().is_none(), "the graph it replaced let go");
+        assert_eq!(live.status().memory_mib, mib(merged.heap_bytes()), "counted with its indexes");
+        live.set_building(None);
+        let c = graph(vec![node(9, "Third")]);
+        assert_eq!(live.replace_parts(vec![(pa, c)]).result, "swapped");
+        assert!(live.current().is_warm(), "made before it serves once built");
     }
 
     /// A graph served whole reads its parts beside it: one that reads is
