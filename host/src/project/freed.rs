@@ -1,5 +1,5 @@
-//! Memory an index freed, handed back to the system once the project is
-//! quiet.
+//! Memory an index freed, handed back to the system once an edit serves
+//! and once the project is quiet.
 //!
 //! The binary allocates with mimalloc (`bin/signpost/main.rs`), which
 //! keeps the pages a thread frees for a second (`purge_delay`) and returns
@@ -10,7 +10,10 @@
 //! them until the next edit. Once quiet (not while the first index is
 //! still being built), the project's thread asks mimalloc to collect now,
 //! and so does the saver after each save (BENCHMARKS.md, issue 47
-//! sixteenth part).
+//! sixteenth part). So does the project's thread after each edit it read,
+//! once the edit serves: edits in a row less than a second apart would
+//! otherwise pile each one's freed pages on the last one's (thirty-sixth
+//! part).
 //!
 //! Before that, once no part waits to be saved (the saver shares the
 //! parts' readings until then), what each language's workspace keeps

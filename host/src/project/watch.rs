@@ -411,6 +411,15 @@ impl Project {
                 if let Err(e) = self.refresh(&changed, covered, &graphs, seen) {
                     tracing::warn!(error = %e, "re-indexing the project failed; the previous graph keeps serving");
                 }
+                // What the edit freed goes back now, not a second later:
+                // edits in a row (an agent's, a formatter's) would each
+                // add their freed pages to the last one's before mimalloc
+                // purges them (on a 3.3M-line tree, 667 MiB at the highest
+                // over twelve Java edits against 644; 5-8 ms, once the edit
+                // serves).
+                if !self.first_pending {
+                    super::freed::release();
+                }
             }
         })?;
         Ok(())
