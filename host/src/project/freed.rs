@@ -66,7 +66,13 @@ pub(crate) fn release() {
     // own structures, under its own locks; it may be called from any
     // thread at any time (mimalloc.h: "Eagerly free memory"). Forced, it
     // purges now every page handed back to the arenas, whichever thread
-    // freed it (the few free pages a live thread still holds stay).
+    // freed it; but the free pages a live thread still holds stay, and
+    // rayon's threads (an edit's resolve, a merge's sorts) hold tens of
+    // megabytes of them: each hands its own back first (on a 3.3M-line
+    // tree, 521-535 MiB once quiet against 559-561; BENCHMARKS.md, issue
+    // 47, thirty-sixth part). Called off rayon's threads, it waits for
+    // each of them to be between two jobs.
+    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(false) });
     unsafe { libmimalloc_sys::mi_collect(true) };
     tracing::debug!(us = started.elapsed().as_micros() as u64, "freed memory returned to the system");
 }
