@@ -58,9 +58,12 @@ pub(crate) fn bulk(on: bool) {
     tracing::debug!(ms = delay, "freed pages go back to the system after");
 }
 
-/// Returns to the system the memory freed and not yet given back.
+/// Returns to the system the memory freed and not yet given back; with
+/// `pool`, what rayon's threads hold free too (once quiet: not after each
+/// edit, whose next resolve would fault those pages in again on the same
+/// threads, about 30 ms an edit on a 3.3M-line tree).
 #[allow(unsafe_code)]
-pub(crate) fn release() {
+pub(crate) fn release(pool: bool) {
     let started = std::time::Instant::now();
     // SAFETY: `mi_collect` takes no pointer and touches only mimalloc's
     // own structures, under its own locks; it may be called from any
@@ -72,7 +75,9 @@ pub(crate) fn release() {
     // tree, 521-535 MiB once quiet against 559-561; BENCHMARKS.md, issue
     // 47, thirty-sixth part). Called off rayon's threads, it waits for
     // each of them to be between two jobs.
-    rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(false) });
+    if pool {
+        rayon::broadcast(|_| unsafe { libmimalloc_sys::mi_collect(false) });
+    }
     unsafe { libmimalloc_sys::mi_collect(true) };
     tracing::debug!(us = started.elapsed().as_micros() as u64, "freed memory returned to the system");
 }

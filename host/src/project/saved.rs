@@ -315,7 +315,7 @@ impl Saver {
                     }
                     // The snapshots' bytes, and the parts they were the
                     // last to hold, are freed: given back now.
-                    super::freed::release();
+                    super::freed::release(true);
                 }
             })
             .map_err(

@@ -271,13 +271,13 @@ impl Project {
                             // Java edit on a 3.96M-line tree).
                             if self.saver.holds_readings() {
                                 if !released {
-                                    super::freed::release();
+                                    super::freed::release(true);
                                     released = true;
                                 }
                                 continue;
                             }
                             let more = super::freed::compact_one(&mut self.parts);
-                            super::freed::release();
+                            super::freed::release(true);
                             released = true;
                             if more {
                                 continue;
@@ -418,7 +418,7 @@ impl Project {
                 // over twelve Java edits against 644; 5-8 ms, once the edit
                 // serves).
                 if !self.first_pending {
-                    super::freed::release();
+                    super::freed::release(false);
                 }
             }
         })?;
