@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use crate::index::Indexes;
 use crate::tight::tight;
-use crate::{Adjacency, EXTERNAL, Graph, NodeIx, RawId, Rec, Span, Text, TypeIx};
+use crate::{Adjacency, Derivation, EXTERNAL, Graph, NodeIx, RawId, Rec, Span, Text, TypeIx};
 
 /// Strings of the parts' tables (kinds, files, roles, edge types), each
 /// given its merged index as the builder's interning would: in the order
@@ -125,27 +125,6 @@ fn lay_out(edges: &mut Vec<(TypeIx, NodeIx, u8)>, into: &mut Adjacency, ranks: O
     edges.clear();
 }
 
-/// The derivation rank of a part's out-edge `i` (0 exact, 1 inferred, 2
-/// ambiguous).
-fn rank(g: &Graph, i: usize) -> u8 {
-    let bit = |bits: &[u64]| bits.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
-    if bit(&g.ambiguous) { 2 } else { u8::from(bit(&g.inferred)) }
-}
-
-/// Bit `i` set for each rank at least `at_least`; none when no rank is.
-fn bits(ranks: &[u8], at_least: u8) -> Vec<u64> {
-    if !ranks.iter().any(|&r| r >= at_least) {
-        return Vec::new();
-    }
-    let mut bits = vec![0u64; ranks.len().div_ceil(64)];
-    for (i, &r) in ranks.iter().enumerate() {
-        if r >= at_least {
-            bits[i / 64] |= 1 << (i % 64);
-        }
-    }
-    bits
-}
-
 /// The graph [`crate::merge`] makes of `parts`, made from their arrays;
 /// `None` when the merged tables or text would pass their limits (the
 /// builder then says which).
@@ -246,7 +225,7 @@ pub(crate) fn merged(name: &str, parts: &[&Graph]) -> Option<Graph> {
             let a = if inn { &g.inn } else { &g.out };
             let r = a.offsets[n as usize] as usize..a.offsets[n as usize + 1] as usize;
             into.extend(r.map(|i| {
-                let how = if inn || !inferred_any { 0 } else { rank(g, i) };
+                let how = if inn || !inferred_any { 0 } else { g.derivation_at(i).rank() };
                 (type_maps[k][a.types[i] as usize], node_maps[k][a.targets[i] as usize], how)
             }));
         };
@@ -268,7 +247,10 @@ pub(crate) fn merged(name: &str, parts: &[&Graph]) -> Option<Graph> {
         (adj, ranks)
     };
     let ((out, ranks), (inn, _)) = rayon::join(|| edges_of(false), || edges_of(true));
-    let (inferred, ambiguous) = ranks.map_or_else(Default::default, |r| (bits(&r, 1), bits(&r, 2)));
+    let (inferred, ambiguous) = ranks.map_or_else(Default::default, |r| {
+        let bits = |d: Derivation| crate::edges::rank_bits(&r, d.rank());
+        (bits(Derivation::Inferred), bits(Derivation::Ambiguous))
+    });
     let mut unresolved: Vec<(String, u32)> = parts.iter().flat_map(|g| g.unresolved.iter().cloned()).collect();
     unresolved.par_sort_unstable();
     unresolved.dedup_by(|next, kept| {

@@ -31,6 +31,22 @@ impl Direction {
     }
 }
 
+/// One bit per out-edge, set where the edge's derivation rank (0 exact,
+/// 1 inferred, 2 ambiguous) is at least `at_least`: a graph's `inferred`
+/// or `ambiguous` bits (none when no edge is).
+pub(crate) fn rank_bits(ranks: &[u8], at_least: u8) -> Vec<u64> {
+    if !ranks.iter().any(|&r| r >= at_least) {
+        return Vec::new();
+    }
+    let mut bits = vec![0u64; ranks.len().div_ceil(64)];
+    for (i, &r) in ranks.iter().enumerate() {
+        if r >= at_least {
+            bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+    bits
+}
+
 /// Edges of one direction: node `n`'s edges are
 /// `targets[offsets[n]..offsets[n+1]]` with their types in `types`, sorted
 /// by (type, other end).

@@ -146,18 +146,7 @@ impl Fate<'_> {
             }
         }
         debug_assert_eq!(inn.targets.len(), out.targets.len(), "every edge out is an edge in");
-        let bits = |at_least: u8| {
-            if !ranks.iter().any(|&r| r >= at_least) {
-                return Vec::new();
-            }
-            let mut bits = vec![0u64; ranks.len().div_ceil(64)];
-            for (i, &r) in ranks.iter().enumerate() {
-                if r >= at_least {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            bits
-        };
+        let bits = |at_least: u8| crate::edges::rank_bits(&ranks, at_least);
         Edges {
             out,
             inn,
