@@ -3,9 +3,10 @@
 //! A project's languages are parts of one graph, and a first index merges
 //! them again as each lands. Through the builder, a merge collects every
 //! node in a table of ids and every edge in a list, sorts the list twice
-//! and lays it out: on a 3.3M-line tree, about 50 MB beside the graph
-//! serving and the one being made, at the moment the process is at its
-//! largest (BENCHMARKS.md, issue 47, thirty-sixth part). The parts are
+//! and lays it out (for a 3.3M-line tree's 310,000 symbols and 1.1M
+//! edges, tens of MB beside the graph serving and the one being made, and
+//! 0.6-0.8 s of each of its last merges: BENCHMARKS.md, issue 47,
+//! thirty-sixth part). The parts are
 //! graphs already: each one's nodes unique and sorted by id in its index,
 //! each node's edges sorted. So [`merged`] finds the ids two parts share
 //! by walking those indexes side by side, numbers the nodes as the builder
