@@ -36,15 +36,17 @@ pub struct NodeSpec<'a> {
     pub signature: &'a str,
 }
 
-/// Strings interned to small indexes.
+/// Strings interned to small indexes, in the order first met.
 #[derive(Default)]
-struct Interner {
-    names: Vec<String>,
+pub(crate) struct Interner {
+    pub(crate) names: Vec<String>,
     ix: HashMap<String, u32>,
 }
 
 impl Interner {
-    fn get(&mut self, s: &str, max: usize, what: &str) -> Result<u32, GraphError> {
+    /// The index of `s`, interned now if it was not; refused past `max`
+    /// distinct values (`what` says of which).
+    pub(crate) fn get(&mut self, s: &str, max: usize, what: &str) -> Result<u32, GraphError> {
         if let Some(&i) = self.ix.get(s) {
             return Ok(i);
         }

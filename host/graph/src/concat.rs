@@ -19,56 +19,32 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
+use crate::builder::Interner;
 use crate::index::Indexes;
 use crate::tight::tight;
 use crate::{Adjacency, Derivation, EXTERNAL, Graph, NodeIx, RawId, Rec, Span, Text, TypeIx};
 
-/// Strings of the parts' tables (kinds, files, roles, edge types), each
-/// given its merged index as the builder's interning would: in the order
-/// first met.
-struct Table {
-    names: Vec<String>,
-    ix: HashMap<String, u32>,
-    max: usize,
-}
-
-impl Table {
-    fn new(max: usize) -> Table {
-        Table { names: Vec::new(), ix: HashMap::new(), max }
-    }
-
-    /// The merged index of `s`; `None` past the table's limit.
-    fn get(&mut self, s: &str) -> Option<u32> {
-        if let Some(&i) = self.ix.get(s) {
-            return Some(i);
-        }
-        if self.names.len() >= self.max {
-            return None;
-        }
-        let i = self.names.len() as u32;
-        self.names.push(s.to_owned());
-        self.ix.insert(s.to_owned(), i);
-        Some(i)
-    }
-}
-
-/// A part's indexes into one of its tables, mapped to the merged table's
-/// as they are first met.
+/// A part's indexes into one of its tables (kinds, files, roles, edge
+/// types), mapped to the merged table's as they are first met: interned
+/// as the builder interns them, with its limits.
 struct Mapped<'a> {
     local: &'a [String],
     to: Vec<u32>,
+    max: usize,
+    what: &'static str,
 }
 
 impl<'a> Mapped<'a> {
     const UNSEEN: u32 = u32::MAX;
 
-    fn new(local: &'a [String]) -> Mapped<'a> {
-        Mapped { local, to: vec![Mapped::UNSEEN; local.len()] }
+    fn new(local: &'a [String], max: usize, what: &'static str) -> Mapped<'a> {
+        Mapped { local, to: vec![Mapped::UNSEEN; local.len()], max, what }
     }
 
-    fn get(&mut self, i: usize, table: &mut Table) -> Option<u32> {
+    /// `None` past the table's limit (the builder then says which).
+    fn get(&mut self, i: usize, table: &mut Interner) -> Option<u32> {
         if self.to[i] == Mapped::UNSEEN {
-            self.to[i] = table.get(&self.local[i])?;
+            self.to[i] = table.get(&self.local[i], self.max, self.what).ok()?;
         }
         Some(self.to[i])
     }
@@ -136,14 +112,10 @@ pub(crate) fn merged(name: &str, parts: &[&Graph]) -> Option<Graph> {
     if nodes >= (NodeIx::MAX - 1) as usize || edges >= u32::MAX as usize {
         return None;
     }
-    let (mut kinds, mut files, mut roles, mut types) = (
-        Table::new(u16::MAX as usize),
-        Table::new(u32::MAX as usize),
-        Table::new(u16::MAX as usize),
-        Table::new(TypeIx::MAX as usize),
-    );
+    let (mut kinds, mut files, mut roles, mut types) =
+        (Interner::default(), Interner::default(), Interner::default(), Interner::default());
     // File 0 is "no file", as in the builder.
-    files.get("")?;
+    files.get("", 1, "files").ok()?;
     let mut text = Text::default();
     let mut ids: Vec<RawId> = Vec::with_capacity(nodes);
     let mut recs: Vec<Rec> = Vec::with_capacity(nodes);
@@ -158,7 +130,9 @@ pub(crate) fn merged(name: &str, parts: &[&Graph]) -> Option<Graph> {
     for (k, g) in parts.iter().enumerate() {
         let at = text.adopt(&g.text)?;
         let shift = |s: Span| if s.len == 0 { Span::default() } else { Span { start: s.start + at, len: s.len } };
-        let (mut kind, mut file, mut role) = (Mapped::new(&g.kinds), Mapped::new(&g.files), Mapped::new(&g.roles));
+        let mut kind = Mapped::new(&g.kinds, u16::MAX as usize, "kinds");
+        let mut file = Mapped::new(&g.files, u32::MAX as usize, "files");
+        let mut role = Mapped::new(&g.roles, u16::MAX as usize, "roles");
         let external = g.roles.iter().position(|r| r == EXTERNAL);
         let mut map = Vec::with_capacity(g.node_count());
         for (n, r) in g.recs.iter().enumerate() {
@@ -202,7 +176,7 @@ pub(crate) fn merged(name: &str, parts: &[&Graph]) -> Option<Graph> {
         }
         node_maps.push(map);
         // Types as the builder meets them: each node's out-edges in turn.
-        let mut ty = Mapped::new(&g.types);
+        let mut ty = Mapped::new(&g.types, TypeIx::MAX as usize, "edge types");
         for &t in &g.out.types {
             ty.get(t as usize, &mut types)?;
         }

@@ -356,10 +356,10 @@ impl Index {
         let mut offsets = Vec::with_capacity(words.len() + 1);
         offsets.push(0u32);
         for w in &words {
-            let next = offsets[offsets.len() - 1] + count[w];
+            let start = offsets[offsets.len() - 1];
             // From here on, where the word's next node goes.
-            count.insert(*w, offsets[offsets.len() - 1]);
-            offsets.push(next);
+            let n = std::mem::replace(count.get_mut(w).expect("counted"), start);
+            offsets.push(start + n);
         }
         let mut items = vec![0; offsets[offsets.len() - 1] as usize];
         for node in g.iter() {
@@ -563,5 +563,33 @@ mod tests {
         assert_eq!(members, ["shapes::geometry::Circle", "shapes::geometry::circle::area"]);
         let both: Vec<&str> = ix.container_contains("com.acme").iter().map(|&i| g.node(i).fqn()).collect();
         assert_eq!(both.len(), 3, "{both:?}");
+    }
+
+    /// Each doc word's nodes, as the plain way finds them: every node
+    /// whose doc has the word, ascending, once each.
+    #[test]
+    fn the_doc_word_index_is_the_plain_search() {
+        let docs =
+            ["Places an order", "", "order ORDER order", "cancels an Order; refunds", "İstanbul order", "refunds"];
+        let mut b = GraphBuilder::new("docs");
+        for (k, doc) in docs.iter().cycle().take(40).enumerate() {
+            let mut id = [0u8; 20];
+            id[0] = k as u8;
+            let spec = NodeSpec { id, kind: "function", name: "f", file: "a.rs", doc, ..NodeSpec::default() };
+            b.add_node(spec).unwrap();
+        }
+        let g = b.build().unwrap();
+        let ix = Index::build(&g);
+        let mut seen = 0;
+        for word in ["order", "an", "refunds", "places", "istanbul", "i̇stanbul", "absent"] {
+            let plain: Vec<NodeIx> = (0..g.node_count() as NodeIx)
+                .filter(|&i| word_hashes(g.node(i).doc()).any(|h| h == word_hash(word)))
+                .collect();
+            assert_eq!(ix.doc_has_word(word), plain, "{word}");
+            seen += plain.len();
+        }
+        assert!(seen > 40, "{seen} postings");
+        let postings: usize = (0..ix.doc_words.len()).map(|k| ix.doc_nodes.get(k).len()).sum();
+        assert_eq!(ix.doc_nodes.items.len(), postings);
     }
 }
