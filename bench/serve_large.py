@@ -189,9 +189,9 @@ def main():
                     with open(target, "w") as f:
                         f.write(placed(lang, original, function(lang, name)))
                     t0 = time.monotonic()
-                    while call("resolve", {"identifier": name}).get("structuredContent", {}).get("status") != "one":
+                    while (seen := call("resolve", {"identifier": name}).get("structuredContent", {})).get("status") != "one":
                         if time.monotonic() - t0 > 120:
-                            raise SystemExit(f"{lang}: edit {n} of {target} never visible")
+                            raise SystemExit(f"{lang}: edit {n} of {target} never visible; the last answer: {json.dumps(seen)[:2000]}")
                         time.sleep(0.01)
                     latencies.append((time.monotonic() - t0) * 1000)
                     time.sleep(a.pause)

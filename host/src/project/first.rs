@@ -185,7 +185,13 @@ impl Read {
         // The whole part serves at once; the first index keeps its report.
         let (index, encoded) = (std::mem::take(&mut indexed.index), indexed.encoded.take());
         let (report, generation) = (indexed.report.clone(), indexed.generation);
-        let early = Early { indexed: Indexed { index, encoded, ..indexed }, whole: true, graph: None };
+        let whole = Indexed { index, encoded, ..indexed };
+        // Imported here, before the next language is read: on the
+        // project's thread it ran beside that reading, both at their
+        // peaks at once (BENCHMARKS.md, issue 47 thirty-seventh part).
+        // One that fails is tried there again, and says why.
+        let graph = imported(&whole).ok();
+        let early = Early { indexed: whole, whole: true, graph };
         let _ = events.send(Event::Early(Box::new(early)));
         let indexed = Indexed { lang, index: Default::default(), report, generation, changed: None, encoded: None };
         Language { ws, indexed, serves: true }
