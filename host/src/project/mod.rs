@@ -96,11 +96,13 @@ struct Early {
     indexed: Indexed,
     /// Its definitions alone (false), or the whole part.
     whole: bool,
-    /// The definitions, imported already on the thread that read them
-    /// (their index is then left empty): there the import runs before the
-    /// uses resolve takes both cores, where on the project's thread it ran
-    /// beside it, 2.5 times slower on Kafka (BENCHMARKS.md, issue 47 sixth
-    /// part).
+    /// The part, imported already on the thread that read it: there the
+    /// import runs before the uses resolve (definitions) or the next
+    /// language's reading (the whole part) takes both cores, where on the
+    /// project's thread it ran beside them, 2.5 times slower on Kafka and
+    /// at both one's and the other's peak (BENCHMARKS.md, issue 47 sixth
+    /// and thirty-seventh parts). The definitions' index is then left
+    /// empty; a whole part's is kept for its memo.
     graph: Option<std::sync::Arc<signpost_graph::Graph>>,
 }
 
