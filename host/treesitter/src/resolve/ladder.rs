@@ -162,10 +162,11 @@ impl Resolver<'_> {
                 }
                 continue;
             }
-            let Some((pkg, last)) = i.path.rsplit_once('.') else { continue };
             // `using W = Toolkit.Core.Widget;`, `from a import B as C`.
             if let Some(alias) = i.alias.as_deref().filter(|a| *a != ".") {
-                if alias == name {
+                if alias == name
+                    && let Some((pkg, last)) = i.path.rsplit_once('.')
+                {
                     out.extend(self.exported(pkg, last, REEXPORTS));
                     for t in self.type_at(pkg, 4) {
                         out.extend_from_slice(self.look.owned(t, last));
@@ -173,7 +174,9 @@ impl Resolver<'_> {
                 }
                 continue;
             }
-            if last == name {
+            if i.last_is(name)
+                && let Some((pkg, last)) = i.path.rsplit_once('.')
+            {
                 out.extend(self.exported(pkg, last, REEXPORTS));
                 for t in self.type_at(pkg, 4) {
                     out.extend_from_slice(self.look.owned(t, name));
@@ -265,7 +268,7 @@ impl Resolver<'_> {
         lookup::read_key(lookup::imports_key(&s.path));
         s.facts.imports.iter().find_map(|i| {
             let named = match i.alias.as_deref() {
-                Some(a) => a.to_owned(),
+                Some(a) => a,
                 None => self.package_name(&i.path),
             };
             // Rust's `use crate::hir::{self}` is `.hir`, a name of the
@@ -282,10 +285,10 @@ impl Resolver<'_> {
     /// name its files declare, for a package of the project (Go's
     /// `example.com/chi/v5` is `chi`); else the path's last element, a
     /// major version left out (`…/chi/v5`, `gopkg.in/yaml.v3`).
-    fn package_name(&self, path: &str) -> String {
+    fn package_name<'a>(&'a self, path: &'a str) -> &'a str {
         let declared = self.look.packages.get(path).and_then(|n| {
             let f = *Lookup::get(&self.look.package_files, n).first()?;
-            self.p.sources[f].facts.package.clone()
+            self.p.sources[f].facts.package.as_deref()
         });
         if let Some(name) = declared.filter(|n| !n.is_empty() && !n.contains(['.', '/'])) {
             return name;
@@ -293,7 +296,7 @@ impl Resolver<'_> {
         let version = |w: &str| w.len() > 1 && w.starts_with('v') && w[1..].bytes().all(|c| c.is_ascii_digit());
         let mut words = path.rsplit(['/', '.']).filter(|w| !w.is_empty());
         let last = words.next().unwrap_or("");
-        if version(last) { words.next().unwrap_or(last).to_owned() } else { last.to_owned() }
+        if version(last) { words.next().unwrap_or(last) } else { last }
     }
 
     /// What `name` means seen from scope `from` in file `fi`, nearest rung
@@ -349,7 +352,7 @@ impl Resolver<'_> {
             // from "./x"`).
             let names = |i: &crate::extract::Import| match i.alias.as_deref() {
                 Some(a) => a == name,
-                None => i.path.rsplit_once('.').is_some_and(|(_, last)| last == name),
+                None => i.last_is(name),
             };
             if !self.p.sources[fi].facts.imports.iter().any(names) {
                 return None;
