@@ -75,7 +75,7 @@ async fn canary_sessions_are_stable_near_the_share_and_the_canary_can_be_promote
     assert_eq!(post(&promote, None, None).await.0, 401);
     assert_eq!(post(&promote, Some(TOKEN), Some("http://localhost:3000")).await.0, 403);
     let (ok, out) = run_cli(&["canary", "promote", "--url", &server.base]);
-    assert!(!ok && out.contains("401"), "no token: {out}");
+    assert!(!ok && out.contains(": 401 Unauthorized"), "no token: {out}");
     let (ok, out) = run_cli(&["canary", "promote", "--url", &server.url, "--token-file", &token_arg]);
     assert!(ok && out.contains("promoted") && out.contains("live policy: strict"), "{out}");
     let status = status_over_http(&first).await;
@@ -86,7 +86,7 @@ async fn canary_sessions_are_stable_near_the_share_and_the_canary_can_be_promote
     let c = server.client(Some(TOKEN)).await.unwrap_or_else(|e| panic!("{e}"));
     assert!(from_strict(&describe_text(&c, &id).await), "new sessions get the promoted policy");
     let (ok, out) = run_cli(&["canary", "drop", "--url", &server.base, "--token-file", &token_arg]);
-    assert!(!ok && out.contains("409") && out.contains("no canary"), "{out}");
+    assert!(!ok && out.contains(": 409 Conflict") && out.contains("no canary"), "{out}");
     let _ = std::fs::remove_file(&token_file);
 }
 
