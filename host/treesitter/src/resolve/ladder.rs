@@ -174,10 +174,8 @@ impl Resolver<'_> {
                 }
                 continue;
             }
-            if i.last_is(name)
-                && let Some((pkg, last)) = i.path.rsplit_once('.')
-            {
-                out.extend(self.exported(pkg, last, REEXPORTS));
+            if let Some(pkg) = i.package_of(name) {
+                out.extend(self.exported(pkg, name, REEXPORTS));
                 for t in self.type_at(pkg, 4) {
                     out.extend_from_slice(self.look.owned(t, name));
                 }
@@ -352,7 +350,7 @@ impl Resolver<'_> {
             // from "./x"`).
             let names = |i: &crate::extract::Import| match i.alias.as_deref() {
                 Some(a) => a == name,
-                None => i.last_is(name),
+                None => i.package_of(name).is_some(),
             };
             if !self.p.sources[fi].facts.imports.iter().any(names) {
                 return None;
